@@ -1,0 +1,147 @@
+"""Typed, 64-byte aligned memory for every nx_rune dtype, zero-copy with NumPy.
+
+A Buffer is a flat run of ``size`` items of one dtype.  It either owns memory it allocated
+(aligned to 64 bytes) or wraps the memory of a C-contiguous ndarray, which it keeps alive.
+NumPy arrays made from a Buffer (``as_ndarray``) keep the Buffer alive in turn, through
+``ndarray.base``.
+"""
+from cpython.buffer cimport PyBUF_WRITABLE
+from cpython.mem cimport PyMem_RawCalloc, PyMem_RawFree, PyMem_RawMalloc
+from libc.stdint cimport uintptr_t
+
+cimport numpy as cnp
+import numpy as np
+
+cnp.import_array()
+
+DEF ALIGNMENT = 64
+
+SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128"))
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+
+
+def check_dtype(dtype, name="dtype"):
+    """Return ``numpy.dtype(dtype)`` if nx_rune supports it, else raise TypeError naming ``name``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
+    if dt.byteorder == ">" or (dt.byteorder == "=" and not dt.isnative):
+        dt = dt.newbyteorder("=")
+    if dt not in _SUPPORTED:
+        raise TypeError(f"{name}: dtype {dt} is not supported by nx_rune "
+                        f"(supported: {', '.join(str(d) for d in SUPPORTED_DTYPES)})")
+    return dt
+
+
+cdef class Buffer:
+    """Flat typed memory: ``Buffer(size, dtype, zero=False)`` allocates ``size`` items."""
+
+    def __cinit__(self, *args, **kwargs):
+        self._raw = NULL
+        self.data = NULL
+        self.size = 0
+        self.readonly = False
+        self.owner = None
+
+    def __init__(self, Py_ssize_t size, dtype, bint zero=False):
+        dt = check_dtype(dtype)
+        if size < 0:
+            raise ValueError(f"size: must be >= 0, got {size}")
+        if self._raw != NULL or self.owner is not None:
+            raise RuntimeError("Buffer is already initialised")
+        self.dtype = dt
+        self.itemsize = dt.itemsize
+        if size > (<Py_ssize_t>0x7FFFFFFFFFFFFFFF - ALIGNMENT) // self.itemsize:
+            raise MemoryError(f"size: {size} items of {dt} do not fit in memory")
+        cdef size_t nbytes = <size_t>(size * self.itemsize + ALIGNMENT)
+        if zero:
+            self._raw = PyMem_RawCalloc(nbytes, 1)
+        else:
+            self._raw = PyMem_RawMalloc(nbytes)
+        if self._raw == NULL:
+            raise MemoryError(f"could not allocate {nbytes} bytes for {size} items of {dt}")
+        cdef uintptr_t p = <uintptr_t>self._raw
+        self.data = <char*>((p + ALIGNMENT - 1) & ~(<uintptr_t>(ALIGNMENT - 1)))
+        self.size = size
+
+    def __dealloc__(self):
+        if self._raw != NULL:
+            PyMem_RawFree(self._raw)
+            self._raw = NULL
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    @property
+    def address(self):
+        """Address of the first byte (for tests of alignment and sharing)."""
+        return <uintptr_t>self.data
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        if self.readonly and (flags & PyBUF_WRITABLE):
+            raise BufferError("this Buffer is read-only")
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size * self.itemsize
+        view.readonly = self.readonly
+        view.itemsize = 1
+        view.format = "B"
+        view.ndim = 1
+        view.shape = &view.len
+        view.strides = &view.itemsize
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __repr__(self):
+        return f"Buffer(size={self.size}, dtype={self.dtype})"
+
+    def as_ndarray(self, shape, strides, Py_ssize_t offset=0):
+        """An ndarray over this memory: ``strides`` and ``offset`` in elements.
+
+        The caller guarantees that every element lies inside the buffer (View checks it).
+        """
+        cdef Py_ssize_t isz = self.itemsize
+        byte_strides = tuple([s * isz for s in strides])
+        if self.size == 0:
+            return np.ndarray(shape, self.dtype, buffer=_EMPTY[self.dtype.char], strides=byte_strides)
+        arr = np.ndarray(shape, self.dtype, buffer=self, offset=offset * isz, strides=byte_strides)
+        return arr
+
+
+_EMPTY = {dt.char: np.empty(1, dt) for dt in SUPPORTED_DTYPES}
+
+
+def buffer_from_ndarray(arr):
+    """Wrap the memory of a C-contiguous ndarray (no copy); the Buffer keeps ``arr`` alive."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"arr: expected a numpy.ndarray, got {type(arr).__name__}")
+    if not arr.flags.c_contiguous:
+        raise ValueError("arr: must be C-contiguous to be wrapped without a copy")
+    dt = check_dtype(arr.dtype, "arr")
+    if dt != arr.dtype:
+        arr = arr.astype(dt)
+    cdef Buffer buf = Buffer.__new__(Buffer)
+    buf.dtype = dt
+    buf.itemsize = dt.itemsize
+    buf.size = arr.size
+    buf.owner = arr
+    buf.readonly = not arr.flags.writeable
+    buf.data = <char*>cnp.PyArray_DATA(arr)
+    return buf
+
+
+def empty_buffer(Py_ssize_t size, dtype):
+    """A new, uninitialised Buffer of ``size`` items."""
+    return Buffer(size, dtype)
+
+
+def zeros_buffer(Py_ssize_t size, dtype):
+    """A new Buffer of ``size`` zero items (calloc: the OS hands out zero pages lazily)."""
+    return Buffer(size, dtype, True)

@@ -1,0 +1,651 @@
+# The Python-level validation below indexes tuples and lists with computed integers; these
+# directives keep that code safe.  The nogil kernels use raw pointers only, which no directive
+# checks, so they run at full speed either way.
+# cython: boundscheck=True, wraparound=True
+"""Gather and scatter along an axis, with ``np.take_along_axis`` index semantics.
+
+Inputs are NumPy arrays of any strides (negative and zero included), read in place; outputs
+are new C-contiguous arrays.  Indices are int32 or int64 (used as they are) or another
+integer dtype (cast).  Every index is checked: a bad one raises IndexError, never a stray
+memory access.
+"""
+import operator
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t
+from libc.string cimport memset
+
+from nx_rune._kernels._types cimport index_t, item16_t, item_t, numeric_t, real_t
+
+cnp.import_array()
+
+_MODES = {"set": MODE_SET, "add": MODE_ADD, "mul": MODE_MUL, "max": MODE_MAX, "min": MODE_MIN}
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+# ----------------------------------------------------------------------------------------
+# nogil kernels
+# ----------------------------------------------------------------------------------------
+
+cdef struct Cursor:
+    Py_ssize_t count[MAX_DIMS]
+    Py_ssize_t off[3]
+
+
+cdef inline void _advance(Cursor* c, const Walk* w) noexcept nogil:
+    """Step the odometer over the outer dimensions (all but the last) by one row."""
+    cdef int d = w.ndim - 2
+    cdef int k
+    while d >= 0:
+        c.count[d] += 1
+        for k in range(3):
+            c.off[k] += w.strides[k][d]
+        if c.count[d] < w.shape[d]:
+            return
+        for k in range(3):
+            c.off[k] -= w.strides[k][d] * w.shape[d]
+        c.count[d] = 0
+        d -= 1
+
+
+cdef inline bint _inner_contiguous(const Walk* w) noexcept nogil:
+    cdef int last = w.ndim - 1
+    return w.strides[OP_INDEX][last] == 1 and w.strides[OP_DENSE][last] == 1
+
+
+# Each row kernel is called twice by its walk: once with literal unit strides for the index
+# and dense operands (after inlining the compiler drops the multiplications: the fast path for
+# contiguous inner loops) and once with the general strides.
+
+cdef inline int _gather_row(const item_t* src, const index_t* idx, item_t* out, Py_ssize_t m,
+                            Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si, Py_ssize_t sa,
+                            Py_ssize_t sd, int64_t* bad) noexcept nogil:
+    cdef Py_ssize_t j, k
+    for j in range(m):
+        k = idx[j * si]
+        if k < 0:
+            k = k + n
+        if k < 0 or k >= n:
+            bad[0] = idx[j * si]
+            return 1
+        out[j * sd] = src[j * sa + k * ax]
+    return 0
+
+
+cdef int gather_walk(const item_t* src, const index_t* idx, item_t* out,
+                     const Walk* w, int64_t* bad) noexcept nogil:
+    cdef Cursor c
+    cdef Py_ssize_t r
+    cdef int last = w.ndim - 1
+    cdef Py_ssize_t m = w.shape[last]
+    cdef Py_ssize_t si = w.strides[OP_INDEX][last]
+    cdef Py_ssize_t sa = w.strides[OP_ALONG][last]
+    cdef Py_ssize_t sd = w.strides[OP_DENSE][last]
+    cdef bint contiguous = _inner_contiguous(w)
+    cdef int err
+    memset(&c, 0, sizeof(Cursor))
+    for r in range(w.rows):
+        if contiguous:
+            err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
+                              m, w.n, w.axis_stride, 1, sa, 1, bad)
+        else:
+            err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
+                              m, w.n, w.axis_stride, si, sa, sd, bad)
+        if err:
+            return 1
+        _advance(&c, w)
+    return 0
+
+
+cdef inline int _set_row(item_t* out, const index_t* idx, const item_t* upd, Py_ssize_t m,
+                         Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si, Py_ssize_t sa,
+                         Py_ssize_t sd, int64_t* bad) noexcept nogil:
+    cdef Py_ssize_t j, k
+    for j in range(m):
+        k = idx[j * si]
+        if k < 0:
+            k = k + n
+        if k < 0 or k >= n:
+            bad[0] = idx[j * si]
+            return 1
+        out[j * sa + k * ax] = upd[j * sd]
+    return 0
+
+
+cdef int scatter_set_walk(item_t* out, const index_t* idx, const item_t* upd,
+                          const Walk* w, int64_t* bad) noexcept nogil:
+    cdef Cursor c
+    cdef Py_ssize_t r
+    cdef int last = w.ndim - 1
+    cdef Py_ssize_t m = w.shape[last]
+    cdef Py_ssize_t si = w.strides[OP_INDEX][last]
+    cdef Py_ssize_t sa = w.strides[OP_ALONG][last]
+    cdef Py_ssize_t sd = w.strides[OP_DENSE][last]
+    cdef bint contiguous = _inner_contiguous(w)
+    cdef int err
+    memset(&c, 0, sizeof(Cursor))
+    for r in range(w.rows):
+        if contiguous:
+            err = _set_row(out + c.off[OP_ALONG], idx + c.off[OP_INDEX], upd + c.off[OP_DENSE],
+                           m, w.n, w.axis_stride, 1, sa, 1, bad)
+        else:
+            err = _set_row(out + c.off[OP_ALONG], idx + c.off[OP_INDEX], upd + c.off[OP_DENSE],
+                           m, w.n, w.axis_stride, si, sa, sd, bad)
+        if err:
+            return 1
+        _advance(&c, w)
+    return 0
+
+
+cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* upd,
+                           Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
+                           Py_ssize_t sa, Py_ssize_t sd, int mode, int64_t* bad) noexcept nogil:
+    cdef Py_ssize_t j, k
+    cdef numeric_t* p
+    for j in range(m):
+        k = idx[j * si]
+        if k < 0:
+            k = k + n
+        if k < 0 or k >= n:
+            bad[0] = idx[j * si]
+            return 1
+        p = out + j * sa + k * ax
+        if mode == MODE_ADD:
+            p[0] = p[0] + upd[j * sd]
+        else:
+            p[0] = p[0] * upd[j * sd]
+    return 0
+
+
+cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const numeric_t* upd,
+                                    Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
+                                    Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
+                                    int64_t* bad) noexcept nogil:
+    # Literal modes and strides so that each call site is compiled to its own tight loop.
+    if contiguous:
+        if mode == MODE_ADD:
+            return _accum_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_ADD, bad)
+        return _accum_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_MUL, bad)
+    if mode == MODE_ADD:
+        return _accum_row(out, idx, upd, m, n, ax, si, sa, sd, MODE_ADD, bad)
+    return _accum_row(out, idx, upd, m, n, ax, si, sa, sd, MODE_MUL, bad)
+
+
+cdef int scatter_accum_walk(numeric_t* out, const index_t* idx, const numeric_t* upd,
+                            const Walk* w, int mode, int64_t* bad) noexcept nogil:
+    cdef Cursor c
+    cdef Py_ssize_t r
+    cdef int last = w.ndim - 1
+    cdef bint contiguous = _inner_contiguous(w)
+    memset(&c, 0, sizeof(Cursor))
+    for r in range(w.rows):
+        if _accum_row_dispatch(out + c.off[OP_ALONG], idx + c.off[OP_INDEX],
+                               upd + c.off[OP_DENSE], w.shape[last], w.n, w.axis_stride,
+                               w.strides[OP_INDEX][last], w.strides[OP_ALONG][last],
+                               w.strides[OP_DENSE][last], contiguous, mode, bad):
+            return 1
+        _advance(&c, w)
+    return 0
+
+
+cdef inline bint _isnan(real_t x) noexcept nogil:
+    if real_t is float or real_t is double:
+        return x != x
+    else:
+        return False
+
+
+cdef inline int _order_row(real_t* out, const index_t* idx, const real_t* upd,
+                           Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
+                           Py_ssize_t sa, Py_ssize_t sd, int mode, int64_t* bad) noexcept nogil:
+    cdef Py_ssize_t j, k
+    cdef real_t* p
+    cdef real_t cur, u
+    cdef bint keep
+    for j in range(m):
+        k = idx[j * si]
+        if k < 0:
+            k = k + n
+        if k < 0 or k >= n:
+            bad[0] = idx[j * si]
+            return 1
+        p = out + j * sa + k * ax
+        cur = p[0]
+        u = upd[j * sd]
+        # np.maximum / np.minimum exactly: a NaN on either side wins, and ties keep the update.
+        if mode == MODE_MAX:
+            keep = cur > u or _isnan(cur)
+        else:
+            keep = cur < u or _isnan(cur)
+        if not keep:
+            p[0] = u
+    return 0
+
+
+cdef inline int _order_row_dispatch(real_t* out, const index_t* idx, const real_t* upd,
+                                    Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
+                                    Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
+                                    int64_t* bad) noexcept nogil:
+    if contiguous:
+        if mode == MODE_MAX:
+            return _order_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_MAX, bad)
+        return _order_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_MIN, bad)
+    if mode == MODE_MAX:
+        return _order_row(out, idx, upd, m, n, ax, si, sa, sd, MODE_MAX, bad)
+    return _order_row(out, idx, upd, m, n, ax, si, sa, sd, MODE_MIN, bad)
+
+
+cdef int scatter_order_walk(real_t* out, const index_t* idx, const real_t* upd,
+                            const Walk* w, int mode, int64_t* bad) noexcept nogil:
+    cdef Cursor c
+    cdef Py_ssize_t r
+    cdef int last = w.ndim - 1
+    cdef bint contiguous = _inner_contiguous(w)
+    memset(&c, 0, sizeof(Cursor))
+    for r in range(w.rows):
+        if _order_row_dispatch(out + c.off[OP_ALONG], idx + c.off[OP_INDEX],
+                               upd + c.off[OP_DENSE], w.shape[last], w.n, w.axis_stride,
+                               w.strides[OP_INDEX][last], w.strides[OP_ALONG][last],
+                               w.strides[OP_DENSE][last], contiguous, mode, bad):
+            return 1
+        _advance(&c, w)
+    return 0
+
+
+# ----------------------------------------------------------------------------------------
+# Type dispatch (nogil): raw pointers to the typed kernels
+# ----------------------------------------------------------------------------------------
+
+# Type codes of the work dtypes of the arithmetic modes, see _ACCUM_CODES and _ORDER_CODES.
+cdef enum:
+    T_U8, T_U16, T_U32, T_U64, T_I8, T_I16, T_I32, T_I64, T_F32, T_F64, T_C64, T_C128
+
+_ACCUM_CODES = {"u1": T_U8, "u2": T_U16, "u4": T_U32, "u8": T_U64,
+                "f4": T_F32, "f8": T_F64, "c8": T_C64, "c16": T_C128}
+_ORDER_CODES = {"u1": T_U8, "u2": T_U16, "u4": T_U32, "u8": T_U64,
+                "i1": T_I8, "i2": T_I16, "i4": T_I32, "i8": T_I64, "f4": T_F32, "f8": T_F64}
+
+
+cdef int _gather_items(char* src, const index_t* idx, char* out, int itemsize,
+                       const Walk* w, int64_t* bad) noexcept nogil:
+    if itemsize == 1:
+        return gather_walk(<uint8_t*>src, idx, <uint8_t*>out, w, bad)
+    if itemsize == 2:
+        return gather_walk(<uint16_t*>src, idx, <uint16_t*>out, w, bad)
+    if itemsize == 4:
+        return gather_walk(<uint32_t*>src, idx, <uint32_t*>out, w, bad)
+    if itemsize == 8:
+        return gather_walk(<uint64_t*>src, idx, <uint64_t*>out, w, bad)
+    return gather_walk(<item16_t*>src, idx, <item16_t*>out, w, bad)
+
+
+cdef int _set_items(char* out, const index_t* idx, char* upd, int itemsize,
+                    const Walk* w, int64_t* bad) noexcept nogil:
+    if itemsize == 1:
+        return scatter_set_walk(<uint8_t*>out, idx, <uint8_t*>upd, w, bad)
+    if itemsize == 2:
+        return scatter_set_walk(<uint16_t*>out, idx, <uint16_t*>upd, w, bad)
+    if itemsize == 4:
+        return scatter_set_walk(<uint32_t*>out, idx, <uint32_t*>upd, w, bad)
+    if itemsize == 8:
+        return scatter_set_walk(<uint64_t*>out, idx, <uint64_t*>upd, w, bad)
+    return scatter_set_walk(<item16_t*>out, idx, <item16_t*>upd, w, bad)
+
+
+cdef int _accum_typed(char* out, const index_t* idx, char* upd, int code, int mode,
+                      const Walk* w, int64_t* bad) noexcept nogil:
+    if code == T_U8:
+        return scatter_accum_walk(<uint8_t*>out, idx, <uint8_t*>upd, w, mode, bad)
+    if code == T_U16:
+        return scatter_accum_walk(<uint16_t*>out, idx, <uint16_t*>upd, w, mode, bad)
+    if code == T_U32:
+        return scatter_accum_walk(<uint32_t*>out, idx, <uint32_t*>upd, w, mode, bad)
+    if code == T_U64:
+        return scatter_accum_walk(<uint64_t*>out, idx, <uint64_t*>upd, w, mode, bad)
+    if code == T_F32:
+        return scatter_accum_walk(<float*>out, idx, <float*>upd, w, mode, bad)
+    if code == T_F64:
+        return scatter_accum_walk(<double*>out, idx, <double*>upd, w, mode, bad)
+    if code == T_C64:
+        return scatter_accum_walk(<float complex*>out, idx, <float complex*>upd, w, mode, bad)
+    return scatter_accum_walk(<double complex*>out, idx, <double complex*>upd, w, mode, bad)
+
+
+cdef int _order_typed(char* out, const index_t* idx, char* upd, int code, int mode,
+                      const Walk* w, int64_t* bad) noexcept nogil:
+    if code == T_U8:
+        return scatter_order_walk(<uint8_t*>out, idx, <uint8_t*>upd, w, mode, bad)
+    if code == T_U16:
+        return scatter_order_walk(<uint16_t*>out, idx, <uint16_t*>upd, w, mode, bad)
+    if code == T_U32:
+        return scatter_order_walk(<uint32_t*>out, idx, <uint32_t*>upd, w, mode, bad)
+    if code == T_U64:
+        return scatter_order_walk(<uint64_t*>out, idx, <uint64_t*>upd, w, mode, bad)
+    if code == T_I8:
+        return scatter_order_walk(<int8_t*>out, idx, <int8_t*>upd, w, mode, bad)
+    if code == T_I16:
+        return scatter_order_walk(<int16_t*>out, idx, <int16_t*>upd, w, mode, bad)
+    if code == T_I32:
+        return scatter_order_walk(<int32_t*>out, idx, <int32_t*>upd, w, mode, bad)
+    if code == T_I64:
+        return scatter_order_walk(<int64_t*>out, idx, <int64_t*>upd, w, mode, bad)
+    if code == T_F32:
+        return scatter_order_walk(<float*>out, idx, <float*>upd, w, mode, bad)
+    return scatter_order_walk(<double*>out, idx, <double*>upd, w, mode, bad)
+
+
+cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, int code,
+                        int mode, const Walk* w, int64_t* bad) noexcept nogil:
+    if mode == MODE_SET:
+        return _set_items(out, idx, upd, itemsize, w, bad)
+    if mode == MODE_ADD or mode == MODE_MUL:
+        return _accum_typed(out, idx, upd, code, mode, w, bad)
+    return _order_typed(out, idx, upd, code, mode, w, bad)
+
+
+# ----------------------------------------------------------------------------------------
+# Validation and planning (Python level)
+# ----------------------------------------------------------------------------------------
+
+def _numeric_array(x, name, fn):
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"{fn}: {name} must have a bool or numeric dtype, got {arr.dtype}")
+    return arr
+
+
+def _index_array(indices, fn):
+    """indices as native int32 or int64 (int32/int64 arrays are returned as they are)."""
+    arr = np.asarray(indices)
+    dt = arr.dtype
+    if dt.kind not in "iu":
+        raise TypeError(f"{fn}: indices must have an integer dtype, got {dt}")
+    if dt.kind == "i" and dt.itemsize in (4, 8):
+        return arr if dt.isnative else arr.astype(dt.newbyteorder("="))
+    if dt.itemsize < 4:
+        return arr.astype(np.int32)
+    return arr.astype(np.int64)
+
+
+def _check_uint64_range(raw_indices, axis, n, fn):
+    # A uint64 index above int64's range would wrap to a negative (valid-looking) int64.
+    arr = np.asarray(raw_indices)
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size:
+        top = int(arr.max())
+        if top > _INT64_MAX:
+            raise IndexError(f"{fn}: index {top} is out of bounds for axis {axis} with size {n}")
+
+
+def _normalize_axis(axis, ndim, fn):
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fn}: axis must be an integer or None, got {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError(a, ndim, msg_prefix=fn)
+    return a + ndim if a < 0 else a
+
+
+def _check_rank(arr, indices, name, fn):
+    if arr.ndim != indices.ndim:
+        raise ValueError(f"{fn}: indices must have the same rank as {name}; got {name} shape "
+                         f"{arr.shape} and indices shape {indices.shape}")
+
+
+def _along_shape(shape, ishape, axis, name, fn):
+    """The broadcast shape B: indices' length along axis, the broadcast of both elsewhere."""
+    out = []
+    for d in range(len(shape)):
+        a, b = shape[d], ishape[d]
+        if d == axis or a == 1:
+            out.append(b)
+        elif b == 1 or a == b:
+            out.append(a)
+        else:
+            raise ValueError(f"{fn}: indices shape {ishape} does not broadcast against {name} "
+                             f"shape {shape} outside axis {axis}")
+    return tuple(out)
+
+
+def _kernel_ready(arr):
+    """arr itself when its strides are whole, aligned items (every ndarray NumPy makes), else
+    a contiguous copy (exotic views: fields of packed records, byte-offset as_strided)."""
+    if arr.flags.aligned and all(s % arr.itemsize == 0
+                                 for s, n in zip(arr.strides, arr.shape) if n > 1):
+        return arr
+    return np.ascontiguousarray(arr)
+
+
+def _operand_strides(arr, shape, axis=None):
+    """Element strides of arr over shape B: 0 where arr broadcasts (or on the axis of the
+    along-axis operand, which the index supplies)."""
+    out = []
+    for d in range(len(shape)):
+        if d == axis or arr.shape[d] != shape[d]:
+            out.append(0)
+        else:
+            out.append(arr.strides[d] // arr.itemsize)
+    return out
+
+
+def _merge_dims(shape, s0, s1, s2):
+    """Drop size-1 dimensions and merge neighbours that every operand walks as one; C order
+    (hence which duplicate is written last) is kept."""
+    dims = []
+    for d in range(len(shape)):
+        size, a, b, c = shape[d], s0[d], s1[d], s2[d]
+        if size == 1:
+            continue
+        if dims:
+            p = dims[len(dims) - 1]
+            if p[1] == a * size and p[2] == b * size and p[3] == c * size:
+                p[0] *= size
+                p[1], p[2], p[3] = a, b, c
+                continue
+        dims.append([size, a, b, c])
+    return dims or [[1, 0, 0, 0]]
+
+
+cdef int _plan(Walk* w, tuple shape, list s0, list s1, list s2, Py_ssize_t n,
+               Py_ssize_t axis_stride) except -1:
+    dims = _merge_dims(shape, s0, s1, s2)
+    w.ndim = len(dims)
+    w.rows = 1
+    for d in range(w.ndim):
+        w.shape[d] = dims[d][0]
+        w.strides[OP_INDEX][d] = dims[d][1]
+        w.strides[OP_ALONG][d] = dims[d][2]
+        w.strides[OP_DENSE][d] = dims[d][3]
+        if d < w.ndim - 1:
+            w.rows *= dims[d][0]
+    w.n = n
+    w.axis_stride = axis_stride
+    return 0
+
+
+cdef int _plan_along(Walk* w, along, indices, dense, tuple shape, int axis) except -1:
+    """Fill w for the three kernel-ready operands over broadcast shape ``shape``."""
+    return _plan(w, shape, _operand_strides(indices, shape), _operand_strides(along, shape, axis),
+                 _operand_strides(dense, shape), along.shape[axis],
+                 along.strides[axis] // along.itemsize)
+
+
+cdef char* _ptr(arr):
+    return <char*>cnp.PyArray_DATA(<cnp.ndarray>arr)
+
+
+def _prepare(arr, name, raw_indices, axis, fn):
+    """Common checks; returns (arr, indices, axis, B) with arr flattened for axis=None."""
+    indices = _index_array(raw_indices, fn)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"{fn}: with axis=None indices must be 1-D, got shape {indices.shape}")
+        arr = arr.reshape(-1)
+        axis = 0
+    _check_rank(arr, indices, name, fn)
+    axis = _normalize_axis(axis, arr.ndim, fn)
+    _check_uint64_range(raw_indices, axis, arr.shape[axis], fn)
+    return arr, indices, axis, _along_shape(arr.shape, indices.shape, axis, name, fn)
+
+
+def _raise_bad_index(fn, int64_t bad, axis, n):
+    raise IndexError(f"{fn}: index {bad} is out of bounds for axis {axis} with size {n}")
+
+
+# ----------------------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------------------
+
+def gather(data, indices, axis):
+    """Take values along an axis: ``np.take_along_axis(data, indices, axis)``.
+
+    data: ndarray of shape D (bool or any numeric dtype, any strides).
+    indices: integer ndarray of the same rank as D; negative entries count from the end.
+    axis: int, or None for the flattened data (then indices must be 1-D).
+    Returns a new C-contiguous array of data's dtype and the broadcast shape B: B[axis] is
+    indices.shape[axis]; elsewhere B is the broadcast of D and indices.shape.
+
+    Raises TypeError (dtype of data or indices), ValueError (ranks or shapes), AxisError
+    (axis) and IndexError (an index outside [-n, n), n = D[axis]).
+    """
+    cdef Walk w
+    cdef int64_t bad = 0
+    cdef int err, itemsize
+    cdef bint idx64
+    cdef char* src_p
+    cdef char* idx_p
+    cdef char* out_p
+    data = _numeric_array(data, "data", "gather")
+    data, indices, axis, shape = _prepare(data, "data", indices, axis, "gather")
+    out = np.empty(shape, dtype=data.dtype)
+    if out.size == 0:
+        return out
+    data, indices = _kernel_ready(data), _kernel_ready(indices)
+    _plan_along(&w, data, indices, out, shape, axis)
+    src_p, idx_p, out_p = _ptr(data), _ptr(indices), _ptr(out)
+    itemsize, idx64 = data.itemsize, indices.itemsize == 8
+    with nogil:
+        if idx64:
+            err = _gather_items(src_p, <const int64_t*>idx_p, out_p, itemsize, &w, &bad)
+        else:
+            err = _gather_items(src_p, <const int32_t*>idx_p, out_p, itemsize, &w, &bad)
+    if err:
+        _raise_bad_index("gather", bad, axis, data.shape[axis])
+    return out
+
+
+def _mode_code(mode):
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"scatter: mode must be one of {sorted(_MODES)}, got {mode!r}")
+    return _MODES[mode]
+
+
+def _work_dtype(dtype, mode):
+    """(dtype the kernel computes in, mode it runs) for template's dtype and the mode.
+
+    Bool arithmetic is logical on uint8 0/1 (add = or = max, mul = and = min), signed integer
+    add/mul run on the unsigned type (the same two's-complement wrap, with no signed-overflow
+    undefined behaviour in C), float16 arithmetic is widened to float32.
+    """
+    dt = dtype.newbyteorder("=")
+    if mode == MODE_SET:
+        return dt, mode
+    if dt.kind == "c" and mode in (MODE_MAX, MODE_MIN):
+        name = "max" if mode == MODE_MAX else "min"
+        raise TypeError(f"scatter: mode {name!r} is not defined for complex template dtype {dt}")
+    if dt.kind == "b":
+        return np.dtype(np.uint8), MODE_MAX if mode in (MODE_ADD, MODE_MAX) else MODE_MIN
+    if dt.kind == "f" and dt.itemsize == 2:
+        return np.dtype(np.float32), mode
+    if dt.kind == "i" and mode in (MODE_ADD, MODE_MUL):
+        return np.dtype(f"u{dt.itemsize}"), mode
+    return dt, mode
+
+
+_SCALAR_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _updates_array(updates, dtype, shape):
+    """updates cast to dtype (same_kind; a Python scalar may take any dtype of its kind or a
+    higher one, as in NumPy 2) and broadcast to shape."""
+    kind = _SCALAR_KIND.get(type(updates))
+    if kind is not None:
+        if _KIND_RANK[kind] > _KIND_RANK[dtype.kind]:
+            raise TypeError(f"scatter: cannot cast updates {updates!r} to template dtype {dtype}")
+        arr = np.asarray(updates, dtype=dtype)
+    else:
+        arr = _numeric_array(updates, "updates", "scatter")
+        if not np.can_cast(arr.dtype, dtype, casting="same_kind"):
+            raise TypeError(f"scatter: cannot cast updates of dtype {arr.dtype} to template "
+                            f"dtype {dtype} (same_kind casting)")
+        arr = arr.astype(dtype, copy=False)
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ValueError(f"scatter: updates shape {arr.shape} does not broadcast to the indexed "
+                         f"shape {shape}") from None
+
+
+def _to_work(arr, work):
+    """arr reinterpreted (same item size) or converted (float16 -> float32) to work."""
+    if arr.dtype == work:
+        return arr
+    if arr.dtype.itemsize == work.itemsize:
+        return arr.view(work)
+    return arr.astype(work)
+
+
+def scatter(template, indices, updates, axis, mode="set"):
+    """A new array equal to template with updates written along axis at indices.
+
+    template: ndarray of shape T (bool or any numeric dtype, any strides); never modified.
+    indices: integer ndarray of T's rank, np.take_along_axis semantics (negative entries
+    count from the end; other axes broadcast against T's), giving the indexed shape B.
+    updates: array (or Python scalar) broadcastable to B, cast to template's dtype with
+    same_kind casting.
+    axis: int, or None for the flattened template (then indices must be 1-D).
+    mode: "set": write; with duplicate indices the last update in C order of B wins.
+          "add" / "mul": duplicates accumulate, like np.add.at / np.multiply.at (integers
+          wrap; on bool, add is logical or and mul logical and).
+          "max" / "min": like np.maximum.at / np.minimum.at (NaN propagates; on bool, or /
+          and); TypeError on complex.
+    Returns a new C-contiguous array of shape T and template's dtype (in native byte order).
+    float16 add/mul accumulate in float32 and round once at the end, so with duplicates they
+    can differ from NumPy's per-step float16 rounding in the last place.
+    """
+    cdef Walk w
+    cdef int64_t bad = 0
+    cdef int err, itemsize, code = 0, op
+    cdef bint idx64
+    cdef char* out_p
+    cdef char* idx_p
+    cdef char* upd_p
+    template = _numeric_array(template, "template", "scatter")
+    op = _mode_code(mode)
+    out_shape, dtype = template.shape, template.dtype.newbyteorder("=")
+    work, op = _work_dtype(template.dtype, op)
+    template, indices, axis, shape = _prepare(template, "template", indices, axis, "scatter")
+    upd = _kernel_ready(_to_work(_updates_array(updates, dtype, shape), work))
+    out = _to_work(np.array(template, dtype=dtype, order="C", copy=True), work)
+    if upd.size:
+        indices = _kernel_ready(indices)
+        _plan_along(&w, out, indices, upd, shape, axis)
+        if op != MODE_SET:
+            codes = _ACCUM_CODES if op in (MODE_ADD, MODE_MUL) else _ORDER_CODES
+            code = codes[f"{work.kind}{work.itemsize}"]
+        out_p, idx_p, upd_p = _ptr(out), _ptr(indices), _ptr(upd)
+        itemsize, idx64 = work.itemsize, indices.itemsize == 8
+        with nogil:
+            if idx64:
+                err = _scatter_typed(out_p, <const int64_t*>idx_p, upd_p, itemsize, code, op,
+                                     &w, &bad)
+            else:
+                err = _scatter_typed(out_p, <const int32_t*>idx_p, upd_p, itemsize, code, op,
+                                     &w, &bad)
+        if err:
+            _raise_bad_index("scatter", bad, axis, template.shape[axis])
+    return _to_work(out, dtype).reshape(out_shape)

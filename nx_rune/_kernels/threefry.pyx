@@ -1,0 +1,440 @@
+"""Threefry-2x32-R counter-based hash (Salmon et al., SC11), bit-exact with Random123.
+
+Kernel layer: NumPy arrays in, NumPy arrays out. The wrappers here validate every argument
+(setup.py compiles without bounds checks); the nogil cores below them trust their inputs.
+
+All arithmetic is on ``uint32_t``, so it wraps modulo 2**32 as the algorithm requires.
+"""
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.stdint cimport uint32_t, uint64_t
+
+cnp.import_array()
+
+cdef enum:
+    PARITY = 0x1BD11BDA          # Skein key-schedule parity constant
+    CHUNK = 1024                 # lanes per block of the generic-rounds path (fits in L1)
+
+cdef int ROTATIONS[8]
+ROTATIONS[:] = [13, 15, 26, 6, 17, 29, 16, 24]
+
+_U32_MAX = 0xFFFFFFFF
+
+
+# ---------------------------------------------------------------------------------------------
+# nogil cores
+# ---------------------------------------------------------------------------------------------
+
+cdef inline uint32_t _rotl(uint32_t x, uint32_t r) noexcept nogil:
+    return (x << r) | (x >> (32 - r))
+
+
+cdef inline void _mix4(uint32_t* a, uint32_t* b,
+                       uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) noexcept nogil:
+    # Four rounds. Called with literal rotations so that, once inlined, every shift is
+    # by a constant and gcc vectorizes the enclosing loop over lanes.
+    a[0] += b[0]; b[0] = _rotl(b[0], r0) ^ a[0]
+    a[0] += b[0]; b[0] = _rotl(b[0], r1) ^ a[0]
+    a[0] += b[0]; b[0] = _rotl(b[0], r2) ^ a[0]
+    a[0] += b[0]; b[0] = _rotl(b[0], r3) ^ a[0]
+
+
+cdef inline void _block20(uint32_t ks0, uint32_t ks1, uint32_t ks2,
+                          uint32_t* a, uint32_t* b) noexcept nogil:
+    # Fully unrolled 20 rounds: five groups of four, each followed by a key injection.
+    a[0] += ks0; b[0] += ks1
+    _mix4(a, b, 13, 15, 26, 6);  a[0] += ks1; b[0] += ks2 + 1
+    _mix4(a, b, 17, 29, 16, 24); a[0] += ks2; b[0] += ks0 + 2
+    _mix4(a, b, 13, 15, 26, 6);  a[0] += ks0; b[0] += ks1 + 3
+    _mix4(a, b, 17, 29, 16, 24); a[0] += ks1; b[0] += ks2 + 4
+    _mix4(a, b, 13, 15, 26, 6);  a[0] += ks2; b[0] += ks0 + 5
+
+
+cdef void _lanes20(uint32_t k0, uint32_t k1, const uint32_t* x0, const uint32_t* x1,
+                   uint32_t* y0, uint32_t* y1, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t ks2 = k0 ^ k1 ^ PARITY
+    cdef uint32_t a, b
+    cdef Py_ssize_t i
+    for i in range(n):
+        a = x0[i]
+        b = x1[i]
+        _block20(k0, k1, ks2, &a, &b)
+        y0[i] = a
+        y1[i] = b
+
+
+cdef void _lanes_rounds(uint32_t k0, uint32_t k1, const uint32_t* x0, const uint32_t* x1,
+                        uint32_t* y0, uint32_t* y1, Py_ssize_t n, int rounds) noexcept nogil:
+    # Any round count, Random123's schedule: a key injection after every 4th round.
+    # One round at a time over the whole (short) block keeps each inner loop vectorizable.
+    cdef uint32_t ks[3]
+    cdef uint32_t r, inj, ka, kb, t
+    cdef Py_ssize_t i
+    ks[0] = k0; ks[1] = k1; ks[2] = k0 ^ k1 ^ PARITY
+    for i in range(n):
+        y0[i] = x0[i] + ks[0]
+        y1[i] = x1[i] + ks[1]
+    for r in range(<uint32_t>rounds):
+        t = ROTATIONS[r % 8]
+        for i in range(n):
+            y0[i] += y1[i]
+            y1[i] = _rotl(y1[i], t) ^ y0[i]
+        if r % 4 == 3:
+            inj = r // 4 + 1
+            ka = ks[inj % 3]
+            kb = ks[(inj + 1) % 3] + inj
+            for i in range(n):
+                y0[i] += ka
+                y1[i] += kb
+
+
+cdef void threefry_lanes(uint32_t k0, uint32_t k1,
+                         const uint32_t* x0, const uint32_t* x1,
+                         uint32_t* y0, uint32_t* y1,
+                         Py_ssize_t n, int rounds) noexcept nogil:
+    cdef Py_ssize_t s, m
+    if rounds == 20:
+        _lanes20(k0, k1, x0, x1, y0, y1, n)
+        return
+    s = 0
+    while s < n:
+        m = min(CHUNK, n - s)
+        _lanes_rounds(k0, k1, x0 + s, x1 + s, y0 + s, y1 + s, m, rounds)
+        s += m
+
+
+cdef void _iota20(uint32_t k0, uint32_t k1, uint32_t hi, uint32_t lo, Py_ssize_t n,
+                  IotaMode mode, void* out) noexcept nogil:
+    # Counters (hi, lo + j) for j in [0, n); the caller guarantees lo + n <= 2**32.
+    cdef uint32_t ks2 = k0 ^ k1 ^ PARITY
+    cdef uint32_t a, b
+    cdef Py_ssize_t j
+    cdef uint32_t* o32 = <uint32_t*>out
+    cdef uint64_t* o64 = <uint64_t*>out
+    # One loop per mode so that each stays a plain, vectorizable loop.
+    if mode == IOTA_XOR32:
+        for j in range(n):
+            a = hi
+            b = lo + <uint32_t>j
+            _block20(k0, k1, ks2, &a, &b)
+            o32[j] = a ^ b
+    elif mode == IOTA_CAT64:
+        for j in range(n):
+            a = hi
+            b = lo + <uint32_t>j
+            _block20(k0, k1, ks2, &a, &b)
+            o64[j] = (<uint64_t>a << 32) | b
+    else:
+        for j in range(n):
+            a = hi
+            b = lo + <uint32_t>j
+            _block20(k0, k1, ks2, &a, &b)
+            o32[2 * j] = a
+            o32[2 * j + 1] = b
+
+
+cdef void _iota_rounds(uint32_t k0, uint32_t k1, uint32_t hi, uint32_t lo, Py_ssize_t n,
+                       int rounds, IotaMode mode, void* out) noexcept nogil:
+    cdef uint32_t x0[CHUNK]
+    cdef uint32_t x1[CHUNK]
+    cdef uint32_t y0[CHUNK]
+    cdef uint32_t y1[CHUNK]
+    cdef uint32_t* o32 = <uint32_t*>out
+    cdef uint64_t* o64 = <uint64_t*>out
+    cdef Py_ssize_t s = 0, m, j
+    while s < n:
+        m = min(CHUNK, n - s)
+        for j in range(m):
+            x0[j] = hi
+            x1[j] = lo + <uint32_t>(s + j)
+        _lanes_rounds(k0, k1, x0, x1, y0, y1, m, rounds)
+        for j in range(m):
+            if mode == IOTA_XOR32:
+                o32[s + j] = y0[j] ^ y1[j]
+            elif mode == IOTA_CAT64:
+                o64[s + j] = (<uint64_t>y0[j] << 32) | y1[j]
+            else:
+                o32[2 * (s + j)] = y0[j]
+                o32[2 * (s + j) + 1] = y1[j]
+        s += m
+
+
+cdef void threefry_iota(uint32_t k0, uint32_t k1, uint64_t start, Py_ssize_t n,
+                        int rounds, IotaMode mode, void* out) noexcept nogil:
+    cdef Py_ssize_t done = 0, m
+    cdef uint64_t i
+    cdef uint32_t hi, lo
+    cdef size_t width = 2 if mode == IOTA_PAIRS else 1   # output words of 32/64 bits per lane
+    cdef char* dst
+    while done < n:
+        # Split where the low word wraps, so each segment has a constant high word.
+        i = start + <uint64_t>done
+        hi = <uint32_t>(i >> 32)
+        lo = <uint32_t>i
+        m = <Py_ssize_t>min(<uint64_t>(n - done), (<uint64_t>1 << 32) - lo)
+        if mode == IOTA_CAT64:
+            dst = <char*>out + done * sizeof(uint64_t)
+        else:
+            dst = <char*>out + done * width * sizeof(uint32_t)
+        if rounds == 20:
+            _iota20(k0, k1, hi, lo, m, mode, dst)
+        else:
+            _iota_rounds(k0, k1, hi, lo, m, rounds, mode, dst)
+        done += m
+
+
+# ---------------------------------------------------------------------------------------------
+# Threads: large inputs are cut into one contiguous span per core, each hashed without the GIL
+# ---------------------------------------------------------------------------------------------
+
+cdef enum:
+    MIN_LANES_PER_THREAD = 1 << 16   # below this, starting a thread costs more than it saves
+
+
+def _default_num_threads():
+    env = os.environ.get("NX_RUNE_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:           # not on Linux
+        return os.cpu_count() or 1
+
+
+_num_threads = _default_num_threads()
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool():
+    # A forked child inherits the pool object but not its threads.
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def get_num_threads():
+    """Number of threads the kernels use for large inputs (env ``NX_RUNE_NUM_THREADS``)."""
+    return _num_threads
+
+
+def set_num_threads(n):
+    """Set the number of threads used for large inputs (``n >= 1``); results do not change."""
+    global _num_threads, _pool
+    n = _check_count(n, "n")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    with _pool_lock:
+        if _pool is not None:
+            _pool.shutdown(wait=True)
+            _pool = None
+        _num_threads = n
+
+
+def _get_pool():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_num_threads - 1,
+                                       thread_name_prefix="nx_rune_threefry")
+        return _pool
+
+
+def _spans(Py_ssize_t n):
+    """Cut [0, n) into at most ``_num_threads`` spans, each a multiple of CHUNK lanes long."""
+    cdef Py_ssize_t t = min(_num_threads, n // MIN_LANES_PER_THREAD)
+    if t <= 1:
+        return [(0, n)]
+    cdef Py_ssize_t step = (n + t - 1) // t
+    step = (step + CHUNK - 1) // CHUNK * CHUNK
+    return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+
+
+def _run_spans(Py_ssize_t n, job):
+    """Run ``job(lo, hi)`` over the spans of [0, n); this thread takes the first span."""
+    spans = _spans(n)
+    if len(spans) == 1:
+        job(0, n)
+        return
+    pool = _get_pool()
+    futures = [pool.submit(job, lo, hi) for lo, hi in spans[1:]]
+    job(*spans[0])
+    for f in futures:
+        f.result()
+
+
+cdef class _LanesJob:
+    cdef uint32_t k0, k1
+    cdef int rounds
+    cdef const uint32_t* x0
+    cdef const uint32_t* x1
+    cdef uint32_t* y0
+    cdef uint32_t* y1
+
+    def __call__(self, Py_ssize_t lo, Py_ssize_t hi):
+        with nogil:
+            threefry_lanes(self.k0, self.k1, self.x0 + lo, self.x1 + lo,
+                           self.y0 + lo, self.y1 + lo, hi - lo, self.rounds)
+
+
+cdef class _IotaJob:
+    cdef uint32_t k0, k1
+    cdef uint64_t start
+    cdef int rounds
+    cdef IotaMode mode
+    cdef char* out
+    cdef Py_ssize_t lane_bytes
+
+    def __call__(self, Py_ssize_t lo, Py_ssize_t hi):
+        with nogil:
+            threefry_iota(self.k0, self.k1, self.start + <uint64_t>lo, hi - lo, self.rounds,
+                          self.mode, self.out + lo * self.lane_bytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python wrappers (validation)
+# ---------------------------------------------------------------------------------------------
+
+def _check_word(value, name):
+    """Return ``value`` as an int in [0, 2**32), or raise naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer in [0, 2**32), got {type(value).__name__}")
+    value = int(value)
+    if not 0 <= value <= _U32_MAX:
+        raise ValueError(f"{name} must be in [0, 2**32), got {value}")
+    return value
+
+
+def _check_rounds(rounds):
+    if isinstance(rounds, (bool, np.bool_)) or not isinstance(rounds, (int, np.integer)):
+        raise TypeError(f"rounds must be an int, got {type(rounds).__name__}")
+    if rounds < 0 or rounds > 0x7FFFFFFF:
+        raise ValueError(f"rounds must be >= 0 (and below 2**31), got {rounds}")
+    return int(rounds)
+
+
+def _check_u32_array(x, name):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray of dtype uint32, got {type(x).__name__}")
+    if x.dtype != np.uint32:
+        raise TypeError(f"{name} must have dtype uint32, got {x.dtype}")
+
+
+def _check_count(n, name="n"):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0, got {n}")
+    return int(n)
+
+
+def _check_start(start, n):
+    start = _check_count(start, "start")
+    if start + n > 1 << 64:
+        raise ValueError(f"start + n must be at most 2**64, got {start} + {n}")
+    return start
+
+
+def _flat_lanes(x0, x1, y0, y1, uint32_t k0, uint32_t k1, int rounds):
+    # All four: validated 1-D C-contiguous uint32 arrays of one length; y0, y1 are written.
+    cdef Py_ssize_t n = x0.shape[0]
+    cdef _LanesJob job = _LanesJob()
+    job.k0, job.k1, job.rounds = k0, k1, rounds
+    job.x0 = <const uint32_t*>cnp.PyArray_DATA(x0)
+    job.x1 = <const uint32_t*>cnp.PyArray_DATA(x1)
+    job.y0 = <uint32_t*>cnp.PyArray_DATA(y0)
+    job.y1 = <uint32_t*>cnp.PyArray_DATA(y1)
+    _run_spans(n, job)
+
+
+def threefry2x32_block(k0, k1, x0, x1, rounds=20):
+    """Threefry-2x32-``rounds`` of key ``(k0, k1)`` on the counter pairs ``(x0[i], x1[i])``.
+
+    ``k0``, ``k1``: ints in [0, 2**32). ``x0``, ``x1``: uint32 arrays of one shape (any
+    strides). Returns ``(y0, y1)``, two new C-contiguous uint32 arrays of that shape.
+    """
+    k0 = _check_word(k0, "k0")
+    k1 = _check_word(k1, "k1")
+    _check_u32_array(x0, "x0")
+    _check_u32_array(x1, "x1")
+    if x0.shape != x1.shape:
+        raise ValueError(f"x0 and x1 must have the same shape, got {x0.shape} and {x1.shape}")
+    rounds = _check_rounds(rounds)
+    y0 = np.empty(x0.shape, dtype=np.uint32)
+    y1 = np.empty(x0.shape, dtype=np.uint32)
+    _flat_lanes(np.ascontiguousarray(x0).reshape(-1), np.ascontiguousarray(x1).reshape(-1),
+                y0.reshape(-1), y1.reshape(-1), k0, k1, rounds)
+    return y0, y1
+
+
+def threefry_2x32(key, count, rounds=20):
+    """JAX's ``threefry_2x32(key, count)``: hash a uint32 array of any shape.
+
+    ``key``: uint32 array of shape (2,). ``count``: uint32 array of any shape. The flattened
+    count is padded with one zero when its length is odd and split into halves
+    ``x0 = flat[:h]``, ``x1 = flat[h:]``; the result is ``concat(y0, y1)`` without the pad
+    word, reshaped to ``count.shape`` (uint32).
+    """
+    _check_u32_array(key, "key")
+    if key.shape != (2,):
+        raise ValueError(f"key must have shape (2,), got {key.shape}")
+    _check_u32_array(count, "count")
+    rounds = _check_rounds(rounds)
+    flat = np.ascontiguousarray(count).reshape(-1)
+    odd = flat.size % 2
+    if odd:
+        flat = np.concatenate([flat, np.zeros(1, dtype=np.uint32)])
+    h = flat.size // 2
+    out = np.empty(2 * h, dtype=np.uint32)
+    _flat_lanes(flat[:h], flat[h:], out[:h], out[h:], int(key[0]), int(key[1]), rounds)
+    if odd:
+        out = out[:out.shape[0] - 1]
+    return out.reshape(count.shape)
+
+
+def _iota(k0, k1, n, start, rounds, IotaMode mode, dtype, width):
+    k0 = _check_word(k0, "k0")
+    k1 = _check_word(k1, "k1")
+    n = _check_count(n)
+    start = _check_start(start, n)
+    rounds = _check_rounds(rounds)
+    out = np.empty(n * width, dtype=dtype)
+    cdef _IotaJob job = _IotaJob()
+    job.k0, job.k1, job.start, job.rounds, job.mode = k0, k1, start, rounds, mode
+    job.out = <char*>cnp.PyArray_DATA(out)
+    job.lane_bytes = out.itemsize * width
+    _run_spans(n, job)
+    return out
+
+
+def iota_bits32(k0, k1, n, start=0, rounds=20):
+    """``y0 ^ y1`` of the blocks at counters ``(i >> 32, i & 0xFFFFFFFF)``, i in [start, start+n).
+
+    This is JAX's partitionable ``random_bits`` for 32 bits. Returns uint32 of shape (n,).
+    """
+    return _iota(k0, k1, n, start, rounds, IOTA_XOR32, np.uint32, 1)
+
+
+def iota_bits64(k0, k1, n, start=0, rounds=20):
+    """``(y0 << 32) | y1`` of the blocks at the iota counters (see ``iota_bits32``).
+
+    JAX's partitionable ``random_bits`` for 64 bits. Returns uint64 of shape (n,).
+    """
+    return _iota(k0, k1, n, start, rounds, IOTA_CAT64, np.uint64, 1)
+
+
+def iota_pairs(k0, k1, n, start=0, rounds=20):
+    """The blocks ``(y0, y1)`` at the iota counters as rows: uint32 of shape (n, 2).
+
+    Row i is the block of counter i, JAX's partitionable ``split`` (key i = fold_in(key, i)).
+    """
+    return _iota(k0, k1, n, start, rounds, IOTA_PAIRS, np.uint32, 2).reshape(n, 2)

@@ -1,0 +1,397 @@
+"""View algebra: shape, strides (in elements), offset and an optional per-axis validity mask.
+
+Every movement op here is O(ndim) metadata work; no data moves.  A View is immutable: each
+operation returns a new View (or ``None`` from ``reshape``/``pad`` when the result cannot be
+expressed as one view, in which case the caller materializes first and retries).
+
+Masks.  ``mask`` is ``None`` or one ``(lo, hi)`` pair per axis: index ``i`` along that axis is
+valid when ``lo <= i < hi``.  An element is read from memory only when it is valid on every
+axis, otherwise it equals ``fill``.  ``pad`` produces such a view (its offset may point before
+the buffer: the padded positions are never read), and ``shrink`` of a padded view gives back the
+unpadded view exactly.
+"""
+import numpy as np
+
+from nx_rune._kernels.buffer cimport Buffer
+from nx_rune._kernels import strided
+
+
+def normalize_axis(axis, Py_ssize_t ndim, name="axis"):
+    """``axis`` as an int in [0, ndim); ValueError naming ``name`` when out of range."""
+    try:
+        ax = int(axis)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected an integer axis, got {axis!r}") from None
+    if isinstance(axis, (bool, np.bool_)) or ax != axis:
+        raise TypeError(f"{name}: expected an integer axis, got {axis!r}")
+    if ax < -ndim or ax >= ndim:
+        raise ValueError(f"{name}: axis {axis} is out of range for a tensor of {ndim} dimensions")
+    return ax + ndim if ax < 0 else ax
+
+
+def _as_int_tuple(values, name):
+    try:
+        out = tuple(int(v) for v in values)
+    except TypeError:
+        raise TypeError(f"{name}: expected a sequence of integers, got {values!r}") from None
+    return out
+
+
+def c_strides(shape):
+    """C-order strides, in elements, of a contiguous ``shape``."""
+    strides = [0] * len(shape)
+    acc = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(strides)
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+cdef class View:
+    """Immutable strided view: ``View(shape, strides, offset=0, mask=None, fill=0)``."""
+    cdef readonly tuple shape
+    cdef readonly tuple strides
+    cdef readonly Py_ssize_t offset
+    cdef readonly object mask
+    cdef readonly object fill
+
+    def __init__(self, shape, strides, Py_ssize_t offset=0, mask=None, fill=0):
+        shape = _as_int_tuple(shape, "shape")
+        strides = _as_int_tuple(strides, "strides")
+        if len(strides) != len(shape):
+            raise ValueError(f"strides: {strides} has {len(strides)} entries for shape {shape}")
+        for n in shape:
+            if n < 0:
+                raise ValueError(f"shape: negative dimension in {shape}")
+        self.shape = shape
+        self.strides = strides
+        self.offset = offset
+        self.mask = _canonical_mask(shape, mask)
+        self.fill = fill if self.mask is not None else 0
+
+    @staticmethod
+    def contiguous(shape, Py_ssize_t offset=0):
+        """The C-contiguous view of ``shape`` starting at ``offset``."""
+        shape = _as_int_tuple(shape, "shape")
+        return View(shape, c_strides(shape), offset)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return _prod(self.shape)
+
+    @property
+    def has_mask(self):
+        return self.mask is not None
+
+    @property
+    def is_contiguous(self):
+        """True when the valid elements are C-contiguous in memory and nothing is masked."""
+        if self.mask is not None:
+            return False
+        acc = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides)):
+            if n == 0:
+                return True
+            if n != 1 and s != acc:
+                return False
+            acc *= n
+        return True
+
+    def __eq__(self, other):
+        if not isinstance(other, View):
+            return NotImplemented
+        o = <View>other
+        return (self.shape == o.shape and self.offset == o.offset and self.mask == o.mask
+                and self.fill == o.fill
+                and all(n <= 1 or a == b for n, a, b in zip(self.shape, self.strides, o.strides)))
+
+    def __hash__(self):
+        return hash((self.shape, self.offset, self.mask))
+
+    def __repr__(self):
+        extra = "" if self.mask is None else f", mask={self.mask}, fill={self.fill!r}"
+        return f"View(shape={self.shape}, strides={self.strides}, offset={self.offset}{extra})"
+
+    # -- extent checks -------------------------------------------------------------------
+    def valid_box(self):
+        """The (lo, hi) index ranges of the valid elements, one per axis."""
+        if self.mask is None:
+            return tuple((0, n) for n in self.shape)
+        return self.mask
+
+    def extent(self):
+        """(first, last) element index touched by the valid elements, or None if none are."""
+        lo = hi = self.offset
+        for (a, b), s in zip(self.valid_box(), self.strides):
+            if b <= a:
+                return None
+            lo += min(a * s, (b - 1) * s)
+            hi += max(a * s, (b - 1) * s)
+        return lo, hi
+
+    def check_within(self, Py_ssize_t buffer_size, name="view"):
+        """Raise ValueError unless every valid element lies inside a buffer of ``buffer_size``."""
+        ext = self.extent()
+        if ext is not None and (ext[0] < 0 or ext[1] >= buffer_size):
+            raise ValueError(
+                f"{name}: shape {self.shape} with strides {self.strides} and offset {self.offset} "
+                f"reaches elements {ext[0]}..{ext[1]}, outside the buffer of {buffer_size} elements")
+
+    # -- movement ops ----------------------------------------------------------------------
+    def reshape(self, new_shape):
+        """Same elements in C order under ``new_shape``; None when strides cannot express it."""
+        new_shape = _as_int_tuple(new_shape, "shape")
+        if any(n < 0 for n in new_shape):
+            raise ValueError(f"shape: negative dimension in {new_shape}")
+        if _prod(new_shape) != self.size:
+            raise ValueError(f"shape: cannot reshape a tensor of shape {self.shape} "
+                             f"({self.size} elements) into shape {new_shape}")
+        if new_shape == self.shape:
+            return self
+        if self.mask is not None:
+            return None
+        if self.size == 0:
+            return View(new_shape, c_strides(new_shape), self.offset)
+        new_strides = _reshape_strides(self.shape, self.strides, new_shape)
+        if new_strides is None:
+            return None
+        return View(new_shape, new_strides, self.offset)
+
+    def expand(self, new_shape):
+        """Broadcast size-1 axes (stride 0) and prepend new axes to reach ``new_shape``."""
+        new_shape = _as_int_tuple(new_shape, "shape")
+        nd = len(self.shape)
+        lead = len(new_shape) - nd
+        if lead < 0:
+            raise ValueError(f"shape: cannot expand shape {self.shape} to fewer dimensions "
+                             f"{new_shape}")
+        strides = [0] * lead
+        mask = [(0, n) for n in new_shape[:lead]] if self.mask is not None else None
+        for i in range(nd):
+            old, new = self.shape[i], new_shape[lead + i]
+            if new < 0:
+                raise ValueError(f"shape: negative dimension in {new_shape}")
+            if old == new:
+                strides.append(self.strides[i])
+                if mask is not None:
+                    mask.append(self.mask[i])
+            elif old == 1:
+                strides.append(0)
+                if mask is not None:
+                    lo, hi = self.mask[i]
+                    mask.append((0, new) if hi > lo else (0, 0))
+            else:
+                raise ValueError(f"shape: cannot expand axis {i} of size {old} (shape "
+                                 f"{self.shape}) to size {new} (shape {new_shape}); only "
+                                 f"size-1 axes expand")
+        return View(new_shape, strides, self.offset, mask, self.fill)
+
+    def permute(self, axes):
+        """Reorder axes: result axis i is input axis ``axes[i]``."""
+        axes = _as_int_tuple(axes, "axes")
+        nd = len(self.shape)
+        if sorted(a + nd if a < 0 else a for a in axes) != list(range(nd)):
+            raise ValueError(f"axes: {axes} is not a permutation of the {nd} axes of shape "
+                             f"{self.shape}")
+        axes = tuple(a + nd if a < 0 else a for a in axes)
+        mask = None if self.mask is None else [self.mask[a] for a in axes]
+        return View([self.shape[a] for a in axes], [self.strides[a] for a in axes],
+                    self.offset, mask, self.fill)
+
+    def shrink(self, limits):
+        """Keep ``start <= i < stop`` along each axis; ``limits`` is one (start, stop) per axis."""
+        nd = len(self.shape)
+        limits = _pairs(limits, nd, "limits", self.shape)
+        offset = self.offset
+        shape, mask = [], []
+        for i, ((start, stop), n, s) in enumerate(zip(limits, self.shape, self.strides)):
+            if not 0 <= start <= stop <= n:
+                raise ValueError(f"limits: ({start}, {stop}) for axis {i} must satisfy "
+                                 f"0 <= start <= stop <= {n} (shape {self.shape})")
+            shape.append(stop - start)
+            offset += start * s
+            if self.mask is not None:
+                lo, hi = self.mask[i]
+                lo, hi = max(lo - start, 0), min(hi - start, stop - start)
+                mask.append((lo, hi) if lo < hi else (0, 0))
+        return View(shape, self.strides, offset, mask if self.mask is not None else None,
+                    self.fill)
+
+    def flip(self, axes):
+        """Reverse the given axes (negative strides)."""
+        nd = len(self.shape)
+        flipped = {normalize_axis(a, nd, "axis") for a in axes}
+        strides, mask = list(self.strides), None if self.mask is None else list(self.mask)
+        offset = self.offset
+        for i in flipped:
+            n = self.shape[i]
+            if n == 0:
+                continue
+            offset += (n - 1) * strides[i]
+            strides[i] = -strides[i]
+            if mask is not None:
+                lo, hi = mask[i]
+                mask[i] = (n - hi, n - lo) if hi > lo else (0, 0)
+        return View(self.shape, strides, offset, mask, self.fill)
+
+    def pad(self, config, fill):
+        """Grow each axis by (before, after) positions that read as ``fill`` (a masked view).
+
+        Returns None when this view is already masked with a different fill.
+        """
+        nd = len(self.shape)
+        config = _pairs(config, nd, "pad_width", self.shape)
+        for i, (b, a) in enumerate(config):
+            if b < 0 or a < 0:
+                raise ValueError(f"pad_width: negative width ({b}, {a}) for axis {i} "
+                                 f"(shape {self.shape})")
+        if all(b == 0 and a == 0 for b, a in config):
+            return self
+        if self.mask is not None and not _same_fill(self.fill, fill):
+            return None
+        box = self.valid_box()
+        offset = self.offset
+        shape, mask = [], []
+        for (b, a), n, s, (lo, hi) in zip(config, self.shape, self.strides, box):
+            shape.append(n + b + a)
+            offset -= b * s
+            mask.append((lo + b, hi + b) if hi > lo else (0, 0))
+        return View(shape, self.strides, offset, mask, fill)
+
+    @staticmethod
+    def as_strided(shape, strides, Py_ssize_t offset, Py_ssize_t buffer_size):
+        """A view of any strides over a buffer of ``buffer_size`` elements, bounds-checked."""
+        shape = _as_int_tuple(shape, "shape")
+        strides = _as_int_tuple(strides, "strides")
+        if len(shape) != len(strides):
+            raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
+        if any(n < 0 for n in shape):
+            raise ValueError(f"shape: negative dimension in {shape}")
+        if offset < 0 or (offset >= buffer_size and _prod(shape) != 0):
+            raise ValueError(f"offset: {offset} is outside the buffer of {buffer_size} elements")
+        # Python ints: no overflow while checking the extent of huge strides.
+        lo = hi = offset
+        if _prod(shape) != 0:
+            for n, s in zip(shape, strides):
+                lo += min(0, (n - 1) * s)
+                hi += max(0, (n - 1) * s)
+            if lo < 0 or hi >= buffer_size:
+                raise ValueError(
+                    f"strides: shape {shape} with strides {strides} and offset {offset} would "
+                    f"reach elements {lo}..{hi}, outside the buffer of {buffer_size} elements")
+        return View(shape, strides, offset)
+
+
+def _same_fill(a, b):
+    if a is None or b is None:
+        return a is b
+    try:
+        if a != a and b != b:  # both NaN
+            return True
+        return bool(a == b) and type(a) is type(b)
+    except Exception:
+        return False
+
+
+def _canonical_mask(shape, mask):
+    if mask is None:
+        return None
+    mask = tuple((int(lo), int(hi)) for lo, hi in mask)
+    if len(mask) != len(shape):
+        raise ValueError(f"mask: {mask} must have one (lo, hi) pair per axis of shape {shape}")
+    if all(lo == 0 and hi == n for (lo, hi), n in zip(mask, shape)):
+        return None
+    for (lo, hi), n in zip(mask, shape):
+        if not (0 <= lo <= n and 0 <= hi <= n):
+            raise ValueError(f"mask: {mask} out of range for shape {shape}")
+    return mask
+
+
+def _pairs(config, nd, name, shape):
+    """One (int, int) pair per axis."""
+    try:
+        pairs = tuple((int(a), int(b)) for a, b in config)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected one (int, int) pair per axis, got {config!r}") from None
+    if len(pairs) != nd:
+        raise ValueError(f"{name}: {len(pairs)} pairs given for a tensor of shape {shape} "
+                         f"({nd} axes)")
+    return pairs
+
+
+def _reshape_strides(old_shape, old_strides, new_shape):
+    """Strides for a no-copy reshape (NumPy's algorithm), or None when a copy is needed."""
+    old = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
+    new_nz = [n for n in new_shape if n != 1]
+    new_strides_nz = []
+    oi = ni = 0
+    while oi < len(old) and ni < len(new_nz):
+        op, np_ = old[oi][0], new_nz[ni]
+        oj, nj = oi + 1, ni + 1
+        while op != np_:
+            if np_ < op:
+                np_ *= new_nz[nj]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        st = old[oj - 1][1]
+        chunk = []
+        for k in range(nj - 1, ni - 1, -1):
+            chunk.append(st)
+            st *= new_nz[k]
+        new_strides_nz.extend(reversed(chunk))
+        oi, ni = oj, nj
+    it = iter(new_strides_nz)
+    out = []
+    for n in new_shape:
+        out.append(0 if n == 1 else next(it))
+    return tuple(out)
+
+
+def materialize(Buffer buf, View view):
+    """A new C-contiguous Buffer holding the elements of ``view`` over ``buf`` (fill included)."""
+    n = view.size
+    out = Buffer(n, buf.dtype, False)
+    if n == 0:
+        return out
+    dst_strides = c_strides(view.shape)
+    if view.mask is None:
+        strided.copy_strided(buf, view.offset, view.shape, view.strides, out, 0, dst_strides)
+        return out
+    strided.fill(out, view.fill)
+    box = view.mask
+    if any(hi <= lo for lo, hi in box):
+        return out
+    src_off = view.offset + sum(lo * s for (lo, _), s in zip(box, view.strides))
+    dst_off = sum(lo * s for (lo, _), s in zip(box, dst_strides))
+    strided.copy_strided(buf, src_off, [hi - lo for lo, hi in box], view.strides,
+                         out, dst_off, dst_strides)
+    return out
+
+
+def copy_into(Buffer src, View src_view, Buffer dst, View dst_view):
+    """Write the elements of ``src_view`` into the (unmasked) ``dst_view`` of ``dst``."""
+    if dst_view.mask is not None:
+        raise ValueError("dst: cannot write into a padded (masked) view")
+    if src_view.shape != dst_view.shape:
+        raise ValueError(f"src: shape {src_view.shape} differs from dst's {dst_view.shape}")
+    if src_view.mask is not None:
+        tmp = materialize(src, src_view)
+        src, src_view = tmp, View.contiguous(src_view.shape)
+    strided.copy_strided(src, src_view.offset, src_view.shape, src_view.strides,
+                         dst, dst_view.offset, dst_view.strides)

@@ -1,0 +1,304 @@
+"""Implementations of the primitives on concrete Tensors (the NumPy + Cython backend).
+
+Movement ops are View metadata over the same Buffer (no data moves); elementwise math,
+reductions and matmul run NumPy's loops and BLAS on zero-copy ndarray views of our buffers;
+gather/scatter, fold/unfold and threefry run the typed kernels of ``nx_rune._kernels``.
+Operands arrive already checked and promoted by the front end (``nx_rune.ops``): binary
+primitives get equal shapes and dtypes.
+
+Parameters of each primitive (positional operands; keyword parameters):
+  buffer(shape, dtype)  const_scalar(value, dtype)  const_array(array)
+  contiguous(x)  copy(x)  assign(dst, src)
+  unary(x)  binary(a, b)  where(cond, x, y)  cast(x, dtype)
+  reshape(x, shape)  expand(x, shape)  permute(x, axes)  pad(x, config, fill)
+  shrink(x, limits)  flip(x, axes)  as_strided(x, shape, strides, offset)  cat(*xs, axis)
+  reduce_sum/reduce_max/reduce_prod(x, axes, keepdims)  argmax(x, axis, keepdims)
+  associative_scan(x, axis, op)  with op in {"sum", "prod", "max", "min"}
+  gather(data, indices, axis)  scatter(template, indices, updates, axis, mode)
+  matmul(a, b)  unfold(x, kernel_size, stride, dilation, padding)
+  fold(cols, output_size, kernel_size, stride, dilation, padding)  threefry(key, counter)
+"""
+import warnings
+
+import numpy as np
+
+from nx_rune import primitives as P
+from nx_rune._kernels.buffer import Buffer
+from nx_rune._kernels.view import View, copy_into, materialize
+from nx_rune.tensor import Tensor
+
+_wrap = Tensor._wrap
+# NumPy's floating-point warnings (overflow to inf, log of 0, ...) are attributed to the frame
+# that called the ufunc, i.e. this module: silence them here only (results are IEEE, as in JAX)
+# without paying for an np.errstate on every call.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\.backend")
+
+
+def _out(arr):
+    """Wrap a NumPy result (always C-contiguous and fresh from a ufunc) as a Tensor."""
+    if not isinstance(arr, np.ndarray):
+        arr = np.asarray(arr)
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return _wrap(arr)
+
+
+def _on_view(x, view):
+    return Tensor(x.buffer, view)
+
+
+def _dense(x):
+    """``x`` with an unmasked view (materialized when padded)."""
+    if x.view.mask is None:
+        return x
+    return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
+
+
+# -- memory and constants ------------------------------------------------------------------
+
+@P.buffer_p.def_impl
+def _buffer(*, shape, dtype):
+    shape = tuple(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    return Tensor(Buffer(n, dtype), View.contiguous(shape))
+
+
+@P.const_scalar_p.def_impl
+def _const_scalar(*, value, dtype):
+    return _wrap(np.array(value, dtype=dtype))
+
+
+@P.const_array_p.def_impl
+def _const_array(*, array):
+    return _wrap(np.array(array, order="C", copy=True))
+
+
+@P.contiguous_p.def_impl
+def _contiguous(x):
+    if x._arr is not None and x._view is None:
+        return x
+    if x.view.is_contiguous:
+        return x
+    return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
+
+
+@P.copy_p.def_impl
+def _copy(x):
+    return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
+
+
+@P.assign_p.def_impl
+def _assign(dst, src):
+    view = dst.view
+    if any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides)):
+        raise ValueError(f"dst: cannot assign into a broadcast view (shape {view.shape}, "
+                         f"strides {view.strides}): its elements share memory")
+    if dst.buffer.readonly:
+        raise ValueError("dst: the tensor's memory is read-only")
+    copy_into(src.buffer, src.view, dst.buffer, view)
+    dst._arr = None if dst._view is not None else dst._arr
+    return dst
+
+
+# -- elementwise -----------------------------------------------------------------------------
+
+def _unary(prim, ufunc):
+    def impl(x):
+        return _out(ufunc(x._np()))
+    impl.__name__ = f"_{prim.name}"
+    prim.def_impl(impl)
+
+
+def _binary(prim, ufunc):
+    def impl(a, b):
+        return _out(ufunc(a._np(), b._np()))
+    impl.__name__ = f"_{prim.name}"
+    prim.def_impl(impl)
+
+
+for _prim, _ufunc in [(P.neg_p, np.negative), (P.log2_p, np.log2), (P.exp2_p, np.exp2),
+                      (P.sin_p, np.sin), (P.sqrt_p, np.sqrt), (P.recip_p, np.reciprocal),
+                      (P.exp_p, np.exp), (P.log_p, np.log), (P.cos_p, np.cos),
+                      (P.tanh_p, np.tanh), (P.log1p_p, np.log1p), (P.expm1_p, np.expm1)]:
+    _unary(_prim, _ufunc)
+
+for _prim, _ufunc in [(P.add_p, np.add), (P.mul_p, np.multiply), (P.fdiv_p, np.true_divide),
+                      (P.max_p, np.maximum), (P.cmplt_p, np.less), (P.cmpne_p, np.not_equal),
+                      (P.xor_p, np.bitwise_xor), (P.or_p, np.bitwise_or),
+                      (P.and_p, np.bitwise_and)]:
+    _binary(_prim, _ufunc)
+
+
+@P.pow_p.def_impl
+def _pow(a, b):
+    an, bn = a._np(), b._np()
+    if an.dtype.kind in "iu" and bn.dtype.kind == "i" and (bn < 0).any():
+        raise ValueError("power: integers to negative integer powers are not allowed")
+    return _out(np.power(an, bn))
+
+
+def _check_int_divisor(b, name):
+    bn = b._np()
+    if bn.dtype.kind in "iub" and not bn.all():
+        raise ZeroDivisionError(f"{name}: integer division by zero")
+
+
+@P.idiv_p.def_impl
+def _idiv(a, b):
+    """Floor division (NumPy's ``//``): rounds toward minus infinity."""
+    _check_int_divisor(b, "floor_divide")
+    return _out(np.floor_divide(a._np(), b._np()))
+
+
+@P.mod_p.def_impl
+def _mod(a, b):
+    """Floored modulo (NumPy's ``%``): the result has the sign of the divisor."""
+    _check_int_divisor(b, "mod")
+    return _out(np.remainder(a._np(), b._np()))
+
+
+@P.where_p.def_impl
+def _where(cond, x, y):
+    return _out(np.where(cond._np(), x._np(), y._np()))
+
+
+@P.cast_p.def_impl
+def _cast(x, *, dtype):
+    return _out(x._np().astype(dtype))
+
+
+# -- movement (metadata only) ----------------------------------------------------------------
+
+@P.reshape_p.def_impl
+def _reshape(x, *, shape):
+    view = x.view.reshape(shape)
+    if view is None:
+        x = P.copy_p.impl(x)
+        view = x.view.reshape(shape)
+    return _on_view(x, view)
+
+
+@P.expand_p.def_impl
+def _expand(x, *, shape):
+    return _on_view(x, x.view.expand(shape))
+
+
+@P.permute_p.def_impl
+def _permute(x, *, axes):
+    return _on_view(x, x.view.permute(axes))
+
+
+@P.pad_p.def_impl
+def _pad(x, *, config, fill):
+    fill = np.array(fill, dtype=x.dtype).item()
+    view = x.view.pad(config, fill)
+    if view is None:
+        x = P.copy_p.impl(x)
+        view = x.view.pad(config, fill)
+    return _on_view(x, view)
+
+
+@P.shrink_p.def_impl
+def _shrink(x, *, limits):
+    return _on_view(x, x.view.shrink(limits))
+
+
+@P.flip_p.def_impl
+def _flip(x, *, axes):
+    return _on_view(x, x.view.flip(axes))
+
+
+@P.as_strided_p.def_impl
+def _as_strided(x, *, shape, strides, offset):
+    x = _dense(x)
+    return _on_view(x, View.as_strided(shape, strides, offset, x.buffer.size))
+
+
+@P.cat_p.def_impl
+def _cat(*xs, axis):
+    return _out(np.concatenate([x._np() for x in xs], axis=axis))
+
+
+# -- reductions and scans ----------------------------------------------------------------------
+
+@P.reduce_sum_p.def_impl
+def _reduce_sum(x, *, axes, keepdims):
+    a = x._np()
+    return _out(np.sum(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
+
+
+@P.reduce_prod_p.def_impl
+def _reduce_prod(x, *, axes, keepdims):
+    a = x._np()
+    return _out(np.prod(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
+
+
+@P.reduce_max_p.def_impl
+def _reduce_max(x, *, axes, keepdims):
+    a = x._np()
+    axes = tuple(axes)
+    if a.size == 0 and (not axes or any(a.shape[i] == 0 for i in axes)):
+        raise ValueError(f"max: reduction over an empty axis of shape {a.shape} has no identity")
+    return _out(np.max(a, axis=axes, keepdims=keepdims))
+
+
+@P.argmax_p.def_impl
+def _argmax(x, *, axis, keepdims):
+    a = x._np()
+    if a.size == 0:
+        raise ValueError(f"argmax: attempt to get the argmax of an empty tensor of shape {a.shape}")
+    out = np.argmax(a, axis=axis, keepdims=keepdims)
+    return _out(np.asarray(out, dtype=np.int32))
+
+
+_SCANS = {"sum": np.cumsum, "prod": np.cumprod,
+          "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+
+
+@P.associative_scan_p.def_impl
+def _associative_scan(x, *, axis, op):
+    a = x._np()
+    if op in ("sum", "prod"):
+        return _out(_SCANS[op](a, axis=axis, dtype=a.dtype))
+    return _out(_SCANS[op](a, axis=axis))
+
+
+# -- linear algebra ---------------------------------------------------------------------------
+
+@P.matmul_p.def_impl
+def _matmul(a, b):
+    return _out(np.matmul(a._np(), b._np()))
+
+
+# -- typed kernels: gather/scatter, windows, threefry ---------------------------------------------
+
+@P.gather_p.def_impl
+def _gather(data, indices, *, axis):
+    from nx_rune._kernels import gather as K
+    return _out(K.gather(data._np(), indices._np(), axis))
+
+
+@P.scatter_p.def_impl
+def _scatter(template, indices, updates, *, axis, mode):
+    from nx_rune._kernels import gather as K
+    return _out(K.scatter(template._np(), indices._np(), updates._np(), axis, mode))
+
+
+@P.unfold_p.def_impl
+def _unfold(x, *, kernel_size, stride, dilation, padding):
+    from nx_rune._kernels import fold as K
+    return _out(K.unfold(x._np(), kernel_size, stride, dilation, padding))
+
+
+@P.fold_p.def_impl
+def _fold(cols, *, output_size, kernel_size, stride, dilation, padding):
+    from nx_rune._kernels import fold as K
+    return _out(K.fold(cols._np(), output_size, kernel_size, stride, dilation, padding))
+
+
+@P.threefry_p.def_impl
+def _threefry(key, counter):
+    from nx_rune._kernels import threefry as K
+    return _out(K.threefry_2x32(key._np(), counter._np()))

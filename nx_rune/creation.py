@@ -1,0 +1,186 @@
+"""Making tensors: from Python/NumPy data (``asarray``, ``array``) and from shapes (``zeros``...).
+
+Python data follows JAX's x32 defaults: floats become float32, ints int32 (int64 when they do
+not fit), complex numbers complex64.  NumPy arrays keep their dtype, and ``asarray`` of a
+C-contiguous ndarray shares its memory.
+"""
+import operator
+
+import numpy as np
+
+from nx_rune import dtypes
+from nx_rune._kernels.buffer import Buffer, zeros_buffer
+from nx_rune._kernels.view import View
+from nx_rune.tensor import ArrayBase, Tensor
+
+__all__ = ["asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+           "full_like", "arange", "linspace", "eye", "normalize_shape"]
+
+_NARROW = {np.dtype(np.float64): dtypes.float32, np.dtype(np.complex128): dtypes.complex64}
+
+
+def normalize_shape(shape, name="shape"):
+    """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name}: expected an int or a sequence of ints, got {shape!r}") from None
+    if any(s < 0 for s in out):
+        raise ValueError(f"{name}: negative dimension in {out}")
+    return out
+
+
+def _python_data_to_ndarray(obj, dtype):
+    if dtype is not None:
+        return np.asarray(obj, dtype=dtypes.check_dtype(dtype))
+    try:
+        arr = np.asarray(obj)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"obj: cannot make a tensor from {type(obj).__name__}: {e}") from None
+    if arr.dtype == object:
+        raise TypeError(f"obj: cannot make a tensor from {type(obj).__name__} (ragged or "
+                        f"non-numeric data)")
+    if arr.dtype.kind in "US":
+        raise TypeError(f"obj: cannot make a tensor from strings ({arr.dtype})")
+    if arr.dtype in _NARROW:
+        return arr.astype(_NARROW[arr.dtype])
+    if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
+        return arr.astype(np.int32)
+    return arr
+
+
+def asarray(obj, dtype=None):
+    """A tensor of ``obj``; zero-copy for a C-contiguous ndarray of a supported dtype.
+
+    ``obj``: a Tensor, ndarray, Python scalar or nested sequence, or anything with
+    ``__array__``.  ``dtype``: converts when given.
+    """
+    if isinstance(obj, ArrayBase):
+        if dtype is None or np.dtype(dtype) == obj.dtype:
+            return obj
+        from nx_rune import ops
+        return ops.astype(obj, dtype)
+    if isinstance(obj, np.ndarray):
+        arr = obj
+        if dtype is not None:
+            arr = arr.astype(dtypes.check_dtype(dtype), copy=False)
+        else:
+            dtypes.check_dtype(arr.dtype, "obj")
+            if not arr.dtype.isnative:
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+    elif isinstance(obj, np.generic):
+        arr = np.asarray(obj, dtype=None if dtype is None else dtypes.check_dtype(dtype))
+    else:
+        arr = _python_data_to_ndarray(obj, dtype)
+    dtypes.check_dtype(arr.dtype, "obj")
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return Tensor._wrap(arr)
+
+
+def array(obj, dtype=None):
+    """Like ``asarray`` but always copies."""
+    if isinstance(obj, ArrayBase):
+        from nx_rune import ops
+        return ops.copy(asarray(obj, dtype))
+    t = asarray(obj, dtype)
+    if isinstance(obj, np.ndarray) and np.shares_memory(t._np(), obj):
+        return Tensor._wrap(np.array(t._np(), copy=True))
+    return t
+
+
+def _dtype_or(dtype, default):
+    return default if dtype is None else dtypes.check_dtype(dtype)
+
+
+def zeros(shape, dtype=dtypes.float32):
+    """Zeros of ``shape``."""
+    shape = normalize_shape(shape)
+    dt = _dtype_or(dtype, dtypes.float32)
+    n = 1
+    for s in shape:
+        n *= s
+    return Tensor(zeros_buffer(n, dt), View.contiguous(shape))
+
+
+def empty(shape, dtype=dtypes.float32):
+    """Uninitialised memory of ``shape``."""
+    shape = normalize_shape(shape)
+    dt = _dtype_or(dtype, dtypes.float32)
+    n = 1
+    for s in shape:
+        n *= s
+    return Tensor(Buffer(n, dt), View.contiguous(shape))
+
+
+def full(shape, fill_value, dtype=None):
+    """``fill_value`` everywhere in ``shape``; dtype defaults to the fill value's."""
+    shape = normalize_shape(shape)
+    if dtype is None:
+        dt = (dtypes.check_dtype(np.asarray(fill_value).dtype) if isinstance(fill_value, np.ndarray)
+              else dtypes.scalar_dtype(fill_value) if np.ndim(fill_value) == 0
+              else asarray(fill_value).dtype)
+    else:
+        dt = dtypes.check_dtype(dtype)
+    return Tensor._wrap(np.full(shape, np.asarray(fill_value), dtype=dt))
+
+
+def ones(shape, dtype=dtypes.float32):
+    """Ones of ``shape``."""
+    return full(shape, 1, _dtype_or(dtype, dtypes.float32))
+
+
+def zeros_like(x, dtype=None):
+    """Zeros with ``x``'s shape and (by default) dtype."""
+    return zeros(np.shape(x) if not isinstance(x, ArrayBase) else x.shape,
+                 _dtype_or(dtype, _dtype_of(x)))
+
+
+def ones_like(x, dtype=None):
+    """Ones with ``x``'s shape and (by default) dtype."""
+    return ones(x.shape if isinstance(x, ArrayBase) else np.shape(x), _dtype_or(dtype, _dtype_of(x)))
+
+
+def full_like(x, fill_value, dtype=None):
+    """``fill_value`` with ``x``'s shape and (by default) dtype."""
+    return full(x.shape if isinstance(x, ArrayBase) else np.shape(x), fill_value,
+                _dtype_or(dtype, _dtype_of(x)))
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, ArrayBase) else asarray(x).dtype
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """``[start, stop)`` by ``step``, as ``numpy.arange``; ints give int32, floats float32."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("step: must not be zero")
+    arr = np.arange(start, stop, step)
+    if dtype is None:
+        arr = _python_data_to_ndarray(arr.tolist() if arr.size < 1 else arr, None) \
+            if arr.dtype.kind in "fi" else arr
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
+            arr = arr.astype(np.int32)
+    else:
+        arr = np.arange(start, stop, step, dtype=dtypes.check_dtype(dtype))
+    return Tensor._wrap(np.ascontiguousarray(arr))
+
+
+def linspace(start, stop, num=50, dtype=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 default)."""
+    if num < 0:
+        raise ValueError(f"num: must be >= 0, got {num}")
+    return Tensor._wrap(np.linspace(start, stop, num, dtype=_dtype_or(dtype, dtypes.float32)))
+
+
+def eye(n, m=None, dtype=dtypes.float32):
+    """The (n, m) identity matrix (ones on the diagonal)."""
+    if n < 0 or (m is not None and m < 0):
+        raise ValueError(f"n, m: must be >= 0, got n={n}, m={m}")
+    return Tensor._wrap(np.eye(n, m, dtype=_dtype_or(dtype, dtypes.float32)))

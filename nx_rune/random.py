@@ -1,0 +1,623 @@
+"""Counter-based random numbers with JAX semantics: ``nx.random``.
+
+The streams are bit-for-bit those of **JAX 0.10.2** ``jax.random`` in its default
+configuration: the ``threefry2x32`` implementation, ``jax_threefry_partitionable=True``
+(the default since JAX 0.5.0), legacy raw ``uint32[2]`` keys, and x32 mode (seeds
+canonicalised to 32 bits; default dtypes float32 / int32 / uint32). Asking explicitly for
+float64, int64 or uint64 gives the values JAX computes for those dtypes in x64 mode.
+
+Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform``,
+``randint``, ``bernoulli``, ``permutation``, ``choice`` and ``threefry_2x32``.  Where JAX's
+result goes through XLA's own transcendental functions (``log``, ``log1p``, ``erf``) ours
+uses NumPy's, so ``normal``, ``truncated_normal``, ``gumbel`` and ``categorical``'s Gumbel
+noise agree with JAX to about one float32 ulp (``normal`` uses JAX's own erfinv polynomial).
+
+A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
+returns Tensors. Sampling works on concrete values: nothing here is differentiable.
+"""
+import math
+import operator
+
+import numpy as np
+
+from nx_rune import primitives as _P
+from nx_rune._kernels import threefry as _K
+
+__all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
+           "truncated_normal", "randint", "bernoulli", "categorical", "permutation",
+           "choice", "gumbel", "threefry_2x32"]
+
+_U32 = np.dtype(np.uint32)
+_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
+         64: np.dtype(np.uint64)}
+_SQRT2 = math.sqrt(2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# conversions at the boundary
+# ---------------------------------------------------------------------------------------------
+
+def _tensor_cls():
+    from nx_rune.tensor import Tensor
+    return Tensor
+
+
+def _out(arr):
+    """Wrap a NumPy result as a Tensor (C-contiguous, no copy when it already is)."""
+    return _tensor_cls()._wrap(np.ascontiguousarray(arr))
+
+
+def _np(x, name):
+    """A concrete NumPy view of a Tensor, ndarray, scalar or nested list ``x``."""
+    from nx_rune.tensor import ArrayBase, Tensor
+    if isinstance(x, Tensor):
+        return x.numpy()
+    if isinstance(x, ArrayBase):
+        raise TypeError(f"{name}: nx.random needs concrete values, got a traced "
+                        f"{type(x).__name__}")
+    return np.asarray(x)
+
+
+def _key_words(k, name="key"):
+    """The two uint32 words of a single raw key, as Python ints; raise naming ``name``."""
+    arr = _np(k, name)
+    if arr.dtype != _U32:
+        raise TypeError(f"{name} must be a PRNG key: a uint32 array of shape (2,), "
+                        f"got dtype {arr.dtype}")
+    if arr.ndim == 0 or arr.shape[-1] != 2:
+        raise TypeError(f"{name} must be a PRNG key: a uint32 array of shape (2,), "
+                        f"got shape {arr.shape}")
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a single key of shape (2,), got a batch of keys "
+                         f"of shape {arr.shape}")
+    return int(arr[0]), int(arr[1])
+
+
+def _shape(shape, name="shape"):
+    """A shape tuple of non-negative ints (a bare int means a 1-D shape)."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{name} must be a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{name} must have non-negative sizes, got {shape}")
+    return shape
+
+
+def _dtype(dtype, kinds, name, what):
+    dt = np.dtype(dtype)
+    if dt.kind not in kinds:
+        raise ValueError(f"{name} of {what} must be {_KIND_NAMES[kinds]}, got {dt}")
+    return dt
+
+
+_KIND_NAMES = {"u": "an unsigned integer dtype", "f": "a float dtype",
+               "fc": "a float or complex dtype", "iu": "an integer dtype"}
+
+
+def _check_param_shape(fn, shape, *params):
+    """JAX's rule: the parameters broadcast to ``shape`` and broadcasting leaves it unchanged."""
+    try:
+        out = np.broadcast_shapes(shape, *(np.shape(p) for p in params))
+    except ValueError:
+        out = None
+    if out != shape:
+        raise ValueError(f"{fn}: parameter shapes {[np.shape(p) for p in params]} must "
+                         f"broadcast to the shape argument {shape}")
+
+
+def _size(shape):
+    return math.prod(shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# algorithms on key words (k0, k1): pure NumPy over the Threefry kernel
+# ---------------------------------------------------------------------------------------------
+
+def _seed_words(seed):
+    """JAX x32 seeding: int64(seed), canonicalised to 32 bits, as [hi32 = 0, lo32]."""
+    if isinstance(seed, (bool, np.bool_)):
+        seed = int(seed)
+    if isinstance(seed, int):
+        if not -2**63 <= seed < 2**63:
+            raise OverflowError(f"seed must fit in int64, got {seed}")
+        return 0, seed & 0xFFFFFFFF
+    arr = np.asarray(seed)
+    if arr.ndim != 0 or arr.dtype.kind not in "biu":
+        raise TypeError(f"seed must be an integer scalar, got {arr.dtype} of shape {arr.shape}")
+    return 0, int(arr) & 0xFFFFFFFF
+
+
+def _random_bits(k, nbits, shape):
+    """Partitionable ``random_bits``: element i hashes counter (i >> 32, i & 0xFFFFFFFF)."""
+    n = _size(shape)
+    if nbits == 64:
+        out = _K.iota_bits64(k[0], k[1], n)
+    else:
+        out = _K.iota_bits32(k[0], k[1], n)
+        if nbits < 32:
+            out = out.astype(_UINT[nbits])      # keeps the low bits, as XLA's convert
+    return out.reshape(shape)
+
+
+def _split(k, shape):
+    """Partitionable split: new key i is the block of counter (0, i) = fold_in(key, i)."""
+    return _K.iota_pairs(k[0], k[1], _size(shape)).reshape(*shape, 2)
+
+
+def _split2(k):
+    pairs = _K.iota_pairs(k[0], k[1], 2)
+    return (int(pairs[0, 0]), int(pairs[0, 1])), (int(pairs[1, 0]), int(pairs[1, 1]))
+
+
+def _fold_in(k, data):
+    y0, y1 = _K.threefry2x32_block(k[0], k[1], np.zeros(1, _U32), np.array([data], _U32))
+    return np.array([y0[0], y1[0]], dtype=_U32)
+
+
+def _fma_round(a, b, c, dtype):
+    """``a * b + c`` rounded once to ``dtype`` (float16/32): float64 holds a*b exactly."""
+    return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dtype)
+
+
+def _unit_floats(k, shape, dtype):
+    """Floats in [0, 1) from the top mantissa bits: bitcast((b >> (nbits - nmant)) | 1.0) - 1."""
+    info = np.finfo(dtype)
+    nbits, nmant = info.bits, info.nmant
+    b = _random_bits(k, nbits, shape)
+    b >>= _UINT[nbits].type(nbits - nmant)
+    b |= np.array(1.0, dtype).view(_UINT[nbits])
+    f = b.view(dtype)
+    f -= dtype.type(1.0)
+    return f
+
+
+def _uniform(k, shape, dtype, minval=0.0, maxval=1.0):
+    """``max(minval, floats * (maxval - minval) + minval)`` with XLA:CPU's fused multiply-add."""
+    floats = _unit_floats(k, shape, dtype)
+    lo = np.asarray(minval).astype(dtype)
+    hi = np.asarray(maxval).astype(dtype)
+    if lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1 and not np.signbit(lo):
+        return floats                       # fma(f, 1, 0) == f and f >= 0
+    span = hi - lo
+    if dtype.itemsize < 8:
+        scaled = _fma_round(floats, span, lo, dtype)
+    else:
+        scaled = floats * span + lo
+    return np.maximum(lo, scaled).reshape(shape)
+
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), as XLA evaluates it:
+# Horner in t, highest degree first.  float32: t = w - 2.5 if w < 5 else sqrt(w) - 3.
+_ERFINV32 = (
+    (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+     -0.00125372503, -0.00417768164, 0.246640727, 1.50140941),
+    (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+     -0.0076224613, 0.00943887047, 1.00167406, 2.83297682),
+)
+# float64: t = w - 3.125 if w < 6.25; sqrt(w) - 3.25 if w < 16; else sqrt(w) - 5.
+_ERFINV64 = (
+    (-3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+     1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+     6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+     2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+     1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+     4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+     0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+     0.24015818242558961693, 1.6536545626831027356),
+    (2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+     1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+     2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+     6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+     0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+     -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+     3.0838856104922207635),
+    (-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+     -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+     2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+     -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+     7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+     1.0103004648645343977, 4.8499064014085844221),
+)
+
+
+def _horner_fma32(t, coeffs_by_branch, branch):
+    """float32 Horner with every step ``p * t + c`` fused (rounded once), per-element branch."""
+    t64 = t.astype(np.float64)
+    p = np.choose(branch, [np.float32(c[0]) for c in coeffs_by_branch])
+    for i in range(1, len(coeffs_by_branch[0])):
+        c = np.choose(branch, [np.float64(np.float32(cs[i])) for cs in coeffs_by_branch])
+        p = (p.astype(np.float64) * t64 + c).astype(np.float32)
+    return p
+
+
+def _erfinv32(x):
+    x = np.asarray(x, np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(x * -x)
+        small = w < np.float32(5)
+        t = np.where(small, w - np.float32(2.5), np.sqrt(w) - np.float32(3))
+        p = _horner_fma32(t, _ERFINV32, (~small).astype(np.intp))
+        return np.where(np.abs(x) == 1, x * np.float32(np.inf), p * x)
+
+
+def _erfinv64(x):
+    x = np.asarray(x, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(x * -x)
+        root = np.sqrt(w)
+        branch = np.where(w < 6.25, 0, np.where(w < 16, 1, 2))
+        t = np.choose(branch, [w - 3.125, root - 3.25, root - 5.0])
+        degree = max(len(c) for c in _ERFINV64)
+        padded = [(0.0,) * (degree - len(c)) + c for c in _ERFINV64]   # leading zeros: exact
+        p = np.zeros_like(x)
+        for i in range(degree):
+            p = p * t + np.choose(branch, [c[i] for c in padded])
+        return np.where(np.abs(x) == 1, x * np.inf, p * x)
+
+
+def _erfinv(x, dtype):
+    if dtype == np.float64:
+        return _erfinv64(x)
+    return _erfinv32(x.astype(np.float32)).astype(dtype)
+
+
+def _normal_real(k, shape, dtype):
+    lo = np.nextafter(dtype.type(-1), dtype.type(0))
+    u = _uniform(k, shape, dtype, lo, 1.0)
+    return (dtype.type(_SQRT2) * _erfinv(u, dtype)).astype(dtype)
+
+
+def _normal(k, shape, dtype):
+    if dtype.kind != "c":
+        return _normal_real(k, shape, dtype)
+    real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    k_re, k_im = _split2(k)
+    re = _normal_real(k_re, shape, real).astype(dtype)
+    im = _normal_real(k_im, shape, real).astype(dtype)
+    return ((re + 1j * im) / dtype.type(_SQRT2)).astype(dtype)
+
+
+def _gumbel(k, shape, dtype):
+    tiny = np.finfo(dtype).tiny
+    u = _uniform(k, shape, dtype, tiny, 1.0)
+    with np.errstate(divide="ignore"):
+        return -np.log(-np.log(u))
+
+
+def _clip_to(val, dtype):
+    """Integer ``val`` clipped (not wrapped) into ``dtype``'s range, converted to ``dtype``."""
+    info, src = np.iinfo(dtype), np.iinfo(val.dtype)
+    return np.clip(val, max(info.min, src.min), min(info.max, src.max)).astype(dtype)
+
+
+def _urem(a, n):
+    """XLA's unsigned remainder: ``a % 0 == a``."""
+    safe = np.where(n == 0, 1, n).astype(n.dtype)
+    return np.where(n == 0, a, a % safe)
+
+
+def _int_param(x, name):
+    arr = _np(x, name)
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int32)
+    if arr.dtype.kind not in "iu":
+        if isinstance(x, float) or arr.dtype.kind == "f":
+            return arr.astype(np.int64) if arr.dtype == np.float64 and not isinstance(
+                x, float) else arr.astype(np.int32)
+        raise TypeError(f"{name} must be an integer, got {arr.dtype}")
+    if isinstance(x, int) and arr.dtype == np.int64 and -2**31 <= x < 2**31:
+        return arr.astype(np.int32)         # a Python int is weakly typed: int32 in x32
+    return arr
+
+
+def _randint(k, shape, minval, maxval, dtype):
+    """JAX's randint: two words of bits per value, reduced modulo the span (biased, as JAX)."""
+    nbits = dtype.itemsize * 8
+    udtype = _UINT[nbits]
+    info = np.iinfo(dtype)
+    out_of_range = maxval > info.max
+    lo = _clip_to(minval, dtype)
+    hi = _clip_to(maxval, dtype)
+    k1, k2 = _split2(k)
+    higher = _random_bits(k1, nbits, shape)
+    lower = _random_bits(k2, nbits, shape)
+    span = np.asarray(hi.astype(udtype) - lo.astype(udtype))       # wraps like XLA
+    span = np.where(hi <= lo, udtype.type(1), span)
+    span = np.where(out_of_range & (hi > lo), span + udtype.type(1), span).astype(udtype)
+    mult = _urem(np.asarray(udtype.type(1) << udtype.type(nbits // 2), udtype), span)
+    mult = _urem(mult * mult, span)
+    offset = _urem(_urem(higher, span) * mult + _urem(lower, span), span)
+    out = (np.broadcast_to(lo, shape).astype(udtype) + offset).astype(udtype)
+    return out.view(dtype).reshape(shape)
+
+
+def _shuffle(k, x, axis):
+    """Sort by fresh random uint32 keys (stable) for ceil(3 ln(size) / ln(2**32 - 1)) rounds."""
+    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        k, sub = _split2(k)
+        sort_keys = _random_bits(sub, 32, x.shape)
+        order = np.argsort(sort_keys, axis=axis, kind="stable")
+        x = np.take_along_axis(x, order, axis=axis)
+    return x
+
+
+def _permutation(k, x, axis, independent):
+    if x.ndim == 1 or independent:
+        return _shuffle(k, x, axis)
+    ind = _shuffle(k, np.arange(x.shape[axis], dtype=np.int32), 0)
+    return np.take(x, ind, axis=axis)
+
+
+def _axis(axis, ndim, name="axis"):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name} {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % ndim
+
+
+def _float_dtype_of(arr):
+    """JAX's promote_dtypes_inexact for a concrete array (x32: ints and bools give float32)."""
+    return arr.dtype if arr.dtype.kind in "fc" else np.dtype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------------------------
+
+def key(seed):
+    """A PRNG key from an integer seed: uint32 Tensor of shape (2,), ``[0, seed mod 2**32]``.
+
+    As JAX in x32 mode: the seed must fit in int64 (else OverflowError) and is wrapped to
+    32 bits, so ``key(-1)`` is ``[0, 4294967295]``.
+    """
+    return _out(np.array(_seed_words(seed), dtype=_U32))
+
+
+def PRNGKey(seed):
+    """The same key as ``key(seed)``: uint32 Tensor of shape (2,)."""
+    return key(seed)
+
+
+def split(key, num=2):
+    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or (*num, 2) for a tuple."""
+    k = _key_words(key)
+    return _out(_split(k, _shape(num, "num")))
+
+
+def fold_in(key, data):
+    """A new key from ``key`` and a 32-bit integer ``data``: uint32 Tensor of shape (2,)."""
+    k = _key_words(key)
+    arr = _np(data, "data")
+    if arr.ndim:
+        raise TypeError(f"data must be a scalar, got an array of shape {arr.shape}")
+    if arr.dtype.kind not in "biu":
+        raise TypeError(f"data must be an integer, got {arr.dtype}")
+    if isinstance(data, int) and not 0 <= data < 2**32:
+        raise OverflowError(f"data must be in [0, 2**32) as a Python int, got {data}")
+    return _out(_fold_in(k, int(arr.astype(np.uint64, casting="unsafe")) & 0xFFFFFFFF))
+
+
+def bits(key, shape=(), dtype=np.uint32):
+    """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64)."""
+    k = _key_words(key)
+    dt = _dtype(dtype, "u", "dtype", "bits")
+    return _out(_random_bits(k, dt.itemsize * 8, _shape(shape)))
+
+
+def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64).
+
+    ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``.
+    """
+    k = _key_words(key)
+    dt = _dtype(dtype, "f", "dtype", "uniform")
+    shape = _shape(shape)
+    lo, hi = _np(minval, "minval"), _np(maxval, "maxval")
+    _check_param_shape("uniform", shape, lo, hi)
+    return _out(_uniform(k, shape, dt, lo, hi))
+
+
+def normal(key, shape=(), dtype=np.float32):
+    """Standard normal samples (inverse CDF): Tensor of ``shape``, float or complex ``dtype``.
+
+    A complex sample has independent real and imaginary parts of variance 1/2 each.
+    """
+    k = _key_words(key)
+    dt = _dtype(dtype, "fc", "dtype", "normal")
+    return _out(_normal(k, _shape(shape), dt))
+
+
+def truncated_normal(key, lower, upper, shape=(), dtype=np.float32):
+    """Standard normal samples truncated to (lower, upper): Tensor of ``shape``, float ``dtype``.
+
+    ``lower``/``upper`` broadcast to ``shape``; ``shape=None`` means their broadcast shape.
+    """
+    k = _key_words(key)
+    dt = _dtype(dtype, "f", "dtype", "truncated_normal")
+    lo = _np(lower, "lower").astype(dt)
+    hi = _np(upper, "upper").astype(dt)
+    if shape is None:
+        shape = np.broadcast_shapes(lo.shape, hi.shape)
+    else:
+        shape = _shape(shape)
+        _check_param_shape("truncated_normal", shape, lo, hi)
+    sqrt2 = dt.type(_SQRT2)
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
+    b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
+    u = _uniform(k, shape, dt, a, b)
+    out = (sqrt2 * _erfinv(u, dt)).astype(dt)
+    return _out(np.clip(out, np.nextafter(lo, dt.type(np.inf)),
+                        np.nextafter(hi, dt.type(-np.inf))).astype(dt))
+
+
+def randint(key, shape, minval, maxval, dtype=np.int32):
+    """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype``.
+
+    ``minval``/``maxval`` broadcast to ``shape`` and are clipped to ``dtype``'s range
+    (``maxval`` one past it is allowed: ``randint(k, s, 0, 256, uint8)`` covers all bytes).
+    """
+    k = _key_words(key)
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu":
+        raise TypeError(f"dtype of randint must be an integer dtype, got {dt}")
+    shape = _shape(shape)
+    lo, hi = _int_param(minval, "minval"), _int_param(maxval, "maxval")
+    _check_param_shape("randint", shape, lo, hi)
+    if dt.itemsize < 4:
+        # JAX samples 8- and 16-bit integers as int32 and casts.
+        info = np.iinfo(dt)
+        lo = np.clip(lo.astype(np.int32), info.min, info.max)
+        hi = np.clip(hi.astype(np.int32), info.min, info.max + 1)
+        return _out(_randint(k, shape, lo, hi, np.dtype(np.int32)).astype(dt))
+    return _out(_randint(k, shape, lo, hi, dt))
+
+
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability ``p``: bool Tensor of ``shape`` (default p's).
+
+    ``p`` must be floating; a Python float is float32.
+    """
+    k = _key_words(key)
+    parr = _np(p, "p")
+    if isinstance(p, float):
+        parr = parr.astype(np.float32)
+    if parr.dtype.kind != "f":
+        raise TypeError(f"p of bernoulli must have a floating dtype, got {parr.dtype}")
+    if shape is None:
+        shape = parr.shape
+    else:
+        shape = _shape(shape)
+        _check_param_shape("bernoulli", shape, parr)
+    return _out(_uniform(k, shape, parr.dtype) < parr)
+
+
+def gumbel(key, shape=(), dtype=np.float32):
+    """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype``."""
+    k = _key_words(key)
+    dt = _dtype(dtype, "f", "dtype", "gumbel")
+    return _out(_gumbel(k, _shape(shape), dt))
+
+
+def categorical(key, logits, axis=-1, shape=None):
+    """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): int32 Tensor.
+
+    The result has ``shape`` (default: ``logits.shape`` without ``axis``); a longer ``shape``
+    draws that many independent batches.
+    """
+    k = _key_words(key)
+    arr = _np(logits, "logits")
+    if arr.dtype.kind != "f":
+        arr = arr.astype(_float_dtype_of(arr))
+    if arr.ndim == 0:
+        raise ValueError("logits must have at least one dimension")
+    axis = _axis(axis, arr.ndim) - arr.ndim                  # negative: counts from the end
+    batch = arr.shape[:arr.ndim + axis] + (arr.shape[axis + arr.ndim + 1:] if axis != -1
+                                           else ())
+    if shape is None:
+        shape = batch
+    else:
+        shape = _shape(shape)
+        _check_param_shape("categorical", shape, np.empty(batch))
+    prefix = shape[:len(shape) - len(batch)]
+    noise_shape = list(shape[len(shape) - len(batch):])
+    noise_shape.insert(axis % arr.ndim, arr.shape[axis])
+    noise = _gumbel(k, (*prefix, *noise_shape), arr.dtype)
+    scores = noise + arr.reshape((1,) * len(prefix) + arr.shape)
+    return _out(np.argmax(scores, axis=axis).astype(np.int32))
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of ``arange(x)`` (int x) or of ``x`` along ``axis``: Tensor.
+
+    With ``independent=True`` every 1-D slice along ``axis`` is shuffled on its own.
+    """
+    k = _key_words(key)
+    arr = _np(x, "x")
+    if arr.ndim == 0:
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"x must be an integer or an array, got {arr.dtype}")
+        return _out(_shuffle(k, np.arange(int(arr), dtype=np.int32), 0))
+    return _out(_permutation(k, arr, _axis(axis, arr.ndim), independent))
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    """Random draws from ``a`` (an array, or an int n for ``arange(n)``) along ``axis``.
+
+    Returns a Tensor of ``shape`` (for an array: ``a.shape`` with ``axis`` replaced by
+    ``shape``). ``p``: optional probabilities of the entries (1-D, length ``a.shape[axis]``).
+    """
+    k = _key_words(key)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape of choice must be a sequence, got {shape!r}")
+    shape = _shape(shape)
+    arr = _np(a, "a")
+    if isinstance(a, int):
+        arr = arr.astype(np.int32)
+    if arr.ndim == 0:
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"a must be an integer or an array, got {arr.dtype}")
+        n_inputs = int(arr)
+    else:
+        axis = _axis(axis, arr.ndim)
+        n_inputs = arr.shape[axis]
+    n_draws = _size(shape)
+    if n_draws == 0:
+        return _out(np.zeros(shape, dtype=arr.dtype))
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"cannot take a larger sample (size {n_draws}) than the population "
+                         f"(size {n_inputs}) when replace=False")
+    if p is None:
+        if replace:
+            ind = _randint(k, shape, np.asarray(0, np.int32), np.asarray(n_inputs, np.int32),
+                           np.dtype(np.int32))
+            result = ind if arr.ndim == 0 else np.take(arr, ind, axis=axis)
+        else:
+            pool = np.arange(n_inputs, dtype=np.int32) if arr.ndim == 0 else arr
+            perm = _permutation(k, pool, 0 if arr.ndim == 0 else axis, False)
+            result = np.take(perm, np.arange(n_draws), axis=0 if arr.ndim == 0 else axis)
+    else:
+        ind = _choice_index(k, _np(p, "p"), n_inputs, shape, n_draws, replace)
+        result = ind if arr.ndim == 0 else np.take(arr, ind, axis=axis)
+    if arr.ndim == 0:
+        return _out(result.reshape(shape))
+    return _out(result.reshape(arr.shape[:axis] + shape + arr.shape[axis + 1:]))
+
+
+def _choice_index(k, p, n_inputs, shape, n_draws, replace):
+    p = p.astype(_float_dtype_of(p))
+    if p.shape != (n_inputs,):
+        raise ValueError(f"p must be None or a 1-D array of the same size as a.shape[axis] "
+                         f"({n_inputs}), got shape {p.shape}")
+    if replace:
+        cdf = np.cumsum(p, dtype=p.dtype)
+        r = cdf[-1] * (p.dtype.type(1) - _uniform(k, shape, p.dtype))
+        return np.searchsorted(cdf, r).astype(np.int32)
+    with np.errstate(divide="ignore"):
+        g = _gumbel(k, (n_inputs,), p.dtype) + np.log(p)
+    # lax.top_k: largest first, ties to the lower index.
+    return np.argsort(-g, kind="stable")[:n_draws].astype(np.int32)
+
+
+def threefry_2x32(key, count):
+    """The raw Threefry-2x32 hash of a uint32 ``count`` array under ``key`` (uint32 (2,)).
+
+    As ``jax.extend.random.threefry_2x32``: returns a uint32 Tensor of ``count``'s shape.
+    Runs as the primitive ``threefry_p``.
+    """
+    _key_words(key)
+    if _np(key, "key").shape != (2,):
+        raise TypeError(f"key must be a uint32 array of shape (2,), got shape "
+                        f"{_np(key, 'key').shape}")
+    carr = _np(count, "count")
+    if carr.dtype != _U32:
+        raise TypeError(f"count must have dtype uint32, got {carr.dtype}")
+    key_t = key if isinstance(key, _tensor_cls()) else _out(_np(key, "key"))
+    count_t = count if isinstance(count, _tensor_cls()) else _out(carr)
+    return _P.bind(_P.threefry_p, key_t, count_t)

@@ -1,0 +1,287 @@
+"""Tensor = Buffer + View + dtype, and ``ArrayBase``, the operators shared with tracers.
+
+A Tensor is an immutable n-d value.  Its memory is a :class:`Buffer` (its own, or an ndarray's
+that it wraps without copying) seen through a :class:`View`.  Operators and methods all call the
+front end (``nx_rune.ops``), so the same code runs on Tensors and on autodiff tracers, which
+subclass :class:`ArrayBase` too.
+"""
+import numpy as np
+
+from nx_rune import dtypes
+from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
+from nx_rune._kernels.view import View, c_strides, materialize
+
+__all__ = ["ArrayBase", "Tensor", "is_array"]
+
+
+class ArrayBase:
+    """Operators and methods of every array-like value (Tensor and autodiff tracers).
+
+    Subclasses provide ``shape`` and ``dtype``.
+    """
+    __slots__ = ()
+    __array_priority__ = 1000
+    __hash__ = None
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    @property
+    def at(self):
+        """JAX-style functional updates: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ..."""
+        return _ops.IndexUpdateHelper(self)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index):
+        return _ops.getitem(self, index)
+
+    # arithmetic
+    def __add__(self, o): return _ops.add(self, o)
+    def __radd__(self, o): return _ops.add(o, self)
+    def __sub__(self, o): return _ops.subtract(self, o)
+    def __rsub__(self, o): return _ops.subtract(o, self)
+    def __mul__(self, o): return _ops.multiply(self, o)
+    def __rmul__(self, o): return _ops.multiply(o, self)
+    def __truediv__(self, o): return _ops.divide(self, o)
+    def __rtruediv__(self, o): return _ops.divide(o, self)
+    def __floordiv__(self, o): return _ops.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _ops.floor_divide(o, self)
+    def __mod__(self, o): return _ops.mod(self, o)
+    def __rmod__(self, o): return _ops.mod(o, self)
+    def __pow__(self, o): return _ops.power(self, o)
+    def __rpow__(self, o): return _ops.power(o, self)
+    def __matmul__(self, o): return _ops.matmul(self, o)
+    def __rmatmul__(self, o): return _ops.matmul(o, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __invert__(self): return _ops.bitwise_not(self)
+    def __and__(self, o): return _ops.bitwise_and(self, o)
+    def __rand__(self, o): return _ops.bitwise_and(o, self)
+    def __or__(self, o): return _ops.bitwise_or(self, o)
+    def __ror__(self, o): return _ops.bitwise_or(o, self)
+    def __xor__(self, o): return _ops.bitwise_xor(self, o)
+    def __rxor__(self, o): return _ops.bitwise_xor(o, self)
+    # comparisons
+    def __lt__(self, o): return _ops.less(self, o)
+    def __le__(self, o): return _ops.less_equal(self, o)
+    def __gt__(self, o): return _ops.greater(self, o)
+    def __ge__(self, o): return _ops.greater_equal(self, o)
+    def __eq__(self, o): return _ops.equal(self, o)
+    def __ne__(self, o): return _ops.not_equal(self, o)
+
+    # methods mirroring functions
+    def reshape(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return _ops.reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return _ops.transpose(self, axes or None)
+
+    def astype(self, dtype): return _ops.astype(self, dtype)
+    def sum(self, axis=None, keepdims=False): return _ops.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return _ops.mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return _ops.max(self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return _ops.min(self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return _ops.prod(self, axis, keepdims)
+    def var(self, axis=None, keepdims=False): return _ops.var(self, axis, keepdims=keepdims)
+    def std(self, axis=None, keepdims=False): return _ops.std(self, axis, keepdims=keepdims)
+    def argmax(self, axis=None, keepdims=False): return _ops.argmax(self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False): return _ops.argmin(self, axis, keepdims)
+    def flatten(self): return _ops.reshape(self, (-1,))
+    def ravel(self): return _ops.reshape(self, (-1,))
+    def squeeze(self, axis=None): return _ops.squeeze(self, axis)
+    def copy(self): return _ops.copy(self)
+    def dot(self, o): return _ops.dot(self, o)
+
+
+class Tensor(ArrayBase):
+    """An immutable n-d array.  Make one with ``nx.asarray``/``nx.array``/``nx.zeros``/..."""
+    __slots__ = ("_buf", "_view", "_arr", "__weakref__")
+
+    def __init__(self, buffer, view):
+        if not isinstance(buffer, Buffer) or not isinstance(view, View):
+            raise TypeError("Tensor(buffer, view): use nx.asarray to make a tensor")
+        self._buf = buffer
+        self._view = view
+        self._arr = None
+
+    @classmethod
+    def _wrap(cls, arr):
+        """Wrap a C-contiguous ndarray of a supported dtype without a copy (no checks)."""
+        t = cls.__new__(cls)
+        t._arr = arr
+        t._buf = None
+        t._view = None
+        return t
+
+    # -- storage ---------------------------------------------------------------------------
+    @property
+    def buffer(self):
+        if self._buf is None:
+            arr = self._arr
+            # a stride-0 constant keeps its one element in arr.base
+            self._buf = buffer_from_ndarray(arr if arr.flags.c_contiguous else arr.base)
+        return self._buf
+
+    @classmethod
+    def _broadcast_scalar(cls, value, dtype, shape):
+        """``value`` seen with ``shape`` through stride 0: one element of memory (a constant)."""
+        key = (type(value), value, dtype)
+        base = _SCALAR_BASES.get(key)
+        if base is None:
+            base = np.full(1, value, dtype=dtype)
+            base.flags.writeable = False
+            if len(_SCALAR_BASES) < 4096:
+                _SCALAR_BASES[key] = base
+        t = cls.__new__(cls)
+        t._arr = np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape))
+        t._buf = None
+        t._view = None
+        return t
+
+    @property
+    def view(self):
+        if self._view is None:
+            arr = self._arr
+            if arr.flags.c_contiguous:
+                self._view = View.contiguous(arr.shape)
+            else:  # a stride-0 constant (_broadcast_scalar): its data pointer is the buffer's
+                isz = arr.itemsize
+                self._view = View(arr.shape, tuple(s // isz for s in arr.strides), 0)
+        return self._view
+
+    def _np(self):
+        """An ndarray of this tensor's values: a zero-copy view unless the view is masked."""
+        arr = self._arr
+        if arr is None:
+            view, buf = self._view, self._buf
+            if view.mask is not None:
+                mat = materialize(buf, view)
+                arr = mat.as_ndarray(view.shape, c_strides(view.shape), 0)
+            else:
+                arr = buf.as_ndarray(view.shape, view.strides, view.offset)
+                if buf.readonly or _overlapping(view):
+                    arr.flags.writeable = False
+            self._arr = arr
+        return arr
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._arr.shape if self._arr is not None else self._view.shape
+
+    @property
+    def dtype(self):
+        return self._arr.dtype if self._arr is not None else self._buf.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return self._arr.size if self._arr is not None else self._view.size
+
+    @property
+    def strides(self):
+        """Strides in elements (0 on broadcast axes, negative on flipped ones)."""
+        if self._view is None:
+            return c_strides(self._arr.shape)
+        return self._view.strides
+
+    # -- conversion --------------------------------------------------------------------------
+    def numpy(self):
+        """The values as an ndarray; shares memory unless the view is padded."""
+        return self._np()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._np()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        if copy:
+            return arr.copy()
+        return arr
+
+    def __dlpack__(self, **kwargs):
+        return np.ascontiguousarray(self._np()).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item(): only a tensor of one element converts to a Python "
+                             f"scalar, this one has shape {self.shape}")
+        return self._np().reshape(()).item()
+
+    def tolist(self):
+        return self._np().tolist()
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                             f"use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self): return float(self.item())
+    def __int__(self): return int(self.item())
+    def __complex__(self): return complex(self.item())
+
+    def __index__(self):
+        if not dtypes.is_integer(self.dtype) or self.size != 1 or self.ndim != 0:
+            raise TypeError("only 0-d integer tensors can be used as an index")
+        return int(self.item())
+
+    def __repr__(self):
+        text = np.array_repr(self._np())
+        return "Tensor" + text[len("array"):] if text.startswith("array") else f"Tensor({text})"
+
+    def __str__(self):
+        return str(self._np())
+
+    def __reduce__(self):
+        return (_from_ndarray_copy, (np.array(self._np()),))
+
+
+def _from_ndarray_copy(arr):
+    return Tensor._wrap(np.ascontiguousarray(arr))
+
+
+_SCALAR_BASES = {}
+
+
+def _overlapping(view):
+    return any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides))
+
+
+def is_array(x):
+    """True for Tensors and autodiff tracers."""
+    return isinstance(x, ArrayBase)
+
+
+from nx_rune import ops as _ops  # noqa: E402  (ops imports this module)

@@ -1,0 +1,457 @@
+"""nx_rune._kernels.gather: gather / scatter against NumPy's along-axis functions."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nx_rune._kernels.gather import gather, scatter
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+          np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+INDEX_DTYPES = [np.int32, np.int64]
+MODES = ["set", "add", "mul", "max", "min"]
+NUMPY_AT = {"add": np.add.at, "mul": np.multiply.at, "max": np.maximum.at, "min": np.minimum.at}
+LAYOUTS = ["c", "f", "reversed", "strided", "broadcast"]
+
+
+# ---------------------------------------------------------------------------------------
+# Case generation
+# ---------------------------------------------------------------------------------------
+
+def with_layout(arr, layout):
+    """An array of arr's shape with the given memory layout.  "broadcast" changes the values
+    (a zero-stride repeat of the first slice of the last axis), so references must be computed
+    from the returned array, not from arr."""
+    if arr.ndim == 0 or arr.size == 0 or layout == "c":
+        return arr
+    if layout == "f":
+        return np.asfortranarray(arr)
+    if layout == "reversed":
+        out = np.flip(np.flip(arr, -1).copy(), -1)
+        assert out.strides[-1] < 0
+        return out
+    if layout == "strided":
+        big = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],), dtype=arr.dtype)
+        big[..., ::2] = arr
+        return big[..., ::2]
+    return np.broadcast_to(arr[..., :1], arr.shape)
+
+
+def random_values(rng, shape, dtype, mode=None):
+    """Small exact values: sums and products stay exact in every dtype, float16 included."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(dtype)
+    low, high = (-1, 2) if mode == "mul" else (-3, 4)
+    if dtype.kind == "u":
+        low = 0
+    vals = rng.integers(low, high, shape)
+    if dtype.kind == "c":
+        return (vals + 1j * rng.integers(low, high, shape)).astype(dtype)
+    out = vals.astype(dtype)
+    if dtype.kind == "f" and mode in ("max", "min", None) and out.size:
+        out[rng.random(shape) < 0.1] = np.nan
+    return out
+
+
+@st.composite
+def along_shapes(draw):
+    """(data shape, indices shape, axis) that np.take_along_axis accepts."""
+    ndim = draw(st.integers(1, 4))
+    axis = draw(st.integers(-ndim, ndim - 1))
+    data_shape, idx_shape = [], []
+    for d in range(ndim):
+        if d == axis % ndim:
+            n = draw(st.integers(0, 5))
+            data_shape.append(n)
+            idx_shape.append(draw(st.integers(0, 6)) if n else 0)
+        else:
+            size = draw(st.integers(0, 4))
+            pair = draw(st.sampled_from([(size, size), (1, size), (size, 1)]))
+            data_shape.append(pair[0])
+            idx_shape.append(pair[1])
+    return tuple(data_shape), tuple(idx_shape), axis
+
+
+@st.composite
+def along_cases(draw):
+    data_shape, idx_shape, axis = draw(along_shapes())
+    return dict(data_shape=data_shape, idx_shape=idx_shape, axis=axis,
+                dtype=draw(st.sampled_from(DTYPES)),
+                index_dtype=draw(st.sampled_from(INDEX_DTYPES)),
+                data_layout=draw(st.sampled_from(LAYOUTS)),
+                index_layout=draw(st.sampled_from(LAYOUTS)),
+                seed=draw(st.integers(0, 2**32 - 1)))
+
+
+def make_indices(rng, case):
+    n = case["data_shape"][case["axis"]]
+    idx = rng.integers(-n, n, case["idx_shape"]) if n else np.zeros(case["idx_shape"], int)
+    return with_layout(idx.astype(case["index_dtype"]), case["index_layout"])
+
+
+def broadcast_shape(data_shape, idx_shape, axis):
+    axis %= len(data_shape)
+    return tuple(i if d == axis else max(a, i) if 0 not in (a, i) else 0
+                 for d, (a, i) in enumerate(zip(data_shape, idx_shape)))
+
+
+def along_index(shape, indices, axis):
+    """The fancy index np.take_along_axis builds: aranges on the other axes, indices on axis."""
+    axis %= len(shape)
+    ones = (1,) * indices.ndim
+    return tuple(indices if d == axis else
+                 np.arange(n).reshape(ones[:d] + (-1,) + ones[d + 1:])
+                 for d, n in enumerate(shape))
+
+
+def scatter_reference(template, indices, updates, axis, mode):
+    out = template.copy()
+    index = along_index(template.shape, indices, axis)
+    if mode == "set":
+        # Duplicates: the last update in C order wins, element by element.
+        shape = np.broadcast_shapes(*(i.shape for i in index))
+        updates = np.broadcast_to(updates, shape)
+        full = [np.broadcast_to(i, shape) for i in index]
+        for pos in itertools.product(*map(range, shape)):
+            out[tuple(int(f[pos]) for f in full)] = updates[pos]
+        return out
+    NUMPY_AT[mode](out, index, updates)
+    return out
+
+
+def assert_same(actual, expected):
+    assert actual.shape == expected.shape
+    assert actual.dtype == expected.dtype
+    np.testing.assert_array_equal(actual, expected)
+
+
+# ---------------------------------------------------------------------------------------
+# gather
+# ---------------------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(along_cases())
+def test_gather_matches_take_along_axis(case):
+    rng = np.random.default_rng(case["seed"])
+    data = with_layout(random_values(rng, case["data_shape"], case["dtype"]),
+                       case["data_layout"])
+    indices = make_indices(rng, case)
+    expected = np.take_along_axis(data, indices, case["axis"])
+    actual = gather(data, indices, case["axis"])
+    assert_same(actual, expected)
+    assert actual.flags.c_contiguous
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_moves_bit_patterns(dtype):
+    # NaN payloads and -0.0 survive: items move as bits, never through arithmetic.
+    rng = np.random.default_rng(0)
+    size = np.dtype(dtype).itemsize
+    raw = rng.integers(0, 2 if dtype is np.bool_ else 256, 40 * size, dtype=np.uint8)
+    data = raw.view(dtype).reshape(4, 10)
+    indices = rng.integers(-10, 10, (4, 7))
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}[size]
+    actual = gather(data, indices, 1).view(bits)
+    expected = np.take_along_axis(data, indices, 1).view(bits)
+    np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int8, np.int16, np.uint8, np.uint16, np.uint32,
+                                         np.uint64, np.dtype(">i8"), np.dtype(">i4")])
+def test_gather_other_index_dtypes(index_dtype):
+    data = np.arange(24.0).reshape(4, 6)
+    indices = np.array([[5, 0, 3]] * 4).astype(index_dtype)
+    assert_same(gather(data, indices, 1), np.take_along_axis(data, indices, 1))
+
+
+def test_gather_negative_indices():
+    data = np.arange(10, 20)
+    assert_same(gather(data, np.array([-1, -10, 0, 9], np.int32), 0), np.array([19, 10, 10, 19]))
+
+
+def test_gather_axis_none_flattens():
+    data = np.arange(12).reshape(3, 4)[:, ::-1]
+    indices = np.array([0, 11, -1, 5])
+    assert_same(gather(data, indices, None), np.take_along_axis(data, indices, None))
+
+
+def test_gather_2d_both_axes_and_broadcast():
+    rng = np.random.default_rng(1)
+    data = rng.random((5, 7))
+    for axis, shape in [(0, (9, 7)), (1, (5, 3)), (0, (4, 1)), (1, (1, 8)), (-1, (5, 7))]:
+        indices = rng.integers(0, data.shape[axis], shape)
+        assert_same(gather(data, indices, axis), np.take_along_axis(data, indices, axis))
+
+
+def test_gather_zero_stride_and_negative_stride_views():
+    base = np.arange(30.0).reshape(5, 6)
+    views = [base[::-1, ::-2], base.T, np.broadcast_to(base[:1], (5, 6)), base[1:4, 2:]]
+    for data in views:
+        indices = np.indices(data.shape)[1][:, ::-1] % data.shape[1]
+        assert_same(gather(data, indices, 1), np.take_along_axis(data, indices, 1))
+
+
+def test_gather_unaligned_fields_are_copied_correctly():
+    rec = np.zeros(6, dtype=np.dtype([("a", "u1"), ("b", "<f8")], align=False))
+    rec["b"] = np.arange(6) * 1.5
+    data = rec["b"]
+    assert data.strides[0] % data.itemsize
+    indices = np.array([5, 0, 2])
+    assert_same(gather(data, indices, 0), np.take_along_axis(data, indices, 0))
+
+
+def test_gather_large_1d_and_2d():
+    rng = np.random.default_rng(2)
+    x = rng.random(10**5)
+    i = rng.integers(-10**5, 10**5, 10**5)
+    assert_same(gather(x, i, 0), np.take_along_axis(x, i, 0))
+    x2 = rng.random((300, 400)).astype(np.float32)
+    i2 = rng.integers(0, 400, (300, 500)).astype(np.int32)
+    assert_same(gather(x2, i2, 1), np.take_along_axis(x2, i2, 1))
+
+
+def test_gather_empty():
+    data = np.zeros((3, 0))
+    assert gather(data, np.zeros((3, 0), int), 1).shape == (3, 0)
+    assert gather(np.zeros((3, 4)), np.zeros((0, 2), int), 1).shape == (0, 2)
+
+
+# ---------------------------------------------------------------------------------------
+# scatter
+# ---------------------------------------------------------------------------------------
+
+def scatter_case(case, mode):
+    rng = np.random.default_rng(case["seed"])
+    template = with_layout(random_values(rng, case["data_shape"], case["dtype"], mode),
+                           case["data_layout"])
+    indices = make_indices(rng, case)
+    shape = broadcast_shape(case["data_shape"], case["idx_shape"], case["axis"])
+    updates = with_layout(random_values(rng, shape, case["dtype"], mode), case["index_layout"])
+    return template, indices, updates
+
+
+@settings(max_examples=300, deadline=None)
+@given(along_cases(), st.sampled_from(MODES))
+def test_scatter_matches_numpy(case, mode):
+    if mode in ("max", "min") and np.dtype(case["dtype"]).kind == "c":
+        return
+    template, indices, updates = scatter_case(case, mode)
+    before = template.copy()
+    expected = scatter_reference(template, indices, updates, case["axis"], mode)
+    actual = scatter(template, indices, updates, case["axis"], mode)
+    assert_same(actual, expected)
+    assert_same(template, before)
+
+
+@settings(max_examples=100, deadline=None)
+@given(along_cases())
+def test_scatter_set_matches_put_along_axis_without_duplicates(case):
+    n = case["data_shape"][case["axis"]]
+    axis = case["axis"] % len(case["data_shape"])
+    rng = np.random.default_rng(case["seed"])
+    template = random_values(rng, case["data_shape"], case["dtype"])
+    # Distinct indices along the axis: a permutation prefix per position.
+    k = min(n, case["idx_shape"][axis])
+    idx_shape = case["data_shape"][:axis] + (k,) + case["data_shape"][axis + 1:]
+    indices = np.argsort(rng.random(case["data_shape"]), axis=axis)
+    indices = np.take(indices, np.arange(k), axis=axis).astype(case["index_dtype"])
+    updates = random_values(rng, idx_shape, case["dtype"])
+    expected = template.copy()
+    np.put_along_axis(expected, indices, updates, axis)
+    assert_same(scatter(template, indices, updates, axis, "set"), expected)
+
+
+def test_scatter_set_last_duplicate_in_c_order_wins():
+    out = scatter(np.zeros(4), np.array([1, 1, 3, 1]), np.array([5.0, 6.0, 7.0, 8.0]), 0)
+    assert_same(out, np.array([0.0, 8.0, 0.0, 7.0]))
+    out = scatter(np.zeros((2, 3)), np.array([[0, 0], [2, 2]]), np.array([[1, 2], [3, 4]]),
+                  1, "set")
+    assert_same(out, np.array([[2.0, 0, 0], [0, 0, 4.0]]))
+    # Indices broadcast over a size-1 template axis: rows write the same row, the last wins.
+    out = scatter(np.zeros((1, 3)), np.array([[1], [1]]), np.array([[5.0], [9.0]]), 1, "set")
+    assert_same(out, np.array([[0.0, 9.0, 0.0]]))
+
+
+def test_scatter_add_accumulates_duplicates():
+    out = scatter(np.ones(3), np.array([0, 0, 2, 0], np.int32), np.array([1.0, 2.0, 3.0, 4.0]),
+                  0, "add")
+    assert_same(out, np.array([8.0, 1.0, 4.0]))
+
+
+@pytest.mark.parametrize("mode", ["add", "mul", "max", "min"])
+def test_scatter_bool_is_logical(mode):
+    template = np.array([False, True, False, True])
+    indices = np.array([0, 0, 1, 2, 3])
+    updates = np.array([True, True, False, False, True])
+    assert_same(scatter(template, indices, updates, 0, mode),
+                scatter_reference(template, indices, updates, 0, mode))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
+def test_scatter_integer_add_mul_wrap_like_numpy(dtype):
+    info = np.iinfo(dtype)
+    template = np.array([info.max, info.min, 3], dtype)
+    indices = np.array([0, 0, 1, 2, 2, 2])
+    updates = np.array([info.max, 1, info.max, 100, 100, 7], dtype)
+    for mode in ("add", "mul"):
+        assert_same(scatter(template, indices, updates, 0, mode),
+                    scatter_reference(template, indices, updates, 0, mode))
+
+
+def test_scatter_nan_propagates_in_max_min():
+    template = np.array([1.0, np.nan, 3.0, 0.0])
+    indices = np.array([0, 0, 1, 2, 3])
+    updates = np.array([np.nan, 5.0, 2.0, np.nan, -0.0])
+    for mode in ("max", "min"):
+        assert_same(scatter(template, indices, updates, 0, mode),
+                    scatter_reference(template, indices, updates, 0, mode))
+
+
+def test_scatter_float16_add_with_duplicates_is_close():
+    rng = np.random.default_rng(3)
+    template = rng.random(10).astype(np.float16)
+    indices = rng.integers(0, 10, 1000)
+    updates = rng.random(1000).astype(np.float16)
+    out = scatter(template, indices, updates, 0, "add")
+    assert out.dtype == np.float16
+    exact = template.astype(np.float64)
+    np.add.at(exact, indices, updates.astype(np.float64))
+    np.testing.assert_allclose(out.astype(np.float64), exact, rtol=1e-3)
+
+
+def test_scatter_negative_stride_and_broadcast_updates():
+    template = np.arange(12.0).reshape(3, 4)[::-1, ::-1]
+    indices = np.array([[3, -1], [0, 1], [-4, 2]])[:, ::-1]
+    for mode in MODES:
+        for updates in (np.float64(2.5), np.array([[1.0, 2.0]]), np.arange(6.0).reshape(3, 2)):
+            before = template.copy()
+            assert_same(scatter(template, indices, updates, 1, mode),
+                        scatter_reference(template, indices, updates, 1, mode))
+            assert_same(template, before)
+
+
+def test_scatter_python_scalar_updates_take_template_dtype():
+    out = scatter(np.zeros(3, np.uint8), np.array([1, 1]), 7, 0, "add")
+    assert_same(out, np.array([0, 14, 0], np.uint8))
+    out = scatter(np.zeros(3, np.float32), np.array([2]), 1.5, 0, "set")
+    assert_same(out, np.array([0, 0, 1.5], np.float32))
+
+
+def test_scatter_axis_none_keeps_template_shape():
+    template = np.arange(6.0).reshape(2, 3)
+    out = scatter(template, np.array([5, 0, -1]), np.array([1.0, 2.0, 3.0]), None, "add")
+    expected = template.copy()
+    np.add.at(expected.reshape(-1), np.array([5, 0, -1]), np.array([1.0, 2.0, 3.0]))
+    assert_same(out, expected)
+
+
+def test_scatter_returns_new_array_for_empty_indices():
+    template = np.arange(3.0)
+    out = scatter(template, np.zeros(0, int), np.zeros(0), 0, "add")
+    assert_same(out, template)
+    assert not np.shares_memory(out, template)
+
+
+def test_scatter_large_add_matches_add_at():
+    rng = np.random.default_rng(4)
+    template = np.zeros((50, 100))
+    indices = rng.integers(-100, 100, (50, 2000)).astype(np.int32)
+    updates = rng.random((50, 2000))
+    assert_same(scatter(template, indices, updates, 1, "add"),
+                scatter_reference(template, indices, updates, 1, "add"))
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
+
+def test_wrong_rank_names_both_shapes():
+    with pytest.raises(ValueError, match=r"data shape \(3, 4\) and indices shape \(4,\)"):
+        gather(np.zeros((3, 4)), np.zeros(4, int), 0)
+    with pytest.raises(ValueError, match=r"template shape \(3, 4\) and indices shape"):
+        scatter(np.zeros((3, 4)), np.zeros(4, int), 1.0, 0, "set")
+
+
+def test_shapes_that_do_not_broadcast():
+    with pytest.raises(ValueError, match=r"indices shape \(2, 2\).*data shape \(3, 4\)"):
+        gather(np.zeros((3, 4)), np.zeros((2, 2), int), 1)
+    with pytest.raises(ValueError, match=r"updates shape \(3,\)"):
+        scatter(np.zeros((3, 4)), np.zeros((3, 2), int), np.zeros(3), 1, "set")
+
+
+@pytest.mark.parametrize("bad", [np.zeros(2), np.zeros(2, bool), np.array(["a", "b"])])
+def test_non_integer_indices(bad):
+    with pytest.raises(TypeError, match="indices"):
+        gather(np.zeros(3), bad, 0)
+    with pytest.raises(TypeError, match="indices"):
+        scatter(np.zeros(3), bad, 0.0, 0, "set")
+
+
+@pytest.mark.parametrize("index", [3, 7, -4, -100])
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_out_of_range_index(index, index_dtype):
+    indices = np.array([[0, index]], index_dtype)
+    message = rf"index {index} is out of bounds for axis 1 with size 3"
+    with pytest.raises(IndexError, match=message):
+        gather(np.zeros((1, 3)), indices, 1)
+    for mode in MODES:
+        with pytest.raises(IndexError, match=message):
+            scatter(np.zeros((1, 3)), indices, 1.0, 1, mode)
+
+
+def test_out_of_range_uint64_index_does_not_wrap():
+    indices = np.array([2**64 - 1], np.uint64)
+    with pytest.raises(IndexError, match=r"index 18446744073709551615 .* axis 0 with size 3"):
+        gather(np.zeros(3), indices, 0)
+
+
+def test_index_into_empty_axis():
+    with pytest.raises(IndexError, match="axis 0 with size 0"):
+        gather(np.zeros(0), np.array([0]), 0)
+
+
+@pytest.mark.parametrize("axis", [2, -3, 10])
+def test_axis_out_of_range(axis):
+    with pytest.raises(ValueError, match="axis"):
+        gather(np.zeros((2, 2)), np.zeros((2, 2), int), axis)
+    with pytest.raises(ValueError, match="axis"):
+        scatter(np.zeros((2, 2)), np.zeros((2, 2), int), 0.0, axis, "add")
+
+
+def test_axis_must_be_integer():
+    with pytest.raises(TypeError, match="axis"):
+        gather(np.zeros(2), np.zeros(2, int), 0.5)
+
+
+@pytest.mark.parametrize("mode", ["sub", "", None, "ADD"])
+def test_unknown_mode(mode):
+    with pytest.raises(ValueError, match="mode"):
+        scatter(np.zeros(2), np.zeros(1, int), 1.0, 0, mode)
+
+
+@pytest.mark.parametrize("mode", ["max", "min"])
+def test_complex_max_min_rejected(mode):
+    with pytest.raises(TypeError, match=f"mode '{mode}'.*complex"):
+        scatter(np.zeros(2, complex), np.zeros(1, int), 1.0, 0, mode)
+
+
+def test_non_numeric_data():
+    with pytest.raises(TypeError, match="data"):
+        gather(np.array(["a", "b"]), np.zeros(1, int), 0)
+    with pytest.raises(TypeError, match="template"):
+        scatter(np.array([None, None]), np.zeros(1, int), 1.0, 0, "set")
+
+
+def test_updates_that_do_not_cast():
+    with pytest.raises(TypeError, match="updates"):
+        scatter(np.zeros(2, np.int32), np.zeros(1, int), np.array([1.5]), 0, "set")
+    with pytest.raises(TypeError, match="updates"):
+        scatter(np.zeros(2, np.int32), np.zeros(1, int), 1.5, 0, "add")
+
+
+def test_axis_none_needs_1d_indices():
+    with pytest.raises(ValueError, match="indices must be 1-D"):
+        gather(np.zeros((2, 2)), np.zeros((2, 2), int), None)
