@@ -11,5 +11,7 @@ from nx_rune.dtypes import (bool_, complex64, complex128, float16, float32, floa
 from nx_rune.ops import *  # noqa: F401,F403
 from nx_rune.ops import (abs, all, any, max, min, sum)  # noqa: F401  (shadow builtins on purpose)
 from nx_rune.tensor import Tensor
+from nx_rune import autodiff  # noqa: E402
+from nx_rune.autodiff import *  # noqa: F401,F403,E402
 
 __version__ = "0.1.0"

@@ -22,6 +22,8 @@ import numpy as np
 
 from nx_rune import primitives as _P
 from nx_rune._kernels import threefry as _K
+from nx_rune.creation import asarray
+from nx_rune.tensor import ArrayBase, Tensor
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "randint", "bernoulli", "categorical", "permutation",
@@ -37,25 +39,28 @@ _SQRT2 = math.sqrt(2.0)
 # conversions at the boundary
 # ---------------------------------------------------------------------------------------------
 
-def _tensor_cls():
-    from nx_rune.tensor import Tensor
-    return Tensor
-
-
 def _out(arr):
-    """Wrap a NumPy result as a Tensor (C-contiguous, no copy when it already is)."""
-    return _tensor_cls()._wrap(np.ascontiguousarray(arr))
+    """Wrap a NumPy result as a Tensor (no copy when it is C-contiguous)."""
+    return asarray(np.ascontiguousarray(arr))
 
 
 def _np(x, name):
-    """A concrete NumPy view of a Tensor, ndarray, scalar or nested list ``x``."""
-    from nx_rune.tensor import ArrayBase, Tensor
+    """Concrete NumPy values of ``x``: a Tensor, ndarray, scalar or nested sequence.
+
+    Python scalars keep full precision (JAX's weak types: cast later to the dtype in use);
+    nested sequences follow ``nx.asarray`` (x32 defaults).
+    """
     if isinstance(x, Tensor):
         return x.numpy()
     if isinstance(x, ArrayBase):
         raise TypeError(f"{name}: nx.random needs concrete values, got a traced "
                         f"{type(x).__name__}")
-    return np.asarray(x)
+    if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
+        return np.asarray(x)
+    try:
+        return asarray(x).numpy()
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
 
 
 def _key_words(k, name="key"):
@@ -97,15 +102,15 @@ _KIND_NAMES = {"u": "an unsigned integer dtype", "f": "a float dtype",
                "fc": "a float or complex dtype", "iu": "an integer dtype"}
 
 
-def _check_param_shape(fn, shape, *params):
+def _check_param_shape(fn, shape, *param_shapes):
     """JAX's rule: the parameters broadcast to ``shape`` and broadcasting leaves it unchanged."""
     try:
-        out = np.broadcast_shapes(shape, *(np.shape(p) for p in params))
+        out = np.broadcast_shapes(shape, *param_shapes)
     except ValueError:
         out = None
     if out != shape:
-        raise ValueError(f"{fn}: parameter shapes {[np.shape(p) for p in params]} must "
-                         f"broadcast to the shape argument {shape}")
+        raise ValueError(f"{fn}: parameter shapes {list(param_shapes)} must broadcast to "
+                         f"the shape argument {shape}")
 
 
 def _size(shape):
@@ -300,16 +305,14 @@ def _urem(a, n):
 
 
 def _int_param(x, name):
+    """An integer array of ``x``'s values (floats truncate, as ``astype(int)``)."""
     arr = _np(x, name)
     if arr.dtype.kind == "b":
-        return arr.astype(np.int32)
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        return arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
-        if isinstance(x, float) or arr.dtype.kind == "f":
-            return arr.astype(np.int64) if arr.dtype == np.float64 and not isinstance(
-                x, float) else arr.astype(np.int32)
         raise TypeError(f"{name} must be an integer, got {arr.dtype}")
-    if isinstance(x, int) and arr.dtype == np.int64 and -2**31 <= x < 2**31:
-        return arr.astype(np.int32)         # a Python int is weakly typed: int32 in x32
     return arr
 
 
@@ -417,7 +420,7 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
     dt = _dtype(dtype, "f", "dtype", "uniform")
     shape = _shape(shape)
     lo, hi = _np(minval, "minval"), _np(maxval, "maxval")
-    _check_param_shape("uniform", shape, lo, hi)
+    _check_param_shape("uniform", shape, lo.shape, hi.shape)
     return _out(_uniform(k, shape, dt, lo, hi))
 
 
@@ -444,7 +447,7 @@ def truncated_normal(key, lower, upper, shape=(), dtype=np.float32):
         shape = np.broadcast_shapes(lo.shape, hi.shape)
     else:
         shape = _shape(shape)
-        _check_param_shape("truncated_normal", shape, lo, hi)
+        _check_param_shape("truncated_normal", shape, lo.shape, hi.shape)
     sqrt2 = dt.type(_SQRT2)
     erf = np.vectorize(math.erf, otypes=[np.float64])
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
@@ -467,7 +470,7 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
         raise TypeError(f"dtype of randint must be an integer dtype, got {dt}")
     shape = _shape(shape)
     lo, hi = _int_param(minval, "minval"), _int_param(maxval, "maxval")
-    _check_param_shape("randint", shape, lo, hi)
+    _check_param_shape("randint", shape, lo.shape, hi.shape)
     if dt.itemsize < 4:
         # JAX samples 8- and 16-bit integers as int32 and casts.
         info = np.iinfo(dt)
@@ -492,7 +495,7 @@ def bernoulli(key, p=0.5, shape=None):
         shape = parr.shape
     else:
         shape = _shape(shape)
-        _check_param_shape("bernoulli", shape, parr)
+        _check_param_shape("bernoulli", shape, parr.shape)
     return _out(_uniform(k, shape, parr.dtype) < parr)
 
 
@@ -506,29 +509,27 @@ def gumbel(key, shape=(), dtype=np.float32):
 def categorical(key, logits, axis=-1, shape=None):
     """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): int32 Tensor.
 
-    The result has ``shape`` (default: ``logits.shape`` without ``axis``); a longer ``shape``
-    draws that many independent batches.
+    The result has ``shape`` (default: ``logits.shape`` without ``axis``); extra leading
+    dimensions in ``shape`` draw that many independent samples per distribution.
     """
     k = _key_words(key)
     arr = _np(logits, "logits")
     if arr.dtype.kind != "f":
-        arr = arr.astype(_float_dtype_of(arr))
+        raise TypeError(f"logits must have a floating dtype, got {arr.dtype}")
     if arr.ndim == 0:
         raise ValueError("logits must have at least one dimension")
-    axis = _axis(axis, arr.ndim) - arr.ndim                  # negative: counts from the end
-    batch = arr.shape[:arr.ndim + axis] + (arr.shape[axis + arr.ndim + 1:] if axis != -1
-                                           else ())
+    ax = _axis(axis, arr.ndim)
+    batch = arr.shape[:ax] + arr.shape[ax + 1:]
     if shape is None:
         shape = batch
     else:
         shape = _shape(shape)
-        _check_param_shape("categorical", shape, np.empty(batch))
+        _check_param_shape("categorical", shape, batch)
     prefix = shape[:len(shape) - len(batch)]
-    noise_shape = list(shape[len(shape) - len(batch):])
-    noise_shape.insert(axis % arr.ndim, arr.shape[axis])
-    noise = _gumbel(k, (*prefix, *noise_shape), arr.dtype)
-    scores = noise + arr.reshape((1,) * len(prefix) + arr.shape)
-    return _out(np.argmax(scores, axis=axis).astype(np.int32))
+    noise_shape = list(shape[len(prefix):])
+    noise_shape.insert(ax, arr.shape[ax])
+    scores = _gumbel(k, (*prefix, *noise_shape), arr.dtype) + arr
+    return _out(np.argmax(scores, axis=ax - arr.ndim).astype(np.int32))
 
 
 def permutation(key, x, axis=0, independent=False):
@@ -611,13 +612,9 @@ def threefry_2x32(key, count):
     As ``jax.extend.random.threefry_2x32``: returns a uint32 Tensor of ``count``'s shape.
     Runs as the primitive ``threefry_p``.
     """
-    _key_words(key)
-    if _np(key, "key").shape != (2,):
-        raise TypeError(f"key must be a uint32 array of shape (2,), got shape "
-                        f"{_np(key, 'key').shape}")
+    karr = _np(key, "key")
+    _key_words(karr)
     carr = _np(count, "count")
     if carr.dtype != _U32:
         raise TypeError(f"count must have dtype uint32, got {carr.dtype}")
-    key_t = key if isinstance(key, _tensor_cls()) else _out(_np(key, "key"))
-    count_t = count if isinstance(count, _tensor_cls()) else _out(carr)
-    return _P.bind(_P.threefry_p, key_t, count_t)
+    return _P.bind(_P.threefry_p, _out(karr), _out(carr))
