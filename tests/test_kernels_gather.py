@@ -118,7 +118,8 @@ def scatter_reference(template, indices, updates, axis, mode):
         for pos in itertools.product(*map(range, shape)):
             out[tuple(int(f[pos]) for f in full)] = updates[pos]
         return out
-    NUMPY_AT[mode](out, index, updates)
+    with np.errstate(invalid="ignore"):
+        NUMPY_AT[mode](out, index, updates)
     return out
 
 
@@ -216,7 +217,8 @@ def test_gather_large_1d_and_2d():
 def test_gather_empty():
     data = np.zeros((3, 0))
     assert gather(data, np.zeros((3, 0), int), 1).shape == (3, 0)
-    assert gather(np.zeros((3, 4)), np.zeros((0, 2), int), 1).shape == (0, 2)
+    assert gather(np.zeros((1, 4)), np.zeros((0, 2), int), 1).shape == (0, 2)
+    assert gather(np.zeros((3, 4)), np.zeros((3, 0), int), 1).shape == (3, 0)
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
 
 from nx_rune._kernels._types cimport item16_t, item_t
 
@@ -77,34 +78,70 @@ cdef void _kernel_offsets(const Window* g, Py_ssize_t k, Py_ssize_t* off) noexce
         k = k / g.kernel[d]
 
 
-cdef void _unfold_rec(const item_t* x, item_t* col, const Window* g, const Py_ssize_t* off,
-                      int d) noexcept nogil:
-    cdef Py_ssize_t o, lo, hi
-    cdef Py_ssize_t st = g.stride[d] * g.xstride[d], xo = off[d] * g.xstride[d]
-    _valid_positions(g, d, off[d], &lo, &hi)
-    if d == g.s - 1:
-        for o in range(lo, hi):
-            col[o * g.c_l] = x[o * st + xo]
+# The inner loops read every geometry value into a local first: the columns and the image
+# are written through pointers that, without strict aliasing (-fno-strict-aliasing), might
+# alias the Window, which would force a reload per element and block vectorization.
+
+cdef inline void _unfold_line(const item_t* x, item_t* col, Py_ssize_t lo, Py_ssize_t hi,
+                              Py_ssize_t xs) noexcept nogil:
+    cdef Py_ssize_t o
+    if xs == 1:
+        memcpy(col + lo, x + lo, (hi - lo) * sizeof(item_t))
     else:
         for o in range(lo, hi):
-            _unfold_rec(x + o * st + xo, col + o * g.block[d] * g.c_l, g, off, d + 1)
+            col[o] = x[o * xs]
+
+
+cdef inline void _zero(item_t* col, Py_ssize_t start, Py_ssize_t stop,
+                       Py_ssize_t width) noexcept nogil:
+    if stop > start:
+        memset(col + start * width, 0, (stop - start) * width * sizeof(item_t))
+
+
+cdef void _unfold_rec(const item_t* x, item_t* col, const Window* g, const Py_ssize_t* off,
+                      int d) noexcept nogil:
+    """Window positions along axes d.. of one (channel, kernel offset) row; col is contiguous
+    (unfold's own output), so positions outside the image are zeroed here, block by block."""
+    cdef Py_ssize_t o, lo, hi
+    cdef Py_ssize_t st = g.stride[d] * g.xstride[d], width = g.block[d]
+    x += off[d] * g.xstride[d]
+    _valid_positions(g, d, off[d], &lo, &hi)
+    _zero(col, 0, lo, width)
+    _zero(col, hi, g.count[d], width)
+    if d == g.s - 1:
+        _unfold_line(x, col, lo, hi, st)
+    else:
+        for o in range(lo, hi):
+            _unfold_rec(x + o * st, col + o * width, g, off, d + 1)
+
+
+cdef inline void _fold_line(accum_t* x, const accum_t* col, Py_ssize_t lo, Py_ssize_t hi,
+                            Py_ssize_t xs, Py_ssize_t cs) noexcept nogil:
+    cdef Py_ssize_t o
+    if xs == 1 and cs == 1:
+        for o in range(lo, hi):
+            x[o] += col[o]
+    else:
+        for o in range(lo, hi):
+            x[o * xs] += col[o * cs]
 
 
 cdef void _fold_rec(accum_t* x, const accum_t* col, const Window* g, const Py_ssize_t* off,
                     int d) noexcept nogil:
     cdef Py_ssize_t o, lo, hi
-    cdef Py_ssize_t st = g.stride[d] * g.xstride[d], xo = off[d] * g.xstride[d]
+    cdef Py_ssize_t st = g.stride[d] * g.xstride[d], cs = g.c_l, step = g.block[d] * g.c_l
+    x += off[d] * g.xstride[d]
     _valid_positions(g, d, off[d], &lo, &hi)
     if d == g.s - 1:
-        for o in range(lo, hi):
-            x[o * st + xo] += col[o * g.c_l]
+        _fold_line(x, col, lo, hi, st, cs)
     else:
         for o in range(lo, hi):
-            _fold_rec(x + o * st + xo, col + o * g.block[d] * g.c_l, g, off, d + 1)
+            _fold_rec(x + o * st, col + o * step, g, off, d + 1)
 
 
 cdef void unfold_all(const item_t* x, item_t* cols, const Window* g) noexcept nogil:
-    """cols[n, c*K + k, :] = the image plane x[n, c] under kernel position k, every window."""
+    """cols[n, c*K + k, :] = the image plane x[n, c] under kernel position k, every window.
+    cols must be C-contiguous; every item of it is written (0 where a window is off the image)."""
     cdef Py_ssize_t n, c, k
     cdef Py_ssize_t off[MAX_SPATIAL]
     for n in range(g.batch):
@@ -276,7 +313,7 @@ def unfold(x, kernel_size, stride=1, dilation=1, padding=0):
     params = _window_params(len(sizes), kernel_size, stride, dilation, padding, "unfold")
     counts = _window_counts(sizes, *params, "unfold", "x's spatial shape")
     K, L = math.prod(params[0]), math.prod(counts)
-    cols = np.zeros((x.shape[0], x.shape[1] * K, L), dtype=x.dtype)
+    cols = np.empty((x.shape[0], x.shape[1] * K, L), dtype=x.dtype)
     if cols.size == 0:
         return cols
     x = _kernel_ready(x)

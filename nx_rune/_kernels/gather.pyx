@@ -14,8 +14,8 @@ import operator
 import numpy as np
 
 cimport numpy as cnp
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdint cimport int8_t, int16_t
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t,
+                          uint8_t, uint16_t, uint32_t, uint64_t)
 from libc.string cimport memset
 
 from nx_rune._kernels._types cimport index_t, item16_t, item_t, numeric_t, real_t
@@ -56,19 +56,24 @@ cdef inline bint _inner_contiguous(const Walk* w) noexcept nogil:
     return w.strides[OP_INDEX][last] == 1 and w.strides[OP_DENSE][last] == 1
 
 
-# Each row kernel is called twice by its walk: once with literal unit strides for the index
-# and dense operands (after inlining the compiler drops the multiplications: the fast path for
-# contiguous inner loops) and once with the general strides.
+cdef inline Py_ssize_t _wrap(Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """k + n for negative k, branch-free (random signs would mispredict a branch half the
+    time).  The caller then checks 0 <= k < n with one unsigned comparison."""
+    return k + (n & -(<Py_ssize_t>(k < 0)))
+
+
+# Each row kernel is called by its walk with literal unit strides for the index and dense
+# operands where they are contiguous (after inlining, the compiler drops the multiplications:
+# the fast path for contiguous inner loops), and with the general strides otherwise.  gather
+# and set also have the innermost case of all, the axis being the last and contiguous one.
 
 cdef inline int _gather_row(const item_t* src, const index_t* idx, item_t* out, Py_ssize_t m,
                             Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si, Py_ssize_t sa,
                             Py_ssize_t sd, int64_t* bad) noexcept nogil:
     cdef Py_ssize_t j, k
     for j in range(m):
-        k = idx[j * si]
-        if k < 0:
-            k = k + n
-        if k < 0 or k >= n:
+        k = _wrap(idx[j * si], n)
+        if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
         out[j * sd] = src[j * sa + k * ax]
@@ -88,7 +93,10 @@ cdef int gather_walk(const item_t* src, const index_t* idx, item_t* out,
     cdef int err
     memset(&c, 0, sizeof(Cursor))
     for r in range(w.rows):
-        if contiguous:
+        if contiguous and sa == 0 and w.axis_stride == 1:
+            err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
+                              m, w.n, 1, 1, 0, 1, bad)
+        elif contiguous:
             err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
                               m, w.n, w.axis_stride, 1, sa, 1, bad)
         else:
@@ -105,10 +113,8 @@ cdef inline int _set_row(item_t* out, const index_t* idx, const item_t* upd, Py_
                          Py_ssize_t sd, int64_t* bad) noexcept nogil:
     cdef Py_ssize_t j, k
     for j in range(m):
-        k = idx[j * si]
-        if k < 0:
-            k = k + n
-        if k < 0 or k >= n:
+        k = _wrap(idx[j * si], n)
+        if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
         out[j * sa + k * ax] = upd[j * sd]
@@ -128,7 +134,10 @@ cdef int scatter_set_walk(item_t* out, const index_t* idx, const item_t* upd,
     cdef int err
     memset(&c, 0, sizeof(Cursor))
     for r in range(w.rows):
-        if contiguous:
+        if contiguous and sa == 0 and w.axis_stride == 1:
+            err = _set_row(out + c.off[OP_ALONG], idx + c.off[OP_INDEX], upd + c.off[OP_DENSE],
+                           m, w.n, 1, 1, 0, 1, bad)
+        elif contiguous:
             err = _set_row(out + c.off[OP_ALONG], idx + c.off[OP_INDEX], upd + c.off[OP_DENSE],
                            m, w.n, w.axis_stride, 1, sa, 1, bad)
         else:
@@ -146,10 +155,8 @@ cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* 
     cdef Py_ssize_t j, k
     cdef numeric_t* p
     for j in range(m):
-        k = idx[j * si]
-        if k < 0:
-            k = k + n
-        if k < 0 or k >= n:
+        k = _wrap(idx[j * si], n)
+        if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
         p = out + j * sa + k * ax
@@ -206,10 +213,8 @@ cdef inline int _order_row(real_t* out, const index_t* idx, const real_t* upd,
     cdef real_t cur, u
     cdef bint keep
     for j in range(m):
-        k = idx[j * si]
-        if k < 0:
-            k = k + n
-        if k < 0 or k >= n:
+        k = _wrap(idx[j * si], n)
+        if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
         p = out + j * sa + k * ax
@@ -440,7 +445,7 @@ def _merge_dims(shape, s0, s1, s2):
         if size == 1:
             continue
         if dims:
-            p = dims[len(dims) - 1]
+            p = dims[-1]
             if p[1] == a * size and p[2] == b * size and p[3] == c * size:
                 p[0] *= size
                 p[1], p[2], p[3] = a, b, c

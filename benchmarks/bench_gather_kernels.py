@@ -1,0 +1,189 @@
+"""Gather / scatter / fold kernels against their NumPy equivalents (pytest-benchmark).
+
+Each group holds one case twice, ``nx_rune`` and ``numpy``; read the ratio of the medians:
+
+    python -m pytest benchmarks/bench_gather_kernels.py --benchmark-only \
+        --benchmark-columns=median,iqr,rounds --benchmark-sort=name
+
+Both sides return a new array (scatter's NumPy side copies the template first, as ours does).
+"""
+import functools
+import math
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import as_strided
+
+from nx_rune._kernels.fold import fold, unfold
+from nx_rune._kernels.gather import gather, scatter
+
+RNG_SEED = 0
+CONV = dict(shape=(8, 16, 32, 32), kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(1, 1))
+
+
+def _rng():
+    return np.random.default_rng(RNG_SEED)
+
+
+def _put_along_axis(template, indices, updates, axis):
+    out = template.copy()
+    np.put_along_axis(out, indices, updates, axis)
+    return out
+
+
+def _add_at(template, index, updates):
+    out = template.copy()
+    np.add.at(out, index, updates)
+    return out
+
+
+def _rows(n):
+    return np.arange(n)[:, None]
+
+
+# --- gather / scatter cases: each returns (nx_rune callable, numpy callable) --------------
+
+def gather_1d():
+    x, i = _rng().random(10**6), _rng().integers(-10**6, 10**6, 10**6)
+    return lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0)
+
+
+def gather_2d_axis1():
+    x, i = _rng().random((1000, 1000)), _rng().integers(0, 1000, (1000, 1000))
+    return lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1)
+
+
+def gather_2d_axis1_int32_float32():
+    x = _rng().random((1000, 1000)).astype(np.float32)
+    i = _rng().integers(0, 1000, (1000, 1000)).astype(np.int32)
+    return lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1)
+
+
+def gather_2d_axis0():
+    x, i = _rng().random((1000, 1000)), _rng().integers(0, 1000, (1000, 1000))
+    return lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0)
+
+
+def scatter_set_1d():
+    t, u = np.zeros(10**6), _rng().random(10**6)
+    i = _rng().permutation(10**6)
+    return lambda: scatter(t, i, u, 0, "set"), lambda: _put_along_axis(t, i, u, 0)
+
+
+def scatter_set_2d_axis1():
+    t, u = np.zeros((1000, 1000)), _rng().random((1000, 1000))
+    i = np.argsort(_rng().random((1000, 1000)), axis=1)
+    return lambda: scatter(t, i, u, 1, "set"), lambda: _put_along_axis(t, i, u, 1)
+
+
+def scatter_add_1d_duplicates():
+    # 1e6 updates into 1000 bins: every bin is hit about 1000 times.
+    t, u = np.zeros(1000), _rng().random(10**6)
+    i = _rng().integers(0, 1000, 10**6)
+    return lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u)
+
+
+def scatter_add_1d_duplicates_int32():
+    t, u = np.zeros(1000), _rng().random(10**6)
+    i = _rng().integers(0, 1000, 10**6).astype(np.int32)
+    return lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u)
+
+
+def scatter_add_2d_axis1_duplicates():
+    # (1000, 1000) updates into (1000, 100): each row's 100 bins hit about 10 times.
+    t, u = np.zeros((1000, 100)), _rng().random((1000, 1000))
+    i = _rng().integers(0, 100, (1000, 1000))
+    return lambda: scatter(t, i, u, 1, "add"), lambda: _add_at(t, (_rows(1000), i), u)
+
+
+def scatter_max_2d_axis1_duplicates():
+    t, u = np.zeros((1000, 100)), _rng().random((1000, 1000))
+    i = _rng().integers(0, 100, (1000, 1000))
+
+    def numpy_max():
+        out = t.copy()
+        np.maximum.at(out, (_rows(1000), i), u)
+        return out
+    return lambda: scatter(t, i, u, 1, "max"), numpy_max
+
+
+# --- fold / unfold -----------------------------------------------------------------------
+
+def _counts(sizes, kernel, stride, dilation, padding):
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                 for n, k, s, d, p in zip(sizes, kernel, stride, dilation, padding))
+
+
+def numpy_unfold(x, kernel, stride, dilation, padding):
+    """im2col as a padded copy, an as_strided window view and one contiguous copy."""
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    counts = _counts(x.shape[2:], kernel, stride, dilation, padding)
+    sn, sc, *ss = xp.strides
+    view = as_strided(xp, x.shape[:2] + tuple(kernel) + counts,
+                      (sn, sc) + tuple(s * d for s, d in zip(ss, dilation))
+                      + tuple(s * st for s, st in zip(ss, stride)), writeable=False)
+    return np.ascontiguousarray(view).reshape(x.shape[0], -1, math.prod(counts))
+
+
+def numpy_fold_plan(cols_shape, sizes, kernel, stride, dilation, padding):
+    """The index of an np.add.at col2im (built once, outside the timed call)."""
+    counts = _counts(sizes, kernel, stride, dilation, padding)
+    kgrid = np.indices(kernel).reshape(len(kernel), -1)
+    ogrid = np.indices(counts).reshape(len(kernel), -1)
+    index = (slice(None), slice(None)) + tuple(
+        ogrid[d][None, :] * stride[d] + kgrid[d][:, None] * dilation[d] for d in range(len(kernel)))
+    N, CK, L = cols_shape
+    K = math.prod(kernel)
+    padded = (N, CK // K) + tuple(n + 2 * p for n, p in zip(sizes, padding))
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + n) for n, p in zip(sizes, padding))
+    return index, padded, crop, (N, CK // K, K, L)
+
+
+def numpy_fold(cols, plan):
+    index, padded, crop, split = plan
+    out = np.zeros(padded, cols.dtype)
+    np.add.at(out, index, cols.reshape(split))
+    return np.ascontiguousarray(out[crop])
+
+
+def unfold_2d_conv():
+    x = _rng().random(CONV["shape"]).astype(np.float32)
+    args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
+    return lambda: unfold(x, *args), lambda: numpy_unfold(x, *args)
+
+
+def unfold_2d_strided_dilated():
+    x = _rng().random((8, 16, 64, 64)).astype(np.float32)
+    args = (3, 3), (2, 2), (2, 2), (2, 2)
+    return lambda: unfold(x, *args), lambda: numpy_unfold(x, *args)
+
+
+def fold_2d_conv():
+    sizes = CONV["shape"][2:]
+    args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
+    L = math.prod(_counts(sizes, *args))
+    cols = _rng().random((CONV["shape"][0], CONV["shape"][1] * 9, L)).astype(np.float32)
+    plan = numpy_fold_plan(cols.shape, sizes, *args)
+    return lambda: fold(cols, sizes, *args), lambda: numpy_fold(cols, plan)
+
+
+CASES = {f.__name__: f for f in [
+    gather_1d, gather_2d_axis1, gather_2d_axis1_int32_float32, gather_2d_axis0,
+    scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates,
+    scatter_add_1d_duplicates_int32, scatter_add_2d_axis1_duplicates,
+    scatter_max_2d_axis1_duplicates, unfold_2d_conv, unfold_2d_strided_dilated, fold_2d_conv,
+]}
+
+
+@functools.cache
+def _case(name):
+    ours, numpy_fn = CASES[name]()
+    np.testing.assert_allclose(ours(), numpy_fn(), rtol=1e-5)   # same computation, checked once
+    return {"nx_rune": ours, "numpy": numpy_fn}
+
+
+@pytest.mark.parametrize("impl", ["nx_rune", "numpy"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_bench(benchmark, name, impl):
+    benchmark.group = name
+    benchmark(_case(name)[impl])
