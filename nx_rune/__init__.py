@@ -3,7 +3,7 @@
 ``import nx_rune as nx``; see the README for a tour.
 """
 from nx_rune import backend as _backend  # noqa: F401  (registers the primitive implementations)
-from nx_rune import primitives
+from nx_rune import primitives, random
 from nx_rune.creation import (arange, array, asarray, empty, eye, full, full_like, linspace, ones,
                               ones_like, zeros, zeros_like)
 from nx_rune.dtypes import (bool_, complex64, complex128, float16, float32, float64, int8, int16,

@@ -6,11 +6,13 @@ configuration: the ``threefry2x32`` implementation, ``jax_threefry_partitionable
 canonicalised to 32 bits; default dtypes float32 / int32 / uint32). Asking explicitly for
 float64, int64 or uint64 gives the values JAX computes for those dtypes in x64 mode.
 
-Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform``,
-``randint``, ``bernoulli``, ``permutation``, ``choice`` and ``threefry_2x32``.  Where JAX's
-result goes through XLA's own transcendental functions (``log``, ``log1p``, ``erf``) ours
-uses NumPy's, so ``normal``, ``truncated_normal``, ``gumbel`` and ``categorical``'s Gumbel
-noise agree with JAX to about one float32 ulp (``normal`` uses JAX's own erfinv polynomial).
+Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
+XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
+``permutation``, ``choice`` and ``threefry_2x32``. Where JAX's values go through XLA's own
+``log``/``log1p``/``erf`` we use correctly rounded ones, so ``normal`` (JAX's erfinv
+polynomial, fused as XLA fuses it), ``truncated_normal`` and ``gumbel`` agree with JAX to one
+or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)``
+take an argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
 
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors. Sampling works on concrete values: nothing here is differentiable.
@@ -41,7 +43,7 @@ _SQRT2 = math.sqrt(2.0)
 
 def _out(arr):
     """Wrap a NumPy result as a Tensor (no copy when it is C-contiguous)."""
-    return asarray(np.ascontiguousarray(arr))
+    return asarray(np.asarray(arr))
 
 
 def _np(x, name):
@@ -91,15 +93,16 @@ def _shape(shape, name="shape"):
     return shape
 
 
-def _dtype(dtype, kinds, name, what):
-    dt = np.dtype(dtype)
-    if dt.kind not in kinds:
-        raise ValueError(f"{name} of {what} must be {_KIND_NAMES[kinds]}, got {dt}")
-    return dt
-
-
 _KIND_NAMES = {"u": "an unsigned integer dtype", "f": "a float dtype",
-               "fc": "a float or complex dtype", "iu": "an integer dtype"}
+               "fc": "a float or complex dtype"}
+
+
+def _dtype(dtype, default, kinds, fn):
+    """``dtype`` (None: ``default``) checked to be of one of ``kinds``; ValueError otherwise."""
+    dt = np.dtype(default if dtype is None else dtype)
+    if dt.kind not in kinds:
+        raise ValueError(f"dtype of {fn} must be {_KIND_NAMES[kinds]}, got {dt}")
+    return dt
 
 
 def _check_param_shape(fn, shape, *param_shapes):
@@ -129,7 +132,7 @@ def _seed_words(seed):
         if not -2**63 <= seed < 2**63:
             raise OverflowError(f"seed must fit in int64, got {seed}")
         return 0, seed & 0xFFFFFFFF
-    arr = np.asarray(seed)
+    arr = _np(seed, "seed")
     if arr.ndim != 0 or arr.dtype.kind not in "biu":
         raise TypeError(f"seed must be an integer scalar, got {arr.dtype} of shape {arr.shape}")
     return 0, int(arr) & 0xFFFFFFFF
@@ -162,8 +165,47 @@ def _fold_in(k, data):
     return np.array([y0[0], y1[0]], dtype=_U32)
 
 
-def _fma_round(a, b, c, dtype):
-    """``a * b + c`` rounded once to ``dtype`` (float16/32): float64 holds a*b exactly."""
+_SPLITTER = 134217729.0      # 2**27 + 1: Veltkamp's split of a float64 into 26 + 27 bits
+
+
+def _two_sum(a, b):
+    """``s + e == a + b`` exactly, ``s = fl(a + b)`` (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a, b):
+    """``p + e == a * b`` exactly, ``p = fl(a * b)`` (Dekker; no overflow assumed)."""
+    p = a * b
+    ca = _SPLITTER * a
+    ah = ca - (ca - a)
+    cb = _SPLITTER * b
+    bh = cb - (cb - b)
+    al, bl = a - ah, b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _add_round_odd(a, b):
+    """``a + b`` rounded to odd: when inexact, of the two neighbours take the odd one."""
+    s, e = _two_sum(a, b)
+    fix = (e != 0) & ((s.view(np.int64) & 1) == 0)
+    return np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+
+
+def _fma64(a, b, c):
+    """Correctly rounded float64 ``a * b + c`` (Boldo & Melquiond's emulation via round-to-odd)."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, c)))
+    ph, pl = _two_prod(a, b)
+    th, tl = _two_sum(c, ph)
+    return th + _add_round_odd(tl, pl)
+
+
+def _fma(a, b, c, dtype):
+    """``a * b + c`` rounded once to ``dtype`` (float32/64), as XLA:CPU's fused multiply-add."""
+    if dtype == np.float64:
+        return _fma64(a, b, c)
+    # The product of two float32 is exact in float64; only the sum rounds before float32.
     return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dtype)
 
 
@@ -187,10 +229,10 @@ def _uniform(k, shape, dtype, minval=0.0, maxval=1.0):
     if lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1 and not np.signbit(lo):
         return floats                       # fma(f, 1, 0) == f and f >= 0
     span = hi - lo
-    if dtype.itemsize < 8:
-        scaled = _fma_round(floats, span, lo, dtype)
+    if dtype == np.float16:
+        scaled = floats * span + lo         # XLA does not fuse float16 (two roundings)
     else:
-        scaled = floats * span + lo
+        scaled = _fma(floats, span, lo, dtype)
     return np.maximum(lo, scaled).reshape(shape)
 
 
@@ -228,38 +270,61 @@ _ERFINV64 = (
 )
 
 
-def _horner_fma32(t, coeffs_by_branch, branch):
-    """float32 Horner with every step ``p * t + c`` fused (rounded once), per-element branch."""
-    t64 = t.astype(np.float64)
-    p = np.choose(branch, [np.float32(c[0]) for c in coeffs_by_branch])
-    for i in range(1, len(coeffs_by_branch[0])):
-        c = np.choose(branch, [np.float64(np.float32(cs[i])) for cs in coeffs_by_branch])
-        p = (p.astype(np.float64) * t64 + c).astype(np.float32)
+def _coefficient_table(branches):
+    """Rows of Horner coefficients (highest degree first), left-padded with exact zeros."""
+    degree = max(len(c) for c in branches)
+    return np.array([(0.0,) * (degree - len(c)) + tuple(c) for c in branches])
+
+
+_ERFINV32_TABLE = _coefficient_table(
+    [[float(np.float32(c)) for c in cs] for cs in _ERFINV32])
+_ERFINV64_TABLE = _coefficient_table(_ERFINV64)
+
+
+def _horner(t, masks, table, fused32):
+    """Horner in ``t`` in float64; element i uses row j of ``table`` where ``masks[j - 1][i]``
+    is the last mask set (row 0 where none is).
+
+    ``fused32``: round to float32 after each ``p * t + c`` step. With float32 ``p``, ``t`` and
+    ``c`` the product is exact in float64, so each step is float32's fused multiply-add.
+    """
+    def coefficient(i):
+        c = table[0, i]
+        for j, mask in enumerate(masks, start=1):
+            c = np.where(mask, table[j, i], c)
+        return c
+
+    t = t.astype(np.float64)
+    p = coefficient(0) * np.ones_like(t)
+    for i in range(1, table.shape[1]):
+        p *= t
+        p += coefficient(i)
+        if fused32:
+            p = p.astype(np.float32).astype(np.float64)
     return p
 
 
 def _erfinv32(x):
+    """Giles' float32 erfinv as XLA:CPU evaluates it (fused Horner steps)."""
     x = np.asarray(x, np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = -np.log1p(x * -x)
-        small = w < np.float32(5)
-        t = np.where(small, w - np.float32(2.5), np.sqrt(w) - np.float32(3))
-        p = _horner_fma32(t, _ERFINV32, (~small).astype(np.intp))
+        # log1p correctly rounded (via float64) is nearer XLA's float32 log1p than NumPy's.
+        w = (-np.log1p((x * -x).astype(np.float64))).astype(np.float32)
+        large = w >= np.float32(5)
+        t = np.where(large, np.sqrt(w) - np.float32(3), w - np.float32(2.5))
+        p = _horner(t, [large], _ERFINV32_TABLE, True).astype(np.float32)
         return np.where(np.abs(x) == 1, x * np.float32(np.inf), p * x)
 
 
 def _erfinv64(x):
+    """Giles' float64 erfinv (three branches), plain float64 Horner."""
     x = np.asarray(x, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         w = -np.log1p(x * -x)
+        mid, high = w >= 6.25, w >= 16
         root = np.sqrt(w)
-        branch = np.where(w < 6.25, 0, np.where(w < 16, 1, 2))
-        t = np.choose(branch, [w - 3.125, root - 3.25, root - 5.0])
-        degree = max(len(c) for c in _ERFINV64)
-        padded = [(0.0,) * (degree - len(c)) + c for c in _ERFINV64]   # leading zeros: exact
-        p = np.zeros_like(x)
-        for i in range(degree):
-            p = p * t + np.choose(branch, [c[i] for c in padded])
+        t = np.where(high, root - 5.0, np.where(mid, root - 3.25, w - 3.125))
+        p = _horner(t, [mid, high], _ERFINV64_TABLE, False)
         return np.where(np.abs(x) == 1, x * np.inf, p * x)
 
 
@@ -285,11 +350,15 @@ def _normal(k, shape, dtype):
     return ((re + 1j * im) / dtype.type(_SQRT2)).astype(dtype)
 
 
+def _log(x):
+    """Natural log, correctly rounded to ``x``'s dtype (nearer XLA's than NumPy's float32 log)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x.astype(np.float64)).astype(x.dtype)
+
+
 def _gumbel(k, shape, dtype):
-    tiny = np.finfo(dtype).tiny
-    u = _uniform(k, shape, dtype, tiny, 1.0)
-    with np.errstate(divide="ignore"):
-        return -np.log(-np.log(u))
+    u = _uniform(k, shape, dtype, np.finfo(dtype).tiny, 1.0)
+    return -_log(-_log(u))
 
 
 def _clip_to(val, dtype):
@@ -307,9 +376,7 @@ def _urem(a, n):
 def _int_param(x, name):
     """An integer array of ``x``'s values (floats truncate, as ``astype(int)``)."""
     arr = _np(x, name)
-    if arr.dtype.kind == "b":
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
+    if arr.dtype.kind in "bf":
         return arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer, got {arr.dtype}")
@@ -327,13 +394,15 @@ def _randint(k, shape, minval, maxval, dtype):
     k1, k2 = _split2(k)
     higher = _random_bits(k1, nbits, shape)
     lower = _random_bits(k2, nbits, shape)
-    span = np.asarray(hi.astype(udtype) - lo.astype(udtype))       # wraps like XLA
-    span = np.where(hi <= lo, udtype.type(1), span)
-    span = np.where(out_of_range & (hi > lo), span + udtype.type(1), span).astype(udtype)
-    mult = _urem(np.asarray(udtype.type(1) << udtype.type(nbits // 2), udtype), span)
-    mult = _urem(mult * mult, span)
-    offset = _urem(_urem(higher, span) * mult + _urem(lower, span), span)
-    out = (np.broadcast_to(lo, shape).astype(udtype) + offset).astype(udtype)
+    one = udtype.type(1)
+    with np.errstate(over="ignore"):        # unsigned arithmetic wraps, as in XLA
+        span = np.asarray(hi.astype(udtype) - lo.astype(udtype))
+        span = np.where(hi <= lo, one, span)
+        span = np.where(out_of_range & (hi > lo), span + one, span).astype(udtype)
+        mult = _urem(np.asarray(one << udtype.type(nbits // 2), udtype), span)
+        mult = _urem(mult * mult, span)
+        offset = _urem(_urem(higher, span) * mult + _urem(lower, span), span)
+        out = (np.broadcast_to(lo, shape).astype(udtype) + offset).astype(udtype)
     return out.view(dtype).reshape(shape)
 
 
@@ -407,7 +476,7 @@ def fold_in(key, data):
 def bits(key, shape=(), dtype=np.uint32):
     """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64)."""
     k = _key_words(key)
-    dt = _dtype(dtype, "u", "dtype", "bits")
+    dt = _dtype(dtype, np.uint32, "u", "bits")
     return _out(_random_bits(k, dt.itemsize * 8, _shape(shape)))
 
 
@@ -417,7 +486,7 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
     ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, "f", "dtype", "uniform")
+    dt = _dtype(dtype, np.float32, "f", "uniform")
     shape = _shape(shape)
     lo, hi = _np(minval, "minval"), _np(maxval, "maxval")
     _check_param_shape("uniform", shape, lo.shape, hi.shape)
@@ -430,7 +499,7 @@ def normal(key, shape=(), dtype=np.float32):
     A complex sample has independent real and imaginary parts of variance 1/2 each.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, "fc", "dtype", "normal")
+    dt = _dtype(dtype, np.float32, "fc", "normal")
     return _out(_normal(k, _shape(shape), dt))
 
 
@@ -440,7 +509,7 @@ def truncated_normal(key, lower, upper, shape=(), dtype=np.float32):
     ``lower``/``upper`` broadcast to ``shape``; ``shape=None`` means their broadcast shape.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, "f", "dtype", "truncated_normal")
+    dt = _dtype(dtype, np.float32, "f", "truncated_normal")
     lo = _np(lower, "lower").astype(dt)
     hi = _np(upper, "upper").astype(dt)
     if shape is None:
@@ -465,7 +534,7 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
     (``maxval`` one past it is allowed: ``randint(k, s, 0, 256, uint8)`` covers all bytes).
     """
     k = _key_words(key)
-    dt = np.dtype(dtype)
+    dt = np.dtype(np.int32 if dtype is None else dtype)
     if dt.kind not in "iu":
         raise TypeError(f"dtype of randint must be an integer dtype, got {dt}")
     shape = _shape(shape)
@@ -487,7 +556,7 @@ def bernoulli(key, p=0.5, shape=None):
     """
     k = _key_words(key)
     parr = _np(p, "p")
-    if isinstance(p, float):
+    if type(p) is float:                # weakly typed: float32 (np.float64 is a float too)
         parr = parr.astype(np.float32)
     if parr.dtype.kind != "f":
         raise TypeError(f"p of bernoulli must have a floating dtype, got {parr.dtype}")
@@ -502,7 +571,7 @@ def bernoulli(key, p=0.5, shape=None):
 def gumbel(key, shape=(), dtype=np.float32):
     """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype``."""
     k = _key_words(key)
-    dt = _dtype(dtype, "f", "dtype", "gumbel")
+    dt = _dtype(dtype, np.float32, "f", "gumbel")
     return _out(_gumbel(k, _shape(shape), dt))
 
 
@@ -574,21 +643,23 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     if not replace and n_draws > n_inputs:
         raise ValueError(f"cannot take a larger sample (size {n_draws}) than the population "
                          f"(size {n_inputs}) when replace=False")
-    if p is None:
-        if replace:
-            ind = _randint(k, shape, np.asarray(0, np.int32), np.asarray(n_inputs, np.int32),
-                           np.dtype(np.int32))
-            result = ind if arr.ndim == 0 else np.take(arr, ind, axis=axis)
-        else:
-            pool = np.arange(n_inputs, dtype=np.int32) if arr.ndim == 0 else arr
-            perm = _permutation(k, pool, 0 if arr.ndim == 0 else axis, False)
-            result = np.take(perm, np.arange(n_draws), axis=0 if arr.ndim == 0 else axis)
+    if p is not None:
+        result = _take(arr, _choice_index(k, _np(p, "p"), n_inputs, shape, n_draws, replace),
+                       axis)
+    elif replace:
+        result = _take(arr, _randint(k, shape, np.asarray(0, np.int32),
+                                     np.asarray(n_inputs, np.int32), np.dtype(np.int32)), axis)
     else:
-        ind = _choice_index(k, _np(p, "p"), n_inputs, shape, n_draws, replace)
-        result = ind if arr.ndim == 0 else np.take(arr, ind, axis=axis)
+        pool, ax = (arr, axis) if arr.ndim else (np.arange(n_inputs, dtype=np.int32), 0)
+        result = np.take(_permutation(k, pool, ax, False), np.arange(n_draws), axis=ax)
     if arr.ndim == 0:
         return _out(result.reshape(shape))
     return _out(result.reshape(arr.shape[:axis] + shape + arr.shape[axis + 1:]))
+
+
+def _take(arr, ind, axis):
+    """``arr``'s entries at ``ind`` along ``axis``; for an int population, ``ind`` itself."""
+    return ind if arr.ndim == 0 else np.take(arr, ind, axis=axis)
 
 
 def _choice_index(k, p, n_inputs, shape, n_draws, replace):

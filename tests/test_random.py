@@ -1,0 +1,552 @@
+"""nx.random: JAX's streams bit for bit, shapes/dtypes, statistics, errors.
+
+Golden values below were produced by JAX 0.10.2 (jax.random, default configuration; the x64
+ones under ``jax.enable_x64(True)``), not by nx_rune, so they check bit-exactness without JAX.
+The ``*_jax`` tests compare against an installed JAX and skip when it is absent.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import nx_rune  # noqa: F401  (registers the primitive implementations)
+from nx_rune import random as nxr
+from nx_rune.tensor import Tensor
+
+K42 = nxr.PRNGKey(42)
+
+
+def arr(t):
+    assert isinstance(t, Tensor), f"expected a Tensor, got {type(t).__name__}"
+    return t.numpy()
+
+
+# --- golden values from JAX 0.10.2 -----------------------------------------------------------
+
+LOGITS = np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 1.5, -3.0, 0.25], [0.0, 0.0, 0.0, 0.0]],
+                  np.float32)
+
+EXACT = {
+    "PRNGKey(42)": (lambda: nxr.PRNGKey(42), "uint32", (2,), [0, 42]),
+    "key(42)": (lambda: nxr.key(42), "uint32", (2,), [0, 42]),
+    "PRNGKey(-1)": (lambda: nxr.PRNGKey(-1), "uint32", (2,), [0, 4294967295]),
+    "PRNGKey(2**40+5)": (lambda: nxr.PRNGKey(2**40 + 5), "uint32", (2,), [0, 5]),
+    "bits(PRNGKey(0))": (lambda: nxr.bits(nxr.PRNGKey(0)), "uint32", (), [4070199207]),
+    "split": (lambda: nxr.split(K42), "uint32", (2, 2),
+              [1832780943, 270669613, 64467757, 2916123636]),
+    "split3": (lambda: nxr.split(K42, 3), "uint32", (3, 2),
+               [1832780943, 270669613, 64467757, 2916123636, 2465931498, 255383827]),
+    "fold_in7": (lambda: nxr.fold_in(K42, 7), "uint32", (2,), [2547012911, 1371500959]),
+    "bits4": (lambda: nxr.bits(K42, (4,)), "uint32", (4,),
+              [2098992034, 2919706841, 2646866425, 2409546199]),
+    "bits_u8": (lambda: nxr.bits(K42, (6,), np.uint8), "uint8", (6,),
+                [162, 217, 249, 215, 21, 216]),
+    "bits_u16": (lambda: nxr.bits(K42, (4,), np.uint16), "uint16", (4,),
+                 [5026, 12505, 63993, 49623]),
+    "bits_u64": (lambda: nxr.bits(K42, (3,), np.uint64), "uint64", (3,),
+                 [7871734211187709741, 276886910877598708, 10591095138341673235]),
+    "uniform4": (lambda: nxr.uniform(K42, (4,)), "float32", (4,),
+                 [0.48870956897735596, 0.6797971725463867, 0.6162714958190918,
+                  0.5610160827636719]),
+    "uniform_m2_3": (lambda: nxr.uniform(K42, (6,), minval=-2.0, maxval=3.0), "float32", (6,),
+                     [0.4435478448867798, 1.3989858627319336, 1.081357479095459,
+                      0.8050804138183594, 0.2532230615615845, 0.9293292760848999]),
+    "uniform_f64": (lambda: nxr.uniform(K42, (3,), np.float64), "float64", (3,),
+                    [0.4267275666499091, 0.015010069515314584, 0.5741444178995352]),
+    "uniform_f64_m2_3": (lambda: nxr.uniform(K42, (3,), np.float64, -2.0, 3.0), "float64", (3,),
+                         [0.13363783324954537, -1.924949652423427, 0.8707220894976759]),
+    "randint": (lambda: nxr.randint(K42, (8,), 0, 10), "int32", (8,), [4, 4, 1, 9, 9, 9, 7, 7]),
+    "randint_big": (lambda: nxr.randint(K42, (4,), -5, 1000003), "int32", (4,),
+                    [269271, 838293, 364882, 979396]),
+    "randint_u8": (lambda: nxr.randint(K42, (6,), 0, 256, np.uint8), "uint8", (6,),
+                   [196, 18, 183, 193, 141, 107]),
+    "randint_i64": (lambda: nxr.randint(K42, (4,), -5, 10**12, np.int64), "int64", (4,),
+                    [463982253477, 604929009943, 848939357151, 550033836784]),
+    "bernoulli": (lambda: nxr.bernoulli(K42, 0.3, (10,)), "bool", (10,),
+                  [False] * 6 + [True] + [False] * 3),
+    "perm10": (lambda: nxr.permutation(K42, 10), "int32", (10,), [7, 4, 2, 5, 3, 6, 8, 9, 0, 1]),
+    "perm2000_head": (lambda: nxr.permutation(K42, 2000)[:8], "int32", (8,),
+                      [1474, 815, 539, 874, 1693, 84, 995, 1191]),
+    "choice": (lambda: nxr.choice(K42, 10, (5,)), "int32", (5,), [4, 4, 1, 9, 9]),
+    "choice_norep": (lambda: nxr.choice(K42, 10, (5,), replace=False), "int32", (5,),
+                     [7, 4, 2, 5, 3]),
+    "choice_p": (lambda: nxr.choice(K42, 4, (8,), p=np.array([0.1, 0.2, 0.3, 0.4], np.float32)),
+                 "int32", (8,), [2, 2, 2, 2, 2, 2, 3, 1]),
+    "categorical": (lambda: nxr.categorical(K42, LOGITS), "int32", (3,), [2, 1, 3]),
+    "categorical_shape": (lambda: nxr.categorical(K42, LOGITS, shape=(2, 3)), "int32", (2, 3),
+                          [2, 1, 3, 0, 0, 3]),
+    "threefry_2x32": (lambda: nxr.threefry_2x32(K42, np.arange(5, dtype=np.uint32)), "uint32",
+                      (5,), [3134548294, 3733159049, 843694964, 894150801, 801545058]),
+}
+
+# These go through XLA's own log/log1p/erf in JAX, so they agree to about one ulp.
+CLOSE = {
+    "normal4": (lambda: nxr.normal(K42, (4,)), "float32", (4,),
+                [-0.02830461598932743, 0.4671318531036377, 0.2957029640674591,
+                 0.15354591608047485]),
+    "normal_f64": (lambda: nxr.normal(K42, (3,), np.float64), "float64", (3,),
+                   [-0.18471174528191162, -2.169824560397754, 0.18693555179382582]),
+    "gumbel4": (lambda: nxr.gumbel(K42, (4,)), "float32", (4,),
+                [0.3340933918952942, 0.952019453048706, 0.7255305647850037,
+                 0.5481715202331543]),
+    "truncnorm": (lambda: nxr.truncated_normal(K42, -1.0, 2.0, (4,)), "float32", (4,),
+                  [0.14770005643367767, 0.5684449076652527, 0.42102551460266113,
+                   0.29997000098228455]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_golden_exact(name):
+    fn, dtype, shape, values = EXACT[name]
+    out = arr(fn())
+    assert out.dtype == np.dtype(dtype) and out.shape == shape
+    assert out.ravel().tolist() == np.array(values, dtype=dtype).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(CLOSE))
+def test_golden_close(name):
+    fn, dtype, shape, values = CLOSE[name]
+    out = arr(fn())
+    assert out.dtype == np.dtype(dtype) and out.shape == shape
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(out.ravel(), np.array(values, dtype), rtol=4 * eps, atol=4 * eps)
+
+
+# --- bit-exact comparisons with an installed JAX -------------------------------------------------
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    import jax.extend.random  # noqa: F401
+    return jax
+
+
+SEEDS = [0, 1, 42, 2**31 - 1, 987654321]
+
+
+def _jax_cases(jax):
+    jr, jnp = jax.random, jax.numpy
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    p = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    lg = np.random.default_rng(7).normal(size=(5, 7)).astype(np.float32)
+    return {
+        "key": (lambda k, s: nxr.key(s), lambda k, s: jr.PRNGKey(s)),
+        "split": (lambda k, s: nxr.split(k, 5), lambda k, s: jr.split(k, 5)),
+        "split_tuple": (lambda k, s: nxr.split(k, (2, 3)), lambda k, s: jr.split(k, (2, 3))),
+        "fold_in": (lambda k, s: nxr.fold_in(k, 12345), lambda k, s: jr.fold_in(k, 12345)),
+        "fold_in_neg_np": (lambda k, s: nxr.fold_in(k, np.int64(-3)),
+                           lambda k, s: jr.fold_in(k, np.int64(-3))),
+        "bits32": (lambda k, s: nxr.bits(k, (3, 1001)), lambda k, s: jr.bits(k, (3, 1001))),
+        "bits8": (lambda k, s: nxr.bits(k, (999,), np.uint8),
+                  lambda k, s: jr.bits(k, (999,), jnp.uint8)),
+        "bits16": (lambda k, s: nxr.bits(k, (999,), np.uint16),
+                   lambda k, s: jr.bits(k, (999,), jnp.uint16)),
+        "uniform": (lambda k, s: nxr.uniform(k, (10000,)), lambda k, s: jr.uniform(k, (10000,))),
+        "uniform_range": (lambda k, s: nxr.uniform(k, (50000,), minval=-2.0, maxval=3.0),
+                          lambda k, s: jr.uniform(k, (50000,), minval=-2.0, maxval=3.0)),
+        "uniform_array_range": (
+            lambda k, s: nxr.uniform(k, (3, 4), minval=np.arange(4, dtype=np.float32),
+                                     maxval=10.0),
+            lambda k, s: jr.uniform(k, (3, 4), minval=jnp.arange(4.0), maxval=10.0)),
+        "uniform_f16": (lambda k, s: nxr.uniform(k, (5000,), np.float16, -2.0, 3.0),
+                        lambda k, s: jr.uniform(k, (5000,), jnp.float16, -2.0, 3.0)),
+        "randint": (lambda k, s: nxr.randint(k, (10000,), -5, 1000003),
+                    lambda k, s: jr.randint(k, (10000,), -5, 1000003)),
+        "randint_full": (lambda k, s: nxr.randint(k, (1000,), -2**31, 2**31 - 1),
+                         lambda k, s: jr.randint(k, (1000,), -2**31, 2**31 - 1)),
+        "randint_empty_range": (lambda k, s: nxr.randint(k, (10,), 5, 5),
+                                lambda k, s: jr.randint(k, (10,), 5, 5)),
+        "randint_int8": (lambda k, s: nxr.randint(k, (1000,), -200, 200, np.int8),
+                         lambda k, s: jr.randint(k, (1000,), -200, 200, jnp.int8)),
+        "randint_uint32": (
+            lambda k, s: nxr.randint(k, (1000,), 0, np.uint32(2**32 - 1), np.uint32),
+            lambda k, s: jr.randint(k, (1000,), 0, np.uint32(2**32 - 1), jnp.uint32)),
+        "randint_array": (
+            lambda k, s: nxr.randint(k, (2, 3), np.array([0, 10, 100], np.int32), 1000),
+            lambda k, s: jr.randint(k, (2, 3), jnp.array([0, 10, 100]), 1000)),
+        "bernoulli": (lambda k, s: nxr.bernoulli(k, 0.3, (1000,)),
+                      lambda k, s: jr.bernoulli(k, 0.3, (1000,))),
+        "bernoulli_array": (
+            lambda k, s: nxr.bernoulli(k, np.linspace(0, 1, 50, dtype=np.float32)),
+            lambda k, s: jr.bernoulli(k, jnp.linspace(0, 1, 50))),
+        "permutation_1625": (lambda k, s: nxr.permutation(k, 1625),
+                             lambda k, s: jr.permutation(k, 1625)),
+        "permutation_1626": (lambda k, s: nxr.permutation(k, 1626),
+                             lambda k, s: jr.permutation(k, 1626)),
+        "permutation_rows": (lambda k, s: nxr.permutation(k, x),
+                             lambda k, s: jr.permutation(k, x)),
+        "permutation_axis1": (lambda k, s: nxr.permutation(k, x, 1),
+                              lambda k, s: jr.permutation(k, x, 1)),
+        "permutation_independent": (lambda k, s: nxr.permutation(k, x, 1, independent=True),
+                                    lambda k, s: jr.permutation(k, x, 1, independent=True)),
+        "choice_axis1": (lambda k, s: nxr.choice(k, x, (2, 2), axis=1),
+                         lambda k, s: jr.choice(k, x, (2, 2), axis=1)),
+        "choice_norep": (lambda k, s: nxr.choice(k, 10, (5,), replace=False),
+                         lambda k, s: jr.choice(k, 10, (5,), replace=False)),
+        "choice_p": (lambda k, s: nxr.choice(k, 4, (1000,), p=p),
+                     lambda k, s: jr.choice(k, 4, (1000,), p=p)),
+        "choice_p_norep": (lambda k, s: nxr.choice(k, 4, (3,), replace=False, p=p),
+                           lambda k, s: jr.choice(k, 4, (3,), replace=False, p=p)),
+        "categorical": (lambda k, s: nxr.categorical(k, lg), lambda k, s: jr.categorical(k, lg)),
+        "categorical_axis0_shape": (
+            lambda k, s: nxr.categorical(k, lg, axis=0, shape=(2, 7)),
+            lambda k, s: jr.categorical(k, lg, axis=0, shape=(2, 7))),
+        "threefry_2x32": (
+            lambda k, s: nxr.threefry_2x32(k, np.arange(7, dtype=np.uint32) * 12345),
+            lambda k, s: jax.extend.random.threefry_2x32(
+                k, jnp.arange(7, dtype=jnp.uint32) * 12345)),
+    }
+
+
+def _assert_same(ours, theirs):
+    ours, theirs = arr(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    assert np.array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_bit_exact_with_jax(seed):
+    jax = _jax()
+    nk, jk = nxr.PRNGKey(seed), jax.random.PRNGKey(seed)
+    for name, (ours, theirs) in _jax_cases(jax).items():
+        try:
+            _assert_same(ours(nk, seed), theirs(jk, seed))
+        except AssertionError as e:
+            raise AssertionError(f"{name} (seed {seed}) differs from JAX: {e}") from None
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_bit_exact_with_jax_x64_dtypes(seed):
+    jax = _jax()
+    jr, jnp = jax.random, jax.numpy
+    nk = nxr.PRNGKey(seed)
+    with jax.enable_x64(True):
+        jk = jr.PRNGKey(seed)
+        pairs = [
+            (nxr.bits(nk, (1001,), np.uint64), jr.bits(jk, (1001,), jnp.uint64)),
+            (nxr.uniform(nk, (10000,), np.float64), jr.uniform(jk, (10000,), jnp.float64)),
+            (nxr.uniform(nk, (50000,), np.float64, -2.0, 3.0),
+             jr.uniform(jk, (50000,), jnp.float64, -2.0, 3.0)),
+            (nxr.uniform(nk, (50000,), np.float64, 0.1, 0.7),
+             jr.uniform(jk, (50000,), jnp.float64, 0.1, 0.7)),
+            (nxr.randint(nk, (1000,), -5, 10**12, np.int64),
+             jr.randint(jk, (1000,), -5, 10**12, jnp.int64)),
+            (nxr.randint(nk, (1000,), -2**63, 2**63 - 1, np.int64),
+             jr.randint(jk, (1000,), -2**63, 2**63 - 1, jnp.int64)),
+            (nxr.bernoulli(nk, np.float64(0.3), (1000,)),
+             jr.bernoulli(jk, np.float64(0.3), (1000,))),
+        ]
+        for ours, theirs in pairs:
+            _assert_same(ours, theirs)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_close_to_jax_where_xla_transcendentals_differ(seed):
+    jax = _jax()
+    jr, jnp = jax.random, jax.numpy
+    nk, jk = nxr.PRNGKey(seed), jr.PRNGKey(seed)
+    f32 = np.finfo(np.float32).eps
+    np.testing.assert_allclose(arr(nxr.normal(nk, (100000,))), jr.normal(jk, (100000,)),
+                               rtol=3 * f32, atol=3 * f32)
+    np.testing.assert_allclose(arr(nxr.normal(nk, (1000,), np.complex64)),
+                               jr.normal(jk, (1000,), jnp.complex64), rtol=3 * f32, atol=3 * f32)
+    np.testing.assert_allclose(arr(nxr.gumbel(nk, (10000,))), jr.gumbel(jk, (10000,)),
+                               rtol=3 * f32, atol=1e-6)
+    np.testing.assert_allclose(arr(nxr.truncated_normal(nk, -1.0, 2.0, (10000,))),
+                               jr.truncated_normal(jk, -1.0, 2.0, (10000,)),
+                               rtol=3 * f32, atol=3 * f32)
+    with jax.enable_x64(True):
+        jk = jr.PRNGKey(seed)
+        np.testing.assert_allclose(arr(nxr.normal(nk, (100000,), np.float64)),
+                                   jr.normal(jk, (100000,), jnp.float64), rtol=1e-14, atol=1e-15)
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+def test_key_and_prngkey_are_uint32_pairs():
+    for k in (nxr.key(7), nxr.PRNGKey(7)):
+        assert isinstance(k, Tensor) and k.dtype == np.uint32 and k.shape == (2,)
+        assert arr(k).tolist() == [0, 7]
+
+
+@pytest.mark.parametrize("seed, want", [(np.int64(-1), [0, 0xFFFFFFFF]),
+                                        (np.uint32(7), [0, 7]),
+                                        (np.array(9, np.int32), [0, 9]),
+                                        (2**31 + 99, [0, 2147483747])])
+def test_seed_forms(seed, want):
+    assert arr(nxr.PRNGKey(seed)).tolist() == want
+
+
+def test_determinism():
+    a = arr(nxr.normal(nxr.PRNGKey(3), (100,)))
+    b = arr(nxr.normal(nxr.PRNGKey(3), (100,)))
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, arr(nxr.normal(nxr.PRNGKey(4), (100,))))
+
+
+def test_split_keys_differ_and_equal_fold_in():
+    keys = arr(nxr.split(K42, 100))
+    assert len({tuple(k) for k in keys.tolist()}) == 100
+    assert tuple(arr(K42)) not in {tuple(k) for k in keys.tolist()}
+    for i in (0, 1, 57):
+        assert keys[i].tolist() == arr(nxr.fold_in(K42, i)).tolist()
+
+
+def test_split_shapes():
+    assert nxr.split(K42).shape == (2, 2)
+    assert nxr.split(K42, 1).shape == (1, 2)
+    assert nxr.split(K42, (2, 3)).shape == (2, 3, 2)
+    assert nxr.split(K42, 0).shape == (0, 2)
+
+
+def test_subkey_streams_differ():
+    k1, k2 = nxr.split(K42)
+    assert not np.array_equal(arr(nxr.bits(k1, (8,))), arr(nxr.bits(k2, (8,))))
+
+
+def test_keys_may_be_numpy_arrays_or_tensors():
+    np_key = np.array([0, 42], np.uint32)
+    assert np.array_equal(arr(nxr.uniform(np_key, (5,))), arr(nxr.uniform(K42, (5,))))
+    assert np.array_equal(arr(nxr.split(np_key)), arr(nxr.split(K42)))
+
+
+# --- shapes and dtypes --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn, dtype", [
+    (lambda s: nxr.bits(K42, s), np.uint32),
+    (lambda s: nxr.bits(K42, s, np.uint8), np.uint8),
+    (lambda s: nxr.bits(K42, s, np.uint64), np.uint64),
+    (lambda s: nxr.uniform(K42, s), np.float32),
+    (lambda s: nxr.uniform(K42, s, np.float64), np.float64),
+    (lambda s: nxr.uniform(K42, s, np.float16), np.float16),
+    (lambda s: nxr.normal(K42, s), np.float32),
+    (lambda s: nxr.normal(K42, s, np.float64), np.float64),
+    (lambda s: nxr.normal(K42, s, np.complex64), np.complex64),
+    (lambda s: nxr.truncated_normal(K42, -1.0, 1.0, s), np.float32),
+    (lambda s: nxr.randint(K42, s, 0, 5), np.int32),
+    (lambda s: nxr.randint(K42, s, 0, 5, np.int64), np.int64),
+    (lambda s: nxr.randint(K42, s, 0, 5, np.uint16), np.uint16),
+    (lambda s: nxr.bernoulli(K42, 0.5, s), np.bool_),
+    (lambda s: nxr.gumbel(K42, s), np.float32),
+    (lambda s: nxr.gumbel(K42, s, np.float64), np.float64),
+    (lambda s: nxr.choice(K42, 5, s), np.int32),
+])
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (2, 3, 4)])
+def test_shape_and_dtype(fn, dtype, shape):
+    out = fn(shape)
+    assert isinstance(out, Tensor)
+    assert out.shape == shape and out.dtype == np.dtype(dtype)
+
+
+def test_int_shape_means_1d():
+    assert nxr.uniform(K42, 5).shape == (5,)
+
+
+def test_default_shapes():
+    assert nxr.bernoulli(K42).shape == ()
+    assert nxr.bernoulli(K42, np.full((2, 3), 0.5, np.float32)).shape == (2, 3)
+    assert nxr.truncated_normal(K42, np.zeros(3), 1.0, None).shape == (3,)
+    assert nxr.categorical(K42, LOGITS).shape == (3,)
+    assert nxr.categorical(K42, LOGITS, axis=0).shape == (4,)
+    assert nxr.categorical(K42, LOGITS, shape=(5, 3)).shape == (5, 3)
+
+
+def test_permutation_and_choice_shapes():
+    x = np.arange(12).reshape(3, 4)
+    assert nxr.permutation(K42, x).shape == (3, 4)
+    assert nxr.permutation(K42, x, axis=1).shape == (3, 4)
+    assert nxr.choice(K42, x, (5,), axis=1).shape == (3, 5)
+    assert nxr.choice(K42, 10, (0,)).shape == (0,)
+    assert sorted(arr(nxr.permutation(K42, x, axis=1))[0].tolist()) == [0, 1, 2, 3]
+
+
+def test_permutation_of_arrays_keeps_dtype_and_values():
+    x = np.linspace(0, 1, 50, dtype=np.float64)
+    out = arr(nxr.permutation(K42, x))
+    assert out.dtype == np.float64 and np.array_equal(np.sort(out), x)
+    assert arr(nxr.permutation(K42, 0)).shape == (0,)
+    assert arr(nxr.permutation(K42, 1)).tolist() == [0]
+
+
+def test_choice_without_replacement_is_distinct():
+    out = arr(nxr.choice(K42, 100, (100,), replace=False))
+    assert sorted(out.tolist()) == list(range(100))
+
+
+def test_inputs_as_tensors():
+    lo = nxr.uniform(K42, (4,))
+    out = arr(nxr.uniform(K42, (4,), minval=lo, maxval=2.0))
+    assert out.shape == (4,) and np.all(out >= arr(lo))
+    assert nxr.bernoulli(K42, nxr.uniform(K42, (3,))).shape == (3,)
+
+
+def test_threefry_2x32_runs_as_the_primitive():
+    assert nx_rune.primitives.threefry_p.impl is not None
+    count = np.arange(9, dtype=np.uint32).reshape(3, 3)
+    out = nxr.threefry_2x32(K42, count)
+    assert isinstance(out, Tensor) and out.shape == (3, 3) and out.dtype == np.uint32
+    from nx_rune._kernels import threefry as K
+    assert np.array_equal(arr(out), K.threefry_2x32(np.array([0, 42], np.uint32), count))
+
+
+# --- statistics (limits at several standard errors; the streams are deterministic) ------------
+
+N = 1_000_000
+
+
+def test_uniform_moments():
+    u = arr(nxr.uniform(nxr.PRNGKey(11), (N,))).astype(np.float64)
+    assert u.min() >= 0 and u.max() < 1
+    assert abs(u.mean() - 0.5) < 5 * math.sqrt(1 / 12 / N)
+    assert abs(u.var() - 1 / 12) < 5 * math.sqrt(1 / 180 / N)
+
+
+def test_uniform_range_moments():
+    u = arr(nxr.uniform(nxr.PRNGKey(12), (N,), minval=-2.0, maxval=3.0)).astype(np.float64)
+    assert u.min() >= -2 and u.max() < 3
+    assert abs(u.mean() - 0.5) < 5 * 5 * math.sqrt(1 / 12 / N)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normal_moments(dtype):
+    z = arr(nxr.normal(nxr.PRNGKey(13), (N,), dtype)).astype(np.float64)
+    assert abs(z.mean()) < 5 / math.sqrt(N)
+    assert abs(z.var() - 1) < 5 * math.sqrt(2 / N)
+    assert abs(np.mean(z**3)) < 5 * math.sqrt(15 / N)           # symmetry
+    assert np.all(np.isfinite(z))
+
+
+def test_truncated_normal_bounds_and_mean():
+    z = arr(nxr.truncated_normal(nxr.PRNGKey(14), -1.0, 2.0, (N,))).astype(np.float64)
+    assert z.min() > -1 and z.max() < 2
+    pdf = lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi)   # noqa: E731
+    cdf = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))          # noqa: E731
+    mean = (pdf(-1) - pdf(2)) / (cdf(2) - cdf(-1))
+    assert abs(z.mean() - mean) < 5 * z.std() / math.sqrt(N)
+
+
+def test_gumbel_moments():
+    g = arr(nxr.gumbel(nxr.PRNGKey(15), (N,))).astype(np.float64)
+    assert abs(g.mean() - 0.5772156649) < 5 * math.sqrt(math.pi**2 / 6 / N)
+    assert abs(g.var() - math.pi**2 / 6) < 0.02
+
+
+def _chi_square(counts, expected):
+    return float(np.sum((counts - expected) ** 2 / expected))
+
+
+def _chi2_critical(df):
+    try:
+        from scipy import stats
+    except ImportError:
+        # Upper 1e-4 quantiles of chi-square, for the degrees of freedom used here.
+        return {9: 33.720, 6: 27.856, 3: 21.108}[df]
+    return float(stats.chi2.ppf(1 - 1e-4, df))
+
+
+def test_randint_chi_square():
+    x = arr(nxr.randint(nxr.PRNGKey(16), (N,), 3, 13))
+    assert x.min() == 3 and x.max() == 12
+    counts = np.bincount(x - 3, minlength=10)
+    assert _chi_square(counts, N / 10) < _chi2_critical(9)
+
+
+def test_bernoulli_and_categorical_frequencies():
+    b = arr(nxr.bernoulli(nxr.PRNGKey(17), 0.3, (N,)))
+    assert abs(b.mean() - 0.3) < 5 * math.sqrt(0.3 * 0.7 / N)
+    logits = np.log(np.array([0.1, 0.2, 0.3, 0.4], np.float32))
+    c = arr(nxr.categorical(nxr.PRNGKey(18), logits, shape=(200_000,)))
+    counts = np.bincount(c, minlength=4)
+    assert _chi_square(counts, 200_000 * np.array([0.1, 0.2, 0.3, 0.4])) < _chi2_critical(3)
+
+
+def test_permutation_positions_are_uniform():
+    # Position of element 0 over many keys: uniform over 7 places.
+    keys = arr(nxr.split(nxr.PRNGKey(19), 7000))
+    pos = [int(np.argmax(arr(nxr.permutation(k, 7)) == 0)) for k in keys]
+    counts = np.bincount(pos, minlength=7)
+    assert _chi_square(counts, 1000) < _chi2_critical(6)
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, err, msg", [
+    (np.array([0, 1], np.int32), TypeError, "key must be a PRNG key.*dtype int32"),
+    (np.zeros(3, np.uint32), TypeError, r"key must be a PRNG key.*shape \(3,\)"),
+    (np.zeros((), np.uint32), TypeError, r"key must be a PRNG key.*shape \(\)"),
+    (np.zeros((2, 2), np.uint32), ValueError, "key must be a single key"),
+    ([0, 1], TypeError, "key must be a PRNG key.*dtype int32"),
+])
+@pytest.mark.parametrize("fn", [
+    lambda k: nxr.bits(k), lambda k: nxr.uniform(k), lambda k: nxr.normal(k),
+    lambda k: nxr.split(k), lambda k: nxr.fold_in(k, 1), lambda k: nxr.randint(k, (), 0, 2),
+    lambda k: nxr.permutation(k, 3), lambda k: nxr.threefry_2x32(k, np.zeros(2, np.uint32)),
+])
+def test_bad_keys(fn, bad, err, msg):
+    with pytest.raises(err, match=msg):
+        fn(bad)
+
+
+def test_bad_seeds():
+    with pytest.raises(OverflowError, match="seed must fit in int64"):
+        nxr.PRNGKey(2**63)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        nxr.PRNGKey(1.5)
+
+
+def test_bad_dtypes():
+    with pytest.raises(ValueError, match="dtype of bits must be an unsigned integer dtype"):
+        nxr.bits(K42, (2,), np.int32)
+    with pytest.raises(ValueError, match="dtype of uniform must be a float dtype"):
+        nxr.uniform(K42, (2,), np.int32)
+    with pytest.raises(ValueError, match="dtype of normal must be a float or complex dtype"):
+        nxr.normal(K42, (2,), np.int32)
+    with pytest.raises(TypeError, match="dtype of randint must be an integer dtype"):
+        nxr.randint(K42, (2,), 0, 3, np.float32)
+    with pytest.raises(TypeError, match="p of bernoulli must have a floating dtype"):
+        nxr.bernoulli(K42, 1)
+    with pytest.raises(TypeError, match="logits must have a floating dtype"):
+        nxr.categorical(K42, np.arange(3))
+
+
+def test_bad_shapes():
+    with pytest.raises(ValueError, match="shape must have non-negative sizes"):
+        nxr.uniform(K42, (-1,))
+    with pytest.raises(TypeError, match="shape must be a tuple of ints"):
+        nxr.bits(K42, (2.5,))
+    with pytest.raises(ValueError, match="uniform: parameter shapes"):
+        nxr.uniform(K42, (2,), minval=np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match="randint: parameter shapes"):
+        nxr.randint(K42, (2,), np.zeros((3, 2), np.int32), 5)
+    with pytest.raises(ValueError, match="bernoulli: parameter shapes"):
+        nxr.bernoulli(K42, np.full(4, 0.5, np.float32), (3,))
+    with pytest.raises(ValueError, match="categorical: parameter shapes"):
+        nxr.categorical(K42, LOGITS, shape=(4,))
+
+
+def test_bad_fold_in_data():
+    with pytest.raises(TypeError, match="data must be a scalar"):
+        nxr.fold_in(K42, np.arange(3))
+    with pytest.raises(OverflowError, match="data must be in"):
+        nxr.fold_in(K42, -1)
+    with pytest.raises(TypeError, match="data must be an integer"):
+        nxr.fold_in(K42, 1.5)
+
+
+def test_bad_choice_and_permutation():
+    with pytest.raises(ValueError, match="cannot take a larger sample"):
+        nxr.choice(K42, 3, (4,), replace=False)
+    with pytest.raises(TypeError, match="shape of choice must be a sequence"):
+        nxr.choice(K42, 3, 4)
+    with pytest.raises(ValueError, match="p must be None or a 1-D array"):
+        nxr.choice(K42, 3, (2,), p=np.ones(4, np.float32) / 4)
+    with pytest.raises(ValueError, match="a must be greater than 0"):
+        nxr.choice(K42, 0, (2,))
+    with pytest.raises(TypeError, match="x must be an integer or an array"):
+        nxr.permutation(K42, 2.5)
+    with pytest.raises(ValueError, match="axis 2 is out of bounds"):
+        nxr.permutation(K42, np.zeros((2, 2)), axis=2)
+
+
+def test_bad_threefry_count():
+    with pytest.raises(TypeError, match="count must have dtype uint32, got int32"):
+        nxr.threefry_2x32(K42, np.arange(3, dtype=np.int32))
