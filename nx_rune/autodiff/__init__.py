@@ -1,2 +1,19 @@
-"""Automatic differentiation: interpreters, the VJP/JVP rule tables and the transform API."""
-__all__ = []
+"""Automatic differentiation: interpreters, the VJP/JVP rule tables and the transform API.
+
+``nx.grad``, ``nx.vjp``, ``nx.jvp``, ``nx.jacfwd``, ... (see ``api``); ``VJP_RULES`` and
+``JVP_RULES`` map each primitive (``nx.primitives.<name>_p``) to its rule (see ``rules`` for
+the rule signatures and how to register rules for a new primitive).
+"""
+from nx_rune.autodiff.api import (detach, grad, grads, hessian, hvp, jacfwd, jacrev, jvp, jvp_aux,
+                                  jvps, linearize, no_grad, stop_gradient, value_and_grad,
+                                  value_and_grads, vjp)
+from nx_rune.autodiff.check import check_grads
+from nx_rune.autodiff.core import UnexpectedTracerError  # noqa: F401
+from nx_rune.autodiff.custom import custom_jvp, custom_vjp
+from nx_rune.autodiff.pytree import tree_flatten, tree_map, tree_unflatten  # noqa: F401
+from nx_rune.autodiff.rules import (JVP_RULES, NONDIFF, VJP_RULES,  # noqa: F401
+                                    defelementwise, defjvp, deflinear, defnondiff, defvjp)
+
+__all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "jvp_aux", "jvps",
+           "linearize", "jacfwd", "jacrev", "hessian", "hvp", "stop_gradient", "detach",
+           "no_grad", "custom_vjp", "custom_jvp", "check_grads"]

@@ -1,0 +1,542 @@
+"""The transformations: grad, vjp, jvp, linearize, jacobians, hessians, and gradient stopping.
+
+All accept pytrees (tuples, lists, dicts, None) of arrays as inputs and outputs.  Inputs may be
+Tensors, tracers, NumPy arrays or Python numbers (converted with ``nx.asarray``: Python floats
+become float32, as in JAX; float64 ndarrays stay float64).  Transformations nest to any depth
+and in any order; each call is its own level, so perturbations never mix.
+"""
+import functools
+
+import numpy as np
+
+from nx_rune import ops
+from nx_rune import primitives as P
+from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
+                                   is_inexact)
+from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_map, tree_unflatten
+from nx_rune.creation import asarray, zeros
+from nx_rune.tensor import ArrayBase, Tensor
+
+__all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "jvp_aux", "jvps",
+           "linearize", "jacfwd", "jacrev", "hessian", "hvp", "stop_gradient", "detach",
+           "no_grad"]
+
+_var = P._interpreter
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def _arr(x, what):
+    if isinstance(x, ArrayBase):
+        return x
+    try:
+        return asarray(x)
+    except TypeError as e:
+        raise TypeError(f"{what}: expected arrays (or numbers) as pytree leaves, got "
+                        f"{type(x).__name__}: {e}") from None
+
+
+def _argnums(argnums, nargs, fname):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{fname}: argnums must not be empty")
+    out = []
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"{fname}: argnums must be ints, got {a!r}")
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{fname}: argnums {a} is out of range for a function called with "
+                             f"{nargs} positional arguments")
+        out.append(a % nargs)
+    return tuple(out), single
+
+
+def _check_callable(f, fname):
+    if not callable(f):
+        raise TypeError(f"{fname}: expected a function, got {type(f).__name__}")
+
+
+def _under(interp, fn, args, kwargs):
+    token = _var.set(interp)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _var.reset(token)
+        interp.done = True
+
+
+def _ours(x, interp):
+    return isinstance(x, Tracer) and x._interp is interp
+
+
+def _strip(tree, interp):
+    """Our tracers in ``tree`` replaced by their primal values (aux outputs, values)."""
+    return tree_map(lambda x: x.primal if _ours(x, interp) else x, tree)
+
+
+def _split_aux(out, fname):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{fname}: with has_aux=True the function must return a pair "
+                        f"(output, aux), got {type(out).__name__}")
+    return out[0], out[1]
+
+
+def _zeros_for(x):
+    return zeros(x.shape, x.dtype)
+
+
+def _cast_like(v, like, what):
+    """``v`` as an array of ``like``'s shape and dtype (ValueError on a shape mismatch)."""
+    v = _arr(v, what)
+    if v.shape != like.shape:
+        raise ValueError(f"{what}: shape {v.shape} does not match the primal's shape "
+                         f"{like.shape}")
+    if v.dtype != like.dtype:
+        v = ops.astype(v, like.dtype)
+    return v
+
+
+def _trace_inputs(interp, args, nums, fname, make, require_float=True):
+    """Replace the leaves of args[i] (i in nums) by tracers from ``make(x)``; returns the new
+    args and, per argnum, (tracers or None per leaf, treedef)."""
+    args = list(args)
+    inputs = []
+    for i in nums:
+        leaves, td = tree_flatten(args[i])
+        tracers = []
+        for leaf in leaves:
+            x = _arr(leaf, fname)
+            if require_float and x.dtype.kind == "c":
+                raise TypeError(
+                    f"{fname}: argument {i} has a complex leaf ({x.dtype}); grad supports real "
+                    f"float inputs only (there is no conjugation primitive); use jvp, or vjp "
+                    f"(which gives the transposed, non-conjugated cotangent)")
+            if not is_inexact(x.dtype):
+                if require_float:
+                    raise TypeError(
+                        f"{fname} requires float (or complex) inputs, but argument {i} has a "
+                        f"leaf of dtype {x.dtype}; differentiate only float arguments (argnums) "
+                        f"or convert with .astype(nx.float32)")
+                tracers.append(None)
+                continue
+            tracers.append(make(x))
+        args[i] = tree_unflatten(td, [t if t is not None else leaf
+                                      for t, leaf in zip(tracers, leaves)])
+        inputs.append((tracers, td))
+    return args, inputs
+
+
+# -- reverse mode ----------------------------------------------------------------------------
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """``f``'s value and gradient w.r.t. ``argnums`` (int or tuple); ``f`` returns a scalar.
+
+    Returns a function giving ``(value, grad)`` (``((value, aux), grad)`` with has_aux); grad
+    has the structure of the argument (a tuple of them for a tuple argnums).
+    """
+    _check_callable(f, "value_and_grad")
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        nums, single = _argnums(argnums, len(args), "grad")
+        tape = Tape("grad", _var.get())
+        args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input)
+        out = _under(tape, f, args, kwargs)
+        aux = None
+        if has_aux:
+            out, aux = _split_aux(out, "grad")
+            aux = _strip(aux, tape)
+        if not isinstance(out, ArrayBase):
+            if isinstance(out, (tuple, list, dict)) or out is None:
+                raise TypeError(f"grad requires a function returning a scalar array, got "
+                                f"{type(out).__name__}")
+            out = _arr(out, "grad")
+        if out.shape != ():
+            raise TypeError(f"grad requires a scalar output (shape ()), but the function "
+                            f"returned shape {out.shape}; use nx.vjp or nx.jacrev for "
+                            f"non-scalar outputs")
+        if out.dtype.kind != "f":
+            raise TypeError(f"grad requires a real float output, but the function returned "
+                            f"dtype {out.dtype}")
+        if _ours(out, tape):
+            acc = tape.backward([(out._idx, Tensor._wrap(np.ones((), out.dtype)))])
+            value = out.primal
+        else:
+            acc, value = None, out
+        gs = []
+        for tracers, td in inputs:
+            leaves = []
+            for t in tracers:
+                g = acc[t._idx] if acc is not None else None
+                leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "grad"))
+            gs.append(tree_unflatten(td, leaves))
+        g = gs[0] if single else tuple(gs)
+        return ((value, aux) if has_aux else value), g
+
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of scalar-valued ``f`` w.r.t. ``argnums``: ``grad(f)(x)`` has x's structure,
+    shapes and dtypes.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
+    ``(grad, aux)``.  TypeError for a non-scalar or integer output or an integer input."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+def grads(f):
+    """``grads(f)(xs)``: the gradients of scalar ``f(xs)`` w.r.t. each tensor of the list xs."""
+    g = grad(f)
+    return lambda xs: list(g(list(xs)))
+
+
+def value_and_grads(f):
+    """``value_and_grads(f)(xs)`` -> ``(f(xs), [gradient w.r.t. each tensor of xs])``."""
+    vg = value_and_grad(f)
+
+    def value_and_grads_f(xs):
+        v, g = vg(list(xs))
+        return v, list(g)
+    return value_and_grads_f
+
+
+def vjp(f, *primals, has_aux=False):
+    """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives a tuple of cotangents, one per primal
+    (each with that primal's structure; None for integer leaves).  ``vjp_fn`` may be called
+    many times.  With has_aux: ``(out, vjp_fn, aux)``."""
+    _check_callable(f, "vjp")
+    tape = Tape("vjp", _var.get())
+    args, inputs = _trace_inputs(tape, primals, range(len(primals)), "vjp", tape.new_input,
+                                 require_float=False)
+    out = _under(tape, f, args, {})
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, "vjp")
+        aux = _strip(aux, tape)
+    outs, out_td = tree_flatten(out)
+    outs = [_arr(o, "vjp") for o in outs]
+    values = [o.primal if _ours(o, tape) else o for o in outs]
+
+    def vjp_fn(cotangent):
+        try:
+            cts = tree_flatten_up_to(out_td, cotangent)
+        except ValueError as e:
+            raise ValueError(f"vjp_fn: the cotangent's structure does not match the output's "
+                             f"{out_td}: {e}") from None
+        seeds = []
+        for o, v, c in zip(outs, values, cts):
+            if c is not None and _ours(o, tape):
+                seeds.append((o._idx, _cast_like(c, v, "vjp_fn: cotangent")))
+        acc = tape.backward(seeds)
+        res = []
+        for tracers, td in inputs:
+            leaves = []
+            for t in tracers:
+                if t is None:
+                    leaves.append(None)
+                    continue
+                g = acc[t._idx]
+                leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "vjp"))
+            res.append(tree_unflatten(td, leaves))
+        return tuple(res)
+
+    value = tree_unflatten(out_td, values)
+    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+# -- forward mode ------------------------------------------------------------------------------
+
+def _as_args(primals, what):
+    if isinstance(primals, (tuple, list)):
+        return tuple(primals)
+    return (primals,)
+
+
+def jvp(f, primals, tangents, has_aux=False):
+    """``(f(*primals), J(primals) @ tangents)``: ``primals`` and ``tangents`` are tuples (or
+    lists) of the positional arguments, tangents with the primals' structure and shapes (a
+    single array is taken as a one-argument tuple).  With has_aux: ``(out, tangent_out, aux)``.
+    Integer leaves get no tangent; outputs that do not depend on the primals get zeros."""
+    _check_callable(f, "jvp")
+    primals = _as_args(primals, "primals")
+    tangents = _as_args(tangents, "tangents")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    interp = JVPInterpreter("jvp", _var.get())
+    args = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        leaves, td = tree_flatten(p)
+        try:
+            tl = tree_flatten_up_to(td, t)
+        except ValueError as e:
+            raise ValueError(f"jvp: tangent {i} does not match primal {i}'s structure {td}: "
+                             f"{e}") from None
+        new = []
+        for leaf, tleaf in zip(leaves, tl):
+            x = _arr(leaf, "jvp")
+            if is_inexact(x.dtype) and tleaf is not None:
+                new.append(interp.new_input(x, _cast_like(tleaf, x, f"jvp: tangent {i}")))
+            else:
+                new.append(x)
+        args.append(tree_unflatten(td, new))
+    out = _under(interp, f, args, {})
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, "jvp")
+        aux = _strip(aux, interp)
+    outs, out_td = tree_flatten(out)
+    values, touts = [], []
+    for o in outs:
+        o = _arr(o, "jvp")
+        if _ours(o, interp):
+            values.append(o.primal)
+            touts.append(o.tangent)
+        else:
+            values.append(o)
+            touts.append(_zeros_for(o))
+    res = (tree_unflatten(out_td, values), tree_unflatten(out_td, touts))
+    return res + (aux,) if has_aux else res
+
+
+def jvp_aux(f, primals, tangents):
+    """``jvp`` of ``f`` returning ``(out, aux)``: gives ``(out, tangent_out, aux)``."""
+    return jvp(f, primals, tangents, has_aux=True)
+
+
+def jvps(f, primals, tangents):
+    """``jvp`` for ``f`` taking one list of tensors (the seed's form): ``(out, tangent_out)``."""
+    return jvp(lambda xs: f(xs), (list(primals),), (list(tangents),))
+
+
+def linearize(f, *primals):
+    """``(f(*primals), f_jvp)``: ``f_jvp(*tangents)`` is the JVP at primals, replayed from one
+    recorded evaluation (f is not run again)."""
+    _check_callable(f, "linearize")
+    tape = Tape("linearize", _var.get())
+    args, inputs = _trace_inputs(tape, primals, range(len(primals)), "linearize",
+                                 tape.new_input, require_float=False)
+    out = _under(tape, f, args, {})
+    outs, out_td = tree_flatten(out)
+    outs = [_arr(o, "linearize") for o in outs]
+    values = [o.primal if _ours(o, tape) else o for o in outs]
+
+    def f_jvp(*tangents):
+        if len(tangents) != len(inputs):
+            raise ValueError(f"linearize: expected {len(inputs)} tangents, got {len(tangents)}")
+        seeds = []
+        for i, ((tracers, td), t) in enumerate(zip(inputs, tangents)):
+            tl = tree_flatten_up_to(td, t)
+            for tr, tleaf in zip(tracers, tl):
+                if tr is not None and tleaf is not None:
+                    seeds.append((tr._idx, _cast_like(tleaf, tr, f"linearize: tangent {i}")))
+        tan = tape.forward(seeds)
+        res = []
+        for o, v in zip(outs, values):
+            t = tan[o._idx] if _ours(o, tape) else None
+            res.append(_zeros_for(v) if t is None else t)
+        return tree_unflatten(out_td, res)
+
+    return tree_unflatten(out_td, values), f_jvp
+
+
+# -- jacobians ------------------------------------------------------------------------------
+
+def _with_args(f, args, nums):
+    """f as a function of the arguments in nums only (the others fixed)."""
+    def g(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return f(*full)
+    return g
+
+
+def _diff_leaves(args, nums, fname):
+    per = []
+    for i in nums:
+        leaves, td = tree_flatten(args[i])
+        xs = [_arr(x, fname) for x in leaves]
+        for x in xs:
+            if not is_inexact(x.dtype):
+                raise TypeError(f"{fname} requires float inputs, but argument {i} has a leaf "
+                                f"of dtype {x.dtype}")
+        per.append((xs, td))
+    return per
+
+
+def _basis(xs, k):
+    """Tangents (one per leaf of xs, flattened order) that are the k-th unit vector."""
+    out, off = [], 0
+    for x in xs:
+        n = x.size
+        if off <= k < off + n:
+            e = np.zeros(n, x.dtype)
+            e[k - off] = 1
+            out.append(Tensor._wrap(e.reshape(x.shape)))
+        else:
+            out.append(ops.zeros_like_t(x))
+        off += n
+    return out
+
+
+def _stack_last(cols, shape, dtype):
+    """Columns (each of ``shape``) stacked along a new last axis."""
+    if not cols:
+        return zeros(tuple(shape) + (0,), dtype)
+    return ops.stack(cols, axis=-1)
+
+
+def jacfwd(f, argnums=0):
+    """The Jacobian by forward mode: for each output leaf of shape So and input leaf of shape
+    Si, an array of shape So + Si, in a pytree (output structure outside, the argument's
+    structure, a tuple for tuple argnums, inside).  f is recorded once (``linearize``), then
+    swept once per input element."""
+    _check_callable(f, "jacfwd")
+
+    def jacfwd_f(*args):
+        nums, single = _argnums(argnums, len(args), "jacfwd")
+        per = _diff_leaves(args, nums, "jacfwd")
+        g = _with_args(f, args, nums)
+        flat = [x for xs, _ in per for x in xs]
+        n = sum(x.size for x in flat)
+        primals = tuple(tree_unflatten(td, xs) for xs, td in per)
+        # one recorded evaluation, then one tangent sweep per input element
+        out, f_jvp = linearize(g, *primals)
+        ol, out_td = tree_flatten(out)
+        outs = [_arr(o, "jacfwd") for o in ol]
+        cols = []
+        for k in range(n):
+            basis = iter(_basis(flat, k))
+            tans = tuple(tree_unflatten(td, [next(basis) for _ in xs]) for xs, td in per)
+            cols.append([_arr(t, "jacfwd") for t in tree_flatten(f_jvp(*tans))[0]])
+        res = []
+        for j, o in enumerate(outs):
+            full = _stack_last([c[j] for c in cols], o.shape, o.dtype)
+            parts, off = [], 0
+            for xs, td in per:
+                leaves = []
+                for x in xs:
+                    piece = ops.shrink(full, [(0, d) for d in o.shape] + [(off, off + x.size)])
+                    leaves.append(ops.reshape(piece, o.shape + x.shape))
+                    off += x.size
+                parts.append(tree_unflatten(td, leaves))
+            res.append(parts[0] if single else tuple(parts))
+        return tree_unflatten(out_td, res)
+
+    return jacfwd_f
+
+
+def jacrev(f, argnums=0):
+    """The Jacobian by reverse mode (one forward pass, one backward pass per output element);
+    same layout as ``jacfwd``."""
+    _check_callable(f, "jacrev")
+
+    def jacrev_f(*args):
+        nums, single = _argnums(argnums, len(args), "jacrev")
+        per = _diff_leaves(args, nums, "jacrev")
+        g = _with_args(f, args, nums)
+        primals = tuple(tree_unflatten(td, xs) for xs, td in per)
+        out, vjp_fn = vjp(g, *primals)
+        ol, out_td = tree_flatten(out)
+        outs = [_arr(o, "jacrev") for o in ol]
+        for o in outs:
+            if not is_inexact(o.dtype):
+                raise TypeError(f"jacrev requires float outputs, got dtype {o.dtype}")
+        m = sum(o.size for o in outs)
+        rows = []
+        for k in range(m):
+            cts = _basis(outs, k)
+            ct_tree = vjp_fn(tree_unflatten(out_td, cts))
+            rows.append([leaf for tree in ct_tree for leaf in tree_flatten(tree)[0]])
+        res, off = [], 0
+        for o in outs:
+            parts, idx = [], 0
+            for xs, td in per:
+                leaves = []
+                for x in xs:
+                    r = [rows[k][idx] for k in range(off, off + o.size)]
+                    if r:
+                        block = ops.stack(r, axis=0)
+                    else:
+                        block = zeros((0,) + x.shape, x.dtype)
+                    leaves.append(ops.reshape(block, o.shape + x.shape))
+                    idx += 1
+                parts.append(tree_unflatten(td, leaves))
+            res.append(parts[0] if single else tuple(parts))
+            off += o.size
+        return tree_unflatten(out_td, res)
+
+    return jacrev_f
+
+
+def hessian(f, argnums=0):
+    """The Hessian of scalar ``f``: ``jacfwd(jacrev(f, argnums), argnums)``; for x of shape S,
+    shape S + S."""
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+def hvp(f, primals, tangents):
+    """Hessian-vector product of scalar ``f`` at ``primals`` along ``tangents`` (forward over
+    reverse): ``(grad, hvp)``, i.e. ``jvp(grad(f), primals, tangents)``; each a pytree like the
+    primals (the single array for one primal, a tuple for several)."""
+    primals = _as_args(primals, "primals")
+    tangents = _as_args(tangents, "tangents")
+    nums = 0 if len(primals) == 1 else tuple(range(len(primals)))
+    return jvp(grad(f, argnums=nums), primals, tangents)
+
+
+# -- stopping gradients ---------------------------------------------------------------------
+
+def stop_gradient(x):
+    """``x``'s values as constants: zero derivative under every transformation (pytrees too)."""
+    return tree_map(concrete, x)
+
+
+def detach(x):
+    """Alias of ``stop_gradient`` (the seed's name)."""
+    return stop_gradient(x)
+
+
+class no_grad:
+    """Run code with no derivative tracking: ``with nx.no_grad(): ...``, ``@nx.no_grad`` or
+    ``@nx.no_grad()``.  Inside, every op computes on concrete values and returns constants, so
+    no enclosing transformation differentiates it (a transformation started inside works)."""
+
+    def __init__(self, func=None):
+        self._func = func
+        self._tokens = []
+        if func is not None:
+            functools.update_wrapper(self, func)
+
+    def __enter__(self):
+        self._tokens.append(_var.set(NoGradInterpreter()))
+        return self
+
+    def __exit__(self, *exc):
+        _var.reset(self._tokens.pop())
+        return False
+
+    def __call__(self, *args, **kwargs):
+        func = self._func
+        if func is None:
+            if len(args) == 1 and callable(args[0]) and not kwargs:
+                return no_grad(args[0])
+            raise TypeError("no_grad() takes a function to decorate")
+        token = _var.set(NoGradInterpreter())
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _var.reset(token)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None or self._func is None:
+            return self
+        return functools.partial(self, obj)
+

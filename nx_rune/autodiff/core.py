@@ -1,0 +1,408 @@
+"""Interpreters and tracers: one interpreter per transformation call, tagged tracers.
+
+Each transformation call makes a fresh interpreter whose ``parent`` is the interpreter active
+at that time (``current_interpreter()``); the interpreter object is the tag of its tracers.
+A value is *ours* at a level only when its tag is that interpreter: Tensors and tracers of
+other interpreters are constants there, which is what keeps nested perturbations apart.
+
+``process(prim, args, params)`` (called by ``bind``): with no argument ours, the op is handed
+to the parent unchanged (the fast path).  Otherwise the primal is computed by the parent (so
+outer levels see it) and the derivative rule runs with the parent active (so outer levels see
+and differentiate the rule too).
+
+* ``Tape`` (reverse mode; also behind ``linearize`` and ``jacfwd``): records one entry per op, (prim, params,
+  primal operands, tape positions of our operands, primal output); ``backward`` walks the
+  entries in reverse calling ``VJP_RULES`` with whatever interpreter is active when it runs,
+  ``forward`` replays them with ``JVP_RULES``.  Zero cotangents/tangents are None.
+* ``JVPInterpreter`` (forward mode): tracers carry (primal, tangent).
+* ``NoGradInterpreter``: every op sees concrete values; results are constants at every level.
+
+A finished interpreter marks itself ``done``: a tracer that leaks out of its transformation
+raises ``UnexpectedTracerError`` when used in a computation.
+"""
+import numpy as np
+
+from nx_rune import ops
+from nx_rune import primitives as P
+from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
+from nx_rune.tensor import ArrayBase
+
+__all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
+           "UnexpectedTracerError", "concrete", "is_inexact", "bind_at"]
+
+_var = P._interpreter
+_INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
+                                           "complex128"))
+
+
+class UnexpectedTracerError(RuntimeError):
+    """A tracer was used outside the transformation that made it."""
+
+
+def is_inexact(dtype):
+    return dtype in _INEXACT
+
+
+def concrete(x):
+    """The concrete Tensor under any number of tracer levels (x itself when not a tracer)."""
+    while isinstance(x, Tracer):
+        x = x.primal
+    return x
+
+
+def bind_at(interp, prim, args, params):
+    """Apply ``prim`` at level ``interp`` (None: the implementation)."""
+    if interp is None:
+        impl = prim.impl
+        if impl is None:
+            raise NotImplementedError(f"primitive {prim.name} has no implementation")
+        return impl(*args, **params)
+    return interp.process(prim, args, params)
+
+
+def _leaked(t):
+    raise UnexpectedTracerError(
+        f"a tracer of a finished {t._interp.name} transformation was used (shape {t.shape}, "
+        f"dtype {t.dtype}): a value computed inside a transformed function escaped it (stored "
+        f"in a global, a closure or an aux output); return it from the function instead, or "
+        f"use nx.stop_gradient on it")
+
+
+class Interpreter:
+    __slots__ = ("parent", "done", "name")
+
+    def __init__(self, name, parent=None):
+        self.parent = parent
+        self.done = False
+        self.name = name
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name}{' (done)' if self.done else ''}>"
+
+
+# -- tracers -------------------------------------------------------------------------------
+
+_STORAGE = frozenset(["_np", "_arr", "_buf", "_view", "view", "buffer", "strides"])
+
+
+class Tracer(ArrayBase):
+    """A value carried by a transformation.  Operators and methods work as on Tensors; values
+    (``item()``, ``float()``, ``bool()``, ``numpy()``, ``__array__``) read the concrete value,
+    so Python control flow on values works inside transformed functions."""
+    __slots__ = ("_interp", "primal", "shape", "dtype")
+
+    def _concrete(self):
+        return concrete(self)
+
+    def numpy(self):
+        return self._concrete().numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._concrete().__array__(dtype, copy)
+
+    def item(self):
+        return self._concrete().item()
+
+    def tolist(self):
+        return self._concrete().tolist()
+
+    def __bool__(self):
+        return bool(self._concrete())
+
+    def __float__(self):
+        return float(self._concrete())
+
+    def __int__(self):
+        return int(self._concrete())
+
+    def __complex__(self):
+        return complex(self._concrete())
+
+    def __index__(self):
+        return self._concrete().__index__()
+
+    def __repr__(self):
+        interp = self._interp
+        state = ", finished" if interp.done else ""
+        return (f"{type(self).__name__}({interp.name}{state}, shape={self.shape}, "
+                f"dtype={self.dtype}, value={np.array2string(np.asarray(self))})")
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle a tracer of {self._interp.name}; use nx.stop_gradient")
+
+    def __getattr__(self, name):
+        # only reached for attributes a tracer lacks: a backend implementation reading a
+        # Tensor's storage means a tracer escaped its transformation
+        try:
+            interp = object.__getattribute__(self, "_interp")
+        except AttributeError:
+            raise AttributeError(name) from None
+        if interp.done and name in _STORAGE:
+            _leaked(self)
+        raise AttributeError(f"{type(self).__name__} (a tracer of {interp.name}) has no "
+                             f"attribute {name!r}")
+
+
+class TapeTracer(Tracer):
+    """A value recorded on a reverse-mode tape, at tape position ``_idx``."""
+    __slots__ = ("_idx",)
+
+    def __init__(self, interp, primal, idx):
+        self._interp = interp
+        self.primal = primal
+        self.shape = primal.shape
+        self.dtype = primal.dtype
+        self._idx = idx
+
+
+class JVPTracer(Tracer):
+    """A (primal, tangent) pair of forward mode; the tangent is never None."""
+    __slots__ = ("tangent",)
+
+    def __init__(self, interp, primal, tangent):
+        self._interp = interp
+        self.primal = primal
+        self.shape = primal.shape
+        self.dtype = primal.dtype
+        self.tangent = tangent
+
+
+def _rule_missing(table, prim):
+    kind = "VJP" if table is VJP_RULES else "JVP"
+    raise NotImplementedError(
+        f"no {kind} rule for primitive {prim.name}; register one in "
+        f"nx_rune.autodiff.{kind}_RULES (see nx_rune.autodiff.rules)")
+
+
+def _user_vjp(rule, prim, g, out, primals, params):
+    """A rule in the public form: ``rule(ct, *primals, out, **params)``."""
+    if rule is None:
+        _rule_missing(VJP_RULES, prim)
+    cts = rule(g, *primals, out, **params)
+    if not isinstance(cts, (tuple, list)) or len(cts) != len(primals):
+        raise TypeError(f"VJP rule of {prim.name} must return a tuple of {len(primals)} "
+                        f"cotangents (None for zero), got {cts!r:.80}")
+    return cts
+
+
+def _apply_jvp(rule, prim, tangents, out, primals, params):
+    if rule.__class__ is JVPRule:
+        return rule.fn(tangents, out, primals, params)
+    if rule is None:
+        _rule_missing(JVP_RULES, prim)
+    # the public form gets zeros, not None, for operands without a tangent
+    ts = [t if t is not None else _zeros_like(p) for t, p in zip(tangents, primals)]
+    return rule(primals, ts, out, **params)
+
+
+def _zeros_like(x):
+    return ops.zeros_like_t(x)
+
+
+# -- reverse mode: the tape --------------------------------------------------------------------
+
+class _Proj:
+    """Tape entry of output ``k`` of the multi-output entry at position ``src``."""
+    __slots__ = ("src", "k")
+
+    def __init__(self, src, k):
+        self.src, self.k = src, k
+
+
+class Tape(Interpreter):
+    """Reverse-mode interpreter: an eager tape of the ops applied to its tracers."""
+    __slots__ = ("tape",)
+
+    def __init__(self, name="grad", parent=None):
+        Interpreter.__init__(self, name, parent)
+        # position 0 is a sentinel, so an operand's position doubles as its "needs a
+        # cotangent" flag (0: not ours)
+        self.tape = [None]
+
+    def new_input(self, x):
+        """A tracer standing for the parent-level value ``x`` (a leaf of the tape)."""
+        t = TapeTracer(self, x, len(self.tape))
+        self.tape.append(None)
+        return t
+
+    def process(self, prim, args, params):
+        ours = False
+        primals = []
+        idxs = []
+        for a in args:
+            if isinstance(a, Tracer):
+                if a._interp is self:
+                    ours = True
+                    primals.append(a.primal)
+                    idxs.append(a._idx)
+                    continue
+                if a._interp.done:
+                    _leaked(a)
+            primals.append(a)
+            idxs.append(0)
+        parent = self.parent
+        if not ours:
+            return bind_at(parent, prim, args, params)
+        if parent is None:
+            impl = prim.impl
+            if impl is None:
+                raise NotImplementedError(f"primitive {prim.name} has no implementation")
+            out = impl(*primals, **params)
+        else:
+            out = parent.process(prim, primals, params)
+        if prim in NONDIFF:
+            return out
+        tape = self.tape
+        t = TapeTracer(self, out, len(tape))
+        if t.dtype not in _INEXACT:
+            return out
+        tape.append((prim, params, primals, idxs, out))
+        return t
+
+    def record_multi(self, entry, idxs, outs):
+        """Record a multi-output entry (custom rules); returns one value per output leaf."""
+        tape = self.tape
+        src = len(tape)
+        entry.idxs = idxs
+        tape.append(entry)
+        res = []
+        for k, o in enumerate(outs):
+            if isinstance(o, ArrayBase) and o.dtype in _INEXACT:
+                res.append(TapeTracer(self, o, len(tape)))
+                tape.append(_Proj(src, k))
+            else:
+                res.append(o)
+        return res
+
+    def backward(self, seeds):
+        """Cotangents of every tape position from ``seeds`` [(position, cotangent)]: rules run
+        under the interpreter active now (so an enclosing transformation differentiates them).
+        Returns the list of accumulated cotangents (None: zero); leaves keep theirs."""
+        tape = self.tape
+        acc = [None] * len(tape)
+        top = -1
+        for i, ct in seeds:
+            acc[i] = ct if acc[i] is None else P.bind(P.add_p, acc[i], ct)
+            top = max(top, i)
+        add_p, bind = P.add_p, P.bind
+        rules = VJP_RULES
+        for i in range(top, 0, -1):
+            g = acc[i]
+            if g is None:
+                continue
+            e = tape[i]
+            if e is None:
+                continue
+            acc[i] = None
+            if e.__class__ is tuple:
+                prim, params, primals, idxs, out = e
+                rule = rules.get(prim)
+                if rule.__class__ is VJPRule:
+                    cts = rule.fn(g, out, primals, params, idxs)
+                else:
+                    cts = _user_vjp(rule, prim, g, out, primals, params)
+            elif e.__class__ is _Proj:
+                src = acc[e.src]
+                if src is None:
+                    src = acc[e.src] = [None] * len(tape[e.src].outs)
+                prev = src[e.k]
+                src[e.k] = g if prev is None else bind(add_p, prev, g)
+                continue
+            else:
+                idxs = e.idxs
+                cts = e.vjp(g)
+            for j, ct in zip(idxs, cts):
+                if j and ct is not None:
+                    prev = acc[j]
+                    acc[j] = ct if prev is None else bind(add_p, prev, ct)
+        return acc
+
+    def forward(self, seeds):
+        """Tangents of every tape position from ``seeds`` [(position, tangent)] (linearize)."""
+        tape = self.tape
+        tan = [None] * len(tape)
+        for i, t in seeds:
+            tan[i] = t
+        rules = JVP_RULES
+        for i, e in enumerate(tape):
+            if e is None:
+                continue
+            if e.__class__ is tuple:
+                prim, params, primals, idxs, out = e
+                ts = [tan[j] if j else None for j in idxs]
+                for t in ts:
+                    if t is not None:
+                        break
+                else:
+                    continue
+                tan[i] = _apply_jvp(rules.get(prim), prim, ts, out, primals, params)
+            elif e.__class__ is _Proj:
+                src = tan[e.src]
+                tan[i] = None if src is None else src[e.k]
+            else:
+                ts = [tan[j] if j else None for j in e.idxs]
+                if all(t is None for t in ts):
+                    continue
+                tan[i] = e.jvp(ts)
+        return tan
+
+
+# -- forward mode ------------------------------------------------------------------------------
+
+class JVPInterpreter(Interpreter):
+    """Forward-mode interpreter: tracers carry a tangent alongside the primal."""
+    __slots__ = ()
+
+    def __init__(self, name="jvp", parent=None):
+        Interpreter.__init__(self, name, parent)
+
+    def new_input(self, x, t):
+        return JVPTracer(self, x, t)
+
+    def process(self, prim, args, params):
+        ours = False
+        primals = []
+        tangents = []
+        for a in args:
+            if isinstance(a, Tracer):
+                if a._interp is self:
+                    ours = True
+                    primals.append(a.primal)
+                    tangents.append(a.tangent)
+                    continue
+                if a._interp.done:
+                    _leaked(a)
+            primals.append(a)
+            tangents.append(None)
+        parent = self.parent
+        if not ours:
+            return bind_at(parent, prim, args, params)
+        out = bind_at(parent, prim, primals, params)
+        if prim in NONDIFF or out.dtype not in _INEXACT:
+            return out
+        token = _var.set(parent)
+        try:
+            t = _apply_jvp(JVP_RULES.get(prim), prim, tangents, out, primals, params)
+        finally:
+            _var.reset(token)
+        if t is None:
+            return out
+        return JVPTracer(self, out, t)
+
+
+# -- no_grad -----------------------------------------------------------------------------------
+
+class NoGradInterpreter(Interpreter):
+    """Every op runs on concrete values: no enclosing transformation sees it."""
+    __slots__ = ()
+
+    def __init__(self):
+        Interpreter.__init__(self, "no_grad", None)
+
+    def process(self, prim, args, params):
+        impl = prim.impl
+        if impl is None:
+            raise NotImplementedError(f"primitive {prim.name} has no implementation")
+        return impl(*[concrete(a) for a in args], **params)

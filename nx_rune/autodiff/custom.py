@@ -1,0 +1,273 @@
+"""``custom_vjp`` and ``custom_jvp``: user-defined derivative rules for Python functions (JAX style).
+
+::
+
+    @nx.custom_vjp
+    def clip_gradient(x):
+        return x
+    def fwd(x):
+        return x, None                       # (output, residuals)
+    def bwd(res, g):
+        return (nx.clip(g, -1.0, 1.0),)      # one cotangent per positional argument
+    clip_gradient.defvjp(fwd, bwd)
+
+    @nx.custom_jvp
+    def log1pexp(x):
+        return nx.log1p(nx.exp(x))
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return log1pexp(x), t * nx.sigmoid(x)
+
+The call is handled by the innermost transformation that owns one of the arguments.  Under
+reverse mode a ``custom_vjp`` records ``bwd``; under forward mode it uses the transpose of
+``bwd`` (``bwd`` must be linear in the cotangent, as a VJP is).  A ``custom_jvp`` rule is used
+as it is in forward mode and transposed (its tangent output must be linear in the tangents)
+in reverse mode.  ``fwd``, ``bwd`` and the rules run under the enclosing transformations, so
+they are differentiated in turn: custom rules nest (grad of grad, jvp of grad, hessians).
+Keyword arguments are passed to the function and to ``fwd`` as non-differentiable constants
+(``bwd`` and JVP rules do not receive them).
+"""
+import functools
+
+from nx_rune import primitives as P
+from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, TapeTracer, Tracer,
+                                   JVPTracer, is_inexact)
+from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_unflatten
+from nx_rune.creation import zeros
+from nx_rune.tensor import ArrayBase
+
+__all__ = ["custom_vjp", "custom_jvp"]
+
+_var = P._interpreter
+
+
+def _owner(leaves):
+    """The innermost active interpreter that owns one of ``leaves`` (None: none does)."""
+    interp = _var.get()
+    while interp is not None:
+        if isinstance(interp, NoGradInterpreter):
+            return None
+        for x in leaves:
+            if isinstance(x, Tracer) and x._interp is interp:
+                return interp
+        interp = interp.parent
+    return None
+
+
+def _split(interp, leaves, tracer_cls):
+    primals, handles = [], []
+    for x in leaves:
+        if x.__class__ is tracer_cls and x._interp is interp:
+            primals.append(x.primal)
+            handles.append(x)
+        else:
+            primals.append(x)
+            handles.append(None)
+    return primals, handles
+
+
+def _zeros_like(x):
+    if isinstance(x, ArrayBase):
+        return zeros(x.shape, x.dtype)
+    return 0.0 if isinstance(x, float) else x
+
+
+def _diff(x):
+    return isinstance(x, ArrayBase) and is_inexact(x.dtype)
+
+
+def _under(interp, fn, *args, **kwargs):
+    token = _var.set(interp)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _var.reset(token)
+
+
+def _check_ct(ct, like, name):
+    if ct is None or not _diff(like):
+        return None
+    if not isinstance(ct, ArrayBase):
+        from nx_rune.creation import asarray
+        ct = asarray(ct, like.dtype)
+    if ct.shape != like.shape:
+        raise ValueError(f"{name}: a rule returned shape {ct.shape} for an operand of shape "
+                         f"{like.shape}")
+    if ct.dtype != like.dtype:
+        from nx_rune.ops import astype
+        ct = astype(ct, like.dtype)
+    return ct
+
+
+class _Entry:
+    """A multi-output tape entry (see Tape.record_multi): ``vjp(gs)`` and ``jvp(ts)``."""
+    __slots__ = ("cf", "primals", "in_td", "outs", "out_td", "kwargs", "res", "idxs")
+
+    def __init__(self, cf, primals, in_td, outs, out_td, kwargs, res=None):
+        self.cf, self.primals, self.in_td = cf, primals, in_td
+        self.outs, self.out_td, self.kwargs, self.res = outs, out_td, kwargs, res
+        self.idxs = None
+
+
+class _VJPEntry(_Entry):
+    __slots__ = ()
+
+    def vjp(self, gs):
+        gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, self.outs)]
+        ct = self.cf.bwd(self.res, tree_unflatten(self.out_td, gs))
+        if not isinstance(ct, (tuple, list)):
+            raise TypeError(f"custom_vjp {self.cf.__name__}: bwd must return a tuple with one "
+                            f"cotangent per positional argument, got {type(ct).__name__}")
+        try:
+            leaves = tree_flatten_up_to(self.in_td, tuple(ct))
+        except ValueError as e:
+            raise ValueError(f"custom_vjp {self.cf.__name__}: bwd's output does not match the "
+                             f"arguments' structure: {e}") from None
+        return [_check_ct(c, p, f"custom_vjp {self.cf.__name__}")
+                for c, p in zip(leaves, self.primals)]
+
+    def jvp(self, ts):
+        # the tangent map is the transpose of bwd: differentiate bwd in its cotangent
+        tape = Tape("custom_vjp transpose", _var.get())
+        ins = [tape.new_input(_zeros_like(o)) if _diff(o) else _zeros_like(o) for o in self.outs]
+        try:
+            ct = _under(tape, self.cf.bwd, self.res, tree_unflatten(self.out_td, ins))
+        finally:
+            tape.done = True
+        leaves = tree_flatten_up_to(self.in_td, tuple(ct))
+        seeds = [(c._idx, t) for c, t in zip(leaves, ts)
+                 if t is not None and c.__class__ is TapeTracer and c._interp is tape]
+        acc = tape.backward(seeds)
+        return [acc[g._idx] if g.__class__ is TapeTracer else None for g in ins]
+
+
+class _JVPEntry(_Entry):
+    __slots__ = ()
+
+    def _rule(self, ts):
+        ts = [t if t is not None else _zeros_like(p) for t, p in zip(ts, self.primals)]
+        out = self.cf.jvp_rule(tree_unflatten(self.in_td, self.primals),
+                               tree_unflatten(self.in_td, ts))
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"custom_jvp {self.cf.__name__}: the rule must return "
+                            f"(primal_out, tangent_out)")
+        return tree_flatten_up_to(self.out_td, out[1])
+
+    def jvp(self, ts):
+        return [_check_ct(t, o, f"custom_jvp {self.cf.__name__}")
+                for t, o in zip(self._rule(ts), self.outs)]
+
+    def vjp(self, gs):
+        # transpose the rule's tangent map: differentiate it in the tangents
+        tape = Tape("custom_jvp transpose", _var.get())
+        ins = [tape.new_input(_zeros_like(p)) if _diff(p) else None for p in self.primals]
+        try:
+            touts = _under(tape, self._rule, ins)
+        finally:
+            tape.done = True
+        seeds = [(t._idx, g) for t, g in zip(touts, gs)
+                 if g is not None and t.__class__ is TapeTracer and t._interp is tape]
+        acc = tape.backward(seeds)
+        return [acc[t._idx] if t is not None else None for t in ins]
+
+
+class _Custom:
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+
+    def _dispatch(self, args, kwargs):
+        leaves, in_td = tree_flatten(args)
+        interp = _owner(leaves)
+        if interp is None:
+            return self.fun(*args, **kwargs)
+        cls = TapeTracer if isinstance(interp, Tape) else JVPTracer
+        primals, handles = _split(interp, leaves, cls)
+        if isinstance(interp, Tape):
+            entry, outs = self._forward(interp, primals, in_td, kwargs)
+            idxs = [h._idx if h is not None else 0 for h in handles]
+            vals = interp.record_multi(entry, idxs, outs)
+            return tree_unflatten(entry.out_td, vals)
+        if isinstance(interp, JVPInterpreter):
+            ts = [h.tangent if h is not None else None for h in handles]
+            entry, outs, touts = self._forward_jvp(interp, primals, in_td, kwargs, ts)
+            vals = [JVPTracer(interp, o, t) if t is not None and _diff(o) else o
+                    for o, t in zip(outs, touts)]
+            return tree_unflatten(entry.out_td, vals)
+        raise TypeError(f"{type(self).__name__}: unsupported transformation {interp!r}")
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+
+class custom_vjp(_Custom):
+    """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``; ``fwd(*args) -> (out,
+    residuals)``, ``bwd(residuals, cotangent_out) -> tuple`` (one cotangent per positional
+    argument; None for a zero)."""
+
+    def __init__(self, fun):
+        super().__init__(fun)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        if self.fwd is None:
+            raise AttributeError(f"custom_vjp {self.__name__}: no VJP defined; call "
+                                 f"{self.__name__}.defvjp(fwd, bwd)")
+        return self._dispatch(args, kwargs)
+
+    def _fwd(self, interp, primals, in_td, kwargs):
+        pair = _under(interp.parent, self.fwd, *tree_unflatten(in_td, primals), **kwargs)
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise TypeError(f"custom_vjp {self.__name__}: fwd must return (output, residuals)")
+        out, res = pair
+        outs, out_td = tree_flatten(out)
+        return _VJPEntry(self, primals, in_td, outs, out_td, kwargs, res), outs
+
+    def _forward(self, interp, primals, in_td, kwargs):
+        return self._fwd(interp, primals, in_td, kwargs)
+
+    def _forward_jvp(self, interp, primals, in_td, kwargs, ts):
+        entry, outs = self._fwd(interp, primals, in_td, kwargs)
+        touts = _under(interp.parent, entry.jvp, ts)
+        return entry, outs, touts
+
+
+class custom_jvp(_Custom):
+    """A function with a user-defined JVP: ``@f.defjvp`` on ``rule(primals, tangents) ->
+    (primal_out, tangent_out)`` (primals and tangents: tuples of the positional arguments)."""
+
+    def __init__(self, fun):
+        super().__init__(fun)
+        self.jvp_rule = None
+
+    def defjvp(self, rule):
+        self.jvp_rule = rule
+        return rule
+
+    def __call__(self, *args, **kwargs):
+        if self.jvp_rule is None:
+            raise AttributeError(f"custom_jvp {self.__name__}: no JVP defined; decorate a rule "
+                                 f"with @{self.__name__}.defjvp")
+        return self._dispatch(args, kwargs)
+
+    def _forward(self, interp, primals, in_td, kwargs):
+        # the primal is this function again one level down, so outer levels use the rule too
+        out = _under(interp.parent, self, *tree_unflatten(in_td, primals), **kwargs)
+        outs, out_td = tree_flatten(out)
+        return _JVPEntry(self, primals, in_td, outs, out_td, kwargs), outs
+
+    def _forward_jvp(self, interp, primals, in_td, kwargs, ts):
+        ts = [t if t is not None else _zeros_like(p) for t, p in zip(ts, primals)]
+        args, targs = tree_unflatten(in_td, primals), tree_unflatten(in_td, ts)
+        out = _under(interp.parent, self.jvp_rule, args, targs)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"custom_jvp {self.__name__}: the rule must return "
+                            f"(primal_out, tangent_out)")
+        outs, out_td = tree_flatten(out[0])
+        touts = tree_flatten_up_to(out_td, out[1])
+        touts = [_check_ct(t, o, f"custom_jvp {self.__name__}") for t, o in zip(touts, outs)]
+        return _JVPEntry(self, primals, in_td, outs, out_td, kwargs), outs, touts
