@@ -97,6 +97,14 @@ def _assign(dst, src):
                          f"strides {view.strides}): its elements share memory")
     if dst.buffer.readonly:
         raise ValueError("dst: the tensor's memory is read-only")
+    if src.dtype != dst.dtype:   # the kernel copies bits: a cast belongs to the front end
+        raise TypeError(f"src: dtype {src.dtype} differs from dst's {dst.dtype} (cast first)")
+    sb, db = src.buffer, dst.buffer
+    if sb.nbytes and db.nbytes and sb.address < db.address + db.nbytes \
+            and db.address < sb.address + sb.nbytes:
+        # src and dst share memory (x[::-1] into x, x.T into x): read all of src before
+        # writing, as NumPy does, instead of overwriting elements not yet read
+        src = _copy(src)
     copy_into(src.buffer, src.view, dst.buffer, view)
     dst._arr = None if dst._view is not None else dst._arr
     return dst
@@ -212,8 +220,12 @@ def _flip(x, *, axes):
 
 @P.as_strided_p.def_impl
 def _as_strided(x, *, shape, strides, offset):
-    x = _dense(x)
-    return _on_view(x, View.as_strided(shape, strides, offset, x.buffer.size))
+    """A view of x's elements in C order (x made contiguous first: a copy only when it is not),
+    ``strides``/``offset`` in elements from x's first element, checked against x's size: a view
+    of a slice never reaches the rest of the buffer it shares."""
+    x = _contiguous(x)
+    v = View.as_strided(shape, strides, offset, x.size)
+    return _on_view(x, View(v.shape, v.strides, v.offset + x.view.offset))
 
 
 @P.cat_p.def_impl
@@ -247,7 +259,8 @@ def _reduce_max(x, *, axes, keepdims):
 @P.argmax_p.def_impl
 def _argmax(x, *, axis, keepdims):
     a = x._np()
-    if a.size == 0:
+    # as NumPy: only an empty reduced axis has no argmax ((0, 3) along axis 1 gives shape (0,))
+    if a.size == 0 and (axis is None or not -a.ndim <= axis < a.ndim or a.shape[axis] == 0):
         raise ValueError(f"argmax: attempt to get the argmax of an empty tensor of shape {a.shape}")
     out = np.argmax(a, axis=axis, keepdims=keepdims)
     return _out(np.asarray(out, dtype=np.int32))
@@ -259,6 +272,8 @@ _SCANS = {"sum": np.cumsum, "prod": np.cumprod,
 
 @P.associative_scan_p.def_impl
 def _associative_scan(x, *, axis, op):
+    if op not in _SCANS:
+        raise ValueError(f"op: must be one of {sorted(_SCANS)}, got {op!r}")
     a = x._np()
     if op in ("sum", "prod"):
         return _out(_SCANS[op](a, axis=axis, dtype=a.dtype))

@@ -4,6 +4,7 @@ Python data follows JAX's x32 defaults: floats become float32, ints int32 (int64
 not fit), complex numbers complex64.  NumPy arrays keep their dtype, and ``asarray`` of a
 C-contiguous ndarray shares its memory.
 """
+import builtins
 import operator
 
 import numpy as np
@@ -96,7 +97,8 @@ def _dtype_or(dtype, default):
 
 
 def zeros(shape, dtype=dtypes.float32):
-    """Zeros of ``shape``."""
+    """Zeros of ``shape`` (an int or a tuple), ``dtype`` float32 by default (zero pages from
+    calloc: nothing is written until touched)."""
     shape = normalize_shape(shape)
     dt = _dtype_or(dtype, dtypes.float32)
     n = 1
@@ -106,7 +108,7 @@ def zeros(shape, dtype=dtypes.float32):
 
 
 def empty(shape, dtype=dtypes.float32):
-    """Uninitialised memory of ``shape``."""
+    """Uninitialised memory of ``shape``, ``dtype`` float32 by default (64-byte aligned)."""
     shape = normalize_shape(shape)
     dt = _dtype_or(dtype, dtypes.float32)
     n = 1
@@ -116,7 +118,8 @@ def empty(shape, dtype=dtypes.float32):
 
 
 def full(shape, fill_value, dtype=None):
-    """``fill_value`` everywhere in ``shape``; dtype defaults to the fill value's."""
+    """``fill_value`` everywhere in ``shape``; dtype defaults to the fill value's (a Python
+    float gives float32, an int int32, a bool bool, an array its own)."""
     shape = normalize_shape(shape)
     if dtype is None:
         dt = (dtypes.check_dtype(np.asarray(fill_value).dtype) if isinstance(fill_value, np.ndarray)
@@ -128,12 +131,12 @@ def full(shape, fill_value, dtype=None):
 
 
 def ones(shape, dtype=dtypes.float32):
-    """Ones of ``shape``."""
+    """Ones of ``shape``, ``dtype`` float32 by default."""
     return full(shape, 1, _dtype_or(dtype, dtypes.float32))
 
 
 def zeros_like(x, dtype=None):
-    """Zeros with ``x``'s shape and (by default) dtype."""
+    """Zeros with ``x``'s shape and (by default) dtype; ``x`` may be any array-like."""
     return zeros(np.shape(x) if not isinstance(x, ArrayBase) else x.shape,
                  _dtype_or(dtype, _dtype_of(x)))
 
@@ -154,33 +157,36 @@ def _dtype_of(x):
 
 
 def arange(start, stop=None, step=1, dtype=None):
-    """``[start, stop)`` by ``step``, as ``numpy.arange``; ints give int32, floats float32."""
+    """``[start, stop)`` by ``step`` as ``numpy.arange``: shape (ceil((stop - start) / step),).
+
+    With ``dtype=None``: int32 when start, stop and step are all integers (int64 if a value
+    does not fit in int32), else float32 (the values are computed in float64, then rounded).
+    """
     if stop is None:
         start, stop = 0, start
+    start, stop, step = (v.item() if isinstance(v, ArrayBase) else v for v in (start, stop, step))
     if step == 0:
         raise ValueError("step: must not be zero")
-    arr = np.arange(start, stop, step)
-    if dtype is None:
-        arr = _python_data_to_ndarray(arr.tolist() if arr.size < 1 else arr, None) \
-            if arr.dtype.kind in "fi" else arr
-        if arr.dtype == np.float64:
-            arr = arr.astype(np.float32)
-        if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
-            arr = arr.astype(np.int32)
-    else:
-        arr = np.arange(start, stop, step, dtype=dtypes.check_dtype(dtype))
-    return Tensor._wrap(np.ascontiguousarray(arr))
+    if dtype is not None:
+        return Tensor._wrap(np.arange(start, stop, step, dtype=dtypes.check_dtype(dtype)))
+    if builtins.all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        start, stop, step = int(start), int(stop), int(step)
+        last = start + (len(range(start, stop, step)) - 1) * step
+        fits = -2**31 <= builtins.min(start, last) and builtins.max(start, last) < 2**31
+        return Tensor._wrap(np.arange(start, stop, step, dtype=np.int32 if fits else np.int64))
+    return Tensor._wrap(np.arange(start, stop, step, dtype=np.float64).astype(np.float32))
 
 
 def linspace(start, stop, num=50, dtype=None):
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 default)."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive: shape (num,), dtype
+    float32 unless given."""
     if num < 0:
         raise ValueError(f"num: must be >= 0, got {num}")
     return Tensor._wrap(np.linspace(start, stop, num, dtype=_dtype_or(dtype, dtypes.float32)))
 
 
 def eye(n, m=None, dtype=dtypes.float32):
-    """The (n, m) identity matrix (ones on the diagonal)."""
+    """The (n, m) identity matrix (m defaults to n; ones on the diagonal), float32 by default."""
     if n < 0 or (m is not None and m < 0):
         raise ValueError(f"n, m: must be >= 0, got n={n}, m={m}")
     return Tensor._wrap(np.eye(n, m, dtype=_dtype_or(dtype, dtypes.float32)))

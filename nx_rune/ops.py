@@ -12,12 +12,13 @@ integers gives float32 (float64 for 64-bit integers).
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import primitives as P
-from nx_rune._kernels.view import normalize_axis
+from nx_rune._kernels.view import View, normalize_axis
 from nx_rune.creation import asarray, normalize_shape
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
@@ -122,6 +123,17 @@ __all__ = [
     "amax",
     "amin",
     "IndexUpdateHelper",
+    "take",
+    "take_along_axis",
+    "put_along_axis",
+    "nonzero",
+    "einsum",
+    "unfold",
+    "fold",
+    "conv2d",
+    "size",
+    "shape",
+    "ndim",
 ]
 
 _SCALARS = (int, float, complex, bool, np.bool_)
@@ -167,7 +179,8 @@ def broadcast_to(x, shape):
 
 
 def astype(x, dtype):
-    """``x`` converted to ``dtype`` (NumPy's casting: floats to ints truncate toward zero)."""
+    """``x`` converted to ``dtype``, same shape (NumPy's casting: floats to ints truncate toward
+    zero, nonzero to bool is True); ``x`` itself when the dtype already matches."""
     x = _arr(x)
     dt = dtypes.check_dtype(dtype)
     if x.dtype == dt:
@@ -178,8 +191,11 @@ def astype(x, dtype):
 def _promote(*xs):
     """Tensors of one dtype from arrays and weakly typed Python scalars."""
     arrays = [x for x in xs if not isinstance(x, _SCALARS)]
-    if not arrays:
-        return [asarray(x) for x in xs]
+    if not arrays:  # only Python scalars: the default dtype of the highest kind among them
+        dt = dtypes.scalar_dtype(builtins.max(xs, key=_scalar_rank))
+        if dt.kind in "iu":
+            dt = builtins.max((dtypes.scalar_dtype(x) for x in xs), key=lambda d: d.itemsize)
+        return [_const(x, dt) for x in xs]
     arrays = [_arr(x) for x in arrays]
     dt = arrays[0].dtype if len(arrays) == 1 else dtypes.result_type(*[a.dtype for a in arrays])
     for x in xs:
@@ -191,12 +207,19 @@ def _promote(*xs):
     return out
 
 
+def _scalar_rank(x):
+    return 0 if isinstance(x, (bool, np.bool_)) else 1 if isinstance(x, int) else \
+        2 if isinstance(x, float) else 3
+
+
 def _broadcast(*xs):
     shape = broadcast_shapes(*[x.shape for x in xs])
     return [broadcast_to(x, shape) for x in xs]
 
 
 _PY_NUMBERS = (float, int)
+# dtype kinds that keep their dtype when they meet a Python number of the key's type (weak)
+_KEEPS_KIND = {float: "fc", int: "iufc"}
 
 
 def _binary(prim, a, b):
@@ -205,11 +228,14 @@ def _binary(prim, a, b):
         if isinstance(b, ArrayBase):
             if a.dtype == b.dtype and a.shape == b.shape:
                 return bind(prim, a, b)
-        elif type(b) in _PY_NUMBERS and dtypes.weak_result_type(a.dtype, b) == a.dtype:
-            return bind(prim, a, Tensor._broadcast_scalar(b, a.dtype, a.shape))
-    elif type(a) in _PY_NUMBERS and isinstance(b, ArrayBase) \
-            and dtypes.weak_result_type(b.dtype, a) == b.dtype:
-        return bind(prim, Tensor._broadcast_scalar(a, b.dtype, b.shape), b)
+        else:
+            kinds = _KEEPS_KIND.get(type(b))
+            if kinds is not None and a.dtype.kind in kinds:
+                return bind(prim, a, Tensor._broadcast_scalar(b, a.dtype, a.shape))
+    elif isinstance(b, ArrayBase):
+        kinds = _KEEPS_KIND.get(type(a))
+        if kinds is not None and b.dtype.kind in kinds:
+            return bind(prim, Tensor._broadcast_scalar(a, b.dtype, b.shape), b)
     a, b = _promote(a, b)
     if a.shape != b.shape:
         a, b = _broadcast(a, b)
@@ -237,23 +263,25 @@ def _int_check(x, name):
 # -- elementwise arithmetic ----------------------------------------------------------------------
 
 def add(a, b):
-    """a + b, broadcast.  Shapes (...) and (...) -> broadcast shape."""
+    """a + b.  Shapes broadcast to their NumPy broadcast; dtype: NumPy promotion of the operands
+    (a Python scalar is weak: ``x + 1`` keeps x's dtype, int + 2.5 gives float32)."""
     return _binary(P.add_p, a, b)
 
 
 def subtract(a, b):
-    """a - b, broadcast."""
+    """a - b (as a + (-b)): broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
     a, b = _promote(a, b)
     return add(a, negative(b))
 
 
 def multiply(a, b):
-    """a * b, broadcast."""
+    """a * b: broadcast shape, promoted dtype as ``add``."""
     return _binary(P.mul_p, a, b)
 
 
 def divide(a, b):
-    """True division a / b, broadcast; integer operands give float32 (float64 for 64-bit)."""
+    """True division a / b: broadcast shape; the promoted dtype when it is float or complex,
+    else float32 (float64 when the promoted integer dtype is 64-bit).  x / 0 is inf or nan."""
     a, b = _promote(a, b)
     if not dtypes.is_inexact(a.dtype):
         a, b = _inexact(a), _inexact(b)
@@ -266,7 +294,8 @@ true_divide = divide
 def floor_divide(a, b):
     """a // b rounded toward minus infinity (NumPy's semantics, not C's truncation).
 
-    Integer division by zero raises ZeroDivisionError.
+    Broadcast shape, promoted dtype (real only).  Integer division by zero raises
+    ZeroDivisionError; float division by zero gives inf or nan.
     """
     a, b = _promote(a, b)
     _real_check(a, "floor_divide")
@@ -276,8 +305,8 @@ def floor_divide(a, b):
 def mod(a, b):
     """a % b with the sign of the divisor (floored, as NumPy's ``%``).
 
-    ``a == floor_divide(a, b) * b + mod(a, b)``.  Integer modulo by zero raises
-    ZeroDivisionError.
+    ``a == floor_divide(a, b) * b + mod(a, b)``.  Broadcast shape, promoted dtype (real only).
+    Integer modulo by zero raises ZeroDivisionError.
     """
     a, b = _promote(a, b)
     _real_check(a, "mod")
@@ -288,12 +317,13 @@ remainder = mod
 
 
 def power(a, b):
-    """a ** b, broadcast.  Integer bases to negative integer powers raise ValueError."""
+    """a ** b: broadcast shape, promoted dtype as ``add``.  Integer bases to negative integer
+    powers raise ValueError."""
     return _binary(P.pow_p, a, b)
 
 
 def negative(x):
-    """-x."""
+    """-x, same shape and dtype (unsigned ints wrap); TypeError for bool."""
     x = _arr(x)
     if dtypes.is_bool(x.dtype):
         raise TypeError("negative: not defined for bool tensors; use logical_not")
@@ -301,94 +331,103 @@ def negative(x):
 
 
 def reciprocal(x):
-    """1 / x (float result for integer input)."""
+    """1 / x, same shape; float dtype (ints and bools give float32, 64-bit ints float64)."""
     return bind(P.recip_p, _inexact(x))
 
 
 def square(x):
-    """x * x."""
+    """x * x, same shape and dtype."""
     x = _arr(x)
     return bind(P.mul_p, x, x)
 
 
 def sqrt(x):
-    """Square root (nan below 0 for real input)."""
+    """Square root (nan below 0 for real input).  Same shape; float dtype (ints and bools give
+    float32, 64-bit ints float64), as every transcendental function here."""
     return bind(P.sqrt_p, _inexact(x))
 
 
 def exp(x):
-    """e ** x."""
+    """e ** x, same shape; float dtype (see ``sqrt``)."""
     return bind(P.exp_p, _inexact(x))
 
 
 def exp2(x):
-    """2 ** x."""
+    """2 ** x, same shape; float dtype."""
     return bind(P.exp2_p, _inexact(x))
 
 
 def log(x):
-    """Natural logarithm."""
+    """Natural logarithm (-inf at 0, nan below), same shape; float dtype."""
     return bind(P.log_p, _inexact(x))
 
 
 def log2(x):
-    """Base-2 logarithm."""
+    """Base-2 logarithm, same shape; float dtype."""
     return bind(P.log2_p, _inexact(x))
 
 
 def log1p(x):
-    """log(1 + x), accurate near 0."""
+    """log(1 + x), accurate near 0; same shape, float dtype."""
     return bind(P.log1p_p, _inexact(x))
 
 
 def expm1(x):
-    """exp(x) - 1, accurate near 0."""
+    """exp(x) - 1, accurate near 0; same shape, float dtype."""
     return bind(P.expm1_p, _inexact(x))
 
 
 def sin(x):
-    """Sine (radians)."""
+    """Sine (radians), same shape; float dtype."""
     return bind(P.sin_p, _inexact(x))
 
 
 def cos(x):
-    """Cosine (radians)."""
+    """Cosine (radians), same shape; float dtype."""
     return bind(P.cos_p, _inexact(x))
 
 
 def tan(x):
-    """Tangent, as sin(x) / cos(x)."""
+    """Tangent, as sin(x) / cos(x); same shape, float dtype."""
     x = _inexact(x)
     return bind(P.fdiv_p, bind(P.sin_p, x), bind(P.cos_p, x))
 
 
 def tanh(x):
-    """Hyperbolic tangent."""
+    """Hyperbolic tangent, same shape; float dtype."""
     return bind(P.tanh_p, _inexact(x))
 
 
 def relu(x):
-    """max(x, 0); its derivative at 0 is 0 (as in JAX and PyTorch)."""
+    """max(x, 0), same shape and dtype; nan stays nan; its derivative at 0 is 0 (as in JAX and
+    PyTorch)."""
     x = _arr(x)
+    if dtypes.is_inexact(x.dtype):
+        return where(less_equal(x, 0), zeros_like_t(x), x)
     return where(greater(x, 0), x, zeros_like_t(x))
 
 
 def softplus(x):
-    """log(1 + exp(x)), stable for large |x|; its derivative is sigmoid(x) everywhere."""
+    """log(1 + exp(x)), stable for large |x| (softplus(inf) = inf); same shape, float dtype.  Its
+    derivative is sigmoid(x) everywhere."""
     x = _inexact(x)
-    pos = relu(x)
-    abs_x = subtract(multiply(pos, 2), x)  # |x| written so the kinks of the two terms cancel
+    m = greater(x, 0)
+    pos = where(m, x, zeros_like_t(x))
+    # |x| selected by the same mask as pos, so the kinks of the two terms cancel at 0 (the
+    # derivative there is sigmoid(0) = 0.5) and softplus(inf) = inf
+    abs_x = where(m, x, negative(x))
     return add(log1p(exp(negative(abs_x))), pos)
 
 
 def sigmoid(x):
-    """1 / (1 + exp(-x)), as exp(-softplus(-x)): no overflow, finite derivatives."""
+    """1 / (1 + exp(-x)), as exp(-softplus(-x)): no overflow, finite derivatives; same shape,
+    float dtype."""
     x = _inexact(x)
     return exp(negative(softplus(negative(x))))
 
 
 def sign(x):
-    """-1, 0 or 1 by the sign of x (nan for nan); non-differentiable (zero derivative)."""
+    """-1, 0 or 1 by the sign of x (nan for nan), same shape and dtype; zero derivative."""
     x = _arr(x)
     _real_check(x, "sign")
     if dtypes.is_bool(x.dtype):
@@ -402,7 +441,9 @@ def sign(x):
 
 
 def abs(x):
-    """|x| for real tensors, as x * sign(x): the derivative at 0 is 0, like JAX's."""
+    """|x| for real tensors (same shape and dtype; ints wrap like NumPy's at the minimum).
+
+    Computed as where(x < 0, -x, x): the derivative at 0 is 1, like JAX's."""
     x = _arr(x)
     _real_check(x, "abs")
     if dtypes.is_bool(x.dtype) or x.dtype.kind == "u":
@@ -414,14 +455,16 @@ absolute = abs
 
 
 def maximum(a, b):
-    """Elementwise max (nan propagates).  On ties the derivative is split equally."""
+    """Elementwise max (nan propagates): broadcast shape, promoted dtype; real dtypes only.  On
+    ties the derivative is split equally."""
     a, b = _promote(a, b)
     _real_check(a, "maximum")
     return _binary(P.max_p, a, b)
 
 
 def minimum(a, b):
-    """Elementwise min (nan propagates).  On ties the derivative is split equally."""
+    """Elementwise min (nan propagates): broadcast shape, promoted dtype; real dtypes only.  On
+    ties the derivative is split equally."""
     a, b = _promote(a, b)
     _real_check(a, "minimum")
     if dtypes.is_inexact(a.dtype):
@@ -432,7 +475,8 @@ def minimum(a, b):
 
 
 def clip(x, a_min=None, a_max=None):
-    """x limited to [a_min, a_max] (either may be None)."""
+    """x limited to [a_min, a_max] (either may be None; a_min > a_max gives a_max, as NumPy):
+    maximum then minimum, so shapes broadcast and dtypes promote as there."""
     x = _arr(x)
     if a_min is not None:
         x = maximum(x, a_min)
@@ -442,7 +486,8 @@ def clip(x, a_min=None, a_max=None):
 
 
 def where(condition, x, y):
-    """x where condition is true, else y (all three broadcast; x, y promoted)."""
+    """x where condition is true, else y.  The three shapes broadcast; x and y promote (weak
+    scalars included); a non-bool condition means ``condition != 0``."""
     c = _arr(condition)
     if not dtypes.is_bool(c.dtype):
         c = not_equal(c, 0)
@@ -459,33 +504,33 @@ def zeros_like_t(x):
 # -- comparisons and logic ---------------------------------------------------------------------
 
 def less(a, b):
-    """a < b (bool)."""
+    """a < b: broadcast shape, bool (compared in the promoted dtype; false where either is nan)."""
     return _binary(P.cmplt_p, a, b)
 
 
 def greater(a, b):
-    """a > b (bool)."""
+    """a > b: broadcast shape, bool (false where either is nan)."""
     return less(b, a)
 
 
 def not_equal(a, b):
-    """a != b (bool; true where either is nan)."""
+    """a != b: broadcast shape, bool (true where either is nan)."""
     return _binary(P.cmpne_p, a, b)
 
 
 def equal(a, b):
-    """a == b (bool)."""
+    """a == b: broadcast shape, bool (false where either is nan)."""
     return logical_not(not_equal(a, b))
 
 
 def less_equal(a, b):
-    """a <= b (bool; false where either is nan)."""
+    """a <= b: broadcast shape, bool (false where either is nan)."""
     a, b = _promote(a, b)
     return logical_or(less(a, b), equal(a, b))
 
 
 def greater_equal(a, b):
-    """a >= b (bool)."""
+    """a >= b: broadcast shape, bool (false where either is nan)."""
     return less_equal(b, a)
 
 
@@ -495,49 +540,49 @@ def _as_bool(x):
 
 
 def logical_and(a, b):
-    """a and b, elementwise (bool)."""
+    """a and b (non-bool operands mean ``!= 0``): broadcast shape, bool."""
     return _binary(P.and_p, _as_bool(a), _as_bool(b))
 
 
 def logical_or(a, b):
-    """a or b, elementwise (bool)."""
+    """a or b: broadcast shape, bool."""
     return _binary(P.or_p, _as_bool(a), _as_bool(b))
 
 
 def logical_not(x):
-    """not x, elementwise (bool)."""
+    """not x (``x == 0`` for non-bool x): same shape, bool."""
     x = _as_bool(x)
     return bind(P.xor_p, x, broadcast_to(_const(True, dtypes.bool_), x.shape))
 
 
 def logical_xor(a, b):
-    """a xor b, elementwise (bool)."""
+    """a xor b: broadcast shape, bool."""
     return _binary(P.xor_p, _as_bool(a), _as_bool(b))
 
 
 def bitwise_and(a, b):
-    """a & b for integer or bool tensors."""
+    """a & b for integer or bool tensors: broadcast shape, promoted dtype."""
     a, b = _promote(a, b)
     _int_check(a, "bitwise_and")
     return _binary(P.and_p, a, b)
 
 
 def bitwise_or(a, b):
-    """a | b for integer or bool tensors."""
+    """a | b for integer or bool tensors: broadcast shape, promoted dtype."""
     a, b = _promote(a, b)
     _int_check(a, "bitwise_or")
     return _binary(P.or_p, a, b)
 
 
 def bitwise_xor(a, b):
-    """a ^ b for integer or bool tensors."""
+    """a ^ b for integer or bool tensors: broadcast shape, promoted dtype."""
     a, b = _promote(a, b)
     _int_check(a, "bitwise_xor")
     return _binary(P.xor_p, a, b)
 
 
 def bitwise_not(x):
-    """~x for integer or bool tensors (x ^ all-ones)."""
+    """~x for integer or bool tensors (x ^ all-ones): same shape and dtype."""
     x = _arr(x)
     _int_check(x, "bitwise_not")
     ones = True if dtypes.is_bool(x.dtype) else np.array(-1).astype(x.dtype)
@@ -548,7 +593,7 @@ invert = bitwise_not
 
 
 def isnan(x):
-    """True where x is nan."""
+    """True where x is nan: same shape, bool (all false for integer dtypes)."""
     x = _arr(x)
     if not dtypes.is_inexact(x.dtype):
         return broadcast_to(_const(False, dtypes.bool_), x.shape)
@@ -556,7 +601,7 @@ def isnan(x):
 
 
 def isfinite(x):
-    """True where x is neither inf nor nan."""
+    """True where x is neither inf nor nan: same shape, bool."""
     x = _arr(x)
     if not dtypes.is_inexact(x.dtype):
         return broadcast_to(_const(True, dtypes.bool_), x.shape)
@@ -564,7 +609,7 @@ def isfinite(x):
 
 
 def isinf(x):
-    """True where x is +inf or -inf."""
+    """True where x is +inf or -inf: same shape, bool."""
     x = _arr(x)
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
 
@@ -591,7 +636,11 @@ def _sum_dtype(dt):
 
 
 def sum(x, axis=None, keepdims=False):
-    """Sum over ``axis`` (int, tuple or None for all); bool and small ints sum in int32."""
+    """Sum over ``axis`` (int, tuple or None for all; negative axes count from the end).
+
+    Shape: x's without the reduced axes (kept as 1 with ``keepdims``).  Dtype: x's, except that
+    bool and 8/16-bit ints sum in int32 (uint8/16 in uint32), as JAX.  The sum of nothing is 0.
+    """
     x = _arr(x)
     axes = _axes(x, axis)
     x = astype(x, _sum_dtype(x.dtype))
@@ -601,7 +650,7 @@ def sum(x, axis=None, keepdims=False):
 
 
 def prod(x, axis=None, keepdims=False):
-    """Product over ``axis``; the product of nothing is 1."""
+    """Product over ``axis``: shape and dtype as ``sum``; the product of nothing is 1."""
     x = _arr(x)
     axes = _axes(x, axis)
     x = astype(x, _sum_dtype(x.dtype))
@@ -613,20 +662,28 @@ def prod(x, axis=None, keepdims=False):
 def max(x, axis=None, keepdims=False):
     """Maximum over ``axis`` (nan propagates; ValueError on an empty axis).
 
-    Its derivative splits the cotangent equally between tied maxima (as JAX).
+    Shape as ``sum``; x's dtype (real dtypes only).  Its derivative splits the cotangent equally between tied maxima (as JAX).
     """
     x = _arr(x)
     _real_check(x, "max")
     axes = _axes(x, axis)
     if not axes:
         return x
+    _check_nonempty(x, axes, "max")
     return bind(P.reduce_max_p, x, axes=axes, keepdims=bool(keepdims))
 
 
+def _check_nonempty(x, axes, name):
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        raise ValueError(f"{name}: zero-size reduction over axes {axes} of a tensor of shape "
+                         f"{x.shape}; {name} has no identity")
+
+
 def min(x, axis=None, keepdims=False):
-    """Minimum over ``axis`` (see ``max``)."""
+    """Minimum over ``axis``: shape as ``sum``, x's dtype (see ``max``)."""
     x = _arr(x)
     _real_check(x, "min")
+    _check_nonempty(x, _axes(x, axis), "min")
     if dtypes.is_inexact(x.dtype):
         return negative(max(negative(x), axis, keepdims))
     if dtypes.is_bool(x.dtype):
@@ -645,34 +702,43 @@ def _count(x, axes):
 
 
 def mean(x, axis=None, keepdims=False):
-    """Arithmetic mean over ``axis`` (float result; nan for an empty axis)."""
+    """Arithmetic mean over ``axis``: shape as ``sum``; float dtype (ints give float32, 64-bit
+    ints float64); nan for an empty axis.  float16 accumulates in float32 (as NumPy)."""
     x = _inexact(x)
     axes = _axes(x, axis)
     n = _count(x, axes)
+    if x.dtype == dtypes.float16:
+        return astype(mean(astype(x, dtypes.float32), axes, keepdims), dtypes.float16)
     return divide(sum(x, axes, keepdims), float(n) if n else float("nan"))
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
-    """Variance over ``axis``: mean(|x - mean(x)|^2) * n / (n - ddof)."""
+    """Variance over ``axis``: sum((x - mean(x))^2) / (n - ddof).  Shape as ``sum``; float dtype
+    (real only: TypeError for complex; float16 accumulates in float32)."""
     x = _inexact(x)
+    _real_check(x, "var")
     axes = _axes(x, axis)
+    if x.dtype == dtypes.float16:
+        return astype(var(astype(x, dtypes.float32), axes, ddof, keepdims), dtypes.float16)
     n = _count(x, axes)
     centred = subtract(x, mean(x, axes, keepdims=True))
     return divide(sum(square(centred), axes, keepdims), float(n - ddof) if n > ddof else 0.0)
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """Standard deviation: sqrt(var)."""
+    """Standard deviation, sqrt(var): shape as ``sum``; float dtype."""
     return sqrt(var(x, axis, ddof, keepdims))
 
 
 def all(x, axis=None, keepdims=False):
-    """True where every element over ``axis`` is true (True for an empty axis)."""
+    """True where every element over ``axis`` is true (``!= 0``); True for an empty axis.  Shape
+    as ``sum``; bool."""
     return logical_not(any(logical_not(x), axis, keepdims))
 
 
 def any(x, axis=None, keepdims=False):
-    """True where some element over ``axis`` is true (False for an empty axis)."""
+    """True where some element over ``axis`` is true; False for an empty axis.  Shape as ``sum``;
+    bool."""
     x = _as_bool(x)
     axes = _axes(x, axis)
     if not axes:
@@ -685,7 +751,8 @@ def any(x, axis=None, keepdims=False):
 
 
 def argmax(x, axis=None, keepdims=False):
-    """Index (int32) of the first maximum along ``axis`` (of the flattened tensor if None)."""
+    """Index of the first maximum along ``axis`` (of the flattened tensor if None; nan counts as
+    the maximum): shape without that axis (1 with keepdims), int32.  ValueError if empty."""
     x = _arr(x)
     _real_check(x, "argmax")
     if axis is None:
@@ -695,7 +762,7 @@ def argmax(x, axis=None, keepdims=False):
 
 
 def argmin(x, axis=None, keepdims=False):
-    """Index (int32) of the first minimum along ``axis``."""
+    """Index of the first minimum along ``axis``: shape as ``argmax``, int32."""
     x = _arr(x)
     _real_check(x, "argmin")
     if dtypes.is_inexact(x.dtype):
@@ -706,11 +773,16 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) over ``axis``, computed stably (shifted by the maximum)."""
+    """log(sum(exp(x))) over ``axis``, computed stably (shifted by the maximum; -inf for an empty
+    axis, inf and nan propagate).  Shape as ``sum``; float dtype."""
     x = _inexact(x)
     axes = _axes(x, axis)
     if not axes:
         return x
+    if _count(x, axes) == 0:  # log of an empty sum
+        out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims \
+            else tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return broadcast_to(_const(-np.inf, x.dtype), out_shape)
     m = max(x, axes, keepdims=True)
     m = where(isfinite(m), m, zeros_like_t(m))
     out = add(log(sum(exp(subtract(x, m)), axes, keepdims=True)), m)
@@ -719,16 +791,33 @@ def logsumexp(x, axis=None, keepdims=False):
     return out
 
 
+def _shifted(x, axes):
+    """x - max(x) over ``axes`` (the max replaced by 0 where it is not finite)."""
+    m = max(x, axes, keepdims=True)
+    return subtract(x, where(isfinite(m), m, zeros_like_t(m)))
+
+
 def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along ``axis``, stable."""
+    """exp(x) / sum(exp(x)) along ``axis`` (int or tuple), computed as e / sum(e) with
+    e = exp(x - max(x)): no overflow, and as accurate as the exp.  Same shape as x; float dtype
+    (ints and bools give float32).  A row of -inf gives nan, as in JAX."""
     x = _inexact(x)
-    return exp(subtract(x, logsumexp(x, axis, keepdims=True)))
+    axes = _axes(x, axis)
+    if not axes or _count(x, axes) == 0:
+        return exp(subtract(x, x))  # each element alone (or nothing at all)
+    e = exp(_shifted(x, axes))
+    return divide(e, sum(e, axes, keepdims=True))
 
 
 def log_softmax(x, axis=-1):
-    """x - logsumexp(x) along ``axis``."""
+    """x - logsumexp(x) along ``axis``, computed as (x - max) - log(sum(exp(x - max))) so that
+    large inputs keep their precision.  Same shape as x; float dtype."""
     x = _inexact(x)
-    return subtract(x, logsumexp(x, axis, keepdims=True))
+    axes = _axes(x, axis)
+    if not axes or _count(x, axes) == 0:
+        return subtract(x, x)
+    s = _shifted(x, axes)
+    return subtract(s, log(sum(exp(s), axes, keepdims=True)))
 
 
 # -- scans ---------------------------------------------------------------------------------------
@@ -741,26 +830,27 @@ def _scan(x, axis, op):
 
 
 def cumsum(x, axis=None):
-    """Running sum along ``axis`` (of the flattened tensor if None)."""
+    """Running sum along ``axis`` (of the flattened tensor if None): x's shape (1-D for None);
+    dtype as ``sum``."""
     x = _arr(x)
     return _scan(astype(x, _sum_dtype(x.dtype)), axis, "sum")
 
 
 def cumprod(x, axis=None):
-    """Running product along ``axis``."""
+    """Running product along ``axis``: shape as ``cumsum``; dtype as ``sum``."""
     x = _arr(x)
     return _scan(astype(x, _sum_dtype(x.dtype)), axis, "prod")
 
 
 def cummax(x, axis=None):
-    """Running maximum along ``axis``."""
+    """Running maximum along ``axis`` (nan propagates): shape as ``cumsum``; x's dtype."""
     x = _arr(x)
     _real_check(x, "cummax")
     return _scan(x, axis, "max")
 
 
 def cummin(x, axis=None):
-    """Running minimum along ``axis``."""
+    """Running minimum along ``axis``: shape as ``cumsum``; x's dtype."""
     x = _arr(x)
     _real_check(x, "cummin")
     return _scan(x, axis, "min")
@@ -770,7 +860,8 @@ def cummin(x, axis=None):
 
 def matmul(a, b):
     """Matrix product with NumPy's rules: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes
-    broadcast, 1-D operands promoted and their axis removed."""
+    broadcast, 1-D operands promoted and their axis removed.  Promoted dtype (bool operands
+    multiply as int32).  ValueError naming both shapes when k differs or batches mismatch."""
     a, b = _promote(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must be at least 1-D, got shapes {a.shape} and "
@@ -780,7 +871,11 @@ def matmul(a, b):
     if ka != kb:
         raise ValueError(f"matmul: contracted dimensions differ: shapes {a.shape} and {b.shape} "
                          f"({ka} != {kb})")
-    broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    try:
+        broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} cannot be "
+                         f"broadcast together") from None
     if dtypes.is_bool(a.dtype):
         a, b = astype(a, dtypes.int32), astype(b, dtypes.int32)
     return bind(P.matmul_p, a, b)
@@ -788,7 +883,8 @@ def matmul(a, b):
 
 def dot(a, b):
     """NumPy's dot: products of scalars, inner product of vectors, matmul of matrices, and for
-    N-d, a sum over the last axis of a and the second-to-last of b."""
+    N-d, a sum over the last axis of a and the second-to-last of b: shape a.shape[:-1] +
+    b.shape[:-2] + b.shape[-1:].  Promoted dtype."""
     a, b = _arr(a), _arr(b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
@@ -801,21 +897,32 @@ def dot(a, b):
 
 
 def outer(a, b):
-    """Outer product of the flattened a and b: shape (a.size, b.size)."""
+    """Outer product of the flattened a and b: shape (a.size, b.size); promoted dtype."""
     a, b = reshape(_arr(a), (-1, 1)), reshape(_arr(b), (1, -1))
     return multiply(a, b)
 
 
 def inner(a, b):
-    """Sum over the last axes of a and b."""
+    """Sum over the last axes of a and b (equal sizes): shape a.shape[:-1] + b.shape[:-1];
+    promoted dtype (products of scalars for 0-d operands)."""
     a, b = _arr(a), _arr(b)
-    return sum(multiply(a, b), -1) if a.ndim and b.ndim else multiply(a, b)
+    if not (a.ndim and b.ndim):
+        return multiply(a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: last dimensions differ: shapes {a.shape} and {b.shape}")
+    if a.ndim == 1 or b.ndim == 1:
+        return sum(multiply(a, b), -1) if a.ndim == b.ndim else matmul(a, b) if b.ndim == 1 \
+            else matmul(a, swapaxes(b, -1, -2))
+    # (..., k) x (..., k) -> a.shape[:-1] + b.shape[:-1]
+    out = matmul(reshape(a, (-1, a.shape[-1])), transpose(reshape(b, (-1, b.shape[-1]))))
+    return reshape(out, a.shape[:-1] + b.shape[:-1])
 
 
 # -- movement ------------------------------------------------------------------------------------
 
 def reshape(x, shape):
-    """``x`` with ``shape`` (one entry may be -1); a view when strides allow, else a copy."""
+    """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
+    copy.  ValueError naming both shapes when the element counts differ."""
     x = _arr(x)
     shape = _resolve_shape(x, shape)
     if shape == x.shape:
@@ -847,15 +954,19 @@ def _resolve_shape(x, shape):
 
 
 def ravel(x):
-    """``x`` flattened in C order."""
+    """``x`` flattened in C order: shape (x.size,), same dtype."""
     return reshape(x, (-1,))
 
 
 def transpose(x, axes=None):
-    """Axes permuted (reversed by default); a view."""
+    """Axes permuted: result axis i is x's axis ``axes[i]`` (reversed by default); same dtype; a
+    view."""
     x = _arr(x)
-    if axes is None:
-        axes = tuple(range(x.ndim - 1, -1, -1))
+    if axes is None:  # reversed: always a valid permutation
+        nd = len(x.shape)
+        if nd < 2:
+            return x
+        return bind(P.permute_p, x, axes=tuple(range(nd - 1, -1, -1)))
     axes = tuple(axes)
     if len(axes) != x.ndim:
         raise ValueError(f"axes: {axes} is not a permutation of the {x.ndim} axes of shape "
@@ -867,12 +978,12 @@ def transpose(x, axes=None):
 
 
 def permute(x, axes):
-    """``transpose`` with explicit axes."""
+    """``transpose`` with explicit axes (a permutation of range(ndim)); a view."""
     return transpose(x, axes)
 
 
 def moveaxis(x, source, destination):
-    """Move axes ``source`` to positions ``destination`` (ints or sequences)."""
+    """Move axes ``source`` to positions ``destination`` (ints or sequences); same dtype; a view."""
     x = _arr(x)
     src = [normalize_axis(a, x.ndim, "source") for a in np.atleast_1d(source).tolist()]
     dst = [normalize_axis(a, x.ndim, "destination") for a in np.atleast_1d(destination).tolist()]
@@ -885,7 +996,7 @@ def moveaxis(x, source, destination):
 
 
 def swapaxes(x, a, b):
-    """Exchange axes a and b."""
+    """Exchange axes a and b; same dtype; a view."""
     x = _arr(x)
     a, b = normalize_axis(a, x.ndim, "a"), normalize_axis(b, x.ndim, "b")
     order = list(range(x.ndim))
@@ -894,11 +1005,13 @@ def swapaxes(x, a, b):
 
 
 def expand_dims(x, axis):
-    """Insert size-1 axes at ``axis`` (int or tuple) of the result."""
+    """Insert size-1 axes at ``axis`` (int or tuple, positions in the result); same dtype; a view."""
     x = _arr(x)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = x.ndim + len(axes)
     axes = sorted(normalize_axis(a, nd) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis: repeated axis in {axis}")
     shape = list(x.shape)
     for a in axes:
         shape.insert(a, 1)
@@ -906,13 +1019,15 @@ def expand_dims(x, axis):
 
 
 def squeeze(x, axis=None):
-    """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1)."""
+    """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1); a view."""
     x = _arr(x)
     if axis is None:
         axes = [i for i, d in enumerate(x.shape) if d == 1]
     else:
         axes = [normalize_axis(a, x.ndim) for a in (axis if isinstance(axis, (tuple, list))
                                                      else (axis,))]
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"axis: repeated axis in {axis}")
         for a in axes:
             if x.shape[a] != 1:
                 raise ValueError(f"axis: cannot squeeze axis {a} of size {x.shape[a]} "
@@ -923,12 +1038,17 @@ def squeeze(x, axis=None):
 def pad(x, pad_width, constant_values=0):
     """Pad with ``constant_values``: pad_width an int, a (before, after) pair or one pair per axis.
 
-    The result is a masked view: no data moves until something reads it.
+    Shape: each axis grows by before + after; same dtype (the fill is cast to it; one scalar
+    fill for every axis).  The result is a masked view: no data moves until something reads it.
     """
     x = _arr(x)
     cfg = _pad_config(pad_width, x.ndim)
-    if isinstance(constant_values, ArrayBase):
-        constant_values = constant_values.item()
+    if isinstance(constant_values, ArrayBase) or np.ndim(constant_values) != 0:
+        if np.size(constant_values) != 1:
+            raise ValueError(f"constant_values: must be a scalar (one fill value for every "
+                             f"axis), got {constant_values!r}")
+        constant_values = np.asarray(constant_values).item() if not isinstance(
+            constant_values, ArrayBase) else constant_values.item()
     if builtins.all(b == 0 and a == 0 for b, a in cfg):
         return x
     return bind(P.pad_p, x, config=cfg, fill=constant_values)
@@ -950,9 +1070,11 @@ def _pad_config(pad_width, nd):
 
 
 def shrink(x, limits):
-    """The sub-box ``start <= i < stop`` along each axis; ``limits`` one (start, stop) per axis."""
+    """The sub-box ``start <= i < stop`` along each axis; ``limits`` one (start, stop) per axis.
+    Shape (stop - start, ...); same dtype; a view (of a padded view: unpadded when it fits)."""
     x = _arr(x)
-    limits = tuple((int(a), int(b)) for a, b in limits)
+    # operator.index: a float limit is a TypeError (as in NumPy slicing), not truncated
+    limits = tuple((operator.index(a), operator.index(b)) for a, b in limits)
     if len(limits) != x.ndim:
         raise ValueError(f"limits: {len(limits)} pairs given for a tensor of shape {x.shape}")
     for i, ((a, b), n) in enumerate(zip(limits, x.shape)):
@@ -965,7 +1087,8 @@ def shrink(x, limits):
 
 
 def flip(x, axis=None):
-    """Reverse the order along ``axis`` (int, tuple, or None for all axes); a view."""
+    """Reverse the order along ``axis`` (int, tuple, or None for all axes); same shape and dtype;
+    a view (negative strides)."""
     x = _arr(x)
     axes = _axes(x, axis)
     if not axes:
@@ -975,18 +1098,20 @@ def flip(x, axis=None):
 
 def as_strided(x, shape, strides, offset=0):
     """A view of ``x``'s elements in C order (for a contiguous tensor: its buffer) with the given
-    ``shape``, ``strides`` and ``offset`` (in elements).  Raises ValueError when any element
-    would fall outside x; never reads out of bounds."""
+    ``shape``, ``strides`` and ``offset`` (in elements, from x's first element), x's dtype.
+    Raises ValueError when any element would fall outside x (checked without overflow, huge
+    strides and offsets included); never reads out of bounds.  A view when x is contiguous."""
     x = _arr(x)
     shape = normalize_shape(shape)
-    strides = tuple(int(s) for s in strides)
+    strides = tuple(operator.index(s) for s in strides)   # 1.5 is a TypeError, not 1
     if len(strides) != len(shape):
         raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
-    return bind(P.as_strided_p, x, shape=shape, strides=strides, offset=int(offset))
+    return bind(P.as_strided_p, x, shape=shape, strides=strides, offset=operator.index(offset))
 
 
 def concatenate(tensors, axis=0):
-    """Join tensors along an existing ``axis``; shapes must agree elsewhere."""
+    """Join tensors along an existing ``axis``: shapes must agree elsewhere (ValueError naming
+    both); the result's axis is the sum of theirs; promoted dtype; a new tensor."""
     xs = _promote(*tensors) if len(tensors) else []
     if not xs:
         raise ValueError("tensors: need at least one tensor to concatenate")
@@ -1004,7 +1129,8 @@ def concatenate(tensors, axis=0):
 
 
 def stack(tensors, axis=0):
-    """Join equal-shaped tensors along a new ``axis``."""
+    """Join equal-shaped tensors along a new ``axis``: shape with len(tensors) inserted at axis;
+    promoted dtype."""
     xs = [_arr(t) for t in tensors]
     if not xs:
         raise ValueError("tensors: need at least one tensor to stack")
@@ -1017,7 +1143,8 @@ def stack(tensors, axis=0):
 
 
 def split(x, sections, axis=0):
-    """Split into equal ``sections`` (an int) or at the given indices (a sequence); views."""
+    """Split into equal ``sections`` (an int that divides the axis) or at the given indices (a
+    sequence, as slice bounds: negative ones count from the end); a list of views, x's dtype."""
     x = _arr(x)
     ax = normalize_axis(axis, x.ndim)
     n = x.shape[ax]
@@ -1026,7 +1153,9 @@ def split(x, sections, axis=0):
             raise ValueError(f"sections: {sections} does not divide axis {ax} of size {n}")
         bounds = [i * (n // sections) for i in range(sections + 1)]
     else:
-        bounds = [0] + [builtins.min(builtins.max(int(i), 0), n) for i in sections] + [n]
+        # indices as slice bounds: negative ones count from the end, then clamp to [0, n]
+        bounds = [0] + [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
+                        for i in sections] + [n]
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         b = builtins.max(a, b)
@@ -1037,23 +1166,23 @@ def split(x, sections, axis=0):
 
 
 def copy(x):
-    """A new tensor with its own contiguous memory."""
+    """A new tensor with its own contiguous memory: same shape, dtype and values."""
     return bind(P.copy_p, _arr(x))
 
 
 def contiguous(x):
-    """``x`` if already C-contiguous (and unpadded), else a contiguous copy."""
+    """``x`` if already C-contiguous (and unpadded), else a contiguous copy; same shape, dtype."""
     return bind(P.contiguous_p, _arr(x))
 
 
 def is_contiguous(x):
-    """True when x's elements are C-contiguous in memory."""
+    """True when x's elements are C-contiguous in memory and unpadded (a Python bool)."""
     x = _arr(x)
     return x.view.is_contiguous if isinstance(x, Tensor) else False
 
 
 def shares_memory(a, b):
-    """True when a and b are views of the same buffer (or of the same ndarray memory)."""
+    """True when a and b are views of the same buffer (or of the same ndarray memory): a bool."""
     a, b = _arr(a), _arr(b)
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return False
@@ -1068,34 +1197,41 @@ def assign(dst, src):
 
 
 def size(x):
+    """The number of elements of ``x`` (a Python int)."""
     return _arr(x).size
 
 
 def shape(x):
+    """The shape of ``x`` (a tuple of Python ints)."""
     return _arr(x).shape
 
 
 def ndim(x):
+    """The number of axes of ``x`` (a Python int)."""
     return _arr(x).ndim
 
 
 # -- indexing (basic: views) -------------------------------------------------------------------
 
 def getitem(x, index):
-    """``x[index]``: ints, slices (any step), None and Ellipsis give views; integer and bool
-    arrays select through gather (see ``_advanced_getitem``)."""
-    x = _arr(x)
+    """``x[index]`` with NumPy's rules, x's dtype.  Ints, slices (any step), None and Ellipsis
+    give views; integer arrays and bool masks select through gather (see indexing.py: the
+    broadcast index shape replaces the indexed axes, or comes first when the advanced indices
+    are not adjacent).  IndexError names the axis, the index and the size."""
     if not isinstance(index, tuple):
         index = (index,)
+    if _VIEW_FAST_PATH and type(x) is Tensor and P.current_interpreter() is None:
+        view = x.view.index_basic(index)  # None unless unmasked and only basic indices
+        if view is not None:
+            return Tensor(x.buffer, view)
+    x = _arr(x)
     if builtins.any(_is_advanced(i) for i in index):
         return _advanced_getitem(x, index)
     return _basic_getitem(x, index)
 
 
 def _is_advanced(i):
-    if isinstance(i, (ArrayBase, np.ndarray)):
-        return True
-    return isinstance(i, (list,))
+    return isinstance(i, (ArrayBase, np.ndarray, list, tuple, bool, np.bool_))
 
 
 def _expand_ellipsis(index, ndim):
@@ -1115,75 +1251,86 @@ def _expand_ellipsis(index, ndim):
 
 
 def _basic_getitem(x, index):
+    """Ints, slices (any step), None and Ellipsis as views: one flip (negative steps), one
+    shrink, and for steps k > 1 a reshape that splits each such axis into (m, k) followed by a
+    shrink to one column (a view whenever the m * k elements fit in the axis; a padded copy
+    otherwise), then one reshape to the result's shape (ints dropped, None inserted)."""
     index = _expand_ellipsis(index, x.ndim)
-    limits, flips, steps, out_shape_ops = [], [], [], []
+    shape_in = x.shape
+    limits, flips, out_shape = [], [], []
+    split = []   # (axis, m, k, column) for steps k > 1
+    pads = None
     axis = 0
     for item in index:
         if item is None:
-            out_shape_ops.append(("new",))
+            out_shape.append(1)
             continue
-        n = x.shape[axis]
+        n = shape_in[axis]
         if isinstance(item, slice):
             start, stop, step = item.indices(n)
-            if step > 0:
-                m = builtins.max(0, (stop - start + step - 1) // step)
-                lo = start
-            else:
-                m = builtins.max(0, (start - stop - step - 1) // (-step))
-                lo = start + (m - 1) * step if m else 0
-            limits.append((lo, lo + (m - 1) * builtins.abs(step) + 1 if m else lo))
-            if step < 0:
+            if step < 0:  # flipped coordinates: position p becomes n - 1 - p
                 flips.append(axis)
-            steps.append(builtins.abs(step))
-            out_shape_ops.append(("keep", axis))
+                start, stop, step = n - 1 - start, n - 1 - stop, -step
+            m = builtins.max(0, (stop - start + step - 1) // step)
+            out_shape.append(m)
+            if m <= 1 or step == 1:
+                limits.append((start, start + m) if m else (0, 0))
+            else:
+                # a window [s0, s0 + m*step) containing the picks, at column start - s0
+                s0 = builtins.min(start, n - m * step)
+                if s0 >= 0 and start - s0 < step:
+                    limits.append((s0, s0 + m * step))
+                    split.append((axis, m, step, start - s0))
+                else:  # the axis is shorter than m*step: pad its end (the result copies)
+                    limits.append((start, n))
+                    if pads is None:
+                        pads = [(0, 0)] * x.ndim
+                    pads[axis] = (0, start + m * step - n)
+                    split.append((axis, m, step, 0))
         else:
             try:
                 i = int(item.__index__())
             except (AttributeError, TypeError):
-                raise IndexError(f"index: {item!r} is not a valid index (use ints, slices, None, "
-                                 f"..., or integer/bool arrays)") from None
+                err = _indexing.IndexTypeError if isinstance(item, (float, complex, np.inexact)) \
+                    else IndexError
+                raise err(f"index: {item!r} is not a valid index (use ints, slices, None, ..., "
+                          f"or integer/bool arrays)") from None
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
             i = i + n if i < 0 else i
             limits.append((i, i + 1))
-            steps.append(1)
-            out_shape_ops.append(("drop", axis))
         axis += 1
-    y = shrink(x, limits)
+    y = x
     if flips:
         y = flip(y, tuple(flips))
-    for ax, k in enumerate(steps):
-        if k > 1:
-            y = _subsample(y, ax, k)
-    shape = []
-    for op in out_shape_ops:
-        if op[0] == "new":
-            shape.append(1)
-        elif op[0] == "keep":
-            shape.append(y.shape[op[1]])
-    return reshape(y, tuple(shape))
+    if builtins.any(a != 0 or b != n for (a, b), n in zip(limits, shape_in)):
+        y = bind(P.shrink_p, y, limits=tuple(limits))
+    if split:
+        if pads is not None:
+            y = pad(y, pads)
+        shape, lim, j = [], [], 0
+        for ax, n in enumerate(y.shape):
+            if j < len(split) and split[j][0] == ax:
+                _, m, k, c = split[j]
+                shape += [m, k]
+                lim += [(0, m), (c, c + 1)]
+                j += 1
+            else:
+                shape.append(n)
+                lim.append((0, n))
+        y = bind(P.shrink_p, bind(P.reshape_p, y, shape=tuple(shape)), limits=tuple(lim))
+    return reshape(y, tuple(out_shape))
 
 
-def _subsample(y, axis, k):
-    """Every k-th element along ``axis`` (starting at 0), through reshapes: split the axis into
-    (m, k), keep column 0.  A view unless the axis needs padding to a multiple of k."""
-    n = y.shape[axis]
-    m = -(-n // k)
-    extra = m * k - n
-    if extra:
-        cfg = [(0, 0)] * y.ndim
-        cfg[axis] = (0, extra)
-        y = pad(y, cfg)
-    shape = y.shape[:axis] + (m, k) + y.shape[axis + 1:]
-    y = reshape(y, shape)
-    lim = [(0, d) for d in shape]
-    lim[axis + 1] = (0, 1)
-    y = shrink(y, lim)
-    return reshape(y, shape[:axis] + (m,) + shape[axis + 2:])
+# Concrete unmasked tensors (no transformation active) get the result's View in one step
+# (View.index_basic); under a transformation the composition of _basic_getitem runs, so that
+# every step is a primitive.  The tests run both (they switch this off).
+_VIEW_FAST_PATH = True
 
 
 def _advanced_getitem(x, index):
-    raise NotImplementedError("integer-array indexing is not implemented yet")
+    """Integer-array and bool-mask indexing (NumPy's rules), through gather: see indexing.py."""
+    return _indexing.advanced_getitem(x, index)
 
 
 class IndexUpdateHelper:
@@ -1225,4 +1372,12 @@ class _IndexUpdateRef:
 
 
 def _index_update(x, index, values, mode):
-    raise NotImplementedError("x.at[...] updates are not implemented yet")
+    """``x.at[index].<mode>(values)`` through one scatter: see indexing.index_update."""
+    return _indexing.index_update(x, index, values, mode)
+
+
+# gather/scatter front ends, einsum and windows live in their own modules (they import this one)
+from nx_rune import indexing as _indexing  # noqa: E402
+from nx_rune.indexing import nonzero, put_along_axis, take, take_along_axis  # noqa: E402,F401
+from nx_rune.einsum import einsum  # noqa: E402,F401
+from nx_rune.nn import conv2d, fold, unfold  # noqa: E402,F401

@@ -150,18 +150,25 @@ class Tensor(ArrayBase):
 
     @classmethod
     def _broadcast_scalar(cls, value, dtype, shape):
-        """``value`` seen with ``shape`` through stride 0: one element of memory (a constant)."""
-        key = (type(value), value, dtype)
-        base = _SCALAR_BASES.get(key)
-        if base is None:
-            base = np.full(1, value, dtype=dtype)
-            base.flags.writeable = False
-            if len(_SCALAR_BASES) < 4096:
-                _SCALAR_BASES[key] = base
+        """``value`` seen with ``shape`` through stride 0: one element of memory (a constant).
+
+        Constants are immutable, so they are cached by (value, dtype, shape); the key keeps
+        -0.0 apart from 0.0 (equal, with equal hashes, but not the same constant)."""
+        key = (type(value), value, dtype, shape)
+        if not value:
+            key = (type(value), repr(value), dtype, shape)
+        t = _SCALAR_TENSORS.get(key)
+        if t is not None:
+            return t
+        base = np.full(1, value, dtype=dtype)
+        base.flags.writeable = False
         t = cls.__new__(cls)
         t._arr = np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape))
         t._buf = None
         t._view = None
+        if len(_SCALAR_TENSORS) >= 4096:
+            _SCALAR_TENSORS.clear()
+        _SCALAR_TENSORS[key] = t
         return t
 
     @property
@@ -272,7 +279,7 @@ def _from_ndarray_copy(arr):
     return Tensor._wrap(np.ascontiguousarray(arr))
 
 
-_SCALAR_BASES = {}
+_SCALAR_TENSORS = {}
 
 
 def _overlapping(view):

@@ -10,6 +10,8 @@ axis, otherwise it equals ``fill``.  ``pad`` produces such a view (its offset ma
 the buffer: the padded positions are never read), and ``shrink`` of a padded view gives back the
 unpadded view exactly.
 """
+import operator
+
 import numpy as np
 
 from nx_rune._kernels.buffer cimport Buffer
@@ -18,20 +20,29 @@ from nx_rune._kernels import strided
 
 def normalize_axis(axis, Py_ssize_t ndim, name="axis"):
     """``axis`` as an int in [0, ndim); ValueError naming ``name`` when out of range."""
-    try:
-        ax = int(axis)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected an integer axis, got {axis!r}") from None
-    if isinstance(axis, (bool, np.bool_)) or ax != axis:
-        raise TypeError(f"{name}: expected an integer axis, got {axis!r}")
+    if type(axis) is int:
+        ax = axis
+    else:
+        try:
+            ax = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"{name}: expected an integer axis, got {axis!r}") from None
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError(f"{name}: expected an integer axis, got {axis!r}")
     if ax < -ndim or ax >= ndim:
         raise ValueError(f"{name}: axis {axis} is out of range for a tensor of {ndim} dimensions")
     return ax + ndim if ax < 0 else ax
 
 
 def _as_int_tuple(values, name):
-    try:
-        out = tuple(int(v) for v in values)
+    if type(values) is tuple:  # the common case: already a tuple of ints
+        for v in values:
+            if type(v) is not int:
+                break
+        else:
+            return values
+    try:   # operator.index: 1.5 or "3" is refused (as NumPy does), not truncated/parsed
+        out = tuple(operator.index(v) for v in values)
     except TypeError:
         raise TypeError(f"{name}: expected a sequence of integers, got {values!r}") from None
     return out
@@ -52,6 +63,18 @@ def _prod(shape):
     for s in shape:
         n *= s
     return n
+
+
+cdef View _mk(tuple shape, tuple strides, Py_ssize_t offset, object mask, object fill):
+    """A View from trusted parts (tuples of ints of equal length, non-negative sizes): the
+    movement ops' fast constructor, skipping ``__init__``'s conversions."""
+    cdef View v = View.__new__(View)
+    v.shape = shape
+    v.strides = strides
+    v.offset = offset
+    v.mask = None if mask is None else _canonical_mask(shape, mask)
+    v.fill = fill if v.mask is not None else 0
+    return v
 
 
 cdef class View:
@@ -80,7 +103,10 @@ cdef class View:
     def contiguous(shape, Py_ssize_t offset=0):
         """The C-contiguous view of ``shape`` starting at ``offset``."""
         shape = _as_int_tuple(shape, "shape")
-        return View(shape, c_strides(shape), offset)
+        for n in shape:
+            if n < 0:
+                raise ValueError(f"shape: negative dimension in {shape}")
+        return _mk(shape, c_strides(shape), offset, None, 0)
 
     @property
     def ndim(self):
@@ -99,6 +125,8 @@ cdef class View:
         """True when the valid elements are C-contiguous in memory and nothing is masked."""
         if self.mask is not None:
             return False
+        if 0 in self.shape:  # no elements: any strides will do (as NumPy's flags say)
+            return True
         acc = 1
         for n, s in zip(reversed(self.shape), reversed(self.strides)):
             if n == 0:
@@ -149,6 +177,68 @@ cdef class View:
                 f"reaches elements {ext[0]}..{ext[1]}, outside the buffer of {buffer_size} elements")
 
     # -- movement ops ----------------------------------------------------------------------
+    def index_basic(self, tuple index):
+        """The view ``x[index]`` for an index tuple of ints, slices (any step), None and one
+        Ellipsis, in one step; None when the view is masked or ``index`` holds anything else
+        (arrays, bools, 0-d tensors: the caller's general path handles those).
+
+        IndexError for too many indices, two ellipses or an int out of range (naming the axis).
+        """
+        if self.mask is not None:
+            return None
+        cdef Py_ssize_t nd = len(self.shape), used = 0, n_ell = 0, axis = 0, k
+        cdef Py_ssize_t n, s, start, stop, step, m, off = self.offset
+        for item in index:
+            if item is None:
+                continue
+            if item is Ellipsis:
+                n_ell += 1
+            elif type(item) is slice or type(item) is int or (
+                    isinstance(item, np.integer) and not isinstance(item, np.bool_)):
+                used += 1
+            else:
+                return None
+        if n_ell > 1:
+            raise IndexError("index: an index can only have a single ellipsis ('...')")
+        if used > nd:
+            raise IndexError(f"index: too many indices for a tensor of {nd} dimensions "
+                             f"({used} given)")
+        shape, strides = [], []
+        for item in index:
+            if item is None:
+                shape.append(1)
+                strides.append(0)
+            elif item is Ellipsis:
+                for k in range(nd - used):
+                    shape.append(self.shape[axis])
+                    strides.append(self.strides[axis])
+                    axis += 1
+            elif type(item) is slice:
+                n = self.shape[axis]
+                s = self.strides[axis]
+                start, stop, step = item.indices(n)
+                if step > 0:
+                    m = (stop - start + step - 1) // step if stop > start else 0
+                else:
+                    m = (start - stop - step - 1) // (-step) if start > stop else 0
+                if m:
+                    off += start * s
+                shape.append(m)
+                strides.append(s * step)
+                axis += 1
+            else:
+                i = int(item)
+                n = self.shape[axis]
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+                off += (i + n if i < 0 else i) * self.strides[axis]
+                axis += 1
+        while axis < nd:
+            shape.append(self.shape[axis])
+            strides.append(self.strides[axis])
+            axis += 1
+        return _mk(tuple(shape), tuple(strides), off, None, 0)
+
     def reshape(self, new_shape):
         """Same elements in C order under ``new_shape``; None when strides cannot express it."""
         new_shape = _as_int_tuple(new_shape, "shape")
@@ -162,11 +252,11 @@ cdef class View:
         if self.mask is not None:
             return None
         if self.size == 0:
-            return View(new_shape, c_strides(new_shape), self.offset)
+            return _mk(new_shape, c_strides(new_shape), self.offset, None, 0)
         new_strides = _reshape_strides(self.shape, self.strides, new_shape)
         if new_strides is None:
             return None
-        return View(new_shape, new_strides, self.offset)
+        return _mk(new_shape, new_strides, self.offset, None, 0)
 
     def expand(self, new_shape):
         """Broadcast size-1 axes (stride 0) and prepend new axes to reach ``new_shape``."""
@@ -195,19 +285,35 @@ cdef class View:
                 raise ValueError(f"shape: cannot expand axis {i} of size {old} (shape "
                                  f"{self.shape}) to size {new} (shape {new_shape}); only "
                                  f"size-1 axes expand")
-        return View(new_shape, strides, self.offset, mask, self.fill)
+        for n in new_shape[:lead]:
+            if n < 0:
+                raise ValueError(f"shape: negative dimension in {new_shape}")
+        _check_total(new_shape)
+        return _mk(new_shape, tuple(strides), self.offset, mask, self.fill)
 
     def permute(self, axes):
         """Reorder axes: result axis i is input axis ``axes[i]``."""
         axes = _as_int_tuple(axes, "axes")
-        nd = len(self.shape)
-        if sorted(a + nd if a < 0 else a for a in axes) != list(range(nd)):
+        cdef Py_ssize_t nd = len(self.shape), i, a
+        cdef list seen = [False] * nd
+        cdef list norm = []
+        ok = len(axes) == nd
+        if ok:
+            for i in range(nd):
+                a = axes[i]
+                if a < 0:
+                    a += nd
+                if a < 0 or a >= nd or seen[a]:
+                    ok = False
+                    break
+                seen[a] = True
+                norm.append(a)
+        if not ok:
             raise ValueError(f"axes: {axes} is not a permutation of the {nd} axes of shape "
                              f"{self.shape}")
-        axes = tuple(a + nd if a < 0 else a for a in axes)
-        mask = None if self.mask is None else [self.mask[a] for a in axes]
-        return View([self.shape[a] for a in axes], [self.strides[a] for a in axes],
-                    self.offset, mask, self.fill)
+        mask = None if self.mask is None else [self.mask[a] for a in norm]
+        return _mk(tuple([self.shape[a] for a in norm]), tuple([self.strides[a] for a in norm]),
+                   self.offset, mask, self.fill)
 
     def shrink(self, limits):
         """Keep ``start <= i < stop`` along each axis; ``limits`` is one (start, stop) per axis."""
@@ -225,13 +331,18 @@ cdef class View:
                 lo, hi = self.mask[i]
                 lo, hi = max(lo - start, 0), min(hi - start, stop - start)
                 mask.append((lo, hi) if lo < hi else (0, 0))
-        return View(shape, self.strides, offset, mask if self.mask is not None else None,
-                    self.fill)
+        return _mk(tuple(shape), self.strides, offset, mask if self.mask is not None else None,
+                   self.fill)
 
     def flip(self, axes):
         """Reverse the given axes (negative strides)."""
-        nd = len(self.shape)
-        flipped = {normalize_axis(a, nd, "axis") for a in axes}
+        cdef Py_ssize_t nd = len(self.shape)
+        flipped = set()
+        for a in axes:
+            if type(a) is int and 0 <= a < nd:
+                flipped.add(a)
+            else:
+                flipped.add(normalize_axis(a, nd, "axis"))
         strides, mask = list(self.strides), None if self.mask is None else list(self.mask)
         offset = self.offset
         for i in flipped:
@@ -243,7 +354,7 @@ cdef class View:
             if mask is not None:
                 lo, hi = mask[i]
                 mask[i] = (n - hi, n - lo) if hi > lo else (0, 0)
-        return View(self.shape, strides, offset, mask, self.fill)
+        return _mk(self.shape, tuple(strides), offset, mask, self.fill)
 
     def pad(self, config, fill):
         """Grow each axis by (before, after) positions that read as ``fill`` (a masked view).
@@ -267,19 +378,32 @@ cdef class View:
             shape.append(n + b + a)
             offset -= b * s
             mask.append((lo + b, hi + b) if hi > lo else (0, 0))
-        return View(shape, self.strides, offset, mask, fill)
+        _check_total(shape)
+        return _mk(tuple(shape), self.strides, offset, mask, fill)
 
     @staticmethod
-    def as_strided(shape, strides, Py_ssize_t offset, Py_ssize_t buffer_size):
-        """A view of any strides over a buffer of ``buffer_size`` elements, bounds-checked."""
+    def as_strided(shape, strides, offset, Py_ssize_t buffer_size):
+        """A view of any strides over a buffer of ``buffer_size`` elements, bounds-checked.
+
+        Checked with Python ints (no overflow for huge strides or offsets); the strides of
+        axes of length <= 1 (and all strides of an empty view), which address nothing, are
+        stored as 0."""
         shape = _as_int_tuple(shape, "shape")
         strides = _as_int_tuple(strides, "strides")
+        try:
+            offset = int(offset)
+        except (TypeError, ValueError):
+            raise TypeError(f"offset: expected an integer, got {offset!r}") from None
         if len(shape) != len(strides):
             raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
         if any(n < 0 for n in shape):
             raise ValueError(f"shape: negative dimension in {shape}")
+        _check_total(shape)
         if offset < 0 or (offset >= buffer_size and _prod(shape) != 0):
             raise ValueError(f"offset: {offset} is outside the buffer of {buffer_size} elements")
+        if _prod(shape) == 0:
+            return View(shape, (0,) * len(shape), 0)
+        strides = tuple(0 if n == 1 else s for n, s in zip(shape, strides))
         # Python ints: no overflow while checking the extent of huge strides.
         lo = hi = offset
         if _prod(shape) != 0:
@@ -291,6 +415,16 @@ cdef class View:
                     f"strides: shape {shape} with strides {strides} and offset {offset} would "
                     f"reach elements {lo}..{hi}, outside the buffer of {buffer_size} elements")
         return View(shape, strides, offset)
+
+
+def _check_total(shape, name="shape"):
+    """ValueError when ``shape`` has more elements than a 64-bit size can count (NumPy's limit
+    too): such a view could never be read, and its sizes would overflow the kernels."""
+    n = 1
+    for d in shape:
+        n *= d
+    if n > 0x7FFFFFFFFFFFFFFF or (n == 0 and any(d > 0x7FFFFFFFFFFFFFFF for d in shape)):
+        raise ValueError(f"{name}: {tuple(shape)} has too many elements (more than 2**63 - 1)")
 
 
 def _same_fill(a, b):
@@ -307,7 +441,7 @@ def _same_fill(a, b):
 def _canonical_mask(shape, mask):
     if mask is None:
         return None
-    mask = tuple((int(lo), int(hi)) for lo, hi in mask)
+    mask = tuple((operator.index(lo), operator.index(hi)) for lo, hi in mask)
     if len(mask) != len(shape):
         raise ValueError(f"mask: {mask} must have one (lo, hi) pair per axis of shape {shape}")
     if all(lo == 0 and hi == n for (lo, hi), n in zip(mask, shape)):
@@ -321,7 +455,7 @@ def _canonical_mask(shape, mask):
 def _pairs(config, nd, name, shape):
     """One (int, int) pair per axis."""
     try:
-        pairs = tuple((int(a), int(b)) for a, b in config)
+        pairs = tuple((operator.index(a), operator.index(b)) for a, b in config)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected one (int, int) pair per axis, got {config!r}") from None
     if len(pairs) != nd:
@@ -373,15 +507,36 @@ def materialize(Buffer buf, View view):
     if view.mask is None:
         strided.copy_strided(buf, view.offset, view.shape, view.strides, out, 0, dst_strides)
         return out
-    strided.fill(out, view.fill)
     box = view.mask
     if any(hi <= lo for lo, hi in box):
+        strided.fill(out, view.fill)
         return out
+    _fill_outside(out, view.shape, dst_strides, box, view.fill)
     src_off = view.offset + sum(lo * s for (lo, _), s in zip(box, view.strides))
     dst_off = sum(lo * s for (lo, _), s in zip(box, dst_strides))
     strided.copy_strided(buf, src_off, [hi - lo for lo, hi in box], view.strides,
                          out, dst_off, dst_strides)
     return out
+
+
+def _fill_outside(Buffer out, shape, strides, box, fill):
+    """Write ``fill`` wherever the contiguous ``out`` lies outside ``box`` (one (lo, hi) per
+    axis): for each axis d, the slabs before lo and after hi along d, restricted to the box on
+    the axes before d.  Only the border is written, not the whole buffer."""
+    cdef Py_ssize_t nd = len(shape), d, k
+    one = Buffer(1, out.dtype, False)
+    strided.fill(one, fill)
+    zeros = (0,) * nd
+    for d in range(nd):
+        lo, hi = box[d]
+        for a, b in ((0, lo), (hi, shape[d])):
+            if b <= a:
+                continue
+            sub = [box[k][1] - box[k][0] for k in range(d)] + [b - a] + list(shape[d + 1:])
+            off = a * strides[d]
+            for k in range(d):
+                off += box[k][0] * strides[k]
+            strided.copy_strided(one, 0, sub, zeros, out, off, strides)
 
 
 def copy_into(Buffer src, View src_view, Buffer dst, View dst_view):

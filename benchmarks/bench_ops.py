@@ -1,0 +1,165 @@
+"""Compute through the front end: nx_rune against NumPy (pytest-benchmark).
+
+Each group holds one case twice, ``nx_rune`` and ``numpy``; ``python -m benchmarks`` prints the
+medians and their ratio.  Elementwise ops on 1e6 contiguous float32, a sum, a 512x512 matmul,
+cumsum, and unfold / fold (im2col / col2im) against NumPy formulations (fold: np.add.at).
+"""
+import functools
+import math
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import as_strided
+
+import nx_rune as nx
+
+M = 10**6
+CONV = dict(shape=(8, 16, 32, 32), kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(1, 1))
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+@functools.cache
+def _vectors():
+    a = _rng(0).random(M, dtype=np.float32)
+    b = _rng(1).random(M, dtype=np.float32)
+    return a, b, nx.asarray(a), nx.asarray(b)
+
+
+def add_1e6():
+    a, b, t, u = _vectors()
+    return lambda: nx.add(t, u), lambda: np.add(a, b)
+
+
+def mul_1e6():
+    a, b, t, u = _vectors()
+    return lambda: t * u, lambda: a * b
+
+
+def mul_scalar_1e6():
+    a, _, t, _ = _vectors()
+    return lambda: t * 3.0, lambda: a * np.float32(3.0)
+
+
+def exp_1e6():
+    a, _, t, _ = _vectors()
+    return lambda: nx.exp(t), lambda: np.exp(a)
+
+
+def sum_1e6():
+    a, _, t, _ = _vectors()
+    return lambda: nx.sum(t), lambda: np.sum(a)
+
+
+def sum_axis1_1000x1000():
+    a, _, t, _ = _vectors()
+    a2, t2 = a.reshape(1000, 1000), nx.reshape(t, (1000, 1000))
+    return lambda: nx.sum(t2, axis=1), lambda: np.sum(a2, axis=1)
+
+
+def cumsum_1e6():
+    a, _, t, _ = _vectors()
+    return lambda: nx.cumsum(t), lambda: np.cumsum(a)
+
+
+def matmul_512():
+    a = _rng(2).random((512, 512), dtype=np.float32)
+    b = _rng(3).random((512, 512), dtype=np.float32)
+    t, u = nx.asarray(a), nx.asarray(b)
+    return lambda: t @ u, lambda: a @ b
+
+
+def softmax_1000x1000():
+    a, _, t, _ = _vectors()
+    a2, t2 = a.reshape(1000, 1000), nx.reshape(t, (1000, 1000))
+
+    def numpy_softmax():
+        e = np.exp(a2 - a2.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    return lambda: nx.softmax(t2), numpy_softmax
+
+
+def _counts(sizes, kernel, stride, dilation, padding):
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                 for n, k, s, d, p in zip(sizes, kernel, stride, dilation, padding))
+
+
+def numpy_unfold(x, kernel, stride, dilation, padding):
+    """im2col as NumPy does it best: a padded copy, a strided window view, one copy."""
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    counts = _counts(x.shape[2:], kernel, stride, dilation, padding)
+    sn, sc, *ss = xp.strides
+    view = as_strided(xp, x.shape[:2] + tuple(kernel) + counts,
+                      (sn, sc) + tuple(s * d for s, d in zip(ss, dilation))
+                      + tuple(s * st for s, st in zip(ss, stride)), writeable=False)
+    return np.ascontiguousarray(view).reshape(x.shape[0], -1, math.prod(counts))
+
+
+def numpy_fold_plan(cols_shape, sizes, kernel, stride, dilation, padding):
+    """The index of an np.add.at col2im (built once, outside the timed call)."""
+    counts = _counts(sizes, kernel, stride, dilation, padding)
+    kgrid = np.indices(kernel).reshape(len(kernel), -1)
+    ogrid = np.indices(counts).reshape(len(kernel), -1)
+    index = (slice(None), slice(None)) + tuple(
+        ogrid[d][None, :] * stride[d] + kgrid[d][:, None] * dilation[d] for d in range(len(kernel)))
+    N, CK, L = cols_shape
+    K = math.prod(kernel)
+    padded = (N, CK // K) + tuple(n + 2 * p for n, p in zip(sizes, padding))
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + n) for n, p in zip(sizes, padding))
+    return index, padded, crop, (N, CK // K, K, L)
+
+
+def numpy_fold(cols, plan):
+    index, padded, crop, split = plan
+    out = np.zeros(padded, cols.dtype)
+    np.add.at(out, index, cols.reshape(split))
+    return np.ascontiguousarray(out[crop])
+
+
+def unfold_conv3x3():
+    x = _rng(4).random(CONV["shape"], dtype=np.float32)
+    t = nx.asarray(x)
+    args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
+    return lambda: nx.unfold(t, *args), lambda: numpy_unfold(x, *args)
+
+
+def fold_conv3x3():
+    sizes = CONV["shape"][2:]
+    args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
+    L = math.prod(_counts(sizes, *args))
+    cols = _rng(5).random((CONV["shape"][0], CONV["shape"][1] * 9, L), dtype=np.float32)
+    plan = numpy_fold_plan(cols.shape, sizes, *args)
+    c = nx.asarray(cols)
+    return lambda: nx.fold(c, sizes, *args), lambda: numpy_fold(cols, plan)
+
+
+def conv2d_3x3():
+    x = _rng(6).random(CONV["shape"], dtype=np.float32)
+    w = _rng(7).random((32, 16, 3, 3), dtype=np.float32)
+    t, v = nx.asarray(x), nx.asarray(w)
+    w2 = w.reshape(32, -1)
+    args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
+    return (lambda: nx.conv2d(t, v, padding=1),
+            lambda: np.matmul(w2, numpy_unfold(x, *args)).reshape(8, 32, 32, 32))
+
+
+CASES = {f.__name__: f for f in [
+    add_1e6, mul_1e6, mul_scalar_1e6, exp_1e6, sum_1e6, sum_axis1_1000x1000, cumsum_1e6,
+    matmul_512, softmax_1000x1000, unfold_conv3x3, fold_conv3x3, conv2d_3x3,
+]}
+
+
+@functools.cache
+def _case(name):
+    ours, numpy_fn = CASES[name]()
+    np.testing.assert_allclose(np.asarray(ours()), numpy_fn(), rtol=2e-4, atol=1e-5)
+    return {"nx_rune": ours, "numpy": numpy_fn}
+
+
+@pytest.mark.parametrize("impl", ["nx_rune", "numpy"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_bench(benchmark, name, impl):
+    benchmark.group = name
+    benchmark(_case(name)[impl])

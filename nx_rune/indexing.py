@@ -1,0 +1,425 @@
+"""Advanced indexing and the gather/scatter front ends, composed from primitives.
+
+``x[idx]`` with integer arrays (Tensors, ndarrays, lists) or bool masks follows NumPy's rules:
+
+* every integer array (and every int, once some array is present) is an *advanced* index; they
+  broadcast together to a shape S;
+* a bool mask of k dims stands for the k integer arrays of its ``nonzero()`` (so it must be
+  concrete), a bool scalar for a new axis of length 1 (True) or 0 (False);
+* the basic indices (slices, None, ...) act as views first; then, if the advanced indices are
+  adjacent in the index tuple, S replaces their axes in place, otherwise S comes first.
+
+The advanced axes are merged into one (a reshape: a view when strides allow) and read with one
+``gather`` (``np.take_along_axis`` semantics) along it; ``gather`` has a VJP (a scatter-add),
+so indexing is differentiable in ``x``.  ``x.at[idx].set/add/...`` index an iota tensor the
+same way to find the flat positions, and write them with one ``scatter``.
+
+Out-of-range indices raise IndexError naming the axis, the index and the size; float indices
+raise TypeError (an ``IndexError`` subclass too, as NumPy raises IndexError there).
+"""
+import builtins
+import math
+
+import numpy as np
+
+from nx_rune import dtypes
+from nx_rune import ops
+from nx_rune import primitives as P
+from nx_rune._kernels.view import normalize_axis
+from nx_rune.primitives import bind
+from nx_rune.tensor import ArrayBase, Tensor
+
+__all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "advanced_getitem",
+           "index_update", "IndexTypeError", "concrete_value"]
+
+SCATTER_MODES = ("set", "add", "mul", "max", "min")
+_INT32_MAX = 2**31 - 1
+
+
+class IndexTypeError(TypeError, IndexError):
+    """An index of the wrong type (a float array, say): a TypeError (as JAX raises) that is also
+    an IndexError (as NumPy raises)."""
+
+
+# -- index operands ---------------------------------------------------------------------------
+
+def concrete_value(x):
+    """The values of ``x`` as an ndarray, or None when they are not known (a traced value).
+
+    Tensors and ndarrays are concrete; so are the tracers of nx_rune.autodiff (eager: their
+    ``__array__`` reads the primal).  A value of another kind of transformation can offer its
+    values through ``__nx_concrete__()`` (returning a Tensor or ndarray, or raising to refuse)
+    or refuse by lacking both.
+    """
+    if isinstance(x, Tensor):
+        return x._np()
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, ArrayBase):
+        get = getattr(x, "__nx_concrete__", None)
+        if get is None:
+            get = getattr(x, "__array__", None)
+        if get is None:
+            return None
+        try:
+            v = get()
+        except Exception:
+            return None
+        return concrete_value(v) if v is not None else None
+    return np.asarray(x)
+
+
+def _index_array(obj, name="index"):
+    """``obj`` (Tensor, tracer, ndarray, list, tuple) as an integer or bool array operand."""
+    if isinstance(obj, ArrayBase):
+        dt = obj.dtype
+    else:
+        arr = np.asarray(obj)
+        if arr.dtype == np.float64 and arr.size == 0:  # [] means an empty integer index
+            arr = arr.astype(np.int32)
+        if arr.dtype == object or arr.dtype.kind not in "biuf":
+            raise IndexTypeError(f"{name}: arrays used as indices must be of integer or bool "
+                                 f"type, got {obj!r}")
+        obj, dt = arr, arr.dtype
+    if dt.kind not in "biu":
+        raise IndexTypeError(f"{name}: arrays used as indices must be of integer or bool type, "
+                             f"got dtype {dt}")
+    return obj
+
+
+def _as_index_tensor(idx):
+    """An integer index operand as a Tensor (or tracer) of int32/int64 for the kernels."""
+    if isinstance(idx, ArrayBase):
+        if idx.dtype in (dtypes.int32, dtypes.int64):
+            return idx
+        v = concrete_value(idx)
+        if v is None:
+            return ops.astype(idx, dtypes.int64)
+        idx = v
+    arr = np.asarray(idx)
+    if arr.dtype not in (np.int32, np.int64):
+        arr = _narrow_index(arr)
+    return Tensor._wrap(np.ascontiguousarray(arr))
+
+
+def _narrow_index(arr):
+    if arr.size == 0:
+        return arr.astype(np.int32)
+    lo, hi = int(arr.min()), int(arr.max())
+    return arr.astype(np.int32 if -_INT32_MAX - 1 <= lo and hi <= _INT32_MAX else np.int64)
+
+
+def _check_bounds(values, n, axis):
+    """IndexError naming axis, index and size unless every entry lies in [-n, n)."""
+    if values.size == 0:
+        return
+    lo, hi = int(values.min()), int(values.max())
+    if lo < -n:
+        raise IndexError(f"index {lo} is out of bounds for axis {axis} with size {n}")
+    if hi >= n:
+        raise IndexError(f"index {hi} is out of bounds for axis {axis} with size {n}")
+
+
+def _normalized(values, n):
+    """Concrete indices with negative entries wrapped (assumes bounds were checked)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "u":
+        return values.astype(np.int64)
+    if values.size and values.min() < 0:
+        values = np.where(values < 0, values.astype(np.int64) + n, values)
+    return values
+
+
+# -- x[idx] ------------------------------------------------------------------------------------
+
+def _classify(item):
+    """One entry of an index tuple as (kind, payload)."""
+    if item is None:
+        return ("none", None)
+    if item is Ellipsis:
+        return ("ellipsis", None)
+    if isinstance(item, slice):
+        return ("slice", item)
+    if isinstance(item, (bool, np.bool_)):
+        return ("bool0", bool(item))
+    if isinstance(item, (ArrayBase, np.ndarray, list, tuple)):
+        arr = _index_array(item)
+        if dtypes.is_bool(arr.dtype):
+            if arr.ndim == 0:
+                v = concrete_value(arr)
+                if v is None:
+                    raise IndexError("index: a traced 0-d bool index is not supported")
+                return ("bool0", bool(v))
+            return ("mask", arr)
+        return ("array", arr)
+    if isinstance(item, (float, np.floating, complex)):
+        raise IndexTypeError(f"index: {item!r} is not a valid index (float indices are not "
+                             f"allowed; use ints, slices, None, ..., or integer/bool arrays)")
+    try:
+        return ("int", int(item.__index__()))
+    except (AttributeError, TypeError):
+        raise IndexError(f"index: {item!r} is not a valid index (use ints, slices, None, ..., "
+                         f"or integer/bool arrays)") from None
+
+
+def advanced_getitem(x, index):
+    """``x[index]`` where ``index`` (a tuple) holds at least one integer array or bool mask."""
+    x = ops._arr(x)
+    entries = [_classify(i) for i in index]
+    if builtins.sum(1 for k, _ in entries if k == "ellipsis") > 1:
+        raise IndexError("index: an index can only have a single ellipsis ('...')")
+    consumed = builtins.sum(1 if k in ("slice", "int", "array") else
+                            (p.ndim if k == "mask" else 0) for k, p in entries)
+    if consumed > x.ndim:
+        raise IndexError(f"index: too many indices for a tensor of {x.ndim} dimensions "
+                         f"({consumed} given)")
+    # NumPy's placement rule: the advanced entries (ints included) adjacent in the tuple?
+    adv_pos = [i for i, (k, _) in enumerate(entries) if k in ("int", "array", "mask", "bool0")]
+    adjacent = adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1)) if adv_pos else True
+
+    basic = []         # the index applied first, as views
+    advanced = []      # (axis of the basic result, integer index operand, axis of x, size)
+    x_axis = out_axis = 0
+    for kind, p in entries:
+        if kind == "ellipsis":
+            k = x.ndim - consumed
+            basic.extend([slice(None)] * k)
+            x_axis += k
+            out_axis += k
+        elif kind == "none":
+            basic.append(None)
+            out_axis += 1
+        elif kind == "slice":
+            basic.append(p)
+            x_axis += 1
+            out_axis += 1
+        elif kind == "int":
+            basic.append(p)
+            x_axis += 1
+        elif kind == "array":
+            basic.append(slice(None))
+            advanced.append((out_axis, p, x_axis, x.shape[x_axis]))
+            x_axis += 1
+            out_axis += 1
+        elif kind == "bool0":
+            basic.append(None)
+            idx = np.zeros(1 if p else 0, dtype=np.int32)
+            advanced.append((out_axis, idx, None, 1))
+            out_axis += 1
+        else:  # mask: the k integer arrays of its nonzero(), on k consecutive axes
+            mask = concrete_value(p)
+            if mask is None:
+                raise IndexError("index: a bool mask index must be concrete (its number of true "
+                                 "entries fixes the result's shape); it is a traced value here")
+            shape = x.shape[x_axis:x_axis + mask.ndim]
+            for j, (m, n) in enumerate(zip(mask.shape, shape)):
+                if m != n:
+                    raise IndexError(f"index: bool mask of shape {mask.shape} does not match "
+                                     f"axis {x_axis + j} of size {n} (tensor shape {x.shape})")
+            for arr in np.nonzero(mask):
+                basic.append(slice(None))
+                advanced.append((out_axis, _narrow_index(arr), x_axis, x.shape[x_axis]))
+                x_axis += 1
+                out_axis += 1
+    # bounds (with the user's axis numbers), then the views
+    concrete = []
+    for out_ax, idx, ax, n in advanced:
+        v = concrete_value(idx)
+        if v is not None and ax is not None:
+            _check_bounds(v, n, ax)
+        concrete.append(v)
+    y = ops._basic_getitem(x, tuple(basic))
+    axes = [a for a, _, _, _ in advanced]
+    try:
+        S = ops.broadcast_shapes(*[np.shape(v) if v is not None else i.shape
+                                   for v, (_, i, _, _) in zip(concrete, advanced)])
+    except ValueError:
+        shapes = " ".join(str(tuple(np.shape(v) if v is not None else i.shape))
+                          for v, (_, i, _, _) in zip(concrete, advanced))
+        raise IndexError(f"index: shape mismatch: indexing arrays could not be broadcast "
+                         f"together with shapes {shapes}") from None
+    k = len(advanced)
+    p = axes[0] if adjacent else 0
+    if not adjacent:
+        y = ops.moveaxis(y, axes, list(range(k)))
+    sizes = [y.shape[a] for a in range(p, p + k)]
+    flat = _flat_index(advanced, concrete, sizes, S)
+    if k > 1:
+        y = ops.reshape(y, y.shape[:p] + (math.prod(sizes),) + y.shape[p + k:])
+    rest = y.ndim - p - 1
+    m = math.prod(S)
+    out = bind(P.gather_p, y, ops.reshape(flat, (1,) * p + (m,) + (1,) * rest), axis=p)
+    return ops.reshape(out, y.shape[:p] + S + y.shape[p + 1:])
+
+
+def _flat_index(advanced, concrete, sizes, S):
+    """One integer index into the merged advanced axes (C order), broadcast to S, flattened."""
+    total = math.prod(sizes)
+    if builtins.all(v is not None for v in concrete):
+        if len(advanced) == 1:
+            flat = np.broadcast_to(np.asarray(concrete[0]), S).reshape(-1)
+        else:
+            flat = np.zeros(S, dtype=np.int64)
+            for v, n in zip(concrete, sizes):
+                flat = flat * n + _normalized(v, n)
+            flat = flat.reshape(-1)
+        if flat.dtype not in (np.int32, np.int64) or (flat.dtype == np.int64 and
+                                                      total <= _INT32_MAX):
+            flat = flat.astype(np.int32 if total <= _INT32_MAX else np.int64)
+        return Tensor._wrap(np.ascontiguousarray(flat))
+    # traced indices: the gather kernel checks the bounds; several arrays are normalized first
+    # (a gather from arange(n) both checks and wraps them)
+    if len(advanced) == 1:
+        idx = _as_index_tensor(advanced[0][1] if concrete[0] is None else concrete[0])
+        return ops.reshape(ops.broadcast_to(idx, S), (-1,))
+    it = dtypes.int32 if total <= _INT32_MAX else dtypes.int64
+    flat = None
+    for (_, idx, _, n), v in zip(advanced, concrete):
+        idx = _as_index_tensor(idx if v is None else v)
+        iota = Tensor._wrap(np.arange(n, dtype=it))
+        norm = ops.reshape(bind(P.gather_p, iota, ops.reshape(idx, (-1,)), axis=0), idx.shape)
+        norm = ops.broadcast_to(ops.astype(norm, it), S)
+        flat = norm if flat is None else ops.add(ops.multiply(flat, n), norm)
+    return ops.reshape(flat, (-1,))
+
+
+# -- x.at[idx] -----------------------------------------------------------------------------------
+
+def index_update(x, index, values, mode):
+    """``x.at[index].set(values)`` (mode "set") and friends: a new tensor equal to ``x`` with the
+    elements selected by ``index`` (anything ``x[index]`` accepts) combined with ``values``
+    (broadcast to the shape of ``x[index]``, cast to x's dtype as JAX does).
+
+    mode: "set" (duplicates: the last in C order wins), "add", "mul", "max", "min" (duplicates
+    accumulate).  Shapes: x (...) -> x's shape; dtype: x's.
+    """
+    x = ops._arr(x)
+    if mode not in SCATTER_MODES:
+        raise ValueError(f"mode: must be one of {SCATTER_MODES}, got {mode!r}")
+    it = np.int32 if x.size <= _INT32_MAX else np.int64
+    iota = Tensor._wrap(np.arange(x.size, dtype=it).reshape(x.shape))
+    pos = ops.getitem(iota, index)
+    v = _cast_values(values, x.dtype)
+    try:
+        v = ops.broadcast_to(v, pos.shape)
+    except ValueError:
+        raise ValueError(f"values: shape {v.shape} cannot be broadcast to the indexed shape "
+                         f"{pos.shape} (x shape {x.shape})") from None
+    out = bind(P.scatter_p, ops.reshape(x, (-1,)), ops.reshape(pos, (-1,)),
+               ops.reshape(v, (-1,)), axis=0, mode=mode)
+    return ops.reshape(out, x.shape)
+
+
+def _cast_values(values, dtype):
+    if isinstance(values, ArrayBase):
+        return ops.astype(values, dtype)
+    if isinstance(values, (bool, int, float, complex, np.generic)):
+        return ops._const(values, dtype)
+    return ops.astype(ops._arr(values), dtype)
+
+
+# -- take / take_along_axis / put_along_axis ------------------------------------------------------
+
+def _indices_operand(indices):
+    idx = _index_array(indices, "indices")
+    if dtypes.is_bool(idx.dtype):
+        raise IndexTypeError(f"indices: must have an integer dtype, got {idx.dtype}")
+    return idx
+
+
+def _along_checks(fn, arr, idx, axis):
+    """Shared checks of take_along_axis/put_along_axis; returns (arr, axis, flattened?)."""
+    flat = axis is None
+    if flat:
+        if idx.ndim != 1:
+            raise ValueError(f"{fn}: with axis=None, indices must be 1-D, got shape {idx.shape}")
+        arr, axis = ops.reshape(arr, (-1,)), 0
+    else:
+        if arr.ndim == 0:
+            raise ValueError(f"{fn}: arr must be at least 1-D, got shape {arr.shape}")
+        axis = normalize_axis(axis, arr.ndim)
+    if idx.ndim != arr.ndim:
+        raise ValueError(f"{fn}: indices must have the same number of dimensions as arr; got "
+                         f"arr shape {arr.shape} and indices shape {idx.shape}")
+    for d, (a, b) in enumerate(zip(arr.shape, idx.shape)):
+        if d != axis and a != b and a != 1 and b != 1:
+            raise ValueError(f"{fn}: indices shape {idx.shape} does not broadcast against arr "
+                             f"shape {arr.shape} outside axis {axis}")
+    v = concrete_value(idx)
+    if v is not None:
+        _check_bounds(v, arr.shape[axis], axis)
+    return arr, axis, flat
+
+
+def take_along_axis(arr, indices, axis):
+    """``np.take_along_axis``: ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]``.
+
+    arr: (..., n, ...); indices: integers of arr's rank (negative count from the end), which
+    broadcast against arr outside ``axis``; axis: int or None (arr flattened, indices 1-D).
+    Returns arr's dtype and the broadcast shape with ``indices.shape[axis]`` along ``axis``.
+    IndexError for an index outside [-n, n); TypeError for non-integer indices.
+    """
+    arr = ops._arr(arr)
+    idx = _indices_operand(indices)
+    arr, axis, _ = _along_checks("take_along_axis", arr, idx, axis)
+    return bind(P.gather_p, arr, _as_index_tensor(idx), axis=axis)
+
+
+def put_along_axis(arr, indices, values, axis, mode="set"):
+    """A new tensor: ``arr`` with ``values`` written at ``indices`` along ``axis``.
+
+    arr: (...); indices as in ``take_along_axis`` (shape B after broadcasting); values: anything
+    broadcastable to B, cast to arr's dtype; axis: int or None (arr flattened, indices 1-D; the
+    result keeps arr's shape).  mode: "set" (duplicates: last in C order wins), "add", "mul",
+    "max", "min" (duplicates accumulate, like ``np.add.at``).  Returns arr's shape and dtype.
+    """
+    arr = ops._arr(arr)
+    if mode not in SCATTER_MODES:
+        raise ValueError(f"mode: must be one of {SCATTER_MODES}, got {mode!r}")
+    idx = _indices_operand(indices)
+    shape = arr.shape
+    arr2, axis, _ = _along_checks("put_along_axis", arr, idx, axis)
+    B = tuple(b if d == axis or a == 1 else a for d, (a, b) in enumerate(zip(arr2.shape,
+                                                                               idx.shape)))
+    v = _cast_values(values, arr.dtype)
+    try:
+        v = ops.broadcast_to(v, B)
+    except ValueError:
+        raise ValueError(f"values: shape {v.shape} cannot be broadcast to the indexed shape {B} "
+                         f"(arr shape {arr2.shape}, indices shape {idx.shape})") from None
+    out = bind(P.scatter_p, arr2, _as_index_tensor(idx), v, axis=axis, mode=mode)
+    return ops.reshape(out, shape) if out.shape != shape else out
+
+
+def take(arr, indices, axis=None):
+    """``np.take``: elements of ``arr`` at ``indices`` along ``axis`` (of the flattened arr if
+    None).  indices: integers of any shape I (negative count from the end).  Returns
+    ``arr.shape[:axis] + I + arr.shape[axis + 1:]`` (I for axis=None), arr's dtype.
+    """
+    arr = ops._arr(arr)
+    idx = _indices_operand(indices)
+    if axis is None:
+        arr, axis = ops.reshape(arr, (-1,)), 0
+    else:
+        if arr.ndim == 0:
+            raise ValueError(f"take: arr must be at least 1-D for axis={axis}, got shape ()")
+        axis = normalize_axis(axis, arr.ndim)
+    v = concrete_value(idx)
+    if v is not None:
+        _check_bounds(v, arr.shape[axis], axis)
+    m = math.prod(idx.shape)
+    flat = ops.reshape(_as_index_tensor(idx if v is None else v), (-1,))
+    flat = ops.reshape(flat, (1,) * axis + (m,) + (1,) * (arr.ndim - axis - 1))
+    out = bind(P.gather_p, arr, flat, axis=axis)
+    return ops.reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
+
+
+def nonzero(x):
+    """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
+    tensors (int64 when an axis is longer than 2**31 - 1), as ``np.nonzero``."""
+    v = concrete_value(ops._arr(x))
+    if v is None:
+        raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")
+    if v.ndim == 0:
+        raise ValueError("nonzero: x must be at least 1-D")
+    return tuple(Tensor._wrap(np.ascontiguousarray(_narrow_index(a))) for a in np.nonzero(v))
