@@ -1,10 +1,11 @@
 """``python -m benchmarks [files or pytest options ...]``: run pytest-benchmark and print one
 table of every group's medians with the ratio of each implementation to NumPy's.
 
-With no file given it runs ``bench_views.py`` and ``bench_ops.py``; any other arguments go to
+With no file given it runs every ``bench_*.py`` here; any other arguments go to
 pytest as they are (``python -m benchmarks benchmarks/bench_gather_kernels.py -k gather``).
 A ratio below 1 means nx_rune is faster than NumPy.
 """
+import glob
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT = [os.path.join(HERE, "bench_views.py"), os.path.join(HERE, "bench_ops.py")]
+DEFAULT = sorted(glob.glob(os.path.join(HERE, "bench_*.py")))
 
 
 def _fmt(seconds):

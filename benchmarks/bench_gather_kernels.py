@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 import pytest
-from numpy.lib.stride_tricks import as_strided
 
 from nx_rune._kernels.fold import fold, unfold
 from nx_rune._kernels.gather import gather, scatter
+
+from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
 
 RNG_SEED = 0
 CONV = dict(shape=(8, 16, 32, 32), kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(1, 1))
@@ -109,43 +110,6 @@ def scatter_max_2d_axis1_duplicates():
 
 # --- fold / unfold -----------------------------------------------------------------------
 
-def _counts(sizes, kernel, stride, dilation, padding):
-    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
-                 for n, k, s, d, p in zip(sizes, kernel, stride, dilation, padding))
-
-
-def numpy_unfold(x, kernel, stride, dilation, padding):
-    """im2col as a padded copy, an as_strided window view and one contiguous copy."""
-    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    counts = _counts(x.shape[2:], kernel, stride, dilation, padding)
-    sn, sc, *ss = xp.strides
-    view = as_strided(xp, x.shape[:2] + tuple(kernel) + counts,
-                      (sn, sc) + tuple(s * d for s, d in zip(ss, dilation))
-                      + tuple(s * st for s, st in zip(ss, stride)), writeable=False)
-    return np.ascontiguousarray(view).reshape(x.shape[0], -1, math.prod(counts))
-
-
-def numpy_fold_plan(cols_shape, sizes, kernel, stride, dilation, padding):
-    """The index of an np.add.at col2im (built once, outside the timed call)."""
-    counts = _counts(sizes, kernel, stride, dilation, padding)
-    kgrid = np.indices(kernel).reshape(len(kernel), -1)
-    ogrid = np.indices(counts).reshape(len(kernel), -1)
-    index = (slice(None), slice(None)) + tuple(
-        ogrid[d][None, :] * stride[d] + kgrid[d][:, None] * dilation[d] for d in range(len(kernel)))
-    N, CK, L = cols_shape
-    K = math.prod(kernel)
-    padded = (N, CK // K) + tuple(n + 2 * p for n, p in zip(sizes, padding))
-    crop = (slice(None), slice(None)) + tuple(slice(p, p + n) for n, p in zip(sizes, padding))
-    return index, padded, crop, (N, CK // K, K, L)
-
-
-def numpy_fold(cols, plan):
-    index, padded, crop, split = plan
-    out = np.zeros(padded, cols.dtype)
-    np.add.at(out, index, cols.reshape(split))
-    return np.ascontiguousarray(out[crop])
-
-
 def unfold_2d_conv():
     x = _rng().random(CONV["shape"]).astype(np.float32)
     args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
@@ -161,7 +125,7 @@ def unfold_2d_strided_dilated():
 def fold_2d_conv():
     sizes = CONV["shape"][2:]
     args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
-    L = math.prod(_counts(sizes, *args))
+    L = math.prod(window_counts(sizes, *args))
     cols = _rng().random((CONV["shape"][0], CONV["shape"][1] * 9, L)).astype(np.float32)
     plan = numpy_fold_plan(cols.shape, sizes, *args)
     return lambda: fold(cols, sizes, *args), lambda: numpy_fold(cols, plan)

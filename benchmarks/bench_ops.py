@@ -9,9 +9,10 @@ import math
 
 import numpy as np
 import pytest
-from numpy.lib.stride_tricks import as_strided
 
 import nx_rune as nx
+
+from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
 
 M = 10**6
 CONV = dict(shape=(8, 16, 32, 32), kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(1, 1))
@@ -81,43 +82,6 @@ def softmax_1000x1000():
     return lambda: nx.softmax(t2), numpy_softmax
 
 
-def _counts(sizes, kernel, stride, dilation, padding):
-    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
-                 for n, k, s, d, p in zip(sizes, kernel, stride, dilation, padding))
-
-
-def numpy_unfold(x, kernel, stride, dilation, padding):
-    """im2col as NumPy does it best: a padded copy, a strided window view, one copy."""
-    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    counts = _counts(x.shape[2:], kernel, stride, dilation, padding)
-    sn, sc, *ss = xp.strides
-    view = as_strided(xp, x.shape[:2] + tuple(kernel) + counts,
-                      (sn, sc) + tuple(s * d for s, d in zip(ss, dilation))
-                      + tuple(s * st for s, st in zip(ss, stride)), writeable=False)
-    return np.ascontiguousarray(view).reshape(x.shape[0], -1, math.prod(counts))
-
-
-def numpy_fold_plan(cols_shape, sizes, kernel, stride, dilation, padding):
-    """The index of an np.add.at col2im (built once, outside the timed call)."""
-    counts = _counts(sizes, kernel, stride, dilation, padding)
-    kgrid = np.indices(kernel).reshape(len(kernel), -1)
-    ogrid = np.indices(counts).reshape(len(kernel), -1)
-    index = (slice(None), slice(None)) + tuple(
-        ogrid[d][None, :] * stride[d] + kgrid[d][:, None] * dilation[d] for d in range(len(kernel)))
-    N, CK, L = cols_shape
-    K = math.prod(kernel)
-    padded = (N, CK // K) + tuple(n + 2 * p for n, p in zip(sizes, padding))
-    crop = (slice(None), slice(None)) + tuple(slice(p, p + n) for n, p in zip(sizes, padding))
-    return index, padded, crop, (N, CK // K, K, L)
-
-
-def numpy_fold(cols, plan):
-    index, padded, crop, split = plan
-    out = np.zeros(padded, cols.dtype)
-    np.add.at(out, index, cols.reshape(split))
-    return np.ascontiguousarray(out[crop])
-
-
 def unfold_conv3x3():
     x = _rng(4).random(CONV["shape"], dtype=np.float32)
     t = nx.asarray(x)
@@ -128,7 +92,7 @@ def unfold_conv3x3():
 def fold_conv3x3():
     sizes = CONV["shape"][2:]
     args = CONV["kernel"], CONV["stride"], CONV["dilation"], CONV["padding"]
-    L = math.prod(_counts(sizes, *args))
+    L = math.prod(window_counts(sizes, *args))
     cols = _rng(5).random((CONV["shape"][0], CONV["shape"][1] * 9, L), dtype=np.float32)
     plan = numpy_fold_plan(cols.shape, sizes, *args)
     c = nx.asarray(cols)
