@@ -139,13 +139,39 @@ cdef class Buffer:
             if 0 not in shape:   # elements to read, but no memory: refuse (not _EMPTY's item)
                 raise ValueError(f"shape: {tuple(shape)} has elements but the buffer is empty")
             return np.ndarray(shape, self.dtype, buffer=_EMPTY[self.dtype.char], strides=byte_strides)
-        if offset < 0 or offset >= self.size:   # (and offset * isz cannot overflow below)
-            raise ValueError(f"offset: {offset} is outside the buffer of {self.size} elements")
+        # Checked here, exactly: NumPy's own check of a buffer's extent overflows for huge
+        # strides (shape (1, 2**32 + 1), strides (1, 2**31) passes it).
+        if not _within(self.size, shape, strides, offset):
+            raise ValueError(f"shape {tuple(shape)} with strides {tuple(strides)} and offset "
+                             f"{offset} reaches outside the buffer of {self.size} elements")
         arr = np.ndarray(shape, self.dtype, buffer=self, offset=offset * isz, strides=byte_strides)
         return arr
 
 
 _EMPTY = {dt.char: np.empty(1, dt) for dt in SUPPORTED_DTYPES}
+
+
+cdef bint _within(Py_ssize_t size, shape, strides, Py_ssize_t offset) except -1:
+    """True when every element ``offset + sum(i[k] * strides[k])`` of a non-empty ``shape``
+    lies in [0, size).  Exact: no intermediate value can overflow."""
+    cdef Py_ssize_t lo = offset, hi = offset, n, s
+    if offset < 0 or offset >= size or len(shape) != len(strides):
+        return False
+    for n_obj, s_obj in zip(shape, strides):
+        n = n_obj
+        if n <= 1:
+            continue
+        s = s_obj
+        n -= 1
+        if s > 0:
+            if n > (size - 1 - hi) // s:
+                return False
+            hi += n * s
+        elif s < 0:
+            if s < -size or n > lo // (-s):
+                return False
+            lo += n * s
+    return True
 
 
 def buffer_from_ndarray(arr):

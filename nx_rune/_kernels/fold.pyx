@@ -255,6 +255,9 @@ def _elem(arr, axis):
     return arr.strides[axis] // arr.itemsize
 
 
+_MAX_SPAN = 1 << 62
+
+
 cdef int _fill_window(Window* g, image, cols, sizes, params, counts) except -1:
     """Fill g for an image of shape (N, C, *sizes) and columns (N, C*K, L), both kernel-ready."""
     kernel, stride, dilation, padding = params
@@ -266,8 +269,22 @@ cdef int _fill_window(Window* g, image, cols, sizes, params, counts) except -1:
     g.kernel_count = 1
     block = 1
     for d in range(s - 1, -1, -1):
-        g.size[d], g.xstride[d] = sizes[d], _elem(image, d + 2)
-        g.kernel[d], g.stride[d] = kernel[d], stride[d]
+        # A size-1 axis is only ever read at index 0, so its stride (which NumPy leaves
+        # arbitrary) does not matter: 0 keeps it out of the overflow check below.
+        xs = _elem(image, d + 2) if sizes[d] > 1 else 0
+        # With one window position the stride is never used (position 0 only): 1 keeps a
+        # huge one out of the arithmetic.
+        st = stride[d] if counts[d] > 1 else 1
+        # Every offset the kernels form along d is bounded by room * |xs| (room = size +
+        # 2 * padding, and (count - 1) * stride <= room), the window bounds by room + stride:
+        # refuse geometries where those would not fit in 63 bits.
+        room = sizes[d] + 2 * padding[d]
+        if room * max(abs(xs), 1) > _MAX_SPAN or room + st > _MAX_SPAN:
+            raise ValueError(f"padding {padding} and stride {stride} are too large for spatial "
+                             f"size {tuple(sizes)} (offsets along spatial axis {d} would "
+                             f"overflow 64-bit integers)")
+        g.size[d], g.xstride[d] = sizes[d], xs
+        g.kernel[d], g.stride[d] = kernel[d], st
         g.dilation[d], g.padding[d] = dilation[d], padding[d]
         g.count[d], g.block[d] = counts[d], block
         block *= counts[d]
@@ -281,10 +298,16 @@ cdef char* _ptr(arr):
     return <char*>cnp.PyArray_DATA(<cnp.ndarray>arr)
 
 
+# Items the kernels know: up to 16 bytes (long double and its complex are not nx dtypes; a
+# 32-byte complex would be copied as half an item).
+_KNOWN_ITEMS = frozenset(["b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8",
+                          "c8", "c16"])
+
+
 def _numeric(x, name, fn):
     arr = np.asarray(x)
-    if arr.dtype.kind not in "biufc":
-        raise TypeError(f"{fn}: {name} must have a numeric dtype, got {arr.dtype}")
+    if f"{arr.dtype.kind}{arr.dtype.itemsize}" not in _KNOWN_ITEMS:
+        raise TypeError(f"{fn}: {name} must have a numeric dtype of nx_rune, got {arr.dtype}")
     return arr
 
 

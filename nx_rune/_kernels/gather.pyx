@@ -355,10 +355,17 @@ cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, 
 # Validation and planning (Python level)
 # ----------------------------------------------------------------------------------------
 
+# Items the kernels know: up to 16 bytes (long double and its complex are not nx dtypes; a
+# 32-byte complex would be copied as half an item).
+_KNOWN_ITEMS = frozenset(["b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8",
+                          "c8", "c16"])
+
+
 def _numeric_array(x, name, fn):
     arr = np.asarray(x)
-    if arr.dtype.kind not in "biufc":
-        raise TypeError(f"{fn}: {name} must have a bool or numeric dtype, got {arr.dtype}")
+    if f"{arr.dtype.kind}{arr.dtype.itemsize}" not in _KNOWN_ITEMS:
+        raise TypeError(f"{fn}: {name} must have a bool or numeric dtype of nx_rune, got "
+                        f"{arr.dtype}")
     return arr
 
 

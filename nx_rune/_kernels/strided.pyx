@@ -5,7 +5,8 @@ negative and zero included, in elements).  Axes are coalesced where both sides a
 a unit-stride inner axis becomes a memcpy per row, and when the destination's inner axis is the
 source's long-stride axis (a transpose) the copy is done in square tiles that stay in cache.
 The loops run without the GIL.  ``materialize`` builds a fresh contiguous Buffer from a View,
-masks and fill included.  Callers (View) guarantee that every address is inside its buffer.
+masks and fill included.  ``copy_strided`` checks every block against its buffer (O(ndim))
+before copying, so a bad view raises ValueError instead of reading out of bounds.
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
@@ -125,11 +126,36 @@ cdef int _coalesce(int nd, Py_ssize_t* shape, Py_ssize_t* ss, Py_ssize_t* ds) no
     return m
 
 
+cdef bint _within(Py_ssize_t off, int nd, const Py_ssize_t* shape, const Py_ssize_t* strides,
+                  Py_ssize_t size) noexcept nogil:
+    """True when every element ``off + sum(i[k] * strides[k])``, 0 <= i[k] < shape[k] (all
+    shape[k] >= 1), lies in [0, size).  Exact: no intermediate value can overflow."""
+    cdef Py_ssize_t lo = off, hi = off, n1, s
+    cdef int k
+    if off < 0 or off >= size:
+        return False
+    for k in range(nd):
+        n1 = shape[k] - 1
+        s = strides[k]
+        if n1 == 0 or s == 0:
+            continue
+        if s > 0:
+            if n1 > (size - 1 - hi) // s:
+                return False
+            hi += n1 * s
+        else:
+            if s < -size or n1 > lo // (-s):
+                return False
+            lo += n1 * s
+    return True
+
+
 def copy_strided(Buffer src, Py_ssize_t src_offset, shape, src_strides,
                  Buffer dst, Py_ssize_t dst_offset, dst_strides):
     """Copy ``shape`` items from ``src`` to ``dst`` (offsets and strides in elements).
 
-    The caller has checked that every address is inside both buffers; item sizes must match.
+    Item sizes must match.  Every address is checked against both buffers first (O(ndim)):
+    ValueError, never an out-of-bounds access, when a block would leave its buffer.
     """
     cdef int nd = len(shape), k
     cdef Py_ssize_t c_shape[MAX_NDIM]
@@ -146,10 +172,25 @@ def copy_strided(Buffer src, Py_ssize_t src_offset, shape, src_strides,
         raise ValueError("dst: buffer is read-only")
     for k in range(nd):
         c_shape[k] = shape[k]
+        if c_shape[k] < 0:
+            raise ValueError(f"shape: negative dimension in {tuple(shape)}")
+        c_ss[k] = src_strides[k]
+        c_ds[k] = dst_strides[k]
+    for k in range(nd):
         if c_shape[k] == 0:
             return
-        c_ss[k] = src_strides[k] * isz
-        c_ds[k] = dst_strides[k] * isz
+    if not _within(src_offset, nd, c_shape, c_ss, src.size):
+        raise ValueError(f"src: shape {tuple(shape)} with strides {tuple(src_strides)} and offset "
+                         f"{src_offset} reaches outside the buffer of {src.size} elements")
+    if not _within(dst_offset, nd, c_shape, c_ds, dst.size):
+        raise ValueError(f"dst: shape {tuple(shape)} with strides {tuple(dst_strides)} and offset "
+                         f"{dst_offset} reaches outside the buffer of {dst.size} elements")
+    for k in range(nd):   # in bytes (no overflow: each span fits in its buffer)
+        if c_shape[k] == 1:   # any stride is valid on a size-1 axis; coalescing drops it
+            c_ss[k] = 0
+            c_ds[k] = 0
+        c_ss[k] *= isz
+        c_ds[k] *= isz
     cdef const char* s = src.data + src_offset * isz
     cdef char* d = dst.data + dst_offset * isz
     with nogil:

@@ -252,6 +252,7 @@ cdef class View:
         if self.mask is not None:
             return None
         if self.size == 0:
+            _check_total(new_shape)
             return _mk(new_shape, c_strides(new_shape), self.offset, None, 0)
         new_strides = _reshape_strides(self.shape, self.strides, new_shape)
         if new_strides is None:
@@ -418,12 +419,14 @@ cdef class View:
 
 
 def _check_total(shape, name="shape"):
-    """ValueError when ``shape`` has more elements than a 64-bit size can count (NumPy's limit
-    too): such a view could never be read, and its sizes would overflow the kernels."""
+    """ValueError when the nonzero sizes of ``shape`` multiply to more than a 64-bit size can
+    count (NumPy's rule, zero sizes aside: it refuses (0, 2**62, 4) too): such a view could never
+    be read, and its sizes would overflow the kernels."""
     n = 1
     for d in shape:
-        n *= d
-    if n > 0x7FFFFFFFFFFFFFFF or (n == 0 and any(d > 0x7FFFFFFFFFFFFFFF for d in shape)):
+        if d:
+            n *= d
+    if n > 0x7FFFFFFFFFFFFFFF:
         raise ValueError(f"{name}: {tuple(shape)} has too many elements (more than 2**63 - 1)")
 
 
