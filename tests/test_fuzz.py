@@ -287,6 +287,12 @@ def test_views_with_more_than_2_63_elements_are_refused():
     with pytest.raises(ValueError, match="too many elements"):
         nx.as_strided(nx.zeros(3), (2**40, 2**40), (0, 0))
     assert nx.broadcast_to(nx.zeros(3), (2**20, 2**20, 3)).shape == (2**20, 2**20, 3)
+    # empty, but the other sizes multiply past 2**63 (NumPy refuses these too)
+    with pytest.raises(ValueError, match="too many elements"):
+        nx.reshape(nx.zeros((3, 0)), (-1, 2, 2**63 - 1))
+    with pytest.raises(ValueError, match="too many elements"):
+        nx.broadcast_to(nx.zeros(()), (0, 4, 2**62))
+    assert nx.broadcast_to(nx.zeros(()), (0, 4, 2**60)).shape == (0, 4, 2**60)
 
 
 def test_expand_primitive_checks_new_leading_axes():

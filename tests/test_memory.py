@@ -114,10 +114,8 @@ def test_10000_grad_calls_do_not_grow_memory():
 
 
 @pytest.mark.slow
-def test_10000_grad_calls_under_tracemalloc(request):
-    """~45 s: runs only when slow tests are asked for (``python -m pytest -m slow ...``)."""
-    if "slow" not in (request.config.getoption("markexpr") or "").replace("not slow", ""):
-        pytest.skip("slow (about 45 s): select it with -m slow")
+def test_10000_grad_calls_under_tracemalloc():
+    """~45 s: deselected by default (pyproject's addopts); run it with ``-m slow``."""
     loss, params = mlp_problem(1)
     g = _grad()(loss)
     _check_growth(*_grad_calls(g, params, 10_000, traced=True), 10_000, traced=True)

@@ -386,7 +386,7 @@ INDEX_DTYPES = [np.int32, np.int64, np.int8, np.int16, np.uint8, np.uint32]
 
 @st.composite
 def along_case(draw):
-    """(arr tensor, arr ndarray, indices ndarray, axis) for take/put_along_axis."""
+    """(arr tensor, arr ndarray, indices ndarray, axis, layout) for take/put_along_axis."""
     dtype = draw(st.sampled_from(DTYPES))
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
@@ -516,7 +516,6 @@ def small_values(shape, dtype):
 def test_take_and_at_updates_match_numpy(case, data):
     t, a, idx, axis, layout = case
     flat_idx = idx.reshape(-1)
-    ax = axis % a.ndim
     assert_same(nx.take(t, flat_idx, axis=axis), np.take(a, flat_idx.astype(np.int64), axis=axis),
                 f"take({layout}, axis={axis})")
     # x[int array] on axis 0 and x.at[int array].<mode>(v)
