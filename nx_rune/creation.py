@@ -4,6 +4,8 @@ Python data follows JAX's x32 defaults: floats become float32, ints int32 (int64
 not fit), complex numbers complex64.  NumPy arrays keep their dtype, and ``asarray`` of a
 C-contiguous ndarray shares its memory.
 """
+from __future__ import annotations
+
 import builtins
 import operator
 
@@ -13,6 +15,7 @@ from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, zeros_buffer
 from nx_rune._kernels.view import View
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 __all__ = ["asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
            "full_like", "arange", "linspace", "eye", "normalize_shape"]
@@ -52,7 +55,7 @@ def _python_data_to_ndarray(obj, dtype):
     return arr
 
 
-def asarray(obj, dtype=None):
+def asarray(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
     """A tensor of ``obj``; zero-copy for a C-contiguous ndarray of a supported dtype.
 
     ``obj``: a Tensor, ndarray, Python scalar or nested sequence, or anything with
@@ -81,7 +84,7 @@ def asarray(obj, dtype=None):
     return Tensor._wrap(arr)
 
 
-def array(obj, dtype=None):
+def array(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
     """Like ``asarray`` but always copies."""
     if isinstance(obj, ArrayBase):
         from nx_rune import ops
@@ -96,7 +99,7 @@ def _dtype_or(dtype, default):
     return default if dtype is None else dtypes.check_dtype(dtype)
 
 
-def zeros(shape, dtype=dtypes.float32):
+def zeros(shape: ShapeLike, dtype: DTypeLike = dtypes.float32) -> Array:
     """Zeros of ``shape`` (an int or a tuple), ``dtype`` float32 by default (zero pages from
     calloc: nothing is written until touched)."""
     shape = normalize_shape(shape)
@@ -107,7 +110,7 @@ def zeros(shape, dtype=dtypes.float32):
     return Tensor(zeros_buffer(n, dt), View.contiguous(shape))
 
 
-def empty(shape, dtype=dtypes.float32):
+def empty(shape: ShapeLike, dtype: DTypeLike = dtypes.float32) -> Array:
     """Uninitialised memory of ``shape``, ``dtype`` float32 by default (64-byte aligned)."""
     shape = normalize_shape(shape)
     dt = _dtype_or(dtype, dtypes.float32)
@@ -117,7 +120,7 @@ def empty(shape, dtype=dtypes.float32):
     return Tensor(Buffer(n, dt), View.contiguous(shape))
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     """``fill_value`` everywhere in ``shape``; dtype defaults to the fill value's (a Python
     float gives float32, an int int32, a bool bool, an array its own)."""
     shape = normalize_shape(shape)
@@ -130,23 +133,23 @@ def full(shape, fill_value, dtype=None):
     return Tensor._wrap(np.full(shape, np.asarray(fill_value), dtype=dt))
 
 
-def ones(shape, dtype=dtypes.float32):
+def ones(shape: ShapeLike, dtype: DTypeLike = dtypes.float32) -> Array:
     """Ones of ``shape``, ``dtype`` float32 by default."""
     return full(shape, 1, _dtype_or(dtype, dtypes.float32))
 
 
-def zeros_like(x, dtype=None):
+def zeros_like(x: ArrayLike, dtype: DTypeLike = None) -> Array:
     """Zeros with ``x``'s shape and (by default) dtype; ``x`` may be any array-like."""
     return zeros(np.shape(x) if not isinstance(x, ArrayBase) else x.shape,
                  _dtype_or(dtype, _dtype_of(x)))
 
 
-def ones_like(x, dtype=None):
+def ones_like(x: ArrayLike, dtype: DTypeLike = None) -> Array:
     """Ones with ``x``'s shape and (by default) dtype."""
     return ones(x.shape if isinstance(x, ArrayBase) else np.shape(x), _dtype_or(dtype, _dtype_of(x)))
 
 
-def full_like(x, fill_value, dtype=None):
+def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     """``fill_value`` with ``x``'s shape and (by default) dtype."""
     return full(x.shape if isinstance(x, ArrayBase) else np.shape(x), fill_value,
                 _dtype_or(dtype, _dtype_of(x)))
@@ -156,7 +159,8 @@ def _dtype_of(x):
     return x.dtype if isinstance(x, ArrayBase) else asarray(x).dtype
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
+           dtype: DTypeLike = None) -> Array:
     """``[start, stop)`` by ``step`` as ``numpy.arange``: shape (ceil((stop - start) / step),).
 
     With ``dtype=None``: int32 when start, stop and step are all integers (int64 if a value
@@ -177,7 +181,8 @@ def arange(start, stop=None, step=1, dtype=None):
     return Tensor._wrap(np.arange(start, stop, step, dtype=np.float64).astype(np.float32))
 
 
-def linspace(start, stop, num=50, dtype=None):
+def linspace(start: int | float, stop: int | float, num: int = 50,
+             dtype: DTypeLike = None) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive: shape (num,), dtype
     float32 unless given."""
     if num < 0:
@@ -185,7 +190,7 @@ def linspace(start, stop, num=50, dtype=None):
     return Tensor._wrap(np.linspace(start, stop, num, dtype=_dtype_or(dtype, dtypes.float32)))
 
 
-def eye(n, m=None, dtype=dtypes.float32):
+def eye(n: int, m: int | None = None, dtype: DTypeLike = dtypes.float32) -> Array:
     """The (n, m) identity matrix (m defaults to n; ones on the diagonal), float32 by default."""
     if n < 0 or (m is not None and m < 0):
         raise ValueError(f"n, m: must be >= 0, got n={n}, m={m}")

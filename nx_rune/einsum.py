@@ -9,6 +9,8 @@ the other shared labels are contracted, and the pair becomes one ``matmul`` of
 K = 1, is a broadcast multiply instead).  Finally the labels not in the output are summed and
 the rest transposed into the output order.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -17,6 +19,7 @@ from nx_rune import ops
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
+from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["einsum"]
 
@@ -52,7 +55,7 @@ def _sort_key(label):
     return (0, label[1], "") if isinstance(label, tuple) else (1, 0, label)
 
 
-def einsum(subscripts, *operands):
+def einsum(subscripts: str, *operands: ArrayLike) -> Array:
     """Einstein summation, as ``np.einsum(subscripts, *operands)``.
 
     ``subscripts``: comma-separated labels per operand (letters, optional ``...``), with

@@ -17,6 +17,8 @@ same way to find the flat positions, and write them with one ``scatter``.
 Out-of-range indices raise IndexError naming the axis, the index and the size; float indices
 raise TypeError (an ``IndexError`` subclass too, as NumPy raises IndexError there).
 """
+from __future__ import annotations
+
 import builtins
 import math
 
@@ -28,6 +30,7 @@ from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "advanced_getitem",
            "index_update", "IndexTypeError", "concrete_value"]
@@ -351,7 +354,7 @@ def _along_checks(fn, arr, idx, axis):
     return arr, axis, flat
 
 
-def take_along_axis(arr, indices, axis):
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int) -> Array:
     """``np.take_along_axis``: ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]``.
 
     arr: (..., n, ...); indices: integers of arr's rank (negative count from the end), which
@@ -365,7 +368,8 @@ def take_along_axis(arr, indices, axis):
     return bind(P.gather_p, arr, _as_index_tensor(idx), axis=axis)
 
 
-def put_along_axis(arr, indices, values, axis, mode="set"):
+def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: int,
+                   mode: str = "set") -> Array:
     """A new tensor: ``arr`` with ``values`` written at ``indices`` along ``axis``.
 
     arr: (...); indices as in ``take_along_axis`` (shape B after broadcasting); values: anything
@@ -391,7 +395,7 @@ def put_along_axis(arr, indices, values, axis, mode="set"):
     return ops.reshape(out, shape) if out.shape != shape else out
 
 
-def take(arr, indices, axis=None):
+def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
     """``np.take``: elements of ``arr`` at ``indices`` along ``axis`` (of the flattened arr if
     None).  indices: integers of any shape I (negative count from the end).  Returns
     ``arr.shape[:axis] + I + arr.shape[axis + 1:]`` (I for axis=None), arr's dtype.
@@ -414,7 +418,7 @@ def take(arr, indices, axis=None):
     return ops.reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
 
 
-def nonzero(x):
+def nonzero(x: ArrayLike) -> tuple[Array, ...]:
     """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
     tensors (int64 when an axis is longer than 2**31 - 1), as ``np.nonzero``."""
     v = concrete_value(ops._arr(x))

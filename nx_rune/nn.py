@@ -8,8 +8,11 @@ j read the zero-padded image at ``o * stride[d] + j * dilation[d]``; there are
 ``(size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1) // stride[d] + 1``
 positions.  ``fold`` sums the columns back (the adjoint of ``unfold``, which is its VJP).
 """
+from __future__ import annotations
+
 import math
 import operator
+from typing import Sequence
 
 import numpy as np
 
@@ -17,6 +20,7 @@ from nx_rune import dtypes
 from nx_rune import ops
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
+from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["unfold", "fold", "conv2d"]
 
@@ -59,7 +63,8 @@ def _counts(sizes, kernel, stride, dilation, padding, what):
     return counts
 
 
-def unfold(x, kernel_size, stride=1, dilation=1, padding=0):
+def unfold(x: ArrayLike, kernel_size: int | Sequence[int], stride: int | Sequence[int] = 1,
+           dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Array:
     """Sliding windows as columns (im2col), as PyTorch's ``nn.functional.unfold``.
 
     x: (N, C, *spatial) with s >= 1 spatial axes, any dtype.  kernel_size, stride, dilation
@@ -76,7 +81,9 @@ def unfold(x, kernel_size, stride=1, dilation=1, padding=0):
     return bind(P.unfold_p, x, kernel_size=ks, stride=st, dilation=dl, padding=pd)
 
 
-def fold(cols, output_size, kernel_size, stride=1, dilation=1, padding=0):
+def fold(cols: ArrayLike, output_size: int | Sequence[int], kernel_size: int | Sequence[int],
+         stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1,
+         padding: int | Sequence[int] = 0) -> Array:
     """Sum columns back into an image (col2im), as PyTorch's ``nn.functional.fold``.
 
     cols: (N, C * prod(kernel_size), L), numeric (not bool).  output_size: the spatial shape
@@ -117,7 +124,8 @@ def fold(cols, output_size, kernel_size, stride=1, dilation=1, padding=0):
                 padding=pd)
 
 
-def conv2d(x, w, stride=1, padding=0, dilation=1):
+def conv2d(x: ArrayLike, w: ArrayLike, stride: int | Sequence[int] = 1,
+           padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1) -> Array:
     """2-D cross-correlation (deep learning's "convolution"), via unfold + matmul.
 
     x: (N, C, H, W); w: (O, C, kh, kw); stride, padding (zeros), dilation: an int or a pair.

@@ -10,9 +10,12 @@ Semantics that differ from NumPy are stated in the docstrings: ``floor_divide``/
 like NumPy; ``maximum``/``minimum`` split the derivative equally on ties; true division of
 integers gives float32 (float64 for 64-bit integers).
 """
+from __future__ import annotations
+
 import builtins
 import math
 import operator
+from typing import Sequence
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from nx_rune._kernels.view import View, normalize_axis
 from nx_rune.creation import asarray, normalize_shape
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike, ShapeLike
 
 __all__ = [
     "broadcast_shapes",
@@ -149,7 +153,7 @@ def _const(value, dtype):
     return Tensor._wrap(np.array(value, dtype=dtype))
 
 
-def broadcast_shapes(*shapes):
+def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
     """The NumPy broadcast of ``shapes``; ValueError naming them when incompatible."""
     nd = builtins.max((len(s) for s in shapes), default=0)
     out = []
@@ -167,7 +171,7 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x: ArrayLike, shape: ShapeLike) -> Array:
     """``x`` viewed with ``shape`` (size-1 and missing leading axes repeat; stride 0, no copy)."""
     x = _arr(x)
     shape = normalize_shape(shape)
@@ -178,7 +182,7 @@ def broadcast_to(x, shape):
     return bind(P.expand_p, x, shape=shape)
 
 
-def astype(x, dtype):
+def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
     """``x`` converted to ``dtype``, same shape (NumPy's casting: floats to ints truncate toward
     zero, nonzero to bool is True); ``x`` itself when the dtype already matches."""
     x = _arr(x)
@@ -262,24 +266,24 @@ def _int_check(x, name):
 
 # -- elementwise arithmetic ----------------------------------------------------------------------
 
-def add(a, b):
+def add(a: ArrayLike, b: ArrayLike) -> Array:
     """a + b.  Shapes broadcast to their NumPy broadcast; dtype: NumPy promotion of the operands
     (a Python scalar is weak: ``x + 1`` keeps x's dtype, int + 2.5 gives float32)."""
     return _binary(P.add_p, a, b)
 
 
-def subtract(a, b):
+def subtract(a: ArrayLike, b: ArrayLike) -> Array:
     """a - b (as a + (-b)): broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
     a, b = _promote(a, b)
     return add(a, negative(b))
 
 
-def multiply(a, b):
+def multiply(a: ArrayLike, b: ArrayLike) -> Array:
     """a * b: broadcast shape, promoted dtype as ``add``."""
     return _binary(P.mul_p, a, b)
 
 
-def divide(a, b):
+def divide(a: ArrayLike, b: ArrayLike) -> Array:
     """True division a / b: broadcast shape; the promoted dtype when it is float or complex,
     else float32 (float64 when the promoted integer dtype is 64-bit).  x / 0 is inf or nan."""
     a, b = _promote(a, b)
@@ -291,7 +295,7 @@ def divide(a, b):
 true_divide = divide
 
 
-def floor_divide(a, b):
+def floor_divide(a: ArrayLike, b: ArrayLike) -> Array:
     """a // b rounded toward minus infinity (NumPy's semantics, not C's truncation).
 
     Broadcast shape, promoted dtype (real only).  Integer division by zero raises
@@ -302,7 +306,7 @@ def floor_divide(a, b):
     return _binary(P.idiv_p, a, b)
 
 
-def mod(a, b):
+def mod(a: ArrayLike, b: ArrayLike) -> Array:
     """a % b with the sign of the divisor (floored, as NumPy's ``%``).
 
     ``a == floor_divide(a, b) * b + mod(a, b)``.  Broadcast shape, promoted dtype (real only).
@@ -316,13 +320,13 @@ def mod(a, b):
 remainder = mod
 
 
-def power(a, b):
+def power(a: ArrayLike, b: ArrayLike) -> Array:
     """a ** b: broadcast shape, promoted dtype as ``add``.  Integer bases to negative integer
     powers raise ValueError."""
     return _binary(P.pow_p, a, b)
 
 
-def negative(x):
+def negative(x: ArrayLike) -> Array:
     """-x, same shape and dtype (unsigned ints wrap); TypeError for bool."""
     x = _arr(x)
     if dtypes.is_bool(x.dtype):
@@ -330,75 +334,75 @@ def negative(x):
     return bind(P.neg_p, x)
 
 
-def reciprocal(x):
+def reciprocal(x: ArrayLike) -> Array:
     """1 / x, same shape; float dtype (ints and bools give float32, 64-bit ints float64)."""
     return bind(P.recip_p, _inexact(x))
 
 
-def square(x):
+def square(x: ArrayLike) -> Array:
     """x * x, same shape and dtype."""
     x = _arr(x)
     return bind(P.mul_p, x, x)
 
 
-def sqrt(x):
+def sqrt(x: ArrayLike) -> Array:
     """Square root (nan below 0 for real input).  Same shape; float dtype (ints and bools give
     float32, 64-bit ints float64), as every transcendental function here."""
     return bind(P.sqrt_p, _inexact(x))
 
 
-def exp(x):
+def exp(x: ArrayLike) -> Array:
     """e ** x, same shape; float dtype (see ``sqrt``)."""
     return bind(P.exp_p, _inexact(x))
 
 
-def exp2(x):
+def exp2(x: ArrayLike) -> Array:
     """2 ** x, same shape; float dtype."""
     return bind(P.exp2_p, _inexact(x))
 
 
-def log(x):
+def log(x: ArrayLike) -> Array:
     """Natural logarithm (-inf at 0, nan below), same shape; float dtype."""
     return bind(P.log_p, _inexact(x))
 
 
-def log2(x):
+def log2(x: ArrayLike) -> Array:
     """Base-2 logarithm, same shape; float dtype."""
     return bind(P.log2_p, _inexact(x))
 
 
-def log1p(x):
+def log1p(x: ArrayLike) -> Array:
     """log(1 + x), accurate near 0; same shape, float dtype."""
     return bind(P.log1p_p, _inexact(x))
 
 
-def expm1(x):
+def expm1(x: ArrayLike) -> Array:
     """exp(x) - 1, accurate near 0; same shape, float dtype."""
     return bind(P.expm1_p, _inexact(x))
 
 
-def sin(x):
+def sin(x: ArrayLike) -> Array:
     """Sine (radians), same shape; float dtype."""
     return bind(P.sin_p, _inexact(x))
 
 
-def cos(x):
+def cos(x: ArrayLike) -> Array:
     """Cosine (radians), same shape; float dtype."""
     return bind(P.cos_p, _inexact(x))
 
 
-def tan(x):
+def tan(x: ArrayLike) -> Array:
     """Tangent, as sin(x) / cos(x); same shape, float dtype."""
     x = _inexact(x)
     return bind(P.fdiv_p, bind(P.sin_p, x), bind(P.cos_p, x))
 
 
-def tanh(x):
+def tanh(x: ArrayLike) -> Array:
     """Hyperbolic tangent, same shape; float dtype."""
     return bind(P.tanh_p, _inexact(x))
 
 
-def relu(x):
+def relu(x: ArrayLike) -> Array:
     """max(x, 0), same shape and dtype; nan stays nan; its derivative at 0 is 0 (as in JAX and
     PyTorch)."""
     x = _arr(x)
@@ -407,7 +411,7 @@ def relu(x):
     return where(greater(x, 0), x, zeros_like_t(x))
 
 
-def softplus(x):
+def softplus(x: ArrayLike) -> Array:
     """log(1 + exp(x)), stable for large |x| (softplus(inf) = inf); same shape, float dtype.  Its
     derivative is sigmoid(x) everywhere."""
     x = _inexact(x)
@@ -419,14 +423,14 @@ def softplus(x):
     return add(log1p(exp(negative(abs_x))), pos)
 
 
-def sigmoid(x):
+def sigmoid(x: ArrayLike) -> Array:
     """1 / (1 + exp(-x)), as exp(-softplus(-x)): no overflow, finite derivatives; same shape,
     float dtype."""
     x = _inexact(x)
     return exp(negative(softplus(negative(x))))
 
 
-def sign(x):
+def sign(x: ArrayLike) -> Array:
     """-1, 0 or 1 by the sign of x (nan for nan), same shape and dtype; zero derivative."""
     x = _arr(x)
     _real_check(x, "sign")
@@ -440,7 +444,7 @@ def sign(x):
     return s
 
 
-def abs(x):
+def abs(x: ArrayLike) -> Array:
     """|x| for real tensors (same shape and dtype; ints wrap like NumPy's at the minimum).
 
     Computed as where(x < 0, -x, x): the derivative at 0 is 1, like JAX's."""
@@ -454,7 +458,7 @@ def abs(x):
 absolute = abs
 
 
-def maximum(a, b):
+def maximum(a: ArrayLike, b: ArrayLike) -> Array:
     """Elementwise max (nan propagates): broadcast shape, promoted dtype; real dtypes only.  On
     ties the derivative is split equally."""
     a, b = _promote(a, b)
@@ -462,7 +466,7 @@ def maximum(a, b):
     return _binary(P.max_p, a, b)
 
 
-def minimum(a, b):
+def minimum(a: ArrayLike, b: ArrayLike) -> Array:
     """Elementwise min (nan propagates): broadcast shape, promoted dtype; real dtypes only.  On
     ties the derivative is split equally."""
     a, b = _promote(a, b)
@@ -474,7 +478,7 @@ def minimum(a, b):
     return bitwise_not(maximum(bitwise_not(a), bitwise_not(b)))
 
 
-def clip(x, a_min=None, a_max=None):
+def clip(x: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None = None) -> Array:
     """x limited to [a_min, a_max] (either may be None; a_min > a_max gives a_max, as NumPy):
     maximum then minimum, so shapes broadcast and dtypes promote as there."""
     x = _arr(x)
@@ -485,7 +489,7 @@ def clip(x, a_min=None, a_max=None):
     return x
 
 
-def where(condition, x, y):
+def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
     """x where condition is true, else y.  The three shapes broadcast; x and y promote (weak
     scalars included); a non-bool condition means ``condition != 0``."""
     c = _arr(condition)
@@ -503,33 +507,33 @@ def zeros_like_t(x):
 
 # -- comparisons and logic ---------------------------------------------------------------------
 
-def less(a, b):
+def less(a: ArrayLike, b: ArrayLike) -> Array:
     """a < b: broadcast shape, bool (compared in the promoted dtype; false where either is nan)."""
     return _binary(P.cmplt_p, a, b)
 
 
-def greater(a, b):
+def greater(a: ArrayLike, b: ArrayLike) -> Array:
     """a > b: broadcast shape, bool (false where either is nan)."""
     return less(b, a)
 
 
-def not_equal(a, b):
+def not_equal(a: ArrayLike, b: ArrayLike) -> Array:
     """a != b: broadcast shape, bool (true where either is nan)."""
     return _binary(P.cmpne_p, a, b)
 
 
-def equal(a, b):
+def equal(a: ArrayLike, b: ArrayLike) -> Array:
     """a == b: broadcast shape, bool (false where either is nan)."""
     return logical_not(not_equal(a, b))
 
 
-def less_equal(a, b):
+def less_equal(a: ArrayLike, b: ArrayLike) -> Array:
     """a <= b: broadcast shape, bool (false where either is nan)."""
     a, b = _promote(a, b)
     return logical_or(less(a, b), equal(a, b))
 
 
-def greater_equal(a, b):
+def greater_equal(a: ArrayLike, b: ArrayLike) -> Array:
     """a >= b: broadcast shape, bool (false where either is nan)."""
     return less_equal(b, a)
 
@@ -539,49 +543,49 @@ def _as_bool(x):
     return x if dtypes.is_bool(x.dtype) else not_equal(x, 0)
 
 
-def logical_and(a, b):
+def logical_and(a: ArrayLike, b: ArrayLike) -> Array:
     """a and b (non-bool operands mean ``!= 0``): broadcast shape, bool."""
     return _binary(P.and_p, _as_bool(a), _as_bool(b))
 
 
-def logical_or(a, b):
+def logical_or(a: ArrayLike, b: ArrayLike) -> Array:
     """a or b: broadcast shape, bool."""
     return _binary(P.or_p, _as_bool(a), _as_bool(b))
 
 
-def logical_not(x):
+def logical_not(x: ArrayLike) -> Array:
     """not x (``x == 0`` for non-bool x): same shape, bool."""
     x = _as_bool(x)
     return bind(P.xor_p, x, broadcast_to(_const(True, dtypes.bool_), x.shape))
 
 
-def logical_xor(a, b):
+def logical_xor(a: ArrayLike, b: ArrayLike) -> Array:
     """a xor b: broadcast shape, bool."""
     return _binary(P.xor_p, _as_bool(a), _as_bool(b))
 
 
-def bitwise_and(a, b):
+def bitwise_and(a: ArrayLike, b: ArrayLike) -> Array:
     """a & b for integer or bool tensors: broadcast shape, promoted dtype."""
     a, b = _promote(a, b)
     _int_check(a, "bitwise_and")
     return _binary(P.and_p, a, b)
 
 
-def bitwise_or(a, b):
+def bitwise_or(a: ArrayLike, b: ArrayLike) -> Array:
     """a | b for integer or bool tensors: broadcast shape, promoted dtype."""
     a, b = _promote(a, b)
     _int_check(a, "bitwise_or")
     return _binary(P.or_p, a, b)
 
 
-def bitwise_xor(a, b):
+def bitwise_xor(a: ArrayLike, b: ArrayLike) -> Array:
     """a ^ b for integer or bool tensors: broadcast shape, promoted dtype."""
     a, b = _promote(a, b)
     _int_check(a, "bitwise_xor")
     return _binary(P.xor_p, a, b)
 
 
-def bitwise_not(x):
+def bitwise_not(x: ArrayLike) -> Array:
     """~x for integer or bool tensors (x ^ all-ones): same shape and dtype."""
     x = _arr(x)
     _int_check(x, "bitwise_not")
@@ -592,7 +596,7 @@ def bitwise_not(x):
 invert = bitwise_not
 
 
-def isnan(x):
+def isnan(x: ArrayLike) -> Array:
     """True where x is nan: same shape, bool (all false for integer dtypes)."""
     x = _arr(x)
     if not dtypes.is_inexact(x.dtype):
@@ -600,7 +604,7 @@ def isnan(x):
     return not_equal(x, x)
 
 
-def isfinite(x):
+def isfinite(x: ArrayLike) -> Array:
     """True where x is neither inf nor nan: same shape, bool."""
     x = _arr(x)
     if not dtypes.is_inexact(x.dtype):
@@ -608,7 +612,7 @@ def isfinite(x):
     return equal(subtract(x, x), 0)
 
 
-def isinf(x):
+def isinf(x: ArrayLike) -> Array:
     """True where x is +inf or -inf: same shape, bool."""
     x = _arr(x)
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
@@ -635,7 +639,7 @@ def _sum_dtype(dt):
     return dt
 
 
-def sum(x, axis=None, keepdims=False):
+def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Sum over ``axis`` (int, tuple or None for all; negative axes count from the end).
 
     Shape: x's without the reduced axes (kept as 1 with ``keepdims``).  Dtype: x's, except that
@@ -649,7 +653,7 @@ def sum(x, axis=None, keepdims=False):
     return bind(P.reduce_sum_p, x, axes=axes, keepdims=bool(keepdims))
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Product over ``axis``: shape and dtype as ``sum``; the product of nothing is 1."""
     x = _arr(x)
     axes = _axes(x, axis)
@@ -659,7 +663,7 @@ def prod(x, axis=None, keepdims=False):
     return bind(P.reduce_prod_p, x, axes=axes, keepdims=bool(keepdims))
 
 
-def max(x, axis=None, keepdims=False):
+def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Maximum over ``axis`` (nan propagates; ValueError on an empty axis).
 
     Shape as ``sum``; x's dtype (real dtypes only).  Its derivative splits the cotangent equally between tied maxima (as JAX).
@@ -679,7 +683,7 @@ def _check_nonempty(x, axes, name):
                          f"{x.shape}; {name} has no identity")
 
 
-def min(x, axis=None, keepdims=False):
+def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Minimum over ``axis``: shape as ``sum``, x's dtype (see ``max``)."""
     x = _arr(x)
     _real_check(x, "min")
@@ -701,7 +705,7 @@ def _count(x, axes):
     return n
 
 
-def mean(x, axis=None, keepdims=False):
+def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Arithmetic mean over ``axis``: shape as ``sum``; float dtype (ints give float32, 64-bit
     ints float64); nan for an empty axis.  float16 accumulates in float32 (as NumPy)."""
     x = _inexact(x)
@@ -712,7 +716,7 @@ def mean(x, axis=None, keepdims=False):
     return divide(sum(x, axes, keepdims), float(n) if n else float("nan"))
 
 
-def var(x, axis=None, ddof=0, keepdims=False):
+def var(x: ArrayLike, axis: Axis = None, ddof: int = 0, keepdims: bool = False) -> Array:
     """Variance over ``axis``: sum((x - mean(x))^2) / (n - ddof).  Shape as ``sum``; float dtype
     (real only: TypeError for complex; float16 accumulates in float32)."""
     x = _inexact(x)
@@ -725,18 +729,18 @@ def var(x, axis=None, ddof=0, keepdims=False):
     return divide(sum(square(centred), axes, keepdims), float(n - ddof) if n > ddof else 0.0)
 
 
-def std(x, axis=None, ddof=0, keepdims=False):
+def std(x: ArrayLike, axis: Axis = None, ddof: int = 0, keepdims: bool = False) -> Array:
     """Standard deviation, sqrt(var): shape as ``sum``; float dtype."""
     return sqrt(var(x, axis, ddof, keepdims))
 
 
-def all(x, axis=None, keepdims=False):
+def all(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """True where every element over ``axis`` is true (``!= 0``); True for an empty axis.  Shape
     as ``sum``; bool."""
     return logical_not(any(logical_not(x), axis, keepdims))
 
 
-def any(x, axis=None, keepdims=False):
+def any(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """True where some element over ``axis`` is true; False for an empty axis.  Shape as ``sum``;
     bool."""
     x = _as_bool(x)
@@ -750,7 +754,7 @@ def any(x, axis=None, keepdims=False):
     return bind(P.reduce_max_p, x, axes=axes, keepdims=bool(keepdims))
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Index of the first maximum along ``axis`` (of the flattened tensor if None; nan counts as
     the maximum): shape without that axis (1 with keepdims), int32.  ValueError if empty."""
     x = _arr(x)
@@ -761,7 +765,7 @@ def argmax(x, axis=None, keepdims=False):
     return bind(P.argmax_p, x, axis=normalize_axis(axis, x.ndim), keepdims=bool(keepdims))
 
 
-def argmin(x, axis=None, keepdims=False):
+def argmin(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Index of the first minimum along ``axis``: shape as ``argmax``, int32."""
     x = _arr(x)
     _real_check(x, "argmin")
@@ -772,7 +776,7 @@ def argmin(x, axis=None, keepdims=False):
     return argmax(bitwise_not(x), axis, keepdims)
 
 
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """log(sum(exp(x))) over ``axis``, computed stably (shifted by the maximum; -inf for an empty
     axis, inf and nan propagate).  Shape as ``sum``; float dtype."""
     x = _inexact(x)
@@ -797,7 +801,7 @@ def _shifted(x, axes):
     return subtract(x, where(isfinite(m), m, zeros_like_t(m)))
 
 
-def softmax(x, axis=-1):
+def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     """exp(x) / sum(exp(x)) along ``axis`` (int or tuple), computed as e / sum(e) with
     e = exp(x - max(x)): no overflow, and as accurate as the exp.  Same shape as x; float dtype
     (ints and bools give float32).  A row of -inf gives nan, as in JAX."""
@@ -809,7 +813,7 @@ def softmax(x, axis=-1):
     return divide(e, sum(e, axes, keepdims=True))
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     """x - logsumexp(x) along ``axis``, computed as (x - max) - log(sum(exp(x - max))) so that
     large inputs keep their precision.  Same shape as x; float dtype."""
     x = _inexact(x)
@@ -829,27 +833,27 @@ def _scan(x, axis, op):
     return bind(P.associative_scan_p, x, axis=normalize_axis(axis, x.ndim), op=op)
 
 
-def cumsum(x, axis=None):
+def cumsum(x: ArrayLike, axis: int | None = None) -> Array:
     """Running sum along ``axis`` (of the flattened tensor if None): x's shape (1-D for None);
     dtype as ``sum``."""
     x = _arr(x)
     return _scan(astype(x, _sum_dtype(x.dtype)), axis, "sum")
 
 
-def cumprod(x, axis=None):
+def cumprod(x: ArrayLike, axis: int | None = None) -> Array:
     """Running product along ``axis``: shape as ``cumsum``; dtype as ``sum``."""
     x = _arr(x)
     return _scan(astype(x, _sum_dtype(x.dtype)), axis, "prod")
 
 
-def cummax(x, axis=None):
+def cummax(x: ArrayLike, axis: int | None = None) -> Array:
     """Running maximum along ``axis`` (nan propagates): shape as ``cumsum``; x's dtype."""
     x = _arr(x)
     _real_check(x, "cummax")
     return _scan(x, axis, "max")
 
 
-def cummin(x, axis=None):
+def cummin(x: ArrayLike, axis: int | None = None) -> Array:
     """Running minimum along ``axis``: shape as ``cumsum``; x's dtype."""
     x = _arr(x)
     _real_check(x, "cummin")
@@ -858,7 +862,7 @@ def cummin(x, axis=None):
 
 # -- linear algebra ------------------------------------------------------------------------------
 
-def matmul(a, b):
+def matmul(a: ArrayLike, b: ArrayLike) -> Array:
     """Matrix product with NumPy's rules: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes
     broadcast, 1-D operands promoted and their axis removed.  Promoted dtype (bool operands
     multiply as int32).  ValueError naming both shapes when k differs or batches mismatch."""
@@ -881,7 +885,7 @@ def matmul(a, b):
     return bind(P.matmul_p, a, b)
 
 
-def dot(a, b):
+def dot(a: ArrayLike, b: ArrayLike) -> Array:
     """NumPy's dot: products of scalars, inner product of vectors, matmul of matrices, and for
     N-d, a sum over the last axis of a and the second-to-last of b: shape a.shape[:-1] +
     b.shape[:-2] + b.shape[-1:].  Promoted dtype."""
@@ -896,13 +900,13 @@ def dot(a, b):
     return reshape(out, a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
 
 
-def outer(a, b):
+def outer(a: ArrayLike, b: ArrayLike) -> Array:
     """Outer product of the flattened a and b: shape (a.size, b.size); promoted dtype."""
     a, b = reshape(_arr(a), (-1, 1)), reshape(_arr(b), (1, -1))
     return multiply(a, b)
 
 
-def inner(a, b):
+def inner(a: ArrayLike, b: ArrayLike) -> Array:
     """Sum over the last axes of a and b (equal sizes): shape a.shape[:-1] + b.shape[:-1];
     promoted dtype (products of scalars for 0-d operands)."""
     a, b = _arr(a), _arr(b)
@@ -920,7 +924,7 @@ def inner(a, b):
 
 # -- movement ------------------------------------------------------------------------------------
 
-def reshape(x, shape):
+def reshape(x: ArrayLike, shape: ShapeLike) -> Array:
     """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
     copy.  ValueError naming both shapes when the element counts differ."""
     x = _arr(x)
@@ -953,12 +957,12 @@ def _resolve_shape(x, shape):
     return shape
 
 
-def ravel(x):
+def ravel(x: ArrayLike) -> Array:
     """``x`` flattened in C order: shape (x.size,), same dtype."""
     return reshape(x, (-1,))
 
 
-def transpose(x, axes=None):
+def transpose(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Axes permuted: result axis i is x's axis ``axes[i]`` (reversed by default); same dtype; a
     view."""
     x = _arr(x)
@@ -977,12 +981,12 @@ def transpose(x, axes=None):
     return bind(P.permute_p, x, axes=axes)
 
 
-def permute(x, axes):
+def permute(x: ArrayLike, axes: Sequence[int]) -> Array:
     """``transpose`` with explicit axes (a permutation of range(ndim)); a view."""
     return transpose(x, axes)
 
 
-def moveaxis(x, source, destination):
+def moveaxis(x: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
     """Move axes ``source`` to positions ``destination`` (ints or sequences); same dtype; a view."""
     x = _arr(x)
     src = [normalize_axis(a, x.ndim, "source") for a in np.atleast_1d(source).tolist()]
@@ -995,7 +999,7 @@ def moveaxis(x, source, destination):
     return transpose(x, order)
 
 
-def swapaxes(x, a, b):
+def swapaxes(x: ArrayLike, a: int, b: int) -> Array:
     """Exchange axes a and b; same dtype; a view."""
     x = _arr(x)
     a, b = normalize_axis(a, x.ndim, "a"), normalize_axis(b, x.ndim, "b")
@@ -1004,7 +1008,7 @@ def swapaxes(x, a, b):
     return transpose(x, order)
 
 
-def expand_dims(x, axis):
+def expand_dims(x: ArrayLike, axis: int | Sequence[int]) -> Array:
     """Insert size-1 axes at ``axis`` (int or tuple, positions in the result); same dtype; a view."""
     x = _arr(x)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
@@ -1018,7 +1022,7 @@ def expand_dims(x, axis):
     return reshape(x, shape)
 
 
-def squeeze(x, axis=None):
+def squeeze(x: ArrayLike, axis: Axis = None) -> Array:
     """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1); a view."""
     x = _arr(x)
     if axis is None:
@@ -1035,7 +1039,8 @@ def squeeze(x, axis=None):
     return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 
-def pad(x, pad_width, constant_values=0):
+def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
+        constant_values: ArrayLike = 0) -> Array:
     """Pad with ``constant_values``: pad_width an int, a (before, after) pair or one pair per axis.
 
     Shape: each axis grows by before + after; same dtype (the fill is cast to it; one scalar
@@ -1069,7 +1074,7 @@ def _pad_config(pad_width, nd):
     return cfg
 
 
-def shrink(x, limits):
+def shrink(x: ArrayLike, limits: Sequence[tuple[int, int]]) -> Array:
     """The sub-box ``start <= i < stop`` along each axis; ``limits`` one (start, stop) per axis.
     Shape (stop - start, ...); same dtype; a view (of a padded view: unpadded when it fits)."""
     x = _arr(x)
@@ -1086,7 +1091,7 @@ def shrink(x, limits):
     return bind(P.shrink_p, x, limits=limits)
 
 
-def flip(x, axis=None):
+def flip(x: ArrayLike, axis: Axis = None) -> Array:
     """Reverse the order along ``axis`` (int, tuple, or None for all axes); same shape and dtype;
     a view (negative strides)."""
     x = _arr(x)
@@ -1096,7 +1101,7 @@ def flip(x, axis=None):
     return bind(P.flip_p, x, axes=axes)
 
 
-def as_strided(x, shape, strides, offset=0):
+def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: int = 0) -> Array:
     """A view of ``x``'s elements in C order (for a contiguous tensor: its buffer) with the given
     ``shape``, ``strides`` and ``offset`` (in elements, from x's first element), x's dtype.
     Raises ValueError when any element would fall outside x (checked without overflow, huge
@@ -1109,7 +1114,7 @@ def as_strided(x, shape, strides, offset=0):
     return bind(P.as_strided_p, x, shape=shape, strides=strides, offset=operator.index(offset))
 
 
-def concatenate(tensors, axis=0):
+def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
     """Join tensors along an existing ``axis``: shapes must agree elsewhere (ValueError naming
     both); the result's axis is the sum of theirs; promoted dtype; a new tensor."""
     xs = _promote(*tensors) if len(tensors) else []
@@ -1128,7 +1133,7 @@ def concatenate(tensors, axis=0):
     return bind(P.cat_p, *xs, axis=ax)
 
 
-def stack(tensors, axis=0):
+def stack(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
     """Join equal-shaped tensors along a new ``axis``: shape with len(tensors) inserted at axis;
     promoted dtype."""
     xs = [_arr(t) for t in tensors]
@@ -1142,7 +1147,7 @@ def stack(tensors, axis=0):
     return concatenate([expand_dims(t, ax) for t in xs], ax)
 
 
-def split(x, sections, axis=0):
+def split(x: ArrayLike, sections: int | Sequence[int], axis: int = 0) -> list[Array]:
     """Split into equal ``sections`` (an int that divides the axis) or at the given indices (a
     sequence, as slice bounds: negative ones count from the end); a list of views, x's dtype."""
     x = _arr(x)
@@ -1165,23 +1170,23 @@ def split(x, sections, axis=0):
     return out
 
 
-def copy(x):
+def copy(x: ArrayLike) -> Array:
     """A new tensor with its own contiguous memory: same shape, dtype and values."""
     return bind(P.copy_p, _arr(x))
 
 
-def contiguous(x):
+def contiguous(x: ArrayLike) -> Array:
     """``x`` if already C-contiguous (and unpadded), else a contiguous copy; same shape, dtype."""
     return bind(P.contiguous_p, _arr(x))
 
 
-def is_contiguous(x):
+def is_contiguous(x: ArrayLike) -> bool:
     """True when x's elements are C-contiguous in memory and unpadded (a Python bool)."""
     x = _arr(x)
     return x.view.is_contiguous if isinstance(x, Tensor) else False
 
 
-def shares_memory(a, b):
+def shares_memory(a: ArrayLike, b: ArrayLike) -> bool:
     """True when a and b are views of the same buffer (or of the same ndarray memory): a bool."""
     a, b = _arr(a), _arr(b)
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
@@ -1189,24 +1194,24 @@ def shares_memory(a, b):
     return a.buffer is b.buffer or a.buffer.address == b.buffer.address and a.buffer.size > 0
 
 
-def assign(dst, src):
+def assign(dst: ArrayLike, src: ArrayLike) -> Array:
     """Write ``src`` (broadcast, cast to dst's dtype) into dst's memory in place; returns dst."""
     dst = _arr(dst)
     src = broadcast_to(astype(_arr(src), dst.dtype), dst.shape)
     return bind(P.assign_p, dst, src)
 
 
-def size(x):
+def size(x: ArrayLike) -> int:
     """The number of elements of ``x`` (a Python int)."""
     return _arr(x).size
 
 
-def shape(x):
+def shape(x: ArrayLike) -> tuple[int, ...]:
     """The shape of ``x`` (a tuple of Python ints)."""
     return _arr(x).shape
 
 
-def ndim(x):
+def ndim(x: ArrayLike) -> int:
     """The number of axes of ``x`` (a Python int)."""
     return _arr(x).ndim
 

@@ -17,8 +17,11 @@ take an argmax/top-k of Gumbel noise and have given JAX's indices in every case 
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors. Sampling works on concrete values: nothing here is differentiable.
 """
+from __future__ import annotations
+
 import math
 import operator
+from typing import Sequence
 
 import numpy as np
 
@@ -26,6 +29,7 @@ from nx_rune import primitives as _P
 from nx_rune._kernels import threefry as _K
 from nx_rune.creation import asarray
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "randint", "bernoulli", "categorical", "permutation",
@@ -440,7 +444,7 @@ def _float_dtype_of(arr):
 # public API
 # ---------------------------------------------------------------------------------------------
 
-def key(seed):
+def key(seed: ArrayLike) -> Array:
     """A PRNG key from an integer seed: uint32 Tensor of shape (2,), ``[0, seed mod 2**32]``.
 
     As JAX in x32 mode: the seed must fit in int64 (else OverflowError) and is wrapped to
@@ -449,18 +453,18 @@ def key(seed):
     return _out(np.array(_seed_words(seed), dtype=_U32))
 
 
-def PRNGKey(seed):
+def PRNGKey(seed: ArrayLike) -> Array:
     """The same key as ``key(seed)``: uint32 Tensor of shape (2,)."""
     return key(seed)
 
 
-def split(key, num=2):
+def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Array:
     """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or (*num, 2) for a tuple."""
     k = _key_words(key)
     return _out(_split(k, _shape(num, "num")))
 
 
-def fold_in(key, data):
+def fold_in(key: ArrayLike, data: ArrayLike) -> Array:
     """A new key from ``key`` and a 32-bit integer ``data``: uint32 Tensor of shape (2,)."""
     k = _key_words(key)
     arr = _np(data, "data")
@@ -473,14 +477,15 @@ def fold_in(key, data):
     return _out(_fold_in(k, int(arr.astype(np.uint64, casting="unsafe")) & 0xFFFFFFFF))
 
 
-def bits(key, shape=(), dtype=np.uint32):
+def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.uint32) -> Array:
     """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64)."""
     k = _key_words(key)
     dt = _dtype(dtype, np.uint32, "u", "bits")
     return _out(_random_bits(k, dt.itemsize * 8, _shape(shape)))
 
 
-def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
+def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32,
+            minval: ArrayLike = 0.0, maxval: ArrayLike = 1.0) -> Array:
     """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64).
 
     ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``.
@@ -493,7 +498,7 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
     return _out(_uniform(k, shape, dt, lo, hi))
 
 
-def normal(key, shape=(), dtype=np.float32):
+def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32) -> Array:
     """Standard normal samples (inverse CDF): Tensor of ``shape``, float or complex ``dtype``.
 
     A complex sample has independent real and imaginary parts of variance 1/2 each.
@@ -503,7 +508,8 @@ def normal(key, shape=(), dtype=np.float32):
     return _out(_normal(k, _shape(shape), dt))
 
 
-def truncated_normal(key, lower, upper, shape=(), dtype=np.float32):
+def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: ShapeLike = (),
+                     dtype: DTypeLike = np.float32) -> Array:
     """Standard normal samples truncated to (lower, upper): Tensor of ``shape``, float ``dtype``.
 
     ``lower``/``upper`` broadcast to ``shape``; ``shape=None`` means their broadcast shape.
@@ -527,7 +533,8 @@ def truncated_normal(key, lower, upper, shape=(), dtype=np.float32):
                         np.nextafter(hi, dt.type(-np.inf))).astype(dt))
 
 
-def randint(key, shape, minval, maxval, dtype=np.int32):
+def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLike,
+            dtype: DTypeLike = np.int32) -> Array:
     """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype``.
 
     ``minval``/``maxval`` broadcast to ``shape`` and are clipped to ``dtype``'s range
@@ -549,7 +556,7 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
     return _out(_randint(k, shape, lo, hi, dt))
 
 
-def bernoulli(key, p=0.5, shape=None):
+def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None) -> Array:
     """Booleans that are True with probability ``p``: bool Tensor of ``shape`` (default p's).
 
     ``p`` must be floating; a Python float is float32.
@@ -568,14 +575,15 @@ def bernoulli(key, p=0.5, shape=None):
     return _out(_uniform(k, shape, parr.dtype) < parr)
 
 
-def gumbel(key, shape=(), dtype=np.float32):
+def gumbel(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32) -> Array:
     """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype``."""
     k = _key_words(key)
     dt = _dtype(dtype, np.float32, "f", "gumbel")
     return _out(_gumbel(k, _shape(shape), dt))
 
 
-def categorical(key, logits, axis=-1, shape=None):
+def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
+                shape: ShapeLike | None = None) -> Array:
     """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): int32 Tensor.
 
     The result has ``shape`` (default: ``logits.shape`` without ``axis``); extra leading
@@ -601,7 +609,8 @@ def categorical(key, logits, axis=-1, shape=None):
     return _out(np.argmax(scores, axis=ax - arr.ndim).astype(np.int32))
 
 
-def permutation(key, x, axis=0, independent=False):
+def permutation(key: ArrayLike, x: int | ArrayLike, axis: int = 0,
+                independent: bool = False) -> Array:
     """A random permutation of ``arange(x)`` (int x) or of ``x`` along ``axis``: Tensor.
 
     With ``independent=True`` every 1-D slice along ``axis`` is shuffled on its own.
@@ -615,7 +624,8 @@ def permutation(key, x, axis=0, independent=False):
     return _out(_permutation(k, arr, _axis(axis, arr.ndim), independent))
 
 
-def choice(key, a, shape=(), replace=True, p=None, axis=0):
+def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: bool = True,
+           p: ArrayLike | None = None, axis: int = 0) -> Array:
     """Random draws from ``a`` (an array, or an int n for ``arange(n)``) along ``axis``.
 
     Returns a Tensor of ``shape`` (for an array: ``a.shape`` with ``axis`` replaced by
@@ -677,7 +687,7 @@ def _choice_index(k, p, n_inputs, shape, n_draws, replace):
     return np.argsort(-g, kind="stable")[:n_draws].astype(np.int32)
 
 
-def threefry_2x32(key, count):
+def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:
     """The raw Threefry-2x32 hash of a uint32 ``count`` array under ``key`` (uint32 (2,)).
 
     As ``jax.extend.random.threefry_2x32``: returns a uint32 Tensor of ``count``'s shape.

@@ -5,7 +5,10 @@ Tensors, tracers, NumPy arrays or Python numbers (converted with ``nx.asarray``:
 become float32, as in JAX; float64 ndarrays stay float64).  Transformations nest to any depth
 and in any order; each call is its own level, so perturbations never mix.
 """
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -16,6 +19,7 @@ from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Trac
 from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_map, tree_unflatten
 from nx_rune.creation import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import PyTree
 
 __all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "jvp_aux", "jvps",
            "linearize", "jacfwd", "jacrev", "hessian", "hvp", "stop_gradient", "detach",
@@ -129,7 +133,8 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True):
 
 # -- reverse mode ----------------------------------------------------------------------------
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
     """``f``'s value and gradient w.r.t. ``argnums`` (int or tuple); ``f`` returns a scalar.
 
     Returns a function giving ``(value, grad)`` (``((value, aux), grad)`` with has_aux); grad
@@ -177,7 +182,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` w.r.t. ``argnums``: ``grad(f)(x)`` has x's structure,
     shapes and dtypes.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
     ``(grad, aux)``.  TypeError for a non-scalar or integer output or an integer input."""
@@ -191,13 +197,13 @@ def grad(f, argnums=0, has_aux=False):
     return grad_f
 
 
-def grads(f):
+def grads(f: Callable[..., Any]) -> Callable[..., Any]:
     """``grads(f)(xs)``: the gradients of scalar ``f(xs)`` w.r.t. each tensor of the list xs."""
     g = grad(f)
     return lambda xs: list(g(list(xs)))
 
 
-def value_and_grads(f):
+def value_and_grads(f: Callable[..., Any]) -> Callable[..., Any]:
     """``value_and_grads(f)(xs)`` -> ``(f(xs), [gradient w.r.t. each tensor of xs])``."""
     vg = value_and_grad(f)
 
@@ -207,7 +213,7 @@ def value_and_grads(f):
     return value_and_grads_f
 
 
-def vjp(f, *primals, has_aux=False):
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives a tuple of cotangents, one per primal
     (each with that primal's structure; None for integer leaves).  ``vjp_fn`` may be called
     many times.  With has_aux: ``(out, vjp_fn, aux)``."""
@@ -259,7 +265,8 @@ def _as_args(primals, what):
     return (primals,)
 
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), J(primals) @ tangents)``: ``primals`` and ``tangents`` are tuples (or
     lists) of the positional arguments, tangents with the primals' structure and shapes (a
     single array is taken as a one-argument tuple).  With has_aux: ``(out, tangent_out, aux)``.
@@ -305,17 +312,18 @@ def jvp(f, primals, tangents, has_aux=False):
     return res + (aux,) if has_aux else res
 
 
-def jvp_aux(f, primals, tangents):
+def jvp_aux(f: Callable[..., Any], primals: Sequence[Any],
+            tangents: Sequence[Any]) -> tuple[Any, Any, Any]:
     """``jvp`` of ``f`` returning ``(out, aux)``: gives ``(out, tangent_out, aux)``."""
     return jvp(f, primals, tangents, has_aux=True)
 
 
-def jvps(f, primals, tangents):
+def jvps(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """``jvp`` for ``f`` taking one list of tensors (the seed's form): ``(out, tangent_out)``."""
     return jvp(lambda xs: f(xs), (list(primals),), (list(tangents),))
 
 
-def linearize(f, *primals):
+def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(f(*primals), f_jvp)``: ``f_jvp(*tangents)`` is the JVP at primals, replayed from one
     recorded evaluation (f is not run again)."""
     _check_callable(f, "linearize")
@@ -393,7 +401,7 @@ def _stack_last(cols, shape, dtype):
     return ops.stack(cols, axis=-1)
 
 
-def jacfwd(f, argnums=0):
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Jacobian by forward mode: for each output leaf of shape So and input leaf of shape
     Si, an array of shape So + Si, in a pytree (output structure outside, the argument's
     structure, a tuple for tuple argnums, inside).  f is recorded once (``linearize``), then
@@ -433,7 +441,7 @@ def jacfwd(f, argnums=0):
     return jacfwd_f
 
 
-def jacrev(f, argnums=0):
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Jacobian by reverse mode (one forward pass, one backward pass per output element);
     same layout as ``jacfwd``."""
     _check_callable(f, "jacrev")
@@ -476,13 +484,13 @@ def jacrev(f, argnums=0):
     return jacrev_f
 
 
-def hessian(f, argnums=0):
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f, argnums), argnums)``; for x of shape S,
     shape S + S."""
     return jacfwd(jacrev(f, argnums), argnums)
 
 
-def hvp(f, primals, tangents):
+def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """Hessian-vector product of scalar ``f`` at ``primals`` along ``tangents`` (forward over
     reverse): ``(grad, hvp)``, i.e. ``jvp(grad(f), primals, tangents)``; each a pytree like the
     primals (the single array for one primal, a tuple for several)."""
@@ -494,12 +502,12 @@ def hvp(f, primals, tangents):
 
 # -- stopping gradients ---------------------------------------------------------------------
 
-def stop_gradient(x):
+def stop_gradient(x: PyTree) -> PyTree:
     """``x``'s values as constants: zero derivative under every transformation (pytrees too)."""
     return tree_map(concrete, x)
 
 
-def detach(x):
+def detach(x: PyTree) -> PyTree:
     """Alias of ``stop_gradient`` (the seed's name)."""
     return stop_gradient(x)
 

@@ -1,4 +1,8 @@
 """``check_grads``: derivatives by AD against central finite differences in float64."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from nx_rune.autodiff.api import jvp, vjp
@@ -118,7 +122,9 @@ def _check(f, args, order, modes, atol, rtol, eps, rng, level):
                    level + 1)
 
 
-def check_grads(f, args, order=1, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
+def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 1,
+                modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
+                rtol: float | None = None, eps: float | None = None) -> None:
     """Check ``f``'s derivatives up to ``order`` (1 or 2) against central finite differences.
 
     ``args``: a tuple (or list) of positional arguments (pytrees of arrays; a single array is
