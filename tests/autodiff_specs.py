@@ -296,3 +296,9 @@ def fd_jacobians(fn, args, eps):
             J[:, k] = (shifted[0] - shifted[1]) / (2 * eps)
         jacs.append(J)
     return out, jacs
+
+
+def f64_tensor(a):
+    """``a`` as a float64 nx tensor."""
+    return nx.asarray(np.asarray(a, dtype=np.float64))
+

@@ -8,13 +8,11 @@ import nx_rune as nx
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
 
-from autodiff_specs import SPECS, fd_jacobians
+from autodiff_specs import SPECS, fd_jacobians, f64_tensor
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
 
-def _t(a):
-    return nx.asarray(np.asarray(a, dtype=np.float64))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
@@ -26,7 +24,7 @@ def test_jvp_matches_finite_differences(spec, seed, data):
     fn, args = spec.make(rng, case)
     out, jacs = fd_jacobians(fn, args, spec.eps)
     vs = [rng.standard_normal(np.shape(a)) for a in args]
-    y, t = nx.jvp(fn, [_t(a) for a in args], [_t(v) for v in vs])
+    y, t = nx.jvp(fn, [f64_tensor(a) for a in args], [f64_tensor(v) for v in vs])
     np.testing.assert_allclose(np.asarray(y, dtype=np.float64), out, rtol=1e-12, atol=1e-12)
     assert t.shape == out.shape and t.dtype == y.dtype
     expect = sum(J @ v.reshape(-1) for J, v in zip(jacs, vs))
@@ -42,9 +40,9 @@ def test_jvp_and_vjp_agree(spec, seed, data):
     rng = np.random.default_rng(seed)
     case = data.draw(st.sampled_from(spec.cases))
     fn, args = spec.make(rng, case)
-    targs = [_t(a) for a in args]
+    targs = [f64_tensor(a) for a in args]
     vs = [rng.standard_normal(np.shape(a)) for a in args]
-    y, t = nx.jvp(fn, targs, [_t(v) for v in vs])
+    y, t = nx.jvp(fn, targs, [f64_tensor(v) for v in vs])
     u = rng.standard_normal(y.shape).astype(y.dtype)
     _, vjp_fn = nx.vjp(fn, *targs)
     cts = vjp_fn(nx.asarray(u))
@@ -61,10 +59,10 @@ def test_jvp_and_vjp_agree(spec, seed, data):
 def test_linearize_matches_jvp(spec):
     rng = np.random.default_rng(1)
     fn, args = spec.make(rng, spec.cases[-1])
-    targs = [_t(a) for a in args]
+    targs = [f64_tensor(a) for a in args]
     y, f_jvp = nx.linearize(fn, *targs)
     for _ in range(2):
-        vs = [_t(rng.standard_normal(np.shape(a))) for a in args]
+        vs = [f64_tensor(rng.standard_normal(np.shape(a))) for a in args]
         _, t = nx.jvp(fn, targs, vs)
         np.testing.assert_allclose(np.asarray(f_jvp(*vs)), np.asarray(t), rtol=1e-12,
                                    atol=1e-12)
@@ -74,32 +72,32 @@ def test_linearize_matches_jvp(spec):
 # -- edge cases the seed's forward handler raised on or got wrong -------------------------------
 
 def test_jvp_reduce_prod_with_zeros():
-    x = _t([2.0, 0.0, 3.0])
-    _, t = nx.jvp(lambda x: nx.prod(x), (x,), (_t([1.0, 1.0, 1.0]),))
+    x = f64_tensor([2.0, 0.0, 3.0])
+    _, t = nx.jvp(lambda x: nx.prod(x), (x,), (f64_tensor([1.0, 1.0, 1.0]),))
     assert float(t) == 6.0  # only the zero's own perturbation counts: 2 * 3
 
 
 def test_jvp_as_strided():
-    x = _t(np.arange(5.0))
-    _, t = nx.jvp(lambda x: nx.as_strided(x, (3, 2), (1, 2)), (x,), (_t([1, 10, 100, 1e3, 1e4]),))
+    x = f64_tensor(np.arange(5.0))
+    _, t = nx.jvp(lambda x: nx.as_strided(x, (3, 2), (1, 2)), (x,), (f64_tensor([1, 10, 100, 1e3, 1e4]),))
     np.testing.assert_allclose(np.asarray(t), [[1, 100], [10, 1e3], [100, 1e4]])
 
 
 def test_jvp_cummax_cummin():
-    x = _t([1.0, 3.0, 2.0, 5.0])
-    _, t = nx.jvp(lambda x: nx.cummax(x), (x,), (_t([1.0, 2.0, 3.0, 4.0]),))
+    x = f64_tensor([1.0, 3.0, 2.0, 5.0])
+    _, t = nx.jvp(lambda x: nx.cummax(x), (x,), (f64_tensor([1.0, 2.0, 3.0, 4.0]),))
     np.testing.assert_allclose(np.asarray(t), [1, 2, 2, 4])
-    _, t = nx.jvp(lambda x: nx.cummin(x), (x,), (_t([1.0, 2.0, 3.0, 4.0]),))
+    _, t = nx.jvp(lambda x: nx.cummin(x), (x,), (f64_tensor([1.0, 2.0, 3.0, 4.0]),))
     np.testing.assert_allclose(np.asarray(t), [1, 1, 1, 1])
 
 
 def test_jvp_pad_tangent_is_zero_padded():
-    _, t = nx.jvp(lambda x: nx.pad(x, 1, constant_values=5.0), (_t([1.0]),), (_t([2.0]),))
+    _, t = nx.jvp(lambda x: nx.pad(x, 1, constant_values=5.0), (f64_tensor([1.0]),), (f64_tensor([2.0]),))
     np.testing.assert_allclose(np.asarray(t), [0, 2, 0])
 
 
 def test_jvp_of_constant_function_is_zero():
-    y, t = nx.jvp(lambda x: _t([1.0, 2.0]), (_t([3.0]),), (_t([1.0]),))
+    y, t = nx.jvp(lambda x: f64_tensor([1.0, 2.0]), (f64_tensor([3.0]),), (f64_tensor([1.0]),))
     np.testing.assert_allclose(np.asarray(t), [0, 0])
 
 
@@ -112,8 +110,8 @@ def test_jvp_keeps_dtype_float32():
 def test_jvp_pytrees_and_multiple_outputs():
     def f(p):
         return {"a": p["w"] * p["b"], "b": (nx.sin(p["w"]), None)}
-    p = {"w": _t([1.0, 2.0]), "b": _t([3.0, 4.0])}
-    tp = {"w": _t([1.0, 0.0]), "b": _t([0.0, 1.0])}
+    p = {"w": f64_tensor([1.0, 2.0]), "b": f64_tensor([3.0, 4.0])}
+    tp = {"w": f64_tensor([1.0, 0.0]), "b": f64_tensor([0.0, 1.0])}
     y, t = nx.jvp(f, (p,), (tp,))
     np.testing.assert_allclose(np.asarray(t["a"]), [3.0, 2.0])
     np.testing.assert_allclose(np.asarray(t["b"][0]), [np.cos(1.0), 0.0])
@@ -121,24 +119,24 @@ def test_jvp_pytrees_and_multiple_outputs():
 
 
 def test_jvp_aux_and_jvps():
-    y, t, aux = nx.jvp_aux(lambda x: (x * x, {"n": 3}), (_t(2.0),), (_t(1.0),))
+    y, t, aux = nx.jvp_aux(lambda x: (x * x, {"n": 3}), (f64_tensor(2.0),), (f64_tensor(1.0),))
     assert float(t) == 4.0 and aux == {"n": 3}
-    y, t = nx.jvps(lambda xs: xs[0] * xs[1], [_t(2.0), _t(5.0)], [_t(1.0), _t(0.0)])
+    y, t = nx.jvps(lambda xs: xs[0] * xs[1], [f64_tensor(2.0), f64_tensor(5.0)], [f64_tensor(1.0), f64_tensor(0.0)])
     assert float(y) == 10.0 and float(t) == 5.0
 
 
 def test_jvp_single_array_primals():
-    y, t = nx.jvp(nx.sin, _t(0.5), _t(2.0))
+    y, t = nx.jvp(nx.sin, f64_tensor(0.5), f64_tensor(2.0))
     np.testing.assert_allclose(float(t), 2 * np.cos(0.5))
 
 
 def test_jvp_integer_primal_gets_no_tangent():
     idx = nx.asarray(np.array([[2, 0]], dtype=np.int64))
     y, t = nx.jvp(lambda x, i: bind(P.gather_p, x, i, axis=1),
-                  (_t([[1.0, 2.0, 3.0]]), idx), (_t([[1.0, 10.0, 100.0]]), None))
+                  (f64_tensor([[1.0, 2.0, 3.0]]), idx), (f64_tensor([[1.0, 10.0, 100.0]]), None))
     np.testing.assert_allclose(np.asarray(t), [[100.0, 1.0]])
 
 
 def test_jvp_shape_mismatch_raises():
     with pytest.raises(ValueError, match="shape"):
-        nx.jvp(nx.sin, (_t([1.0, 2.0]),), (_t([1.0]),))
+        nx.jvp(nx.sin, (f64_tensor([1.0, 2.0]),), (f64_tensor([1.0]),))

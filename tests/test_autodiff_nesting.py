@@ -7,11 +7,9 @@ from hypothesis import strategies as st
 
 import nx_rune as nx
 
-from autodiff_specs import SPECS
+from autodiff_specs import SPECS, f64_tensor
 
 
-def _t(a):
-    return nx.asarray(np.asarray(a, dtype=np.float64))
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.second_order], ids=lambda s: s.name)
@@ -22,7 +20,7 @@ def test_second_order_matches_finite_differences(spec, seed, data):
     correctly by both modes: every rule is differentiable."""
     rng = np.random.default_rng(seed)
     fn, args = spec.make(rng, data.draw(st.sampled_from(spec.cases)))
-    nx.check_grads(fn, [_t(a) for a in args], order=2, eps=max(spec.eps, 1e-5),
+    nx.check_grads(fn, [f64_tensor(a) for a in args], order=2, eps=max(spec.eps, 1e-5),
                    atol=max(spec.tol, 1e-5), rtol=max(spec.tol, 1e-5))
 
 
@@ -46,19 +44,19 @@ SECOND = [
 @pytest.mark.parametrize("f,d2", SECOND)
 def test_grad_of_grad_analytic(f, d2):
     for x in (0.3, 1.7):
-        np.testing.assert_allclose(float(nx.grad(nx.grad(f))(_t(x))), d2(x), rtol=1e-10)
+        np.testing.assert_allclose(float(nx.grad(nx.grad(f))(f64_tensor(x))), d2(x), rtol=1e-10)
 
 
 def test_third_derivatives_of_sin_and_exp():
     d3 = nx.grad(nx.grad(nx.grad(nx.sin)))
-    np.testing.assert_allclose(float(d3(_t(0.4))), -np.cos(0.4), rtol=1e-12)
+    np.testing.assert_allclose(float(d3(f64_tensor(0.4))), -np.cos(0.4), rtol=1e-12)
     d3 = nx.grad(nx.grad(nx.grad(nx.exp)))
-    np.testing.assert_allclose(float(d3(_t(0.4))), np.exp(0.4), rtol=1e-12)
+    np.testing.assert_allclose(float(d3(f64_tensor(0.4))), np.exp(0.4), rtol=1e-12)
     # the same through forward mode and mixed orders
     d = lambda f: lambda x: nx.jvp(f, (x,), (nx.ones_like(x),))[1]  # noqa: E731
-    np.testing.assert_allclose(float(d(d(d(nx.sin)))(_t(0.4))), -np.cos(0.4), rtol=1e-12)
-    np.testing.assert_allclose(float(d(nx.grad(d(nx.exp)))(_t(0.4))), np.exp(0.4), rtol=1e-12)
-    x = _t([0.1, 0.5])
+    np.testing.assert_allclose(float(d(d(d(nx.sin)))(f64_tensor(0.4))), -np.cos(0.4), rtol=1e-12)
+    np.testing.assert_allclose(float(d(nx.grad(d(nx.exp)))(f64_tensor(0.4))), np.exp(0.4), rtol=1e-12)
+    x = f64_tensor([0.1, 0.5])
     T = nx.jacfwd(nx.jacrev(nx.jacfwd(lambda x: nx.sum(nx.sin(x)))))(x)
     expect = np.zeros((2, 2, 2))
     expect[0, 0, 0], expect[1, 1, 1] = -np.cos(0.1), -np.cos(0.5)
@@ -71,7 +69,7 @@ def _fd_hessian(f, x, eps=1e-4):
     x = np.asarray(x, dtype=np.float64)
     n = x.size
     H = np.zeros((n, n))
-    g = lambda z: np.asarray(nx.grad(f)(_t(z.reshape(x.shape)))).reshape(-1)  # noqa: E731
+    g = lambda z: np.asarray(nx.grad(f)(f64_tensor(z.reshape(x.shape)))).reshape(-1)  # noqa: E731
     for k in range(n):
         e = np.zeros(n)
         e[k] = eps
@@ -81,7 +79,7 @@ def _fd_hessian(f, x, eps=1e-4):
 
 def test_hessian_of_sum_sin_x_squared_analytic():
     x = np.linspace(-1, 1, 5)
-    H = nx.hessian(lambda x: nx.sum(nx.sin(x) * x ** 2))(_t(x))
+    H = nx.hessian(lambda x: nx.sum(nx.sin(x) * x ** 2))(f64_tensor(x))
     d2 = -np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x)
     np.testing.assert_allclose(np.asarray(H), np.diag(d2), atol=1e-12)
 
@@ -99,7 +97,7 @@ def test_hessian_of_sum_sin_x_squared_analytic():
     ("softmax", lambda x: nx.sum(nx.softmax(x) * nx.arange(3, dtype=nx.float64)), [0.1, 0.2, -1]),
 ])
 def test_hessians_match_finite_differences(name, f, x):
-    H = np.asarray(nx.hessian(f)(_t(x)))
+    H = np.asarray(nx.hessian(f)(f64_tensor(x)))
     np.testing.assert_allclose(H, _fd_hessian(f, x), atol=1e-6, rtol=1e-6)
     np.testing.assert_allclose(H, H.T, atol=1e-12)
 
@@ -107,7 +105,7 @@ def test_hessians_match_finite_differences(name, f, x):
 def test_logsumexp_hessian_analytic():
     x = np.array([0.2, -0.5, 0.9])
     p = np.exp(x) / np.exp(x).sum()
-    H = nx.hessian(lambda x: nx.logsumexp(x))(_t(x))
+    H = nx.hessian(lambda x: nx.logsumexp(x))(f64_tensor(x))
     np.testing.assert_allclose(np.asarray(H), np.diag(p) - np.outer(p, p), atol=1e-12)
 
 
@@ -118,10 +116,10 @@ def _mlp(params, x, y):
 
 
 def _mlp_data(rng):
-    params = {"W1": _t(rng.standard_normal((3, 4)) * 0.5), "b1": _t(rng.standard_normal(4) * 0.1),
-              "W2": _t(rng.standard_normal((4, 2)) * 0.5), "b2": _t(np.zeros(2))}
-    x = _t(rng.standard_normal((5, 3)))
-    y = _t(np.eye(2)[rng.integers(0, 2, 5)])
+    params = {"W1": f64_tensor(rng.standard_normal((3, 4)) * 0.5), "b1": f64_tensor(rng.standard_normal(4) * 0.1),
+              "W2": f64_tensor(rng.standard_normal((4, 2)) * 0.5), "b2": f64_tensor(np.zeros(2))}
+    x = f64_tensor(rng.standard_normal((5, 3)))
+    y = f64_tensor(np.eye(2)[rng.integers(0, 2, 5)])
     return params, x, y
 
 
@@ -143,7 +141,7 @@ def test_mlp_hessian_matches_finite_differences():
 def test_mlp_grad_of_grad_and_hvp():
     rng = np.random.default_rng(1)
     params, x, y = _mlp_data(rng)
-    v = {k: _t(rng.standard_normal(p.shape)) for k, p in params.items()}
+    v = {k: f64_tensor(rng.standard_normal(p.shape)) for k, p in params.items()}
     loss = lambda p: _mlp(p, x, y)  # noqa: E731
     hv_fwd = nx.hvp(loss, (params,), (v,))[1]
     # reverse over reverse: grad of <grad(loss), v>
@@ -168,27 +166,27 @@ def test_mlp_grad_of_grad_and_hvp():
 @pytest.mark.parametrize("x", [0.0, 1.0, 3.5, -2.0])
 def test_perturbation_confusion(x):
     # d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1, whatever x is
-    f = lambda x: x * nx.grad(lambda y: x + y)(_t(1.0))  # noqa: E731
-    assert float(nx.grad(f)(_t(x))) == 1.0
-    fj = lambda x: x * nx.jvp(lambda y: x + y, (_t(1.0),), (_t(1.0),))[1]  # noqa: E731
-    assert float(nx.jvp(fj, (_t(x),), (_t(1.0),))[1]) == 1.0
-    assert float(nx.grad(fj)(_t(x))) == 1.0
-    assert float(nx.jvp(f, (_t(x),), (_t(1.0),))[1]) == 1.0
+    f = lambda x: x * nx.grad(lambda y: x + y)(f64_tensor(1.0))  # noqa: E731
+    assert float(nx.grad(f)(f64_tensor(x))) == 1.0
+    fj = lambda x: x * nx.jvp(lambda y: x + y, (f64_tensor(1.0),), (f64_tensor(1.0),))[1]  # noqa: E731
+    assert float(nx.jvp(fj, (f64_tensor(x),), (f64_tensor(1.0),))[1]) == 1.0
+    assert float(nx.grad(fj)(f64_tensor(x))) == 1.0
+    assert float(nx.jvp(f, (f64_tensor(x),), (f64_tensor(1.0),))[1]) == 1.0
 
 
 def test_perturbation_confusion_nonlinear():
     # d/dx [ x * d/dy (x * y) ] at y = 2 is d/dx [x * x] = 2 x
-    f = lambda x: x * nx.grad(lambda y: x * y)(_t(2.0))  # noqa: E731
-    assert float(nx.grad(f)(_t(3.0))) == 6.0
-    g = lambda x: x * nx.jvp(lambda y: x * y, (_t(2.0),), (_t(1.0),))[1]  # noqa: E731
-    assert float(nx.jvp(g, (_t(3.0),), (_t(1.0),))[1]) == 6.0
+    f = lambda x: x * nx.grad(lambda y: x * y)(f64_tensor(2.0))  # noqa: E731
+    assert float(nx.grad(f)(f64_tensor(3.0))) == 6.0
+    g = lambda x: x * nx.jvp(lambda y: x * y, (f64_tensor(2.0),), (f64_tensor(1.0),))[1]  # noqa: E731
+    assert float(nx.jvp(g, (f64_tensor(3.0),), (f64_tensor(1.0),))[1]) == 6.0
 
 
 def test_all_combinations_of_two_transforms():
     f = lambda x: nx.sum(nx.exp(nx.sin(x)) * x)  # noqa: E731
-    x = _t([0.3, -0.7])
+    x = f64_tensor([0.3, -0.7])
     H = np.asarray(nx.hessian(f)(x))
-    v = _t([1.0, 2.0])
+    v = f64_tensor([1.0, 2.0])
     jvp = lambda g: lambda x: nx.jvp(g, (x,), (v,))[1]  # noqa: E731
     np.testing.assert_allclose(np.asarray(jvp(nx.grad(f))(x)), H @ [1, 2], atol=1e-12)
     np.testing.assert_allclose(np.asarray(nx.grad(jvp(f))(x)), H @ [1, 2], atol=1e-12)
@@ -206,12 +204,12 @@ def test_deep_nesting():
     f = nx.sin
     for _ in range(6):
         f = nx.grad(f)
-    np.testing.assert_allclose(float(f(_t(0.3))), -np.sin(0.3), rtol=1e-12)
+    np.testing.assert_allclose(float(f(f64_tensor(0.3))), -np.sin(0.3), rtol=1e-12)
 
 
 def test_second_derivatives_use_primal_output_rules():
     # exp2, sqrt and reduce_max rules use their primal output: outer levels must see it
-    x = _t(0.7)
+    x = f64_tensor(0.7)
     np.testing.assert_allclose(float(nx.grad(nx.grad(nx.exp2))(x)), np.log(2) ** 2 * 2 ** 0.7)
     np.testing.assert_allclose(float(nx.grad(nx.grad(nx.sqrt))(x)), -0.25 * 0.7 ** -1.5)
     g = nx.grad(nx.grad(lambda x: nx.max(x * x)))
@@ -224,20 +222,20 @@ def test_mlp_second_derivative_analytic():
     x, y = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
     W1, W2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
     h = np.tanh(x @ W1)
-    loss = lambda w2: 0.5 * nx.sum((nx.tanh(_t(x) @ _t(W1)) @ w2 - _t(y)) ** 2)  # noqa: E731
-    H = np.asarray(nx.hessian(loss)(_t(W2))).reshape(8, 8)
+    loss = lambda w2: 0.5 * nx.sum((nx.tanh(f64_tensor(x) @ f64_tensor(W1)) @ w2 - f64_tensor(y)) ** 2)  # noqa: E731
+    H = np.asarray(nx.hessian(loss)(f64_tensor(W2))).reshape(8, 8)
     np.testing.assert_allclose(H, np.kron(h.T @ h, np.eye(2)), atol=1e-12)
     V = rng.standard_normal((4, 2))
-    gg = nx.grad(lambda w: nx.sum(nx.grad(loss)(w) * _t(V)))(_t(W2))
+    gg = nx.grad(lambda w: nx.sum(nx.grad(loss)(w) * f64_tensor(V)))(f64_tensor(W2))
     np.testing.assert_allclose(np.asarray(gg), h.T @ h @ V, atol=1e-12)
     # and in W1, against the analytic gradient differentiated by finite differences
     def analytic_grad_w1(w1):
         a = np.tanh(x @ w1)
         r = a @ W2 - y
         return x.T @ ((r @ W2.T) * (1 - a * a))
-    g = nx.grad(lambda w1: 0.5 * nx.sum((nx.tanh(_t(x) @ w1) @ _t(W2) - _t(y)) ** 2))
-    np.testing.assert_allclose(np.asarray(g(_t(W1))), analytic_grad_w1(W1), atol=1e-12)
-    H1 = np.asarray(nx.jacfwd(g)(_t(W1))).reshape(12, 12)
+    g = nx.grad(lambda w1: 0.5 * nx.sum((nx.tanh(f64_tensor(x) @ w1) @ f64_tensor(W2) - f64_tensor(y)) ** 2))
+    np.testing.assert_allclose(np.asarray(g(f64_tensor(W1))), analytic_grad_w1(W1), atol=1e-12)
+    H1 = np.asarray(nx.jacfwd(g)(f64_tensor(W1))).reshape(12, 12)
     eps, fd = 1e-6, np.zeros((12, 12))
     for k in range(12):
         e = np.zeros(12)
@@ -284,4 +282,4 @@ def _front_end_cases():
 @pytest.mark.parametrize("name,f,args", _front_end_cases(), ids=lambda c: c if isinstance(c, str)
                          else "")
 def test_front_end_functions_second_order(name, f, args):
-    nx.check_grads(f, tuple(_t(a) for a in args), order=2)
+    nx.check_grads(f, tuple(f64_tensor(a) for a in args), order=2)

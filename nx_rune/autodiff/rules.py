@@ -542,20 +542,22 @@ def _max_share(x, ans, axes, keepdims):
     return _const(mask / np.maximum(count, 1), x)
 
 
-def _vjp_reduce_max(g, ans, args, params, need):
-    x = args[0]
-    axes, keepdims = params["axes"], params["keepdims"]
-    return (_mul(_unreduce(g, x.shape, axes, keepdims), _max_share(x, ans, axes, keepdims)),)
+def _def_weighted_reduction(prim, weight):
+    """Rules of a reduction whose derivative is an elementwise weight of x's shape
+    (``weight(x, ans, axes, keepdims)``): VJP = broadcast(g) * w, JVP = reduce_sum(t * w)."""
+    def vjp(g, ans, args, params, need):
+        x, axes, keepdims = args[0], params["axes"], params["keepdims"]
+        return (_mul(_unreduce(g, x.shape, axes, keepdims), weight(x, ans, axes, keepdims)),)
+
+    def jvp(tangents, ans, args, params):
+        x, axes, keepdims = args[0], params["axes"], params["keepdims"]
+        return bind(P.reduce_sum_p, _mul(tangents[0], weight(x, ans, axes, keepdims)),
+                    axes=axes, keepdims=keepdims)
+    vjp.__name__, jvp.__name__ = f"vjp_{prim.name}", f"jvp_{prim.name}"
+    _register(prim, vjp, jvp)
 
 
-def _jvp_reduce_max(tangents, ans, args, params):
-    x = args[0]
-    axes, keepdims = params["axes"], params["keepdims"]
-    w = _max_share(x, ans, axes, keepdims)
-    return bind(P.reduce_sum_p, _mul(tangents[0], w), axes=axes, keepdims=keepdims)
-
-
-_register(P.reduce_max_p, _vjp_reduce_max, _jvp_reduce_max)
+_def_weighted_reduction(P.reduce_max_p, _max_share)
 
 
 def _prod_of_others(x, axes):
@@ -580,20 +582,7 @@ def _prod_deriv(x, ans, axes, keepdims):
     return _prod_of_others(x, axes)
 
 
-def _vjp_reduce_prod(g, ans, args, params, need):
-    x = args[0]
-    axes, keepdims = params["axes"], params["keepdims"]
-    return (_mul(_unreduce(g, x.shape, axes, keepdims), _prod_deriv(x, ans, axes, keepdims)),)
-
-
-def _jvp_reduce_prod(tangents, ans, args, params):
-    x = args[0]
-    axes, keepdims = params["axes"], params["keepdims"]
-    return bind(P.reduce_sum_p, _mul(tangents[0], _prod_deriv(x, ans, axes, keepdims)),
-                axes=axes, keepdims=keepdims)
-
-
-_register(P.reduce_prod_p, _vjp_reduce_prod, _jvp_reduce_prod)
+_def_weighted_reduction(P.reduce_prod_p, _prod_deriv)
 defnondiff(P.argmax_p)
 
 
