@@ -2,14 +2,11 @@
 
 ``import nx_rune as nx``; see the README for a tour.
 """
-from nx_rune import backend as _backend  # noqa: F401  (registers the primitive implementations)
-from nx_rune import primitives, random
-from nx_rune.creation import (arange, array, asarray, empty, eye, full, full_like, linspace, ones,
-                              ones_like, zeros, zeros_like)
+from nx_rune import frontend, primitives, random
 from nx_rune.dtypes import (bool_, complex64, complex128, float16, float32, float64, int8, int16,
                             int32, int64, uint8, uint16, uint32, uint64)
-from nx_rune.ops import *  # noqa: F401,F403
-from nx_rune.ops import (abs, all, any, max, min, sum)  # noqa: F401  (shadow builtins on purpose)
+from nx_rune.frontend import *  # noqa: F401,F403
+from nx_rune.frontend import abs, all, any, max, min, sum  # noqa: F401  (shadow builtins on purpose)
 from nx_rune.tensor import Tensor
 from nx_rune import autodiff  # noqa: E402
 from nx_rune.autodiff import *  # noqa: F401,F403,E402

@@ -3,8 +3,9 @@
 Movement ops are View metadata over the same Buffer (no data moves); elementwise math,
 reductions and matmul run NumPy's loops and BLAS on zero-copy ndarray views of our buffers;
 gather/scatter, fold/unfold and threefry run the typed kernels of ``nx_rune._kernels``.
-Operands arrive already checked and promoted by the front end (``nx_rune.ops``): binary
-primitives get equal shapes and dtypes.
+Operands arrive already checked and promoted by the front end (``nx_rune.frontend``): binary
+primitives get equal shapes and dtypes.  ``IMPLS`` maps each primitive's name to its
+implementation; ``nx_rune.primitives`` (the layer above) attaches them to the primitives.
 
 Parameters of each primitive (positional operands; keyword parameters):
   buffer(shape, dtype)  const_scalar(value, dtype)  const_array(array)
@@ -22,12 +23,20 @@ import warnings
 
 import numpy as np
 
-from nx_rune import primitives as P
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
 from nx_rune.tensor import Tensor
 
 _wrap = Tensor._wrap
+IMPLS = {}
+
+
+def _impl(name):
+    """Register the decorated function as the implementation of primitive ``name``."""
+    def register(fn):
+        IMPLS[name] = fn
+        return fn
+    return register
 # NumPy's floating-point warnings (overflow to inf, log of 0, ...) are attributed to the frame
 # that called the ufunc, i.e. this module: silence them here only (results are IEEE, as in JAX)
 # without paying for an np.errstate on every call.
@@ -56,7 +65,7 @@ def _dense(x):
 
 # -- memory and constants ------------------------------------------------------------------
 
-@P.buffer_p.def_impl
+@_impl("buffer")
 def _buffer(*, shape, dtype):
     shape = tuple(shape)
     n = 1
@@ -65,17 +74,17 @@ def _buffer(*, shape, dtype):
     return Tensor(Buffer(n, dtype), View.contiguous(shape))
 
 
-@P.const_scalar_p.def_impl
+@_impl("const_scalar")
 def _const_scalar(*, value, dtype):
     return _wrap(np.array(value, dtype=dtype))
 
 
-@P.const_array_p.def_impl
+@_impl("const_array")
 def _const_array(*, array):
     return _wrap(np.array(array, order="C", copy=True))
 
 
-@P.contiguous_p.def_impl
+@_impl("contiguous")
 def _contiguous(x):
     if x._arr is not None and x._view is None:
         return x
@@ -84,12 +93,12 @@ def _contiguous(x):
     return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
 
 
-@P.copy_p.def_impl
+@_impl("copy")
 def _copy(x):
     return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
 
 
-@P.assign_p.def_impl
+@_impl("assign")
 def _assign(dst, src):
     view = dst.view
     if any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides)):
@@ -112,34 +121,34 @@ def _assign(dst, src):
 
 # -- elementwise -----------------------------------------------------------------------------
 
-def _unary(prim, ufunc):
+def _unary(name, ufunc):
     def impl(x):
         return _out(ufunc(x._np()))
-    impl.__name__ = f"_{prim.name}"
-    prim.def_impl(impl)
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
 
 
-def _binary(prim, ufunc):
+def _binary(name, ufunc):
     def impl(a, b):
         return _out(ufunc(a._np(), b._np()))
-    impl.__name__ = f"_{prim.name}"
-    prim.def_impl(impl)
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
 
 
-for _prim, _ufunc in [(P.neg_p, np.negative), (P.log2_p, np.log2), (P.exp2_p, np.exp2),
-                      (P.sin_p, np.sin), (P.sqrt_p, np.sqrt), (P.recip_p, np.reciprocal),
-                      (P.exp_p, np.exp), (P.log_p, np.log), (P.cos_p, np.cos),
-                      (P.tanh_p, np.tanh), (P.log1p_p, np.log1p), (P.expm1_p, np.expm1)]:
-    _unary(_prim, _ufunc)
+for _name, _ufunc in [("neg", np.negative), ("log2", np.log2), ("exp2", np.exp2),
+                      ("sin", np.sin), ("sqrt", np.sqrt), ("recip", np.reciprocal),
+                      ("exp", np.exp), ("log", np.log), ("cos", np.cos),
+                      ("tanh", np.tanh), ("log1p", np.log1p), ("expm1", np.expm1)]:
+    _unary(_name, _ufunc)
 
-for _prim, _ufunc in [(P.add_p, np.add), (P.mul_p, np.multiply), (P.fdiv_p, np.true_divide),
-                      (P.max_p, np.maximum), (P.cmplt_p, np.less), (P.cmpne_p, np.not_equal),
-                      (P.xor_p, np.bitwise_xor), (P.or_p, np.bitwise_or),
-                      (P.and_p, np.bitwise_and)]:
-    _binary(_prim, _ufunc)
+for _name, _ufunc in [("add", np.add), ("mul", np.multiply), ("fdiv", np.true_divide),
+                      ("max", np.maximum), ("cmplt", np.less), ("cmpne", np.not_equal),
+                      ("xor", np.bitwise_xor), ("or", np.bitwise_or),
+                      ("and", np.bitwise_and)]:
+    _binary(_name, _ufunc)
 
 
-@P.pow_p.def_impl
+@_impl("pow")
 def _pow(a, b):
     an, bn = a._np(), b._np()
     if an.dtype.kind in "iu" and bn.dtype.kind == "i" and (bn < 0).any():
@@ -153,72 +162,72 @@ def _check_int_divisor(b, name):
         raise ZeroDivisionError(f"{name}: integer division by zero")
 
 
-@P.idiv_p.def_impl
+@_impl("idiv")
 def _idiv(a, b):
     """Floor division (NumPy's ``//``): rounds toward minus infinity."""
     _check_int_divisor(b, "floor_divide")
     return _out(np.floor_divide(a._np(), b._np()))
 
 
-@P.mod_p.def_impl
+@_impl("mod")
 def _mod(a, b):
     """Floored modulo (NumPy's ``%``): the result has the sign of the divisor."""
     _check_int_divisor(b, "mod")
     return _out(np.remainder(a._np(), b._np()))
 
 
-@P.where_p.def_impl
+@_impl("where")
 def _where(cond, x, y):
     return _out(np.where(cond._np(), x._np(), y._np()))
 
 
-@P.cast_p.def_impl
+@_impl("cast")
 def _cast(x, *, dtype):
     return _out(x._np().astype(dtype))
 
 
 # -- movement (metadata only) ----------------------------------------------------------------
 
-@P.reshape_p.def_impl
+@_impl("reshape")
 def _reshape(x, *, shape):
     view = x.view.reshape(shape)
     if view is None:
-        x = P.copy_p.impl(x)
+        x = _copy(x)
         view = x.view.reshape(shape)
     return _on_view(x, view)
 
 
-@P.expand_p.def_impl
+@_impl("expand")
 def _expand(x, *, shape):
     return _on_view(x, x.view.expand(shape))
 
 
-@P.permute_p.def_impl
+@_impl("permute")
 def _permute(x, *, axes):
     return _on_view(x, x.view.permute(axes))
 
 
-@P.pad_p.def_impl
+@_impl("pad")
 def _pad(x, *, config, fill):
     fill = np.array(fill, dtype=x.dtype).item()
     view = x.view.pad(config, fill)
     if view is None:
-        x = P.copy_p.impl(x)
+        x = _copy(x)
         view = x.view.pad(config, fill)
     return _on_view(x, view)
 
 
-@P.shrink_p.def_impl
+@_impl("shrink")
 def _shrink(x, *, limits):
     return _on_view(x, x.view.shrink(limits))
 
 
-@P.flip_p.def_impl
+@_impl("flip")
 def _flip(x, *, axes):
     return _on_view(x, x.view.flip(axes))
 
 
-@P.as_strided_p.def_impl
+@_impl("as_strided")
 def _as_strided(x, *, shape, strides, offset):
     """A view of x's elements in C order (x made contiguous first: a copy only when it is not),
     ``strides``/``offset`` in elements from x's first element, checked against x's size: a view
@@ -228,26 +237,26 @@ def _as_strided(x, *, shape, strides, offset):
     return _on_view(x, View(v.shape, v.strides, v.offset + x.view.offset))
 
 
-@P.cat_p.def_impl
+@_impl("cat")
 def _cat(*xs, axis):
     return _out(np.concatenate([x._np() for x in xs], axis=axis))
 
 
 # -- reductions and scans ----------------------------------------------------------------------
 
-@P.reduce_sum_p.def_impl
+@_impl("reduce_sum")
 def _reduce_sum(x, *, axes, keepdims):
     a = x._np()
     return _out(np.sum(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
 
 
-@P.reduce_prod_p.def_impl
+@_impl("reduce_prod")
 def _reduce_prod(x, *, axes, keepdims):
     a = x._np()
     return _out(np.prod(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
 
 
-@P.reduce_max_p.def_impl
+@_impl("reduce_max")
 def _reduce_max(x, *, axes, keepdims):
     a = x._np()
     axes = tuple(axes)
@@ -256,7 +265,7 @@ def _reduce_max(x, *, axes, keepdims):
     return _out(np.max(a, axis=axes, keepdims=keepdims))
 
 
-@P.argmax_p.def_impl
+@_impl("argmax")
 def _argmax(x, *, axis, keepdims):
     a = x._np()
     # as NumPy: only an empty reduced axis has no argmax ((0, 3) along axis 1 gives shape (0,))
@@ -270,7 +279,7 @@ _SCANS = {"sum": np.cumsum, "prod": np.cumprod,
           "max": np.maximum.accumulate, "min": np.minimum.accumulate}
 
 
-@P.associative_scan_p.def_impl
+@_impl("associative_scan")
 def _associative_scan(x, *, axis, op):
     if op not in _SCANS:
         raise ValueError(f"op: must be one of {sorted(_SCANS)}, got {op!r}")
@@ -282,38 +291,38 @@ def _associative_scan(x, *, axis, op):
 
 # -- linear algebra ---------------------------------------------------------------------------
 
-@P.matmul_p.def_impl
+@_impl("matmul")
 def _matmul(a, b):
     return _out(np.matmul(a._np(), b._np()))
 
 
 # -- typed kernels: gather/scatter, windows, threefry ---------------------------------------------
 
-@P.gather_p.def_impl
+@_impl("gather")
 def _gather(data, indices, *, axis):
     from nx_rune._kernels import gather as K
     return _out(K.gather(data._np(), indices._np(), axis))
 
 
-@P.scatter_p.def_impl
+@_impl("scatter")
 def _scatter(template, indices, updates, *, axis, mode):
     from nx_rune._kernels import gather as K
     return _out(K.scatter(template._np(), indices._np(), updates._np(), axis, mode))
 
 
-@P.unfold_p.def_impl
+@_impl("unfold")
 def _unfold(x, *, kernel_size, stride, dilation, padding):
     from nx_rune._kernels import fold as K
     return _out(K.unfold(x._np(), kernel_size, stride, dilation, padding))
 
 
-@P.fold_p.def_impl
+@_impl("fold")
 def _fold(cols, *, output_size, kernel_size, stride, dilation, padding):
     from nx_rune._kernels import fold as K
     return _out(K.fold(cols._np(), output_size, kernel_size, stride, dilation, padding))
 
 
-@P.threefry_p.def_impl
+@_impl("threefry")
 def _threefry(key, counter):
     from nx_rune._kernels import threefry as K
     return _out(K.threefry_2x32(key._np(), counter._np()))

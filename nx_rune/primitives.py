@@ -2,7 +2,8 @@
 
 Each primitive is one object (``add_p``, ``reshape_p``, ...).  Positional arguments of a bind
 are the array operands (the values derivatives flow through); keyword parameters are static
-(shapes, axes, dtypes).  ``nx_rune.backend`` registers the implementations.
+(shapes, axes, dtypes).  Each built-in primitive runs its implementation from
+``nx_rune.backend.IMPLS``; a user-defined one gets its own with ``def_impl``.
 
 With no transformation active, ``bind`` calls the implementation directly (the fast path).
 Otherwise it hands the call to the innermost interpreter (``process(prim, args, params)``),
@@ -12,6 +13,8 @@ threads and asyncio tasks each have their own.
 """
 import contextlib
 import contextvars
+
+from nx_rune.backend import IMPLS
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
 
@@ -73,7 +76,11 @@ def interpreter_scope(interp):
 
 
 def _declare(names):
-    return {n: Primitive(n) for n in names}
+    prims = {}
+    for n in names:
+        prim = prims[n] = Primitive(n)
+        prim.impl = IMPLS[n]
+    return prims
 
 
 # memory and constants

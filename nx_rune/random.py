@@ -27,7 +27,7 @@ import numpy as np
 
 from nx_rune import primitives as _P
 from nx_rune._kernels import threefry as _K
-from nx_rune.creation import asarray
+from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 

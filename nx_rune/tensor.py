@@ -2,8 +2,9 @@
 
 A Tensor is an immutable n-d value.  Its memory is a :class:`Buffer` (its own, or an ndarray's
 that it wraps without copying) seen through a :class:`View`.  Operators and methods all call the
-front end (``nx_rune.ops``), so the same code runs on Tensors and on autodiff tracers, which
-subclass :class:`ArrayBase` too.
+front end (the ``nx_rune.frontend`` package, handed over by ``install_frontend`` when it loads:
+it imports this module, so this module cannot import it), so the same code runs on Tensors and
+on autodiff tracers, which subclass :class:`ArrayBase` too.
 """
 import numpy as np
 
@@ -11,7 +12,7 @@ from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
 from nx_rune._kernels.view import View, c_strides, materialize
 
-__all__ = ["ArrayBase", "Tensor", "is_array"]
+__all__ = ["ArrayBase", "Tensor", "is_array", "install_frontend"]
 
 
 class ArrayBase:
@@ -36,12 +37,12 @@ class ArrayBase:
 
     @property
     def T(self):
-        return _ops.transpose(self)
+        return _fe.transpose(self)
 
     @property
     def at(self):
         """JAX-style functional updates: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ..."""
-        return _ops.IndexUpdateHelper(self)
+        return _fe.IndexUpdateHelper(self)
 
     def __len__(self):
         if not self.shape:
@@ -54,69 +55,69 @@ class ArrayBase:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index):
-        return _ops.getitem(self, index)
+        return _fe.getitem(self, index)
 
     # arithmetic
-    def __add__(self, o): return _ops.add(self, o)
-    def __radd__(self, o): return _ops.add(o, self)
-    def __sub__(self, o): return _ops.subtract(self, o)
-    def __rsub__(self, o): return _ops.subtract(o, self)
-    def __mul__(self, o): return _ops.multiply(self, o)
-    def __rmul__(self, o): return _ops.multiply(o, self)
-    def __truediv__(self, o): return _ops.divide(self, o)
-    def __rtruediv__(self, o): return _ops.divide(o, self)
-    def __floordiv__(self, o): return _ops.floor_divide(self, o)
-    def __rfloordiv__(self, o): return _ops.floor_divide(o, self)
-    def __mod__(self, o): return _ops.mod(self, o)
-    def __rmod__(self, o): return _ops.mod(o, self)
-    def __pow__(self, o): return _ops.power(self, o)
-    def __rpow__(self, o): return _ops.power(o, self)
-    def __matmul__(self, o): return _ops.matmul(self, o)
-    def __rmatmul__(self, o): return _ops.matmul(o, self)
-    def __neg__(self): return _ops.negative(self)
+    def __add__(self, o): return _fe.add(self, o)
+    def __radd__(self, o): return _fe.add(o, self)
+    def __sub__(self, o): return _fe.subtract(self, o)
+    def __rsub__(self, o): return _fe.subtract(o, self)
+    def __mul__(self, o): return _fe.multiply(self, o)
+    def __rmul__(self, o): return _fe.multiply(o, self)
+    def __truediv__(self, o): return _fe.divide(self, o)
+    def __rtruediv__(self, o): return _fe.divide(o, self)
+    def __floordiv__(self, o): return _fe.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _fe.floor_divide(o, self)
+    def __mod__(self, o): return _fe.mod(self, o)
+    def __rmod__(self, o): return _fe.mod(o, self)
+    def __pow__(self, o): return _fe.power(self, o)
+    def __rpow__(self, o): return _fe.power(o, self)
+    def __matmul__(self, o): return _fe.matmul(self, o)
+    def __rmatmul__(self, o): return _fe.matmul(o, self)
+    def __neg__(self): return _fe.negative(self)
     def __pos__(self): return self
-    def __abs__(self): return _ops.abs(self)
-    def __invert__(self): return _ops.bitwise_not(self)
-    def __and__(self, o): return _ops.bitwise_and(self, o)
-    def __rand__(self, o): return _ops.bitwise_and(o, self)
-    def __or__(self, o): return _ops.bitwise_or(self, o)
-    def __ror__(self, o): return _ops.bitwise_or(o, self)
-    def __xor__(self, o): return _ops.bitwise_xor(self, o)
-    def __rxor__(self, o): return _ops.bitwise_xor(o, self)
+    def __abs__(self): return _fe.abs(self)
+    def __invert__(self): return _fe.bitwise_not(self)
+    def __and__(self, o): return _fe.bitwise_and(self, o)
+    def __rand__(self, o): return _fe.bitwise_and(o, self)
+    def __or__(self, o): return _fe.bitwise_or(self, o)
+    def __ror__(self, o): return _fe.bitwise_or(o, self)
+    def __xor__(self, o): return _fe.bitwise_xor(self, o)
+    def __rxor__(self, o): return _fe.bitwise_xor(o, self)
     # comparisons
-    def __lt__(self, o): return _ops.less(self, o)
-    def __le__(self, o): return _ops.less_equal(self, o)
-    def __gt__(self, o): return _ops.greater(self, o)
-    def __ge__(self, o): return _ops.greater_equal(self, o)
-    def __eq__(self, o): return _ops.equal(self, o)
-    def __ne__(self, o): return _ops.not_equal(self, o)
+    def __lt__(self, o): return _fe.less(self, o)
+    def __le__(self, o): return _fe.less_equal(self, o)
+    def __gt__(self, o): return _fe.greater(self, o)
+    def __ge__(self, o): return _fe.greater_equal(self, o)
+    def __eq__(self, o): return _fe.equal(self, o)
+    def __ne__(self, o): return _fe.not_equal(self, o)
 
     # methods mirroring functions
     def reshape(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return _ops.reshape(self, shape)
+        return _fe.reshape(self, shape)
 
     def transpose(self, *axes):
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
-        return _ops.transpose(self, axes or None)
+        return _fe.transpose(self, axes or None)
 
-    def astype(self, dtype): return _ops.astype(self, dtype)
-    def sum(self, axis=None, keepdims=False): return _ops.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return _ops.mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return _ops.max(self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return _ops.min(self, axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return _ops.prod(self, axis, keepdims)
-    def var(self, axis=None, keepdims=False): return _ops.var(self, axis, keepdims=keepdims)
-    def std(self, axis=None, keepdims=False): return _ops.std(self, axis, keepdims=keepdims)
-    def argmax(self, axis=None, keepdims=False): return _ops.argmax(self, axis, keepdims)
-    def argmin(self, axis=None, keepdims=False): return _ops.argmin(self, axis, keepdims)
-    def flatten(self): return _ops.reshape(self, (-1,))
-    def ravel(self): return _ops.reshape(self, (-1,))
-    def squeeze(self, axis=None): return _ops.squeeze(self, axis)
-    def copy(self): return _ops.copy(self)
-    def dot(self, o): return _ops.dot(self, o)
+    def astype(self, dtype): return _fe.astype(self, dtype)
+    def sum(self, axis=None, keepdims=False): return _fe.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return _fe.mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return _fe.max(self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return _fe.min(self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return _fe.prod(self, axis, keepdims)
+    def var(self, axis=None, keepdims=False): return _fe.var(self, axis, keepdims=keepdims)
+    def std(self, axis=None, keepdims=False): return _fe.std(self, axis, keepdims=keepdims)
+    def argmax(self, axis=None, keepdims=False): return _fe.argmax(self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False): return _fe.argmin(self, axis, keepdims)
+    def flatten(self): return _fe.reshape(self, (-1,))
+    def ravel(self): return _fe.reshape(self, (-1,))
+    def squeeze(self, axis=None): return _fe.squeeze(self, axis)
+    def copy(self): return _fe.copy(self)
+    def dot(self, o): return _fe.dot(self, o)
 
 
 class Tensor(ArrayBase):
@@ -291,4 +292,15 @@ def is_array(x):
     return isinstance(x, ArrayBase)
 
 
-from nx_rune import ops as _ops  # noqa: E402  (ops imports this module)
+class _FrontendNotLoaded:
+    def __getattr__(self, name):
+        raise RuntimeError("nx_rune's front end is not loaded: import nx_rune")
+
+
+_fe = _FrontendNotLoaded()
+
+
+def install_frontend(namespace):
+    """Make ``namespace`` (the front-end package) the target of every operator and method."""
+    global _fe
+    _fe = namespace

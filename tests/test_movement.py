@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 import nx_rune as nx
-from nx_rune import ops
+from nx_rune.frontend import indexing
 
 SETTINGS = settings(deadline=None, max_examples=80)
 DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint16, np.float16, np.float32, np.float64,
@@ -90,10 +90,10 @@ def check(result, expected):
 def view_path(request):
     """Run basic indexing both through View.index_basic and through the primitive composition
     that transformations see."""
-    old = ops._VIEW_FAST_PATH
-    ops._VIEW_FAST_PATH = request.param
+    old = indexing._VIEW_FAST_PATH
+    indexing._VIEW_FAST_PATH = request.param
     yield request.param
-    ops._VIEW_FAST_PATH = old
+    indexing._VIEW_FAST_PATH = old
 
 
 # -- single ops ------------------------------------------------------------------------------

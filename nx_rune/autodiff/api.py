@@ -12,12 +12,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from nx_rune import ops
+from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
                                    is_inexact)
 from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_map, tree_unflatten
-from nx_rune.creation import asarray, zeros
+from nx_rune.frontend import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import PyTree
 

@@ -8,7 +8,7 @@ import numpy as np
 from nx_rune.autodiff.api import jvp, vjp
 from nx_rune.autodiff.core import concrete
 from nx_rune.autodiff.pytree import tree_flatten, tree_unflatten
-from nx_rune.creation import asarray
+from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase
 
 __all__ = ["check_grads"]

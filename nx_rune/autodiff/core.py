@@ -22,7 +22,7 @@ raises ``UnexpectedTracerError`` when used in a computation.
 """
 import numpy as np
 
-from nx_rune import ops
+from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
 from nx_rune.tensor import ArrayBase

@@ -34,7 +34,7 @@ from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, TapeTracer, Tracer,
                                    JVPTracer, is_inexact)
 from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_unflatten
-from nx_rune.creation import zeros
+from nx_rune.frontend import zeros
 from nx_rune.tensor import ArrayBase
 
 __all__ = ["custom_vjp", "custom_jvp"]
@@ -89,13 +89,13 @@ def _check_ct(ct, like, name):
     if ct is None or not _diff(like):
         return None
     if not isinstance(ct, ArrayBase):
-        from nx_rune.creation import asarray
+        from nx_rune.frontend import asarray
         ct = asarray(ct, like.dtype)
     if ct.shape != like.shape:
         raise ValueError(f"{name}: a rule returned shape {ct.shape} for an operand of shape "
                          f"{like.shape}")
     if ct.dtype != like.dtype:
-        from nx_rune.ops import astype
+        from nx_rune.frontend import astype
         ct = astype(ct, like.dtype)
     return ct
 

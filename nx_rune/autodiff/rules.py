@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from nx_rune import ops
+from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor

@@ -1,4 +1,6 @@
-"""Advanced indexing and the gather/scatter front ends, composed from primitives.
+"""Indexing: ``x[idx]``, ``x.at[idx]`` updates, take / take_along_axis / put_along_axis, nonzero.
+
+Basic indices (ints, slices of any step, None, Ellipsis) give views.
 
 ``x[idx]`` with integer arrays (Tensors, ndarrays, lists) or bool masks follows NumPy's rules:
 
@@ -25,15 +27,17 @@ import math
 import numpy as np
 
 from nx_rune import dtypes
-from nx_rune import ops
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
+from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, const, operand
+from nx_rune.frontend.elementwise import add, multiply
+from nx_rune.frontend.movement import flip, moveaxis, pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "advanced_getitem",
-           "index_update", "IndexTypeError", "concrete_value"]
+__all__ = ["getitem", "IndexUpdateHelper", "take", "take_along_axis", "put_along_axis",
+           "nonzero", "advanced_getitem", "index_update", "IndexTypeError", "concrete_value"]
 
 SCATTER_MODES = ("set", "add", "mul", "max", "min")
 _INT32_MAX = 2**31 - 1
@@ -97,7 +101,7 @@ def _as_index_tensor(idx):
             return idx
         v = concrete_value(idx)
         if v is None:
-            return ops.astype(idx, dtypes.int64)
+            return astype(idx, dtypes.int64)
         idx = v
     arr = np.asarray(idx)
     if arr.dtype not in (np.int32, np.int64):
@@ -167,7 +171,7 @@ def _classify(item):
 
 def advanced_getitem(x, index):
     """``x[index]`` where ``index`` (a tuple) holds at least one integer array or bool mask."""
-    x = ops._arr(x)
+    x = operand(x)
     entries = [_classify(i) for i in index]
     if builtins.sum(1 for k, _ in entries if k == "ellipsis") > 1:
         raise IndexError("index: an index can only have a single ellipsis ('...')")
@@ -231,10 +235,10 @@ def advanced_getitem(x, index):
         if v is not None and ax is not None:
             _check_bounds(v, n, ax)
         concrete.append(v)
-    y = ops._basic_getitem(x, tuple(basic))
+    y = _basic_getitem(x, tuple(basic))
     axes = [a for a, _, _, _ in advanced]
     try:
-        S = ops.broadcast_shapes(*[np.shape(v) if v is not None else i.shape
+        S = broadcast_shapes(*[np.shape(v) if v is not None else i.shape
                                    for v, (_, i, _, _) in zip(concrete, advanced)])
     except ValueError:
         shapes = " ".join(str(tuple(np.shape(v) if v is not None else i.shape))
@@ -244,15 +248,15 @@ def advanced_getitem(x, index):
     k = len(advanced)
     p = axes[0] if adjacent else 0
     if not adjacent:
-        y = ops.moveaxis(y, axes, list(range(k)))
+        y = moveaxis(y, axes, list(range(k)))
     sizes = [y.shape[a] for a in range(p, p + k)]
     flat = _flat_index(advanced, concrete, sizes, S)
     if k > 1:
-        y = ops.reshape(y, y.shape[:p] + (math.prod(sizes),) + y.shape[p + k:])
+        y = reshape(y, y.shape[:p] + (math.prod(sizes),) + y.shape[p + k:])
     rest = y.ndim - p - 1
     m = math.prod(S)
-    out = bind(P.gather_p, y, ops.reshape(flat, (1,) * p + (m,) + (1,) * rest), axis=p)
-    return ops.reshape(out, y.shape[:p] + S + y.shape[p + 1:])
+    out = bind(P.gather_p, y, reshape(flat, (1,) * p + (m,) + (1,) * rest), axis=p)
+    return reshape(out, y.shape[:p] + S + y.shape[p + 1:])
 
 
 def _flat_index(advanced, concrete, sizes, S):
@@ -274,16 +278,16 @@ def _flat_index(advanced, concrete, sizes, S):
     # (a gather from arange(n) both checks and wraps them)
     if len(advanced) == 1:
         idx = _as_index_tensor(advanced[0][1] if concrete[0] is None else concrete[0])
-        return ops.reshape(ops.broadcast_to(idx, S), (-1,))
+        return reshape(broadcast_to(idx, S), (-1,))
     it = dtypes.int32 if total <= _INT32_MAX else dtypes.int64
     flat = None
     for (_, idx, _, n), v in zip(advanced, concrete):
         idx = _as_index_tensor(idx if v is None else v)
         iota = Tensor._wrap(np.arange(n, dtype=it))
-        norm = ops.reshape(bind(P.gather_p, iota, ops.reshape(idx, (-1,)), axis=0), idx.shape)
-        norm = ops.broadcast_to(ops.astype(norm, it), S)
-        flat = norm if flat is None else ops.add(ops.multiply(flat, n), norm)
-    return ops.reshape(flat, (-1,))
+        norm = reshape(bind(P.gather_p, iota, reshape(idx, (-1,)), axis=0), idx.shape)
+        norm = broadcast_to(astype(norm, it), S)
+        flat = norm if flat is None else add(multiply(flat, n), norm)
+    return reshape(flat, (-1,))
 
 
 # -- x.at[idx] -----------------------------------------------------------------------------------
@@ -296,29 +300,29 @@ def index_update(x, index, values, mode):
     mode: "set" (duplicates: the last in C order wins), "add", "mul", "max", "min" (duplicates
     accumulate).  Shapes: x (...) -> x's shape; dtype: x's.
     """
-    x = ops._arr(x)
+    x = operand(x)
     if mode not in SCATTER_MODES:
         raise ValueError(f"mode: must be one of {SCATTER_MODES}, got {mode!r}")
     it = np.int32 if x.size <= _INT32_MAX else np.int64
     iota = Tensor._wrap(np.arange(x.size, dtype=it).reshape(x.shape))
-    pos = ops.getitem(iota, index)
+    pos = getitem(iota, index)
     v = _cast_values(values, x.dtype)
     try:
-        v = ops.broadcast_to(v, pos.shape)
+        v = broadcast_to(v, pos.shape)
     except ValueError:
         raise ValueError(f"values: shape {v.shape} cannot be broadcast to the indexed shape "
                          f"{pos.shape} (x shape {x.shape})") from None
-    out = bind(P.scatter_p, ops.reshape(x, (-1,)), ops.reshape(pos, (-1,)),
-               ops.reshape(v, (-1,)), axis=0, mode=mode)
-    return ops.reshape(out, x.shape)
+    out = bind(P.scatter_p, reshape(x, (-1,)), reshape(pos, (-1,)),
+               reshape(v, (-1,)), axis=0, mode=mode)
+    return reshape(out, x.shape)
 
 
 def _cast_values(values, dtype):
     if isinstance(values, ArrayBase):
-        return ops.astype(values, dtype)
+        return astype(values, dtype)
     if isinstance(values, (bool, int, float, complex, np.generic)):
-        return ops._const(values, dtype)
-    return ops.astype(ops._arr(values), dtype)
+        return const(values, dtype)
+    return astype(operand(values), dtype)
 
 
 # -- take / take_along_axis / put_along_axis ------------------------------------------------------
@@ -336,7 +340,7 @@ def _along_checks(fn, arr, idx, axis):
     if flat:
         if idx.ndim != 1:
             raise ValueError(f"{fn}: with axis=None, indices must be 1-D, got shape {idx.shape}")
-        arr, axis = ops.reshape(arr, (-1,)), 0
+        arr, axis = reshape(arr, (-1,)), 0
     else:
         if arr.ndim == 0:
             raise ValueError(f"{fn}: arr must be at least 1-D, got shape {arr.shape}")
@@ -362,7 +366,7 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int) -> Array:
     Returns arr's dtype and the broadcast shape with ``indices.shape[axis]`` along ``axis``.
     IndexError for an index outside [-n, n); TypeError for non-integer indices.
     """
-    arr = ops._arr(arr)
+    arr = operand(arr)
     idx = _indices_operand(indices)
     arr, axis, _ = _along_checks("take_along_axis", arr, idx, axis)
     return bind(P.gather_p, arr, _as_index_tensor(idx), axis=axis)
@@ -377,7 +381,7 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     result keeps arr's shape).  mode: "set" (duplicates: last in C order wins), "add", "mul",
     "max", "min" (duplicates accumulate, like ``np.add.at``).  Returns arr's shape and dtype.
     """
-    arr = ops._arr(arr)
+    arr = operand(arr)
     if mode not in SCATTER_MODES:
         raise ValueError(f"mode: must be one of {SCATTER_MODES}, got {mode!r}")
     idx = _indices_operand(indices)
@@ -387,12 +391,12 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
                                                                                idx.shape)))
     v = _cast_values(values, arr.dtype)
     try:
-        v = ops.broadcast_to(v, B)
+        v = broadcast_to(v, B)
     except ValueError:
         raise ValueError(f"values: shape {v.shape} cannot be broadcast to the indexed shape {B} "
                          f"(arr shape {arr2.shape}, indices shape {idx.shape})") from None
     out = bind(P.scatter_p, arr2, _as_index_tensor(idx), v, axis=axis, mode=mode)
-    return ops.reshape(out, shape) if out.shape != shape else out
+    return reshape(out, shape) if out.shape != shape else out
 
 
 def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
@@ -400,10 +404,10 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
     None).  indices: integers of any shape I (negative count from the end).  Returns
     ``arr.shape[:axis] + I + arr.shape[axis + 1:]`` (I for axis=None), arr's dtype.
     """
-    arr = ops._arr(arr)
+    arr = operand(arr)
     idx = _indices_operand(indices)
     if axis is None:
-        arr, axis = ops.reshape(arr, (-1,)), 0
+        arr, axis = reshape(arr, (-1,)), 0
     else:
         if arr.ndim == 0:
             raise ValueError(f"take: arr must be at least 1-D for axis={axis}, got shape ()")
@@ -412,18 +416,176 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
     if v is not None:
         _check_bounds(v, arr.shape[axis], axis)
     m = math.prod(idx.shape)
-    flat = ops.reshape(_as_index_tensor(idx if v is None else v), (-1,))
-    flat = ops.reshape(flat, (1,) * axis + (m,) + (1,) * (arr.ndim - axis - 1))
+    flat = reshape(_as_index_tensor(idx if v is None else v), (-1,))
+    flat = reshape(flat, (1,) * axis + (m,) + (1,) * (arr.ndim - axis - 1))
     out = bind(P.gather_p, arr, flat, axis=axis)
-    return ops.reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
+    return reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
 
 
 def nonzero(x: ArrayLike) -> tuple[Array, ...]:
     """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
     tensors (int64 when an axis is longer than 2**31 - 1), as ``np.nonzero``."""
-    v = concrete_value(ops._arr(x))
+    v = concrete_value(operand(x))
     if v is None:
         raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")
     if v.ndim == 0:
         raise ValueError("nonzero: x must be at least 1-D")
     return tuple(Tensor._wrap(np.ascontiguousarray(_narrow_index(a))) for a in np.nonzero(v))
+
+
+# -- indexing (basic: views) -------------------------------------------------------------------
+
+def getitem(x, index):
+    """``x[index]`` with NumPy's rules, x's dtype.  Ints, slices (any step), None and Ellipsis
+    give views; integer arrays and bool masks select through gather (see indexing.py: the
+    broadcast index shape replaces the indexed axes, or comes first when the advanced indices
+    are not adjacent).  IndexError names the axis, the index and the size."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    if _VIEW_FAST_PATH and type(x) is Tensor and P.current_interpreter() is None:
+        view = x.view.index_basic(index)  # None unless unmasked and only basic indices
+        if view is not None:
+            return Tensor(x.buffer, view)
+    x = operand(x)
+    if builtins.any(_is_advanced(i) for i in index):
+        return advanced_getitem(x, index)
+    return _basic_getitem(x, index)
+
+
+def _is_advanced(i):
+    return isinstance(i, (ArrayBase, np.ndarray, list, tuple, bool, np.bool_))
+
+
+def _expand_ellipsis(index, ndim):
+    n_ell = builtins.sum(1 for i in index if i is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("index: an index can only have a single ellipsis ('...')")
+    used = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"index: too many indices for a tensor of {ndim} dimensions "
+                         f"({used} given)")
+    if n_ell:
+        k = index.index(Ellipsis)
+        index = index[:k] + (slice(None),) * (ndim - used) + index[k + 1:]
+    else:
+        index = index + (slice(None),) * (ndim - used)
+    return index
+
+
+def _basic_getitem(x, index):
+    """Ints, slices (any step), None and Ellipsis as views: one flip (negative steps), one
+    shrink, and for steps k > 1 a reshape that splits each such axis into (m, k) followed by a
+    shrink to one column (a view whenever the m * k elements fit in the axis; a padded copy
+    otherwise), then one reshape to the result's shape (ints dropped, None inserted)."""
+    index = _expand_ellipsis(index, x.ndim)
+    shape_in = x.shape
+    limits, flips, out_shape = [], [], []
+    split = []   # (axis, m, k, column) for steps k > 1
+    pads = None
+    axis = 0
+    for item in index:
+        if item is None:
+            out_shape.append(1)
+            continue
+        n = shape_in[axis]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            if step < 0:  # flipped coordinates: position p becomes n - 1 - p
+                flips.append(axis)
+                start, stop, step = n - 1 - start, n - 1 - stop, -step
+            m = builtins.max(0, (stop - start + step - 1) // step)
+            out_shape.append(m)
+            if m <= 1 or step == 1:
+                limits.append((start, start + m) if m else (0, 0))
+            else:
+                # a window [s0, s0 + m*step) containing the picks, at column start - s0
+                s0 = builtins.min(start, n - m * step)
+                if s0 >= 0 and start - s0 < step:
+                    limits.append((s0, s0 + m * step))
+                    split.append((axis, m, step, start - s0))
+                else:  # the axis is shorter than m*step: pad its end (the result copies)
+                    limits.append((start, n))
+                    if pads is None:
+                        pads = [(0, 0)] * x.ndim
+                    pads[axis] = (0, start + m * step - n)
+                    split.append((axis, m, step, 0))
+        else:
+            try:
+                i = int(item.__index__())
+            except (AttributeError, TypeError):
+                err = IndexTypeError if isinstance(item, (float, complex, np.inexact)) \
+                    else IndexError
+                raise err(f"index: {item!r} is not a valid index (use ints, slices, None, ..., "
+                          f"or integer/bool arrays)") from None
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            i = i + n if i < 0 else i
+            limits.append((i, i + 1))
+        axis += 1
+    y = x
+    if flips:
+        y = flip(y, tuple(flips))
+    if builtins.any(a != 0 or b != n for (a, b), n in zip(limits, shape_in)):
+        y = bind(P.shrink_p, y, limits=tuple(limits))
+    if split:
+        if pads is not None:
+            y = pad(y, pads)
+        shape, lim, j = [], [], 0
+        for ax, n in enumerate(y.shape):
+            if j < len(split) and split[j][0] == ax:
+                _, m, k, c = split[j]
+                shape += [m, k]
+                lim += [(0, m), (c, c + 1)]
+                j += 1
+            else:
+                shape.append(n)
+                lim.append((0, n))
+        y = bind(P.shrink_p, bind(P.reshape_p, y, shape=tuple(shape)), limits=tuple(lim))
+    return reshape(y, tuple(out_shape))
+
+
+# Concrete unmasked tensors (no transformation active) get the result's View in one step
+# (View.index_basic); under a transformation the composition of _basic_getitem runs, so that
+# every step is a primitive.  The tests run both (they switch this off).
+_VIEW_FAST_PATH = True
+
+
+class IndexUpdateHelper:
+    """``x.at[idx]`` -> an object with ``set/add/multiply/max/min/get`` (JAX style)."""
+    __slots__ = ("_x",)
+
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self._x, index)
+
+
+class _IndexUpdateRef:
+    __slots__ = ("_x", "_index")
+
+    def __init__(self, x, index):
+        self._x, self._index = x, index
+
+    def get(self):
+        return getitem(self._x, self._index)
+
+    def set(self, values):
+        return index_update(self._x, self._index, values, "set")
+
+    def add(self, values):
+        return index_update(self._x, self._index, values, "add")
+
+    def multiply(self, values):
+        return index_update(self._x, self._index, values, "mul")
+
+    mul = multiply
+
+    def max(self, values):
+        return index_update(self._x, self._index, values, "max")
+
+    def min(self, values):
+        return index_update(self._x, self._index, values, "min")
+
+
+# gather/scatter front ends, einsum and windows live in their own modules (they import this one)

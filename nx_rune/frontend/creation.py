@@ -7,88 +7,25 @@ C-contiguous ndarray shares its memory.
 from __future__ import annotations
 
 import builtins
-import operator
 
 import numpy as np
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, zeros_buffer
 from nx_rune._kernels.view import View
+from nx_rune.frontend._core import asarray, normalize_shape
+from nx_rune.frontend.movement import copy
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 __all__ = ["asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
-           "full_like", "arange", "linspace", "eye", "normalize_shape"]
-
-_NARROW = {np.dtype(np.float64): dtypes.float32, np.dtype(np.complex128): dtypes.complex64}
-
-
-def normalize_shape(shape, name="shape"):
-    """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
-        shape = (shape,)
-    try:
-        out = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{name}: expected an int or a sequence of ints, got {shape!r}") from None
-    if any(s < 0 for s in out):
-        raise ValueError(f"{name}: negative dimension in {out}")
-    return out
-
-
-def _python_data_to_ndarray(obj, dtype):
-    if dtype is not None:
-        return np.asarray(obj, dtype=dtypes.check_dtype(dtype))
-    try:
-        arr = np.asarray(obj)
-    except (ValueError, TypeError) as e:
-        raise TypeError(f"obj: cannot make a tensor from {type(obj).__name__}: {e}") from None
-    if arr.dtype == object:
-        raise TypeError(f"obj: cannot make a tensor from {type(obj).__name__} (ragged or "
-                        f"non-numeric data)")
-    if arr.dtype.kind in "US":
-        raise TypeError(f"obj: cannot make a tensor from strings ({arr.dtype})")
-    if arr.dtype in _NARROW:
-        return arr.astype(_NARROW[arr.dtype])
-    if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
-        return arr.astype(np.int32)
-    return arr
-
-
-def asarray(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
-    """A tensor of ``obj``; zero-copy for a C-contiguous ndarray of a supported dtype.
-
-    ``obj``: a Tensor, ndarray, Python scalar or nested sequence, or anything with
-    ``__array__``.  ``dtype``: converts when given.
-    """
-    if isinstance(obj, ArrayBase):
-        if dtype is None or np.dtype(dtype) == obj.dtype:
-            return obj
-        from nx_rune import ops
-        return ops.astype(obj, dtype)
-    if isinstance(obj, np.ndarray):
-        arr = obj
-        if dtype is not None:
-            arr = arr.astype(dtypes.check_dtype(dtype), copy=False)
-        else:
-            dtypes.check_dtype(arr.dtype, "obj")
-            if not arr.dtype.isnative:
-                arr = arr.astype(arr.dtype.newbyteorder("="))
-    elif isinstance(obj, np.generic):
-        arr = np.asarray(obj, dtype=None if dtype is None else dtypes.check_dtype(dtype))
-    else:
-        arr = _python_data_to_ndarray(obj, dtype)
-    dtypes.check_dtype(arr.dtype, "obj")
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
-    return Tensor._wrap(arr)
+           "full_like", "arange", "linspace", "eye"]
 
 
 def array(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
     """Like ``asarray`` but always copies."""
     if isinstance(obj, ArrayBase):
-        from nx_rune import ops
-        return ops.copy(asarray(obj, dtype))
+        return copy(asarray(obj, dtype))
     t = asarray(obj, dtype)
     if isinstance(obj, np.ndarray) and np.shares_memory(t._np(), obj):
         return Tensor._wrap(np.array(t._np(), copy=True))

@@ -15,8 +15,12 @@ import math
 
 import numpy as np
 
-from nx_rune import ops
 from nx_rune import primitives as P
+from nx_rune.frontend import reductions
+from nx_rune.frontend._core import astype, broadcast_to, promote
+from nx_rune.frontend.elementwise import multiply, not_equal
+from nx_rune.frontend.movement import reshape, transpose
+from nx_rune.frontend.products import matmul
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 from nx_rune.typing import Array, ArrayLike
@@ -81,7 +85,7 @@ def einsum(subscripts: str, *operands: ArrayLike) -> Array:
     if len(terms) != len(operands):
         raise ValueError(f"subscripts: {subscripts!r} names {len(terms)} operands but "
                          f"{len(operands)} were given")
-    xs = ops._promote(*operands)
+    xs = promote(*operands)
     dt = xs[0].dtype
     n_ell = max(_ell_dims(t, x.ndim) for t, x in zip(terms, xs))
     labels = [_parse_term(t, x.ndim, n_ell, i, subscripts, x.shape)
@@ -135,7 +139,7 @@ def einsum(subscripts: str, *operands: ArrayLike) -> Array:
                 elsewhere.update(other)
         drop = [a for a, l in enumerate(lab) if l not in elsewhere]
         if drop:
-            x = ops.sum(x, tuple(drop))
+            x = reductions.sum(x, tuple(drop))
             lab = [l for l in lab if l in elsewhere]
         prepared.append((x, lab))
 
@@ -149,14 +153,14 @@ def einsum(subscripts: str, *operands: ArrayLike) -> Array:
 
     drop = [a for a, l in enumerate(lab) if l not in out]
     if drop:
-        x = ops.sum(x, tuple(drop))
+        x = reductions.sum(x, tuple(drop))
         lab = [l for l in lab if l in out]
-    x = ops.transpose(x, [lab.index(l) for l in out])
+    x = transpose(x, [lab.index(l) for l in out])
     want = tuple(sizes[l] for l in out)
     if x.shape != want:
-        x = ops.broadcast_to(x, want)
+        x = broadcast_to(x, want)
     if x.dtype != dt:  # bool products come back as int32 sums, small ints as int32: cast back
-        x = ops.not_equal(x, 0) if dt == np.bool_ else ops.astype(x, dt)
+        x = not_equal(x, 0) if dt == np.bool_ else astype(x, dt)
     return x
 
 
@@ -175,10 +179,10 @@ def _diagonals(x, lab, subscripts):
                              f"sizes, got {n} and {m} (shape {x.shape})")
         # axes a, b to the end; out[..., i] = x[..., i, i] via a gather along the last axis
         rest = [k for k in range(x.ndim) if k not in (a, b)]
-        x = ops.transpose(x, rest + [a, b])
+        x = transpose(x, rest + [a, b])
         idx = Tensor._wrap(np.arange(n, dtype=np.int32).reshape((1,) * len(rest) + (n, 1)))
         x = bind(P.gather_p, x, idx, axis=x.ndim - 1)
-        x = ops.reshape(x, x.shape[:-1])
+        x = reshape(x, x.shape[:-1])
         lab = [lab[k] for k in rest] + [lab[a]]
 
 
@@ -191,20 +195,20 @@ def _contract(a, la, b, lb, keep, sizes):
     # shared labels of size 1 on one side broadcast to the other's size
     a = _broadcast_labels(a, la, {l: sizes[l] for l in batch + contr})
     b = _broadcast_labels(b, lb, {l: sizes[l] for l in batch + contr})
-    a = ops.transpose(a, [la.index(l) for l in batch + a_only + contr])
-    b = ops.transpose(b, [lb.index(l) for l in batch + contr + b_only])
+    a = transpose(a, [la.index(l) for l in batch + a_only + contr])
+    b = transpose(b, [lb.index(l) for l in batch + contr + b_only])
     nb = tuple(a.shape[:len(batch)])
     a_sh = a.shape[len(batch):len(batch) + len(a_only)]
     b_sh = b.shape[len(batch) + len(contr):]
     M, N = math.prod(a_sh), math.prod(b_sh)
     K = math.prod(a.shape[len(batch) + len(a_only):])
     if not contr:
-        out = ops.multiply(ops.reshape(a, nb + (M, 1)), ops.reshape(b, nb + (1, N)))
+        out = multiply(reshape(a, nb + (M, 1)), reshape(b, nb + (1, N)))
     else:
-        out = ops.matmul(ops.reshape(a, nb + (M, K)), ops.reshape(b, nb + (K, N)))
-    return ops.reshape(out, nb + a_sh + b_sh), batch + a_only + b_only
+        out = matmul(reshape(a, nb + (M, K)), reshape(b, nb + (K, N)))
+    return reshape(out, nb + a_sh + b_sh), batch + a_only + b_only
 
 
 def _broadcast_labels(x, lab, want):
     shape = tuple(want.get(l, n) if n == 1 else n for l, n in zip(lab, x.shape))
-    return x if shape == x.shape else ops.broadcast_to(x, shape)
+    return x if shape == x.shape else broadcast_to(x, shape)

@@ -1,4 +1,5 @@
-"""Sliding-window front ends: ``unfold`` (im2col), ``fold`` (col2im) and ``conv2d``.
+"""Neural-network functions: activations (relu, softplus, sigmoid), softmax and log_softmax,
+and the sliding-window ops: ``unfold`` (im2col), ``fold`` (col2im) and ``conv2d``.
 
 Layout (PyTorch's ``nn.functional.unfold``/``fold``): an image of shape (N, C, *spatial) and
 columns of shape (N, C * prod(kernel_size), L).  Row ``c * K + k`` of the columns (K =
@@ -17,12 +18,18 @@ from typing import Sequence
 import numpy as np
 
 from nx_rune import dtypes
-from nx_rune import ops
 from nx_rune import primitives as P
+from nx_rune.frontend import reductions
+from nx_rune.frontend._core import (as_inexact, astype, operand, promote, reduction_axes,
+                                    zeros_like_t)
+from nx_rune.frontend.elementwise import (add, divide, exp, greater, isfinite, less_equal, log,
+                                          log1p, negative, subtract, where)
+from nx_rune.frontend.movement import reshape
+from nx_rune.frontend.products import matmul
 from nx_rune.primitives import bind
-from nx_rune.typing import Array, ArrayLike
+from nx_rune.typing import Array, ArrayLike, Axis
 
-__all__ = ["unfold", "fold", "conv2d"]
+__all__ = ["relu", "softplus", "sigmoid", "softmax", "log_softmax", "unfold", "fold", "conv2d"]
 
 
 def _window_arg(value, s, name, minimum):
@@ -71,7 +78,7 @@ def unfold(x: ArrayLike, kernel_size: int | Sequence[int], stride: int | Sequenc
     (>= 1) and padding (>= 0, zeros): an int or s ints.  Returns x's dtype and shape
     (N, C * prod(kernel_size), L), L = prod of the window counts per spatial axis.
     """
-    x = ops._arr(x)
+    x = operand(x)
     if x.ndim < 3:
         raise ValueError(f"x: expected shape (N, C, *spatial) with at least one spatial axis, "
                          f"got shape {x.shape}")
@@ -92,7 +99,7 @@ def fold(cols: ArrayLike, output_size: int | Sequence[int], kernel_size: int | S
     positions that ``unfold`` gives for output_size.  Returns cols' dtype and shape
     (N, C, *output_size): each window summed into the positions it covers, padding dropped.
     """
-    cols = ops._arr(cols)
+    cols = operand(cols)
     if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
         s = next((len(v) for v in (kernel_size, stride, dilation, padding)
                   if not isinstance(v, (int, np.integer))), 2)
@@ -134,7 +141,7 @@ def conv2d(x: ArrayLike, w: ArrayLike, stride: int | Sequence[int] = 1,
     ``out[n, o, i, j] = sum_{c, p, q} x_pad[n, c, i*stride + p*dilation, j*stride + q*dilation]
     * w[o, c, p, q]``.
     """
-    x, w = ops._promote(x, w)
+    x, w = promote(x, w)
     if x.ndim != 4:
         raise ValueError(f"x: expected shape (N, C, H, W), got shape {x.shape}")
     if w.ndim != 4:
@@ -143,7 +150,7 @@ def conv2d(x: ArrayLike, w: ArrayLike, stride: int | Sequence[int] = 1,
         raise ValueError(f"x, w: channels differ: x shape {x.shape} has C = {x.shape[1]}, w shape "
                          f"{w.shape} has C = {w.shape[1]}")
     if dtypes.is_bool(x.dtype):
-        x, w = ops.astype(x, dtypes.int32), ops.astype(w, dtypes.int32)
+        x, w = astype(x, dtypes.int32), astype(w, dtypes.int32)
     N, C, H, W = x.shape
     O, _, kh, kw = w.shape
     if kh == 0 or kw == 0:
@@ -152,5 +159,63 @@ def conv2d(x: ArrayLike, w: ArrayLike, stride: int | Sequence[int] = 1,
                   ((stride, "stride", 1), (padding, "padding", 0), (dilation, "dilation", 1)))
     ho, wo = _counts((H, W), (kh, kw), st, dl, pd, "x's spatial shape")
     cols = unfold(x, (kh, kw), st, dl, pd)                     # (N, C*kh*kw, L)
-    out = ops.matmul(ops.reshape(w, (O, C * kh * kw)), cols)    # (N, O, L)
-    return ops.reshape(out, (N, O, ho, wo))
+    out = matmul(reshape(w, (O, C * kh * kw)), cols)    # (N, O, L)
+    return reshape(out, (N, O, ho, wo))
+
+
+def relu(x: ArrayLike) -> Array:
+    """max(x, 0), same shape and dtype; nan stays nan; its derivative at 0 is 0 (as in JAX and
+    PyTorch)."""
+    x = operand(x)
+    if dtypes.is_inexact(x.dtype):
+        return where(less_equal(x, 0), zeros_like_t(x), x)
+    return where(greater(x, 0), x, zeros_like_t(x))
+
+
+def softplus(x: ArrayLike) -> Array:
+    """log(1 + exp(x)), stable for large |x| (softplus(inf) = inf); same shape, float dtype.  Its
+    derivative is sigmoid(x) everywhere."""
+    x = as_inexact(x)
+    m = greater(x, 0)
+    pos = where(m, x, zeros_like_t(x))
+    # |x| selected by the same mask as pos, so the kinks of the two terms cancel at 0 (the
+    # derivative there is sigmoid(0) = 0.5) and softplus(inf) = inf
+    abs_x = where(m, x, negative(x))
+    return add(log1p(exp(negative(abs_x))), pos)
+
+
+def sigmoid(x: ArrayLike) -> Array:
+    """1 / (1 + exp(-x)), as exp(-softplus(-x)): no overflow, finite derivatives; same shape,
+    float dtype."""
+    x = as_inexact(x)
+    return exp(negative(softplus(negative(x))))
+
+
+def _shifted(x, axes):
+    """x - max(x) over ``axes`` (the max replaced by 0 where it is not finite)."""
+    m = reductions.max(x, axes, keepdims=True)
+    return subtract(x, where(isfinite(m), m, zeros_like_t(m)))
+
+
+def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
+    """exp(x) / sum(exp(x)) along ``axis`` (int or tuple), computed as e / sum(e) with
+    e = exp(x - max(x)): no overflow, and as accurate as the exp.  Same shape as x; float dtype
+    (ints and bools give float32).  A row of -inf gives nan, as in JAX."""
+    x = as_inexact(x)
+    axes = reduction_axes(x, axis)
+    if not axes or reductions.element_count(x, axes) == 0:
+        return exp(subtract(x, x))  # each element alone (or nothing at all)
+    e = exp(_shifted(x, axes))
+    return divide(e, reductions.sum(e, axes, keepdims=True))
+
+
+def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
+    """x - logsumexp(x) along ``axis``, computed as (x - max) - log(sum(exp(x - max))) so that
+    large inputs keep their precision.  Same shape as x; float dtype."""
+    x = as_inexact(x)
+    axes = reduction_axes(x, axis)
+    if not axes or reductions.element_count(x, axes) == 0:
+        return subtract(x, x)
+    s = _shifted(x, axes)
+    return subtract(s, log(reductions.sum(exp(s), axes, keepdims=True)))
+

@@ -1,0 +1,227 @@
+"""Operand coercion, promotion and broadcasting: the core every front-end module imports.
+
+``asarray`` makes a Tensor of Python/NumPy data (JAX's x32 defaults: Python floats become
+float32, ints int32 (int64 when they do not fit), complex numbers complex64; NumPy arrays keep
+their dtype, and a C-contiguous ndarray is shared, not copied).  ``promote`` gives operands one
+dtype with NumPy's rules and Python scalars weakly typed as in JAX (``x * 2`` keeps x's dtype);
+``binary_op`` binds a binary primitive on promoted, broadcast operands.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from nx_rune import dtypes
+from nx_rune import primitives as P
+from nx_rune._kernels.view import normalize_axis
+from nx_rune.primitives import bind
+from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
+
+__all__ = ["asarray", "broadcast_shapes", "broadcast_to", "astype"]
+
+_NARROW = {np.dtype(np.float64): dtypes.float32, np.dtype(np.complex128): dtypes.complex64}
+
+
+def normalize_shape(shape, name="shape"):
+    """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name}: expected an int or a sequence of ints, got {shape!r}") from None
+    if builtins.any(s < 0 for s in out):
+        raise ValueError(f"{name}: negative dimension in {out}")
+    return out
+
+
+def _python_data_to_ndarray(obj, dtype):
+    if dtype is not None:
+        return np.asarray(obj, dtype=dtypes.check_dtype(dtype))
+    try:
+        arr = np.asarray(obj)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"obj: cannot make a tensor from {type(obj).__name__}: {e}") from None
+    if arr.dtype == object:
+        raise TypeError(f"obj: cannot make a tensor from {type(obj).__name__} (ragged or "
+                        f"non-numeric data)")
+    if arr.dtype.kind in "US":
+        raise TypeError(f"obj: cannot make a tensor from strings ({arr.dtype})")
+    if arr.dtype in _NARROW:
+        return arr.astype(_NARROW[arr.dtype])
+    if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
+        return arr.astype(np.int32)
+    return arr
+
+
+def asarray(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """A tensor of ``obj``; zero-copy for a C-contiguous ndarray of a supported dtype.
+
+    ``obj``: a Tensor, ndarray, Python scalar or nested sequence, or anything with
+    ``__array__``.  ``dtype``: converts when given.
+    """
+    if isinstance(obj, ArrayBase):
+        if dtype is None or np.dtype(dtype) == obj.dtype:
+            return obj
+        return astype(obj, dtype)
+    if isinstance(obj, np.ndarray):
+        arr = obj
+        if dtype is not None:
+            arr = arr.astype(dtypes.check_dtype(dtype), copy=False)
+        else:
+            dtypes.check_dtype(arr.dtype, "obj")
+            if not arr.dtype.isnative:
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+    elif isinstance(obj, np.generic):
+        arr = np.asarray(obj, dtype=None if dtype is None else dtypes.check_dtype(dtype))
+    else:
+        arr = _python_data_to_ndarray(obj, dtype)
+    dtypes.check_dtype(arr.dtype, "obj")
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return Tensor._wrap(arr)
+
+
+SCALARS = (int, float, complex, bool, np.bool_)
+
+
+# -- argument handling ---------------------------------------------------------------------
+
+def operand(x):
+    return x if isinstance(x, ArrayBase) else asarray(x)
+
+
+def const(value, dtype):
+    return Tensor._wrap(np.array(value, dtype=dtype))
+
+
+def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
+    """The NumPy broadcast of ``shapes``; ValueError naming them when incompatible."""
+    nd = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-nd, 0):
+        size = 1
+        for s in shapes:
+            if len(s) >= -i:
+                d = s[i]
+                if d != 1:
+                    if size != 1 and d != size:
+                        raise ValueError("shapes " + " and ".join(str(tuple(t)) for t in shapes)
+                                         + " cannot be broadcast together")
+                    size = d
+        out.append(size)
+    return tuple(out)
+
+
+def broadcast_to(x: ArrayLike, shape: ShapeLike) -> Array:
+    """``x`` viewed with ``shape`` (size-1 and missing leading axes repeat; stride 0, no copy)."""
+    x = operand(x)
+    shape = normalize_shape(shape)
+    if x.shape == shape:
+        return x
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"shape: cannot broadcast a tensor of shape {x.shape} to {shape}")
+    return bind(P.expand_p, x, shape=shape)
+
+
+def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
+    """``x`` converted to ``dtype``, same shape (NumPy's casting: floats to ints truncate toward
+    zero, nonzero to bool is True); ``x`` itself when the dtype already matches."""
+    x = operand(x)
+    dt = dtypes.check_dtype(dtype)
+    if x.dtype == dt:
+        return x
+    return bind(P.cast_p, x, dtype=dt)
+
+
+def promote(*xs):
+    """Tensors of one dtype from arrays and weakly typed Python scalars."""
+    arrays = [x for x in xs if not isinstance(x, SCALARS)]
+    if not arrays:  # only Python scalars: the default dtype of the highest kind among them
+        dt = dtypes.scalar_dtype(builtins.max(xs, key=_scalar_rank))
+        if dt.kind in "iu":
+            dt = builtins.max((dtypes.scalar_dtype(x) for x in xs), key=lambda d: d.itemsize)
+        return [const(x, dt) for x in xs]
+    arrays = [operand(x) for x in arrays]
+    dt = arrays[0].dtype if len(arrays) == 1 else dtypes.result_type(*[a.dtype for a in arrays])
+    for x in xs:
+        if isinstance(x, SCALARS):
+            dt = dtypes.weak_result_type(dt, x)
+    out, it = [], iter(arrays)
+    for x in xs:
+        out.append(const(x, dt) if isinstance(x, SCALARS) else astype(next(it), dt))
+    return out
+
+
+def _scalar_rank(x):
+    return 0 if isinstance(x, (bool, np.bool_)) else 1 if isinstance(x, int) else \
+        2 if isinstance(x, float) else 3
+
+
+def broadcast_all(*xs):
+    shape = broadcast_shapes(*[x.shape for x in xs])
+    return [broadcast_to(x, shape) for x in xs]
+
+
+_PY_NUMBERS = (float, int)
+# dtype kinds that keep their dtype when they meet a Python number of the key's type (weak)
+_KEEPS_KIND = {float: "fc", int: "iufc"}
+
+
+def binary_op(prim, a, b):
+    # fast paths: equal shapes and dtypes, or an array and a Python number of its dtype
+    if isinstance(a, ArrayBase):
+        if isinstance(b, ArrayBase):
+            if a.dtype == b.dtype and a.shape == b.shape:
+                return bind(prim, a, b)
+        else:
+            kinds = _KEEPS_KIND.get(type(b))
+            if kinds is not None and a.dtype.kind in kinds:
+                return bind(prim, a, Tensor._broadcast_scalar(b, a.dtype, a.shape))
+    elif isinstance(b, ArrayBase):
+        kinds = _KEEPS_KIND.get(type(a))
+        if kinds is not None and b.dtype.kind in kinds:
+            return bind(prim, Tensor._broadcast_scalar(a, b.dtype, b.shape), b)
+    a, b = promote(a, b)
+    if a.shape != b.shape:
+        a, b = broadcast_all(a, b)
+    return bind(prim, a, b)
+
+
+def as_inexact(x):
+    """``x`` as a float tensor (ints and bools go to float32, 64-bit ints to float64)."""
+    x = operand(x)
+    if dtypes.is_inexact(x.dtype):
+        return x
+    return astype(x, dtypes.float64 if x.dtype.itemsize == 8 else dtypes.float32)
+
+
+def check_real(x, name):
+    if dtypes.is_complex(x.dtype):
+        raise TypeError(f"{name}: not defined for complex tensors ({x.dtype})")
+
+
+def check_int(x, name):
+    if not (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
+        raise TypeError(f"{name}: needs integer or bool tensors, got {x.dtype}")
+
+
+def zeros_like_t(x):
+    """Zeros of ``x``'s shape and dtype as a broadcast constant (no memory per element)."""
+    return Tensor._broadcast_scalar(0, x.dtype, x.shape)
+
+
+def reduction_axes(x, axis):
+    """``axis`` (None: all, an int, or a tuple/list) as a sorted tuple of non-negative axes of
+    ``x``; ValueError for a repeated axis."""
+    if axis is None:
+        return tuple(range(x.ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, x.ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"axis: repeated axis in {axis}")
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, x.ndim),)

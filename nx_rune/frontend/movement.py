@@ -1,0 +1,319 @@
+"""Movement and memory: reshape, transpose, pad, shrink, flip, as_strided, concatenate, stack,
+split (views wherever strides allow: no data moves), and copy, contiguous, assign.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Sequence
+
+import numpy as np
+
+from nx_rune import primitives as P
+from nx_rune._kernels.view import normalize_axis
+from nx_rune.frontend._core import (astype, broadcast_to, normalize_shape, operand, promote,
+                                    reduction_axes)
+from nx_rune.primitives import bind
+from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.typing import Array, ArrayLike, Axis, ShapeLike
+
+__all__ = ["reshape", "ravel", "transpose", "permute", "moveaxis", "swapaxes", "expand_dims",
+           "squeeze", "pad", "shrink", "flip", "as_strided", "concatenate", "stack", "split",
+           "copy", "contiguous", "is_contiguous", "shares_memory", "assign", "size", "shape",
+           "ndim"]
+
+
+# -- movement ------------------------------------------------------------------------------------
+
+def reshape(x: ArrayLike, shape: ShapeLike) -> Array:
+    """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
+    copy.  ValueError naming both shapes when the element counts differ."""
+    x = operand(x)
+    shape = _resolve_shape(x, shape)
+    if shape == x.shape:
+        return x
+    return bind(P.reshape_p, x, shape=shape)
+
+
+def _resolve_shape(x, shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"shape: only one -1 allowed, got {shape}")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or x.size % known:
+            raise ValueError(f"shape: cannot reshape a tensor of shape {x.shape} ({x.size} "
+                             f"elements) into {shape}")
+        shape = tuple(x.size // known if s == -1 else s for s in shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError(f"shape: negative dimension in {shape}")
+    if math.prod(shape) != x.size:
+        raise ValueError(f"shape: cannot reshape a tensor of shape {x.shape} ({x.size} "
+                         f"elements) into {shape}")
+    return shape
+
+
+def ravel(x: ArrayLike) -> Array:
+    """``x`` flattened in C order: shape (x.size,), same dtype."""
+    return reshape(x, (-1,))
+
+
+def transpose(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
+    """Axes permuted: result axis i is x's axis ``axes[i]`` (reversed by default); same dtype; a
+    view."""
+    x = operand(x)
+    if axes is None:  # reversed: always a valid permutation
+        nd = len(x.shape)
+        if nd < 2:
+            return x
+        return bind(P.permute_p, x, axes=tuple(range(nd - 1, -1, -1)))
+    axes = tuple(axes)
+    if len(axes) != x.ndim:
+        raise ValueError(f"axes: {axes} is not a permutation of the {x.ndim} axes of shape "
+                         f"{x.shape}")
+    axes = tuple(normalize_axis(a, x.ndim, "axes") for a in axes)
+    if axes == tuple(range(x.ndim)):
+        return x
+    return bind(P.permute_p, x, axes=axes)
+
+
+def permute(x: ArrayLike, axes: Sequence[int]) -> Array:
+    """``transpose`` with explicit axes (a permutation of range(ndim)); a view."""
+    return transpose(x, axes)
+
+
+def moveaxis(x: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
+    """Move axes ``source`` to positions ``destination`` (ints or sequences); same dtype; a view."""
+    x = operand(x)
+    src = [normalize_axis(a, x.ndim, "source") for a in np.atleast_1d(source).tolist()]
+    dst = [normalize_axis(a, x.ndim, "destination") for a in np.atleast_1d(destination).tolist()]
+    if len(src) != len(dst):
+        raise ValueError("source, destination: must have the same number of axes")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(x, order)
+
+
+def swapaxes(x: ArrayLike, a: int, b: int) -> Array:
+    """Exchange axes a and b; same dtype; a view."""
+    x = operand(x)
+    a, b = normalize_axis(a, x.ndim, "a"), normalize_axis(b, x.ndim, "b")
+    order = list(range(x.ndim))
+    order[a], order[b] = order[b], order[a]
+    return transpose(x, order)
+
+
+def expand_dims(x: ArrayLike, axis: int | Sequence[int]) -> Array:
+    """Insert size-1 axes at ``axis`` (int or tuple, positions in the result); same dtype; a view."""
+    x = operand(x)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = x.ndim + len(axes)
+    axes = sorted(normalize_axis(a, nd) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis: repeated axis in {axis}")
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, shape)
+
+
+def squeeze(x: ArrayLike, axis: Axis = None) -> Array:
+    """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1); a view."""
+    x = operand(x)
+    if axis is None:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    else:
+        axes = [normalize_axis(a, x.ndim) for a in (axis if isinstance(axis, (tuple, list))
+                                                     else (axis,))]
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"axis: repeated axis in {axis}")
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ValueError(f"axis: cannot squeeze axis {a} of size {x.shape[a]} "
+                                 f"(shape {x.shape})")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
+        constant_values: ArrayLike = 0) -> Array:
+    """Pad with ``constant_values``: pad_width an int, a (before, after) pair or one pair per axis.
+
+    Shape: each axis grows by before + after; same dtype (the fill is cast to it; one scalar
+    fill for every axis).  The result is a masked view: no data moves until something reads it.
+    """
+    x = operand(x)
+    cfg = _pad_config(pad_width, x.ndim)
+    if isinstance(constant_values, ArrayBase) or np.ndim(constant_values) != 0:
+        if np.size(constant_values) != 1:
+            raise ValueError(f"constant_values: must be a scalar (one fill value for every "
+                             f"axis), got {constant_values!r}")
+        constant_values = np.asarray(constant_values).item() if not isinstance(
+            constant_values, ArrayBase) else constant_values.item()
+    if builtins.all(b == 0 and a == 0 for b, a in cfg):
+        return x
+    return bind(P.pad_p, x, config=cfg, fill=constant_values)
+
+
+def _pad_config(pad_width, nd):
+    arr = np.asarray(pad_width)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"pad_width: expected integers, got {pad_width!r}")
+    try:
+        arr = np.broadcast_to(arr, (nd, 2))
+    except ValueError:
+        raise ValueError(f"pad_width: {pad_width!r} does not fit a tensor of {nd} axes") from None
+    cfg = tuple((int(b), int(a)) for b, a in arr)
+    for i, (b, a) in enumerate(cfg):
+        if b < 0 or a < 0:
+            raise ValueError(f"pad_width: negative width ({b}, {a}) for axis {i}")
+    return cfg
+
+
+def shrink(x: ArrayLike, limits: Sequence[tuple[int, int]]) -> Array:
+    """The sub-box ``start <= i < stop`` along each axis; ``limits`` one (start, stop) per axis.
+    Shape (stop - start, ...); same dtype; a view (of a padded view: unpadded when it fits)."""
+    x = operand(x)
+    # operator.index: a float limit is a TypeError (as in NumPy slicing), not truncated
+    limits = tuple((operator.index(a), operator.index(b)) for a, b in limits)
+    if len(limits) != x.ndim:
+        raise ValueError(f"limits: {len(limits)} pairs given for a tensor of shape {x.shape}")
+    for i, ((a, b), n) in enumerate(zip(limits, x.shape)):
+        if not 0 <= a <= b <= n:
+            raise ValueError(f"limits: ({a}, {b}) for axis {i} must satisfy 0 <= start <= stop "
+                             f"<= {n} (shape {x.shape})")
+    if builtins.all(a == 0 and b == n for (a, b), n in zip(limits, x.shape)):
+        return x
+    return bind(P.shrink_p, x, limits=limits)
+
+
+def flip(x: ArrayLike, axis: Axis = None) -> Array:
+    """Reverse the order along ``axis`` (int, tuple, or None for all axes); same shape and dtype;
+    a view (negative strides)."""
+    x = operand(x)
+    axes = reduction_axes(x, axis)
+    if not axes:
+        return x
+    return bind(P.flip_p, x, axes=axes)
+
+
+def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: int = 0) -> Array:
+    """A view of ``x``'s elements in C order (for a contiguous tensor: its buffer) with the given
+    ``shape``, ``strides`` and ``offset`` (in elements, from x's first element), x's dtype.
+    Raises ValueError when any element would fall outside x (checked without overflow, huge
+    strides and offsets included); never reads out of bounds.  A view when x is contiguous."""
+    x = operand(x)
+    shape = normalize_shape(shape)
+    strides = tuple(operator.index(s) for s in strides)   # 1.5 is a TypeError, not 1
+    if len(strides) != len(shape):
+        raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
+    return bind(P.as_strided_p, x, shape=shape, strides=strides, offset=operator.index(offset))
+
+
+def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
+    """Join tensors along an existing ``axis``: shapes must agree elsewhere (ValueError naming
+    both); the result's axis is the sum of theirs; promoted dtype; a new tensor."""
+    xs = promote(*tensors) if len(tensors) else []
+    if not xs:
+        raise ValueError("tensors: need at least one tensor to concatenate")
+    if xs[0].ndim == 0:
+        raise ValueError("tensors: cannot concatenate 0-d tensors")
+    ax = normalize_axis(axis, xs[0].ndim)
+    for t in xs[1:]:
+        if t.ndim != xs[0].ndim or builtins.any(
+                a != b for i, (a, b) in enumerate(zip(t.shape, xs[0].shape)) if i != ax):
+            raise ValueError(f"tensors: shapes {xs[0].shape} and {t.shape} differ outside axis "
+                             f"{ax}")
+    if len(xs) == 1:
+        return xs[0]
+    return bind(P.cat_p, *xs, axis=ax)
+
+
+def stack(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
+    """Join equal-shaped tensors along a new ``axis``: shape with len(tensors) inserted at axis;
+    promoted dtype."""
+    xs = [operand(t) for t in tensors]
+    if not xs:
+        raise ValueError("tensors: need at least one tensor to stack")
+    for t in xs[1:]:
+        if t.shape != xs[0].shape:
+            raise ValueError(f"tensors: all must have the same shape, got {xs[0].shape} and "
+                             f"{t.shape}")
+    ax = normalize_axis(axis, xs[0].ndim + 1)
+    return concatenate([expand_dims(t, ax) for t in xs], ax)
+
+
+def split(x: ArrayLike, sections: int | Sequence[int], axis: int = 0) -> list[Array]:
+    """Split into equal ``sections`` (an int that divides the axis) or at the given indices (a
+    sequence, as slice bounds: negative ones count from the end); a list of views, x's dtype."""
+    x = operand(x)
+    ax = normalize_axis(axis, x.ndim)
+    n = x.shape[ax]
+    if isinstance(sections, (int, np.integer)):
+        if sections <= 0 or n % sections:
+            raise ValueError(f"sections: {sections} does not divide axis {ax} of size {n}")
+        bounds = [i * (n // sections) for i in range(sections + 1)]
+    else:
+        # indices as slice bounds: negative ones count from the end, then clamp to [0, n]
+        bounds = [0] + [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
+                        for i in sections] + [n]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        b = builtins.max(a, b)
+        lim = [(0, d) for d in x.shape]
+        lim[ax] = (a, b)
+        out.append(shrink(x, lim))
+    return out
+
+
+def copy(x: ArrayLike) -> Array:
+    """A new tensor with its own contiguous memory: same shape, dtype and values."""
+    return bind(P.copy_p, operand(x))
+
+
+def contiguous(x: ArrayLike) -> Array:
+    """``x`` if already C-contiguous (and unpadded), else a contiguous copy; same shape, dtype."""
+    return bind(P.contiguous_p, operand(x))
+
+
+def is_contiguous(x: ArrayLike) -> bool:
+    """True when x's elements are C-contiguous in memory and unpadded (a Python bool)."""
+    x = operand(x)
+    return x.view.is_contiguous if isinstance(x, Tensor) else False
+
+
+def shares_memory(a: ArrayLike, b: ArrayLike) -> bool:
+    """True when a and b are views of the same buffer (or of the same ndarray memory): a bool."""
+    a, b = operand(a), operand(b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return False
+    return a.buffer is b.buffer or a.buffer.address == b.buffer.address and a.buffer.size > 0
+
+
+def assign(dst: ArrayLike, src: ArrayLike) -> Array:
+    """Write ``src`` (broadcast, cast to dst's dtype) into dst's memory in place; returns dst."""
+    dst = operand(dst)
+    src = broadcast_to(astype(operand(src), dst.dtype), dst.shape)
+    return bind(P.assign_p, dst, src)
+
+
+def size(x: ArrayLike) -> int:
+    """The number of elements of ``x`` (a Python int)."""
+    return operand(x).size
+
+
+def shape(x: ArrayLike) -> tuple[int, ...]:
+    """The shape of ``x`` (a tuple of Python ints)."""
+    return operand(x).shape
+
+
+def ndim(x: ArrayLike) -> int:
+    """The number of axes of ``x`` (a Python int)."""
+    return operand(x).ndim
+

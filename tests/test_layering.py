@@ -1,0 +1,133 @@
+"""The package's import graph: layers import only downward, and no module cycle exists.
+
+Layers, bottom to top: kernels <- backend (with the Tensor, dtypes and typing it uses) <-
+primitives <- front end <- autodiff <- api (the package namespace and everything built on the
+transformations).  Every import statement counts, also one inside a function: an import moved
+into a function body still makes a cycle, only a later one.
+"""
+import ast
+import pathlib
+
+import pytest
+
+# the source tree, read as text: the test works even when a bad import breaks the package
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "nx_rune"
+
+# module name prefix -> layer (the longest matching prefix wins)
+LAYERS = {
+    "nx_rune._kernels": 0,
+    "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.dtypes": 1, "nx_rune.tensor": 1,
+    "nx_rune.backend": 1,
+    "nx_rune.primitives": 2,
+    "nx_rune.frontend": 3, "nx_rune.ops": 3,
+    "nx_rune.autodiff": 4,
+}
+API_LAYER = 5
+LAYER_NAMES = ["kernels", "backend", "primitives", "front end", "autodiff", "api"]
+
+
+def _module_name(path):
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _layer(mod):
+    best = None
+    for prefix, layer in LAYERS.items():
+        if mod == prefix or mod.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, layer)
+    return API_LAYER if best is None else best[1]
+
+
+def _resolve(mod, is_package, node):
+    """The nx_rune modules named by one import statement of module ``mod``."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "nx_rune"]
+    if node.level:
+        base = mod.split(".")
+        base = base[:len(base) - node.level + (1 if is_package else 0)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if target.split(".")[0] != "nx_rune":
+        return []
+    out = []
+    for a in node.names:  # "from pkg import submodule" names a module; otherwise the package
+        sub = f"{target}.{a.name}"
+        out.append(sub if sub in MODULES else target)
+    return out
+
+
+def _graph():
+    graph = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        mod = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        deps = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                deps.update(d for d in _resolve(mod, path.name == "__init__.py", node) if d != mod)
+        graph[mod] = deps
+    return graph
+
+
+MODULES = {_module_name(p) for p in ROOT.rglob("*.py")}
+GRAPH = _graph()
+
+
+def test_graph_found_the_front_end():
+    assert "nx_rune.frontend.elementwise" in GRAPH
+    assert "nx_rune.frontend._core" in GRAPH["nx_rune.frontend.elementwise"]
+    assert _layer("nx_rune.frontend.nn") == 3 and _layer("nx_rune.random") == API_LAYER
+
+
+@pytest.mark.parametrize("mod", sorted(GRAPH))
+def test_imports_point_down(mod):
+    here = _layer(mod)
+    up = [d for d in GRAPH[mod] if d != "nx_rune" and _layer(d) > here]
+    if here < API_LAYER and "nx_rune" in GRAPH[mod]:
+        up.append("nx_rune (the package namespace)")
+    assert not up, (f"{mod} ({LAYER_NAMES[here]}) imports from a higher layer: "
+                    + ", ".join(f"{d} ({LAYER_NAMES[_layer(d)]})" if d in GRAPH else d
+                                for d in up))
+
+
+def _find_cycle(graph):
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph.get(m, ())):
+            if d not in graph:
+                continue
+            if state.get(d) == 1:
+                return stack[stack.index(d):] + [d]
+            if d not in state:
+                found = visit(d)
+                if found:
+                    return found
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle():
+    cycle = _find_cycle(GRAPH)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
