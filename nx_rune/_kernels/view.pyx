@@ -18,8 +18,14 @@ from nx_rune._kernels.buffer cimport Buffer
 from nx_rune._kernels import strided
 
 
+class AxisError(ValueError, IndexError):
+    """An axis out of range: an IndexError (as the Array API standard requires) that is also a
+    ValueError (as NumPy's AxisError is both)."""
+
+
 def normalize_axis(axis, Py_ssize_t ndim, name="axis"):
-    """``axis`` as an int in [0, ndim); ValueError naming ``name`` when out of range."""
+    """``axis`` as an int in [0, ndim); AxisError (an IndexError and a ValueError) naming
+    ``name`` when out of range."""
     if type(axis) is int:
         ax = axis
     else:
@@ -30,7 +36,7 @@ def normalize_axis(axis, Py_ssize_t ndim, name="axis"):
         if isinstance(axis, (bool, np.bool_)):
             raise TypeError(f"{name}: expected an integer axis, got {axis!r}")
     if ax < -ndim or ax >= ndim:
-        raise ValueError(f"{name}: axis {axis} is out of range for a tensor of {ndim} dimensions")
+        raise AxisError(f"{name}: axis {axis} is out of range for a tensor of {ndim} dimensions")
     return ax + ndim if ax < 0 else ax
 
 
