@@ -2,7 +2,7 @@
 
 ``import nx_rune as nx``; see the README for a tour.
 """
-from nx_rune import frontend, primitives, random
+from nx_rune import errors, frontend, primitives, random
 from nx_rune.dtypes import (bool_, complex64, complex128, float16, float32, float64, int8, int16,
                             int32, int64, uint8, uint16, uint32, uint64)
 from nx_rune.frontend import *  # noqa: F401,F403

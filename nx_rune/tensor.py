@@ -28,6 +28,12 @@ class ArrayBase:
     def ndim(self):
         return len(self.shape)
 
+    def _concrete_tensor(self):
+        """The concrete Tensor holding this value, or None when it is not known (a value traced
+        abstractly).  Internal code that needs values (indices, masks) asks here, explicitly:
+        ``__array__`` of a traced value refuses."""
+        return None
+
     @property
     def size(self):
         n = 1
@@ -139,6 +145,9 @@ class Tensor(ArrayBase):
         t._buf = None
         t._view = None
         return t
+
+    def _concrete_tensor(self):
+        return self
 
     # -- storage ---------------------------------------------------------------------------
     @property

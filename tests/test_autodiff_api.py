@@ -245,17 +245,14 @@ def test_python_control_flow_on_values():
     np.testing.assert_allclose(np.asarray(nx.grad(f)(f64_tensor([-3.0, 1.0]))), [-2, -2])
 
 
-def test_tracer_numpy_conversion_and_repr():
+def test_tracer_repr():
     seen = {}
 
     def f(x):
-        seen["arr"] = np.asarray(x)
         seen["repr"] = repr(x)
-        seen["np"] = x.numpy()
         return nx.sum(x)
     nx.grad(f)(f64_tensor([1.0, 2.0]))
-    np.testing.assert_allclose(seen["arr"], [1, 2])
-    assert "grad" in seen["repr"] and "Tracer" in seen["repr"]
+    assert "grad" in seen["repr"] and "Tracer" in seen["repr"] and "[1. 2.]" in seen["repr"]
     y, t = nx.jvp(lambda x: (seen.__setitem__("r", repr(x)), x)[1], (f64_tensor(1.0),), (f64_tensor(1.0),))
     assert "jvp" in seen["r"]
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.errors import TracerArrayConversionError, UnexpectedTracerError
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
 from nx_rune.tensor import ArrayBase
 
@@ -33,10 +34,6 @@ __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGra
 _var = P._interpreter
 _INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
                                            "complex128"))
-
-
-class UnexpectedTracerError(RuntimeError):
-    """A tracer was used outside the transformation that made it."""
 
 
 def is_inexact(dtype):
@@ -86,19 +83,49 @@ _STORAGE = frozenset(["_np", "_arr", "_buf", "_view", "view", "buffer", "strides
 
 
 class Tracer(ArrayBase):
-    """A value carried by a transformation.  Operators and methods work as on Tensors; values
-    (``item()``, ``float()``, ``bool()``, ``numpy()``, ``__array__``) read the concrete value,
-    so Python control flow on values works inside transformed functions."""
+    """A value carried by a transformation.  Operators and methods work as on Tensors.  Python
+    scalars of its value (``item()``, ``float()``, ``bool()``, ``int()``) read the concrete
+    value, so Python control flow on values works inside transformed functions; conversion to a
+    NumPy array (``__array__``, ``numpy()``, DLPack, NumPy functions applied to it) raises
+    ``TracerArrayConversionError``: NumPy would compute outside the transformation, and a
+    derivative through its result would silently be zero."""
     __slots__ = ("_interp", "primal", "shape", "dtype")
 
     def _concrete(self):
         return concrete(self)
 
+    def _concrete_tensor(self):
+        return concrete(self)
+
+    def _to_numpy(self, what):
+        """The values as an ndarray once the transformation has finished (a leaked tracer: no
+        derivative can be lost any more); TracerArrayConversionError while it runs."""
+        if self._interp.done:
+            return concrete(self)._np()
+        raise TracerArrayConversionError(
+            f"{what} of a value traced by {self._interp.name} (shape {self.shape}, dtype "
+            f"{self.dtype}): NumPy would compute outside the transformation, so derivatives "
+            f"through the result would silently be zero.  Use nx operations (nx.sin, nx.sum, "
+            f"...) instead of NumPy's, wrap NumPy code in nx.custom_vjp / nx.custom_jvp with "
+            f"its derivative, or apply nx.stop_gradient(x) first if no derivative should flow")
+
     def numpy(self):
-        return self._concrete().numpy()
+        return self._to_numpy("numpy()")
 
     def __array__(self, dtype=None, copy=None):
-        return self._concrete().__array__(dtype, copy)
+        arr = self._to_numpy("conversion to a NumPy array (np.asarray, or a NumPy function)")
+        return arr if dtype is None else arr.astype(dtype)
+
+    @property
+    def __array_interface__(self):
+        return self._to_numpy("__array_interface__").__array_interface__
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._to_numpy("DLPack export").__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        self._to_numpy("DLPack export")
+        return (1, 0)
 
     def item(self):
         return self._concrete().item()
@@ -125,7 +152,7 @@ class Tracer(ArrayBase):
         interp = self._interp
         state = ", finished" if interp.done else ""
         return (f"{type(self).__name__}({interp.name}{state}, shape={self.shape}, "
-                f"dtype={self.dtype}, value={np.array2string(np.asarray(self))})")
+                f"dtype={self.dtype}, value={np.array2string(concrete(self)._np())})")
 
     __str__ = __repr__
 

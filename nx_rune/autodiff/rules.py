@@ -189,7 +189,9 @@ def _const(arr, like):
 
 def _val(x):
     """The concrete values of x (a Tensor or a tracer at any depth) as an ndarray."""
-    return np.asarray(x)
+    if isinstance(x, np.ndarray):
+        return x
+    return x._concrete_tensor()._np()
 
 
 def _zeros(like):

@@ -53,26 +53,14 @@ class IndexTypeError(TypeError, IndexError):
 def concrete_value(x):
     """The values of ``x`` as an ndarray, or None when they are not known (a traced value).
 
-    Tensors and ndarrays are concrete; so are the tracers of nx_rune.autodiff (eager: their
-    ``__array__`` reads the primal).  A value of another kind of transformation can offer its
-    values through ``__nx_concrete__()`` (returning a Tensor or ndarray, or raising to refuse)
-    or refuse by lacking both.
+    Tensors and ndarrays are concrete; so are the eager tracers of nx_rune.autodiff (their
+    ``_concrete_tensor()`` is the primal's Tensor); an abstractly traced value gives None.
     """
-    if isinstance(x, Tensor):
-        return x._np()
     if isinstance(x, np.ndarray):
         return x
     if isinstance(x, ArrayBase):
-        get = getattr(x, "__nx_concrete__", None)
-        if get is None:
-            get = getattr(x, "__array__", None)
-        if get is None:
-            return None
-        try:
-            v = get()
-        except Exception:
-            return None
-        return concrete_value(v) if v is not None else None
+        t = x._concrete_tensor()
+        return None if t is None else t._np()
     return np.asarray(x)
 
 
