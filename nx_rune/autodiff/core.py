@@ -79,6 +79,9 @@ class Interpreter:
 
 # -- tracers -------------------------------------------------------------------------------
 
+_CONVERSION = ("conversion to a NumPy array (np.asarray(x), a NumPy function such as np.sin(x), "
+               "x.numpy())")
+
 _STORAGE = frozenset(["_np", "_arr", "_buf", "_view", "view", "buffer", "strides"])
 
 
@@ -110,15 +113,15 @@ class Tracer(ArrayBase):
             f"its derivative, or apply nx.stop_gradient(x) first if no derivative should flow")
 
     def numpy(self):
-        return self._to_numpy("numpy()")
+        return self._to_numpy(_CONVERSION)
 
     def __array__(self, dtype=None, copy=None):
-        arr = self._to_numpy("conversion to a NumPy array (np.asarray, or a NumPy function)")
+        arr = self._to_numpy(_CONVERSION)
         return arr if dtype is None else arr.astype(dtype)
 
     @property
     def __array_interface__(self):
-        return self._to_numpy("__array_interface__").__array_interface__
+        return self._to_numpy(_CONVERSION).__array_interface__
 
     def __dlpack__(self, *args, **kwargs):
         return self._to_numpy("DLPack export").__dlpack__(*args, **kwargs)
