@@ -41,6 +41,8 @@ def _impl(name):
 # that called the ufunc, i.e. this module: silence them here only (results are IEEE, as in JAX)
 # without paying for an np.errstate on every call.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\.backend")
+# ... except ComplexWarning (a RuntimeWarning too): a cast that drops imaginary parts must show
+warnings.filterwarnings("default", category=np.exceptions.ComplexWarning, module=r"nx_rune\.backend")
 
 
 def _out(arr):

@@ -245,7 +245,7 @@ class Tensor(ArrayBase):
         return arr
 
     def __dlpack__(self, **kwargs):
-        return np.ascontiguousarray(self._np()).__dlpack__(**kwargs)
+        return _c_order(self._np()).__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -281,12 +281,48 @@ class Tensor(ArrayBase):
     def __str__(self):
         return str(self._np())
 
-    def __reduce__(self):
-        return (_from_ndarray_copy, (np.array(self._np()),))
+    def __reduce_ex__(self, protocol):
+        # the values as one C-contiguous ndarray argument: pickle protocol 5 sends its memory
+        # out of band (no copy through the pickle stream), as NumPy does
+        return (_from_ndarray, (_c_order(self._np()),))
+
+    def __copy__(self):
+        return _from_ndarray(self._np().copy(order="C"))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def _memory_extent(self):
+        """``(first, last)`` byte addresses (last exclusive) that this tensor's elements occupy,
+        or None when it reads no memory (no elements, or every element padding)."""
+        if self._view is None:
+            arr = self._arr
+            if arr.size == 0:
+                return None
+            lo, hi = np.lib.array_utils.byte_bounds(arr)
+            if not arr.flags.c_contiguous:  # a stride-0 constant: one element
+                hi = lo + arr.itemsize
+            return lo, hi
+        view, buf = self._view, self._buf
+        valid = view.mask or tuple((0, n) for n in view.shape)
+        lo = hi = view.offset
+        for (a, b), s in zip(valid, view.strides):
+            if a >= b:
+                return None
+            lo += s * (a if s >= 0 else b - 1)
+            hi += s * (b - 1 if s >= 0 else a)
+        item = buf.itemsize
+        return buf.address + lo * item, buf.address + (hi + 1) * item
 
 
-def _from_ndarray_copy(arr):
-    return Tensor._wrap(np.ascontiguousarray(arr))
+def _c_order(arr):
+    """``arr`` if it is C-contiguous, else a C-ordered copy (0-d stays 0-d, unlike
+    ``np.ascontiguousarray``)."""
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
+
+
+def _from_ndarray(arr):
+    return Tensor._wrap(_c_order(arr))
 
 
 _SCALAR_TENSORS = {}

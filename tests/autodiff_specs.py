@@ -72,6 +72,13 @@ def _pow_negbase(rng, shape):
     return (lambda a: bind(P.pow_p, a, b)), [rng.uniform(-2.0, -0.5, shape)]
 
 
+def _mod(rng, shape):
+    """b in [0.5, 2], a / b at least 0.1 away from an integer (mod jumps there)."""
+    b = rng.uniform(0.5, 2.0, shape)
+    a = b * (rng.integers(-3, 3, shape) + rng.uniform(0.1, 0.9, shape))
+    return (lambda x, y: bind(P.mod_p, x, y)), [a, b]
+
+
 def _where(rng, shape):
     cond = c(rng.random(shape) < 0.5)
     return (lambda x, y: bind(P.where_p, cond, x, y)), [anyv(rng, shape), anyv(rng, shape)]
@@ -222,6 +229,7 @@ SPECS = [
     Spec("pow_negative_base", P.pow_p, _pow_negbase, ELEMENTWISE),
     Spec("max", P.max_p, lambda rng, s: ((lambda a, b: bind(P.max_p, a, b)),
                                          list(distinct(rng, (2,) + s))), ELEMENTWISE),
+    Spec("mod", P.mod_p, _mod, ELEMENTWISE),
     Spec("where", P.where_p, _where, ELEMENTWISE),
     Spec("cast", P.cast_p, _cast, ELEMENTWISE, eps=1e-2, tol=1e-4),
     Spec("contiguous", P.contiguous_p, _contiguous, [(2, 3), (3, 1, 2)]),
@@ -269,7 +277,7 @@ SPECS = [
 ]
 
 # Primitives whose derivative is zero by definition (or whose outputs are not float).
-NONDIFF_PRIMS = [P.idiv_p, P.mod_p, P.cmplt_p, P.cmpne_p, P.xor_p, P.or_p, P.and_p, P.argmax_p,
+NONDIFF_PRIMS = [P.idiv_p, P.cmplt_p, P.cmpne_p, P.xor_p, P.or_p, P.and_p, P.argmax_p,
                  P.threefry_p, P.buffer_p, P.const_scalar_p, P.const_array_p]
 
 

@@ -55,9 +55,17 @@ def test_float_nondiff_ops_have_zero_gradient():
     x = f64_tensor([0.7, 2.5, -1.2])
 
     def f(x):
-        return nx.sum(x // 0.5 + x % 0.5 + nx.astype(x < 1.0, nx.float64)
+        return nx.sum(x // 0.5 + nx.astype(x < 1.0, nx.float64)
                       + nx.astype(nx.argmax(x), nx.float64))
     np.testing.assert_array_equal(np.asarray(nx.grad(f)(x)), 0.0)
+
+
+def test_mod_derivatives_as_jax():
+    # d(a % b)/da = 1, d(a % b)/db = -floor(a / b): JAX 0.10.2 gives 1.0 and -2.0 at (5.5, 2.0),
+    # and 1.0 and 3.0 at (-5.5, 2.0)
+    for a, b, want_b in ((5.5, 2.0, -2.0), (-5.5, 2.0, 3.0)):
+        ga, gb = nx.grad(lambda a, b: nx.mod(a, b), argnums=(0, 1))(f64_tensor(a), f64_tensor(b))
+        assert float(ga) == 1.0 and float(gb) == want_b
 
 
 # -- the seeds' examples, with analytic values --------------------------------------------------

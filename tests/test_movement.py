@@ -303,7 +303,8 @@ def test_copy_contiguous_is_contiguous_shares_memory(c):
     flags_c = np.asarray(t).flags.c_contiguous or ref.size <= 1
     if t.view.mask is None:
         assert nx.is_contiguous(t) == (flags_c or np.asarray(t).flags.c_contiguous)
-    assert nx.shares_memory(t, t.T) and nx.shares_memory(t, nx.flip(t))
+    if ref.size and t.view.mask is None:  # as NumPy: no elements, no memory shared
+        assert nx.shares_memory(t, t.T) and nx.shares_memory(t, nx.flip(t))
     assert not nx.shares_memory(t, nx.asarray(ref.copy()))
 
 

@@ -222,15 +222,14 @@ cdef class View:
             elif type(item) is slice:
                 n = self.shape[axis]
                 s = self.strides[axis]
-                start, stop, step = item.indices(n)
-                if step > 0:
-                    m = (stop - start + step - 1) // step if stop > start else 0
-                else:
-                    m = (start - stop - step - 1) // (-step) if start > stop else 0
+                # Python ints: a step may exceed Py_ssize_t (x[::2**64]) and must not wrap
+                py_start, py_stop, py_step = item.indices(n)
+                m = len(range(py_start, py_stop, py_step))
                 if m:
-                    off += start * s
+                    off += <Py_ssize_t>py_start * s
                 shape.append(m)
-                strides.append(s * step)
+                # with one element or none the stride is never used: keep it in range
+                strides.append(s * <Py_ssize_t>py_step if m > 1 else s)
                 axis += 1
             else:
                 i = int(item)

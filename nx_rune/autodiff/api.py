@@ -97,6 +97,10 @@ def _cast_like(v, like, what):
         raise ValueError(f"{what}: shape {v.shape} does not match the primal's shape "
                          f"{like.shape}")
     if v.dtype != like.dtype:
+        if v.dtype.kind == "c" and like.dtype.kind != "c":
+            raise TypeError(f"{what}: a complex value ({v.dtype}) for a real primal of dtype "
+                            f"{like.dtype}: its imaginary part would be lost; pass a real "
+                            f"value (nx.real(v)) or make the primal complex")
         v = ops.astype(v, like.dtype)
     return v
 

@@ -33,7 +33,8 @@ scatter update wins) are computed with NumPy from the concrete values, as consta
 Conventions: ties of ``max`` (elementwise, reduce_max, cummax/cummin, scatter max/min) split
 the derivative equally between the tied operands, as JAX's ``reduce_max``; ``pow``'s derivative
 in the exponent is 0 at a base of 0 and nan for a negative base (real pow is not
-differentiable there); ``mod``/``idiv``, comparisons, bit ops, argmax and threefry have zero
+differentiable there); ``mod`` has derivatives 1 and -floor(a / b); ``idiv``, comparisons, bit ops, argmax and
+threefry have zero
 derivatives; ``assign(dst, src)`` passes the cotangent to ``src`` only (dst's old values are
 overwritten; mutating a value that recorded ops still need gives wrong derivatives, as in any
 tape); complex values get the transpose (non-conjugated) convention.
@@ -414,8 +415,15 @@ _register(P.mul_p, _vjp_mul, _jvp_mul)
 _register(P.fdiv_p, _vjp_fdiv, _jvp_fdiv)
 _register(P.max_p, _vjp_max, _jvp_max)
 
-for _p in (P.idiv_p, P.mod_p, P.cmplt_p, P.cmpne_p, P.xor_p, P.or_p, P.and_p):
+for _p in (P.idiv_p, P.cmplt_p, P.cmpne_p, P.xor_p, P.or_p, P.and_p):
     defnondiff(_p)
+
+# a mod b = a - floor(a / b) * b: derivative 1 in a and -floor(a / b) in b (as JAX), where the
+# floor is piecewise constant (floor division is its own primitive, with zero derivative)
+defvjp(P.mod_p, lambda g, ans, a, b: g,
+       lambda g, ans, a, b: _mul(bind(P.neg_p, g), bind(P.idiv_p, a, b)))
+defjvp(P.mod_p, lambda t, ans, a, b: t,
+       lambda t, ans, a, b: _mul(bind(P.neg_p, t), bind(P.idiv_p, a, b)))
 
 
 def _vjp_where(g, ans, args, params, need):

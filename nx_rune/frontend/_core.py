@@ -35,7 +35,16 @@ def normalize_shape(shape, name="shape"):
         raise TypeError(f"{name}: expected an int or a sequence of ints, got {shape!r}") from None
     if builtins.any(s < 0 for s in out):
         raise ValueError(f"{name}: negative dimension in {out}")
+    count = 1
+    for s in out:  # the product of the nonzero sizes must fit a Py_ssize_t (NumPy's limit too)
+        count *= s or 1
+        if count > _MAX_SIZE:
+            raise ValueError(f"{name}: {out} has too many elements (more than 2**63 - 1, "
+                             f"counting the nonzero sizes)")
     return out
+
+
+_MAX_SIZE = 2**63 - 1
 
 
 def _python_data_to_ndarray(obj, dtype):
@@ -57,18 +66,72 @@ def _python_data_to_ndarray(obj, dtype):
     return arr
 
 
+def _holds_arrays(obj):
+    """True when the nested list/tuple ``obj`` holds arrays (tensors, tracers, ndarrays)."""
+    for o in obj:
+        if isinstance(o, (list, tuple)):
+            if _holds_arrays(o):
+                return True
+        elif isinstance(o, (ArrayBase, np.ndarray)):
+            return True
+    return False
+
+
+def _stack_nested(obj):
+    """A nested list/tuple holding arrays as one array stacked from them along new leading
+    axes: the arrays' dtypes promote, Python numbers weakly (as in ``add``), and derivatives
+    flow through traced elements (NumPy would read their values)."""
+    leaves = []
+    _nested_leaves(obj, leaves)
+    arrays = [operand(x) for x in leaves if not isinstance(x, SCALARS)]
+    dt = dtypes.result_type(*[a.dtype for a in arrays])
+    for x in leaves:
+        if isinstance(x, SCALARS):
+            dt = dtypes.weak_result_type(dt, x)
+    return _stack_in(obj, dt)
+
+
+def _nested_leaves(obj, out):
+    for o in obj:
+        if isinstance(o, (list, tuple)):
+            _nested_leaves(o, out)
+        else:
+            out.append(o)
+
+
+def _stack_in(obj, dt):
+    if not isinstance(obj, (list, tuple)):
+        return const(obj, dt) if isinstance(obj, SCALARS) else astype(operand(obj), dt)
+    if not obj:
+        raise ValueError("obj: an empty sequence next to arrays has no shape to stack")
+    parts = [_stack_in(o, dt) for o in obj]
+    shape = parts[0].shape
+    for p in parts[1:]:
+        if p.shape != shape:
+            raise ValueError(f"obj: a ragged nested sequence (elements of shapes {shape} and "
+                             f"{p.shape}) cannot make an array")
+    return bind(P.cat_p, *[bind(P.reshape_p, p, shape=(1,) + shape) for p in parts], axis=0)
+
+
 def asarray(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
     """A tensor of ``obj``; zero-copy for a C-contiguous ndarray of a supported dtype.
 
     ``obj``: a Tensor, ndarray, Python scalar or nested sequence, or anything with
-    ``__array__``.  ``dtype``: converts when given.
+    ``__array__``; a nested sequence holding arrays is stacked from them (dtypes promote as
+    in ``add``; traced elements stay differentiable).  ``dtype``: converts when given.
     """
     if isinstance(obj, ArrayBase):
         if dtype is None or np.dtype(dtype) == obj.dtype:
             return obj
         return astype(obj, dtype)
     if isinstance(obj, np.ndarray):
-        arr = obj
+        if isinstance(obj, np.ma.MaskedArray):
+            raise TypeError("obj: masked arrays are not supported (their mask would be ignored); "
+                            "pass obj.data for the raw values or obj.filled(value)")
+        # a new ndarray object of the base class over the same memory: the caller changing its
+        # own object afterwards (a.shape = ...) cannot change the tensor, and a subclass
+        # (np.matrix) cannot bring its own arithmetic
+        arr = obj.view(np.ndarray)
         if dtype is not None:
             arr = arr.astype(dtypes.check_dtype(dtype), copy=False)
         else:
@@ -77,6 +140,9 @@ def asarray(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
                 arr = arr.astype(arr.dtype.newbyteorder("="))
     elif isinstance(obj, np.generic):
         arr = np.asarray(obj, dtype=None if dtype is None else dtypes.check_dtype(dtype))
+    elif isinstance(obj, (list, tuple)) and _holds_arrays(obj):
+        out = _stack_nested(obj)
+        return out if dtype is None else astype(out, dtype)
     else:
         arr = _python_data_to_ndarray(obj, dtype)
     dtypes.check_dtype(arr.dtype, "obj")

@@ -13,7 +13,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, zeros_buffer
 from nx_rune._kernels.view import View
-from nx_rune.frontend._core import asarray, normalize_shape
+from nx_rune.frontend._core import asarray, astype, broadcast_to, normalize_shape
 from nx_rune.frontend.movement import copy
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -59,10 +59,15 @@ def empty(shape: ShapeLike, dtype: DTypeLike = dtypes.float32) -> Array:
 
 def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     """``fill_value`` everywhere in ``shape``; dtype defaults to the fill value's (a Python
-    float gives float32, an int int32, a bool bool, an array its own)."""
+    float gives float32, an int int32, a bool bool, an array its own).  A traced fill value
+    (inside a transformation) is broadcast, so derivatives flow through it."""
     shape = normalize_shape(shape)
+    if isinstance(fill_value, ArrayBase) and not isinstance(fill_value, Tensor):
+        fill = fill_value if dtype is None else astype(fill_value, dtype)
+        return broadcast_to(fill, shape)
     if dtype is None:
-        dt = (dtypes.check_dtype(np.asarray(fill_value).dtype) if isinstance(fill_value, np.ndarray)
+        dt = (dtypes.check_dtype(np.asarray(fill_value).dtype)
+              if isinstance(fill_value, (np.ndarray, ArrayBase))
               else dtypes.scalar_dtype(fill_value) if np.ndim(fill_value) == 0
               else asarray(fill_value).dtype)
     else:

@@ -10,9 +10,10 @@ from typing import Sequence
 
 import numpy as np
 
+from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend._core import (astype, broadcast_to, normalize_shape, operand, promote,
+from nx_rune.frontend._core import (astype, broadcast_to, const, normalize_shape, operand, promote,
                                     reduction_axes)
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
@@ -150,15 +151,42 @@ def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
     """
     x = operand(x)
     cfg = _pad_config(pad_width, x.ndim)
-    if isinstance(constant_values, ArrayBase) or np.ndim(constant_values) != 0:
-        if np.size(constant_values) != 1:
-            raise ValueError(f"constant_values: must be a scalar (one fill value for every "
-                             f"axis), got {constant_values!r}")
-        constant_values = np.asarray(constant_values).item() if not isinstance(
-            constant_values, ArrayBase) else constant_values.item()
+    normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)), "pad_width")
+    if constant_values is None or isinstance(constant_values, str):
+        raise TypeError(f"constant_values: expected a number, got {constant_values!r}")
+    if np.size(constant_values) != 1:
+        raise ValueError(f"constant_values: must be a scalar (one fill value for every axis), "
+                         f"got {constant_values!r}")
     if builtins.all(b == 0 and a == 0 for b, a in cfg):
         return x
-    return bind(P.pad_p, x, config=cfg, fill=constant_values)
+    if isinstance(constant_values, ArrayBase) and not isinstance(constant_values, Tensor):
+        # a traced fill: select it outside x through a constant mask, so derivatives reach it
+        padded = bind(P.pad_p, x, config=cfg, fill=0)
+        outside = bind(P.pad_p, broadcast_to(const(False, dtypes.bool_), x.shape), config=cfg,
+                       fill=True)
+        fill = broadcast_to(reshape(astype(constant_values, x.dtype), ()), padded.shape)
+        return bind(P.where_p, outside, fill, padded)
+    fill = np.asarray(constant_values).reshape(()).item()
+    return bind(P.pad_p, x, config=cfg, fill=_fill_value(fill, x.dtype))
+
+
+def _fill_value(fill, dtype):
+    """``fill`` (a Python number) checked to be representable in ``dtype``: ValueError for an
+    integer out of range or a non-finite value for an integer dtype, TypeError for a complex
+    value for a real dtype (a float for an integer dtype truncates, as NumPy's cast)."""
+    if isinstance(fill, complex) and dtype.kind != "c":
+        if fill.imag:
+            raise TypeError(f"constant_values: complex {fill!r} cannot fill a {dtype} tensor")
+        fill = fill.real
+    if dtype.kind in "iub":
+        if isinstance(fill, float) and not math.isfinite(fill):
+            raise ValueError(f"constant_values: {fill!r} cannot fill a {dtype} tensor")
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            if not info.min <= int(fill) <= info.max:
+                raise ValueError(f"constant_values: {fill!r} is out of range for {dtype} "
+                                 f"[{info.min}, {info.max}]")
+    return fill
 
 
 def _pad_config(pad_width, nd):
@@ -289,11 +317,13 @@ def is_contiguous(x: ArrayLike) -> bool:
 
 
 def shares_memory(a: ArrayLike, b: ArrayLike) -> bool:
-    """True when a and b are views of the same buffer (or of the same ndarray memory): a bool."""
+    """True when some element of ``a`` and some element of ``b`` occupy overlapping bytes of
+    memory (compared by their byte extents, as ``np.may_share_memory``): a Python bool."""
     a, b = operand(a), operand(b)
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return False
-    return a.buffer is b.buffer or a.buffer.address == b.buffer.address and a.buffer.size > 0
+    ea, eb = a._memory_extent(), b._memory_extent()
+    return ea is not None and eb is not None and ea[0] < eb[1] and eb[0] < ea[1]
 
 
 def assign(dst: ArrayLike, src: ArrayLike) -> Array:
