@@ -637,6 +637,9 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
     shape = _shape(shape)
     arr = _np(a, "a")
     if isinstance(a, int):
+        if not -2**31 <= a < 2**31:   # JAX (x32) refuses it too; a wrap would sample range(a % 2**32)
+            raise ValueError(f"a: {a} does not fit in int32, the integer dtype of nx.random "
+                             f"(JAX's x32 mode); pass a smaller population or an array")
         arr = arr.astype(np.int32)
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":

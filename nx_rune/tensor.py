@@ -119,7 +119,7 @@ class ArrayBase:
     def std(self, axis=None, keepdims=False): return _fe.std(self, axis, keepdims=keepdims)
     def argmax(self, axis=None, keepdims=False): return _fe.argmax(self, axis, keepdims)
     def argmin(self, axis=None, keepdims=False): return _fe.argmin(self, axis, keepdims)
-    def flatten(self): return _fe.reshape(self, (-1,))
+    def flatten(self): return _fe.copy(_fe.reshape(self, (-1,)))  # a copy, as NumPy's
     def ravel(self): return _fe.reshape(self, (-1,))
     def squeeze(self, axis=None): return _fe.squeeze(self, axis)
     def copy(self): return _fe.copy(self)

@@ -295,3 +295,61 @@ def test_pad_fill_values_must_fit():
         nx.pad(nx.ones(2), 1, constant_values=None)
     np.testing.assert_array_equal(nx.pad(nx.ones(2, nx.int32), 1, constant_values=2.7).numpy(),
                                   np.pad(np.ones(2, np.int32), 1, constant_values=2.7))
+
+
+def test_grad_argnums_errors():
+    f = lambda a, b: nx.sum(a * b)  # noqa: E731
+    x = f64([1.0, 2.0])
+    with pytest.raises(ValueError, match="names argument 0 twice"):
+        nx.grad(f, argnums=(0, 0))(x, x)
+    with pytest.raises(ValueError, match="names argument 0 twice"):
+        nx.grad(f, argnums=(0, -2))(x, x)
+    np.testing.assert_array_equal(nx.grad(f, argnums=np.int64(1))(x, x).numpy(), [1.0, 2.0])
+    for bad in (True, 1.5, "0"):
+        with pytest.raises(TypeError, match="argnums must be an int or a tuple of ints"):
+            nx.grad(f, argnums=bad)(x, x)
+
+
+def test_bad_shapes_sections_offsets_and_values():
+    x = nx.ones(12)
+    with pytest.raises(TypeError, match=r"shape: .*\(3.7, 4\)"):
+        nx.reshape(x, (3.7, 4))
+    with pytest.raises(TypeError, match="shape: .*'12'"):
+        nx.reshape(x, "12")
+    assert nx.reshape(x, (nx.asarray(3), np.int64(4))).shape == (3, 4)
+    with pytest.raises(TypeError, match="sections: .*1.5"):
+        nx.split(x, 1.5)
+    with pytest.raises(TypeError, match="offset: expected an int, got True"):
+        nx.as_strided(x, (2,), (1,), offset=True)
+    with pytest.raises(TypeError, match="values: complex 1j cannot be written into a float32"):
+        x.at[0].set(1j)
+    with pytest.raises(TypeError, match="values: complex values"):
+        x.at[0].set(nx.ones(1) * 1j)
+    np.testing.assert_array_equal(nx.ones(3, nx.int32).at[0].set(2.7).numpy(), [2, 1, 1])
+
+
+@pytest.mark.parametrize("n", [2**31, 2**32 + 5, 2**40])
+def test_random_choice_population_must_fit_int32(n):
+    with pytest.raises(ValueError, match=f"a: {n} does not fit in int32"):
+        nx.random.choice(nx.random.key(0), n, (3,))
+
+
+def test_softmax_of_infinities_follows_jax():
+    # jax.nn.softmax / log_softmax 0.10.2: [inf, 1] -> [nan, nan]; [-inf, -inf] -> [nan, nan];
+    # [-inf, 1] -> [0, 1] (log_softmax: [-inf, 0])
+    for x, sm, lsm in (([np.inf, 1.0], [np.nan, np.nan], [np.nan, np.nan]),
+                       ([-np.inf, -np.inf], [np.nan, np.nan], [np.nan, np.nan]),
+                       ([-np.inf, 1.0], [0.0, 1.0], [-np.inf, 0.0])):
+        np.testing.assert_array_equal(nx.softmax(nx.asarray(x)).numpy(), sm)
+        np.testing.assert_array_equal(nx.log_softmax(nx.asarray(x)).numpy(), lsm)
+
+
+@pytest.mark.parametrize("make", [lambda x: nx.concatenate([x]), lambda x: nx.stack([x]),
+                                  lambda x: x.flatten(), lambda x: nx.copy(x)],
+                         ids=["concatenate", "stack", "flatten", "copy"])
+def test_functions_that_copy_in_numpy_copy(make):
+    x = nx.asarray(np.arange(6.0).reshape(2, 3))
+    y = make(x)
+    assert not nx.shares_memory(y, x)
+    nx.assign(y, nx.zeros_like(y))
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))

@@ -8,6 +8,7 @@ and in any order; each call is its own level, so perturbations never mix.
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -41,19 +42,33 @@ def _arr(x, what):
 
 
 def _argnums(argnums, nargs, fname):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    """``argnums`` (an int, NumPy integer, or a sequence of them) as a tuple of distinct
+    non-negative positions, and whether it was a single int."""
+    single = not isinstance(argnums, (tuple, list))
+    try:
+        nums = (argnums,) if single else tuple(argnums)
+        nums = tuple(_argnum(a) for a in nums)
+    except TypeError:
+        raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got "
+                        f"{argnums!r}") from None
     if not nums:
         raise ValueError(f"{fname}: argnums must not be empty")
     out = []
     for a in nums:
-        if not isinstance(a, int):
-            raise TypeError(f"{fname}: argnums must be ints, got {a!r}")
         if not -nargs <= a < nargs:
             raise ValueError(f"{fname}: argnums {a} is out of range for a function called with "
                              f"{nargs} positional arguments")
+        if a % nargs in out:
+            raise ValueError(f"{fname}: argnums {tuple(argnums)} names argument {a % nargs} "
+                             f"twice")
         out.append(a % nargs)
     return tuple(out), single
+
+
+def _argnum(a):
+    if isinstance(a, (bool, np.bool_)):  # an int to operator.index, but never meant as one
+        raise TypeError(a)
+    return operator.index(a)
 
 
 def _check_callable(f, fname):

@@ -306,11 +306,19 @@ def index_update(x, index, values, mode):
 
 
 def _cast_values(values, dtype):
-    if isinstance(values, ArrayBase):
-        return astype(values, dtype)
+    """``values`` in ``dtype``; TypeError when complex values would lose their imaginary part
+    in a real tensor (a float into an int truncates, as NumPy's and JAX's casts)."""
     if isinstance(values, (bool, int, float, complex, np.generic)):
+        if isinstance(values, (complex, np.complexfloating)) and dtype.kind != "c":
+            raise TypeError(f"values: complex {values!r} cannot be written into a {dtype} tensor "
+                            f"(its imaginary part would be lost); take nx.real of it first")
         return const(values, dtype)
-    return astype(operand(values), dtype)
+    values = operand(values)
+    if values.dtype.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"values: complex values ({values.dtype}) cannot be written into a "
+                        f"{dtype} tensor (their imaginary parts would be lost); take nx.real of "
+                        f"them first")
+    return astype(values, dtype)
 
 
 # -- take / take_along_axis / put_along_axis ------------------------------------------------------

@@ -38,9 +38,15 @@ def reshape(x: ArrayLike, shape: ShapeLike) -> Array:
 
 
 def _resolve_shape(x, shape):
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"shape: expected an int or a sequence of ints, got {shape!r}")
+    if isinstance(shape, (int, np.integer)) or (isinstance(shape, ArrayBase) and not shape.ndim):
         shape = (shape,)
-    shape = tuple(int(s) for s in shape)
+    try:
+        # operator.index: 3.7 is a TypeError, never truncated to 3 (a 0-d int tensor is fine)
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape: expected an int or a sequence of ints, got {shape!r}") from None
     if shape.count(-1) > 1:
         raise ValueError(f"shape: only one -1 allowed, got {shape}")
     if -1 in shape:
@@ -241,6 +247,8 @@ def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: i
     strides = tuple(operator.index(s) for s in strides)   # 1.5 is a TypeError, not 1
     if len(strides) != len(shape):
         raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
+    if isinstance(offset, (bool, np.bool_)):
+        raise TypeError(f"offset: expected an int, got {offset!r}")
     return bind(P.as_strided_p, x, shape=shape, strides=strides, offset=operator.index(offset))
 
 
@@ -258,8 +266,8 @@ def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
                 a != b for i, (a, b) in enumerate(zip(t.shape, xs[0].shape)) if i != ax):
             raise ValueError(f"tensors: shapes {xs[0].shape} and {t.shape} differ outside axis "
                              f"{ax}")
-    if len(xs) == 1:
-        return xs[0]
+    if len(xs) == 1:  # a new tensor, as NumPy: a write into the result never reaches the input
+        return bind(P.copy_p, xs[0])
     return bind(P.cat_p, *xs, axis=ax)
 
 
@@ -283,6 +291,8 @@ def split(x: ArrayLike, sections: int | Sequence[int], axis: int = 0) -> list[Ar
     x = operand(x)
     ax = normalize_axis(axis, x.ndim)
     n = x.shape[ax]
+    if isinstance(sections, (float, np.floating, complex, bool, np.bool_, str)):
+        raise TypeError(f"sections: expected an int or a sequence of ints, got {sections!r}")
     if isinstance(sections, (int, np.integer)):
         if sections <= 0 or n % sections:
             raise ValueError(f"sections: {sections} does not divide axis {ax} of size {n}")

@@ -22,7 +22,7 @@ from nx_rune import primitives as P
 from nx_rune.frontend import reductions
 from nx_rune.frontend._core import (as_inexact, astype, operand, promote, reduction_axes,
                                     zeros_like_t)
-from nx_rune.frontend.elementwise import (add, divide, exp, greater, isfinite, less_equal, log,
+from nx_rune.frontend.elementwise import (add, divide, exp, greater, less_equal, log,
                                           log1p, negative, subtract, where)
 from nx_rune.frontend.movement import reshape
 from nx_rune.frontend.products import matmul
@@ -192,15 +192,15 @@ def sigmoid(x: ArrayLike) -> Array:
 
 
 def _shifted(x, axes):
-    """x - max(x) over ``axes`` (the max replaced by 0 where it is not finite)."""
-    m = reductions.max(x, axes, keepdims=True)
-    return subtract(x, where(isfinite(m), m, zeros_like_t(m)))
+    """x - max(x) over ``axes``.  As JAX, a non-finite max is not replaced: a row holding +inf,
+    or only -inf, gives nan throughout (inf - inf)."""
+    return subtract(x, reductions.max(x, axes, keepdims=True))
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     """exp(x) / sum(exp(x)) along ``axis`` (int or tuple), computed as e / sum(e) with
     e = exp(x - max(x)): no overflow, and as accurate as the exp.  Same shape as x; float dtype
-    (ints and bools give float32).  A row of -inf gives nan, as in JAX."""
+    (ints and bools give float32).  A row holding +inf, or only -inf, gives nan, as in JAX."""
     x = as_inexact(x)
     axes = reduction_axes(x, axis)
     if not axes or reductions.element_count(x, axes) == 0:
