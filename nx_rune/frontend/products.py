@@ -93,7 +93,6 @@ def inner(a: ArrayLike, b: ArrayLike) -> Array:
     return reshape(out, a.shape[:-1] + b.shape[:-1])
 
 
-
 def tensordot(x1: ArrayLike, x2: ArrayLike, /,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     """Contract x1 and x2 over ``axes``: an int N (x1's last N axes with x2's first N, in
@@ -158,7 +157,7 @@ def _axis_list(axes, ndim, name):
     return out
 
 
-def conj(x):
+def conjugated(x):
     """The complex conjugate of a complex ``x`` (``x`` itself when real)."""
     if not dtypes.is_complex(x.dtype):
         return x
@@ -201,7 +200,7 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
     a, b = moveaxis(a, ax, -1), moveaxis(b, ax, -1)
     # sum accumulates small ints in 32 bits; the standard's result keeps the promoted dtype
     # (the same values modulo 2**bits as a wrapping accumulation; bool: any product true)
-    return astype(reductions.sum(multiply(conj(a), b), -1), a.dtype)
+    return astype(reductions.sum(multiply(conjugated(a), b), -1), a.dtype)
 
 
 def vdot(a: ArrayLike, b: ArrayLike) -> Array:
@@ -213,7 +212,7 @@ def vdot(a: ArrayLike, b: ArrayLike) -> Array:
                          f"{a.shape} and {b.shape}")
     a, b = reshape(a, (-1,)), reshape(b, (-1,))
     if dtypes.is_complex(a.dtype):
-        a = conj(a)
+        a = conjugated(a)
     if dtypes.is_bool(a.dtype):
         return reductions.any(multiply(a, b))
     return matmul(a, b)
