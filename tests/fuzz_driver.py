@@ -1781,7 +1781,8 @@ def _front(g, name, t, a, nd, axis):
         npfn = np.concatenate if name == "concatenate" else np.stack
 
         def ref():
-            if ax is None or isinstance(ax, (bool, float, str)):
+            # concatenate(axis=None) joins the flattened tensors, as NumPy's
+            if (ax is None and name == "stack") or isinstance(ax, (bool, float, str)):
                 raise BadReference("axis")
             return strict(lambda: npfn([a] + [o[1] for o in others], axis=ax))()
         return (f"nx.{name}({a.shape} + {len(others)}, {ax!r})",

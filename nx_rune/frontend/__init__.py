@@ -6,7 +6,8 @@ differentiable to any order wherever its primitives are.
 
 Modules (each imports only ``_core`` and the ones before it in this list):
 ``_core`` (operand coercion, promotion, broadcasting), ``movement``, ``elementwise``,
-``creation``, ``reductions``, ``products``, ``indexing``, ``contraction`` (einsum), ``nn``.
+``creation``, ``reductions``, ``products``, ``indexing``, ``contraction`` (einsum), ``nn``,
+``arrangement`` (tile, repeat, roll, stacks, diagonal, diff, interp, ...).
 """
 from nx_rune import tensor as _tensor
 from nx_rune.frontend import _core
@@ -32,6 +33,11 @@ from nx_rune.frontend.reductions import *  # noqa: F401,F403
 __all__ = [n for m in (_core, _movement, _elementwise, _creation, _reductions, _products,
                       _contraction, _nn) for n in m.__all__]
 __all__ += ["IndexUpdateHelper", "take", "take_along_axis", "put_along_axis", "nonzero"]
+
+# WP-manipulation: the arrangement family (Array API manipulation names, NumPy arrangement names)
+from nx_rune.frontend import arrangement as _arrangement  # noqa: E402
+from nx_rune.frontend.arrangement import *  # noqa: F401,F403,E402
+__all__ += _arrangement.__all__
 
 # Tensor and tracer operators (``x + y``, ``x[i]``, ``x.sum()``) call the functions of this
 # package; tensor.py cannot import it (the front end imports tensor.py), so it is handed over.

@@ -27,14 +27,22 @@ __all__ = ["reshape", "ravel", "transpose", "permute", "moveaxis", "swapaxes", "
 
 # -- movement ------------------------------------------------------------------------------------
 
-def reshape(x: ArrayLike, shape: ShapeLike) -> Array:
+def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Array:
     """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
-    copy.  ValueError naming both shapes when the element counts differ."""
+    copy.  ``copy``: True always copies; False never does (ValueError when the strides need
+    a copy; a traced value is never written in place, so it is not checked); None (default)
+    copies only when needed.  ValueError naming both shapes when the element counts differ."""
     x = operand(x)
     shape = _resolve_shape(x, shape)
-    if shape == x.shape:
-        return x
-    return bind(P.reshape_p, x, shape=shape)
+    if copy is None:
+        return x if shape == x.shape else bind(P.reshape_p, x, shape=shape)
+    # the parameter shadows the function copy(): bind copy_p directly
+    needs_copy = shape != x.shape and isinstance(x, Tensor) and x.view.reshape(shape) is None
+    if copy is False and needs_copy:
+        raise ValueError(f"copy: False, but reshaping a tensor of shape {x.shape} and strides "
+                         f"{x.strides} to {shape} needs a copy")
+    out = x if shape == x.shape else bind(P.reshape_p, x, shape=shape)
+    return bind(P.copy_p, out) if copy and not needs_copy else out
 
 
 def _resolve_shape(x, shape):
@@ -96,12 +104,16 @@ def permute(x: ArrayLike, axes: Sequence[int]) -> Array:
 
 
 def moveaxis(x: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
-    """Move axes ``source`` to positions ``destination`` (ints or sequences); same dtype; a view."""
+    """Move axes ``source`` to positions ``destination`` (ints or sequences of unique axes);
+    same dtype; a view."""
     x = operand(x)
     src = [normalize_axis(a, x.ndim, "source") for a in np.atleast_1d(source).tolist()]
     dst = [normalize_axis(a, x.ndim, "destination") for a in np.atleast_1d(destination).tolist()]
     if len(src) != len(dst):
         raise ValueError("source, destination: must have the same number of axes")
+    for name, axes in (("source", src), ("destination", dst)):
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: repeated axis in {axes}")
     order = [a for a in range(x.ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -117,8 +129,9 @@ def swapaxes(x: ArrayLike, a: int, b: int) -> Array:
     return transpose(x, order)
 
 
-def expand_dims(x: ArrayLike, axis: int | Sequence[int]) -> Array:
-    """Insert size-1 axes at ``axis`` (int or tuple, positions in the result); same dtype; a view."""
+def expand_dims(x: ArrayLike, axis: int | Sequence[int] = 0) -> Array:
+    """Insert size-1 axes at ``axis`` (int or tuple, positions in the result, in [-N-1, N] for
+    one axis of an N-d x; IndexError outside); same dtype; a view."""
     x = operand(x)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = x.ndim + len(axes)
@@ -252,12 +265,15 @@ def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: i
     return bind(P.as_strided_p, x, shape=shape, strides=strides, offset=operator.index(offset))
 
 
-def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
-    """Join tensors along an existing ``axis``: shapes must agree elsewhere (ValueError naming
-    both); the result's axis is the sum of theirs; promoted dtype; a new tensor."""
+def concatenate(tensors: Sequence[ArrayLike], axis: int | None = 0) -> Array:
+    """Join tensors along an existing ``axis`` (None: of the flattened tensors): shapes must
+    agree elsewhere (ValueError naming both); the result's axis is the sum of theirs; promoted
+    dtype; always a new tensor (one tensor is copied, as NumPy does)."""
     xs = promote(*tensors) if len(tensors) else []
     if not xs:
         raise ValueError("tensors: need at least one tensor to concatenate")
+    if axis is None:
+        xs, axis = [reshape(t, (-1,)) for t in xs], 0
     if xs[0].ndim == 0:
         raise ValueError("tensors: cannot concatenate 0-d tensors")
     ax = normalize_axis(axis, xs[0].ndim)
@@ -266,8 +282,8 @@ def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
                 a != b for i, (a, b) in enumerate(zip(t.shape, xs[0].shape)) if i != ax):
             raise ValueError(f"tensors: shapes {xs[0].shape} and {t.shape} differ outside axis "
                              f"{ax}")
-    if len(xs) == 1:  # a new tensor, as NumPy: a write into the result never reaches the input
-        return bind(P.copy_p, xs[0])
+    if len(xs) == 1:
+        return copy(xs[0])
     return bind(P.cat_p, *xs, axis=ax)
 
 
@@ -287,20 +303,52 @@ def stack(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
 
 def split(x: ArrayLike, sections: int | Sequence[int], axis: int = 0) -> list[Array]:
     """Split into equal ``sections`` (an int that divides the axis) or at the given indices (a
-    sequence, as slice bounds: negative ones count from the end); a list of views, x's dtype."""
+    sequence, as slice bounds: negative ones count from the end); a list of views, x's dtype.
+    TypeError for a float ``sections``; ValueError when the int does not divide the axis."""
     x = operand(x)
     ax = normalize_axis(axis, x.ndim)
     n = x.shape[ax]
-    if isinstance(sections, (float, np.floating, complex, bool, np.bool_, str)):
-        raise TypeError(f"sections: expected an int or a sequence of ints, got {sections!r}")
-    if isinstance(sections, (int, np.integer)):
-        if sections <= 0 or n % sections:
-            raise ValueError(f"sections: {sections} does not divide axis {ax} of size {n}")
-        bounds = [i * (n // sections) for i in range(sections + 1)]
-    else:
-        # indices as slice bounds: negative ones count from the end, then clamp to [0, n]
-        bounds = [0] + [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
-                        for i in sections] + [n]
+    k = sections_count(sections, "sections")
+    if k is None:
+        return split_at(x, index_bounds(sections, n, "sections"), ax)
+    if k <= 0 or n % k:
+        raise ValueError(f"sections: {k} does not divide axis {ax} of size {n}")
+    return split_at(x, [i * (n // k) for i in range(k + 1)], ax)
+
+
+def sections_count(sections, name):
+    """``sections`` as an int when it is one (a Python or NumPy int, or a 0-d integer array);
+    None for a sequence of indices; TypeError for anything else (a float is not truncated)."""
+    if isinstance(sections, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected an int or a sequence of indices, got {sections!r}")
+    if isinstance(sections, (np.ndarray, ArrayBase)) and sections.ndim == 0:
+        if sections.dtype.kind not in "iu":
+            raise TypeError(f"{name}: expected an int or a sequence of indices, got a 0-d "
+                            f"{sections.dtype} array")
+        return int(sections)
+    if isinstance(sections, (Sequence, np.ndarray, ArrayBase)):
+        return None
+    try:
+        return operator.index(sections)
+    except TypeError:
+        raise TypeError(f"{name}: expected an int or a sequence of indices, got "
+                        f"{sections!r}") from None
+
+
+def index_bounds(indices, n, name):
+    """Split points ``[0, *indices, n]``: slice bounds (negative ones count from the end)
+    clamped to [0, n]."""
+    vals = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+    if vals.ndim != 1 or (vals.size and vals.dtype.kind not in "iu"):
+        raise TypeError(f"{name}: expected an int or a 1-D sequence of integer indices, got "
+                        f"{indices!r}")
+    return [0] + [builtins.min(builtins.max(i + n if i < 0 else i, 0), n)
+                  for i in vals.tolist()] + [n]
+
+
+def split_at(x, bounds, ax):
+    """Views of ``x`` along ``ax`` between consecutive ``bounds`` (in [0, n]), as the slices
+    ``x[a:b]`` (empty where b < a, as NumPy slices)."""
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         b = builtins.max(a, b)
