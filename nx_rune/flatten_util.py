@@ -61,8 +61,9 @@ def ravel_pytree(pytree: Any) -> tuple[Array, Callable[[Array], Any]]:
 
     When every leaf has the same dtype, ``unravel`` keeps the dtype of the vector it is given
     (as JAX: a float64 vector gives float64 leaves); otherwise it requires a vector of the
-    promoted dtype (TypeError) and casts each piece back.  ValueError for a vector of the wrong
-    shape.
+    promoted dtype (TypeError) and casts each piece back (a complex vector cast back to real
+    leaves drops the imaginary parts, with NumPy's ComplexWarning).  ValueError for a vector of
+    the wrong shape.
     """
     leaves, treedef = tree_flatten(pytree)
     leaves = [_as_leaf(x) for x in leaves]

@@ -40,7 +40,7 @@ _LEAF = _Leaf()
 
 class _NodeKind:
     """How one node type flattens: ``flatten(x) -> (children, aux)``, ``unflatten(aux,
-    children) -> x``, and its name in a PyTreeDef's repr (None: built-in syntax)."""
+    children) -> x``; ``custom``: registered by a user (what its flatten returns is checked)."""
     __slots__ = ("flatten", "unflatten", "custom")
 
     def __init__(self, flatten, unflatten, custom):
@@ -168,11 +168,11 @@ _registry[list] = _NodeKind(lambda x: (x, None), lambda aux, ch: list(ch), False
 _registry[dict] = _NodeKind(_flatten_dict, lambda keys, ch: dict(zip(keys, ch)), False)
 _registry[_NoneType] = _NodeKind(lambda x: ((), None), lambda aux, ch: None, False)
 _registry[collections.OrderedDict] = _NodeKind(
-    _flatten_ordered_dict, lambda keys, ch: collections.OrderedDict(zip(keys, ch)), True)
+    _flatten_ordered_dict, lambda keys, ch: collections.OrderedDict(zip(keys, ch)), False)
 _registry[collections.defaultdict] = _NodeKind(
-    _flatten_defaultdict, lambda aux, ch: collections.defaultdict(aux[0], zip(aux[1], ch)), True)
+    _flatten_defaultdict, lambda aux, ch: collections.defaultdict(aux[0], zip(aux[1], ch)), False)
 
-_NAMEDTUPLE = _NodeKind(lambda x: (x, None), None, True)
+_NAMEDTUPLE = _NodeKind(lambda x: (x, None), None, False)
 
 
 _leaf_types: set[type] = set()     # types seen to be leaves (cleared when a type registers)
@@ -193,7 +193,7 @@ def _kind(t):
 def _children_of(kind, x):
     """``(children, aux)`` of node x, checking what a registered flatten function returns."""
     out = kind.flatten(x)
-    if kind.custom and kind is not _NAMEDTUPLE:
+    if kind.custom:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError(f"tree: the flatten function registered for {type(x).__name__} "
                             f"must return (children, aux_data), got {type(out).__name__}")

@@ -438,7 +438,11 @@ def test_ravel_pytree_promotes_dtypes(leaves, dtype):
     assert flat.dtype == dtype
     ref = np.concatenate([np.ravel(np.asarray(x)) for x in leaves]).astype(dtype)
     np.testing.assert_array_equal(npv(flat), ref)
-    back = unravel(flat)
+    if dtype == np.complex64:        # the real leaf comes back through a complex -> real cast
+        with pytest.warns(np.exceptions.ComplexWarning):
+            back = unravel(flat)
+    else:
+        back = unravel(flat)
     for orig, got in zip(leaves, back):
         want = np.asarray(orig).dtype if isinstance(orig, np.ndarray) else \
             (np.float32 if isinstance(orig, float) else np.int32)
