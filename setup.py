@@ -1,48 +1,110 @@
 """Build the typed Cython kernels in nx_rune/_kernels.
 
-Every ``nx_rune/_kernels/*.pyx`` is compiled with -O3 against NumPy's headers.
-Compiler directives are set once here.  ``NX_RUNE_BOUNDSCHECK=1`` turns bounds and
-wrap-around checks back on (for debugging a kernel); ``NX_RUNE_ONLY=name1,name2`` builds only
-the named modules (a development convenience); ``NX_RUNE_SANITIZE=address`` builds with
-AddressSanitizer.
+Every ``nx_rune/_kernels/*.pyx`` is translated to C and compiled with -O3 against NumPy's
+headers, both steps in parallel: one job per available core (``build_ext -j N`` or
+``NX_RUNE_BUILD_JOBS=N`` sets another number).  Release builds carry no debug information
+(``-g0``) and are stripped at link time on Linux, so the wheel holds only what runs.
+Compiler directives are set once here.
+
+Environment: ``NX_RUNE_DEBUG=1`` keeps debug information (``-g``, no stripping);
+``NX_RUNE_BOUNDSCHECK=1`` turns bounds and wrap-around checks back on (for debugging a
+kernel); ``NX_RUNE_ONLY=name1,name2`` builds only the named modules (a development
+convenience); ``NX_RUNE_SANITIZE=address`` builds with AddressSanitizer (and debug
+information).
 """
 import glob
 import os
+import sys
 
-import numpy as np
-from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
-debug_checks = os.environ.get("NX_RUNE_BOUNDSCHECK", "0") == "1"
-only = {n for n in os.environ.get("NX_RUNE_ONLY", "").split(",") if n}
-sanitize = os.environ.get("NX_RUNE_SANITIZE", "")
+KERNELS = os.path.join("nx_rune", "_kernels")
 
-compile_args = ["-O3", "-fno-strict-aliasing"]
-link_args = []
-if sanitize:
-    compile_args = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}"]
-    link_args = [f"-fsanitize={sanitize}"]
 
-extensions = []
-for path in sorted(glob.glob(os.path.join("nx_rune", "_kernels", "*.pyx"))):
-    name = os.path.splitext(os.path.basename(path))[0]
-    if only and name not in only:
-        continue
-    extensions.append(
-        Extension(
+def available_cores():
+    """The number of cores this process may run on (its CPU affinity where the OS has one)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:          # macOS, Windows
+        return max(os.cpu_count() or 1, 1)
+
+
+def build_jobs(env=None):
+    """Parallel jobs for the build: ``NX_RUNE_BUILD_JOBS`` if set (a positive int), else the
+    number of available cores."""
+    env = os.environ if env is None else env
+    value = env.get("NX_RUNE_BUILD_JOBS", "")
+    if value:
+        try:
+            jobs = int(value)
+        except ValueError:
+            raise SystemExit(f"NX_RUNE_BUILD_JOBS: expected a positive integer, got {value!r}")
+        if jobs < 1:
+            raise SystemExit(f"NX_RUNE_BUILD_JOBS: expected a positive integer, got {value!r}")
+        return jobs
+    return available_cores()
+
+
+def build_flags(env=None, platform=None):
+    """``(extra_compile_args, extra_link_args)`` for the kernels under ``env``."""
+    env = os.environ if env is None else env
+    platform = sys.platform if platform is None else platform
+    sanitize = env.get("NX_RUNE_SANITIZE", "")
+    if sanitize:
+        return (["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}"],
+                [f"-fsanitize={sanitize}"])
+    compile_args = ["-O3", "-fno-strict-aliasing"]
+    if env.get("NX_RUNE_DEBUG", "0") == "1":
+        return compile_args + ["-g"], []
+    # -g0 overrides the -g in Python's own CFLAGS; the extension modules' entry points live in
+    # the dynamic symbol table, which stripping keeps
+    link_args = ["-Wl,--strip-all"] if platform.startswith("linux") else []
+    return compile_args + ["-g0"], link_args
+
+
+def extensions(env=None):
+    """One Extension per kernel module (all of them, or those named in NX_RUNE_ONLY)."""
+    import numpy as np
+
+    env = os.environ if env is None else env
+    only = {n for n in env.get("NX_RUNE_ONLY", "").split(",") if n}
+    compile_args, link_args = build_flags(env)
+    out = []
+    for path in sorted(glob.glob(os.path.join(KERNELS, "*.pyx"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        if only and name not in only:
+            continue
+        out.append(Extension(
             f"nx_rune._kernels.{name}",
             [path],
             include_dirs=[np.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=compile_args,
             extra_link_args=link_args,
-        )
-    )
+        ))
+    return out
 
-setup(
-    ext_modules=cythonize(
-        extensions,
+
+class ParallelBuildExt(build_ext):
+    """build_ext that compiles the extensions in parallel by default (one job per core)."""
+
+    def finalize_options(self):
+        if self.parallel is None:
+            self.parallel = build_jobs()
+        super().finalize_options()
+
+
+def cythonized(env=None):
+    from Cython.Build import cythonize
+
+    env = os.environ if env is None else env
+    debug_checks = env.get("NX_RUNE_BOUNDSCHECK", "0") == "1"
+    exts = extensions(env)
+    return cythonize(
+        exts,
         language_level=3,
+        nthreads=min(build_jobs(env), len(exts)) if len(exts) > 1 else 0,
         compiler_directives={
             "boundscheck": debug_checks,
             "wraparound": debug_checks,
@@ -50,5 +112,8 @@ setup(
             "cdivision": True,
             "embedsignature": True,
         },
-    ),
-)
+    )
+
+
+if __name__ == "__main__":
+    setup(ext_modules=cythonized(), cmdclass={"build_ext": ParallelBuildExt})

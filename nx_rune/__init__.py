@@ -10,5 +10,6 @@ from nx_rune.frontend import abs, all, any, max, min, sum  # noqa: F401  (shadow
 from nx_rune.tensor import Tensor
 from nx_rune import autodiff  # noqa: E402
 from nx_rune.autodiff import *  # noqa: F401,F403,E402
+from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
 __version__ = "0.1.0"

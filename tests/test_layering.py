@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "nx_rune"
 # module name prefix -> layer (the longest matching prefix wins)
 LAYERS = {
     "nx_rune._kernels": 0,
-    "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.dtypes": 1, "nx_rune.tensor": 1,
+    "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.tree_util": 1, "nx_rune.dtypes": 1, "nx_rune.tensor": 1,
     "nx_rune.backend": 1,
     "nx_rune.primitives": 2,
     "nx_rune.frontend": 3, "nx_rune.ops": 3,

@@ -1,9 +1,10 @@
 """The transformations: grad, vjp, jvp, linearize, jacobians, hessians, and gradient stopping.
 
-All accept pytrees (tuples, lists, dicts, None) of arrays as inputs and outputs.  Inputs may be
-Tensors, tracers, NumPy arrays or Python numbers (converted with ``nx.asarray``: Python floats
-become float32, as in JAX; float64 ndarrays stay float64).  Transformations nest to any depth
-and in any order; each call is its own level, so perturbations never mix.
+All accept pytrees (``nx.tree_util``: tuples, lists, dicts, None, registered classes) of arrays
+as inputs and outputs.  Inputs may be Tensors, tracers, NumPy arrays or Python numbers
+(converted with ``nx.asarray``: Python floats become float32, as in JAX; float64 ndarrays stay
+float64).  Transformations nest to any depth and in any order; each call is its own level, so
+perturbations never mix.
 """
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
                                    is_inexact)
-from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_map, tree_unflatten
+from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tree_util import tree_flatten, tree_map, tree_unflatten
 from nx_rune.typing import PyTree
 
 __all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "jvp_aux", "jvps",

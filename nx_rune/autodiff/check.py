@@ -7,9 +7,9 @@ import numpy as np
 
 from nx_rune.autodiff.api import jvp, vjp
 from nx_rune.autodiff.core import concrete
-from nx_rune.autodiff.pytree import tree_flatten, tree_unflatten
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase
+from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["check_grads"]
 

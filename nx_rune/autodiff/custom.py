@@ -33,9 +33,10 @@ import functools
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, TapeTracer, Tracer,
                                    JVPTracer, is_inexact)
-from nx_rune.autodiff.pytree import tree_flatten, tree_flatten_up_to, tree_unflatten
+from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import zeros
 from nx_rune.tensor import ArrayBase
+from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
