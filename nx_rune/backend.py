@@ -340,19 +340,29 @@ def _last_axis(a, axis):
     return a if axis == a.ndim - 1 else np.moveaxis(a, axis, -1)
 
 
-def _rows_first_not_below(s, below):
-    """For each row of ``s`` (sorted ascending along its last axis), the first column where
-    ``below(v)`` is False, clipped to the last column, as indices of shape ``rows + (1,)``:
-    one branchless binary search of all rows at once, O(rows * log n)."""
+def _rows_hold_zero(s):
+    """Whether some row of ``s`` (sorted ascending along its last axis, NaNs last) holds a
+    zero: a branchless binary search of all rows at once for their first element >= 0,
+    O(rows * log n), skipped when every row starts above 0."""
     n = s.shape[-1]
-    base = np.zeros(s.shape[:-1] + (1,), np.intp)
+    if s.flags.c_contiguous:
+        flat, offsets = s.reshape(-1), np.arange(0, s.size, n)
+        at = lambda col: flat[offsets + col]  # noqa: E731
+    else:
+        at = lambda col: np.take_along_axis(s, col.reshape(s.shape[:-1] + (1,)), -1)  # noqa
+    lowest = at(np.zeros(s.size // n, np.intp)).reshape(-1)
+    if (lowest == 0).any():
+        return True
+    if not (lowest < 0).any():
+        return False
+    base = np.zeros(s.size // n, np.intp)
     left = n
     while left > 1:
         half = left // 2
-        step = below(np.take_along_axis(s, base + half, -1))
-        base += half * step
+        base += half * (at(base + half).reshape(-1) < 0)
         left -= half
-    return np.minimum(base + below(np.take_along_axis(s, base, -1)), n - 1)
+    base += at(base).reshape(-1) < 0
+    return bool((at(np.minimum(base, n - 1)) == 0).any())
 
 
 def _restore_equal_runs(s, a, descending):
@@ -382,12 +392,7 @@ def _restore_equal_runs(s, a, descending):
                 (run[::-1] if descending else run)[...] = arow[cls(arow)]
         return t
     has_nan = bool(np.isnan(s[..., -1]).any())
-    lowest = s[..., :1]
-    has_zero = bool((lowest == 0).any())
-    if not has_zero and (lowest < 0).any():    # rows starting above 0 hold no zero
-        first = _rows_first_not_below(s, lambda v: v < 0)
-        has_zero = bool((np.take_along_axis(s, first, -1) == 0).any())
-    for present, cls in ((has_nan, np.isnan), (has_zero, is_zero)):
+    for present, cls in ((has_nan, np.isnan), (_rows_hold_zero(s), is_zero)):
         if present:
             t[cls(t)] = a[cls(a)]
     return t
@@ -401,8 +406,13 @@ def _sorted_values(a, axis, descending):
             return np.flip(np.sort(np.flip(a, axis), axis=axis, kind="stable"), axis)
         return np.sort(a, axis=axis, kind="stable")
     # NumPy's default kind (SIMD quicksort) is ~60x faster than its stable merge sort and gives
-    # the same values; only the order of equal floats of different bits needs restoring
-    s = np.sort(a, axis=axis)
+    # the same values; only the order of equal floats of different bits needs restoring.
+    # float16 sorts as float32 (exact both ways): NumPy 2.4's float16 sort is slower and, on
+    # some inputs of thousands of elements mixing -0.0, -inf and negatives, leaves them unsorted
+    if a.dtype == np.float16:
+        s = np.sort(a.astype(np.float32), axis=axis).astype(np.float16)
+    else:
+        s = np.sort(a, axis=axis)
     if a.dtype.kind == "f" and a.size:
         t = _restore_equal_runs(_last_axis(s, axis), _last_axis(a, axis), descending)
         return t if axis == a.ndim - 1 else np.moveaxis(t, -1, axis)

@@ -35,7 +35,7 @@ from nx_rune.frontend.indexing import concrete_value, take, take_along_axis
 from nx_rune.frontend.movement import moveaxis, reshape, transpose
 from nx_rune.frontend.reductions import sum as _sum
 from nx_rune.primitives import bind
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import Tensor
 from nx_rune.typing import Array, ArrayLike, Axis
 
 __all__ = ["sort", "argsort", "searchsorted", "count_nonzero", "argwhere", "flatnonzero",
@@ -136,10 +136,9 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, side: str = "left",
             raise ValueError(f"sorter: shape {order.shape} differs from x1's {x1.shape}")
         x1 = take(x1, order)
     a, v = promote(x1, x2)
-    if a.dtype.kind == "f" and a.dtype.itemsize < 8 and (
-            x1.dtype.kind in "biu" or (isinstance(x2, ArrayBase) and x2.dtype.kind in "iu")):
-        # an integer compared as float32 could round onto its neighbour: compare exactly
-        a, v = astype(a, dtypes.float64), astype(v, dtypes.float64)
+    if a.dtype.kind == "f" and a.dtype.itemsize < 8 and x1.dtype.kind in "biu":
+        # integers compared in float32 could round onto their neighbours: compare exactly
+        a, v = promote(astype(x1, dtypes.float64), x2)
     return bind(P.searchsorted_p, a, v, side=side, dtype=index_dtype(a.shape[0]))
 
 
@@ -185,33 +184,67 @@ def flatnonzero(a: ArrayLike) -> Array:
 
 # -- set functions ---------------------------------------------------------------------------------
 
+def _unique_flat(v, equal_nan, need_order, need_counts):
+    """np.unique of the flattened ndarray ``v`` from the stable ``sort``/``argsort``
+    primitives (deterministic, and as fast as NumPy's unique or faster): (values, first,
+    inverse, counts) as ndarrays, first/inverse None unless ``need_order``, counts None unless
+    ``need_counts``.  Equal elements form one value, the first occurrence's (-0.0 or 0.0,
+    whichever comes first); NaNs are one value with ``equal_nan``, else each its own, in
+    their original order."""
+    flat = Tensor._wrap(np.ascontiguousarray(v.reshape(-1)))
+    n = flat.size
+    order = None
+    if need_order:
+        order = bind(P.argsort_p, flat, axis=0, descending=False, stable=True,
+                     dtype=dtypes.int64)._np()
+        s = flat._np()[order]
+    else:
+        s = bind(P.sort_p, flat, axis=0, descending=False)._np()
+    start = np.empty(n, dtype=bool)                 # where each run of equal values begins
+    start[:1] = True
+    if n > 1:
+        np.not_equal(s[1:], s[:-1], out=start[1:])
+        if equal_nan and s.dtype.kind in "fc":
+            nan = np.isnan(s)
+            start[1:] &= ~(nan[1:] & nan[:-1])
+    values = s[start]
+    counts = first = inverse = None
+    if need_counts:
+        pos = np.flatnonzero(start)
+        counts = np.empty(pos.size, np.int64)
+        np.subtract(pos[1:], pos[:-1], out=counts[:-1])
+        counts[-1:] = n - pos[-1:]
+    if order is not None:
+        first = order[start]
+        inverse = np.empty(n, np.int64)
+        inverse[order] = np.cumsum(start) - 1
+    return values, first, inverse, counts
+
+
 def _unique(x, fname, *, index, inverse, counts, equal_nan, axis=None):
-    """np.unique of concrete ``x`` as Tensors: (values, index, inverse, counts), None for what
-    was not asked.  Under a transformation the values are gathered from x (differentiable)."""
+    """The set functions' results for concrete ``x`` as Tensors: (values, index of the first
+    occurrences, inverse (x's shape for axis=None), counts), None for what was not asked.
+    Under a transformation the values are gathered from x (differentiable)."""
     x, v = _concrete_operand(x, "x" if fname != "unique" else "ar", fname)
-    if axis is not None:
+    traced = not isinstance(x, Tensor)
+    if axis is None:
+        vals, first, inv, cnt = _unique_flat(v, equal_nan, index or inverse or traced, counts)
+        n = v.size
+        if inv is not None:
+            inv = inv.reshape(v.shape)
+    else:   # distinct slices along an axis: NumPy's
         if v.ndim == 0:
             raise ValueError(f"{fname}: axis={axis} needs a tensor of at least 1 dimension")
         axis = normalize_axis(axis, v.ndim)
-    traced = not isinstance(x, Tensor)
-    out = np.unique(v, return_index=index or traced, return_inverse=inverse,
-                    return_counts=counts, axis=axis, equal_nan=equal_nan)
-    out = list(out) if isinstance(out, tuple) else [out]
-    vals = out.pop(0)
-    first = out.pop(0) if index or traced else None
-    inv = out.pop(0) if inverse else None
-    cnt = out.pop(0) if counts else None
-    n = v.size if axis is None else v.shape[axis]
-    if traced:
-        values = take(x, _wrap(first, index_dtype(n)), axis=axis)
-    else:
-        values = _wrap(vals)
-    if inv is not None and axis is None:
-        inv = inv.reshape(v.shape)
+        vals, first, inv, cnt = np.unique(v, return_index=True, return_inverse=True,
+                                          return_counts=True, axis=axis, equal_nan=equal_nan)
+        n = v.shape[axis]
+    it = index_dtype(n)
+    values = take(x, _wrap(first, it), axis=axis) if traced else _wrap(vals)
     return (values,
-            _wrap(first, index_dtype(n)) if index else None,
+            _wrap(first, it) if index else None,
             _wrap(inv, index_dtype(len(vals))) if inverse else None,
-            _wrap(cnt, index_dtype(n)) if counts else None)
+            _wrap(cnt, it) if counts else None)
 
 
 def unique_values(x: ArrayLike, /) -> Array:
@@ -323,13 +356,19 @@ def _median_of_sorted(s, counts):
     return where(_const(lo == hi, dtypes.bool_), m_lo, _mean2(m_lo, m_hi))
 
 
-def _nan_counts(s, fname):
-    """The number of non-NaN values in each row of sorted ``s`` (NaNs are last), concrete."""
-    v = concrete_value(s)
-    if v is None:
-        raise TypeError(f"{fname}: a must be concrete (which values are NaN decides which "
-                        f"order statistics are taken)")
-    return np.count_nonzero(~np.isnan(v), axis=-1)
+def _require_concrete(a, fname):
+    """``a`` as an operand, TypeError unless its values are known (NaN-skipping statistics:
+    which values are NaN decides which order statistics are taken)."""
+    a = operand(a)
+    if concrete_value(a) is None:
+        raise TypeError(f"{fname}: a must be concrete (which of its values are NaN decides "
+                        f"which order statistics are taken)")
+    return a
+
+
+def _nan_counts(s):
+    """The number of non-NaN values in each row of sorted ``s`` (concrete; NaNs are last)."""
+    return np.count_nonzero(~np.isnan(concrete_value(s)), axis=-1)
 
 
 def _finish(r, out_shape):
@@ -360,12 +399,12 @@ def nanmedian(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     slice; NaN for a slice of NaNs only).  ``a`` must be concrete; shapes, dtypes and
     derivatives as ``median``."""
     _check_bool(keepdims, "keepdims")
-    b, n, rest, keep = _rows_last(a, axis, "nanmedian")
+    b, n, rest, keep = _rows_last(_require_concrete(a, "nanmedian"), axis, "nanmedian")
     out_shape = keep if keepdims else rest
     if n == 0:
         return _nans(out_shape, b.dtype)
     s = sort(b, axis=-1)
-    counts = _nan_counts(s, "nanmedian")
+    counts = _nan_counts(s)
     m = where(_const(counts == 0, dtypes.bool_), float("nan"), _median_of_sorted(s, counts))
     return _finish(m, out_shape)
 
@@ -423,12 +462,19 @@ def _lerp(lo, hi, gamma, one_minus, ge_half):
     return where(ge_half, subtract(hi, multiply(diff, one_minus)), add(lo, multiply(diff, gamma)))
 
 
+def _python_numbers(q):
+    """True for a Python int/float or a (nested) list/tuple of them."""
+    if type(q) in (int, float):
+        return True
+    return isinstance(q, (list, tuple)) and all(_python_numbers(e) for e in q)
+
+
 def _quantiles(a, q, axis, method, keepdims, fname, scale, skip_nan):
     """The shared body of quantile/percentile/nanquantile/nanpercentile (q in [0, scale])."""
     if method not in QUANTILE_METHODS:
         raise ValueError(f"method: must be one of {QUANTILE_METHODS}, got {method!r}")
     _check_bool(keepdims, "keepdims")
-    weak = type(q) in (int, float)
+    weak = _python_numbers(q)     # q in float64, as NumPy; the result in a's dtype
     qt = None if weak else operand(q)
     if qt is not None and not (dtypes.is_integer(qt.dtype) or dtypes.is_float(qt.dtype)):
         raise TypeError(f"q: must be real numbers, got dtype {qt.dtype}")
@@ -440,7 +486,7 @@ def _quantiles(a, q, axis, method, keepdims, fname, scale, skip_nan):
     if not (np.all(qv >= 0) and np.all(qv <= scale)):
         what = "quantiles" if scale == 1 else "percentiles"
         raise ValueError(f"q: {what} must be in the range [0, {scale}], got {q!r}")
-    b, n, rest, keep = _rows_last(a, axis, fname)
+    b, n, rest, keep = _rows_last(_require_concrete(a, fname) if skip_nan else a, axis, fname)
     dt = b.dtype if weak else dtypes.result_type(b.dtype, as_inexact(qt).dtype)
     b = astype(b, dt)
     q_shape = qv.shape
@@ -451,7 +497,7 @@ def _quantiles(a, q, axis, method, keepdims, fname, scale, skip_nan):
     k = qf.size
     s = sort(b, axis=-1)
     if skip_nan:
-        counts = _nan_counts(s, fname)
+        counts = _nan_counts(s)
         prev, nxt, gamma, slope = _plan(method, counts[..., None], qf)   # (rest..., k)
     else:
         prev, nxt, gamma, slope = _plan(method, n, qf)                   # (k,)
@@ -489,7 +535,8 @@ def quantile(a: ArrayLike, q: ArrayLike, axis: Axis = None, method: str = "linea
     "normal_unbiased", "interpolated_inverted_cdf", "inverted_cdf", "averaged_inverted_cdf",
     "closest_observation", or "lower", "higher", "nearest", "midpoint".  Shape: q's shape
     followed by a's reduced shape (``keepdims`` keeps the axes as 1).  Dtype: a's float dtype
-    (ints give float32, 64-bit ints float64), promoted with q's when q is a tensor.  NaN where
+    (ints give float32, 64-bit ints float64), promoted with q's when q is an array (Python
+    numbers and lists of them are taken in float64 and do not promote).  NaN where
     the values hold a NaN and for an empty axis.  Differentiable in ``a`` (through ``sort``)
     and, for the interpolating methods, in ``q``.  ValueError for q outside [0, 1] or an
     unknown method; TypeError for complex a.
