@@ -365,6 +365,22 @@ def _rows_hold_zero(s):
     return bool((at(np.minimum(base, n - 1)) == 0).any())
 
 
+def _class_members(a, cls, count):
+    """The elements of float ``a`` in class ``cls`` (zeros or NaNs; ``count`` of them), in C
+    order: one value (a scalar) when they all share one bit pattern (+0.0 or -0.0; the
+    default NaN or its negative), checked in one pass, instead of a slow masked gather."""
+    bits = a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    if cls is np.isnan:
+        for v in (np.array(np.nan, a.dtype), -np.array(np.nan, a.dtype)):
+            if np.count_nonzero(bits == v.view(bits.dtype)) == count:
+                return v
+    else:
+        plus = a.size - np.count_nonzero(bits)    # +0.0 is the one all-zero bit pattern
+        if plus in (0, count):
+            return np.array(0.0 if plus else -0.0, a.dtype)
+    return a[cls(a)]
+
+
 def _restore_equal_runs(s, a, descending):
     """Make the unstable ascending sort ``s`` of float ``a`` (both with the sorted axis last)
     bit-identical to the stable sort, reversed when descending (returns that view of s).
@@ -372,9 +388,10 @@ def _restore_equal_runs(s, a, descending):
     Only elements that compare equal yet differ in bits can be out of order: zeros (-0.0 ==
     0.0) and NaNs (sorted last, any sign or payload).  NumPy's SIMD sorts may even rewrite them
     (zeros of both signs come out as -0.0, float16 NaN payloads change).  Each class forms one
-    run per row, with as many elements per row in s as in a, so copying a's elements of the
+    run per row, with as many elements per row in s as in a, so writing a's elements of the
     class in C order onto s's restores each run as the stable sort has it.  Finding the runs
-    costs O(rows * log n); the copy O(n), only for a class that is present."""
+    costs O(rows * log n); restoring a class that is present one or two passes over a (a
+    masked gather when its members differ in bits)."""
     t = np.flip(s, -1) if descending else s
     n = s.shape[-1]
     is_zero = lambda v: v == 0  # noqa: E731
@@ -385,16 +402,16 @@ def _restore_equal_runs(s, a, descending):
         runs = ((nan0, n, np.isnan), (int(np.searchsorted(row[:nan0], zero, side="left")),
                                       int(np.searchsorted(row[:nan0], zero, side="right")),
                                       is_zero))
-        arow = a.reshape(n)
         for lo, hi, cls in runs:
-            run = row[lo:hi]
             if hi > lo:
-                (run[::-1] if descending else run)[...] = arow[cls(arow)]
+                run = row[lo:hi]
+                (run[::-1] if descending else run)[...] = _class_members(a, cls, hi - lo)
         return t
     has_nan = bool(np.isnan(s[..., -1]).any())
     for present, cls in ((has_nan, np.isnan), (_rows_hold_zero(s), is_zero)):
         if present:
-            t[cls(t)] = a[cls(a)]
+            where = cls(t)
+            t[where] = _class_members(a, cls, np.count_nonzero(where))
     return t
 
 
