@@ -303,7 +303,6 @@ def f64_tensor(a):
     return nx.asarray(np.asarray(a, dtype=np.float64))
 
 
-
 # -- sorting and searching (WP-sorting) ----------------------------------------------------------
 
 def _sort(rng, case):
