@@ -106,3 +106,5 @@ reduce_sum_p, reduce_max_p, reduce_prod_p, associative_scan_p, argmax_p = _decla
 # indexing, linear algebra, windows, random
 gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
     ["gather", "scatter", "matmul", "unfold", "fold", "threefry"]).values()
+# sorting and searching (WP-sorting)
+sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()

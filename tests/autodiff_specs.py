@@ -310,3 +310,16 @@ def f64_tensor(a):
     """``a`` as a float64 nx tensor."""
     return nx.asarray(np.asarray(a, dtype=np.float64))
 
+
+# -- sorting and searching (WP-sorting) ----------------------------------------------------------
+
+def _sort(rng, case):
+    shape, axis, descending = case
+    return (lambda x: bind(P.sort_p, x, axis=axis, descending=descending)), [distinct(rng, shape)]
+
+
+SPECS += [
+    Spec("sort", P.sort_p, _sort, [((6,), 0, False), ((3, 4), 1, True), ((4, 3), 0, False),
+                                   ((2, 3, 4), 1, True)]),
+]
+NONDIFF_PRIMS += [P.argsort_p, P.searchsorted_p]

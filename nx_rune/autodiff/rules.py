@@ -852,3 +852,29 @@ deflinear(P.fold_p, lambda g, ans, x, output_size, kernel_size, stride, dilation
 
 # -- random -----------------------------------------------------------------------------------------
 defnondiff(P.threefry_p)
+
+# -- sorting and searching (WP-sorting) ----------------------------------------------------------
+# sort(x) = gather(x, perm) with perm the stable sorting permutation (NumPy's order; ties keep
+# the order NumPy's stable sort gives them), a constant computed only when a derivative is
+# asked: the JVP gathers the tangent, the VJP scatter-adds the cotangent back (the transpose).
+
+
+def _sort_perm(x, params):
+    n = x.shape[params["axis"]]
+    dt = np.dtype(np.int32 if n < 2**31 else np.int64)
+    return _eval(P.argsort_p, _cv(x), axis=params["axis"], descending=params["descending"],
+                 stable=True, dtype=dt)
+
+
+def _vjp_sort(g, ans, args, params, need):
+    x = args[0]
+    return (_scatter(_zeros(x), _sort_perm(x, params), g, params["axis"], "add"),)
+
+
+def _jvp_sort(tangents, ans, args, params):
+    return _gather(tangents[0], _sort_perm(args[0], params), params["axis"])
+
+
+_register(P.sort_p, _vjp_sort, _jvp_sort)
+defnondiff(P.argsort_p)
+defnondiff(P.searchsorted_p)

@@ -42,3 +42,9 @@ __all__ += _arrangement.__all__
 # Tensor and tracer operators (``x + y``, ``x[i]``, ``x.sum()``) call the functions of this
 # package; tensor.py cannot import it (the front end imports tensor.py), so it is handed over.
 _tensor.install_frontend(__import__("sys").modules[__name__])
+
+# sorting, searching, set functions and order statistics (WP-sorting)
+from nx_rune.frontend import sorting as _sorting  # noqa: E402
+from nx_rune.frontend.sorting import *  # noqa: F401,F403,E402
+
+__all__ += _sorting.__all__
