@@ -360,12 +360,19 @@ def test_draws_in_a_child_forked_while_another_thread_draws():
 
 
 def test_set_num_threads_checks_its_argument():
-    with pytest.raises(ValueError, match="n must be >= 1"):
-        KT.set_num_threads(0)
-    with pytest.raises(TypeError, match="n must be an int"):
-        KT.set_num_threads(2.0)
-    with pytest.raises(ValueError, match="n must be >= 0|n must be >= 1"):
-        KT.set_num_threads(-3)
+    old = KT.get_num_threads()
+    for bad in (0, -3, np.int64(-1)):
+        with pytest.raises(ValueError, match="n must be >= 1"):
+            KT.set_num_threads(bad)
+    for bad in (2.0, True, "4", None):
+        with pytest.raises(TypeError, match="n must be an int"):
+            KT.set_num_threads(bad)
+    assert KT.get_num_threads() == old
+    KT.set_num_threads(np.int32(3))
+    try:
+        assert KT.get_num_threads() == 3 and type(KT.get_num_threads()) is int
+    finally:
+        KT.set_num_threads(old)
 
 
 def test_more_threads_than_spans_and_odd_sizes_give_the_reference():
@@ -481,6 +488,12 @@ def test_no_grad_instance_shared_by_asyncio_tasks():
             events.append(("enter", k))
             await asyncio.sleep(0.002 * (5 - k))       # the others enter and exit meanwhile
             inside = nx.sum(nx.sin(x))
+            if k % 2:
+                with shared:                           # re-entrant inside a task
+                    await asyncio.sleep(0)
+                    inside = inside + nx.sum(nx.exp(x))
+                await asyncio.sleep(0)
+                inside = inside * nx.sum(nx.cos(x))    # still in the outer block
             assert isinstance(P.current_interpreter(), NoGradInterpreter)
             events.append(("exit", k))
         assert not isinstance(P.current_interpreter(), NoGradInterpreter)

@@ -392,10 +392,11 @@ def set_num_threads(n):
     The calls that start afterwards use it; safe while other threads draw.
     """
     global _num_threads
-    n = _check_count(n, "n")
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    _num_threads = n
+    _num_threads = int(n)
 
 
 cdef (Py_ssize_t, Py_ssize_t) _plan(Py_ssize_t n, Py_ssize_t threads):
