@@ -5,6 +5,10 @@ Pass criterion, per call: the call either returns the reference's answer, or rai
 ``ACCEPTED`` with a non-empty message.  A crash (the process dies), a hang (a call running past
 ``--call-timeout`` seconds: faulthandler kills the process) or a wrong result is a failure.
 
+One target (``threefry threads+signals``) stresses the threaded kernel instead: large draws
+while a SIGALRM handler raises in the middle of them, while other threads draw, or while
+``set_num_threads`` changes the count (every completed draw must give the reference values).
+
 Run it in its own process, so that a segfault shows up as a failure instead of killing pytest::
 
     python -X faulthandler tests/fuzz_driver.py --calls 100000 --seed 1 --json report.json
@@ -24,7 +28,9 @@ import functools
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -1207,6 +1213,142 @@ def t_threefry(g):
         return np.stack([y0, y1], axis=1).reshape(n, 2)
     return (f"{fn}({k0}, {k1}, n={n!r}, start={start}, r={rounds!r})",
             lambda: call(k0, k1, n, start, rounds), ref, _exact(fn))
+
+
+class _Interrupt(Exception):
+    """Raised by the SIGALRM handler of the threads+signals target; never leaves the target."""
+
+
+_ALARM = {"armed": False, "installed": False}
+
+
+def _on_alarm(signum, frame):
+    if _ALARM["armed"]:            # a signal handled late (after its block) is ignored
+        _ALARM["armed"] = False
+        raise _Interrupt()
+
+
+def _draws_under_alarms(draw, delays):
+    """``draw()`` twice after arming a SIGALRM timer of each delay; the handler raises
+    _Interrupt (usually in the middle of a threaded draw).  Returns the completed draws."""
+    if not _ALARM["installed"]:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        _ALARM["installed"] = True
+    done = []
+    for d in delays:
+        try:
+            _ALARM["armed"] = True
+            signal.setitimer(signal.ITIMER_REAL, d)
+            try:
+                for _ in range(2):     # bounded: the signal may be handled late
+                    done.append(draw())
+            finally:
+                _ALARM["armed"] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _Interrupt:
+            pass
+    return done
+
+
+def _in_threads(fns):
+    """Run each fn in its own thread; their results, or the first exception re-raised."""
+    out, errors = [None] * len(fns), []
+
+    def run(k):
+        try:
+            out[k] = fns[k]()
+        except BaseException as e:         # noqa: BLE001 (re-raised below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(fns))]
+    for t in threads:
+        t.start()
+    return threads, out, errors
+
+
+def _iota_counters(start, idx):
+    i = [start + int(j) for j in idx]
+    return (np.array([v >> 32 for v in i], np.uint32),
+            np.array([v & 0xFFFFFFFF for v in i], np.uint32))
+
+
+@target("threefry threads+signals")
+def t_threefry_threads(g):
+    """Large threefry draws on several kernel threads while a SIGALRM handler raises in the
+    middle of them, while other Python threads draw, or while set_num_threads changes the
+    count; every completed draw must equal the reference (checked at the span boundaries and
+    at random lanes) and all of them each other."""
+    kind = g.pick(["alarm", "alarm", "concurrent", "resize"])
+    fn = g.pick(["bits32", "bits64", "pairs", "block"])
+    n = g.pick([1000, 1 << 16, (1 << 17) + g.small(0, 2000), (1 << 18) + 7, (1 << 19) - 3])
+    threads = g.pick([1, 2, 3, 4, 6])
+    k0, k1 = (g.pick([0, 1, 0xFFFFFFFF, 0x12345678, g.small(0, 100)]) for _ in range(2))
+    start = g.pick([0, 2**32 - 3000, 2**40 + 5])
+    delays = [float(d) for d in g.r.uniform(1e-4, 4e-3, size=3)]
+    resizes = [g.small(1, 6) for _ in range(12)]
+    x0 = np.arange(n, dtype=np.uint32)
+    x1 = x0[::-1].copy()
+    bounds = [b for lo, hi in KT._span_plan(n, threads) for b in (lo, hi - 1)]
+    idx = np.unique(np.concatenate([bounds, g.r.integers(0, n, 256)])).astype(np.int64)
+
+    def draw():
+        if fn == "bits32":
+            return KT.iota_bits32(k0, k1, n, start)
+        if fn == "bits64":
+            return KT.iota_bits64(k0, k1, n, start)
+        if fn == "pairs":
+            return KT.iota_pairs(k0, k1, n, start)
+        return np.stack(KT.threefry2x32_block(k0, k1, x0, x1))
+
+    def call():
+        old = KT.get_num_threads()
+        KT.set_num_threads(threads)
+        try:
+            if kind == "alarm":
+                done = _draws_under_alarms(draw, delays)
+            elif kind == "concurrent":
+                ts, out, errors = _in_threads([lambda: [draw(), draw()]] * 2)
+                done = [draw(), draw()]
+                for t in ts:
+                    t.join()
+                if errors:
+                    raise errors[0]
+                done += out[0] + out[1]
+            else:
+                ts, out, errors = _in_threads([lambda: [draw() for _ in range(3)]])
+                for r in resizes:
+                    KT.set_num_threads(r)
+                    time.sleep(2e-4)
+                ts[0].join()
+                if errors:
+                    raise errors[0]
+                done = out[0]
+            return done + [draw()]               # and one fresh draw after it all
+        finally:
+            KT.set_num_threads(old)
+
+    def ref():
+        if fn == "block":
+            y0, y1 = threefry_reference(k0, k1, x0[idx], x1[idx], 20)
+            return np.stack([y0, y1])
+        y0, y1 = threefry_reference(k0, k1, *_iota_counters(start, idx), 20)
+        if fn == "bits32":
+            return y0 ^ y1
+        if fn == "bits64":
+            return (y0.astype(np.uint64) << np.uint64(32)) | y1.astype(np.uint64)
+        return np.stack([y0, y1], axis=1)
+
+    def compare(got, r):
+        first = got[-1]
+        for k, a in enumerate(got):
+            sample = a[:, idx] if fn == "block" else a[idx]
+            same(sample, r, f"draw {k} at lanes {idx[:4].tolist()}...")
+            if not np.array_equal(a, first):
+                raise Mismatch(f"draw {k} differs from the fresh draw at "
+                               f"{np.argwhere(a != first)[:3].tolist()}")
+
+    return (f"{kind}: {fn}({k0}, {k1}, n={n}, start={start}) on {threads} threads",
+            call, ref, compare)
 
 
 # -- primitives through bind ------------------------------------------------------------------------

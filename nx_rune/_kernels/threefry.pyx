@@ -6,8 +6,6 @@ Kernel layer: NumPy arrays in, NumPy arrays out. The wrappers here validate ever
 All arithmetic is on ``uint32_t``, so it wraps modulo 2**32 as the algorithm requires.
 """
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -199,10 +197,175 @@ cdef void threefry_iota(uint32_t k0, uint32_t k1, uint64_t start, Py_ssize_t n,
 
 # ---------------------------------------------------------------------------------------------
 # Threads: large inputs are cut into one contiguous span per core, each hashed without the GIL
+#
+# The parallel part of a call is one nogil C function that returns only when every span is
+# done, so no Python exception (Ctrl-C's KeyboardInterrupt, a SIGALRM handler's) can interrupt
+# it: a signal handler runs after it returns, when no worker touches the arrays any more.
+# (Python's ThreadPoolExecutor cannot give that: an exception raised in the waiting thread skips
+# the wait, or strands one of its locks.)
+#
+# The workers are plain OS threads of one process-wide pool, started when first needed and kept
+# (they wait on a condition variable).  They block the asynchronous signals, so Ctrl-C and
+# timers go to the Python threads: when another thread receives a signal, CPython 3.11 may not
+# run its Python handler until a later signal (seen with OpenBLAS's threads, which do not block
+# them).  The workers know nothing of Python, so interpreter shutdown
+# (atexit handlers, threads still drawing after the main thread ended) does not stop them.
+# One call at a time owns the pool (taken and given back under the GIL); a concurrent call
+# hashes in its own thread.  ``set_num_threads`` only sets the count the next calls use.  A
+# forked child starts a new pool.  When no worker can be started, the caller does every span.
 # ---------------------------------------------------------------------------------------------
 
+cdef extern from *:
+    """
+    typedef void (*nx_tf_span_fn)(const void *ctx, Py_ssize_t lo, Py_ssize_t hi);
+
+    #if defined(__unix__) || defined(__APPLE__)
+    #include <pthread.h>
+    #include <signal.h>
+    #include <unistd.h>
+    #define NX_TF_HAVE_THREADS 1
+
+    typedef struct {
+        pthread_mutex_t mu;
+        pthread_cond_t work;          /* a job has spans left to claim */
+        pthread_cond_t done;          /* the job's last claimed span finished */
+        int workers;                  /* threads started (never stopped) */
+        /* the job: spans [k * step, min((k + 1) * step, n)) for k in [0, count) */
+        nx_tf_span_fn fn;
+        const void *ctx;
+        Py_ssize_t n, step, count;
+        Py_ssize_t next;              /* next span to claim */
+        Py_ssize_t running;           /* claimed spans not finished yet */
+    } nx_tf_pool;
+
+    static nx_tf_pool nx_tf_the_pool;
+    static pid_t nx_tf_pool_pid = 0;  /* the process whose threads the pool holds */
+    static int nx_tf_pool_busy = 0;   /* a call owns the pool (read and set under the GIL) */
+
+    /* Claim and run spans until none is left; called and returns with mu held. */
+    static void nx_tf_claim_spans(nx_tf_pool *p) {
+        while (p->next < p->count) {
+            Py_ssize_t k = p->next++;
+            Py_ssize_t lo = k * p->step, hi = lo + p->step < p->n ? lo + p->step : p->n;
+            nx_tf_span_fn fn = p->fn;
+            const void *ctx = p->ctx;
+            p->running++;
+            pthread_mutex_unlock(&p->mu);
+            fn(ctx, lo, hi);
+            pthread_mutex_lock(&p->mu);
+            if (--p->running == 0 && p->next >= p->count)
+                pthread_cond_broadcast(&p->done);
+        }
+    }
+
+    static void *nx_tf_worker(void *arg) {
+        nx_tf_pool *p = (nx_tf_pool *)arg;
+        /* Asynchronous signals stay with the Python threads; faults remain deliverable here
+           (so faulthandler reports them). */
+        sigset_t block;
+        sigfillset(&block);
+        sigdelset(&block, SIGSEGV); sigdelset(&block, SIGBUS); sigdelset(&block, SIGFPE);
+        sigdelset(&block, SIGILL); sigdelset(&block, SIGABRT); sigdelset(&block, SIGTRAP);
+        pthread_sigmask(SIG_BLOCK, &block, NULL);
+        pthread_mutex_lock(&p->mu);
+        for (;;) {
+            while (p->next >= p->count)
+                pthread_cond_wait(&p->work, &p->mu);
+            nx_tf_claim_spans(p);
+        }
+        return NULL;
+    }
+
+    /* Called with the GIL held: 1 if this call now owns the pool, 0 if another call does. */
+    static int nx_tf_pool_acquire(void) {
+        pid_t pid = getpid();
+        if (nx_tf_pool_pid != pid) {
+            /* First use, or a forked child: the parent's workers do not exist here. */
+            nx_tf_pool *p = &nx_tf_the_pool;
+            if (pthread_mutex_init(&p->mu, NULL) != 0)
+                return 0;
+            if (pthread_cond_init(&p->work, NULL) != 0) {
+                pthread_mutex_destroy(&p->mu);
+                return 0;
+            }
+            if (pthread_cond_init(&p->done, NULL) != 0) {
+                pthread_cond_destroy(&p->work);
+                pthread_mutex_destroy(&p->mu);
+                return 0;
+            }
+            p->workers = 0;
+            p->next = p->count = p->running = 0;
+            nx_tf_pool_pid = pid;
+            nx_tf_pool_busy = 0;
+        }
+        if (nx_tf_pool_busy)
+            return 0;
+        nx_tf_pool_busy = 1;
+        return 1;
+    }
+
+    /* Called with the GIL held, by the owner once its run has returned. */
+    static void nx_tf_pool_release(void) {
+        nx_tf_pool_busy = 0;
+    }
+
+    /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
+       count - 1 workers and this thread; returns when every span is done. */
+    static void nx_tf_pool_run(nx_tf_span_fn fn, const void *ctx, Py_ssize_t n,
+                               Py_ssize_t step, Py_ssize_t count) {
+        nx_tf_pool *p = &nx_tf_the_pool;
+        pthread_mutex_lock(&p->mu);
+        while (p->workers < count - 1) {
+            pthread_t tid;
+            pthread_attr_t attr;
+            int ok;
+            if (pthread_attr_init(&attr) != 0)
+                break;
+            pthread_attr_setstacksize(&attr, (size_t)1 << 18);   /* the cores need ~20 KiB */
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            ok = pthread_create(&tid, &attr, nx_tf_worker, p) == 0;
+            pthread_attr_destroy(&attr);
+            if (!ok)
+                break;                /* fewer workers: this thread claims more spans */
+            p->workers++;
+        }
+        p->fn = fn;
+        p->ctx = ctx;
+        p->n = n;
+        p->step = step;
+        p->running = 0;
+        p->next = 0;
+        p->count = count;
+        pthread_cond_broadcast(&p->work);
+        nx_tf_claim_spans(p);
+        while (p->running > 0)
+            pthread_cond_wait(&p->done, &p->mu);
+        p->fn = NULL;
+        p->ctx = NULL;
+        pthread_mutex_unlock(&p->mu);
+    }
+    #else
+    #define NX_TF_HAVE_THREADS 0
+    static int nx_tf_pool_acquire(void) { return 0; }
+    static void nx_tf_pool_release(void) {}
+    static void nx_tf_pool_run(nx_tf_span_fn fn, const void *ctx, Py_ssize_t n,
+                               Py_ssize_t step, Py_ssize_t count) {
+        (void)step; (void)count;
+        fn(ctx, 0, n);                /* no thread API known here: one span, this thread */
+    }
+    #endif
+    """
+    ctypedef void (*nx_tf_span_fn)(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    int nx_tf_pool_acquire() noexcept
+    void nx_tf_pool_release() noexcept
+    void nx_tf_pool_run(nx_tf_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
+                        Py_ssize_t count) noexcept nogil
+    int NX_TF_HAVE_THREADS
+
+
 cdef enum:
-    MIN_LANES_PER_THREAD = 1 << 16   # below this, starting a thread costs more than it saves
+    MIN_LANES_PER_THREAD = 1 << 16   # below this, waking a thread costs more than it saves
+    MAX_THREADS = 1024
 
 
 def _default_num_threads():
@@ -216,19 +379,6 @@ def _default_num_threads():
 
 
 _num_threads = _default_num_threads()
-_pool = None
-_pool_lock = threading.Lock()
-
-
-def _forget_pool():
-    # A forked child inherits the pool object but not its threads.
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def get_num_threads():
@@ -237,76 +387,76 @@ def get_num_threads():
 
 
 def set_num_threads(n):
-    """Set the number of threads used for large inputs (``n >= 1``); results do not change."""
-    global _num_threads, _pool
-    n = _check_count(n, "n")
+    """Set the number of threads used for large inputs (``n >= 1``); results do not change.
+
+    The calls that start afterwards use it; safe while other threads draw.
+    """
+    global _num_threads
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    with _pool_lock:
-        if _pool is not None:
-            _pool.shutdown(wait=True)
-            _pool = None
-        _num_threads = n
+    _num_threads = int(n)
 
 
-def _get_pool():
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=_num_threads - 1,
-                                       thread_name_prefix="nx_rune_threefry")
-        return _pool
-
-
-def _spans(Py_ssize_t n):
-    """Cut [0, n) into at most ``_num_threads`` spans, each a multiple of CHUNK lanes long."""
-    cdef Py_ssize_t t = min(_num_threads, n // MIN_LANES_PER_THREAD)
-    if t <= 1:
-        return [(0, n)]
+cdef (Py_ssize_t, Py_ssize_t) _plan(Py_ssize_t n, Py_ssize_t threads):
+    """(step, count): [0, n) cut into ``count`` spans of ``step`` lanes (the last one ragged),
+    at most ``threads`` of them, each a multiple of CHUNK lanes long."""
+    cdef Py_ssize_t t = min(threads, n // MIN_LANES_PER_THREAD, <Py_ssize_t>MAX_THREADS)
+    if t <= 1 or not NX_TF_HAVE_THREADS:
+        return n, 1
     cdef Py_ssize_t step = (n + t - 1) // t
     step = (step + CHUNK - 1) // CHUNK * CHUNK
-    return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    return step, (n + step - 1) // step
 
 
-def _run_spans(Py_ssize_t n, job):
-    """Run ``job(lo, hi)`` over the spans of [0, n); this thread takes the first span."""
-    spans = _spans(n)
-    if len(spans) == 1:
-        job(0, n)
-        return
-    pool = _get_pool()
-    futures = [pool.submit(job, lo, hi) for lo, hi in spans[1:]]
-    job(*spans[0])
-    for f in futures:
-        f.result()
+def _span_plan(Py_ssize_t n, Py_ssize_t threads):
+    """The spans ``[(lo, hi), ...]`` a call over [0, n) uses with ``threads`` threads."""
+    step, count = _plan(n, threads)
+    return [(k * step, min((k + 1) * step, n)) for k in range(count)]
 
 
-cdef class _LanesJob:
-    cdef uint32_t k0, k1
-    cdef int rounds
-    cdef const uint32_t* x0
-    cdef const uint32_t* x1
-    cdef uint32_t* y0
-    cdef uint32_t* y1
+ctypedef struct LanesJob:
+    uint32_t k0, k1
+    int rounds
+    const uint32_t* x0
+    const uint32_t* x1
+    uint32_t* y0
+    uint32_t* y1
 
-    def __call__(self, Py_ssize_t lo, Py_ssize_t hi):
+
+ctypedef struct IotaJob:
+    uint32_t k0, k1
+    uint64_t start
+    int rounds
+    IotaMode mode
+    char* out
+    Py_ssize_t lane_bytes
+
+
+cdef void _lanes_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const LanesJob* j = <const LanesJob*>ctx
+    threefry_lanes(j.k0, j.k1, j.x0 + lo, j.x1 + lo, j.y0 + lo, j.y1 + lo, hi - lo, j.rounds)
+
+
+cdef void _iota_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const IotaJob* j = <const IotaJob*>ctx
+    threefry_iota(j.k0, j.k1, j.start + <uint64_t>lo, hi - lo, j.rounds, j.mode,
+                  j.out + lo * j.lane_bytes)
+
+
+cdef void _run(nx_tf_span_fn fn, const void* job, Py_ssize_t n) noexcept:
+    """``fn(job, lo, hi)`` over [0, n), without the GIL, on up to ``_num_threads`` threads;
+    returns when every span is done.  The caller keeps the arrays behind ``job`` alive."""
+    cdef Py_ssize_t step, count
+    step, count = _plan(n, _num_threads)
+    if count > 1 and nx_tf_pool_acquire():
         with nogil:
-            threefry_lanes(self.k0, self.k1, self.x0 + lo, self.x1 + lo,
-                           self.y0 + lo, self.y1 + lo, hi - lo, self.rounds)
-
-
-cdef class _IotaJob:
-    cdef uint32_t k0, k1
-    cdef uint64_t start
-    cdef int rounds
-    cdef IotaMode mode
-    cdef char* out
-    cdef Py_ssize_t lane_bytes
-
-    def __call__(self, Py_ssize_t lo, Py_ssize_t hi):
+            nx_tf_pool_run(fn, job, n, step, count)
+        nx_tf_pool_release()
+    else:
         with nogil:
-            threefry_iota(self.k0, self.k1, self.start + <uint64_t>lo, hi - lo, self.rounds,
-                          self.mode, self.out + lo * self.lane_bytes)
+            fn(job, 0, n)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,14 +505,13 @@ def _check_start(start, n):
 
 def _flat_lanes(x0, x1, y0, y1, uint32_t k0, uint32_t k1, int rounds):
     # All four: validated 1-D C-contiguous uint32 arrays of one length; y0, y1 are written.
-    cdef Py_ssize_t n = x0.shape[0]
-    cdef _LanesJob job = _LanesJob()
+    cdef LanesJob job
     job.k0, job.k1, job.rounds = k0, k1, rounds
     job.x0 = <const uint32_t*>cnp.PyArray_DATA(x0)
     job.x1 = <const uint32_t*>cnp.PyArray_DATA(x1)
     job.y0 = <uint32_t*>cnp.PyArray_DATA(y0)
     job.y1 = <uint32_t*>cnp.PyArray_DATA(y1)
-    _run_spans(n, job)
+    _run(_lanes_span, &job, x0.shape[0])
 
 
 def threefry2x32_block(k0, k1, x0, x1, rounds=20):
@@ -417,11 +566,11 @@ def _iota(k0, k1, n, start, rounds, IotaMode mode, dtype, width):
     start = _check_start(start, n)
     rounds = _check_rounds(rounds)
     out = np.empty(n * width, dtype=dtype)
-    cdef _IotaJob job = _IotaJob()
+    cdef IotaJob job
     job.k0, job.k1, job.start, job.rounds, job.mode = k0, k1, start, rounds, mode
     job.out = <char*>cnp.PyArray_DATA(out)
     job.lane_bytes = out.itemsize * width
-    _run_spans(n, job)
+    _run(_iota_span, &job, n)
     return out
 
 

@@ -8,7 +8,9 @@ perturbations never mix.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
+import inspect
 import operator
 from typing import Any, Callable, Sequence
 
@@ -533,23 +535,47 @@ def detach(x: PyTree) -> PyTree:
     return stop_gradient(x)
 
 
+# Per context (thread, asyncio task), the no_grad blocks entered and not yet exited, innermost
+# last: (instance, token of the interpreter variable).  Kept per context rather than per
+# instance, so one instance (a module-level ``NO_GRAD = nx.no_grad()``, a decorated function)
+# can be entered by several threads or tasks at once and re-entered in each.
+_no_grad_blocks: contextvars.ContextVar[tuple] = contextvars.ContextVar("nx_rune_no_grad",
+                                                                         default=())
+
+
 class no_grad:
     """Run code with no derivative tracking: ``with nx.no_grad(): ...``, ``@nx.no_grad`` or
     ``@nx.no_grad()``.  Inside, every op computes on concrete values and returns constants, so
-    no enclosing transformation differentiates it (a transformation started inside works)."""
+    no enclosing transformation differentiates it (a transformation started inside works).
+
+    One instance may be shared by threads and asyncio tasks and nested in itself: each
+    thread/task has its own state.  A decorated ``async def`` runs its whole body in no-grad
+    mode."""
 
     def __init__(self, func=None):
         self._func = func
-        self._tokens = []
         if func is not None:
             functools.update_wrapper(self, func)
+            if inspect.iscoroutinefunction(func) and hasattr(inspect, "markcoroutinefunction"):
+                inspect.markcoroutinefunction(self)      # Python 3.12+
 
     def __enter__(self):
-        self._tokens.append(_var.set(NoGradInterpreter()))
+        token = _var.set(NoGradInterpreter())
+        _no_grad_blocks.set(_no_grad_blocks.get() + ((self, token),))
         return self
 
     def __exit__(self, *exc):
-        _var.reset(self._tokens.pop())
+        blocks = _no_grad_blocks.get()
+        for i in range(len(blocks) - 1, -1, -1):
+            if blocks[i][0] is self:
+                break
+        else:
+            raise RuntimeError("no_grad.__exit__ without a matching __enter__ in this thread or "
+                               "task (a block entered in one context cannot be exited in "
+                               "another)")
+        token = blocks[i][1]
+        _no_grad_blocks.set(blocks[:i] + blocks[i + 1:])
+        _var.reset(token)
         return False
 
     def __call__(self, *args, **kwargs):
@@ -558,9 +584,19 @@ class no_grad:
             if len(args) == 1 and callable(args[0]) and not kwargs:
                 return no_grad(args[0])
             raise TypeError("no_grad() takes a function to decorate")
+        if inspect.iscoroutinefunction(func):
+            return self._call_async(*args, **kwargs)
         token = _var.set(NoGradInterpreter())
         try:
             return func(*args, **kwargs)
+        finally:
+            _var.reset(token)
+
+    async def _call_async(self, *args, **kwargs):
+        # The coroutine's every step runs in its task's context, so the token resets there.
+        token = _var.set(NoGradInterpreter())
+        try:
+            return await self._func(*args, **kwargs)
         finally:
             _var.reset(token)
 
@@ -568,4 +604,3 @@ class no_grad:
         if obj is None or self._func is None:
             return self
         return functools.partial(self, obj)
-

@@ -65,6 +65,27 @@ def _leaked(t):
         f"use nx.stop_gradient on it")
 
 
+def _active(interp):
+    """Whether ``interp`` is on this context's stack of active transformations."""
+    cur = _var.get()
+    while cur is not None:
+        if cur is interp:
+            return True
+        cur = cur.parent
+    return False
+
+
+def _foreign(t):
+    raise UnexpectedTracerError(
+        f"a tracer of a {t._interp.name} transformation that is still running was used where "
+        f"that transformation is not active (shape {t.shape}, dtype {t.dtype}): most likely in "
+        f"another thread, which does not inherit the transformation (it lives in a "
+        f"contextvars.ContextVar, per thread and per asyncio task).  Run the thread's work in "
+        f"a copy of the transformed function's context: ctx = contextvars.copy_context() "
+        f"inside the transformed function, then ctx.run(fn, *args) in the thread (one copy "
+        f"per thread); or return the values to the transformed function and compute there")
+
+
 class Interpreter:
     __slots__ = ("parent", "done", "name")
 
@@ -164,13 +185,19 @@ class Tracer(ArrayBase):
 
     def __getattr__(self, name):
         # only reached for attributes a tracer lacks: a backend implementation reading a
-        # Tensor's storage means a tracer escaped its transformation
+        # Tensor's storage means a tracer escaped its transformation or its context (the
+        # check costs nothing on bind's fast path: it runs only on this failure path)
         try:
             interp = object.__getattribute__(self, "_interp")
         except AttributeError:
             raise AttributeError(name) from None
-        if interp.done and name in _STORAGE:
-            _leaked(self)
+        if name in _STORAGE:
+            # a backend implementation reached a tracer: bind found none of the tracer's
+            # interpreters active, so the tracer came from outside this context
+            if interp.done:
+                _leaked(self)
+            if not _active(interp):
+                _foreign(self)
         raise AttributeError(f"{type(self).__name__} (a tracer of {interp.name}) has no "
                              f"attribute {name!r}")
 
@@ -241,6 +268,17 @@ class _Proj:
         self.src, self.k = src, k
 
 
+def _append(tape, entry):
+    """Append ``entry`` to ``tape`` and return its position.  Threads running in copies of one
+    context (``contextvars.copy_context().run``) may record on one tape at once, so the
+    position is looked up after the append instead of taken from the length before it."""
+    tape.append(entry)
+    i = len(tape) - 1
+    while tape[i] is not entry:
+        i -= 1
+    return i
+
+
 class Tape(Interpreter):
     """Reverse-mode interpreter: an eager tape of the ops applied to its tracers."""
     __slots__ = ("tape",)
@@ -284,24 +322,26 @@ class Tape(Interpreter):
             out = parent.process(prim, primals, params)
         if prim in NONDIFF:
             return out
-        tape = self.tape
-        t = TapeTracer(self, out, len(tape))
-        if t.dtype not in _INEXACT:
+        if out.dtype not in _INEXACT:
             return out
-        tape.append((prim, params, primals, idxs, out))
-        return t
+        # _append, inlined: this is the hot path
+        entry = (prim, params, primals, idxs, out)
+        tape = self.tape
+        tape.append(entry)
+        i = len(tape) - 1
+        while tape[i] is not entry:
+            i -= 1
+        return TapeTracer(self, out, i)
 
     def record_multi(self, entry, idxs, outs):
         """Record a multi-output entry (custom rules); returns one value per output leaf."""
         tape = self.tape
-        src = len(tape)
         entry.idxs = idxs
-        tape.append(entry)
+        src = _append(tape, entry)
         res = []
         for k, o in enumerate(outs):
             if isinstance(o, ArrayBase) and o.dtype in _INEXACT:
-                res.append(TapeTracer(self, o, len(tape)))
-                tape.append(_Proj(src, k))
+                res.append(TapeTracer(self, o, _append(tape, _Proj(src, k))))
             else:
                 res.append(o)
         return res
