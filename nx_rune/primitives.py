@@ -106,3 +106,6 @@ reduce_sum_p, reduce_max_p, reduce_prod_p, associative_scan_p, argmax_p = _decla
 # indexing, linear algebra, windows, random
 gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
     ["gather", "scatter", "matmul", "unfold", "fold", "threefry"]).values()
+# -- statistics family (WP-statistics): nan-ignoring max/min reductions, fused clip
+reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
+    ["reduce_nanmax", "reduce_nanmin", "clip"]).values()
