@@ -4,8 +4,8 @@ reductions (``nansum nanprod nanmean nanvar nanstd nanmax nanmin``), ``ptp``,
 
 Signatures are NumPy's (``out`` exists for positional compatibility and must be None: tensors
 are immutable).  Everything is composed from front-end operations, so it is differentiable
-wherever the math is: the nan-aware reductions read nan positions through ``where``, so their
-derivative there is 0; ``average`` is differentiable in ``a`` and ``weights``; ``cov`` and
+wherever the math is: the nan-aware reductions mask nan entries (through ``where``, or the
+fmax/fmin reduction primitives for nanmax/nanmin), so their derivative there is 0; ``average`` is differentiable in ``a`` and ``weights``; ``cov`` and
 ``corrcoef`` in their data and in ``aweights``.  Float dtypes follow ``mean``: ints and bools
 compute in float32 (64-bit ints in float64).
 """
@@ -110,6 +110,7 @@ def nansum(a: ArrayLike, axis: Axis = None, dtype: DTypeLike = None, out: None =
     Shape and dtype as ``sum`` (``dtype`` when given).  The derivative at nan entries is 0.
     """
     _no_out(out, "nansum")
+    keepdims = check_keepdims(keepdims, "nansum")
     x = operand(a)
     x = astype(x, accumulation_dtype(x, dtype, "nansum"))
     mask = _nan_mask(x)
@@ -123,6 +124,7 @@ def nanprod(a: ArrayLike, axis: Axis = None, dtype: DTypeLike = None, out: None 
     """Product over ``axis`` treating nan as 1: shape and dtype as ``prod``; derivative 0 at nan
     entries."""
     _no_out(out, "nanprod")
+    keepdims = check_keepdims(keepdims, "nanprod")
     x = operand(a)
     x = astype(x, accumulation_dtype(x, dtype, "nanprod"))
     mask = _nan_mask(x)
