@@ -177,8 +177,9 @@ def test_sum_prod_special_cases():
     close(nx.prod(nx.zeros((2, 0)), 1), [1.0, 1.0], np.float32)
     close(nx.prod(np.zeros((0,), np.int8)), 1, np.int32)
     x = np.array([np.inf, -np.inf, 1.0])
-    close(nx.sum(x), np.nan, np.float64)
-    close(nx.prod(np.array([np.inf, 0.0])), np.nan, np.float64)
+    with quiet():  # the backend's np.sum warns from NumPy's frame, which its filter misses
+        close(nx.sum(x), np.nan, np.float64)
+        close(nx.prod(np.array([np.inf, 0.0])), np.nan, np.float64)
     close(nx.sum(np.array([1 + 2j, 3 - 1j], np.complex64)), 4 + 1j, np.complex64)
 
 
@@ -386,8 +387,9 @@ def test_cumulative_edge_cases():
     close(nx.cumulative_sum(nx.asarray(3.0), include_initial=True), [0.0, 3.0], np.float32)
     close(nx.cumulative_prod(nx.zeros((2, 0)), axis=1, include_initial=True),
           np.ones((2, 1)), np.float32)
-    close(nx.cumulative_sum(np.array([1.0, np.inf, -np.inf])), [1.0, np.inf, np.nan],
-          np.float64)
+    with quiet():
+        close(nx.cumulative_sum(np.array([1.0, np.inf, -np.inf])), [1.0, np.inf, np.nan],
+              np.float64)
     close(nx.cumulative_prod(np.array([2, 3, 4], np.uint8), include_initial=True),
           [1, 2, 6, 24], np.uint32)
     # cumsum/cumprod keep NumPy's (axis, dtype) positions
