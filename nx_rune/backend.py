@@ -524,3 +524,30 @@ def _argsort(x, *, axis, descending, stable, dtype):
 @_impl("searchsorted")
 def _searchsorted(x1, x2, *, side, dtype):
     return _out(np.searchsorted(x1._np(), x2._np(), side=side).astype(dtype, copy=False))
+
+
+# -- statistics family (WP-statistics) -----------------------------------------------------------
+#   reduce_nanmax/reduce_nanmin(x, axes, keepdims): NumPy's fmax/fmin reductions (nan is skipped;
+#   an all-nan group gives nan; an empty group raises).  clip(x, lo, hi, lower, upper): operands
+#   of equal shape and dtype, min(max(x, lo), hi) with nan propagating; a bound the caller did
+#   not give arrives as the dtype's extreme with ``lower``/``upper`` False (read by the rules).
+
+def _nan_extremum(name, ufunc):
+    def impl(x, *, axes, keepdims):
+        a = x._np()
+        axes = tuple(axes)
+        if a.size == 0 and (not axes or any(a.shape[i] == 0 for i in axes)):
+            raise ValueError(f"{name}: reduction over an empty axis of shape {a.shape} has no "
+                             f"identity")
+        return _out(ufunc.reduce(a, axis=axes, keepdims=keepdims))
+    impl.__name__ = f"_reduce_{name}"
+    IMPLS[f"reduce_{name}"] = impl
+
+
+_nan_extremum("nanmax", np.fmax)
+_nan_extremum("nanmin", np.fmin)
+
+
+@_impl("clip")
+def _clip(x, lo, hi, *, lower, upper):
+    return _out(np.clip(x._np(), lo._np(), hi._np()))

@@ -108,3 +108,8 @@ gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
     ["gather", "scatter", "matmul", "unfold", "fold", "threefry"]).values()
 # sorting and searching (WP-sorting)
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
+
+
+# -- statistics family (WP-statistics): nan-ignoring max/min reductions, fused clip
+reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
+    ["reduce_nanmax", "reduce_nanmin", "clip"]).values()

@@ -323,3 +323,41 @@ SPECS += [
                                    ((2, 3, 4), 1, True)]),
 ]
 NONDIFF_PRIMS += [P.argsort_p, P.searchsorted_p]
+
+
+# -- statistics family (WP-statistics): nan-ignoring reductions and the fused clip --------------
+
+def _distinct_one_nan(rng, shape):
+    """``distinct`` values with a nan first: no group of a reduction over >1 element is all nan."""
+    x = distinct(rng, shape)
+    x.reshape(-1)[0] = np.nan
+    return x
+
+
+def _clip_spec(rng, case):
+    """x, lo and hi at least 0.05 apart (no ties), x below, inside and above its range; a bound
+    may be missing (then it is not an argument)."""
+    shape, lower, upper = case
+    x = anyv(rng, shape)
+    lo = x + rng.choice([-1.0, 1.0], shape) * rng.uniform(0.05, 0.5, shape)
+    hi = np.maximum(x, lo) + rng.choice([-1.0, 1.0], shape) * rng.uniform(0.05, 0.5, shape)
+    hi = np.where(np.abs(hi - lo) < 0.05, hi + 0.1, hi)
+    inf = c(np.full(shape, np.inf))
+
+    def fn(x, *bounds):
+        b = list(bounds)
+        lo_t = b.pop(0) if lower else -inf
+        hi_t = b.pop(0) if upper else inf
+        return bind(P.clip_p, x, lo_t, hi_t, lower=lower, upper=upper)
+    return fn, [x] + ([lo] if lower else []) + ([hi] if upper else [])
+
+
+SPECS += [
+    Spec("reduce_nanmax", P.reduce_nanmax_p, _reduce(P.reduce_nanmax_p, _distinct_one_nan),
+         [((2, 3, 4), (1,), False), ((2, 3, 4), (0, 2), True), ((5,), (0,), False)]),
+    Spec("reduce_nanmin", P.reduce_nanmin_p, _reduce(P.reduce_nanmin_p, _distinct_one_nan),
+         [((2, 3, 4), (1,), False), ((2, 3, 4), (0, 2), True), ((5,), (0,), False)]),
+    Spec("clip", P.clip_p, _clip_spec, [(s, lower, upper) for s in ELEMENTWISE
+                                        for lower, upper in ((True, True), (True, False),
+                                                             (False, True))]),
+]

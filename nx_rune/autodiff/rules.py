@@ -878,3 +878,47 @@ def _jvp_sort(tangents, ans, args, params):
 _register(P.sort_p, _vjp_sort, _jvp_sort)
 defnondiff(P.argsort_p)
 defnondiff(P.searchsorted_p)
+
+
+# -- statistics family (WP-statistics) -------------------------------------------------------------
+# nanmax/nanmin: the share of max (ties split; a nan entry never equals the result, so it gets 0,
+# and an all-nan group gives zeros everywhere)
+_def_weighted_reduction(P.reduce_nanmax_p, _max_share)
+_def_weighted_reduction(P.reduce_nanmin_p, _max_share)
+
+
+def _clip_shares(x, lo, hi, lower, upper):
+    """Shares of clip's derivative going to (x, lo, hi): those of max(x, lo) then min(., hi),
+    ties split equally (as ``max``); a bound that was not given takes nothing."""
+    xv = _val(x)
+    one = np.ones(xv.shape)
+    if lower:
+        lov = _val(lo)
+        v = (xv > lov) + 0.5 * (xv == lov)
+        y1 = np.maximum(xv, lov)
+    else:
+        v, y1 = one, xv
+    if upper:
+        hiv = _val(hi)
+        u = (y1 < hiv) + 0.5 * (y1 == hiv)
+    else:
+        u = one
+    return u * v, u * (1 - v), 1 - u
+
+
+def _vjp_clip(g, ans, args, params, need):
+    shares = _clip_shares(*args, params["lower"], params["upper"])
+    return tuple(_mul(g, _const(w, g)) if n else None for w, n in zip(shares, need))
+
+
+def _jvp_clip(tangents, ans, args, params):
+    shares = _clip_shares(*args, params["lower"], params["upper"])
+    out = None
+    for t, w in zip(tangents, shares):
+        if t is not None:
+            term = _mul(t, _const(w, t))
+            out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.clip_p, _vjp_clip, _jvp_clip)

@@ -39,6 +39,12 @@ from nx_rune.frontend import arrangement as _arrangement  # noqa: E402
 from nx_rune.frontend.arrangement import *  # noqa: F401,F403,E402
 __all__ += _arrangement.__all__
 
+
+# -- statistics family (WP-statistics): average, nan-reductions, ptp, count_nonzero, cov, corrcoef
+from nx_rune.frontend import statistics as _statistics  # noqa: E402
+from nx_rune.frontend.statistics import *  # noqa: F401,F403,E402
+__all__ += _statistics.__all__
+
 # Tensor and tracer operators (``x + y``, ``x[i]``, ``x.sum()``) call the functions of this
 # package; tensor.py cannot import it (the front end imports tensor.py), so it is handed over.
 _tensor.install_frontend(__import__("sys").modules[__name__])

@@ -213,15 +213,84 @@ def minimum(a: ArrayLike, b: ArrayLike) -> Array:
     return bitwise_not(maximum(bitwise_not(a), bitwise_not(b)))
 
 
-def clip(x: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None = None) -> Array:
-    """x limited to [a_min, a_max] (either may be None; a_min > a_max gives a_max, as NumPy):
-    maximum then minimum, so shapes broadcast and dtypes promote as there."""
+def clip(x: ArrayLike, /, min: ArrayLike | None = None, max: ArrayLike | None = None, *,
+         a_min: ArrayLike | None = None, a_max: ArrayLike | None = None) -> Array:
+    """x limited to [min, max] (the standard's names; NumPy's ``a_min``/``a_max`` also work,
+    positionally or by keyword).  Either bound may be None; min > max gives max (as NumPy).
+
+    Shape: the broadcast of x, min and max.  Dtype: x's (real dtypes); a bound is converted to
+    it: Python numbers weakly (an int bound beyond an integer dtype's range is a no-op when it
+    cannot bind, ValueError when every result would be out of range; a float bound for an
+    integer x is a TypeError), arrays when the cast loses nothing (or float to float).  nan in
+    x, min or max gives nan.  The derivative goes to x inside the range and to the bound that
+    binds (split equally on ties, as ``maximum``).
+    """
+    from nx_rune.tensor import ArrayBase, Tensor  # here: this package edits clip only
+
     x = operand(x)
-    if a_min is not None:
-        x = maximum(x, a_min)
-    if a_max is not None:
-        x = minimum(x, a_max)
-    return x
+    check_real(x, "clip")
+    lo = _clip_bound(x, _one_of(min, a_min, "min", "a_min"), "min")
+    hi = _clip_bound(x, _one_of(max, a_max, "max", "a_max"), "max")
+    if lo is None and hi is None:
+        return x
+    dt = x.dtype
+    if dtypes.is_bool(dt):
+        x = x if lo is None else logical_or(x, lo)
+        return x if hi is None else logical_and(x, hi)
+    arrays = [t for t in (lo, hi) if isinstance(t, ArrayBase)]
+    shape = broadcast_shapes(x.shape, *[t.shape for t in arrays]) if arrays else x.shape
+    # one fused primitive; a missing bound is the dtype's extreme, flagged for the derivative
+    low, high = (-np.inf, np.inf) if dtypes.is_float(dt) else (np.iinfo(dt).min, np.iinfo(dt).max)
+    lo_t, hi_t = (broadcast_to(b, shape) if isinstance(b, ArrayBase)
+                  else Tensor._broadcast_scalar(d if b is None else b, dt, shape)
+                  for b, d in ((lo, low), (hi, high)))
+    return bind(P.clip_p, broadcast_to(x, shape), lo_t, hi_t, lower=lo is not None,
+                upper=hi is not None)
+
+
+def _one_of(std_value, numpy_value, std_name, numpy_name):
+    if numpy_value is None:
+        return std_value
+    if std_value is not None:
+        raise TypeError(f"clip: got both {std_name} and {numpy_name} (they are one argument)")
+    return numpy_value
+
+
+def _clip_bound(x, bound, name):
+    """``bound`` converted to x's dtype by the rules of ``clip``: a Python scalar of it, a tensor
+    of it, or None when there is no bound (or it cannot bind)."""
+    if bound is None:
+        return None
+    if isinstance(bound, np.generic) and bound.dtype.kind in "biuf":
+        bound = bound.item()
+    dt = x.dtype
+    if isinstance(bound, (bool, int, float, complex, np.bool_)):
+        if isinstance(bound, complex):
+            raise TypeError(f"clip: {name} is complex ({bound!r}); clip needs real bounds")
+        if dtypes.is_bool(dt):
+            if not isinstance(bound, (bool, np.bool_)):
+                raise TypeError(f"clip: {name} must be a bool for a bool x, got {bound!r}")
+            return bool(bound)
+        if dtypes.is_integer(dt) and not isinstance(bound, (bool, np.bool_)):
+            if isinstance(bound, float):
+                raise TypeError(f"clip: {name} is a float ({bound!r}) but x is {dt}; the result "
+                                f"keeps x's dtype, so cast x to a float dtype first")
+            info = np.iinfo(dt)
+            below, above = bound < info.min, bound > info.max
+            if (name == "min" and below) or (name == "max" and above):
+                return None  # no value of x lies beyond it
+            if below or above:
+                raise ValueError(f"clip: {name}={bound} is out of the range of {dt} "
+                                 f"[{info.min}, {info.max}]: every result would be {bound}, "
+                                 f"which {dt} cannot hold")
+        return dt.type(bound).item()
+    b = operand(bound)
+    if b.dtype == dt:
+        return b
+    if np.can_cast(b.dtype, dt, "safe") or (dtypes.is_float(dt) and b.dtype.kind in "biuf"):
+        return astype(b, dt)
+    raise TypeError(f"clip: {name} has dtype {b.dtype}, which does not convert to x's dtype {dt} "
+                    f"without loss; the result keeps x's dtype, so cast {name} (or x) first")
 
 
 def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:

@@ -1,12 +1,15 @@
 """Reductions (sum, prod, max, min, mean, var, std, all, any, argmax, argmin, logsumexp) and
-scans (cumsum, cumprod, cummax, cummin).
+scans (cumsum, cumprod, cummax, cummin, and the standard's cumulative_sum/cumulative_prod).
 
-Axes: None (all), an int or a tuple, negative counting from the end; ``keepdims`` keeps the
-reduced axes with size 1.
+Signatures follow the Array API standard (``x`` positional-only; ``dtype=`` and ``correction=``
+keyword-only) while keeping ``axis`` and ``keepdims`` (and var/std's ``ddof``) positional, as
+NumPy's and the earlier nx calls ``sum(x, axis, keepdims)`` use them.  Axes: None (all), an int
+or a tuple, negative counting from the end; ``keepdims`` keeps the reduced axes with size 1.
 """
 from __future__ import annotations
 
 import builtins
+import numbers
 
 import numpy as np
 
@@ -17,58 +20,94 @@ from nx_rune.frontend._core import (as_inexact, astype, broadcast_to, check_real
                                     reduction_axes, zeros_like_t)
 from nx_rune.frontend.elementwise import (add, as_bool, bitwise_not, divide, exp, isfinite, log,
                                           logical_not, negative, sqrt, square, subtract, where)
-from nx_rune.frontend.movement import reshape
+from nx_rune.frontend.movement import pad, reshape
 from nx_rune.primitives import bind
-from nx_rune.typing import Array, ArrayLike, Axis
+from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "argmax", "argmin",
-           "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "amax", "amin"]
+           "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "amax", "amin",
+           "cumulative_sum", "cumulative_prod"]
 
 
 def _sum_dtype(dt):
-    if dtypes.is_bool(dt) or (dt.kind == "i" and dt.itemsize < 4):
-        return dtypes.int32
-    if dt.kind == "u" and dt.itemsize < 4:
-        return dtypes.uint32
+    """The standard's accumulation dtype: ints narrower than the default int (and bool) widen to
+    it, unsigned ones to the unsigned int of its width; every other dtype is kept."""
+    default = dtypes.DEFAULT_INT
+    if dtypes.is_bool(dt) or (dt.kind == "i" and dt.itemsize < default.itemsize):
+        return default
+    if dt.kind == "u" and dt.itemsize < default.itemsize:
+        return np.dtype(f"u{default.itemsize}")
     return dt
 
 
-def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+def accumulation_dtype(x, dtype, name):
+    """The dtype ``name`` (sum, prod, their scans) computes in: ``dtype`` when given (checked),
+    else ``_sum_dtype`` of x's."""
+    if dtype is None:
+        return _sum_dtype(x.dtype)
+    try:
+        return dtypes.check_dtype(dtype, "dtype")
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+
+
+def check_keepdims(keepdims, name):
+    """``keepdims`` as a bool; TypeError for anything else (NumPy's positional order is
+    ``(a, axis, dtype, ...)``: a dtype passed there must not silently mean True)."""
+    if isinstance(keepdims, (bool, np.bool_)):
+        return bool(keepdims)
+    if isinstance(keepdims, (int, np.integer)) and keepdims in (0, 1):
+        return bool(keepdims)
+    hint = ""
+    if isinstance(keepdims, (type, np.dtype, str)):
+        hint = f" (a dtype goes by keyword: {name}(x, axis, dtype=...))"
+    raise TypeError(f"{name}: keepdims must be a bool, got {keepdims!r}{hint}")
+
+
+def sum(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False, *,
+        dtype: DTypeLike = None) -> Array:
     """Sum over ``axis`` (int, tuple or None for all; negative axes count from the end).
 
-    Shape: x's without the reduced axes (kept as 1 with ``keepdims``).  Dtype: x's, except that
-    bool and 8/16-bit ints sum in int32 (uint8/16 in uint32), as JAX.  The sum of nothing is 0.
+    Shape: x's without the reduced axes (kept as 1 with ``keepdims``).  Dtype: ``dtype`` when
+    given (x is cast to it first), else x's, except that bool and ints narrower than the default
+    int (int32) sum in int32 (unsigned ones in uint32), as the Array API standard and JAX.  The
+    sum of nothing is 0.
     """
     x = operand(x)
     axes = reduction_axes(x, axis)
-    x = astype(x, _sum_dtype(x.dtype))
+    keepdims = check_keepdims(keepdims, "sum")
+    x = astype(x, accumulation_dtype(x, dtype, "sum"))
     if not axes:
         return x
-    return bind(P.reduce_sum_p, x, axes=axes, keepdims=bool(keepdims))
+    return bind(P.reduce_sum_p, x, axes=axes, keepdims=keepdims)
 
 
-def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+def prod(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False, *,
+         dtype: DTypeLike = None) -> Array:
     """Product over ``axis``: shape and dtype as ``sum``; the product of nothing is 1."""
     x = operand(x)
     axes = reduction_axes(x, axis)
-    x = astype(x, _sum_dtype(x.dtype))
+    keepdims = check_keepdims(keepdims, "prod")
+    x = astype(x, accumulation_dtype(x, dtype, "prod"))
     if not axes:
         return x
-    return bind(P.reduce_prod_p, x, axes=axes, keepdims=bool(keepdims))
+    return bind(P.reduce_prod_p, x, axes=axes, keepdims=keepdims)
 
 
-def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+def max(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
     """Maximum over ``axis`` (nan propagates; ValueError on an empty axis).
 
-    Shape as ``sum``; x's dtype (real dtypes only).  Its derivative splits the cotangent equally between tied maxima (as JAX).
+    Shape as ``sum``; x's dtype (real dtypes only).  Its derivative splits the cotangent equally
+    between tied maxima (as JAX).
     """
     x = operand(x)
     check_real(x, "max")
     axes = reduction_axes(x, axis)
+    keepdims = check_keepdims(keepdims, "max")
     if not axes:
         return x
     _check_nonempty(x, axes, "max")
-    return bind(P.reduce_max_p, x, axes=axes, keepdims=bool(keepdims))
+    return bind(P.reduce_max_p, x, axes=axes, keepdims=keepdims)
 
 
 def _check_nonempty(x, axes, name):
@@ -77,10 +116,11 @@ def _check_nonempty(x, axes, name):
                          f"{x.shape}; {name} has no identity")
 
 
-def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+def min(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
     """Minimum over ``axis``: shape as ``sum``, x's dtype (see ``max``)."""
     x = operand(x)
     check_real(x, "min")
+    keepdims = check_keepdims(keepdims, "min")
     _check_nonempty(x, reduction_axes(x, axis), "min")
     if dtypes.is_inexact(x.dtype):
         return negative(max(negative(x), axis, keepdims))
@@ -99,70 +139,111 @@ def element_count(x, axes):
     return n
 
 
-def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
-    """Arithmetic mean over ``axis``: shape as ``sum``; float dtype (ints give float32, 64-bit
-    ints float64); nan for an empty axis.  float16 accumulates in float32 (as NumPy)."""
+def mean(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False, *,
+         dtype: DTypeLike = None) -> Array:
+    """Arithmetic mean over ``axis``: shape as ``sum``.
+
+    Dtype: ``dtype`` when given (a float or complex dtype; x is cast to it first), else x's when
+    float or complex (ints and bools give float32, 64-bit ints float64).  nan for an empty axis
+    (nan+nanj for complex).  float16 accumulates in float32 (as NumPy).
+    """
+    if dtype is not None:
+        dt = accumulation_dtype(None, dtype, "mean")
+        if not dtypes.is_inexact(dt):
+            raise TypeError(f"mean: dtype must be a float or complex dtype, got {dt}")
+        x = astype(x, dt)
     x = as_inexact(x)
     axes = reduction_axes(x, axis)
+    keepdims = check_keepdims(keepdims, "mean")
     n = element_count(x, axes)
     if x.dtype == dtypes.float16:
         return astype(mean(astype(x, dtypes.float32), axes, keepdims), dtypes.float16)
     return divide(sum(x, axes, keepdims), float(n) if n else float("nan"))
 
 
-def var(x: ArrayLike, axis: Axis = None, ddof: int = 0, keepdims: bool = False) -> Array:
-    """Variance over ``axis``: sum((x - mean(x))^2) / (n - ddof).  Shape as ``sum``; float dtype
-    (real only: TypeError for complex; float16 accumulates in float32)."""
+def degrees_of_freedom_correction(ddof, correction, name):
+    """The divisor correction of var/std: ``correction`` (the standard's name) or ``ddof``
+    (NumPy's), a real number; giving both is a ValueError."""
+    for arg, v in (("ddof", ddof), ("correction", correction)):
+        if v is not None and (isinstance(v, (bool, np.bool_))
+                              or not isinstance(v, numbers.Real)):
+            raise TypeError(f"{name}: {arg} must be a real number, got {v!r}")
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: give ddof or correction, not both (got ddof={ddof!r}, "
+                         f"correction={correction!r})")
+    return correction
+
+
+def var(x: ArrayLike, /, axis: Axis = None, ddof: int | float = 0, keepdims: bool = False, *,
+        correction: int | float | None = None) -> Array:
+    """Variance over ``axis``: sum((x - mean(x))^2) / (N - c), c = ``correction`` (the standard's
+    name) or ``ddof`` (NumPy's; give one of them), N the number of reduced elements.
+
+    Shape as ``sum``; float dtype (as ``mean``; real only: TypeError for complex; float16
+    accumulates in float32).  nan where N - c <= 0 (the standard's rule) and where x has a nan.
+    """
+    c = degrees_of_freedom_correction(ddof, correction, "var")
     x = as_inexact(x)
     check_real(x, "var")
     axes = reduction_axes(x, axis)
+    keepdims = check_keepdims(keepdims, "var")
     if x.dtype == dtypes.float16:
-        return astype(var(astype(x, dtypes.float32), axes, ddof, keepdims), dtypes.float16)
+        return astype(var(astype(x, dtypes.float32), axes, c, keepdims), dtypes.float16)
     n = element_count(x, axes)
     centred = subtract(x, mean(x, axes, keepdims=True))
-    return divide(sum(square(centred), axes, keepdims), float(n - ddof) if n > ddof else 0.0)
+    return divide(sum(square(centred), axes, keepdims), float(n - c) if n > c else float("nan"))
 
 
-def std(x: ArrayLike, axis: Axis = None, ddof: int = 0, keepdims: bool = False) -> Array:
-    """Standard deviation, sqrt(var): shape as ``sum``; float dtype."""
-    return sqrt(var(x, axis, ddof, keepdims))
+def std(x: ArrayLike, /, axis: Axis = None, ddof: int | float = 0, keepdims: bool = False, *,
+        correction: int | float | None = None) -> Array:
+    """Standard deviation, sqrt(var) (same ``ddof``/``correction`` rules): shape as ``sum``;
+    float dtype; nan where N - correction <= 0."""
+    c = degrees_of_freedom_correction(ddof, correction, "std")
+    return sqrt(var(x, axis, c, keepdims))
 
 
-def all(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
-    """True where every element over ``axis`` is true (``!= 0``); True for an empty axis.  Shape
-    as ``sum``; bool."""
+def all(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
+    """True where every element over ``axis`` (int, tuple or None) is true (``!= 0``; nan is
+    true); True for an empty axis.  Shape as ``sum``; bool."""
+    keepdims = check_keepdims(keepdims, "all")
     return logical_not(any(logical_not(x), axis, keepdims))
 
 
-def any(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
-    """True where some element over ``axis`` is true; False for an empty axis.  Shape as ``sum``;
-    bool."""
+def any(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
+    """True where some element over ``axis`` (int, tuple or None) is true; False for an empty
+    axis.  Shape as ``sum``; bool."""
     x = as_bool(x)
     axes = reduction_axes(x, axis)
+    keepdims = check_keepdims(keepdims, "any")
     if not axes:
         return x
     if element_count(x, axes) == 0:
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims \
             else tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return broadcast_to(const(False, dtypes.bool_), out_shape)
-    return bind(P.reduce_max_p, x, axes=axes, keepdims=bool(keepdims))
+    return bind(P.reduce_max_p, x, axes=axes, keepdims=keepdims)
 
 
-def argmax(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+def argmax(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first maximum along ``axis`` (of the flattened tensor if None; nan counts as
-    the maximum): shape without that axis (1 with keepdims), int32.  ValueError if empty."""
+    the maximum): shape without that axis (1 with keepdims; all ones for None), int32 (the
+    default index dtype).  ValueError if the searched axis is empty."""
     x = operand(x)
     check_real(x, "argmax")
+    keepdims = check_keepdims(keepdims, "argmax")
     if axis is None:
         out = bind(P.argmax_p, reshape(x, (-1,)), axis=0, keepdims=False)
         return reshape(out, (1,) * x.ndim) if keepdims else out
-    return bind(P.argmax_p, x, axis=normalize_axis(axis, x.ndim), keepdims=bool(keepdims))
+    return bind(P.argmax_p, x, axis=normalize_axis(axis, x.ndim), keepdims=keepdims)
 
 
-def argmin(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+def argmin(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first minimum along ``axis``: shape as ``argmax``, int32."""
     x = operand(x)
     check_real(x, "argmin")
+    keepdims = check_keepdims(keepdims, "argmin")
     if dtypes.is_inexact(x.dtype):
         return argmax(negative(x), axis, keepdims)
     if dtypes.is_bool(x.dtype):
@@ -198,17 +279,17 @@ def _scan(x, axis, op):
     return bind(P.associative_scan_p, x, axis=normalize_axis(axis, x.ndim), op=op)
 
 
-def cumsum(x: ArrayLike, axis: int | None = None) -> Array:
+def cumsum(x: ArrayLike, axis: int | None = None, dtype: DTypeLike = None) -> Array:
     """Running sum along ``axis`` (of the flattened tensor if None): x's shape (1-D for None);
-    dtype as ``sum``."""
+    dtype as ``sum`` (``dtype`` when given)."""
     x = operand(x)
-    return _scan(astype(x, _sum_dtype(x.dtype)), axis, "sum")
+    return _scan(astype(x, accumulation_dtype(x, dtype, "cumsum")), axis, "sum")
 
 
-def cumprod(x: ArrayLike, axis: int | None = None) -> Array:
+def cumprod(x: ArrayLike, axis: int | None = None, dtype: DTypeLike = None) -> Array:
     """Running product along ``axis``: shape as ``cumsum``; dtype as ``sum``."""
     x = operand(x)
-    return _scan(astype(x, _sum_dtype(x.dtype)), axis, "prod")
+    return _scan(astype(x, accumulation_dtype(x, dtype, "cumprod")), axis, "prod")
 
 
 def cummax(x: ArrayLike, axis: int | None = None) -> Array:
@@ -224,3 +305,40 @@ def cummin(x: ArrayLike, axis: int | None = None) -> Array:
     check_real(x, "cummin")
     return _scan(x, axis, "min")
 
+
+def _cumulative(x, axis, dtype, include_initial, op, identity, name):
+    x = operand(x)
+    if x.ndim == 0:  # unspecified by the standard; NumPy treats it as a 1-element vector
+        x = reshape(x, (1,))
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} dimensions "
+                             f"(shape {x.shape})")
+        axis = 0
+    axis = normalize_axis(axis, x.ndim)
+    if not isinstance(include_initial, (bool, np.bool_)):
+        raise TypeError(f"{name}: include_initial must be a bool, got {include_initial!r}")
+    x = astype(x, accumulation_dtype(x, dtype, name))
+    out = bind(P.associative_scan_p, x, axis=axis, op=op)
+    if include_initial:
+        widths = [(0, 0)] * x.ndim
+        widths[axis] = (1, 0)
+        out = pad(out, widths, constant_values=identity)
+    return out
+
+
+def cumulative_sum(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike = None,
+                   include_initial: bool = False) -> Array:
+    """Running sum along ``axis`` (the Array API standard's cumsum).
+
+    ``axis`` may be omitted only for 1-D (and 0-d, read as 1-D) x: ValueError otherwise.  Shape:
+    x's, with N+1 along ``axis`` when ``include_initial`` (a leading 0).  Dtype as ``sum``.
+    """
+    return _cumulative(x, axis, dtype, include_initial, "sum", 0, "cumulative_sum")
+
+
+def cumulative_prod(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike = None,
+                    include_initial: bool = False) -> Array:
+    """Running product along ``axis``: shape as ``cumulative_sum`` (a leading 1 with
+    ``include_initial``); dtype as ``sum``."""
+    return _cumulative(x, axis, dtype, include_initial, "prod", 1, "cumulative_prod")
