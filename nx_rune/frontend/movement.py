@@ -37,7 +37,7 @@ def reshape(x: ArrayLike, shape: ShapeLike) -> Array:
 
 
 def _resolve_shape(x, shape):
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer)) or getattr(shape, "ndim", None) == 0:
         shape = (shape,)
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
