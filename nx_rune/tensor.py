@@ -5,6 +5,13 @@ that it wraps without copying) seen through a :class:`View`.  Operators and meth
 front end (the ``nx_rune.frontend`` package, handed over by ``install_frontend`` when it loads:
 it imports this module, so this module cannot import it), so the same code runs on Tensors and
 on autodiff tracers, which subclass :class:`ArrayBase` too.
+
+Both are Array API array objects (``device``, ``to_device``, ``mT``, ``__array_namespace__``);
+the one device is the CPU (:data:`CPU`).  NumPy's functions applied to a concrete Tensor
+(``np.sum(t)``, ``np.concatenate([t, a])``) run NumPy on its values and return NumPy results
+(``Tensor.__array_function__``).  Tracers do not take that path: NumPy's reductions call their
+methods (``np.sum(u)`` is ``u.sum()``, still traced), and a NumPy function given a Tensor and a
+tracer together raises TypeError.
 """
 import sys
 

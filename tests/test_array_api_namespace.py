@@ -40,7 +40,7 @@ def check_jacobians(fn, *args, eps=1e-6):
             np.testing.assert_allclose(got.reshape(out.size, -1), want, rtol=1e-6, atol=1e-8)
 
 
-# -- the namespace -------------------------------------------------------------------------
+# -- the namespace -----------------------------------------------------------------------------
 
 def test_version_and_namespace_of_arrays():
     assert nx.__array_api_version__ == "2024.12"
@@ -82,7 +82,7 @@ def test_bool_dtype_name():
     assert bool(True) is True  # the builtin is untouched outside the namespace
 
 
-# -- inspection ------------------------------------------------------------------------------
+# -- inspection --------------------------------------------------------------------------------
 
 def test_info_capabilities_and_devices():
     info = nx.__array_namespace_info__()
@@ -158,7 +158,7 @@ def test_device_of_a_tracer():
     np.testing.assert_allclose(g.numpy(), [2.0, -6.0])
 
 
-# -- mT --------------------------------------------------------------------------------------
+# -- mT ----------------------------------------------------------------------------------------
 
 def test_mT():
     a = np.arange(24.0).reshape(2, 3, 4)
@@ -172,7 +172,7 @@ def test_mT():
     check_jacobians(lambda x: x.mT * nx.asarray(w), rng.standard_normal((2, 3, 4)))
 
 
-# -- format, scalar conversions --------------------------------------------------------------
+# -- format, scalar conversions ----------------------------------------------------------------
 
 def test_format_of_0d_tensors():
     assert format(nx.asarray(3.14159), ".3f") == "3.142"
@@ -207,7 +207,7 @@ def test_index_only_for_0d_integer_tensors():
             operator.index(bad)
 
 
-# -- DLPack export -------------------------------------------------------------------------------
+# -- DLPack export -----------------------------------------------------------------------------
 
 def test_dlpack_export_shares_memory_and_keeps_0d_shape():
     a = np.arange(6.0).reshape(2, 3)
@@ -377,7 +377,7 @@ def test_methods_mirroring_functions():
     np.testing.assert_array_equal(t.argmax(axis=1).numpy(), a.argmax(1))
 
 
-# -- data type functions ------------------------------------------------------------------------
+# -- data type functions -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dt", ["float16", "float32", "float64", "complex64", "complex128"])
 def test_finfo(dt):

@@ -3,6 +3,8 @@
 Forward values against NumPy; the differentiable builders (tril, triu, diag, diagflat,
 meshgrid) against float64 central finite differences in both modes; every bad-input path.
 """
+import array as pyarray
+
 import numpy as np
 import pytest
 
@@ -42,7 +44,7 @@ def assert_same(got, want, dtype=None):
     np.testing.assert_array_equal(got_arr, want)
 
 
-# -- asarray / array -----------------------------------------------------------------------------
+# -- asarray / array ---------------------------------------------------------------------------
 
 def test_asarray_python_data_dtypes():
     assert nx.asarray(True).dtype == np.bool_
@@ -90,6 +92,10 @@ def test_asarray_copy_true_always_copies():
     m = nx.asarray(memoryview(buf), copy=True)
     buf[0] = 9
     assert m.numpy()[0] == 0
+    src = pyarray.array("f", [1.0, 2.0])
+    c = nx.asarray(src, copy=True)
+    src[0] = 5.0
+    assert c.numpy()[0] == 1.0 and c.dtype == np.float32
     assert not nx.shares_memory(nx.array(x), x)     # array copies by default
     assert not np.shares_memory(nx.array(a).numpy(), a)
 
@@ -128,7 +134,7 @@ def test_asarray_device_and_bad_input():
         nx.asarray([1.0, 2.0], dtype="not a dtype")
 
 
-# -- shapes ----------------------------------------------------------------------------------------
+# -- shapes ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", ["zeros", "ones", "empty"])
 def test_shape_functions_defaults_and_shape_forms(fn):
@@ -211,6 +217,18 @@ def test_like_functions():
             fn(t, dtype="nope")
 
 
+def test_full_is_differentiable_in_a_tensor_fill():
+    rng = np.random.default_rng(5)
+    w = nx.asarray(rng.standard_normal((2, 3)))
+    check_jacobians(lambda a: nx.full((2, 3), a) * w, np.array(0.7))
+    check_jacobians(lambda a: nx.full((2, 3), a * a), np.array([0.5, -1.0, 2.0]))
+    check_jacobians(lambda x, a: nx.full_like(x, a) * x, rng.standard_normal(3), np.array(1.5))
+    t = nx.full((2,), nx.asarray([1.0, 2.0]))
+    assert_same(t, np.full((2,), np.array([1.0, 2.0], np.float32)))
+    with pytest.raises(ValueError, match="broadcast"):
+        nx.full((2,), nx.ones(3))
+
+
 def test_like_functions_of_tracers_are_constants():
     def f(x):
         z = nx.zeros_like(x) + nx.ones_like(x, dtype=nx.float64) * 2.0
@@ -220,7 +238,7 @@ def test_like_functions_of_tracers_are_constants():
     np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
 
 
-# -- arange ------------------------------------------------------------------------------------------
+# -- arange ------------------------------------------------------------------------------------
 
 ARANGE_INT_CASES = [(5,), (0,), (-3,), (2, 9), (9, 2), (9, 2, -2), (-5, 5, 3), (0, 10, 20),
                     (10, 0, -3), (np.int64(4),), (np.int8(1), np.int16(7), np.uint8(2))]
@@ -282,7 +300,7 @@ def test_arange_bad_input():
         nx.arange(3, device="cuda")
 
 
-# -- linspace ----------------------------------------------------------------------------------------
+# -- linspace ----------------------------------------------------------------------------------
 
 def test_linspace_against_numpy():
     for start, stop in [(0, 1), (-2.5, 7.25), (3, -3), (1e-3, 1e3)]:
@@ -324,7 +342,7 @@ def test_linspace_bad_input():
         nx.linspace(0, 1, 5, device="cuda")
 
 
-# -- eye, identity, tri -------------------------------------------------------------------------------
+# -- eye, identity, tri ------------------------------------------------------------------------
 
 def test_eye_against_numpy():
     for n, m in [(0, None), (1, None), (3, None), (3, 5), (5, 2), (0, 4)]:
@@ -366,7 +384,7 @@ def test_identity_and_tri():
         nx.identity(-2)
 
 
-# -- tril, triu --------------------------------------------------------------------------------------
+# -- tril, triu --------------------------------------------------------------------------------
 
 def test_tril_triu_against_numpy():
     rng = np.random.default_rng(0)
@@ -398,7 +416,7 @@ def test_tril_triu_bad_input():
             fn(nx.ones((2, 2)), k=1.5)
 
 
-# -- diag, diagflat -------------------------------------------------------------------------------
+# -- diag, diagflat ----------------------------------------------------------------------------
 
 def test_diag_against_numpy():
     rng = np.random.default_rng(2)
@@ -443,7 +461,7 @@ def test_diag_bad_input():
         nx.diag(nx.ones(3), k=1.0)
 
 
-# -- indices, meshgrid ----------------------------------------------------------------------------
+# -- indices, meshgrid -------------------------------------------------------------------------
 
 def test_indices_against_numpy():
     for dims in [(2, 3), (4,), (2, 0, 3), ()]:
@@ -500,7 +518,7 @@ def test_meshgrid_bad_input():
         nx.meshgrid(nx.ones(2), indexing="xyz")
 
 
-# -- from_dlpack ------------------------------------------------------------------------------------
+# -- from_dlpack -------------------------------------------------------------------------------
 
 def test_from_dlpack_numpy_and_nx_sources():
     a = np.arange(6.0).reshape(2, 3)
@@ -534,3 +552,36 @@ def test_from_dlpack_torch_shares_memory():
     np.testing.assert_array_equal(nx.from_dlpack(src.T).numpy(), src.T.numpy())
     with pytest.raises(ValueError, match="copy=False"):
         nx.from_dlpack(src.T, copy=False)
+
+
+def test_random_shapes_take_0d_tensors():
+    key = nx.random.key(0)
+    assert nx.random.normal(key, nx.asarray(3)).shape == (3,)
+    assert nx.random.uniform(key, (nx.asarray(2), np.int64(2))).shape == (2, 2)
+    np.testing.assert_array_equal(nx.random.normal(key, nx.asarray(3)).numpy(),
+                                  nx.random.normal(key, (3,)).numpy())
+    with pytest.raises(TypeError, match="shape"):
+        nx.random.normal(key, nx.asarray(2.0))
+
+
+def test_huge_shapes_are_value_errors():
+    # every byte count is checked before allocating: a ValueError naming the argument, never
+    # a C overflow; empty shapes stay readable (NumPy's rule: nonzero axes must be addressable)
+    for make in (lambda: nx.zeros((2**40, 2**40)), lambda: nx.zeros((0, 2**64)),
+                 lambda: nx.empty((2**62,), nx.int64), lambda: nx.full((2**62,), 1.0),
+                 lambda: nx.ones((0, 2**62))):
+        with pytest.raises(ValueError, match="shape"):
+            make()
+    with pytest.raises(ValueError, match="n, m"):
+        nx.eye(2**40)
+    with pytest.raises(ValueError, match="N, M"):
+        nx.tri(2**40)
+    with pytest.raises(ValueError, match="dimensions"):
+        nx.indices((2**40, 2**40))
+    with pytest.raises(ValueError, match="num"):
+        nx.linspace(0, 1, 2**62)
+    for args in [(2**62,), (0, 1e30, 1e-30)]:
+        with pytest.raises(ValueError, match="start, stop, step"):
+            nx.arange(*args)
+    t = nx.zeros((0, 2**40))
+    assert t.numpy().shape == (0, 2**40) and float(nx.sum(t)) == 0.0

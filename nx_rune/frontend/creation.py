@@ -85,8 +85,14 @@ def _exposes_memory(obj):
         return True
     if isinstance(obj, (list, tuple) + SCALARS) or obj is None:
         return False
-    return (hasattr(obj, "__array__") or hasattr(obj, "__array_interface__")
-            or hasattr(obj, "__dlpack__") or hasattr(obj, "__buffer__"))
+    if (hasattr(obj, "__array__") or hasattr(obj, "__array_interface__")
+            or hasattr(obj, "__dlpack__")):
+        return True
+    try:
+        memoryview(obj).release()   # the buffer protocol (array.array, mmap, ...)
+    except TypeError:
+        return False
+    return True
 
 
 def array(obj: ArrayLike, dtype: DTypeLike = None, *, copy: bool | None = True,
@@ -147,16 +153,33 @@ def _offset(k, name="k"):
         raise TypeError(f"{name}: expected an int diagonal offset, got {k!r}") from None
 
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def _sized(shape, dt, name="shape"):
+    """The element count of ``shape`` after checking that a tensor of it and ``dt`` can be
+    addressed: the product of its nonzero dimensions, in bytes, fits in a signed machine word
+    (NumPy's rule, also for empty shapes, whose values must stay readable as ndarrays);
+    ValueError naming ``name``, not a C overflow.  Memory beyond what the machine has is a
+    MemoryError when allocating."""
+    n = nonzero = 1
+    for d in shape:
+        n *= d
+        nonzero *= d or 1
+    if nonzero * dt.itemsize > _MAX_BYTES:
+        where = " ignoring the zero axes" if n == 0 else ""
+        raise ValueError(f"{name}: {shape} of {dt} is too large to address "
+                         f"({nonzero * dt.itemsize} bytes{where})")
+    return n
+
+
 def zeros(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -> Array:
     """Zeros of ``shape`` (an int or a sequence of ints), ``dtype`` float32 (the default float
     dtype) unless given.  Zero pages from calloc: nothing is written until touched."""
     check_device(device)
     shape = normalize_shape(shape)
     dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
-    n = 1
-    for s in shape:
-        n *= s
-    return Tensor(zeros_buffer(n, dt), View.contiguous(shape))
+    return Tensor(zeros_buffer(_sized(shape, dt), dt), View.contiguous(shape))
 
 
 def empty(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -> Array:
@@ -164,10 +187,7 @@ def empty(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -
     check_device(device)
     shape = normalize_shape(shape)
     dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
-    n = 1
-    for s in shape:
-        n *= s
-    return Tensor(Buffer(n, dt), View.contiguous(shape))
+    return Tensor(Buffer(_sized(shape, dt), dt), View.contiguous(shape))
 
 
 def _fill_dtype(fill_value):
@@ -182,10 +202,17 @@ def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None, *,
          device: object = None) -> Array:
     """``fill_value`` everywhere in ``shape``.  ``dtype`` defaults to the fill value's (a
     Python bool gives bool, an int int32 (int64 when it does not fit), a float float32, a
-    complex complex64, an array its own); the fill is cast to ``dtype`` as NumPy casts."""
+    complex complex64, an array its own); the fill is cast to ``dtype`` as NumPy casts.  An
+    array fill broadcasts to ``shape``; a tensor fill is differentiable (the derivative is the
+    sum over the broadcast)."""
     check_device(device)
     shape = normalize_shape(shape)
     dt = _fill_dtype(fill_value) if dtype is None else _dtype_or(dtype, None)
+    _sized(shape, dt)
+    if isinstance(fill_value, ArrayBase):
+        # a tensor or a traced value: broadcast it (differentiable in fill_value), then copy
+        # so that the result owns its memory, as np.full's does
+        return copy_tensor(broadcast_to(_core.astype(fill_value, dt), shape))
     return Tensor._wrap(np.full(shape, np.asarray(fill_value), dtype=dt))
 
 
@@ -270,6 +297,11 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"{name}: must be finite, got {v}")
     all_int = builtins.all(isinstance(v, int) for v in (start, stop, step))
+    count = len(range(start, stop, step)) if all_int else \
+        builtins.max(0, np.ceil((stop - start) / step))
+    if count * 8 > _MAX_BYTES:
+        raise ValueError(f"start, stop, step: the range ({start}, {stop}, {step}) has {count} "
+                         f"values, more than can be addressed")
     if dtype is None:
         if all_int:
             n = len(range(start, stop, step))
@@ -317,6 +349,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
         dt = dtypes.complex64 if is_complex else dtypes.DEFAULT_FLOAT
     else:
         dt = _dtype_or(dtype, None)
+    _sized((num,) + np.shape(start), np.dtype(np.complex128), "num")  # computed in 16 bytes
     if dt.kind in "fc":
         wide = np.complex128 if is_complex or dt.kind == "c" else np.float64
         out = np.linspace(start, stop, num, endpoint=endpoint, dtype=wide)
@@ -336,6 +369,7 @@ def eye(n: int, m: int | None = None, dtype: DTypeLike = None, *, k: int = 0,
     m = n if m is None else _count(m, "m")
     k = _offset(k)
     dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
+    _sized((n, m), dt, "n, m")
     if not -n < k < m:
         return zeros((n, m), dt)
     return Tensor._wrap(np.eye(n, m, k=k, dtype=dt))
@@ -354,7 +388,9 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None, *,
     n = _count(N, "N")
     m = n if M is None else _count(M, "M")
     k = builtins.max(builtins.min(_offset(k), m), -n - 1)
-    return Tensor._wrap(np.tri(n, m, k, dtype=_dtype_or(dtype, dtypes.DEFAULT_FLOAT)))
+    dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
+    _sized((n, m), dt, "N, M")
+    return Tensor._wrap(np.tri(n, m, k, dtype=dt))
 
 
 def indices(dimensions: ShapeLike, dtype: DTypeLike = None, sparse: bool = False) -> Array:
@@ -363,6 +399,7 @@ def indices(dimensions: ShapeLike, dtype: DTypeLike = None, sparse: bool = False
     ``sparse=True``, a tuple of tensors of shape (1, ..., d_i, ..., 1), as NumPy."""
     dims = normalize_shape(dimensions, "dimensions")
     dt = _dtype_or(dtype, dtypes.DEFAULT_INT)
+    _sized((len(dims),) + dims, dt, "dimensions")
     if sparse:
         return tuple(_core.asarray(a) for a in np.indices(dims, dtype=dt, sparse=True))
     return _core.asarray(np.indices(dims, dtype=dt))
