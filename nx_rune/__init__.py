@@ -12,4 +12,17 @@ from nx_rune import autodiff  # noqa: E402
 from nx_rune.autodiff import *  # noqa: F401,F403,E402
 from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
+# -- the Array API namespace: version, inspection, constants, the dtype under its standard name
+import math as _math  # noqa: E402
+
+from nx_rune.info import __array_namespace_info__  # noqa: E402,F401
+
+__array_api_version__ = "2024.12"
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+bool = bool_  # noqa: A001  (the standard's name; nx.bool is numpy's bool dtype, as nx.bool_)
+
 __version__ = "0.1.0"

@@ -88,6 +88,8 @@ def _shape(shape, name="shape"):
     """A shape tuple of non-negative ints (a bare int means a 1-D shape)."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (shape,)
+    elif getattr(shape, "ndim", None) == 0:  # a 0-d integer tensor or ndarray
+        shape = (shape,)
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:

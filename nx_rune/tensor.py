@@ -5,14 +5,77 @@ that it wraps without copying) seen through a :class:`View`.  Operators and meth
 front end (the ``nx_rune.frontend`` package, handed over by ``install_frontend`` when it loads:
 it imports this module, so this module cannot import it), so the same code runs on Tensors and
 on autodiff tracers, which subclass :class:`ArrayBase` too.
+
+Both are Array API array objects (``device``, ``to_device``, ``mT``, ``__array_namespace__``);
+the one device is the CPU (:data:`CPU`).  NumPy's functions applied to a concrete Tensor
+(``np.sum(t)``, ``np.concatenate([t, a])``) run NumPy on its values and return NumPy results
+(``Tensor.__array_function__``).  Tracers do not take that path: NumPy's reductions call their
+methods (``np.sum(u)`` is ``u.sum()``, still traced), and a NumPy function given a Tensor and a
+tracer together raises TypeError.
 """
+import sys
+
 import numpy as np
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
 from nx_rune._kernels.view import View, c_strides, materialize
 
-__all__ = ["ArrayBase", "Tensor", "is_array", "install_frontend"]
+__all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
+           "install_frontend", "SUPPORTED_API_VERSIONS"]
+
+# versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
+# (each later one extends the earlier ones; nx_rune implements the newest)
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+class Device:
+    """The device arrays live on.  nx_rune computes on the CPU only, so there is one device,
+    ``CPU`` (``x.device``); wherever a ``device=`` is accepted, it or the string ``"cpu"`` may
+    be given."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "Device('cpu')"
+
+    def __str__(self):
+        return "cpu"
+
+    def __reduce__(self):
+        return (_cpu_device, ())
+
+
+def _cpu_device():
+    return CPU
+
+
+CPU = object.__new__(Device)
+
+
+def check_device(device, name="device"):
+    """``device`` as the CPU device (None means the CPU too); ValueError naming ``name`` for
+    any other device."""
+    if device is None or device is CPU or (isinstance(device, str) and device == "cpu"):
+        return CPU
+    raise ValueError(f"{name}: nx_rune arrays live on the CPU only (device 'cpu', as "
+                     f"x.device and nx.__array_namespace_info__().devices() give it), got "
+                     f"{device!r}")
+
+
+def _no_out(out, method, keepdims=False):
+    if not isinstance(keepdims, (bool, np.bool_, int)):
+        # x.sum(0, np.float64): NumPy's second positional argument is dtype, nx_rune's keepdims
+        raise TypeError(f"{method}: keepdims must be a bool, got {keepdims!r} (dtype and out "
+                        f"are keyword arguments: x.{method}(axis, dtype=...))")
+    if out is not None:
+        raise TypeError(f"{method}: out= must be None (nx_rune returns a new tensor; assign "
+                        f"the result instead), got {type(out).__name__}")
+
+
+def _check_method_dtype(dtype, method):
+    if isinstance(dtype, (bool, np.bool_)):
+        raise TypeError(f"{method}: dtype must be a dtype, got {dtype!r}")
+    return dtypes.check_dtype(dtype)
 
 
 class ArrayBase:
@@ -109,21 +172,165 @@ class ArrayBase:
             axes = axes[0]
         return _fe.transpose(self, axes or None)
 
-    def astype(self, dtype): return _fe.astype(self, dtype)
-    def sum(self, axis=None, keepdims=False): return _fe.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return _fe.mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return _fe.max(self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return _fe.min(self, axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return _fe.prod(self, axis, keepdims)
-    def var(self, axis=None, keepdims=False): return _fe.var(self, axis, keepdims=keepdims)
-    def std(self, axis=None, keepdims=False): return _fe.std(self, axis, keepdims=keepdims)
-    def argmax(self, axis=None, keepdims=False): return _fe.argmax(self, axis, keepdims)
-    def argmin(self, axis=None, keepdims=False): return _fe.argmin(self, axis, keepdims)
+    def astype(self, dtype, *, copy=True, device=None):
+        """``self`` as ``dtype`` (a new tensor even when the dtype matches, unless
+        ``copy=False``), as ``nx.astype``."""
+        return _fe.astype(self, dtype, copy=copy, device=device)
+
+    def _as(self, dtype, method):
+        """``self`` cast for a reduction's ``dtype=`` (None: as it is)."""
+        if dtype is None:
+            return self
+        dt = _check_method_dtype(dtype, method)
+        return self if dt == self.dtype else _fe.astype(self, dt, copy=False)
+
+    # Reductions: (axis, keepdims) by position, as nx_rune has always had them, and NumPy's
+    # other arguments by keyword, which is how NumPy's own functions (np.sum(x),
+    # np.mean(x, axis=0), np.var(x, ddof=1), ...) pass them to an array's methods;
+    # ``dtype=`` casts before reducing (the Array API standard's rule), out= must be None.
+    def sum(self, axis=None, keepdims=False, *, dtype=None, out=None):
+        _no_out(out, "sum", keepdims)
+        return _fe.sum(self._as(dtype, "sum"), axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False, *, dtype=None, out=None):
+        _no_out(out, "prod", keepdims)
+        return _fe.prod(self._as(dtype, "prod"), axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False, *, dtype=None, out=None):
+        _no_out(out, "mean", keepdims)
+        return _fe.mean(self._as(dtype, "mean"), axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False, *, out=None):
+        _no_out(out, "max", keepdims)
+        return _fe.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False, *, out=None):
+        _no_out(out, "min", keepdims)
+        return _fe.min(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, keepdims=False, *, ddof=0, correction=None, dtype=None, out=None):
+        _no_out(out, "var", keepdims)
+        return _fe.var(self._as(dtype, "var"), axis=axis, ddof=_ddof(ddof, correction, "var"),
+                       keepdims=keepdims)
+
+    def std(self, axis=None, keepdims=False, *, ddof=0, correction=None, dtype=None, out=None):
+        _no_out(out, "std", keepdims)
+        return _fe.std(self._as(dtype, "std"), axis=axis, ddof=_ddof(ddof, correction, "std"),
+                       keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False, *, out=None):
+        _no_out(out, "all", keepdims)
+        return _fe.all(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False, *, out=None):
+        _no_out(out, "any", keepdims)
+        return _fe.any(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False, *, out=None):
+        _no_out(out, "argmax", keepdims)
+        return _fe.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False, *, out=None):
+        _no_out(out, "argmin", keepdims)
+        return _fe.argmin(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        _no_out(out, "cumsum")
+        return _fe.cumsum(self._as(dtype, "cumsum"), axis=axis)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        _no_out(out, "cumprod")
+        return _fe.cumprod(self._as(dtype, "cumprod"), axis=axis)
+
+    def clip(self, min=None, max=None, out=None):
+        _no_out(out, "clip")
+        return _fe.clip(self, min, max)
+
+    def round(self, decimals=0, out=None):
+        _no_out(out, "round")
+        return _fe.round(self) if decimals == 0 else _fe.round(self, decimals)
+
+    def sort(self, axis=-1, *, descending=False, stable=True):
+        """A sorted copy (as JAX's ``x.sort()``; NumPy's sorts in place and returns None)."""
+        return _fe.sort(self, axis=axis, descending=descending, stable=stable)
+
+    def argsort(self, axis=-1, *, descending=False, stable=True):
+        return _fe.argsort(self, axis=axis, descending=descending, stable=stable)
+
+    def nonzero(self):
+        return _fe.nonzero(self)
+
+    def repeat(self, repeats, axis=None):
+        return _fe.repeat(self, repeats, axis=axis)
+
+    def swapaxes(self, axis1, axis2):
+        return _fe.swapaxes(self, axis1, axis2)
+
+    def conj(self):
+        return _fe.conj(self)
+
+    def conjugate(self):
+        return _fe.conj(self)
+
+    @property
+    def real(self):
+        return _fe.real(self)
+
+    @property
+    def imag(self):
+        return _fe.imag(self)
+
     def flatten(self): return _fe.copy(_fe.reshape(self, (-1,)))  # a copy, as NumPy's
-    def ravel(self): return _fe.reshape(self, (-1,))
+    def ravel(self): return _fe.ravel(self)
     def squeeze(self, axis=None): return _fe.squeeze(self, axis)
     def copy(self): return _fe.copy(self)
     def dot(self, o): return _fe.dot(self, o)
+
+    # -- the Array API array object ---------------------------------------------------------
+    @property
+    def device(self):
+        """The device the values live on: always the CPU (``Device('cpu')``)."""
+        return CPU
+
+    def to_device(self, device, /, *, stream=None):
+        """``self`` on ``device``: the CPU is the only device, so this is ``self``; ValueError
+        for another device or a ``stream``."""
+        check_device(device)
+        if stream is not None:
+            raise ValueError(f"stream: CPU arrays have no streams; must be None, got {stream!r}")
+        return self
+
+    @property
+    def mT(self):
+        """The matrix transpose: the last two axes swapped (needs ndim >= 2)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT: needs a tensor of at least 2 dimensions, got shape "
+                             f"{self.shape}")
+        return _fe.swapaxes(self, -2, -1)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API namespace of this array: the ``nx_rune`` module."""
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"api_version: nx_rune implements the Array API standard "
+                             f"{SUPPORTED_API_VERSIONS[-1]} (accepting "
+                             f"{', '.join(SUPPORTED_API_VERSIONS)}), got {api_version!r}")
+        return sys.modules["nx_rune"]
+
+    def __format__(self, format_spec):
+        if not format_spec:
+            return str(self)
+        if self.ndim != 0:
+            raise TypeError(f"unsupported format string {format_spec!r} for a tensor of shape "
+                            f"{self.shape}: only 0-d tensors format as numbers")
+        return format(self.item(), format_spec)
+
+
+def _ddof(ddof, correction, method):
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{method}: give ddof or correction, not both")
+    return correction
 
 
 class Tensor(ArrayBase):
@@ -244,8 +451,22 @@ class Tensor(ArrayBase):
             return arr.copy()
         return arr
 
-    def __dlpack__(self, **kwargs):
-        return _c_order(self._np()).__dlpack__(**kwargs)
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the values (CPU memory; shared unless ``copy`` or unless the
+        view is padded).  ``stream`` must be None; ``dl_device`` None or ``(1, 0)`` (kDLCPU),
+        else BufferError; ``copy=False`` raises BufferError when the export needs a copy."""
+        if stream is not None:
+            raise ValueError(f"stream: CPU arrays have no streams; must be None, got {stream!r}")
+        arr = self._np()
+        kwargs = dict(max_version=max_version, dl_device=dl_device, copy=copy)
+        try:
+            return arr.__dlpack__(**kwargs)
+        except BufferError:
+            # a read-only array (a broadcast constant, a read-only source) cannot be exported
+            # to a consumer of DLPack < 1.0, which has no read-only flag: export a copy
+            if copy is False or arr.flags.writeable:
+                raise
+            return arr.copy().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -267,12 +488,33 @@ class Tensor(ArrayBase):
 
     def __float__(self): return float(self.item())
     def __int__(self): return int(self.item())
-    def __complex__(self): return complex(self.item())
+
+    def __complex__(self):
+        v = self.item()
+        if isinstance(v, float) and v != v:
+            return complex(v, v)  # the Array API standard: complex(NaN) is NaN + NaN j
+        return complex(v)
 
     def __index__(self):
-        if not dtypes.is_integer(self.dtype) or self.size != 1 or self.ndim != 0:
-            raise TypeError("only 0-d integer tensors can be used as an index")
+        if not dtypes.is_integer(self.dtype) or self.ndim != 0:
+            raise TypeError(f"only 0-d integer tensors can be used as an index, got shape "
+                            f"{self.shape} and dtype {self.dtype}")
         return int(self.item())
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy's functions on concrete tensors (``np.sum(t)``, ``np.concatenate([t, a])``)
+        compute on the values and return NumPy results, as for ndarrays.  A traced value among
+        the arguments raises TypeError: NumPy cannot differentiate, use the nx function."""
+        if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
+            return NotImplemented
+        name = getattr(func, "__name__", "function")
+        out = kwargs.get("out")
+        if out is not None and _contains_array(out):
+            raise TypeError(f"numpy.{name}: out= cannot be an nx_rune tensor (NumPy would write "
+                            f"into its memory behind nx_rune's back); pass an ndarray or None")
+        args = _to_ndarrays(args, name)
+        kwargs = {k: _to_ndarrays(v, name) for k, v in kwargs.items()}
+        return func(*args, **kwargs)
 
     def __repr__(self):
         text = np.array_repr(self._np())
@@ -313,6 +555,25 @@ class Tensor(ArrayBase):
             hi += s * (b - 1 if s >= 0 else a)
         item = buf.itemsize
         return buf.address + lo * item, buf.address + (hi + 1) * item
+
+
+def _contains_array(x):
+    if isinstance(x, ArrayBase):
+        return True
+    return isinstance(x, (list, tuple)) and any(_contains_array(v) for v in x)
+
+
+def _to_ndarrays(x, fname):
+    """``x`` with every Tensor (also inside lists and tuples) replaced by its ndarray."""
+    if isinstance(x, Tensor):
+        return x._np()
+    if isinstance(x, ArrayBase):
+        raise TypeError(f"numpy.{fname} got a traced value (shape {x.shape}, dtype {x.dtype}) "
+                        f"inside a transformation: NumPy cannot differentiate it; use the "
+                        f"nx_rune function (nx.{fname}) or nx.stop_gradient")
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_ndarrays(v, fname) for v in x) if type(x) in (list, tuple) else x
+    return x
 
 
 def _c_order(arr):

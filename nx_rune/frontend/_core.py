@@ -29,6 +29,8 @@ def normalize_shape(shape, name="shape"):
     """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (shape,)
+    elif getattr(shape, "ndim", None) == 0:  # a 0-d tensor or ndarray: one dimension
+        shape = (shape,)
     try:
         out = tuple(operator.index(s) for s in shape)
     except TypeError:

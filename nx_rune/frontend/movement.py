@@ -48,7 +48,7 @@ def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Arra
 def _resolve_shape(x, shape):
     if isinstance(shape, (str, bytes)):
         raise TypeError(f"shape: expected an int or a sequence of ints, got {shape!r}")
-    if isinstance(shape, (int, np.integer)) or (isinstance(shape, ArrayBase) and not shape.ndim):
+    if isinstance(shape, (int, np.integer)) or getattr(shape, "ndim", None) == 0:
         shape = (shape,)
     try:
         # operator.index: 3.7 is a TypeError, never truncated to 3 (a 0-d int tensor is fine)
