@@ -326,3 +326,68 @@ def _fold(cols, *, output_size, kernel_size, stride, dilation, padding):
 def _threefry(key, counter):
     from nx_rune._kernels import threefry as K
     return _out(K.threefry_2x32(key._np(), counter._np()))
+
+
+# -- WP-elementwise: the Array API / NumPy elementwise functions (one NumPy loop each) --------
+
+for _name, _ufunc in [("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
+                      ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                      ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                      ("log10", np.log10), ("abs", np.abs), ("conj", np.conjugate),
+                      ("deg2rad", np.deg2rad), ("rad2deg", np.rad2deg),
+                      ("floor", np.floor), ("ceil", np.ceil), ("rint", np.rint),
+                      ("trunc", np.trunc), ("sign", np.sign), ("signbit", np.signbit),
+                      ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    _unary(_name, _ufunc)
+
+for _name, _ufunc in [("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign),
+                      ("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2),
+                      ("nextafter", np.nextafter)]:
+    _binary(_name, _ufunc)
+
+
+@_impl("real")
+def _real(x):
+    return _out(np.array(x._np().real, order="C"))
+
+
+@_impl("imag")
+def _imag(x):
+    return _out(np.array(x._np().imag, order="C"))
+
+
+@_impl("complex")
+def _complex(re, im):
+    """re + im * 1j built exactly (no arithmetic: inf and -0.0 parts stay as they are)."""
+    a = re._np()
+    out = np.empty(a.shape, np.result_type(a.dtype, np.complex64))
+    out.real = a
+    out.imag = im._np()
+    return _out(out)
+
+
+def _check_shift(b, name):
+    bn = b._np()
+    if bn.dtype.kind == "i" and (bn < 0).any():
+        raise ValueError(f"{name}: x2 (the shift counts) must be >= 0")
+    return bn
+
+
+@_impl("lshift")
+def _lshift(a, b):
+    # NumPy gives 0 for counts >= the bit width (C would be undefined)
+    return _out(np.left_shift(a._np(), _check_shift(b, "bitwise_left_shift")))
+
+
+@_impl("rshift")
+def _rshift(a, b):
+    # arithmetic shift (floor division by 2**b): 0 or -1 for counts >= the bit width
+    return _out(np.right_shift(a._np(), _check_shift(b, "bitwise_right_shift")))
+
+
+@_impl("sinc_taylor")
+def _sinc_taylor(x, *, k):
+    """The k-th derivative of sinc (sin(pi x) / (pi x)) at 0, broadcast to x's shape: the value
+    sinc and its derivatives take where x == 0 (their formulas divide by x)."""
+    c = 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1)
+    return Tensor._broadcast_scalar(c, x.dtype, x.shape)
