@@ -391,3 +391,17 @@ def _sinc_taylor(x, *, k):
     sinc and its derivatives take where x == 0 (their formulas divide by x)."""
     c = 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1)
     return Tensor._broadcast_scalar(c, x.dtype, x.shape)
+
+
+@_impl("expm1")
+def _expm1(x):
+    """NumPy's expm1; for complex x its non-finite elements as exp(x) - 1, which follows C99's
+    special cases (the standard's), where NumPy's complex expm1 gives nan parts."""
+    a = x._np()
+    out = np.asarray(np.expm1(a))
+    if a.dtype.kind == "c":
+        bad = ~np.isfinite(a)
+        if bad.any():
+            out[bad] = np.exp(a[bad]) - 1
+    return _out(out)
+
