@@ -368,7 +368,7 @@ def _complex(re, im):
 
 def _check_shift(b, name):
     bn = b._np()
-    if bn.dtype.kind == "i" and (bn < 0).any():
+    if bn.dtype.kind == "i" and bn.size and np.minimum.reduce(bn, axis=None) < 0:
         raise ValueError(f"{name}: x2 (the shift counts) must be >= 0")
     return bn
 
@@ -395,12 +395,13 @@ def _sinc_taylor(x, *, k):
 
 @_impl("expm1")
 def _expm1(x):
-    """NumPy's expm1; for complex x its non-finite elements as exp(x) - 1, which follows C99's
-    special cases (the standard's), where NumPy's complex expm1 gives nan parts."""
+    """NumPy's expm1; for complex x its non-finite and zero elements as exp(x) - 1, which
+    follows C99's special cases (the standard's), where NumPy's complex expm1 gives nan parts
+    (and -0.0 for expm1(-0 + 0j), where the standard has +0)."""
     a = x._np()
     out = np.asarray(np.expm1(a))
     if a.dtype.kind == "c":
-        bad = ~np.isfinite(a)
+        bad = ~np.isfinite(a) | (a == 0)
         if bad.any():
             out[bad] = np.exp(a[bad]) - 1
     return _out(out)

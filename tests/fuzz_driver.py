@@ -1212,11 +1212,11 @@ def t_threefry(g):
 # -- primitives through bind ------------------------------------------------------------------------
 
 def _expm1_c99(a):
-    """np.expm1, but exp(z) - 1 for non-finite complex z: C99's (the standard's) special cases,
-    where NumPy's complex expm1 gives nan parts (expm1(inf + 0j) is inf + 0j)."""
+    """np.expm1, but exp(z) - 1 for non-finite or zero complex z: C99's (the standard's) special
+    cases, where NumPy's complex expm1 gives nan parts (expm1(inf + 0j) is inf + 0j)."""
     out = np.asarray(np.expm1(a))
     if a.dtype.kind == "c":
-        bad = ~np.isfinite(a)
+        bad = ~np.isfinite(a) | (a == 0)
         out[bad] = np.exp(a[bad]) - 1
     return out
 

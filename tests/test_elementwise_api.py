@@ -73,11 +73,12 @@ def reference(fn, *args):
 # -- unary functions against NumPy -------------------------------------------------------------
 
 def expm1_standard(z):
-    """np.expm1, except for non-finite complex z: exp(z) - 1, whose parts follow C99's special
-    cases as the standard requires (NumPy's complex expm1 gives nan parts there)."""
+    """np.expm1, except for non-finite or zero complex z: exp(z) - 1, whose parts follow C99's
+    special cases as the standard requires (NumPy's complex expm1 gives nan parts there, and
+    -0.0 for expm1(-0 + 0j) where the standard has +0)."""
     out = np.asarray(np.expm1(z))
     if out.dtype.kind == "c":
-        bad = ~np.isfinite(z)
+        bad = ~np.isfinite(z) | (z == 0)
         out[bad] = np.exp(z[bad]) - 1
     return out
 
@@ -278,6 +279,7 @@ def test_complex_special_cases_pinned():
     assert t.real == pytest.approx(0.0, abs=1e-300) and t.imag == -1.0
     # expm1: the standard's (C99's) special cases, where NumPy gives nan parts
     for z, want in (((np.inf, 0.0), (np.inf, 0.0)), ((np.nan, 0.0), (np.nan, 0.0)),
+                    ((-0.0, 0.0), (0.0, 0.0)), ((-0.0, -0.0), (0.0, -0.0)),
                     ((-np.inf, np.nan), (-1.0, 0.0)), ((-np.inf, 2.0), (-1.0, 0.0)),
                     ((np.inf, np.nan), (np.inf, np.nan)), ((0.0, np.inf), (np.nan, np.nan))):
         got = v(nx.expm1(c(*z)))

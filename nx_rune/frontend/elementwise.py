@@ -357,7 +357,7 @@ def bitwise_not(x: ArrayLike) -> Array:
 invert = bitwise_not
 
 
-def _test(prim, x, integer_value):
+def _float_test(prim, x, integer_value):
     x = operand(x)
     if not dtypes.is_inexact(x.dtype):
         return broadcast_to(const(integer_value, dtypes.bool_), x.shape)
@@ -367,19 +367,19 @@ def _test(prim, x, integer_value):
 def isnan(x: ArrayLike) -> Array:
     """True where x is nan (complex: where either part is): same shape, bool (all false for
     integer dtypes)."""
-    return _test(P.isnan_p, x, False)
+    return _float_test(P.isnan_p, x, False)
 
 
 def isfinite(x: ArrayLike) -> Array:
     """True where x is neither inf nor nan (complex: where both parts are finite): same shape,
     bool (all true for integer dtypes)."""
-    return _test(P.isfinite_p, x, True)
+    return _float_test(P.isfinite_p, x, True)
 
 
 def isinf(x: ArrayLike) -> Array:
     """True where x is +inf or -inf (complex: where either part is, even with a nan part): same
     shape, bool."""
-    return _test(P.isinf_p, x, False)
+    return _float_test(P.isinf_p, x, False)
 
 
 # -- the Array API standard's and NumPy's names beyond the seed's set ---------------------------
