@@ -368,7 +368,11 @@ def _complex(re, im):
 
 def _check_shift(b, name):
     bn = b._np()
-    if bn.dtype.kind == "i" and bn.size and np.minimum.reduce(bn, axis=None) < 0:
+    if bn.dtype.kind != "i" or not bn.size:
+        return bn
+    # a broadcast count (x << 3) has one value: check it, not its million stride-0 copies
+    smallest = bn.flat[0] if not any(bn.strides) else np.minimum.reduce(bn, axis=None)
+    if smallest < 0:
         raise ValueError(f"{name}: x2 (the shift counts) must be >= 0")
     return bn
 

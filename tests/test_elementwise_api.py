@@ -565,8 +565,10 @@ def test_shifts_reject_non_integers_and_negative_counts(fn):
                  (nx.asarray(np.array([1], np.uint64)), nx.asarray(np.array([1], np.int64)))):
         with pytest.raises(TypeError, match=fn.__name__):
             fn(a, b)
-    with pytest.raises(ValueError, match=r"x2 \(the shift counts\) must be >= 0"):
-        fn(i, nx.asarray(np.array([1, -1], np.int32)))
+    for counts in (nx.asarray(np.array([1, -1], np.int32)), -1,       # an array, a broadcast
+                   nx.asarray(np.array(-3, np.int64))):                # scalar, a 0-d tensor
+        with pytest.raises(ValueError, match=r"x2 \(the shift counts\) must be >= 0"):
+            fn(i, counts)
     with pytest.raises(TypeError, match=fn.__name__):
         i << 1.0 if fn is nx.bitwise_left_shift else i >> 1.0
 
