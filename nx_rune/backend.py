@@ -551,3 +551,87 @@ _nan_extremum("nanmin", np.fmin)
 @_impl("clip")
 def _clip(x, lo, hi, *, lower, upper):
     return _out(np.clip(x._np(), lo._np(), hi._np()))
+
+
+# -- WP-elementwise: the Array API / NumPy elementwise functions (one NumPy loop each) --------
+
+for _name, _ufunc in [("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
+                      ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                      ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                      ("log10", np.log10), ("abs", np.abs), ("conj", np.conjugate),
+                      ("deg2rad", np.deg2rad), ("rad2deg", np.rad2deg),
+                      ("floor", np.floor), ("ceil", np.ceil), ("rint", np.rint),
+                      ("trunc", np.trunc), ("sign", np.sign), ("signbit", np.signbit),
+                      ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    _unary(_name, _ufunc)
+
+for _name, _ufunc in [("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign),
+                      ("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2),
+                      ("nextafter", np.nextafter)]:
+    _binary(_name, _ufunc)
+
+
+@_impl("real")
+def _real(x):
+    return _out(np.array(x._np().real, order="C"))
+
+
+@_impl("imag")
+def _imag(x):
+    return _out(np.array(x._np().imag, order="C"))
+
+
+@_impl("complex")
+def _complex(re, im):
+    """re + im * 1j built exactly (no arithmetic: inf and -0.0 parts stay as they are)."""
+    a = re._np()
+    out = np.empty(a.shape, np.result_type(a.dtype, np.complex64))
+    out.real = a
+    out.imag = im._np()
+    return _out(out)
+
+
+def _check_shift(b, name):
+    bn = b._np()
+    if bn.dtype.kind != "i" or not bn.size:
+        return bn
+    # a broadcast count (x << 3) has one value: check it, not its million stride-0 copies
+    smallest = bn.flat[0] if not any(bn.strides) else np.minimum.reduce(bn, axis=None)
+    if smallest < 0:
+        raise ValueError(f"{name}: x2 (the shift counts) must be >= 0")
+    return bn
+
+
+@_impl("lshift")
+def _lshift(a, b):
+    # NumPy gives 0 for counts >= the bit width (C would be undefined)
+    return _out(np.left_shift(a._np(), _check_shift(b, "bitwise_left_shift")))
+
+
+@_impl("rshift")
+def _rshift(a, b):
+    # arithmetic shift (floor division by 2**b): 0 or -1 for counts >= the bit width
+    return _out(np.right_shift(a._np(), _check_shift(b, "bitwise_right_shift")))
+
+
+@_impl("sinc_taylor")
+def _sinc_taylor(x, *, k):
+    """The k-th derivative of sinc (sin(pi x) / (pi x)) at 0, broadcast to x's shape: the value
+    sinc and its derivatives take where x == 0 (their formulas divide by x)."""
+    c = 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1)
+    return Tensor._broadcast_scalar(c, x.dtype, x.shape)
+
+
+@_impl("expm1")
+def _expm1(x):
+    """NumPy's expm1; for complex x its non-finite and zero elements as exp(x) - 1, which
+    follows C99's special cases (the standard's), where NumPy's complex expm1 gives nan parts
+    (and -0.0 for expm1(-0 + 0j), where the standard has +0)."""
+    a = x._np()
+    out = np.asarray(np.expm1(a))
+    if a.dtype.kind == "c":
+        bad = ~np.isfinite(a) | (a == 0)
+        if bad.any():
+            out[bad] = np.exp(a[bad]) - 1
+    return _out(out)
+

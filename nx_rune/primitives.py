@@ -113,3 +113,15 @@ sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]
 # -- statistics family (WP-statistics): nan-ignoring max/min reductions, fused clip
 reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
     ["reduce_nanmax", "reduce_nanmin", "clip"]).values()
+
+
+# -- WP-elementwise: trigonometric/hyperbolic, rounding, complex parts, tests, bit shifts ------
+(tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, log10_p,
+ abs_p, real_p, imag_p, conj_p, deg2rad_p, rad2deg_p, sinc_taylor_p) = _declare(
+    ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10",
+     "abs", "real", "imag", "conj", "deg2rad", "rad2deg", "sinc_taylor"]).values()
+(floor_p, ceil_p, rint_p, trunc_p, sign_p, signbit_p, isnan_p, isinf_p, isfinite_p) = _declare(
+    ["floor", "ceil", "rint", "trunc", "sign", "signbit", "isnan", "isinf", "isfinite"]).values()
+(atan2_p, hypot_p, copysign_p, logaddexp_p, logaddexp2_p, nextafter_p, complex_p, lshift_p,
+ rshift_p) = _declare(["atan2", "hypot", "copysign", "logaddexp", "logaddexp2", "nextafter",
+                       "complex", "lshift", "rshift"]).values()

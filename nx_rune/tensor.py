@@ -153,6 +153,10 @@ class ArrayBase:
     def __ror__(self, o): return _fe.bitwise_or(o, self)
     def __xor__(self, o): return _fe.bitwise_xor(self, o)
     def __rxor__(self, o): return _fe.bitwise_xor(o, self)
+    def __lshift__(self, o): return _fe.bitwise_left_shift(self, o)
+    def __rlshift__(self, o): return _fe.bitwise_left_shift(o, self)
+    def __rshift__(self, o): return _fe.bitwise_right_shift(self, o)
+    def __rrshift__(self, o): return _fe.bitwise_right_shift(o, self)
     # comparisons
     def __lt__(self, o): return _fe.less(self, o)
     def __le__(self, o): return _fe.less_equal(self, o)

@@ -361,3 +361,99 @@ SPECS += [
                                         for lower, upper in ((True, True), (True, False),
                                                              (False, True))]),
 ]
+
+
+# -- WP-elementwise: the Array API / NumPy elementwise primitives -------------------------------
+
+def interval(lo, hi):
+    return lambda rng, shape: rng.uniform(lo, hi, shape)
+
+
+def away_from_zero(rng, shape):
+    """Values with 0.3 <= |x| <= 2 and a random sign."""
+    return rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def with_exact_zeros(rng, shape):
+    """Values in [-2, 2] with some of them exactly 0 (where sinc's formula is masked)."""
+    x = anyv(rng, shape)
+    x[rng.random(shape) < 0.4] = 0.0
+    return x
+
+
+def _parts(w):
+    """The real and imaginary parts of complex w as one real 1-d tensor."""
+    flat = nx.reshape(w, (-1,))
+    return bind(P.cat_p, bind(P.real_p, flat), bind(P.imag_p, flat), axis=0)
+
+
+def complex_unary(fn, dom_re, dom_im):
+    """fn on z = complex(x, y), seen through its real and imaginary parts: a real function of
+    real arguments, so finite differences check the complex rules and their conventions."""
+    def make(rng, shape):
+        return (lambda x, y: _parts(fn(bind(P.complex_p, x, y)))), \
+            [dom_re(rng, shape), dom_im(rng, shape)]
+    return make
+
+
+def _abs_complex(rng, shape):
+    return (lambda x, y: bind(P.abs_p, bind(P.complex_p, x, y))), \
+        [away_from_zero(rng, shape), away_from_zero(rng, shape)]
+
+
+SPECS += [
+    Spec("tan", P.tan_p, unary(P.tan_p, interval(-1.2, 1.2)), ELEMENTWISE),
+    Spec("asin", P.asin_p, unary(P.asin_p, interval(-0.9, 0.9)), ELEMENTWISE),
+    Spec("acos", P.acos_p, unary(P.acos_p, interval(-0.9, 0.9)), ELEMENTWISE),
+    Spec("atan", P.atan_p, unary(P.atan_p, anyv), ELEMENTWISE),
+    Spec("sinh", P.sinh_p, unary(P.sinh_p, anyv), ELEMENTWISE),
+    Spec("cosh", P.cosh_p, unary(P.cosh_p, anyv), ELEMENTWISE),
+    Spec("asinh", P.asinh_p, unary(P.asinh_p, anyv), ELEMENTWISE),
+    Spec("acosh", P.acosh_p, unary(P.acosh_p, interval(1.2, 3.0)), ELEMENTWISE),
+    Spec("atanh", P.atanh_p, unary(P.atanh_p, interval(-0.9, 0.9)), ELEMENTWISE),
+    Spec("log10", P.log10_p, unary(P.log10_p, pos), ELEMENTWISE),
+    Spec("deg2rad", P.deg2rad_p, unary(P.deg2rad_p, anyv), ELEMENTWISE),
+    Spec("rad2deg", P.rad2deg_p, unary(P.rad2deg_p, anyv), ELEMENTWISE),
+    Spec("abs", P.abs_p, unary(P.abs_p, away_from_zero), ELEMENTWISE),
+    Spec("abs_complex", P.abs_p, _abs_complex, ELEMENTWISE),
+    Spec("sinc", P.sinc_taylor_p, lambda rng, s: (nx.sinc, [with_exact_zeros(rng, s)]),
+         ELEMENTWISE, eps=1e-5, tol=1e-5),
+    Spec("complex_real_imag", P.complex_p, complex_unary(lambda z: z, anyv, anyv), ELEMENTWISE),
+    Spec("real", P.real_p, complex_unary(lambda z: bind(P.real_p, z) * z, anyv, anyv),
+         ELEMENTWISE),
+    Spec("imag", P.imag_p, complex_unary(lambda z: bind(P.imag_p, z) * z, anyv, anyv),
+         ELEMENTWISE),
+    Spec("conj", P.conj_p, complex_unary(lambda z: bind(P.conj_p, z) * z * (1 + 2j), anyv, anyv),
+         ELEMENTWISE),
+    Spec("tan_complex", P.tan_p, complex_unary(lambda z: bind(P.tan_p, z), interval(-1, 1),
+                                               anyv), ELEMENTWISE),
+    Spec("asin_complex", P.asin_p, complex_unary(lambda z: bind(P.asin_p, z), anyv,
+                                                 away_from_zero), ELEMENTWISE),
+    Spec("acos_complex", P.acos_p, complex_unary(lambda z: bind(P.acos_p, z), anyv,
+                                                 away_from_zero), ELEMENTWISE),
+    Spec("atan_complex", P.atan_p, complex_unary(lambda z: bind(P.atan_p, z), away_from_zero,
+                                                 anyv), ELEMENTWISE),
+    Spec("sinh_cosh_complex", P.sinh_p, complex_unary(
+        lambda z: bind(P.sinh_p, z) + bind(P.cosh_p, z) * 0.5j, anyv, anyv), ELEMENTWISE),
+    Spec("asinh_complex", P.asinh_p, complex_unary(lambda z: bind(P.asinh_p, z),
+                                                   away_from_zero, anyv), ELEMENTWISE),
+    Spec("acosh_complex", P.acosh_p, complex_unary(lambda z: bind(P.acosh_p, z), anyv,
+                                                   away_from_zero), ELEMENTWISE),
+    Spec("atanh_complex", P.atanh_p, complex_unary(lambda z: bind(P.atanh_p, z), anyv,
+                                                   away_from_zero), ELEMENTWISE),
+    Spec("log10_complex", P.log10_p, complex_unary(lambda z: bind(P.log10_p, z), pos, anyv),
+         ELEMENTWISE),
+    Spec("sinc_complex", P.sinc_taylor_p, complex_unary(nx.sinc, anyv, away_from_zero),
+         ELEMENTWISE, eps=1e-5, tol=1e-5),
+    Spec("angle_complex", P.atan2_p, complex_unary(nx.angle, away_from_zero, away_from_zero),
+         ELEMENTWISE),
+    Spec("atan2", P.atan2_p, binary(P.atan2_p, away_from_zero, away_from_zero), ELEMENTWISE),
+    Spec("hypot", P.hypot_p, binary(P.hypot_p, away_from_zero, anyv), ELEMENTWISE),
+    Spec("copysign", P.copysign_p, binary(P.copysign_p, away_from_zero, away_from_zero),
+         ELEMENTWISE),
+    Spec("logaddexp", P.logaddexp_p, binary(P.logaddexp_p, anyv, anyv), ELEMENTWISE),
+    Spec("logaddexp2", P.logaddexp2_p, binary(P.logaddexp2_p, anyv, anyv), ELEMENTWISE),
+]
+
+NONDIFF_PRIMS += [P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_p, P.isnan_p,
+                  P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p]

@@ -1353,9 +1353,19 @@ def t_threefry_threads(g):
 
 # -- primitives through bind ------------------------------------------------------------------------
 
+def _expm1_c99(a):
+    """np.expm1, but exp(z) - 1 for non-finite or zero complex z: C99's (the standard's) special
+    cases, where NumPy's complex expm1 gives nan parts (expm1(inf + 0j) is inf + 0j)."""
+    out = np.asarray(np.expm1(a))
+    if a.dtype.kind == "c":
+        bad = ~np.isfinite(a) | (a == 0)
+        out[bad] = np.exp(a[bad]) - 1
+    return out
+
+
 UNARY = {"neg": np.negative, "log2": np.log2, "exp2": np.exp2, "sin": np.sin, "sqrt": np.sqrt,
          "recip": np.reciprocal, "exp": np.exp, "log": np.log, "cos": np.cos, "tanh": np.tanh,
-         "log1p": np.log1p, "expm1": np.expm1}
+         "log1p": np.log1p, "expm1": _expm1_c99}
 BINARY = {"add": np.add, "mul": np.multiply, "fdiv": np.true_divide, "max": np.maximum,
           "cmplt": np.less, "cmpne": np.not_equal, "xor": np.bitwise_xor, "or": np.bitwise_or,
           "and": np.bitwise_and, "pow": np.power, "idiv": np.floor_divide, "mod": np.remainder}

@@ -922,3 +922,153 @@ def _jvp_clip(tangents, ans, args, params):
 
 
 _register(P.clip_p, _vjp_clip, _jvp_clip)
+
+
+# -- WP-elementwise: trigonometric/hyperbolic, complex parts, rounding, tests, bit shifts -------
+
+LN10 = math.log(10.0)
+
+
+def _neg(x):
+    return bind(P.neg_p, x)
+
+
+def _sub(a, b):
+    return _add(a, _neg(b))
+
+
+def _sqrt(x):
+    return bind(P.sqrt_p, x)
+
+
+def _where_const(mask, a, b):
+    """where(mask, a, b) with a NumPy bool mask (a constant)."""
+    return bind(P.where_p, Tensor._wrap(_carr(mask)), a, b)
+
+
+def _safe_nonzero(t):
+    """t with its zeros replaced by 1 (for a denominator whose quotient is masked to 0)."""
+    zero = _val(t) == 0
+    return _where_const(zero, _c(1, t), t) if zero.any() else t
+
+
+defelementwise(P.tan_p, lambda v, ans, x: _mul(v, _add(_c(1, ans), _mul(ans, ans))))
+defelementwise(P.asin_p, lambda v, ans, x: _div(v, _sqrt(_sub(_c(1, x), _mul(x, x)))))
+defelementwise(P.acos_p, lambda v, ans, x: _neg(_div(v, _sqrt(_sub(_c(1, x), _mul(x, x))))))
+defelementwise(P.atan_p, lambda v, ans, x: _div(v, _add(_c(1, x), _mul(x, x))))
+defelementwise(P.sinh_p, lambda v, ans, x: _mul(v, bind(P.cosh_p, x)))
+defelementwise(P.cosh_p, lambda v, ans, x: _mul(v, bind(P.sinh_p, x)))
+defelementwise(P.asinh_p, lambda v, ans, x: _div(v, _sqrt(_add(_mul(x, x), _c(1, x)))))
+# 1/sqrt(x^2 - 1) written as 1/(sqrt(x - 1) sqrt(x + 1)): equal for real x >= 1, and the form
+# that is the derivative of the principal branch for complex x
+defelementwise(P.acosh_p, lambda v, ans, x: _div(v, _mul(_sqrt(_sub(x, _c(1, x))),
+                                                         _sqrt(_add(x, _c(1, x))))))
+defelementwise(P.atanh_p, lambda v, ans, x: _div(v, _sub(_c(1, x), _mul(x, x))))
+defelementwise(P.log10_p, lambda v, ans, x: _div(v, _mul(x, _c(LN10, x))))
+deflinear(P.deg2rad_p, lambda g, ans, x: bind(P.deg2rad_p, g))
+deflinear(P.rad2deg_p, lambda g, ans, x: bind(P.rad2deg_p, g))
+
+
+def _abs_factor(x, ans):
+    """d|x|/dx as the factor of the transpose convention: sign agreement (1 at 0, as JAX) for
+    real x; conj(x)/|x| (0 at 0) for complex x, whose JVP is real(factor * t)."""
+    if x.dtype.kind != "c":
+        return _const(np.where(_val(x) >= 0, 1, -1), x)
+    return _div(bind(P.conj_p, x), bind(P.cast_p, _safe_nonzero(ans), dtype=x.dtype))
+
+
+def _vjp_abs(g, ans, args, params, need):
+    x = args[0]
+    f = _abs_factor(x, ans)
+    return (_mul(bind(P.cast_p, g, dtype=x.dtype) if g.dtype != x.dtype else g, f),)
+
+
+def _jvp_abs(tangents, ans, args, params):
+    x = args[0]
+    out = _mul(tangents[0], _abs_factor(x, ans))
+    return bind(P.real_p, out) if x.dtype.kind == "c" else out
+
+
+_register(P.abs_p, _vjp_abs, _jvp_abs)
+
+# complex parts, with the transpose convention (pairing <ct, t> = Re(ct * t)): real's transpose
+# is g + 0j, imag's is -g j, conj's is conj; complex(re, im)'s is (real(g), -imag(g))
+deflinear(P.conj_p, lambda g, ans, x: bind(P.conj_p, g))
+deflinear(P.real_p, lambda g, ans, x: bind(P.complex_p, g, _zeros(g)))
+deflinear(P.imag_p, lambda g, ans, x: bind(P.complex_p, _zeros(g), _neg(g)))
+
+
+def _vjp_complex(g, ans, args, params, need):
+    return (bind(P.real_p, g) if need[0] else None,
+            _neg(bind(P.imag_p, g)) if need[1] else None)
+
+
+def _jvp_complex(tangents, ans, args, params):
+    return bind(P.complex_p, *_fill(tangents, args))
+
+
+_register(P.complex_p, _vjp_complex, _jvp_complex)
+
+
+def _vjp_sinc_taylor(g, ans, args, params, need):
+    return (_mul(g, bind(P.sinc_taylor_p, args[0], k=params["k"] + 1)),)
+
+
+def _jvp_sinc_taylor(tangents, ans, args, params):
+    return _mul(tangents[0], bind(P.sinc_taylor_p, args[0], k=params["k"] + 1))
+
+
+# sinc_taylor(x, k) stands for sinc's k-th derivative at x == 0 (where sinc's formula is masked
+# out), so its derivative is the (k+1)-th: sinc is then exact at 0 to every order
+_register(P.sinc_taylor_p, _vjp_sinc_taylor, _jvp_sinc_taylor)
+
+
+def _atan2_r2(y, x):
+    return _add(_mul(x, x), _mul(y, y))
+
+
+defvjp(P.atan2_p, lambda g, ans, y, x: _div(_mul(g, x), _atan2_r2(y, x)),
+       lambda g, ans, y, x: _neg(_div(_mul(g, y), _atan2_r2(y, x))))
+defjvp(P.atan2_p, lambda t, ans, y, x: _div(_mul(t, x), _atan2_r2(y, x)),
+       lambda t, ans, y, x: _neg(_div(_mul(t, y), _atan2_r2(y, x))))
+
+# hypot: a/h and b/h, 0 where h == 0 (as complex abs at 0)
+defvjp(P.hypot_p, lambda g, ans, a, b: _mul(g, _div(a, _safe_nonzero(ans))),
+       lambda g, ans, a, b: _mul(g, _div(b, _safe_nonzero(ans))))
+defjvp(P.hypot_p, lambda t, ans, a, b: _mul(t, _div(a, _safe_nonzero(ans))),
+       lambda t, ans, a, b: _mul(t, _div(b, _safe_nonzero(ans))))
+
+
+def _copysign_factor(a, b):
+    """d copysign(a, b)/da: 1 where a's and b's sign bits agree, else -1."""
+    return _const(np.where(np.signbit(_val(a)) == np.signbit(_val(b)), 1, -1), a)
+
+
+defvjp(P.copysign_p, lambda g, ans, a, b: _mul(g, _copysign_factor(a, b)), None)
+defjvp(P.copysign_p, lambda t, ans, a, b: _mul(t, _copysign_factor(a, b)), None)
+
+
+def _logaddexp_share(a, b, exp_prim):
+    """d logaddexp(a, b)/da = 1 / (1 + exp(b - a)) (base 2 for logaddexp2: the same share),
+    with b - a taken as 0 where a == b (also at equal infinities, where it is nan)."""
+    d = _sub(b, a)
+    eq = _val(a) == _val(b)
+    if eq.any():
+        d = _where_const(eq, _zeros(d), d)
+    return _div(_c(1, d), _add(_c(1, d), bind(exp_prim, d)))
+
+
+def _def_logaddexp(prim, exp_prim):
+    share = lambda a, b: _logaddexp_share(a, b, exp_prim)  # noqa: E731
+    defvjp(prim, lambda g, ans, a, b: _mul(g, share(a, b)),
+           lambda g, ans, a, b: _mul(g, share(b, a)))
+    defjvp(prim, lambda t, ans, a, b: _mul(t, share(a, b)),
+           lambda t, ans, a, b: _mul(t, share(b, a)))
+
+
+_def_logaddexp(P.logaddexp_p, P.exp_p)
+_def_logaddexp(P.logaddexp2_p, P.exp2_p)
+
+for _p in (P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_p, P.isnan_p,
+           P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p):
+    defnondiff(_p)
