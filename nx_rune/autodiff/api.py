@@ -127,8 +127,17 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True):
             tracers.append(make(x))
         args[i] = tree_unflatten(td, [t if t is not None else leaf
                                       for t, leaf in zip(tracers, leaves)])
-        inputs.append((tracers, td))
+        # the inputs as they are now: f may rebind a tracer (x[idx] = v), not its input
+        inputs.append(([_Input(t) if t is not None else None for t in tracers], td))
     return args, inputs
+
+
+class _Input:
+    """An input tracer's tape position, shape and dtype, taken before f runs."""
+    __slots__ = ("_idx", "shape", "dtype")
+
+    def __init__(self, t):
+        self._idx, self.shape, self.dtype = getattr(t, "_idx", None), t.shape, t.dtype
 
 
 # -- reverse mode ----------------------------------------------------------------------------

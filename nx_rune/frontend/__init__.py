@@ -36,3 +36,6 @@ __all__ += ["IndexUpdateHelper", "take", "take_along_axis", "put_along_axis", "n
 # Tensor and tracer operators (``x + y``, ``x[i]``, ``x.sum()``) call the functions of this
 # package; tensor.py cannot import it (the front end imports tensor.py), so it is handed over.
 _tensor.install_frontend(__import__("sys").modules[__name__])
+
+# WP-setitem: x[idx] = v and the in-place operators reach the front end through these
+from nx_rune.frontend.indexing import inplace_op, setitem  # noqa: F401,E402
