@@ -877,3 +877,26 @@ def test_random_tracer_writes_match_at_set_and_finite_differences(case):
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(np.asarray(gv), fd_grad(lambda v: g(t64(x0), v), v0),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_returned_gradients_are_writable_and_do_not_share_memory():
+    """add's rule hands one cotangent to both operands, sum's is a broadcast, slicing's a
+    padded view: the gradients returned own writable memory, so an in-place update of one
+    works and leaves the others (and the caller's cotangent) alone."""
+    x, y = t64([1.0, 2.0]), t64([3.0, 4.0])
+    gx, gy = nx.grad(lambda x, y: nx.sum((x + y) ** 2), argnums=(0, 1))(x, y)
+    gx *= 10.0
+    np.testing.assert_array_equal(np.asarray(gy), [8.0, 12.0])
+    np.testing.assert_array_equal(np.asarray(gx), [80.0, 120.0])
+    grads = nx.grad(lambda p: nx.sum(p["a"] + p["b"] * 1.0))({"a": x, "b": y})
+    grads["a"] += 1.0                                   # was a broadcast of ones
+    np.testing.assert_array_equal(np.asarray(grads["a"]), [2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(grads["b"]), [1.0, 1.0])
+    g = nx.grad(lambda w: nx.sum(w[1:]))(t64([1.0, 2.0, 3.0]))   # was a padded view
+    g[0] = 5.0
+    np.testing.assert_array_equal(np.asarray(g), [5.0, 1.0, 1.0])
+    _, f_vjp = nx.vjp(lambda w: nx.reshape(w, (2, 1)), x)
+    ct = t64([[5.0], [6.0]])
+    (g,) = f_vjp(ct)
+    g[0] = 0.0
+    np.testing.assert_array_equal(np.asarray(ct), [[5.0], [6.0]])
