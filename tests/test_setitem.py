@@ -900,3 +900,15 @@ def test_returned_gradients_are_writable_and_do_not_share_memory():
     (g,) = f_vjp(ct)
     g[0] = 0.0
     np.testing.assert_array_equal(np.asarray(ct), [[5.0], [6.0]])
+
+
+@pytest.mark.parametrize("index", [(), Ellipsis, None, (None, Ellipsis), True, False,
+                                   np.array(True), nx.asarray(np.array(False))],
+                         ids=["()", "...", "None", "None...", "True", "False", "np True",
+                              "nx False"])
+def test_setitem_on_a_0d_tensor(index):
+    want = np.array(1.5)
+    x = fresh(want)
+    want[np.asarray(index) if isinstance(index, nx.Tensor) else index] = 7.0
+    x[index] = 7.0
+    assert float(x) == float(want)
