@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from nx_rune import writes
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
 from nx_rune.tensor import Tensor
@@ -102,22 +103,62 @@ def _copy(x):
 
 @_impl("assign")
 def _assign(dst, src):
-    view = dst.view
-    if any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides)):
-        raise ValueError(f"dst: cannot assign into a broadcast view (shape {view.shape}, "
-                         f"strides {view.strides}): its elements share memory")
-    if dst.buffer.readonly:
-        raise ValueError("dst: the tensor's memory is read-only")
+    check_writable(dst, "dst")
     if src.dtype != dst.dtype:   # the kernel copies bits: a cast belongs to the front end
         raise TypeError(f"src: dtype {src.dtype} differs from dst's {dst.dtype} (cast first)")
+    view = dst.view
     sb, db = src.buffer, dst.buffer
     if sb.nbytes and db.nbytes and sb.address < db.address + db.nbytes \
             and db.address < sb.address + sb.nbytes:
         # src and dst share memory (x[::-1] into x, x.T into x): read all of src before
         # writing, as NumPy does, instead of overwriting elements not yet read
         src = _copy(src)
-    copy_into(src.buffer, src.view, dst.buffer, view)
-    dst._arr = None if dst._view is not None else dst._arr
+    copy_into(src.buffer, src.view, db, view)
+    writes.record_write(dst, "nx.assign")
+    return dst
+
+
+def check_writable(dst, name="x"):
+    """ValueError naming ``name`` unless dst's elements can be written in place: not a padded
+    view (its border is not in memory), not a broadcast view (elements sharing memory), not
+    read-only memory."""
+    view = dst.view
+    if view.mask is not None:
+        raise ValueError(f"{name}: cannot write into a padded view (shape {view.shape}, from "
+                         f"nx.pad or a strided slice): its border is not stored in memory; write "
+                         f"into a copy (nx.copy) or update functionally with .at[idx].set(v)")
+    if any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides)):
+        raise ValueError(f"{name}: cannot write into a broadcast view (shape {view.shape}, "
+                         f"strides {view.strides}): its elements share memory; write into a copy "
+                         f"(nx.copy) or update functionally with .at[idx].set(v)")
+    if dst.buffer.readonly:
+        raise ValueError(f"{name}: the tensor's memory is read-only (it wraps a read-only "
+                         f"array or constant); write into a copy (nx.copy) or update "
+                         f"functionally with .at[idx].set(v)")
+
+
+def ufunc_into(dst, ufunc, y, what):
+    """``dst = ufunc(dst, y)`` in dst's memory (``x += y``): y a number or an array of dst's
+    dtype broadcasting to dst's shape (the front end checks).  Returns dst."""
+    check_writable(dst, "x")
+    view = dst.view
+    out = dst.buffer.as_ndarray(view.shape, view.strides, view.offset)
+    ufunc(out, y, out=out)
+    writes.record_write(dst, what)
+    return dst
+
+
+def assign_index(dst, index, src, what="x[idx] = v"):
+    """Write ``src`` (an ndarray of dst's dtype with the shape of ``dst[index]``) into the
+    elements of dst that the NumPy index ``index`` (already checked by the front end) selects,
+    in place; duplicates: the last in C order wins.  Returns dst."""
+    check_writable(dst, "x")
+    view = dst.view
+    arr = dst.buffer.as_ndarray(view.shape, view.strides, view.offset)
+    if np.may_share_memory(arr, src):
+        src = src.copy()
+    arr[index] = src
+    writes.record_write(dst, what, index)
     return dst
 
 

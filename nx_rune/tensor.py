@@ -1,10 +1,15 @@
 """Tensor = Buffer + View + dtype, and ``ArrayBase``, the operators shared with tracers.
 
-A Tensor is an immutable n-d value.  Its memory is a :class:`Buffer` (its own, or an ndarray's
-that it wraps without copying) seen through a :class:`View`.  Operators and methods all call the
-front end (the ``nx_rune.frontend`` package, handed over by ``install_frontend`` when it loads:
-it imports this module, so this module cannot import it), so the same code runs on Tensors and
-on autodiff tracers, which subclass :class:`ArrayBase` too.
+A Tensor is an n-d value.  Its memory is a :class:`Buffer` (its own, or an ndarray's that it
+wraps without copying) seen through a :class:`View`.  Operations never modify their operands;
+only ``x[idx] = v``, the in-place operators (``x += y``, ...) and ``nx.assign`` write into a
+Tensor's memory, in place, so that every view of it sees the write (as in NumPy).  On an
+autodiff tracer these are functional: the tracer object is rebound to the updated value.
+
+Operators and methods all call the front end (the ``nx_rune.frontend`` package, handed over by
+``install_frontend`` when it loads: it imports this module, so this module cannot import it),
+so the same code runs on Tensors and on autodiff tracers, which subclass :class:`ArrayBase`
+too.
 
 Both are Array API array objects (``device``, ``to_device``, ``mT``, ``__array_namespace__``);
 the one device is the CPU (:data:`CPU`).  NumPy's functions applied to a concrete Tensor
@@ -20,6 +25,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
 from nx_rune._kernels.view import View, c_strides, materialize
+from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS"]
@@ -125,6 +131,29 @@ class ArrayBase:
 
     def __getitem__(self, index):
         return _fe.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        """``x[index] = value`` (every index ``x[index]`` accepts; value broadcast to the
+        indexed shape and cast to x's dtype as NumPy's setitem does, complex into real
+        refused).  In place on a Tensor; on a tracer the tracer is rebound to
+        ``x.at[index].set(value)``."""
+        _fe.setitem(self, index, value)
+
+    # in-place operators: in place on a Tensor (the result must cast to x's dtype with NumPy's
+    # same_kind rule and keep x's shape), rebinding on a tracer
+    def __iadd__(self, o): return _fe.inplace_op(self, o, _fe.add, "+=")
+    def __isub__(self, o): return _fe.inplace_op(self, o, _fe.subtract, "-=")
+    def __imul__(self, o): return _fe.inplace_op(self, o, _fe.multiply, "*=")
+    def __itruediv__(self, o): return _fe.inplace_op(self, o, _fe.divide, "/=")
+    def __ifloordiv__(self, o): return _fe.inplace_op(self, o, _fe.floor_divide, "//=")
+    def __imod__(self, o): return _fe.inplace_op(self, o, _fe.mod, "%=")
+    def __ipow__(self, o): return _fe.inplace_op(self, o, _fe.power, "**=")
+    def __imatmul__(self, o): return _fe.inplace_op(self, o, _fe.matmul, "@=")
+    def __iand__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_and, "&=")
+    def __ior__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_or, "|=")
+    def __ixor__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_xor, "^=")
+    def __ilshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_left_shift, "<<=")
+    def __irshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_right_shift, ">>=")
 
     # arithmetic
     def __add__(self, o): return _fe.add(self, o)
@@ -338,8 +367,10 @@ def _ddof(ddof, correction, method):
 
 
 class Tensor(ArrayBase):
-    """An immutable n-d array.  Make one with ``nx.asarray``/``nx.array``/``nx.zeros``/..."""
-    __slots__ = ("_buf", "_view", "_arr", "__weakref__")
+    """An n-d array.  Make one with ``nx.asarray``/``nx.array``/``nx.zeros``/..."""
+    # _arr: an ndarray of the values (a view of the memory) when the view is not padded;
+    # _mat: (write epoch, read-only materialized copy) when it is padded
+    __slots__ = ("_buf", "_view", "_arr", "_mat", "__weakref__")
 
     def __init__(self, buffer, view):
         if not isinstance(buffer, Buffer) or not isinstance(view, View):
@@ -347,6 +378,7 @@ class Tensor(ArrayBase):
         self._buf = buffer
         self._view = view
         self._arr = None
+        self._mat = None
 
     @classmethod
     def _wrap(cls, arr):
@@ -404,18 +436,31 @@ class Tensor(ArrayBase):
         return self._view
 
     def _np(self):
-        """An ndarray of this tensor's values: a zero-copy view unless the view is masked."""
+        """An ndarray of this tensor's values: a zero-copy view unless the view is masked
+        (padded), then a read-only materialized copy."""
         arr = self._arr
         if arr is None:
             view, buf = self._view, self._buf
             if view.mask is not None:
-                mat = materialize(buf, view)
-                arr = mat.as_ndarray(view.shape, c_strides(view.shape), 0)
-            else:
-                arr = buf.as_ndarray(view.shape, view.strides, view.offset)
-                if buf.readonly or _overlapping(view):
-                    arr.flags.writeable = False
+                return self._padded_np()
+            arr = buf.as_ndarray(view.shape, view.strides, view.offset)
+            if buf.readonly or _overlapping(view):
+                arr.flags.writeable = False
             self._arr = arr
+        return arr
+
+    def _padded_np(self):
+        """The materialized values of a padded view, cached until the next in-place write
+        (into any memory: a write into the source must not leave the cache stale).  The
+        cache is read-only, so nothing that receives it can make it differ from the source."""
+        epoch = EPOCH[0]
+        mat = self._mat
+        if mat is not None and mat[0] == epoch:
+            return mat[1]
+        view = self._view
+        arr = materialize(self._buf, view).as_ndarray(view.shape, c_strides(view.shape), 0)
+        arr.flags.writeable = False
+        self._mat = (epoch, arr)
         return arr
 
     # -- properties --------------------------------------------------------------------------
@@ -444,7 +489,8 @@ class Tensor(ArrayBase):
 
     # -- conversion --------------------------------------------------------------------------
     def numpy(self):
-        """The values as an ndarray; shares memory unless the view is padded."""
+        """The values as an ndarray; shares memory unless the view is padded (then a read-only
+        copy)."""
         return self._np()
 
     def __array__(self, dtype=None, copy=None):
@@ -462,6 +508,11 @@ class Tensor(ArrayBase):
         if stream is not None:
             raise ValueError(f"stream: CPU arrays have no streams; must be None, got {stream!r}")
         arr = self._np()
+        if self._view is not None and self._view.mask is not None:
+            # a padded view's cache never escapes (it is rebuilt after writes): a fresh copy
+            if copy is False:
+                raise BufferError("copy=False: a padded view has no memory of its own to share")
+            arr = arr.copy()
         kwargs = dict(max_version=max_version, dl_device=dl_device, copy=copy)
         try:
             return arr.__dlpack__(**kwargs)

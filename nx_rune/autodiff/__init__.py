@@ -8,7 +8,7 @@ from nx_rune.autodiff.api import (detach, grad, grads, hessian, hvp, jacfwd, jac
                                   jvps, linearize, no_grad, stop_gradient, value_and_grad,
                                   value_and_grads, vjp)
 from nx_rune.autodiff.check import check_grads
-from nx_rune.errors import UnexpectedTracerError  # noqa: F401
+from nx_rune.errors import ModifiedInPlaceError, UnexpectedTracerError  # noqa: F401
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.tree_util import tree_flatten, tree_map, tree_unflatten  # noqa: F401
 from nx_rune.autodiff.rules import (JVP_RULES, NONDIFF, VJP_RULES,  # noqa: F401

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
@@ -150,8 +151,66 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True):
             tracers.append(make(x))
         args[i] = tree_unflatten(td, [t if t is not None else leaf
                                       for t, leaf in zip(tracers, leaves)])
-        inputs.append((tracers, td))
+        # the inputs as they are now: f may rebind a tracer (x[idx] = v), not its input
+        inputs.append(([_Input(t) if t is not None else None for t in tracers], td))
     return args, inputs
+
+
+def _unaliased(per, seeds=()):
+    """The gradient leaves (lists, one per argument), each a writable Tensor with memory of
+    its own: a leaf that cannot be written (a broadcast, padded or read-only constant, as the
+    rules of sum or of slicing give) or that shares memory with another leaf or with a
+    cotangent seed (add's rule hands one cotangent to both operands) is replaced by a copy,
+    so that ``gx *= lr`` works and leaves ``gy`` and the caller's cotangent alone."""
+    per = [list(leaves) for leaves in per]
+    found = []
+    for i, leaves in enumerate(per):
+        for j, g in enumerate(leaves):
+            if isinstance(g, Tensor):
+                if _writable(g):
+                    found.append((i, j))
+                else:
+                    leaves[j] = ops.copy(g)
+    seeds = [c for _, c in seeds if isinstance(c, Tensor)]
+    if len(found) + len(seeds) < 2:
+        return per
+    seeded = [(r.lo, r.hi) for r in map(writes.region_of, seeds) if r is not None]
+    spans = []
+    for i, j in found:
+        r = writes.region_of(per[i][j])
+        if r is None:
+            continue
+        if any(r.lo < hi and lo < r.hi for lo, hi in seeded):
+            per[i][j] = ops.copy(per[i][j])
+        else:
+            spans.append((r.lo, r.hi, i, j))
+    spans.sort()
+    reach = None
+    for lo, hi, i, j in spans:
+        if reach is not None and lo < reach:    # overlaps memory of an earlier leaf
+            per[i][j] = ops.copy(per[i][j])
+            continue
+        reach = hi if reach is None else max(reach, hi)
+    return per
+
+
+def _writable(t):
+    arr = t._arr
+    if t._view is None:   # wraps an ndarray: a result, or a stride-0 constant (read-only)
+        return arr.flags.writeable and arr.flags.c_contiguous
+    try:
+        backend.check_writable(t)
+    except ValueError:
+        return False
+    return True
+
+
+class _Input:
+    """An input tracer's tape position, shape and dtype, taken before f runs."""
+    __slots__ = ("_idx", "shape", "dtype")
+
+    def __init__(self, t):
+        self._idx, self.shape, self.dtype = getattr(t, "_idx", None), t.shape, t.dtype
 
 
 # -- reverse mode ----------------------------------------------------------------------------
@@ -192,13 +251,14 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             value = out.primal
         else:
             acc, value = None, out
-        gs = []
+        per = []
         for tracers, td in inputs:
             leaves = []
             for t in tracers:
                 g = acc[t._idx] if acc is not None else None
                 leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "grad"))
-            gs.append(tree_unflatten(td, leaves))
+            per.append(leaves)
+        gs = [tree_unflatten(td, leaves) for (_, td), leaves in zip(inputs, _unaliased(per))]
         g = gs[0] if single else tuple(gs)
         return ((value, aux) if has_aux else value), g
 
@@ -264,7 +324,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             if c is not None and _ours(o, tape):
                 seeds.append((o._idx, _cast_like(c, v, "vjp_fn: cotangent")))
         acc = tape.backward(seeds)
-        res = []
+        per = []
         for tracers, td in inputs:
             leaves = []
             for t in tracers:
@@ -273,8 +333,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                     continue
                 g = acc[t._idx]
                 leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "vjp"))
-            res.append(tree_unflatten(td, leaves))
-        return tuple(res)
+            per.append(leaves)
+        return tuple(tree_unflatten(td, leaves)
+                     for (_, td), leaves in zip(inputs, _unaliased(per, seeds)))
 
     value = tree_unflatten(out_td, values)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)

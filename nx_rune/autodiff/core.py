@@ -19,17 +19,30 @@ and differentiate the rule too).
 
 A finished interpreter marks itself ``done``: a tracer that leaks out of its transformation
 raises ``UnexpectedTracerError`` when used in a computation.
+
+In-place updates.  ``x[idx] = v`` and ``x += y`` on a tracer rebind the tracer object to the
+updated value (``Tracer._rebind``).  A tape saves the values its rules will read; an in-place
+write into one of them after it was recorded (into a Tensor's memory, or the rebinding of an
+outer-level tracer that an inner tape saved as a constant) makes ``backward``/``forward`` raise
+``ModifiedInPlaceError`` when they reach that entry, instead of computing a wrong derivative.
+Tapes receive the writes made during their life (``nx_rune.writes``); with none, checking costs
+one test per backward pass.
 """
+import bisect
+
 import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
-from nx_rune.errors import TracerArrayConversionError, UnexpectedTracerError
+from nx_rune import writes
+from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
-from nx_rune.tensor import ArrayBase
+from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
+from nx_rune.tensor import ArrayBase, Tensor
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
-           "UnexpectedTracerError", "concrete", "is_inexact", "bind_at"]
+           "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
+           "VALUES_UNUSED"]
 
 _var = P._interpreter
 _INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
@@ -183,6 +196,28 @@ class Tracer(ArrayBase):
     def __reduce__(self):
         raise TypeError(f"cannot pickle a tracer of {self._interp.name}; use nx.stop_gradient")
 
+    def _rebind(self, new, what="x[idx] = v"):
+        """Make this tracer object stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
+        ``x += y`` on a tracer.  ``new`` is a tracer of the same transformation, or a value of
+        an enclosing level (then a constant here: no derivative flows back through it)."""
+        interp = self._interp
+        if interp.done:
+            _leaked(self)
+        if new.shape != self.shape or new.dtype != self.dtype:
+            raise ValueError(f"{what}: the new value has shape {new.shape} and dtype "
+                             f"{new.dtype}, the tracer {self.shape} and {self.dtype}")
+        if not (isinstance(new, Tracer) and new._interp is interp):
+            if isinstance(new, Tracer) and not _encloses(new._interp, interp):
+                raise TypeError(
+                    f"{what}: x is a value of the enclosing {interp.name} transformation and "
+                    f"the new value depends on the inputs of an inner one "
+                    f"({new._interp.name}); x cannot hold it in place. Update functionally "
+                    f"instead: x2 = x.at[idx].set(v) (or x2 = x + y)")
+            new = interp.lift(new)
+        writes.record_rebind(self, f"{what} on a tracer of {interp.name}")
+        self.primal = new.primal
+        self._take_state(new)
+
     def __getattr__(self, name):
         # only reached for attributes a tracer lacks: a backend implementation reading a
         # Tensor's storage means a tracer escaped its transformation or its context (the
@@ -213,6 +248,9 @@ class TapeTracer(Tracer):
         self.dtype = primal.dtype
         self._idx = idx
 
+    def _take_state(self, other):
+        self._idx = other._idx
+
 
 class JVPTracer(Tracer):
     """A (primal, tangent) pair of forward mode; the tangent is never None."""
@@ -224,6 +262,19 @@ class JVPTracer(Tracer):
         self.shape = primal.shape
         self.dtype = primal.dtype
         self.tangent = tangent
+
+    def _take_state(self, other):
+        self.tangent = other.tangent
+
+
+def _encloses(outer, interp):
+    """True when ``outer`` is ``interp``'s parent, grandparent, ..."""
+    p = interp.parent
+    while p is not None:
+        if p is outer:
+            return True
+        p = p.parent
+    return False
 
 
 def _rule_missing(table, prim):
@@ -281,19 +332,48 @@ def _append(tape, entry):
 
 class Tape(Interpreter):
     """Reverse-mode interpreter: an eager tape of the ops applied to its tracers."""
-    __slots__ = ("tape",)
+    __slots__ = ("tape", "_wpos", "_wlog", "__weakref__")
 
     def __init__(self, name="grad", parent=None):
         Interpreter.__init__(self, name, parent)
         # position 0 is a sentinel, so an operand's position doubles as its "needs a
         # cotangent" flag (0: not ours)
         self.tape = [None]
+        # in-place writes made during this tape's life: the tape's length at each, and what
+        self._wpos = []
+        self._wlog = []
+        writes.watch(self)
 
     def new_input(self, x):
         """A tracer standing for the parent-level value ``x`` (a leaf of the tape)."""
         t = TapeTracer(self, x, len(self.tape))
         self.tape.append(None)
         return t
+
+    lift = new_input   # a constant here: a leaf that no cotangent leaves
+
+    def note_write(self, write):
+        """Called by nx_rune.writes for every in-place write while this tape lives."""
+        self._wpos.append(len(self.tape))
+        self._wlog.append(write)
+
+    def _check_entry(self, i, e):
+        """ModifiedInPlaceError if a value that entry ``i`` saved for its rules was written
+        in place after the entry was recorded."""
+        k = bisect.bisect_right(self._wpos, i)
+        if k == len(self._wpos):
+            return
+        later = self._wlog[k:]
+        for label, v in _saved_values(e):
+            w = _written(v, later)
+            if w is not None:
+                name = e[0].name if e.__class__ is tuple else f"custom rule {e.cf.__name__}"
+                raise ModifiedInPlaceError(
+                    f"{self.name}: one of the values needed for gradient computation has been "
+                    f"modified by an in-place operation: {label} of {name} (shape {v.shape}, "
+                    f"dtype {v.dtype}), recorded at tape position {i}, was overwritten "
+                    f"afterwards by {w.what}; its derivative would be wrong. Write into a copy "
+                    f"(nx.copy(x)) or update functionally (x = x.at[idx].set(v)) instead")
 
     def process(self, prim, args, params):
         ours = False
@@ -358,6 +438,7 @@ class Tape(Interpreter):
             top = max(top, i)
         add_p, bind = P.add_p, P.bind
         rules = VJP_RULES
+        check = self._check_entry if self._wpos else None
         for i in range(top, 0, -1):
             g = acc[i]
             if g is None:
@@ -365,6 +446,8 @@ class Tape(Interpreter):
             e = tape[i]
             if e is None:
                 continue
+            if check is not None:
+                check(i, e)
             acc[i] = None
             if e.__class__ is tuple:
                 prim, params, primals, idxs, out = e
@@ -396,6 +479,7 @@ class Tape(Interpreter):
         for i, t in seeds:
             tan[i] = t
         rules = JVP_RULES
+        check = self._check_entry if self._wpos else None
         for i, e in enumerate(tape):
             if e is None:
                 continue
@@ -407,6 +491,8 @@ class Tape(Interpreter):
                         break
                 else:
                     continue
+                if check is not None:
+                    check(i, e)
                 tan[i] = _apply_jvp(rules.get(prim), prim, ts, out, primals, params)
             elif e.__class__ is _Proj:
                 src = tan[e.src]
@@ -415,8 +501,56 @@ class Tape(Interpreter):
                 ts = [tan[j] if j else None for j in e.idxs]
                 if all(t is None for t in ts):
                     continue
+                if check is not None:
+                    check(i, e)
                 tan[i] = e.jvp(ts)
         return tan
+
+
+# Primitives whose VJP and JVP rules read only the shapes, dtypes and parameters of the values
+# an entry saves (linear maps): overwriting those values cannot change their derivatives.
+VALUES_UNUSED = {P.neg_p, P.add_p, P.contiguous_p, P.copy_p, P.assign_p, P.cast_p, P.reshape_p,
+                 P.expand_p, P.permute_p, P.pad_p, P.shrink_p, P.flip_p, P.as_strided_p,
+                 P.cat_p, P.reduce_sum_p, P.unfold_p, P.fold_p}
+
+
+def _saved_values(e):
+    """(label, value) for each array a tape entry keeps for its rules."""
+    if e.__class__ is tuple:
+        prim, _, primals, _, out = e
+        if prim in VALUES_UNUSED:
+            return []
+        vals = [(f"operand {k}", p) for k, p in enumerate(primals)]
+        return vals + [("the output", out)]
+    if e.__class__ is _Proj:
+        return []
+    if getattr(e.cf, "bwd", None) is not None:   # custom_vjp: bwd reads the residuals
+        leaves = tree_flatten(e.res)[0]
+        return [(f"residual {k}", r) for k, r in enumerate(leaves)]
+    return [(f"operand {k}", p) for k, p in enumerate(e.primals)]   # custom_jvp: the rule
+
+
+def _written(v, later):
+    """The first write of ``later`` that changed ``v`` (a value saved by a tape entry), or
+    None: a rebinding of v or of a tracer under it, or a write into its memory."""
+    if not isinstance(v, ArrayBase):
+        return None
+    chain = []
+    while isinstance(v, Tracer):
+        chain.append(v)
+        v = v.primal
+    region = None
+    for w in later:
+        if w.tracer is not None:
+            for t in chain:
+                if t is w.tracer:
+                    return w
+        elif isinstance(v, Tensor):
+            if region is None:
+                region = writes.region_of(v) or False
+            if region and region.overlaps(w.region):
+                return w
+    return None
 
 
 # -- forward mode ------------------------------------------------------------------------------
@@ -430,6 +564,10 @@ class JVPInterpreter(Interpreter):
 
     def new_input(self, x, t):
         return JVPTracer(self, x, t)
+
+    def lift(self, x):
+        """``x`` (a value of an enclosing level) as a tracer with a zero tangent."""
+        return JVPTracer(self, x, _zeros_like(x))
 
     def process(self, prim, args, params):
         ours = False

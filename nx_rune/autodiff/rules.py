@@ -36,8 +36,9 @@ in the exponent is 0 at a base of 0 and nan for a negative base (real pow is not
 differentiable there); ``mod`` has derivatives 1 and -floor(a / b); ``idiv``, comparisons, bit ops, argmax and
 threefry have zero
 derivatives; ``assign(dst, src)`` passes the cotangent to ``src`` only (dst's old values are
-overwritten; mutating a value that recorded ops still need gives wrong derivatives, as in any
-tape); complex values get the transpose (non-conjugated) convention.
+overwritten; overwriting a value that recorded ops still need makes the backward pass raise
+``ModifiedInPlaceError``, see autodiff/core.py); complex values get the transpose
+(non-conjugated) convention.
 """
 import math
 

@@ -61,3 +61,7 @@ from nx_rune.frontend import sorting as _sorting  # noqa: E402
 from nx_rune.frontend.sorting import *  # noqa: F401,F403,E402
 
 __all__ += _sorting.__all__
+
+
+# WP-setitem: x[idx] = v and the in-place operators reach the front end through these
+from nx_rune.frontend.indexing import inplace_op, setitem  # noqa: F401,E402
