@@ -89,7 +89,7 @@ def _const_array(*, array):
 
 @_impl("contiguous")
 def _contiguous(x):
-    if x._arr is not None and x._view is None:
+    if x._arr is not None and x._view is None and x._arr.flags.c_contiguous:
         return x
     if x.view.is_contiguous:
         return x

@@ -12,15 +12,17 @@ transformations see that computation too.  The interpreter stack lives in a Cont
 threads and asyncio tasks each have their own.
 """
 import contextlib
-import contextvars
 
 from nx_rune.backend import IMPLS
+from nx_rune.tensor import DISPATCH
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
 
 PRIMITIVES = {}
 
-_interpreter = contextvars.ContextVar("nx_rune_interpreter", default=None)
+# the innermost active interpreter: a ContextVar of the tensor module, whose operators skip the
+# front end when none is active (Tensor's eager fast path)
+_interpreter = DISPATCH
 
 
 class Primitive:

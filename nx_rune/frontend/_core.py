@@ -163,7 +163,18 @@ def operand(x):
 
 
 def const(value, dtype):
+    """The Python or NumPy scalar ``value`` as a 0-d tensor of ``dtype``.  A float beyond a
+    narrow float dtype's range rounds to inf silently (as the operators give it), without
+    NumPy's cast warning."""
+    if type(value) is float and dtype.kind in "fc" and dtype.itemsize < 8 \
+            and not -_NARROW_MAX[dtype] <= value <= _NARROW_MAX[dtype]:
+        with np.errstate(over="ignore"):
+            return Tensor._wrap(np.array(value, dtype=dtype))
     return Tensor._wrap(np.array(value, dtype=dtype))
+
+
+_NARROW_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
+_NARROW_MAX[np.dtype(np.complex64)] = _NARROW_MAX[np.dtype(np.float32)]
 
 
 def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:

@@ -1,3 +1,4 @@
+# cython: boundscheck=True, wraparound=True, cdivision=False, binding=True
 """Tensor = Buffer + View + dtype, and ``ArrayBase``, the operators shared with tracers.
 
 A Tensor is an n-d value.  Its memory is a :class:`Buffer` (its own, or an ndarray's that it
@@ -18,9 +19,18 @@ the one device is the CPU (:data:`CPU`).  NumPy's functions applied to a concret
 methods (``np.sum(u)`` is ``u.sum()``, still traced), and a NumPy function given a Tensor and a
 tracer together raises TypeError.
 """
+import contextvars
 import sys
 
 import numpy as np
+
+cimport numpy as cnp
+from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from cpython.contextvars cimport get_value as _get_value
+
+from libc.string cimport strchr
+
+cnp.import_array()
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
@@ -84,14 +94,16 @@ def _check_method_dtype(dtype, method):
     return dtypes.check_dtype(dtype)
 
 
-class ArrayBase:
+cdef class ArrayBase:
     """Operators and methods of every array-like value (Tensor and autodiff tracers).
 
     Subclasses provide ``shape`` and ``dtype``.
     """
-    __slots__ = ()
     __array_priority__ = 1000
-    __hash__ = None
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{type(self).__name__}' (arrays compare "
+                        f"elementwise)")
 
     @property
     def ndim(self):
@@ -366,11 +378,12 @@ def _ddof(ddof, correction, method):
     return correction
 
 
-class Tensor(ArrayBase):
+cdef class Tensor(ArrayBase):
     """An n-d array.  Make one with ``nx.asarray``/``nx.array``/``nx.zeros``/..."""
     # _arr: an ndarray of the values (a view of the memory) when the view is not padded;
     # _mat: (write epoch, read-only materialized copy) when it is padded
-    __slots__ = ("_buf", "_view", "_arr", "_mat", "__weakref__")
+    cdef public object _buf, _view, _arr, _mat
+    cdef object __weakref__
 
     def __init__(self, buffer, view):
         if not isinstance(buffer, Buffer) or not isinstance(view, View):
@@ -380,29 +393,119 @@ class Tensor(ArrayBase):
         self._arr = None
         self._mat = None
 
-    @classmethod
-    def _wrap(cls, arr):
-        """Wrap a C-contiguous ndarray of a supported dtype without a copy (no checks)."""
-        t = cls.__new__(cls)
-        t._arr = arr
-        t._buf = None
-        t._view = None
-        return t
+    @staticmethod
+    def _wrap(arr):
+        """Wrap an ndarray of a supported dtype without a copy (no checks): any strides whose
+        byte counts are multiples of the item size (results, views, stride-0 constants)."""
+        return wrap(arr)
 
     def _concrete_tensor(self):
         return self
+
+    # -- operators: the eager fast path first (see _binary_fast), else the front end ----------
+    def __add__(self, o):
+        r = _binary_fast(self, o, _np_add, _ALL_KINDS, False)
+        return _fe.add(self, o) if r is None else r
+
+    def __radd__(self, o):
+        r = _binary_fast(self, o, _np_add, _ALL_KINDS, True)
+        return _fe.add(o, self) if r is None else r
+
+    def __sub__(self, o):
+        r = _binary_fast(self, o, _np_subtract, _NUMBER_KINDS, False)
+        return _fe.subtract(self, o) if r is None else r
+
+    def __rsub__(self, o):
+        r = _binary_fast(self, o, _np_subtract, _NUMBER_KINDS, True)
+        return _fe.subtract(o, self) if r is None else r
+
+    def __mul__(self, o):
+        r = _binary_fast(self, o, _np_multiply, _ALL_KINDS, False)
+        return _fe.multiply(self, o) if r is None else r
+
+    def __rmul__(self, o):
+        r = _binary_fast(self, o, _np_multiply, _ALL_KINDS, True)
+        return _fe.multiply(o, self) if r is None else r
+
+    def __truediv__(self, o):
+        r = _binary_fast(self, o, _np_divide, _INEXACT_KINDS, False)
+        return _fe.divide(self, o) if r is None else r
+
+    def __rtruediv__(self, o):
+        r = _binary_fast(self, o, _np_divide, _INEXACT_KINDS, True)
+        return _fe.divide(o, self) if r is None else r
+
+    def __lt__(self, o):
+        r = _binary_fast(self, o, _np_less, _REAL_KINDS, False)
+        return _fe.less(self, o) if r is None else r
+
+    def __le__(self, o):
+        r = _binary_fast(self, o, _np_less_equal, _REAL_KINDS, False)
+        return _fe.less_equal(self, o) if r is None else r
+
+    def __gt__(self, o):
+        r = _binary_fast(self, o, _np_greater, _REAL_KINDS, False)
+        return _fe.greater(self, o) if r is None else r
+
+    def __ge__(self, o):
+        r = _binary_fast(self, o, _np_greater_equal, _REAL_KINDS, False)
+        return _fe.greater_equal(self, o) if r is None else r
+
+    def __eq__(self, o):
+        r = _binary_fast(self, o, _np_equal, _ALL_KINDS, False)
+        return _fe.equal(self, o) if r is None else r
+
+    def __ne__(self, o):
+        r = _binary_fast(self, o, _np_not_equal, _ALL_KINDS, False)
+        return _fe.not_equal(self, o) if r is None else r
+
+    def __neg__(self):
+        r = _unary_fast(self, _np_negative, _NUMBER_KINDS)
+        return _fe.negative(self) if r is None else r
+
+    # views: NumPy's view of the values, wrapped (the same elements and memory as the front
+    # end's movement primitives give, in one step)
+    @property
+    def T(self):
+        arr = self._arr
+        if arr is not None and (<cnp.ndarray>arr).ndim >= 2 and _get_value(DISPATCH) is None:
+            return wrap(arr.T)
+        return _fe.transpose(self)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        arr = self._arr
+        if arr is not None and type(shape) is tuple and _get_value(DISPATCH) is None \
+                and _all_ints(shape):
+            try:
+                r = arr.reshape(shape)
+            except ValueError:   # the front end says what is wrong, in its words
+                pass
+            else:
+                return self if r.shape == arr.shape else wrap(r)
+        return _fe.reshape(self, shape)
+
+    def __getitem__(self, index):
+        arr = self._arr
+        if arr is not None and _get_value(DISPATCH) is None:
+            key = _basic_key(index)
+            if key is not None:
+                try:
+                    return wrap(arr[key])
+                except IndexError:   # out of range: the front end's message
+                    pass
+        return _fe.getitem(self, index)
 
     # -- storage ---------------------------------------------------------------------------
     @property
     def buffer(self):
         if self._buf is None:
-            arr = self._arr
-            # a stride-0 constant keeps its one element in arr.base
-            self._buf = buffer_from_ndarray(arr if arr.flags.c_contiguous else arr.base)
+            self._derive_storage()
         return self._buf
 
-    @classmethod
-    def _broadcast_scalar(cls, value, dtype, shape):
+    @staticmethod
+    def _broadcast_scalar(value, dtype, shape):
         """``value`` seen with ``shape`` through stride 0: one element of memory (a constant).
 
         Constants are immutable, so they are cached by (value, dtype, shape); the key keeps
@@ -415,10 +518,7 @@ class Tensor(ArrayBase):
             return t
         base = np.full(1, value, dtype=dtype)
         base.flags.writeable = False
-        t = cls.__new__(cls)
-        t._arr = np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape))
-        t._buf = None
-        t._view = None
+        t = wrap(np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape)))
         if len(_SCALAR_TENSORS) >= 4096:
             _SCALAR_TENSORS.clear()
         _SCALAR_TENSORS[key] = t
@@ -427,13 +527,27 @@ class Tensor(ArrayBase):
     @property
     def view(self):
         if self._view is None:
-            arr = self._arr
-            if arr.flags.c_contiguous:
-                self._view = View.contiguous(arr.shape)
-            else:  # a stride-0 constant (_broadcast_scalar): its data pointer is the buffer's
-                isz = arr.itemsize
-                self._view = View(arr.shape, tuple(s // isz for s in arr.strides), 0)
+            self._derive_storage()
         return self._view
+
+    def _derive_storage(self):
+        """The Buffer and View of a Tensor that wraps an ndarray (any strides: a result, a
+        NumPy view from the eager fast path, a stride-0 constant).  Memory of one of our
+        Buffers is seen through that Buffer; other memory through a Buffer over the bytes the
+        ndarray spans (no copy either way)."""
+        arr = self._arr
+        isz = arr.itemsize
+        base = arr.base
+        while isinstance(base, np.ndarray):
+            base = base.base
+        if isinstance(base, Buffer) and base.itemsize == isz:
+            buf = base
+        else:
+            buf = buffer_from_ndarray(_span(arr))
+        start = arr.__array_interface__["data"][0]
+        offset = (start - buf.address) // isz if arr.size else 0
+        self._view = View(arr.shape, tuple(s // isz for s in arr.strides), offset)
+        self._buf = buf
 
     def _np(self):
         """An ndarray of this tensor's values: a zero-copy view unless the view is masked
@@ -483,8 +597,10 @@ class Tensor(ArrayBase):
     @property
     def strides(self):
         """Strides in elements (0 on broadcast axes, negative on flipped ones)."""
-        if self._view is None:
-            return c_strides(self._arr.shape)
+        arr = self._arr
+        if arr is not None:
+            isz = arr.itemsize
+            return tuple(s // isz for s in arr.strides)
         return self._view.strides
 
     # -- conversion --------------------------------------------------------------------------
@@ -596,10 +712,7 @@ class Tensor(ArrayBase):
             arr = self._arr
             if arr.size == 0:
                 return None
-            lo, hi = np.lib.array_utils.byte_bounds(arr)
-            if not arr.flags.c_contiguous:  # a stride-0 constant: one element
-                hi = lo + arr.itemsize
-            return lo, hi
+            return np.lib.array_utils.byte_bounds(arr)
         view, buf = self._view, self._buf
         valid = view.mask or tuple((0, n) for n in view.shape)
         lo = hi = view.offset
@@ -638,7 +751,140 @@ def _c_order(arr):
 
 
 def _from_ndarray(arr):
-    return Tensor._wrap(_c_order(arr))
+    return wrap(_c_order(arr))
+
+
+def _span(arr):
+    """A C-contiguous 1-D ndarray over the bytes ``arr``'s elements span (arr's memory, no
+    copy): the memory a Buffer of arr's values wraps."""
+    if arr.size == 0:
+        return np.empty(0, arr.dtype)
+    # the element at the lowest address: index 0 on every axis once negative strides are flipped
+    flipped = arr[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in arr.strides)
+                  + (Ellipsis,)]   # (an index of ints alone would give a NumPy scalar: a copy)
+    corner = flipped[(0,) * arr.ndim + (Ellipsis,)]
+    lo, hi = np.lib.array_utils.byte_bounds(arr)
+    return np.lib.stride_tricks.as_strided(corner, ((hi - lo) // arr.itemsize,),
+                                           (arr.itemsize,))
+
+
+cdef inline Tensor wrap(object arr):
+    """A Tensor over the ndarray ``arr`` (no copy, no checks; see Tensor._wrap)."""
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._arr = arr
+    return t
+
+
+# -- the eager fast path -------------------------------------------------------------------------
+# With no transformation active, an operator on two concrete Tensors that wrap ndarrays of one
+# dtype and shape (or on one such Tensor and a Python number its dtype keeps) is exactly what the
+# front end does in that case: it binds the primitive straight away (binary_op's first test),
+# whose implementation is one NumPy ufunc call.  So the operators call the ufunc here, skipping
+# the front end and bind, and give the same values.  NumPy's floating-point warnings are off for
+# the call, as the backend has them off (IEEE results, as JAX): NumPy keeps that setting in a
+# ContextVar, set for the call and reset after it.  Where NumPy lacks that ContextVar the fast
+# path is off.
+
+# The innermost active transformation (None: none); nx_rune.primitives reads and sets it.
+DISPATCH = contextvars.ContextVar("nx_rune_interpreter", default=None)
+
+_np_add, _np_subtract, _np_multiply, _np_divide = np.add, np.subtract, np.multiply, np.divide
+_np_less, _np_less_equal, _np_greater, _np_greater_equal = (np.less, np.less_equal, np.greater,
+                                                            np.greater_equal)
+_np_equal, _np_not_equal, _np_negative = np.equal, np.not_equal, np.negative
+_NUMBER_KINDS = b"iufc"     # not bool (subtract and negative refuse it)
+_INEXACT_KINDS = b"fc"      # true division of integers changes the dtype: the front end decides
+_REAL_KINDS = b"biuf"       # ordering of complex numbers: the front end decides
+_ALL_KINDS = b"biufc"
+cdef const char* _WEAK_KINDS = b"fc"  # a Python float or int keeps these dtypes (NumPy, JAX)
+
+try:
+    from numpy._core._multiarray_umath import _extobj_contextvar as _np_errstate_var
+    with np.errstate(all="ignore"):
+        _NP_QUIET = _np_errstate_var.get()
+except (ImportError, AttributeError):   # pragma: no cover (another NumPy layout)
+    _np_errstate_var = _NP_QUIET = None
+
+
+cdef inline object _quiet_call(object ufunc, object a, object b):
+    token = PyContextVar_Set(_np_errstate_var, _NP_QUIET)
+    try:
+        return ufunc(a, b) if b is not None else ufunc(a)
+    finally:
+        PyContextVar_Reset(_np_errstate_var, token)
+
+
+cdef inline object _as_result(object r):
+    if type(r) is not np.ndarray:             # a NumPy scalar from 0-d operands
+        r = np.asarray(r)
+    if not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>r):
+        r = np.ascontiguousarray(r)
+    return wrap(r)
+
+
+cdef inline bint _kind_in(char kind, const char* kinds):
+    return strchr(kinds, kind) != NULL
+
+
+cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds, bint reflected):
+    """``ufunc`` on the values when the fast path applies, else None (see above)."""
+    cdef cnp.ndarray p, q
+    cdef int k
+    if _NP_QUIET is None or _get_value(DISPATCH) is not None:
+        return None
+    arr = self._arr
+    if arr is None:
+        return None
+    p = <cnp.ndarray>arr
+    if not _kind_in(p.descr.kind, kinds):
+        return None
+    if type(o) is Tensor:
+        other = (<Tensor>o)._arr
+        if other is None:
+            return None
+        q = <cnp.ndarray>other
+        if cnp.PyArray_DESCR(p) != cnp.PyArray_DESCR(q) or p.ndim != q.ndim:
+            return None
+        for k in range(p.ndim):
+            if p.shape[k] != q.shape[k]:
+                return None
+    elif (type(o) is float or type(o) is int) and _kind_in(p.descr.kind, _WEAK_KINDS):
+        other = o
+    else:
+        return None
+    return _as_result(_quiet_call(ufunc, other, arr) if reflected else
+                      _quiet_call(ufunc, arr, other))
+
+
+cdef bint _all_ints(tuple items):
+    for v in items:
+        if type(v) is not int:
+            return False
+    return True
+
+
+cdef object _basic_key(object index):
+    """``index`` as a tuple NumPy reads as a view when every entry is an int (not a bool), a
+    slice, None or Ellipsis (an Ellipsis is appended when absent, so that ints alone give a 0-d
+    view, not a NumPy scalar); None for anything else (the front end handles it)."""
+    cdef bint ellipsis = False
+    if type(index) is not tuple:
+        index = (index,)
+    for item in <tuple>index:
+        if item is Ellipsis:
+            ellipsis = True
+        elif not (type(item) is int or type(item) is slice or item is None):
+            return None
+    return index if ellipsis else index + (Ellipsis,)
+
+
+cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
+    if _NP_QUIET is None or _get_value(DISPATCH) is not None:
+        return None
+    arr = self._arr
+    if arr is None or not _kind_in((<cnp.ndarray>arr).descr.kind, kinds):
+        return None
+    return _as_result(_quiet_call(ufunc, arr, None))
 
 
 _SCALAR_TENSORS = {}
