@@ -26,7 +26,7 @@ import numpy as np
 from nx_rune import writes
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
-from nx_rune.tensor import Tensor
+from nx_rune.tensor import Tensor, wrap_result
 
 _wrap = Tensor._wrap
 IMPLS = {}
@@ -46,13 +46,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\.bac
 warnings.filterwarnings("default", category=np.exceptions.ComplexWarning, module=r"nx_rune\.backend")
 
 
-def _out(arr):
-    """Wrap a NumPy result (always C-contiguous and fresh from a ufunc) as a Tensor."""
-    if not isinstance(arr, np.ndarray):
-        arr = np.asarray(arr)
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
-    return _wrap(arr)
+# a NumPy result (an ndarray or a NumPy scalar) as a C-contiguous Tensor
+_out = wrap_result
 
 
 def _on_view(x, view):

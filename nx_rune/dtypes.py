@@ -33,24 +33,29 @@ __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint3
            "result_type", "scalar_dtype", "weak_result_type"]
 
 
+def _kind(dt):
+    """The NumPy kind letter of ``dt`` (a dtype, or anything np.dtype accepts)."""
+    return dt.kind if isinstance(dt, np.dtype) else np.dtype(dt).kind
+
+
 def is_float(dt):
-    return np.dtype(dt).kind == "f"
+    return _kind(dt) == "f"
 
 
 def is_complex(dt):
-    return np.dtype(dt).kind == "c"
+    return _kind(dt) == "c"
 
 
 def is_inexact(dt):
-    return np.dtype(dt).kind in "fc"
+    return _kind(dt) in "fc"
 
 
 def is_integer(dt):
-    return np.dtype(dt).kind in "iu"
+    return _kind(dt) in "iu"
 
 
 def is_bool(dt):
-    return np.dtype(dt).kind == "b"
+    return _kind(dt) == "b"
 
 
 def scalar_dtype(value):

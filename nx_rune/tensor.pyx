@@ -549,7 +549,7 @@ cdef class Tensor(ArrayBase):
         self._view = View(arr.shape, tuple(s // isz for s in arr.strides), offset)
         self._buf = buf
 
-    def _np(self):
+    cpdef object _np(self):
         """An ndarray of this tensor's values: a zero-copy view unless the view is masked
         (padded), then a read-only materialized copy."""
         arr = self._arr
@@ -820,6 +820,28 @@ cdef inline object _as_result(object r):
     if not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>r):
         r = np.ascontiguousarray(r)
     return wrap(r)
+
+
+def wrap_result(r):
+    """A NumPy result (an ndarray, or a NumPy scalar from 0-d operands) as a Tensor over
+    C-contiguous memory (a copy only when the ndarray is not C-contiguous)."""
+    return _as_result(r)
+
+
+def fast_unary(x, ufunc, kinds=b"fc"):
+    """``ufunc(x)`` as a Tensor when ``x`` is a concrete Tensor wrapping an ndarray of one of
+    ``kinds`` and no transformation is active (what the front end's one-primitive functions
+    compute then, FP warnings off); None otherwise (the caller takes its general path)."""
+    if type(x) is not Tensor:
+        return None
+    return _unary_fast(<Tensor>x, ufunc, kinds)
+
+
+def fast_binary(a, b, ufunc, kinds=b"biufc"):
+    """``ufunc(a, b)`` as a Tensor on the operators' fast path (see above), else None."""
+    if type(a) is not Tensor:
+        return None
+    return _binary_fast(<Tensor>a, b, ufunc, kinds, False)
 
 
 cdef inline bint _kind_in(char kind, const char* kinds):

@@ -22,7 +22,7 @@ from nx_rune import primitives as P
 from nx_rune.frontend._core import (as_inexact, astype, binary_op, broadcast_shapes, broadcast_to,
                                     check_int, check_real, const, operand, promote)
 from nx_rune.primitives import bind
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import ArrayBase, Tensor, fast_binary, fast_unary
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
@@ -47,7 +47,8 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide
 def add(a: ArrayLike, b: ArrayLike) -> Array:
     """a + b.  Shapes broadcast to their NumPy broadcast; dtype: NumPy promotion of the operands
     (a Python scalar is weak: ``x + 1`` keeps x's dtype, int + 2.5 gives float32)."""
-    return binary_op(P.add_p, a, b)
+    r = fast_binary(a, b, np.add)
+    return binary_op(P.add_p, a, b) if r is None else r
 
 
 def subtract(a: ArrayLike, b: ArrayLike) -> Array:
@@ -58,7 +59,8 @@ def subtract(a: ArrayLike, b: ArrayLike) -> Array:
 
 def multiply(a: ArrayLike, b: ArrayLike) -> Array:
     """a * b: broadcast shape, promoted dtype as ``add``."""
-    return binary_op(P.mul_p, a, b)
+    r = fast_binary(a, b, np.multiply)
+    return binary_op(P.mul_p, a, b) if r is None else r
 
 
 def divide(a: ArrayLike, b: ArrayLike) -> Array:
@@ -114,7 +116,8 @@ def negative(x: ArrayLike) -> Array:
 
 def reciprocal(x: ArrayLike) -> Array:
     """1 / x, same shape; float dtype (ints and bools give float32, 64-bit ints float64)."""
-    return bind(P.recip_p, as_inexact(x))
+    r = fast_unary(x, np.reciprocal)
+    return bind(P.recip_p, as_inexact(x)) if r is None else r
 
 
 def square(x: ArrayLike) -> Array:
@@ -126,58 +129,69 @@ def square(x: ArrayLike) -> Array:
 def sqrt(x: ArrayLike) -> Array:
     """Square root (nan below 0 for real input).  Same shape; float dtype (ints and bools give
     float32, 64-bit ints float64), as every transcendental function here."""
-    return bind(P.sqrt_p, as_inexact(x))
+    r = fast_unary(x, np.sqrt)
+    return bind(P.sqrt_p, as_inexact(x)) if r is None else r
 
 
 def exp(x: ArrayLike) -> Array:
     """e ** x, same shape; float dtype (see ``sqrt``)."""
-    return bind(P.exp_p, as_inexact(x))
+    r = fast_unary(x, np.exp)
+    return bind(P.exp_p, as_inexact(x)) if r is None else r
 
 
 def exp2(x: ArrayLike) -> Array:
     """2 ** x, same shape; float dtype."""
-    return bind(P.exp2_p, as_inexact(x))
+    r = fast_unary(x, np.exp2)
+    return bind(P.exp2_p, as_inexact(x)) if r is None else r
 
 
 def log(x: ArrayLike) -> Array:
     """Natural logarithm (-inf at 0, nan below), same shape; float dtype."""
-    return bind(P.log_p, as_inexact(x))
+    r = fast_unary(x, np.log)
+    return bind(P.log_p, as_inexact(x)) if r is None else r
 
 
 def log2(x: ArrayLike) -> Array:
     """Base-2 logarithm, same shape; float dtype."""
-    return bind(P.log2_p, as_inexact(x))
+    r = fast_unary(x, np.log2)
+    return bind(P.log2_p, as_inexact(x)) if r is None else r
 
 
 def log1p(x: ArrayLike) -> Array:
     """log(1 + x), accurate near 0; same shape, float dtype."""
-    return bind(P.log1p_p, as_inexact(x))
+    r = fast_unary(x, np.log1p)
+    return bind(P.log1p_p, as_inexact(x)) if r is None else r
 
 
 def expm1(x: ArrayLike) -> Array:
     """exp(x) - 1, accurate near 0; same shape, float dtype."""
-    return bind(P.expm1_p, as_inexact(x))
+    r = fast_unary(x, np.expm1, b"f")
+    return bind(P.expm1_p, as_inexact(x)) if r is None else r
 
 
 def sin(x: ArrayLike) -> Array:
     """Sine (radians), same shape; float dtype."""
-    return bind(P.sin_p, as_inexact(x))
+    r = fast_unary(x, np.sin)
+    return bind(P.sin_p, as_inexact(x)) if r is None else r
 
 
 def cos(x: ArrayLike) -> Array:
     """Cosine (radians), same shape; float dtype."""
-    return bind(P.cos_p, as_inexact(x))
+    r = fast_unary(x, np.cos)
+    return bind(P.cos_p, as_inexact(x)) if r is None else r
 
 
 def tan(x: ArrayLike) -> Array:
     """Tangent (radians), same shape; float or complex dtype (one NumPy loop: complex tan does
     not overflow for a large imaginary part, as sin/cos would)."""
-    return bind(P.tan_p, as_inexact(x))
+    r = fast_unary(x, np.tan)
+    return bind(P.tan_p, as_inexact(x)) if r is None else r
 
 
 def tanh(x: ArrayLike) -> Array:
     """Hyperbolic tangent, same shape; float dtype."""
-    return bind(P.tanh_p, as_inexact(x))
+    r = fast_unary(x, np.tanh)
+    return bind(P.tanh_p, as_inexact(x)) if r is None else r
 
 
 def sign(x: ArrayLike) -> Array:
