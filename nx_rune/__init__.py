@@ -13,3 +13,6 @@ from nx_rune.autodiff import *  # noqa: F401,F403,E402
 from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
 __version__ = "0.1.0"
+
+# nx.fft and nx.scipy (special functions, distributions) (WP-fft-special)
+from nx_rune import fft, scipy  # noqa: E402
