@@ -61,16 +61,19 @@ def polygamma(n: ArrayLike, x: ArrayLike) -> Array:
     """The n-th derivative of digamma at x (polygamma(0, x) = digamma(x)).
 
     n: non-negative integers (an int, an integer tensor, or float values that are integers;
-    ValueError otherwise); broadcast with x.  Float dtype of n and x promoted (ints: float32).
-    Differentiable in x (the derivative is polygamma(n + 1, x)), to any order; not in n.
+    ValueError otherwise), broadcast with x.  The result has x's float dtype (ints: float32);
+    n is only an order.  Differentiable in x (the derivative is polygamma(n + 1, x)), to any
+    order; not in n.
     """
-    nv, xv = _reals("polygamma", n=n, x=x)
+    xv = _real(x, "x", "polygamma")
+    nv = _real(n, "n", "polygamma")
     concrete = nv._concrete_tensor()
     if concrete is not None:
         vals = np.asarray(concrete)
         if not (np.all(vals >= 0) and np.all(np.floor(vals) == vals)):
             raise ValueError(f"n: polygamma's order must be non-negative integers, got "
                              f"{np.unique(vals)[:5]}")
+    nv, xv = F.broadcast_arrays(F.astype(nv, xv.dtype), xv)
     return _bind(P.polygamma_p, nv, xv)
 
 

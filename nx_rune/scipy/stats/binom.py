@@ -1,7 +1,7 @@
 """The binomial distribution (``nx.scipy.stats.binom``), as ``jax.scipy.stats.binom``: k (an
 integer in [0, n] after subtracting ``loc``) successes of ``n`` trials (a non-negative integer;
 nan otherwise) with probability ``p`` in [0, 1] (nan otherwise).  logpmf is -inf for any other
-k.  Broadcast, promoted float dtype; differentiable in p (and, through gammaln, in n)."""
+k.  Broadcast, promoted float dtype; differentiable in p."""
 from __future__ import annotations
 
 from nx_rune import frontend as F
