@@ -26,3 +26,6 @@ newaxis = None
 bool = bool_  # noqa: A001  (the standard's name; nx.bool is numpy's bool dtype, as nx.bool_)
 
 __version__ = "0.1.0"
+
+# nx.fft and nx.scipy (special functions, distributions) (WP-fft-special)
+from nx_rune import fft, scipy  # noqa: E402

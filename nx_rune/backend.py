@@ -671,3 +671,93 @@ def _expm1(x):
             out[bad] = np.exp(a[bad]) - 1
     return _out(out)
 
+
+# -- FFTs and special functions (WP-fft-special) -------------------------------------------------
+# fft(x, axes, inverse, norm)  rfft(x, axes, norm)  irfft(x, axes, n, norm)
+# NumPy's pocketfft over ``axes`` (distinct non-negative axes, in order; the front end has
+# already padded or trimmed every transformed axis to its length): fft takes and gives complex
+# (inverse selects the +i exponent), rfft takes real float32/float64 and halves axes[-1] to
+# length // 2 + 1, irfft takes complex with axes[-1] of length n // 2 + 1 and gives real with
+# length n there.  norm is NumPy's: "backward", "ortho" or "forward".  float32 stays in single
+# precision (complex64), as NumPy >= 2 computes it.
+#
+# Special functions: scipy.special's loops (unary: x; binary: a and b of one shape and dtype),
+# in the operand's dtype (a loop that only exists in float64 is cast back).  polygamma(n, x)
+# takes n as a float tensor of integer values (x's dtype).  SciPy is imported on first use:
+# its import costs about half a second.
+
+def _axes_fft(fn_1d, fn_nd, a, axes, **kw):
+    if len(axes) == 1:
+        return fn_1d(a, axis=axes[0], **kw)
+    return fn_nd(a, axes=axes, **kw)
+
+
+@_impl("fft")
+def _fft(x, *, axes, inverse, norm):
+    a = x._np()
+    if not axes:
+        return _out(a.copy())
+    if inverse:
+        return _out(_axes_fft(np.fft.ifft, np.fft.ifftn, a, axes, norm=norm))
+    return _out(_axes_fft(np.fft.fft, np.fft.fftn, a, axes, norm=norm))
+
+
+@_impl("rfft")
+def _rfft(x, *, axes, norm):
+    return _out(_axes_fft(np.fft.rfft, np.fft.rfftn, x._np(), axes, norm=norm))
+
+
+@_impl("irfft")
+def _irfft(x, *, axes, n, norm):
+    a = x._np()
+    if a.shape[axes[-1]] != n // 2 + 1:
+        raise ValueError(f"x: irfft of length {n} takes {n // 2 + 1} bins along axis "
+                         f"{axes[-1]}, got {a.shape[axes[-1]]}")
+    if len(axes) == 1:
+        return _out(np.fft.irfft(a, n=n, axis=axes[0], norm=norm))
+    s = [a.shape[ax] for ax in axes[:-1]] + [n]
+    return _out(np.fft.irfftn(a, s=s, axes=axes, norm=norm))
+
+
+_SCIPY_SPECIAL = []
+
+
+def _special():
+    """scipy.special, imported on first use."""
+    if not _SCIPY_SPECIAL:
+        import scipy.special
+        _SCIPY_SPECIAL.append(scipy.special)
+    return _SCIPY_SPECIAL[0]
+
+
+def _in_dtype(out, dtype):
+    out = np.asarray(out)
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
+def _special_unary(name, fname):
+    def impl(x):
+        a = x._np()
+        return _out(_in_dtype(getattr(_special(), fname)(a), a.dtype))
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
+
+
+def _special_binary(name, fname):
+    def impl(a, b):
+        an = a._np()
+        return _out(_in_dtype(getattr(_special(), fname)(an, b._np()), an.dtype))
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
+
+
+for _name, _fname in [("lgamma", "gammaln"), ("digamma", "psi"), ("gamma", "gamma"),
+                      ("erf", "erf"), ("erfc", "erfc"), ("erfinv", "erfinv"), ("ndtr", "ndtr"),
+                      ("ndtri", "ndtri"), ("log_ndtr", "log_ndtr"), ("expit", "expit"),
+                      ("logit", "logit"), ("i0", "i0"), ("i0e", "i0e"), ("i1", "i1"),
+                      ("i1e", "i1e")]:
+    _special_unary(_name, _fname)
+
+for _name, _fname in [("polygamma", "polygamma"), ("betaln", "betaln"), ("xlogy", "xlogy"),
+                      ("xlog1py", "xlog1py")]:
+    _special_binary(_name, _fname)

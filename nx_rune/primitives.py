@@ -127,3 +127,12 @@ reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
 (atan2_p, hypot_p, copysign_p, logaddexp_p, logaddexp2_p, nextafter_p, complex_p, lshift_p,
  rshift_p) = _declare(["atan2", "hypot", "copysign", "logaddexp", "logaddexp2", "nextafter",
                        "complex", "lshift", "rshift"]).values()
+
+
+# FFTs and special functions (WP-fft-special)
+fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
+(lgamma_p, digamma_p, polygamma_p, gamma_p, betaln_p, erf_p, erfc_p, erfinv_p, ndtr_p,
+ ndtri_p, log_ndtr_p, expit_p, logit_p, xlogy_p, xlog1py_p, i0_p, i0e_p, i1_p, i1e_p) = _declare(
+    ["lgamma", "digamma", "polygamma", "gamma", "betaln", "erf", "erfc", "erfinv", "ndtr",
+     "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e", "i1",
+     "i1e"]).values()

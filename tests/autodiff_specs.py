@@ -457,3 +457,107 @@ SPECS += [
 
 NONDIFF_PRIMS += [P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_p, P.isnan_p,
                   P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p]
+
+
+# -- FFTs and special functions (WP-fft-special) ----------------------------------------------
+# The FFT specs map real float64 inputs to real outputs: complex operands are built as
+# re + im * 1j and complex results split into their real and imaginary parts (the autodiff
+# tests compare real Jacobians; the transpose convention of complex cotangents is covered by
+# the real parts' chain).
+
+def _fs_re(z):
+    from nx_rune.frontend.fft import real_part
+    return real_part(z)
+
+
+def _fs_parts(z):
+    return nx.concatenate([_fs_re(z), _fs_re(z * (-1j))], axis=-1)
+
+
+def _fs_fft_make(rng, case):
+    """case: (kind, shape, axes, inverse (fft) or n (irfft), norm)."""
+    kind, shape, axes, extra, norm = case
+    if kind == "fft":
+        def fn(re, im):
+            return _fs_parts(bind(P.fft_p, re + im * 1j, axes=axes, inverse=extra, norm=norm))
+        return fn, [anyv(rng, shape), anyv(rng, shape)]
+    if kind == "rfft":
+        return (lambda x: _fs_parts(bind(P.rfft_p, x, axes=axes, norm=norm))), [anyv(rng, shape)]
+
+    def fn(re, im):   # irfft: extra is the output length along axes[-1]
+        return bind(P.irfft_p, re + im * 1j, axes=axes, n=extra, norm=norm)
+    return fn, [anyv(rng, shape), anyv(rng, shape)]
+
+
+def _fs_unit(rng, shape):
+    return rng.uniform(0.05, 0.95, shape)
+
+
+def _fs_between_poles(rng, shape):
+    """Negative values at least 0.2 away from the poles 0, -1, -2, -3."""
+    return -(rng.integers(0, 3, shape) + rng.uniform(0.2, 0.8, shape))
+
+
+def _fs_polygamma(rng, case):
+    shape, n = case
+    order = nx.asarray(np.full(shape, float(n)))
+    return (lambda x: bind(P.polygamma_p, order, x)), [pos(rng, shape)]
+
+
+def _fs_xlogy_zeros(prim):
+    def make(rng, shape):
+        x = anyv(rng, shape)
+        x.reshape(-1)[0] = 0.0    # x == 0: the derivative in y is 0, in x log(y)
+        return (lambda a, b: bind(prim, a, b)), [x, _fs_unit(rng, shape)]
+    return make
+
+
+def _fs_i1_near_zero(prim):
+    def make(rng, shape):
+        x = anyv(rng, shape)
+        x.reshape(-1)[0] = 0.0    # the derivative's 1/2 limit at 0
+        return (lambda a: bind(prim, a)), [x]
+    return make
+
+
+SPECS += [
+    Spec("fft", P.fft_p, _fs_fft_make,
+         [("fft", (6,), (0,), False, "backward"), ("fft", (3, 4), (1,), True, "ortho"),
+          ("fft", (2, 3, 4), (0, 2), False, "forward"), ("fft", (3, 4), (1, 0), True,
+                                                         "backward")]),
+    Spec("rfft", P.rfft_p, _fs_fft_make,
+         [("rfft", (6,), (0,), None, "backward"), ("rfft", (3, 5), (1,), None, "ortho"),
+          ("rfft", (4, 3), (0,), None, "forward"), ("rfft", (3, 4), (1, 0), None, "backward"),
+          ("rfft", (2, 3, 4), (0, 2), None, "ortho")]),
+    Spec("irfft", P.irfft_p, _fs_fft_make,
+         [("irfft", (4,), (0,), 6, "backward"), ("irfft", (3, 4), (1,), 7, "ortho"),
+          ("irfft", (3, 2), (0,), 5, "forward"), ("irfft", (3, 3), (0, 1), 4, "backward"),
+          ("irfft", (2, 3, 3), (2, 0, 1), 5, "ortho")]),
+    Spec("lgamma", P.lgamma_p, unary(P.lgamma_p, pos), ELEMENTWISE),
+    Spec("lgamma_negative", P.lgamma_p, unary(P.lgamma_p, _fs_between_poles), ELEMENTWISE,
+         tol=1e-5),
+    Spec("digamma", P.digamma_p, unary(P.digamma_p, pos), ELEMENTWISE),
+    Spec("polygamma", P.polygamma_p, _fs_polygamma, [((4,), 1), ((2, 3), 2), ((3,), 0)]),
+    Spec("gamma", P.gamma_p, unary(P.gamma_p, pos), ELEMENTWISE),
+    Spec("betaln", P.betaln_p, binary(P.betaln_p, pos, pos), ELEMENTWISE),
+    Spec("erf", P.erf_p, unary(P.erf_p, anyv), ELEMENTWISE),
+    Spec("erfc", P.erfc_p, unary(P.erfc_p, anyv), ELEMENTWISE),
+    Spec("erfinv", P.erfinv_p, unary(P.erfinv_p, lambda r, s: r.uniform(-0.9, 0.9, s)),
+         ELEMENTWISE),
+    Spec("ndtr", P.ndtr_p, unary(P.ndtr_p, anyv), ELEMENTWISE),
+    Spec("ndtri", P.ndtri_p, unary(P.ndtri_p, _fs_unit), ELEMENTWISE, tol=1e-5),
+    Spec("log_ndtr", P.log_ndtr_p, unary(P.log_ndtr_p, lambda r, s: r.uniform(-30, 5, s)),
+         ELEMENTWISE),
+    Spec("expit", P.expit_p, unary(P.expit_p, anyv), ELEMENTWISE),
+    Spec("logit", P.logit_p, unary(P.logit_p, _fs_unit), ELEMENTWISE, tol=1e-5),
+    Spec("xlogy", P.xlogy_p, binary(P.xlogy_p, anyv, pos), ELEMENTWISE),
+    Spec("xlogy_at_zero", P.xlogy_p, _fs_xlogy_zeros(P.xlogy_p), ELEMENTWISE[1:]),
+    Spec("xlog1py", P.xlog1py_p, binary(P.xlog1py_p, anyv, _fs_unit), ELEMENTWISE),
+    Spec("xlog1py_at_zero", P.xlog1py_p, _fs_xlogy_zeros(P.xlog1py_p), ELEMENTWISE[1:]),
+    Spec("i0", P.i0_p, unary(P.i0_p, anyv), ELEMENTWISE),
+    Spec("i0e", P.i0e_p, unary(P.i0e_p, anyv), ELEMENTWISE),
+    Spec("i1", P.i1_p, unary(P.i1_p, anyv), ELEMENTWISE),
+    Spec("i1_at_zero", P.i1_p, _fs_i1_near_zero(P.i1_p), ELEMENTWISE[1:]),
+    Spec("i1e", P.i1e_p, unary(P.i1e_p, anyv), ELEMENTWISE),
+    Spec("i1e_at_zero", P.i1e_p, _fs_i1_near_zero(P.i1e_p), ELEMENTWISE[1:]),
+]

@@ -16,9 +16,18 @@ from nx_rune.tensor import ArrayBase
 EXCEPTIONS: set = set()
 
 
+# the namespaces of nx.fft, nx.scipy.special and nx.scipy.stats (WP-fft-special)
+import nx_rune.fft  # noqa: E402
+import nx_rune.scipy.special  # noqa: E402
+import nx_rune.scipy.stats  # noqa: E402
+
+EXTRA_MODULES = (nx_rune.fft, nx_rune.scipy.special,
+                 *(getattr(nx_rune.scipy.stats, n) for n in nx_rune.scipy.stats.__all__))
+
+
 def _public_functions():
     out = {}
-    for mod in (nx_rune, nx_rune.random):
+    for mod in (nx_rune, nx_rune.random) + EXTRA_MODULES:
         for name in dir(mod):
             if name.startswith("_"):
                 continue

@@ -454,6 +454,9 @@ def _vjp_cast(g, ans, args, params, need):
     x = args[0]
     if not _inexact(x.dtype):
         return (None,)
+    if g.dtype.kind == "c" and x.dtype.kind != "c":
+        # the transpose of real -> complex keeps the real part (explicitly: no ComplexWarning)
+        g = bind(P.real_p, g)
     return (ops.astype(g, x.dtype),)
 
 
@@ -1073,3 +1076,154 @@ _def_logaddexp(P.logaddexp2_p, P.exp2_p)
 for _p in (P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_p, P.isnan_p,
            P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p):
     defnondiff(_p)
+
+
+# -- FFTs and special functions (WP-fft-special) --------------------------------------------------
+# FFTs are linear: each JVP applies the primitive to the tangent.  Their transposes, in the
+# transpose (non-conjugated) convention of complex cotangents (a cotangent g of a complex value
+# z stands for the real covector (Re g, -Im g) of (Re z, Im z), as JAX's):
+# - fft: the DFT matrix (with any norm's scale) is symmetric, so the transpose is the same FFT.
+# - rfft = keep bins [0, n//2] . fft . (real -> complex): the transpose zero-pads the cotangent
+#   to n bins, applies the same FFT and keeps the real part.
+# - irfft(x)_t = Re(sum_k w_k x_k e^{+2 pi i k t / n}) * scale, w_k = 1 for the zero and (even
+#   n) Nyquist bins and 2 for the interior bins (each stands for itself and its mirrored
+#   conjugate), so the transpose is w * conj(rfft(g)) with the dual norm (the scale moves from
+#   the inverse to the forward transform).  Along the other axes of an n-d irfft the transform
+#   is a complex inverse FFT, symmetric too, which the same formula covers.  This is not irfft's
+#   inverse: without the weights the interior bins' derivatives would be halved.
+from nx_rune.frontend import fft as _fft_fe  # noqa: E402
+from nx_rune.frontend.products import conjugated as _conjugated  # noqa: E402
+
+_DUAL_NORM = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+deflinear(P.fft_p, lambda g, ans, x, axes, inverse, norm: bind(
+    P.fft_p, g, axes=axes, inverse=inverse, norm=norm))
+
+
+def _rfft_transpose(g, ans, x, axes, norm):
+    last = axes[-1]
+    n = x.shape[last]
+    if g.shape[last] != n:
+        cfg = [(0, 0)] * g.ndim
+        cfg[last] = (0, n - g.shape[last])
+        g = ops.pad(g, cfg)
+    return _fft_fe.real_part(bind(P.fft_p, g, axes=axes, inverse=False, norm=norm))
+
+
+def _irfft_transpose(g, ans, x, axes, n, norm):
+    m = x.shape[axes[-1]]
+    w = np.ones(m)
+    w[1:(n + 1) // 2] = 2.0
+    shape = [1] * x.ndim
+    shape[axes[-1]] = m
+    spec = bind(P.rfft_p, g, axes=axes, norm=_DUAL_NORM[norm])
+    return ops.multiply(_conjugated(spec), Tensor._wrap(_carr(w.reshape(shape), g.dtype)))
+
+
+deflinear(P.rfft_p, _rfft_transpose)
+deflinear(P.irfft_p, _irfft_transpose)
+
+# Special functions: derivatives from the known formulas, written with primitives (each
+# derivative is differentiable again: lgamma -> digamma -> polygamma(1) -> polygamma(2) ...).
+# polygamma(n, x) is differentiable in x only (n takes integer values).  xlogy/xlog1py: the
+# derivative in y is x / y (x / (1 + y)) with 0 at the one point x == 0 == y (y == -1), where
+# the function is 0 along x == 0; the derivative in x is log(y) (log1p(y)) everywhere, as
+# JAX's.  i1 and i1e: the derivative formulas divide by x; 1/2 (the limit) for |x| <= eps.
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _exp(x):
+    return bind(P.exp_p, x)
+
+
+def _gauss(x, scale):
+    """scale * exp(-x**2 / 2)."""
+    return _mul(_c(scale, x), _exp(_mul(_mul(x, x), _c(-0.5, x))))
+
+
+def _polygamma_next(n, x):
+    return bind(P.polygamma_p, _add(n, _c(1, n)), x)
+
+
+def _tiny_limit(x, formula, limit):
+    """formula(safe_x) where |x| > eps, else ``limit`` (safe_x: eps there, so nothing
+    divides by zero in either branch)."""
+    eps = float(np.finfo(x.dtype).eps)
+    big = ops.greater(ops.abs(x), eps)
+    safe = bind(P.where_p, big, x, _c(eps, x))
+    return bind(P.where_p, big, formula(safe), _c(limit, x))
+
+
+def _d_i1(x, ans):
+    return _tiny_limit(x, lambda s: _sub(bind(P.i0_p, s), _div(bind(P.i1_p, s), s)), 0.5)
+
+
+def _d_i1e(x, ans):
+    def formula(s):
+        return _sub(bind(P.i0e_p, s), _mul(bind(P.i1e_p, s),
+                                          _add(ops.sign(s), bind(P.recip_p, s))))
+    return _tiny_limit(x, formula, 0.5)
+
+
+defelementwise(P.lgamma_p, lambda v, ans, x: _mul(v, bind(P.digamma_p, x)))
+defelementwise(P.digamma_p, lambda v, ans, x: _mul(v, bind(P.polygamma_p, _c(1, x), x)))
+defelementwise(P.gamma_p, lambda v, ans, x: _mul(v, _mul(ans, bind(P.digamma_p, x))))
+defelementwise(P.erf_p, lambda v, ans, x: _mul(v, _gauss(_mul(x, _c(math.sqrt(2.0), x)),
+                                                         2.0 / _SQRT_PI)))
+defelementwise(P.erfc_p, lambda v, ans, x: _mul(v, _gauss(_mul(x, _c(math.sqrt(2.0), x)),
+                                                          -2.0 / _SQRT_PI)))
+defelementwise(P.erfinv_p, lambda v, ans, x: _mul(v, _mul(_c(_SQRT_PI / 2, x),
+                                                          _exp(_mul(ans, ans)))))
+defelementwise(P.ndtr_p, lambda v, ans, x: _mul(v, _gauss(x, 1.0 / _SQRT_2PI)))
+defelementwise(P.ndtri_p, lambda v, ans, x: _mul(v, _mul(
+    _c(_SQRT_2PI, x), _exp(_mul(_mul(ans, ans), _c(0.5, x))))))
+# d log(ndtr(x)) = pdf(x) / ndtr(x) = exp(-x**2/2 - log(sqrt(2 pi)) - log_ndtr(x)): no
+# underflow of pdf and ndtr for very negative x
+defelementwise(P.log_ndtr_p, lambda v, ans, x: _mul(v, _exp(_sub(
+    _mul(_mul(x, x), _c(-0.5, x)), _add(ans, _c(_LOG_SQRT_2PI, x))))))
+defelementwise(P.expit_p, lambda v, ans, x: _mul(v, _mul(ans, _sub(_c(1, ans), ans))))
+defelementwise(P.logit_p, lambda v, ans, x: _div(v, _mul(x, _sub(_c(1, x), x))))
+defelementwise(P.i0_p, lambda v, ans, x: _mul(v, bind(P.i1_p, x)))
+defelementwise(P.i0e_p, lambda v, ans, x: _mul(v, _sub(bind(P.i1e_p, x),
+                                                       _mul(ops.sign(x), ans))))
+defelementwise(P.i1_p, lambda v, ans, x: _mul(v, _d_i1(x, ans)))
+defelementwise(P.i1e_p, lambda v, ans, x: _mul(v, _d_i1e(x, ans)))
+
+defvjp(P.polygamma_p, None, lambda g, ans, n, x: _mul(g, _polygamma_next(n, x)))
+defjvp(P.polygamma_p, None, lambda t, ans, n, x: _mul(t, _polygamma_next(n, x)))
+
+
+def _d_betaln(u, a, b):
+    return _sub(bind(P.digamma_p, u), bind(P.digamma_p, _add(a, b)))
+
+
+defvjp(P.betaln_p, lambda g, ans, a, b: _mul(g, _d_betaln(a, a, b)),
+       lambda g, ans, a, b: _mul(g, _d_betaln(b, a, b)))
+defjvp(P.betaln_p, lambda t, ans, a, b: _mul(t, _d_betaln(a, a, b)),
+       lambda t, ans, a, b: _mul(t, _d_betaln(b, a, b)))
+
+
+def _x_over(x, den, at):
+    """x / den, with den replaced by 1 where x == 0 and den == ``at`` (the singular point)."""
+    sing = ops.logical_and(ops.equal(x, 0), ops.equal(den, at))
+    return _div(x, bind(P.where_p, sing, _c(1, den), den))
+
+
+def _d_xlogy_y(x, y):
+    return _x_over(x, y, 0)
+
+
+def _d_xlog1py_y(x, y):
+    return _x_over(x, _add(y, _c(1, y)), 0)
+
+
+defvjp(P.xlogy_p, lambda g, ans, x, y: _mul(g, bind(P.log_p, y)),
+       lambda g, ans, x, y: _mul(g, _d_xlogy_y(x, y)))
+defjvp(P.xlogy_p, lambda t, ans, x, y: _mul(t, bind(P.log_p, y)),
+       lambda t, ans, x, y: _mul(t, _d_xlogy_y(x, y)))
+defvjp(P.xlog1py_p, lambda g, ans, x, y: _mul(g, bind(P.log1p_p, y)),
+       lambda g, ans, x, y: _mul(g, _d_xlog1py_y(x, y)))
+defjvp(P.xlog1py_p, lambda t, ans, x, y: _mul(t, bind(P.log1p_p, y)),
+       lambda t, ans, x, y: _mul(t, _d_xlog1py_y(x, y)))
