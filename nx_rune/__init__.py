@@ -26,3 +26,8 @@ newaxis = None
 bool = bool_  # noqa: A001  (the standard's name; nx.bool is numpy's bool dtype, as nx.bool_)
 
 __version__ = "0.1.0"
+
+
+# WP-x64: run-time settings (``nx.config.update("enable_x64", True)``) and x64 blocks
+from nx_rune import config  # noqa: E402
+from nx_rune.config import enable_x64  # noqa: E402,F401
