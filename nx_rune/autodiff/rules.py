@@ -454,13 +454,18 @@ def _vjp_cast(g, ans, args, params, need):
     x = args[0]
     if not _inexact(x.dtype):
         return (None,)
+    if g.dtype.kind == "c" and x.dtype.kind != "c":  # WP-x64: the real part, without a warning
+        g = bind(P.real_p, g)
     return (ops.astype(g, x.dtype),)
 
 
 def _jvp_cast(tangents, ans, args, params):
     if not _inexact(params["dtype"]):
         return None
-    return bind(P.cast_p, tangents[0], dtype=params["dtype"])
+    t = tangents[0]
+    if t.dtype.kind == "c" and params["dtype"].kind != "c":  # WP-x64: as the VJP
+        t = bind(P.real_p, t)
+    return bind(P.cast_p, t, dtype=params["dtype"])
 
 
 _register(P.cast_p, _vjp_cast, _jvp_cast)
