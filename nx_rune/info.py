@@ -1,7 +1,8 @@
 """The Array API standard's inspection API: ``nx.__array_namespace_info__()``.
 
-nx_rune has one device, the CPU, and the default dtypes of JAX's x32 mode: float32, complex64
-and int32 (int32 is also the dtype of the indices ``argmax`` and ``nonzero`` return).
+nx_rune has one device, the CPU, and JAX's default dtypes: float32, complex64 and int32 (int32
+is also the dtype of the indices ``argmax`` and ``nonzero`` return); float64, complex128 and
+int64 in x64 mode (``nx_rune.config``).
 ``dtypes()`` lists the standard's dtypes only (float16, which nx_rune also supports, is not one
 of them).
 """
@@ -49,9 +50,11 @@ class Info:
 
     def default_dtypes(self, *, device: object = None) -> dict[str, np.dtype]:
         """The default dtypes: ``'real floating'`` float32, ``'complex floating'`` complex64,
-        ``'integral'`` int32, ``'indexing'`` int32 (what ``argmax`` and ``nonzero`` return)."""
+        ``'integral'`` int32, ``'indexing'`` int32 (what ``argmax`` and ``nonzero`` return);
+        in x64 mode float64, complex128, int64 and int64."""
         check_device(device)
-        return {"real floating": _dtypes.DEFAULT_FLOAT, "complex floating": _dtypes.complex64,
+        return {"real floating": _dtypes.DEFAULT_FLOAT,
+                "complex floating": _dtypes.DEFAULT_COMPLEX,
                 "integral": _dtypes.DEFAULT_INT, "indexing": _dtypes.DEFAULT_INT}
 
     def dtypes(self, *, device: object = None,

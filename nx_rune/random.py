@@ -2,9 +2,13 @@
 
 The streams are bit-for-bit those of **JAX 0.10.2** ``jax.random`` in its default
 configuration: the ``threefry2x32`` implementation, ``jax_threefry_partitionable=True``
-(the default since JAX 0.5.0), legacy raw ``uint32[2]`` keys, and x32 mode (seeds
-canonicalised to 32 bits; default dtypes float32 / int32 / uint32). Asking explicitly for
-float64, int64 or uint64 gives the values JAX computes for those dtypes in x64 mode.
+(the default since JAX 0.5.0) and legacy raw ``uint32[2]`` keys, in both of JAX's modes, as
+nx_rune's x64 setting (``nx_rune.config``) selects: with x64 off (the default) seeds are
+canonicalised to 32 bits and the default dtypes are float32 / int32 / uint32, as JAX's x32
+mode; with x64 on seeds keep 64 bits and the defaults are float64 / int64 / uint64, as JAX's
+x64 mode (so ``choice`` and ``randint`` draw 64-bit words there).  Asking explicitly for
+float64, int64 or uint64 with x64 off gives the values JAX computes for those dtypes in x64
+mode.
 
 Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
@@ -26,6 +30,8 @@ from typing import Sequence
 import numpy as np
 
 from nx_rune import primitives as _P
+from nx_rune.config import x64_enabled
+from nx_rune.dtypes import default_float, default_int
 from nx_rune._kernels import threefry as _K
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
@@ -54,7 +60,7 @@ def _np(x, name):
     """Concrete NumPy values of ``x``: a Tensor, ndarray, scalar or nested sequence.
 
     Python scalars keep full precision (JAX's weak types: cast later to the dtype in use);
-    nested sequences follow ``nx.asarray`` (x32 defaults).
+    nested sequences follow ``nx.asarray`` (the mode's defaults).
     """
     if isinstance(x, Tensor):
         return x.numpy()
@@ -131,17 +137,21 @@ def _size(shape):
 # ---------------------------------------------------------------------------------------------
 
 def _seed_words(seed):
-    """JAX x32 seeding: int64(seed), canonicalised to 32 bits, as [hi32 = 0, lo32]."""
+    """JAX's seeding of int64(seed) as [hi32, lo32]: x32 mode canonicalises the seed to 32 bits
+    (hi32 = 0); x64 mode keeps its 64 bits (hi32 = (seed mod 2**64) >> 32)."""
     if isinstance(seed, (bool, np.bool_)):
         seed = int(seed)
     if isinstance(seed, int):
         if not -2**63 <= seed < 2**63:
             raise OverflowError(f"seed must fit in int64, got {seed}")
-        return 0, seed & 0xFFFFFFFF
-    arr = _np(seed, "seed")
-    if arr.ndim != 0 or arr.dtype.kind not in "biu":
-        raise TypeError(f"seed must be an integer scalar, got {arr.dtype} of shape {arr.shape}")
-    return 0, int(arr) & 0xFFFFFFFF
+    else:
+        arr = _np(seed, "seed")
+        if arr.ndim != 0 or arr.dtype.kind not in "biu":
+            raise TypeError(f"seed must be an integer scalar, got {arr.dtype} of shape "
+                            f"{arr.shape}")
+        seed = int(arr)
+    hi = (seed % 2**64) >> 32 if x64_enabled() else 0
+    return hi, seed & 0xFFFFFFFF
 
 
 def _random_bits(k, nbits, shape):
@@ -438,8 +448,13 @@ def _axis(axis, ndim, name="axis"):
 
 
 def _float_dtype_of(arr):
-    """JAX's promote_dtypes_inexact for a concrete array (x32: ints and bools give float32)."""
-    return arr.dtype if arr.dtype.kind in "fc" else np.dtype(np.float32)
+    """JAX's promote_dtypes_inexact for a concrete array: ints and bools give float32 (64-bit
+    ints float64 in x64 mode, where JAX has them)."""
+    if arr.dtype.kind in "fc":
+        return arr.dtype
+    if arr.dtype.itemsize == 8 and x64_enabled():
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,10 +462,12 @@ def _float_dtype_of(arr):
 # ---------------------------------------------------------------------------------------------
 
 def key(seed: ArrayLike) -> Array:
-    """A PRNG key from an integer seed: uint32 Tensor of shape (2,), ``[0, seed mod 2**32]``.
+    """A PRNG key from an integer seed: uint32 Tensor of shape (2,).
 
-    As JAX in x32 mode: the seed must fit in int64 (else OverflowError) and is wrapped to
-    32 bits, so ``key(-1)`` is ``[0, 4294967295]``.
+    As JAX: the seed must fit in int64 (else OverflowError).  With x64 off (JAX's x32 mode) it
+    is wrapped to 32 bits, ``[0, seed mod 2**32]``, so ``key(-1)`` is ``[0, 4294967295]``; in
+    x64 mode its 64 bits give ``[(seed mod 2**64) >> 32, seed mod 2**32]``, so ``key(-1)`` is
+    ``[4294967295, 4294967295]`` (seeds in [0, 2**31) give the same key in both modes).
     """
     return _out(np.array(_seed_words(seed), dtype=_U32))
 
@@ -479,45 +496,49 @@ def fold_in(key: ArrayLike, data: ArrayLike) -> Array:
     return _out(_fold_in(k, int(arr.astype(np.uint64, casting="unsafe")) & 0xFFFFFFFF))
 
 
-def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.uint32) -> Array:
-    """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64)."""
+def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64;
+    default uint32, uint64 in x64 mode)."""
     k = _key_words(key)
-    dt = _dtype(dtype, np.uint32, "u", "bits")
+    dt = _dtype(dtype, np.uint64 if x64_enabled() else np.uint32, "u", "bits")
     return _out(_random_bits(k, dt.itemsize * 8, _shape(shape)))
 
 
-def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32,
+def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None,
             minval: ArrayLike = 0.0, maxval: ArrayLike = 1.0) -> Array:
-    """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64).
+    """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64;
+    default the default float dtype: float32, float64 in x64 mode).
 
     ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "f", "uniform")
+    dt = _dtype(dtype, default_float(), "f", "uniform")
     shape = _shape(shape)
     lo, hi = _np(minval, "minval"), _np(maxval, "maxval")
     _check_param_shape("uniform", shape, lo.shape, hi.shape)
     return _out(_uniform(k, shape, dt, lo, hi))
 
 
-def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32) -> Array:
-    """Standard normal samples (inverse CDF): Tensor of ``shape``, float or complex ``dtype``.
+def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard normal samples (inverse CDF): Tensor of ``shape``, float or complex ``dtype``
+    (default float32, float64 in x64 mode).
 
     A complex sample has independent real and imaginary parts of variance 1/2 each.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "fc", "normal")
+    dt = _dtype(dtype, default_float(), "fc", "normal")
     return _out(_normal(k, _shape(shape), dt))
 
 
 def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: ShapeLike = (),
-                     dtype: DTypeLike = np.float32) -> Array:
-    """Standard normal samples truncated to (lower, upper): Tensor of ``shape``, float ``dtype``.
+                     dtype: DTypeLike = None) -> Array:
+    """Standard normal samples truncated to (lower, upper): Tensor of ``shape``, float ``dtype``
+    (default float32, float64 in x64 mode).
 
     ``lower``/``upper`` broadcast to ``shape``; ``shape=None`` means their broadcast shape.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "f", "truncated_normal")
+    dt = _dtype(dtype, default_float(), "f", "truncated_normal")
     lo = _np(lower, "lower").astype(dt)
     hi = _np(upper, "upper").astype(dt)
     if shape is None:
@@ -536,14 +557,15 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
 
 
 def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLike,
-            dtype: DTypeLike = np.int32) -> Array:
-    """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype``.
+            dtype: DTypeLike = None) -> Array:
+    """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype`` (default
+    int32, int64 in x64 mode).
 
     ``minval``/``maxval`` broadcast to ``shape`` and are clipped to ``dtype``'s range
     (``maxval`` one past it is allowed: ``randint(k, s, 0, 256, uint8)`` covers all bytes).
     """
     k = _key_words(key)
-    dt = np.dtype(np.int32 if dtype is None else dtype)
+    dt = np.dtype(default_int() if dtype is None else dtype)
     if dt.kind not in "iu":
         raise TypeError(f"dtype of randint must be an integer dtype, got {dt}")
     shape = _shape(shape)
@@ -561,12 +583,13 @@ def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLi
 def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None) -> Array:
     """Booleans that are True with probability ``p``: bool Tensor of ``shape`` (default p's).
 
-    ``p`` must be floating; a Python float is float32.
+    ``p`` must be floating; a Python float is of the default float dtype (float32; float64 in
+    x64 mode).
     """
     k = _key_words(key)
     parr = _np(p, "p")
-    if type(p) is float:                # weakly typed: float32 (np.float64 is a float too)
-        parr = parr.astype(np.float32)
+    if type(p) is float:                # weakly typed (np.float64 is a float too)
+        parr = parr.astype(default_float())
     if parr.dtype.kind != "f":
         raise TypeError(f"p of bernoulli must have a floating dtype, got {parr.dtype}")
     if shape is None:
@@ -577,16 +600,18 @@ def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None
     return _out(_uniform(k, shape, parr.dtype) < parr)
 
 
-def gumbel(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32) -> Array:
-    """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype``."""
+def gumbel(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype`` (default
+    float32, float64 in x64 mode)."""
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "f", "gumbel")
+    dt = _dtype(dtype, default_float(), "f", "gumbel")
     return _out(_gumbel(k, _shape(shape), dt))
 
 
 def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
                 shape: ShapeLike | None = None) -> Array:
-    """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): int32 Tensor.
+    """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): Tensor of the
+    default int dtype (int32; int64 in x64 mode).
 
     The result has ``shape`` (default: ``logits.shape`` without ``axis``); extra leading
     dimensions in ``shape`` draw that many independent samples per distribution.
@@ -608,7 +633,7 @@ def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
     noise_shape = list(shape[len(prefix):])
     noise_shape.insert(ax, arr.shape[ax])
     scores = _gumbel(k, (*prefix, *noise_shape), arr.dtype) + arr
-    return _out(np.argmax(scores, axis=ax - arr.ndim).astype(np.int32))
+    return _out(np.argmax(scores, axis=ax - arr.ndim).astype(default_int()))
 
 
 def permutation(key: ArrayLike, x: int | ArrayLike, axis: int = 0,
@@ -622,7 +647,7 @@ def permutation(key: ArrayLike, x: int | ArrayLike, axis: int = 0,
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"x must be an integer or an array, got {arr.dtype}")
-        return _out(_shuffle(k, np.arange(int(arr), dtype=np.int32), 0))
+        return _out(_shuffle(k, np.arange(int(arr), dtype=default_int()), 0))
     return _out(_permutation(k, arr, _axis(axis, arr.ndim), independent))
 
 
@@ -638,11 +663,13 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
         raise TypeError(f"shape of choice must be a sequence, got {shape!r}")
     shape = _shape(shape)
     arr = _np(a, "a")
+    it = default_int()
     if isinstance(a, int):
-        if not -2**31 <= a < 2**31:   # JAX (x32) refuses it too; a wrap would sample range(a % 2**32)
-            raise ValueError(f"a: {a} does not fit in int32, the integer dtype of nx.random "
-                             f"(JAX's x32 mode); pass a smaller population or an array")
-        arr = arr.astype(np.int32)
+        info = np.iinfo(it)
+        if not info.min <= a <= info.max:  # JAX refuses it too; a wrap would sample a % 2**32
+            raise ValueError(f"a: {a} does not fit in {it}, the default integer dtype (x64 "
+                             f"mode: int64); pass a smaller population or an array")
+        arr = arr.astype(it)
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"a must be an integer or an array, got {arr.dtype}")
@@ -662,10 +689,10 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
         result = _take(arr, _choice_index(k, _np(p, "p"), n_inputs, shape, n_draws, replace),
                        axis)
     elif replace:
-        result = _take(arr, _randint(k, shape, np.asarray(0, np.int32),
-                                     np.asarray(n_inputs, np.int32), np.dtype(np.int32)), axis)
+        result = _take(arr, _randint(k, shape, np.asarray(0, it), np.asarray(n_inputs, it), it),
+                       axis)
     else:
-        pool, ax = (arr, axis) if arr.ndim else (np.arange(n_inputs, dtype=np.int32), 0)
+        pool, ax = (arr, axis) if arr.ndim else (np.arange(n_inputs, dtype=it), 0)
         result = np.take(_permutation(k, pool, ax, False), np.arange(n_draws), axis=ax)
     if arr.ndim == 0:
         return _out(result.reshape(shape))
@@ -685,11 +712,11 @@ def _choice_index(k, p, n_inputs, shape, n_draws, replace):
     if replace:
         cdf = np.cumsum(p, dtype=p.dtype)
         r = cdf[-1] * (p.dtype.type(1) - _uniform(k, shape, p.dtype))
-        return np.searchsorted(cdf, r).astype(np.int32)
+        return np.searchsorted(cdf, r).astype(default_int())
     with np.errstate(divide="ignore"):
         g = _gumbel(k, (n_inputs,), p.dtype) + np.log(p)
     # lax.top_k: largest first, ties to the lower index.
-    return np.argsort(-g, kind="stable")[:n_draws].astype(np.int32)
+    return np.argsort(-g, kind="stable")[:n_draws].astype(default_int())
 
 
 def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:

@@ -235,11 +235,15 @@ cdef class ArrayBase:
     # ``dtype=`` casts before reducing (the Array API standard's rule), out= must be None.
     def sum(self, axis=None, keepdims=False, *, dtype=None, out=None):
         _no_out(out, "sum", keepdims)
-        return _fe.sum(self._as(dtype, "sum"), axis=axis, keepdims=keepdims)
+        x = self._as(dtype, "sum")   # WP-x64: and accumulate in that dtype, as NumPy
+        dt = None if dtype is None else x.dtype
+        return _fe.sum(x, axis=axis, keepdims=keepdims, dtype=dt)
 
     def prod(self, axis=None, keepdims=False, *, dtype=None, out=None):
         _no_out(out, "prod", keepdims)
-        return _fe.prod(self._as(dtype, "prod"), axis=axis, keepdims=keepdims)
+        x = self._as(dtype, "prod")   # WP-x64: and accumulate in that dtype, as NumPy
+        dt = None if dtype is None else x.dtype
+        return _fe.prod(x, axis=axis, keepdims=keepdims, dtype=dt)
 
     def mean(self, axis=None, keepdims=False, *, dtype=None, out=None):
         _no_out(out, "mean", keepdims)
@@ -281,11 +285,15 @@ cdef class ArrayBase:
 
     def cumsum(self, axis=None, dtype=None, out=None):
         _no_out(out, "cumsum")
-        return _fe.cumsum(self._as(dtype, "cumsum"), axis=axis)
+        x = self._as(dtype, "cumsum")   # WP-x64: and accumulate in that dtype, as NumPy
+        dt = None if dtype is None else x.dtype
+        return _fe.cumsum(x, axis=axis, dtype=dt)
 
     def cumprod(self, axis=None, dtype=None, out=None):
         _no_out(out, "cumprod")
-        return _fe.cumprod(self._as(dtype, "cumprod"), axis=axis)
+        x = self._as(dtype, "cumprod")   # WP-x64: and accumulate in that dtype, as NumPy
+        dt = None if dtype is None else x.dtype
+        return _fe.cumprod(x, axis=axis, dtype=dt)
 
     def clip(self, min=None, max=None, out=None):
         _no_out(out, "clip")

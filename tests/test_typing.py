@@ -9,6 +9,7 @@ import typing
 import pytest
 
 import nx_rune
+import nx_rune.config
 import nx_rune.random
 from nx_rune.tensor import ArrayBase
 
@@ -27,7 +28,7 @@ EXTRA_MODULES = (nx_rune.fft, nx_rune.scipy.special,
 
 def _public_functions():
     out = {}
-    for mod in (nx_rune, nx_rune.random) + EXTRA_MODULES:
+    for mod in (nx_rune, nx_rune.random, nx_rune.config) + EXTRA_MODULES:
         for name in dir(mod):
             if name.startswith("_"):
                 continue

@@ -2,9 +2,16 @@
 
 All accept pytrees (``nx.tree_util``: tuples, lists, dicts, None, registered classes) of arrays
 as inputs and outputs.  Inputs may be Tensors, tracers, NumPy arrays or Python numbers
-(converted with ``nx.asarray``: Python floats become float32, as in JAX; float64 ndarrays stay
-float64).  Transformations nest to any depth and in any order; each call is its own level, so
-perturbations never mix.
+(converted with ``nx.asarray``: Python floats become float32, float64 in x64 mode, as in JAX;
+float64 ndarrays stay float64).  Transformations nest to any depth and in any order; each call
+is its own level, so perturbations never mix.
+
+Complex numbers follow JAX.  Cotangents are transposes without conjugation, so ``grad`` of a
+real-valued ``f`` of complex ``z = x + iy`` is ``df/dx - i df/dy`` (the conjugate of the
+steepest-ascent direction: ``grad(lambda z: abs(z)**2)(z) == 2 * conj(z)``; step with
+``z - lr * conj(g)``).  ``holomorphic=True`` (grad, value_and_grad, jacfwd, jacrev, hessian)
+differentiates complex-valued ``f`` of complex inputs: the result is the complex derivative
+``f'(z)``.  Complex outputs without it are refused (TypeError naming the fix), as in JAX.
 """
 from __future__ import annotations
 
@@ -125,7 +132,7 @@ def _cast_like(v, like, what):
     return v
 
 
-def _trace_inputs(interp, args, nums, fname, make, require_float=True):
+def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorphic=False):
     """Replace the leaves of args[i] (i in nums) by tracers from ``make(x)``; returns the new
     args and, per argnum, (tracers or None per leaf, treedef)."""
     args = list(args)
@@ -135,11 +142,9 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True):
         tracers = []
         for leaf in leaves:
             x = _arr(leaf, fname)
-            if require_float and x.dtype.kind == "c":
-                raise TypeError(
-                    f"{fname}: argument {i} has a complex leaf ({x.dtype}); grad supports real "
-                    f"float inputs only (there is no conjugation primitive); use jvp, or vjp "
-                    f"(which gives the transposed, non-conjugated cotangent)")
+            if holomorphic and x.dtype.kind != "c":
+                raise TypeError(f"{fname} with holomorphic=True requires inputs with complex "
+                                f"dtype, but argument {i} has a leaf of dtype {x.dtype}")
             if not is_inexact(x.dtype):
                 if require_float:
                     raise TypeError(
@@ -215,20 +220,64 @@ class _Input:
 
 # -- reverse mode ----------------------------------------------------------------------------
 
+def _check_flag(value, name, fname):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fname}: {name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _scalar_hint(shape):
+    """The fix for a grad of a size-1 non-scalar output (autograd accepts those, JAX not)."""
+    if len(shape) == 1 and shape[0] == 1:
+        return "return out[0] or out.sum() from f (autograd accepts shape (1,); nx, as JAX, not)"
+    return "return out.sum() (or out.reshape(())) from f"
+
+
+def _check_grad_output(out, holomorphic, fname="grad"):
+    """JAX's rules for the output of a function given to grad: a scalar; real float unless
+    holomorphic, complex with it."""
+    if out.shape != ():
+        if out.size == 1:
+            raise TypeError(f"{fname} requires a scalar output (shape ()), but the function "
+                            f"returned shape {out.shape}: {_scalar_hint(out.shape)}")
+        raise TypeError(f"{fname} requires a scalar output (shape ()), but the function "
+                        f"returned shape {out.shape}; use nx.vjp or nx.jacrev for "
+                        f"non-scalar outputs (or reduce it: out.sum())")
+    kind = out.dtype.kind
+    if holomorphic:
+        if kind != "c":
+            raise TypeError(f"{fname} with holomorphic=True requires outputs with complex "
+                            f"dtype, but the function returned dtype {out.dtype}")
+    elif kind == "c":
+        raise TypeError(f"{fname} requires real-valued outputs (a float dtype), but the function "
+                        f"returned dtype {out.dtype}. For holomorphic differentiation, pass "
+                        f"holomorphic=True. For differentiation of non-holomorphic functions "
+                        f"with complex outputs, use nx.vjp directly (or differentiate a real "
+                        f"part: nx.real(out), nx.abs(out))")
+    elif kind != "f":
+        raise TypeError(f"{fname} requires a real float output, but the function returned "
+                        f"dtype {out.dtype}; for integer outputs use nx.vjp directly")
+
+
 def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """``f``'s value and gradient w.r.t. ``argnums`` (int or tuple); ``f`` returns a scalar.
 
     Returns a function giving ``(value, grad)`` (``((value, aux), grad)`` with has_aux); grad
-    has the structure of the argument (a tuple of them for a tuple argnums).
+    has the structure of the argument (a tuple of them for a tuple argnums), its shapes and
+    dtypes.  ``f``'s output must be a real float scalar; its inputs real or complex floats (for
+    complex inputs, JAX's convention: ``df/dx - i df/dy``).  With ``holomorphic=True`` inputs
+    and output must be complex and the gradient is ``f'(z)``.
     """
     _check_callable(f, "value_and_grad")
+    holomorphic = _check_flag(holomorphic, "holomorphic", "value_and_grad")
 
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
         tape = Tape("grad", _var.get())
-        args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input)
+        args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input,
+                                     holomorphic=holomorphic)
         out = _under(tape, f, args, kwargs)
         aux = None
         if has_aux:
@@ -239,13 +288,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 raise TypeError(f"grad requires a function returning a scalar array, got "
                                 f"{type(out).__name__}")
             out = _arr(out, "grad")
-        if out.shape != ():
-            raise TypeError(f"grad requires a scalar output (shape ()), but the function "
-                            f"returned shape {out.shape}; use nx.vjp or nx.jacrev for "
-                            f"non-scalar outputs")
-        if out.dtype.kind != "f":
-            raise TypeError(f"grad requires a real float output, but the function returned "
-                            f"dtype {out.dtype}")
+        _check_grad_output(out, holomorphic)
         if _ours(out, tape):
             acc = tape.backward([(out._idx, Tensor._wrap(np.ones((), out.dtype)))])
             value = out.primal
@@ -266,11 +309,15 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` w.r.t. ``argnums``: ``grad(f)(x)`` has x's structure,
     shapes and dtypes.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
-    ``(grad, aux)``.  TypeError for a non-scalar or integer output or an integer input."""
-    vg = value_and_grad(f, argnums, has_aux)
+    ``(grad, aux)``.  Complex inputs of a real ``f`` get JAX's gradient ``df/dx - i df/dy``;
+    ``holomorphic=True`` takes complex inputs and a complex output and gives ``f'(z)``.
+    TypeError for a non-scalar, integer or (without holomorphic) complex output and for an
+    integer input, each naming the fix."""
+    _check_callable(f, "grad")
+    vg = value_and_grad(f, argnums, has_aux, _check_flag(holomorphic, "holomorphic", "grad"))
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
@@ -450,17 +497,48 @@ def _with_args(f, args, nums):
     return g
 
 
-def _diff_leaves(args, nums, fname):
+def _diff_leaves(args, nums, fname, holomorphic, real_only):
+    """The leaves of the differentiated arguments, checked as JAX checks them: complex with
+    ``holomorphic``; real floats when ``real_only`` (jacfwd); else real or complex floats."""
     per = []
     for i in nums:
         leaves, td = tree_flatten(args[i])
         xs = [_arr(x, fname) for x in leaves]
         for x in xs:
-            if not is_inexact(x.dtype):
+            if holomorphic:
+                if x.dtype.kind != "c":
+                    raise TypeError(f"{fname} with holomorphic=True requires inputs with "
+                                    f"complex dtype, but argument {i} has a leaf of dtype "
+                                    f"{x.dtype}")
+            elif real_only and x.dtype.kind == "c":
+                raise TypeError(f"{fname} requires real-valued inputs (a float dtype), but "
+                                f"argument {i} has a leaf of dtype {x.dtype}. For holomorphic "
+                                f"differentiation, pass holomorphic=True. For differentiation "
+                                f"of non-holomorphic functions with complex inputs, use nx.jvp "
+                                f"directly, or nx.jacrev of a real-valued function")
+            elif not is_inexact(x.dtype):
                 raise TypeError(f"{fname} requires float inputs, but argument {i} has a leaf "
                                 f"of dtype {x.dtype}")
         per.append((xs, td))
     return per
+
+
+def _check_jac_outputs(outs, fname, holomorphic, real_only):
+    """JAX's checks of a Jacobian's outputs: complex with ``holomorphic``; real floats when
+    ``real_only`` (jacrev)."""
+    for o in outs:
+        if holomorphic:
+            if o.dtype.kind != "c":
+                raise TypeError(f"{fname} with holomorphic=True requires outputs with complex "
+                                f"dtype, but the function returned dtype {o.dtype}")
+        elif real_only and o.dtype.kind == "c":
+            raise TypeError(f"{fname} requires real-valued outputs (a float dtype), but the "
+                            f"function returned dtype {o.dtype}. For holomorphic "
+                            f"differentiation, pass holomorphic=True. For differentiation of "
+                            f"non-holomorphic functions with complex outputs, use nx.vjp "
+                            f"directly, or nx.jacfwd")
+        elif not is_inexact(o.dtype):
+            raise TypeError(f"{fname} requires float outputs, got dtype {o.dtype}")
 
 
 def _basis(xs, k):
@@ -485,16 +563,20 @@ def _stack_last(cols, shape, dtype):
     return ops.stack(cols, axis=-1)
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: for each output leaf of shape So and input leaf of shape
     Si, an array of shape So + Si, in a pytree (output structure outside, the argument's
     structure, a tuple for tuple argnums, inside).  f is recorded once (``linearize``), then
-    swept once per input element."""
+    swept once per input element.  Inputs must be real floats (outputs may be complex), or,
+    with ``holomorphic=True``, inputs and outputs complex (the result is ``f'(z)``), as in
+    JAX."""
     _check_callable(f, "jacfwd")
+    holomorphic = _check_flag(holomorphic, "holomorphic", "jacfwd")
 
     def jacfwd_f(*args):
         nums, single = _argnums(argnums, len(args), "jacfwd")
-        per = _diff_leaves(args, nums, "jacfwd")
+        per = _diff_leaves(args, nums, "jacfwd", holomorphic, real_only=True)
         g = _with_args(f, args, nums)
         flat = [x for xs, _ in per for x in xs]
         n = sum(x.size for x in flat)
@@ -503,6 +585,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
         out, f_jvp = linearize(g, *primals)
         ol, out_td = tree_flatten(out)
         outs = [_arr(o, "jacfwd") for o in ol]
+        _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
         cols = []
         for k in range(n):
             basis = iter(_basis(flat, k))
@@ -525,22 +608,24 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
     return jacfwd_f
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode (one forward pass, one backward pass per output element);
-    same layout as ``jacfwd``."""
+    same layout as ``jacfwd``.  Outputs must be real floats (inputs may be complex: rows are
+    ``grad``'s, JAX's convention), or, with ``holomorphic=True``, inputs and outputs complex
+    (the result is ``f'(z)``), as in JAX."""
     _check_callable(f, "jacrev")
+    holomorphic = _check_flag(holomorphic, "holomorphic", "jacrev")
 
     def jacrev_f(*args):
         nums, single = _argnums(argnums, len(args), "jacrev")
-        per = _diff_leaves(args, nums, "jacrev")
+        per = _diff_leaves(args, nums, "jacrev", holomorphic, real_only=False)
         g = _with_args(f, args, nums)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
         out, vjp_fn = vjp(g, *primals)
         ol, out_td = tree_flatten(out)
         outs = [_arr(o, "jacrev") for o in ol]
-        for o in outs:
-            if not is_inexact(o.dtype):
-                raise TypeError(f"jacrev requires float outputs, got dtype {o.dtype}")
+        _check_jac_outputs(outs, "jacrev", holomorphic, real_only=True)
         m = sum(o.size for o in outs)
         rows = []
         for k in range(m):
@@ -568,10 +653,11 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
     return jacrev_f
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f, argnums), argnums)``; for x of shape S,
-    shape S + S."""
-    return jacfwd(jacrev(f, argnums), argnums)
+    shape S + S.  ``holomorphic=True``: complex ``f`` of complex inputs (``f''(z)``)."""
+    return jacfwd(jacrev(f, argnums, holomorphic), argnums, holomorphic)
 
 
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -463,7 +463,10 @@ def _vjp_cast(g, ans, args, params, need):
 def _jvp_cast(tangents, ans, args, params):
     if not _inexact(params["dtype"]):
         return None
-    return bind(P.cast_p, tangents[0], dtype=params["dtype"])
+    t = tangents[0]
+    if t.dtype.kind == "c" and params["dtype"].kind != "c":  # WP-x64: as the VJP
+        t = bind(P.real_p, t)
+    return bind(P.cast_p, t, dtype=params["dtype"])
 
 
 _register(P.cast_p, _vjp_cast, _jvp_cast)

@@ -2,10 +2,12 @@
 ``full``, ``eye``, ...), ranges (``arange``, ``linspace``, ``meshgrid``, ``indices``), and the
 triangle/diagonal builders (``tril``, ``triu``, ``diag``, ``diagflat``: differentiable).
 
-Python data follows JAX's x32 defaults: floats become float32, ints int32 (int64 when they do
-not fit), complex numbers complex64.  NumPy arrays keep their dtype, and ``asarray`` of a
-C-contiguous ndarray shares its memory.  Every function takes ``device=`` (the Array API
-standard's keyword): None, the CPU device (``x.device``) or ``"cpu"``; ValueError otherwise.
+Python data and the default dtypes follow JAX's: with x64 off (the default) floats become
+float32, ints int32 (int64 when they do not fit), complex numbers complex64; in x64 mode
+(``nx_rune.config``) float64, int64 and complex128.  NumPy arrays keep their dtype, and
+``asarray`` of a C-contiguous ndarray shares its memory.  Every function takes ``device=``
+(the Array API standard's keyword): None, the CPU device (``x.device``) or ``"cpu"``;
+ValueError otherwise.
 Shapes may be ints, NumPy integers or 0-d integer tensors, or sequences of them.
 """
 from __future__ import annotations
@@ -39,10 +41,10 @@ def asarray(obj: ArrayLike, dtype: DTypeLike = None, *, device: object = None,
     """A tensor of ``obj``: a Tensor, ndarray, Python scalar, nested sequence (of scalars,
     tensors or arrays), or anything with ``__array__`` or the buffer protocol.
 
-    ``dtype``: converts when given (else JAX's x32 defaults for Python data; arrays keep
-    theirs).  ``copy``: None (default) shares memory when it can (an nx tensor of the same
-    dtype is returned as it is; a C-contiguous ndarray of a supported dtype is wrapped without
-    a copy) and copies otherwise; True always copies; False never copies and raises ValueError
+    ``dtype``: converts when given (else JAX's defaults for Python data, see the module
+    docstring; arrays keep theirs).  ``copy``: None (default) shares memory when it can (an nx
+    tensor of the same dtype is returned as it is; a C-contiguous ndarray of a supported dtype
+    is wrapped without a copy) and copies otherwise; True always copies; False never copies and raises ValueError
     when a copy would be needed (a dtype conversion, a non-contiguous ndarray, Python data).
     ``device``: None or the CPU.
     """
@@ -174,19 +176,21 @@ def _sized(shape, dt, name="shape"):
 
 
 def zeros(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -> Array:
-    """Zeros of ``shape`` (an int or a sequence of ints), ``dtype`` float32 (the default float
-    dtype) unless given.  Zero pages from calloc: nothing is written until touched."""
+    """Zeros of ``shape`` (an int or a sequence of ints), ``dtype`` the default float dtype
+    (float32; float64 in x64 mode) unless given.  Zero pages from calloc: nothing is written
+    until touched."""
     check_device(device)
     shape = normalize_shape(shape)
-    dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
+    dt = _dtype_or(dtype, dtypes.default_float())
     return Tensor(zeros_buffer(_sized(shape, dt), dt), View.contiguous(shape))
 
 
 def empty(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -> Array:
-    """Uninitialised memory of ``shape``, ``dtype`` float32 unless given (64-byte aligned)."""
+    """Uninitialised memory of ``shape``, ``dtype`` the default float dtype (float32; float64
+    in x64 mode) unless given (64-byte aligned)."""
     check_device(device)
     shape = normalize_shape(shape)
-    dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
+    dt = _dtype_or(dtype, dtypes.default_float())
     return Tensor(Buffer(_sized(shape, dt), dt), View.contiguous(shape))
 
 
@@ -201,8 +205,9 @@ def _fill_dtype(fill_value):
 def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None, *,
          device: object = None) -> Array:
     """``fill_value`` everywhere in ``shape``.  ``dtype`` defaults to the fill value's (a
-    Python bool gives bool, an int int32 (int64 when it does not fit), a float float32, a
-    complex complex64, an array its own); the fill is cast to ``dtype`` as NumPy casts.  An
+    Python bool gives bool, an int, float or complex the default int, float or complex dtype
+    (int32 (int64 when it does not fit), float32, complex64; in x64 mode int64, float64,
+    complex128), an array its own); the fill is cast to ``dtype`` as NumPy casts.  An
     array fill broadcasts to ``shape``; a tensor fill is differentiable (the derivative is the
     sum over the broadcast)."""
     check_device(device)
@@ -217,8 +222,9 @@ def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None, *,
 
 
 def ones(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -> Array:
-    """Ones of ``shape``, ``dtype`` float32 unless given."""
-    return full(shape, 1, _dtype_or(dtype, dtypes.DEFAULT_FLOAT), device=device)
+    """Ones of ``shape``, ``dtype`` the default float dtype (float32; float64 in x64 mode)
+    unless given."""
+    return full(shape, 1, _dtype_or(dtype, dtypes.default_float()), device=device)
 
 
 def _like(x):
@@ -269,7 +275,7 @@ def _real_scalar(v, name):
 
 
 def _int_dtype_for(lo, hi):
-    for dt in (dtypes.DEFAULT_INT, dtypes.int64, dtypes.uint64):
+    for dt in (dtypes.default_int(), dtypes.int64, dtypes.uint64):
         info = np.iinfo(dt)
         if info.min <= lo and hi <= info.max:
             return dt
@@ -281,9 +287,10 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     """``[start, stop)`` by ``step`` (``arange(n)`` is ``[0, n)``), as ``numpy.arange``:
     shape (ceil((stop - start) / step),), empty when the signs disagree.
 
-    With ``dtype=None``: the default integer dtype (int32) when start, stop and step are all
-    integers (int64 if a value of the result does not fit in int32), else float32 (the values
-    are computed in float64, then rounded).  ValueError for a zero, NaN or infinite argument.
+    With ``dtype=None``: the default integer dtype (int32; int64 in x64 mode) when start, stop
+    and step are all integers (int64 if a value of the result does not fit in int32), else the
+    default float dtype (float32, the values computed in float64 and then rounded; float64 in
+    x64 mode).  ValueError for a zero, NaN or infinite argument.
     """
     check_device(device)
     if stop is None:
@@ -308,7 +315,7 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
             last = start + (n - 1) * step if n else start
             dt = _int_dtype_for(builtins.min(start, last), builtins.max(start, last))
             return Tensor._wrap(np.arange(start, stop, step, dtype=dt))
-        dt = dtypes.DEFAULT_FLOAT
+        dt = dtypes.default_float()
     else:
         dt = _dtype_or(dtype, None)
     if dt.kind in "fc" and not all_int:
@@ -335,7 +342,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
              dtype: DTypeLike = None, *, device: object = None, endpoint: bool = True) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive unless
     ``endpoint=False``): shape (num,) (for array start/stop, (num, *their shape), as NumPy).
-    dtype float32, or complex64 when start or stop is complex, unless given; the values are
+    dtype the default float dtype, or the default complex dtype when start or stop is complex
+    (float32, complex64; float64, complex128 in x64 mode), unless given; the values are
     computed in double precision, then rounded, so the first is ``start`` and the last
     ``stop``."""
     check_device(device)
@@ -346,7 +354,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
     stop = stop.item() if isinstance(stop, ArrayBase) and stop.ndim == 0 else stop
     is_complex = np.iscomplexobj(start) or np.iscomplexobj(stop)
     if dtype is None:
-        dt = dtypes.complex64 if is_complex else dtypes.DEFAULT_FLOAT
+        dt = dtypes.default_complex() if is_complex else dtypes.default_float()
     else:
         dt = _dtype_or(dtype, None)
     _sized((num,) + np.shape(start), np.dtype(np.complex128), "num")  # computed in 16 bytes
@@ -362,13 +370,14 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
 def eye(n: int, m: int | None = None, dtype: DTypeLike = None, *, k: int = 0,
         device: object = None) -> Array:
     """The (n, m) matrix with ones on the ``k``-th diagonal (0: main, > 0 above, < 0 below)
-    and zeros elsewhere; m defaults to n; float32 unless ``dtype`` is given.  (The Array API's
-    ``eye(n_rows, n_cols, *, k, dtype, device)`` by position.)"""
+    and zeros elsewhere; m defaults to n; the default float dtype (float32; float64 in x64
+    mode) unless ``dtype`` is given.  (The Array API's ``eye(n_rows, n_cols, *, k, dtype,
+    device)`` by position.)"""
     check_device(device)
     n = _count(n, "n")
     m = n if m is None else _count(m, "m")
     k = _offset(k)
-    dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
+    dt = _dtype_or(dtype, dtypes.default_float())
     _sized((n, m), dt, "n, m")
     if not -n < k < m:
         return zeros((n, m), dt)
@@ -376,29 +385,32 @@ def eye(n: int, m: int | None = None, dtype: DTypeLike = None, *, k: int = 0,
 
 
 def identity(n: int, dtype: DTypeLike = None, *, device: object = None) -> Array:
-    """The (n, n) identity matrix, float32 unless ``dtype`` is given."""
+    """The (n, n) identity matrix, the default float dtype (float32; float64 in x64 mode)
+    unless ``dtype`` is given."""
     return eye(n, dtype=dtype, device=device)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None, *,
         device: object = None) -> Array:
     """The (N, M) matrix with ones at and below the ``k``-th diagonal (``j <= i + k``), zeros
-    above; M defaults to N; float32 unless ``dtype`` is given."""
+    above; M defaults to N; the default float dtype (float32; float64 in x64 mode, where
+    JAX's ``tri`` keeps float32) unless ``dtype`` is given."""
     check_device(device)
     n = _count(N, "N")
     m = n if M is None else _count(M, "M")
     k = builtins.max(builtins.min(_offset(k), m), -n - 1)
-    dt = _dtype_or(dtype, dtypes.DEFAULT_FLOAT)
+    dt = _dtype_or(dtype, dtypes.default_float())
     _sized((n, m), dt, "N, M")
     return Tensor._wrap(np.tri(n, m, k, dtype=dt))
 
 
 def indices(dimensions: ShapeLike, dtype: DTypeLike = None, sparse: bool = False) -> Array:
     """The index grids of a tensor of shape ``dimensions``: shape (len(dimensions),
-    *dimensions), ``out[i][idx] == idx[i]``; int32 unless ``dtype`` is given.  With
+    *dimensions), ``out[i][idx] == idx[i]``; the default int dtype (int32; int64 in x64
+    mode) unless ``dtype`` is given.  With
     ``sparse=True``, a tuple of tensors of shape (1, ..., d_i, ..., 1), as NumPy."""
     dims = normalize_shape(dimensions, "dimensions")
-    dt = _dtype_or(dtype, dtypes.DEFAULT_INT)
+    dt = _dtype_or(dtype, dtypes.default_int())
     _sized((len(dims),) + dims, dt, "dimensions")
     if sparse:
         return tuple(_core.asarray(a) for a in np.indices(dims, dtype=dt, sparse=True))

@@ -4,7 +4,8 @@
 Promotion is the front end's: NumPy's rules between arrays and dtypes (which contain the
 standard's promotion table; for the pairs the standard leaves unspecified, such as int32 with
 float32 or int64 with uint64, NumPy's answer), with Python scalars weakly typed as in JAX
-(``result_type(int8, 1) == int8``; ``result_type(int8, 1.0)`` is the default float dtype).
+(``result_type(int8, 1) == int8``; ``result_type(int8, 1.0)`` is the default float dtype:
+float32, or float64 in x64 mode, see ``nx_rune.config``).
 Kinds (``isdtype``): float16 counts as ``'real floating'`` (an extension the standard allows).
 """
 from __future__ import annotations
@@ -170,7 +171,8 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
     """The dtype of an operation combining ``arrays_and_dtypes`` (arrays, dtypes and Python
     scalars): NumPy's promotion between arrays and dtypes, Python scalars weak (they adopt the
     arrays' dtype within a kind; a float with integers gives the default float dtype, a complex
-    with real floats the matching complex dtype).  At least one argument must be an array or a
+    with real floats the matching complex dtype, with integers the default complex dtype: as
+    JAX, in both of its modes).  At least one argument must be an array or a
     dtype (TypeError otherwise)."""
     strong, weak = [], []
     for i, a in enumerate(arrays_and_dtypes):

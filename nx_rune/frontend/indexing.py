@@ -649,12 +649,14 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
 
 def nonzero(x: ArrayLike) -> tuple[Array, ...]:
     """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
-    tensors (int64 when an axis is longer than 2**31 - 1), as ``np.nonzero``."""
+    tensors (int64 when an axis is longer than 2**31 - 1, and in x64 mode), as ``np.nonzero``."""
     v = concrete_value(operand(x))
     if v is None:
         raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")
     if v.ndim == 0:
         raise ValueError("nonzero: x must be at least 1-D")
+    if dtypes.DEFAULT_INT == dtypes.int64:  # WP-x64: x64 mode's default index dtype
+        return tuple(Tensor._wrap(np.ascontiguousarray(a, np.int64)) for a in np.nonzero(v))
     return tuple(Tensor._wrap(np.ascontiguousarray(_narrow_index(a))) for a in np.nonzero(v))
 
 
