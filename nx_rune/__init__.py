@@ -13,3 +13,5 @@ from nx_rune.autodiff import *  # noqa: F401,F403,E402
 from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
 __version__ = "0.1.0"
+# linear algebra: nx.linalg and nx.scipy.linalg (WP-linalg)
+from nx_rune import linalg, scipy  # noqa: E402

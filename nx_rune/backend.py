@@ -524,3 +524,96 @@ def _argsort(x, *, axis, descending, stable, dtype):
 @_impl("searchsorted")
 def _searchsorted(x1, x2, *, side, dtype):
     return _out(np.searchsorted(x1._np(), x2._np(), side=side).astype(dtype, copy=False))
+
+
+# -- linear algebra: decompositions and solves (WP-linalg) ---------------------------------------
+# cholesky(a)  triangular_solve(a, b, lower, trans, unit_diagonal)  solve(a, b)  inv(a)
+# slogdet(a)  eigh(a, lower)  eigvalsh(a, lower)  svd(a, full_matrices)  svdvals(a)
+# qr(a, mode)  pinv(a, rtol)  lstsq(a, b, rcond)
+# LAPACK through NumPy (SciPy for triangular solves) on zero-copy views, batched over the leading
+# axes (operands arrive with equal batch shapes; b is always (..., n, k)).  Failures raise
+# NumPy's LinAlgError (a ValueError): not positive definite, singular matrix.
+# Decompositions with several results return them packed, each flattened, along one last axis
+# (in this order): slogdet (sign, logabsdet), eigh (w, V), svd (U, S, Vh), qr (Q, R),
+# lstsq (x, s); real parts (eigenvalues, singular values, logabsdet) take the operand's dtype.
+
+def _packed(parts, batch):
+    """``parts`` (ndarrays with the leading axes ``batch``) flattened and joined along a last
+    axis, in the dtype of the first part."""
+    dt = parts[0].dtype
+    flat = [np.asarray(p, dtype=dt).reshape(batch + (-1,)) for p in parts]
+    return _out(np.concatenate(flat, axis=-1))
+
+
+@_impl("cholesky")
+def _cholesky(a):
+    return _out(np.linalg.cholesky(a._np()))
+
+
+@_impl("triangular_solve")
+def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
+    from scipy.linalg import solve_triangular
+    an, bn = a._np(), b._np()
+    if an.shape[-1] == 0 or bn.size == 0:
+        return _out(np.zeros(bn.shape, np.result_type(an, bn)))
+    return _out(solve_triangular(an, bn, trans=trans, lower=lower,
+                                 unit_diagonal=unit_diagonal, check_finite=False))
+
+
+@_impl("solve")
+def _solve(a, b):
+    return _out(np.linalg.solve(a._np(), b._np()))
+
+
+@_impl("inv")
+def _inv(a):
+    return _out(np.linalg.inv(a._np()))
+
+
+@_impl("slogdet")
+def _slogdet(a):
+    an = a._np()
+    sign, logabsdet = np.linalg.slogdet(an)
+    return _packed([np.asarray(sign, an.dtype), logabsdet], an.shape[:-2])
+
+
+@_impl("eigh")
+def _eigh(a, *, lower):
+    an = a._np()
+    w, v = np.linalg.eigh(an, UPLO="L" if lower else "U")
+    return _packed([w.astype(v.dtype), v], an.shape[:-2])
+
+
+@_impl("eigvalsh")
+def _eigvalsh(a, *, lower):
+    return _out(np.linalg.eigvalsh(a._np(), UPLO="L" if lower else "U"))
+
+
+@_impl("svd")
+def _svd(a, *, full_matrices):
+    an = a._np()
+    u, s, vh = np.linalg.svd(an, full_matrices=full_matrices)
+    return _packed([u, s, vh], an.shape[:-2])
+
+
+@_impl("svdvals")
+def _svdvals(a):
+    return _out(np.linalg.svd(a._np(), compute_uv=False))
+
+
+@_impl("qr")
+def _qr(a, *, mode):
+    an = a._np()
+    q, r = np.linalg.qr(an, mode=mode)
+    return _packed([q, r], an.shape[:-2])
+
+
+@_impl("pinv")
+def _pinv(a, *, rtol):
+    return _out(np.linalg.pinv(a._np(), rcond=rtol))
+
+
+@_impl("lstsq")
+def _lstsq(a, b, *, rcond):
+    x, _, _, s = np.linalg.lstsq(a._np(), b._np(), rcond=rcond)
+    return _packed([x, s], ())

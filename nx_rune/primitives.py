@@ -108,3 +108,8 @@ gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
     ["gather", "scatter", "matmul", "unfold", "fold", "threefry"]).values()
 # sorting and searching (WP-sorting)
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
+# linear algebra: decompositions and solves (WP-linalg)
+(cholesky_p, triangular_solve_p, solve_p, inv_p, slogdet_p, eigh_p, eigvalsh_p, svd_p,
+ svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
+    ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
+     "svdvals", "qr", "pinv", "lstsq"]).values()

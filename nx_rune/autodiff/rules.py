@@ -878,3 +878,472 @@ def _jvp_sort(tangents, ans, args, params):
 _register(P.sort_p, _vjp_sort, _jvp_sort)
 defnondiff(P.argsort_p)
 defnondiff(P.searchsorted_p)
+
+# -- linear algebra: decompositions and solves (WP-linalg) ---------------------------------------
+# Rules of the LAPACK primitives, written with front-end ops so that they are differentiable in
+# turn (hessians of slogdet, of a Gaussian log-likelihood through cholesky and triangular
+# solves).  Packed results (slogdet, eigh, svd, qr, lstsq) are split with ``la.unpack`` and
+# their tangents packed with ``_pack_la``.  Non-holomorphic functions (all but solve, inv and
+# triangular_solve without conjugation) are differentiated for real operands only.
+# Derivations: Murray (2016), "Differentiation of the Cholesky decomposition", arXiv:1602.07527
+# (cholesky); Giles (2008), "An extended collection of matrix derivative results for forward
+# and reverse mode AD" (solve, inv, determinants, eigh); Townsend (2016), "Differentiating the
+# singular value decomposition", and the JVP of JAX's svd (svd); Walter & Lehmann (2018) / Liao
+# et al. (2019), "Differentiable programming tensor networks" (qr, and the wide case through
+# A = [X | Y]); Golub & Pereyra (1973), "The differentiation of pseudo-inverses" (pinv, lstsq).
+# Degenerate eigen/singular values (JAX's former treatment): the 1/(w_j - w_i) terms of exactly
+# equal values are 0, so no NaN appears and basis-invariant functions get their derivative.
+import functools  # noqa: E402
+
+from nx_rune.frontend import linalg as la  # noqa: E402
+
+_mm = ops.matmul
+_mT = la.mT
+
+
+def _real_only(name, x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"{name}: derivatives of complex matrices are not implemented "
+                                  f"(the function is not holomorphic); only real inputs")
+
+
+def _trs(a, b, lower, trans, unit=False):
+    return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
+
+
+def _sym_from(x, lower):
+    """The symmetric matrix whose ``lower`` (else upper) triangle is x's."""
+    if lower:
+        return ops.add(la.tril(x), _mT(la.tril(x, -1)))
+    return ops.add(la.triu(x), _mT(la.triu(x, 1)))
+
+
+def _tri_adjoint(s, lower):
+    """The cotangent of x for ``_sym_from(x, lower)`` given the symmetric matrix's cotangent s."""
+    if lower:
+        return ops.add(la.tril(s), la.tril(_mT(s), -1))
+    return ops.add(la.triu(s), la.triu(_mT(s), 1))
+
+
+def _diag_of(x):
+    return ops.sum(ops.multiply(x, la.eye_like(x.shape[-1], x.dtype)), -1)
+
+
+def _diag_mat(v):
+    return ops.multiply(ops.expand_dims(v, -2), la.eye_like(v.shape[-1], v.dtype))
+
+
+def _pack_la(parts, batch):
+    return ops.concatenate([ops.reshape(p, batch + (-1,)) for p in parts], axis=-1)
+
+
+def _gap_inverse(v, square):
+    """F[..., i, j] = 1 / (v_j - v_i) (of v**2 with ``square``), 0 where v_i == v_j exactly
+    (the diagonal included): a constant mask, so F's derivative is 0 there too."""
+    vv = _val(v)
+    tie = Tensor._wrap(_carr(vv[..., None, :] == vv[..., :, None]))
+    row, col = ops.expand_dims(v, -2), ops.expand_dims(v, -1)
+    diff = ops.subtract(row, col)
+    if square:
+        diff = ops.multiply(diff, ops.add(row, col))
+    return ops.where(tie, 0, ops.reciprocal(ops.where(tie, 1, diff)))
+
+
+def _safe_recip(v):
+    """1 / v, with 0 where v == 0 exactly."""
+    zero = _val(v) == 0
+    if not zero.any():
+        return ops.reciprocal(v)
+    z = Tensor._wrap(_carr(zero))
+    return ops.where(z, 0, ops.reciprocal(ops.where(z, 1, v)))
+
+
+@functools.lru_cache(maxsize=64)
+def _phi_weights(n, dtype):
+    """Murray's Phi as weights: 1 below the diagonal, 1/2 on it, 0 above."""
+    w = np.tri(n, dtype=dtype)
+    np.fill_diagonal(w, 0.5)
+    return Tensor._wrap(w)
+
+
+def _vjp_cholesky(g, ans, args, params, need):
+    L = ans
+    _real_only("cholesky", L)
+    Pm = ops.multiply(_mm(_mT(L), g), _phi_weights(L.shape[-1], L.dtype))
+    Z = _trs(L, Pm, True, 1)                               # L^-T Phi(L^T Lbar)
+    S = _mT(_trs(L, _mT(Z), True, 1))                      # ... L^-1
+    return (_tri_adjoint(S, True),)
+
+
+def _jvp_cholesky(tangents, ans, args, params):
+    L = ans
+    _real_only("cholesky", L)
+    dA = _sym_from(tangents[0], True)
+    X = _trs(L, _mT(_trs(L, dA, True, 0)), True, 0)         # L^-1 dA L^-T
+    return _mm(L, ops.multiply(X, _phi_weights(L.shape[-1], L.dtype)))
+
+
+_register(P.cholesky_p, _vjp_cholesky, _jvp_cholesky)
+
+
+def _tri_read(x, lower, unit):
+    """The part of x that a triangular solve reads (its triangle, strict with unit_diagonal)."""
+    if lower:
+        return la.tril(x, -1 if unit else 0)
+    return la.triu(x, 1 if unit else 0)
+
+
+def _trans_of(a, params, name):
+    t = params["trans"]
+    if t == 2:
+        if a.dtype.kind == "c":
+            raise NotImplementedError(f"{name}: derivatives with trans=2 (conjugate transpose) "
+                                      f"of complex matrices are not implemented")
+        t = 1
+    return t
+
+
+def _vjp_triangular_solve(g, ans, args, params, need):
+    a, b = args
+    lower, unit = params["lower"], params["unit_diagonal"]
+    t = _trans_of(a, params, "solve_triangular")
+    ct_b = _trs(a, g, lower, 1 - t, unit)                  # op(a)^-T g
+    ct_a = None
+    if need[0]:
+        ct_m = ops.negative(_mm(ct_b, _mT(ans)))
+        ct_a = _tri_read(ct_m if t == 0 else _mT(ct_m), lower, unit)
+    return (ct_a, ct_b if need[1] else None)
+
+
+def _jvp_triangular_solve(tangents, ans, args, params):
+    a = args[0]
+    ta, tb = tangents
+    lower, unit = params["lower"], params["unit_diagonal"]
+    t = _trans_of(a, params, "solve_triangular")
+    rhs = tb
+    if ta is not None:
+        dt = _tri_read(ta, lower, unit)
+        dm_x = _mm(dt if t == 0 else _mT(dt), ans)
+        rhs = ops.negative(dm_x) if rhs is None else ops.subtract(rhs, dm_x)
+    return _trs(a, rhs, lower, t, unit)
+
+
+_register(P.triangular_solve_p, _vjp_triangular_solve, _jvp_triangular_solve)
+
+
+def _vjp_solve(g, ans, args, params, need):
+    a = args[0]
+    ct_b = bind(P.solve_p, _mT(a), g)
+    ct_a = ops.negative(_mm(ct_b, _mT(ans))) if need[0] else None
+    return (ct_a, ct_b if need[1] else None)
+
+
+def _jvp_solve(tangents, ans, args, params):
+    ta, tb = tangents
+    rhs = tb
+    if ta is not None:
+        dax = _mm(ta, ans)
+        rhs = ops.negative(dax) if rhs is None else ops.subtract(rhs, dax)
+    return bind(P.solve_p, args[0], rhs)
+
+
+_register(P.solve_p, _vjp_solve, _jvp_solve)
+
+
+def _vjp_inv(g, ans, args, params, need):
+    it = _mT(ans)
+    return (ops.negative(_mm(_mm(it, g), it)),)
+
+
+def _jvp_inv(tangents, ans, args, params):
+    return ops.negative(_mm(_mm(ans, tangents[0]), ans))
+
+
+_register(P.inv_p, _vjp_inv, _jvp_inv)
+
+
+def _vjp_slogdet(g, ans, args, params, need):
+    a = args[0]
+    _real_only("slogdet", a)
+    g_log = la.unpack(g, [(), ()])[1]
+    ainv_t = _mT(bind(P.inv_p, a))                         # d log|det a| = tr(a^-1 da)
+    return (ops.multiply(ops.expand_dims(g_log, (-2, -1)), ainv_t),)
+
+
+def _jvp_slogdet(tangents, ans, args, params):
+    a = args[0]
+    _real_only("slogdet", a)
+    dlog = ops.sum(ops.multiply(_mT(bind(P.inv_p, a)), tangents[0]), (-2, -1))
+    return ops.stack([ops.zeros_like_t(dlog), dlog], -1)
+
+
+_register(P.slogdet_p, _vjp_slogdet, _jvp_slogdet)
+
+
+def _eigh_parts(packed, n):
+    return la.unpack(packed, [(n,), (n, n)])
+
+
+def _vjp_eigh(g, ans, args, params, need):
+    a = args[0]
+    _real_only("eigh", a)
+    n = a.shape[-1]
+    w, v = _eigh_parts(ans, n)
+    gw, gv = _eigh_parts(g, n)
+    k = ops.add(ops.multiply(_gap_inverse(w, False), _mm(_mT(v), gv)), _diag_mat(gw))
+    return (_tri_adjoint(_mm(_mm(v, k), _mT(v)), params["lower"]),)
+
+
+def _jvp_eigh(tangents, ans, args, params):
+    a = args[0]
+    _real_only("eigh", a)
+    n = a.shape[-1]
+    w, v = _eigh_parts(ans, n)
+    m = _mm(_mm(_mT(v), _sym_from(tangents[0], params["lower"])), v)
+    dv = _mm(v, ops.multiply(_gap_inverse(w, False), m))
+    return _pack_la([_diag_of(m), dv], a.shape[:-2])
+
+
+_register(P.eigh_p, _vjp_eigh, _jvp_eigh)
+
+
+def _eigenvectors(a, lower):
+    return _eigh_parts(bind(P.eigh_p, a, lower=lower), a.shape[-1])[1]
+
+
+def _vjp_eigvalsh(g, ans, args, params, need):
+    a = args[0]
+    _real_only("eigvalsh", a)
+    v = _eigenvectors(a, params["lower"])
+    s = _mm(ops.multiply(v, ops.expand_dims(g, -2)), _mT(v))
+    return (_tri_adjoint(s, params["lower"]),)
+
+
+def _jvp_eigvalsh(tangents, ans, args, params):
+    a = args[0]
+    _real_only("eigvalsh", a)
+    v = _eigenvectors(a, params["lower"])
+    da = _sym_from(tangents[0], params["lower"])
+    return ops.sum(ops.multiply(v, _mm(da, v)), -2)
+
+
+_register(P.eigvalsh_p, _vjp_eigvalsh, _jvp_eigvalsh)
+
+
+def _svd_parts(a, packed, full):
+    m, n = a.shape[-2:]
+    if full and m != n:
+        raise NotImplementedError("svd: derivatives with full_matrices=True of non-square "
+                                  "matrices are not implemented (the extra singular vectors "
+                                  "are not unique); use full_matrices=False")
+    k = min(m, n)
+    return la.unpack(packed, [(m, k), (k,), (k, n)])
+
+
+def _vjp_svd(g, ans, args, params, need):
+    a = args[0]
+    _real_only("svd", a)
+    m, n = a.shape[-2:]
+    u, s, vt = _svd_parts(a, ans, params["full_matrices"])
+    gu, gs, gvt = _svd_parts(a, g, params["full_matrices"])
+    v, gv = _mT(vt), _mT(gvt)
+    f = _gap_inverse(s, True)
+    s_row, s_col = ops.expand_dims(s, -2), ops.expand_dims(s, -1)
+    ju, jv = _mm(_mT(u), gu), _mm(_mT(v), gv)
+    pu, pv = ops.multiply(f, ju), ops.multiply(f, jv)
+    core = ops.add(_diag_mat(gs), ops.add(ops.multiply(ops.add(pu, _mT(pu)), s_row),
+                                          ops.multiply(s_col, ops.add(pv, _mT(pv)))))
+    ct = _mm(_mm(u, core), vt)
+    if m > n:   # the part of gU outside U's column space
+        s_inv = ops.expand_dims(_safe_recip(s), -2)
+        ct = ops.add(ct, _mm(ops.multiply(ops.subtract(gu, _mm(u, ju)), s_inv), vt))
+    elif n > m:
+        s_inv = ops.expand_dims(_safe_recip(s), -2)
+        ct = ops.add(ct, _mm(u, _mT(ops.multiply(ops.subtract(gv, _mm(v, jv)), s_inv))))
+    return (ct,)
+
+
+def _jvp_svd(tangents, ans, args, params):
+    a = args[0]
+    _real_only("svd", a)
+    m, n = a.shape[-2:]
+    da = tangents[0]
+    u, s, vt = _svd_parts(a, ans, params["full_matrices"])
+    v = _mT(vt)
+    f = _gap_inverse(s, True)
+    s_row, s_col = ops.expand_dims(s, -2), ops.expand_dims(s, -1)
+    ds_mat = _mm(_mm(_mT(u), da), v)
+    dss, sds = ops.multiply(ds_mat, s_row), ops.multiply(s_col, ds_mat)
+    du = _mm(u, ops.multiply(f, ops.add(dss, _mT(dss))))
+    dv = _mm(v, ops.multiply(f, ops.add(sds, _mT(sds))))
+    if m > n:
+        s_inv = ops.expand_dims(_safe_recip(s), -2)
+        dav = _mm(da, v)
+        du = ops.add(du, ops.multiply(ops.subtract(dav, _mm(u, _mm(_mT(u), dav))), s_inv))
+    elif n > m:
+        s_inv = ops.expand_dims(_safe_recip(s), -2)
+        dau = _mm(_mT(da), u)
+        dv = ops.add(dv, ops.multiply(ops.subtract(dau, _mm(v, _mm(vt, dau))), s_inv))
+    return _pack_la([du, _diag_of(ds_mat), _mT(dv)], a.shape[:-2])
+
+
+_register(P.svd_p, _vjp_svd, _jvp_svd)
+
+
+def _singular_vectors(a):
+    u, _, vt = _svd_parts(a, bind(P.svd_p, a, full_matrices=False), False)
+    return u, vt
+
+
+def _vjp_svdvals(g, ans, args, params, need):
+    a = args[0]
+    _real_only("svdvals", a)
+    u, vt = _singular_vectors(a)
+    return (_mm(ops.multiply(u, ops.expand_dims(g, -2)), vt),)
+
+
+def _jvp_svdvals(tangents, ans, args, params):
+    a = args[0]
+    _real_only("svdvals", a)
+    u, vt = _singular_vectors(a)
+    return ops.sum(ops.multiply(u, _mm(tangents[0], _mT(vt))), -2)
+
+
+_register(P.svdvals_p, _vjp_svdvals, _jvp_svdvals)
+
+
+def _cols(x, lo, hi):
+    return ops.shrink(x, [(0, d) for d in x.shape[:-1]] + [(lo, hi)])
+
+
+def _qr_parts(a, packed, mode):
+    m, n = a.shape[-2:]
+    if mode == "complete" and m > n:
+        raise NotImplementedError("qr: derivatives with mode='complete' of tall matrices are not "
+                                  "implemented (Q's extra columns are not unique); use "
+                                  "mode='reduced'")
+    k = min(m, n)
+    return la.unpack(packed, [(m, k), (k, n)])
+
+
+def _qr_jvp_square(q, r, da):
+    """(dQ, dR) of A = QR for m >= n: C = Q^T dA R^-1, Omega = tril(C, -1) - its transpose,
+    dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
+    da_rinv = _mT(_trs(r, _mT(da), False, 1))
+    c = _mm(_mT(q), da_rinv)
+    low = la.tril(c, -1)
+    om = ops.subtract(low, _mT(low))
+    dq = ops.add(_mm(q, ops.subtract(om, c)), da_rinv)
+    return dq, _mm(ops.subtract(c, om), r)
+
+
+def _qr_vjp_square(q, r, gq, gr):
+    """A's cotangent for m >= n: (gQ + Q copyltu(M)) R^-T, M = gR R^T - Q^T gQ."""
+    mm_ = ops.subtract(_mm(gr, _mT(r)), _mm(_mT(q), gq))
+    sym = ops.add(la.triu(mm_), _mT(la.triu(mm_, 1)))
+    b = ops.add(_mm(q, sym), gq)
+    return _mT(_trs(r, _mT(b), False, 0))
+
+
+def _vjp_qr(g, ans, args, params, need):
+    a = args[0]
+    _real_only("qr", a)
+    m, n = a.shape[-2:]
+    q, r = _qr_parts(a, ans, params["mode"])
+    gq, gr = _qr_parts(a, g, params["mode"])
+    if m >= n:
+        return (_qr_vjp_square(q, r, gq, gr),)
+    # A = [X | Y], X square: Q R_X = X, R_Y = Q^T Y
+    rx, grx, gry, y = _cols(r, 0, m), _cols(gr, 0, m), _cols(gr, m, n), _cols(a, m, n)
+    ctx = _qr_vjp_square(q, rx, ops.add(gq, _mm(y, _mT(gry))), grx)
+    return (ops.concatenate([ctx, _mm(q, gry)], axis=-1),)
+
+
+def _jvp_qr(tangents, ans, args, params):
+    a = args[0]
+    _real_only("qr", a)
+    m, n = a.shape[-2:]
+    da = tangents[0]
+    q, r = _qr_parts(a, ans, params["mode"])
+    if m >= n:
+        dq, dr = _qr_jvp_square(q, r, da)
+    else:
+        dq, drx = _qr_jvp_square(q, _cols(r, 0, m), _cols(da, 0, m))
+        dry = ops.add(_mm(_mT(dq), _cols(a, m, n)), _mm(_mT(q), _cols(da, m, n)))
+        dr = ops.concatenate([drx, dry], axis=-1)
+    return _pack_la([dq, dr], a.shape[:-2])
+
+
+_register(P.qr_p, _vjp_qr, _jvp_qr)
+
+
+def _pinv_jvp(a, p, da):
+    """d pinv(A) = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra)."""
+    dat = _mT(da)
+    t1 = ops.negative(_mm(_mm(p, da), p))
+    x = ops.subtract(dat, _mm(_mm(dat, a), p))
+    t2 = _mm(p, _mm(_mT(p), x))
+    y = _mm(dat, _mm(_mT(p), p))
+    t3 = ops.subtract(y, _mm(p, _mm(a, y)))
+    return ops.add(ops.add(t1, t2), t3)
+
+
+def _pinv_vjp(a, p, g):
+    """-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A): the transpose of _pinv_jvp."""
+    gt = _mT(g)
+    t1 = ops.negative(_mm(_mm(_mT(p), g), _mT(p)))
+    z = _mm(gt, _mm(p, _mT(p)))
+    t2 = ops.subtract(z, _mm(a, _mm(p, z)))
+    w = _mm(_mm(_mT(p), p), gt)
+    t3 = ops.subtract(w, _mm(_mm(w, p), a))
+    return ops.add(ops.add(t1, t2), t3)
+
+
+def _vjp_pinv(g, ans, args, params, need):
+    _real_only("pinv", args[0])
+    return (_pinv_vjp(args[0], ans, g),)
+
+
+def _jvp_pinv(tangents, ans, args, params):
+    _real_only("pinv", args[0])
+    return _pinv_jvp(args[0], ans, tangents[0])
+
+
+_register(P.pinv_p, _vjp_pinv, _jvp_pinv)
+
+
+def _vjp_lstsq(g, ans, args, params, need):
+    a, b = args
+    _real_only("lstsq", a)
+    m, n = a.shape
+    gx, gs = la.unpack(g, [(n, b.shape[1]), (min(m, n),)])
+    p = bind(P.pinv_p, a, rtol=params["rcond"])            # x = pinv(a) b
+    ct_b = _mm(_mT(p), gx) if need[1] else None
+    ct_a = None
+    if need[0]:
+        u, vt = _singular_vectors(a)
+        ct_a = ops.add(_pinv_vjp(a, p, _mm(gx, _mT(b))),
+                       _mm(ops.multiply(u, ops.expand_dims(gs, -2)), vt))
+    return (ct_a, ct_b)
+
+
+def _jvp_lstsq(tangents, ans, args, params):
+    a, b = args
+    _real_only("lstsq", a)
+    ta, tb = tangents
+    p = bind(P.pinv_p, a, rtol=params["rcond"])
+    k = min(a.shape)
+    dx = None if tb is None else _mm(p, tb)
+    if ta is None:
+        ds = _scal(0, a.dtype, (k,))
+    else:
+        dpb = _mm(_pinv_jvp(a, p, ta), b)
+        dx = dpb if dx is None else ops.add(dx, dpb)
+        u, vt = _singular_vectors(a)
+        ds = ops.sum(ops.multiply(u, _mm(ta, _mT(vt))), -2)
+    if dx is None:
+        dx = _scal(0, a.dtype, (a.shape[1], b.shape[1]))
+    return _pack_la([dx, ds], ())
+
+
+_register(P.lstsq_p, _vjp_lstsq, _jvp_lstsq)
