@@ -573,7 +573,8 @@ def _inv(a):
 @_impl("slogdet")
 def _slogdet(a):
     an = a._np()
-    sign, logabsdet = np.linalg.slogdet(an)
+    with np.errstate(invalid="ignore"):      # NaN in, NaN out (its warning is NumPy's own)
+        sign, logabsdet = np.linalg.slogdet(an)
     return _packed([np.asarray(sign, an.dtype), logabsdet], an.shape[:-2])
 
 

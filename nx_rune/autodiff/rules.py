@@ -891,8 +891,9 @@ defnondiff(P.searchsorted_p)
 # singular value decomposition", and the JVP of JAX's svd (svd); Walter & Lehmann (2018) / Liao
 # et al. (2019), "Differentiable programming tensor networks" (qr, and the wide case through
 # A = [X | Y]); Golub & Pereyra (1973), "The differentiation of pseudo-inverses" (pinv, lstsq).
-# Degenerate eigen/singular values (JAX's former treatment): the 1/(w_j - w_i) terms of exactly
-# equal values are 0, so no NaN appears and basis-invariant functions get their derivative.
+# Degenerate eigen/singular values as JAX: the 1/(w_j - w_i) terms of exactly equal values are
+# inf (eigenvectors have no derivative there), and terms of an unused part of a packed result
+# are dropped (JAX's symbolic zeros), so functions of the eigenvalues alone stay differentiable.
 import functools  # noqa: E402
 
 from nx_rune.frontend import linalg as la  # noqa: E402
@@ -938,24 +939,23 @@ def _pack_la(parts, batch):
 
 
 def _gap_inverse(v, square):
-    """F[..., i, j] = 1 / (v_j - v_i) (of v**2 with ``square``), 0 where v_i == v_j exactly
-    (the diagonal included): a constant mask, so F's derivative is 0 there too."""
-    vv = _val(v)
-    tie = Tensor._wrap(_carr(vv[..., None, :] == vv[..., :, None]))
+    """F[..., i, j] = 1 / (v_j - v_i) (of v**2 with ``square``) off the diagonal, 0 on it.
+    Exactly repeated values give inf there, as in JAX: derivatives through eigen/singular
+    vectors do not exist at such points."""
     row, col = ops.expand_dims(v, -2), ops.expand_dims(v, -1)
     diff = ops.subtract(row, col)
     if square:
         diff = ops.multiply(diff, ops.add(row, col))
-    return ops.where(tie, 0, ops.reciprocal(ops.where(tie, 1, diff)))
+    eye = la.eye_like(v.shape[-1], v.dtype)
+    return ops.subtract(ops.reciprocal(ops.add(diff, eye)), eye)
 
 
-def _safe_recip(v):
-    """1 / v, with 0 where v == 0 exactly."""
-    zero = _val(v) == 0
-    if not zero.any():
-        return ops.reciprocal(v)
-    z = Tensor._wrap(_carr(zero))
-    return ops.where(z, 0, ops.reciprocal(ops.where(z, 1, v)))
+def _known_zero(x):
+    """Whether the cotangent x is a constant (no enclosing transformation differentiates it)
+    that is exactly zero: the part of a packed result that the function did not use.  Its
+    terms are dropped, as JAX drops symbolic zeros, so that e.g. eigenvalues alone stay
+    differentiable at repeated eigenvalues (inf * 0 would give NaN)."""
+    return type(x) is Tensor and not _val(x).any()
 
 
 @functools.lru_cache(maxsize=64)
@@ -1090,7 +1090,9 @@ def _vjp_eigh(g, ans, args, params, need):
     n = a.shape[-1]
     w, v = _eigh_parts(ans, n)
     gw, gv = _eigh_parts(g, n)
-    k = ops.add(ops.multiply(_gap_inverse(w, False), _mm(_mT(v), gv)), _diag_mat(gw))
+    k = _diag_mat(gw)
+    if not _known_zero(gv):
+        k = ops.add(ops.multiply(_gap_inverse(w, False), _mm(_mT(v), gv)), k)
     return (_tri_adjoint(_mm(_mm(v, k), _mT(v)), params["lower"]),)
 
 
@@ -1147,18 +1149,25 @@ def _vjp_svd(g, ans, args, params, need):
     u, s, vt = _svd_parts(a, ans, params["full_matrices"])
     gu, gs, gvt = _svd_parts(a, g, params["full_matrices"])
     v, gv = _mT(vt), _mT(gvt)
-    f = _gap_inverse(s, True)
     s_row, s_col = ops.expand_dims(s, -2), ops.expand_dims(s, -1)
-    ju, jv = _mm(_mT(u), gu), _mm(_mT(v), gv)
-    pu, pv = ops.multiply(f, ju), ops.multiply(f, jv)
-    core = ops.add(_diag_mat(gs), ops.add(ops.multiply(ops.add(pu, _mT(pu)), s_row),
-                                          ops.multiply(s_col, ops.add(pv, _mT(pv)))))
+    core = _diag_mat(gs)
+    use_u, use_v = not _known_zero(gu), not _known_zero(gv)
+    if use_u or use_v:
+        f = _gap_inverse(s, True)
+    if use_u:
+        ju = _mm(_mT(u), gu)
+        pu = ops.multiply(f, ju)
+        core = ops.add(core, ops.multiply(ops.add(pu, _mT(pu)), s_row))
+    if use_v:
+        jv = _mm(_mT(v), gv)
+        pv = ops.multiply(f, jv)
+        core = ops.add(core, ops.multiply(s_col, ops.add(pv, _mT(pv))))
     ct = _mm(_mm(u, core), vt)
-    if m > n:   # the part of gU outside U's column space
-        s_inv = ops.expand_dims(_safe_recip(s), -2)
+    if m > n and use_u:    # the part of gU outside U's column space
+        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
         ct = ops.add(ct, _mm(ops.multiply(ops.subtract(gu, _mm(u, ju)), s_inv), vt))
-    elif n > m:
-        s_inv = ops.expand_dims(_safe_recip(s), -2)
+    elif n > m and use_v:
+        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
         ct = ops.add(ct, _mm(u, _mT(ops.multiply(ops.subtract(gv, _mm(v, jv)), s_inv))))
     return (ct,)
 
@@ -1177,11 +1186,11 @@ def _jvp_svd(tangents, ans, args, params):
     du = _mm(u, ops.multiply(f, ops.add(dss, _mT(dss))))
     dv = _mm(v, ops.multiply(f, ops.add(sds, _mT(sds))))
     if m > n:
-        s_inv = ops.expand_dims(_safe_recip(s), -2)
+        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
         dav = _mm(da, v)
         du = ops.add(du, ops.multiply(ops.subtract(dav, _mm(u, _mm(_mT(u), dav))), s_inv))
     elif n > m:
-        s_inv = ops.expand_dims(_safe_recip(s), -2)
+        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
         dau = _mm(_mT(da), u)
         dv = ops.add(dv, ops.multiply(ops.subtract(dau, _mm(v, _mm(vt, dau))), s_inv))
     return _pack_la([du, _diag_of(ds_mat), _mT(dv)], a.shape[:-2])

@@ -329,7 +329,8 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
 
 def det(x: ArrayLike, /) -> Array:
     """The determinant of each square matrix of x (..., n, n): shape x.shape[:-2], float dtype.
-    Computed as NumPy does, sign * exp(logabsdet) from the LU factorization; its derivative
+    Computed as NumPy does, sign * exp(logabsdet) from the LU factorization (the same values
+    to an ulp or two: NumPy's scalar exp against the exp ufunc); its derivative
     det * inv(x)^T needs an invertible x (a singular one raises LinAlgError)."""
     sign, logabs = slogdet(x)
     return multiply(sign, exp(logabs))
@@ -346,10 +347,10 @@ def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
     x's dtype, (..., n, n)) of each symmetric (Hermitian) matrix of x, from the triangle
     ``UPLO`` names ('L' lower, NumPy's default).
 
-    Derivatives follow Giles (2008).  With repeated eigenvalues the eigenvectors are not
-    unique: the terms 1/(w_j - w_i) of exactly equal eigenvalues are taken as 0, so the
-    derivatives of functions invariant to the basis chosen within each eigenspace (sums of
-    eigenvalues, projectors onto whole eigenspaces, ...) are right, and no NaN appears.
+    Derivatives follow Giles (2008).  At exactly repeated eigenvalues the eigenvectors are not
+    unique and have no derivative: derivatives through them are inf/NaN there (as JAX's),
+    while first derivatives of functions of the eigenvalues alone stay finite and right (the
+    unused eigenvector part contributes nothing, as a symbolic zero in JAX).
     """
     a = _matrix(x, "x", square=True)
     n = a.shape[-1]
@@ -371,9 +372,9 @@ def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True) ->
     and (..., k, n); S (..., k) descending, real dtype.  ``compute_uv=False`` returns S only.
 
     Derivatives need ``full_matrices=False`` unless m == n (the extra columns are not unique:
-    NotImplementedError, as JAX).  Exactly repeated singular values get the degenerate
-    treatment of ``eigh``; the derivative of U (m > n) or V (n > m) at a zero singular value
-    takes its 1/s as 0.
+    NotImplementedError, as JAX).  As with ``eigh``, derivatives through U and Vh are inf/NaN
+    at exactly repeated singular values (and, for U with m > n or Vh with n > m, at a zero
+    one), while those of functions of S alone stay finite.
     """
     a = _matrix(x, "x")
     if not compute_uv:
@@ -590,7 +591,8 @@ def vector_norm(x: ArrayLike, /, *, axis: Axis = None, keepdims: bool = False,
     return _vector_norm_axes(x, axes, bool(keepdims), float(ord))
 
 
-def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: int | float | str = "fro") -> Array:
+def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False,
+                ord: int | float | str = "fro") -> Array:
     """Matrix norms of each matrix of x (..., m, n): 'fro' (default, Frobenius), 'nuc' (sum of
     singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum
     of |x|), inf / -inf (max / min row sum).  Shape x.shape[:-2] ((..., 1, 1) with
@@ -720,7 +722,8 @@ def _pade_coefficients(m):
 
 
 def _pade(a, m):
-    """(U, V): odd and even parts of the degree-m Pade numerator at a; exp(a) ~ (V - U)^-1 (V + U)."""
+    """(U, V): the odd and even parts of the degree-m Pade numerator at a, so that
+    exp(a) ~ (V - U)^-1 (V + U)."""
     c = _pade_coefficients(m)
     ident = eye_like(a.shape[-1], a.dtype)
     mm = products.matmul

@@ -12,7 +12,7 @@ import math
 
 from nx_rune import dtypes
 from nx_rune.frontend import elementwise, reductions
-from nx_rune.frontend._core import as_inexact, operand, promote
+from nx_rune.frontend._core import as_inexact, promote
 from nx_rune.frontend.arrangement import diagonal
 from nx_rune.frontend.linalg import cholesky, solve_triangular
 from nx_rune.frontend.movement import reshape
@@ -24,11 +24,11 @@ _LOG_2PI = math.log(2 * math.pi)
 
 
 def _operands(x, mean, cov):
-    x, mean, cov = (as_inexact(operand(v)) for v in (x, mean, cov))
-    for v, name in ((x, "x"), (mean, "mean"), (cov, "cov")):
-        if dtypes.is_complex(v.dtype):
-            raise TypeError(f"{name}: the multivariate normal takes real values, got {v.dtype}")
-    return promote(x, mean, cov)
+    """x, mean and cov in one float dtype (Python scalars weakly typed)."""
+    x, mean, cov = (as_inexact(v) for v in promote(x, mean, cov))
+    if dtypes.is_complex(x.dtype):
+        raise TypeError(f"x, mean, cov: the multivariate normal takes real values, got {x.dtype}")
+    return x, mean, cov
 
 
 def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None = None) -> Array:
