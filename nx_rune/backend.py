@@ -550,14 +550,42 @@ def _cholesky(a):
     return _out(np.linalg.cholesky(a._np()))
 
 
+_TRSM = {}
+
+
+def _trsm(dtype):
+    fn = _TRSM.get(dtype)
+    if fn is None:
+        from scipy.linalg.blas import get_blas_funcs
+        fn = _TRSM[dtype] = get_blas_funcs("trsm", dtype=dtype)
+    return fn
+
+
 @_impl("triangular_solve")
 def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
-    from scipy.linalg import solve_triangular
+    """BLAS trsm per matrix, in place on a C-ordered copy of b: the C-ordered x is the
+    Fortran-ordered x^T, which solves x^T op(a)^T = b^T from the right, with a's C-ordered
+    memory read as the Fortran matrix a^T (no copy of a either).  A zero on the diagonal
+    raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it)."""
     an, bn = a._np(), b._np()
-    if an.shape[-1] == 0 or bn.size == 0:
-        return _out(np.zeros(bn.shape, np.result_type(an, bn)))
-    return _out(solve_triangular(an, bn, trans=trans, lower=lower,
-                                 unit_diagonal=unit_diagonal, check_finite=False))
+    out = np.array(bn, order="C", copy=True)
+    n = an.shape[-1]
+    if out.size == 0 or n == 0:
+        return _out(out)
+    if not unit_diagonal:
+        zero = np.diagonal(an, axis1=-2, axis2=-1) == 0
+        if zero.any():
+            first = int(np.argmax(zero.reshape(-1, n).any(0)))
+            raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal "
+                                        f"{first}")
+    trsm = _trsm(out.dtype)
+    for idx in np.ndindex(out.shape[:-2]):
+        xt = out[idx].T
+        r = trsm(1.0, an[idx].T, xt, side=1, lower=not lower, trans_a=trans,
+                 diag=bool(unit_diagonal), overwrite_b=1)
+        if not np.shares_memory(r, xt):
+            xt[...] = r
+    return _out(out)
 
 
 @_impl("solve")

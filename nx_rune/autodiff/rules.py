@@ -898,8 +898,39 @@ import functools  # noqa: E402
 
 from nx_rune.frontend import linalg as la  # noqa: E402
 
-_mm = ops.matmul
-_mT = la.mT
+def _mm(a, b):
+    return bind(P.matmul_p, a, b)
+
+
+def _mT(x):
+    """The transpose of each matrix (a view)."""
+    nd = x.ndim
+    return bind(P.permute_p, x, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _neg(x):
+    return bind(P.neg_p, x)
+
+
+def _sub(a, b):
+    return bind(P.add_p, a, bind(P.neg_p, b))
+
+
+def _row(v):
+    """v (..., n) as (..., 1, n) (a view)."""
+    return bind(P.reshape_p, v, shape=v.shape[:-1] + (1, v.shape[-1]))
+
+
+def _col(v):
+    """v (..., n) as (..., n, 1) (a view)."""
+    return bind(P.reshape_p, v, shape=v.shape + (1,))
+
+
+def _bmul(x, w):
+    """x times the constant or smaller w broadcast to x's shape."""
+    if w.shape != x.shape:
+        w = bind(P.expand_p, w, shape=x.shape)
+    return bind(P.mul_p, x, w)
 
 
 def _real_only(name, x):
@@ -912,42 +943,79 @@ def _trs(a, b, lower, trans, unit=False):
     return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
 
 
+@functools.lru_cache(maxsize=256)
+def _tri_weights(n, m, k, lower, dtype):
+    """(n, m) constant: 1 on the lower (upper) triangle from diagonal k, 0 elsewhere."""
+    w = np.tri(n, m, k, dtype=dtype) if lower else 1 - np.tri(n, m, k - 1, dtype=dtype)
+    return Tensor._wrap(w)
+
+
+def _tri(x, lower, k=0):
+    """x's lower (upper) triangle from diagonal k: the other entries times 0 (rules only: a
+    cotangent or tangent with infs there gives NaN instead of 0)."""
+    return _bmul(x, _tri_weights(x.shape[-2], x.shape[-1], k, lower, x.dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _half_diag_weights(n, lower, dtype):
+    """Murray's Phi as weights: 1 below (above) the diagonal, 1/2 on it, 0 elsewhere."""
+    w = np.tri(n, dtype=dtype) if lower else np.tri(n, dtype=dtype).T.copy()
+    np.fill_diagonal(w, 0.5)
+    return Tensor._wrap(w)
+
+
 def _sym_from(x, lower):
     """The symmetric matrix whose ``lower`` (else upper) triangle is x's."""
-    if lower:
-        return ops.add(la.tril(x), _mT(la.tril(x, -1)))
-    return ops.add(la.triu(x), _mT(la.triu(x, 1)))
+    t = _tri(x, lower)
+    return bind(P.add_p, t, _mT(_tri(x, lower, -1 if lower else 1)))
 
 
 def _tri_adjoint(s, lower):
-    """The cotangent of x for ``_sym_from(x, lower)`` given the symmetric matrix's cotangent s."""
-    if lower:
-        return ops.add(la.tril(s), la.tril(_mT(s), -1))
-    return ops.add(la.triu(s), la.triu(_mT(s), 1))
+    """The cotangent of x for ``_sym_from(x, lower)`` given the symmetric matrix's cotangent s:
+    the triangle of s + s^T with s's own diagonal."""
+    return _bmul(bind(P.add_p, s, _mT(s)), _half_diag_weights(s.shape[-1], lower, s.dtype))
+
+
+def _eye(n, dtype):
+    return la.eye_like(n, dtype)
 
 
 def _diag_of(x):
-    return ops.sum(ops.multiply(x, la.eye_like(x.shape[-1], x.dtype)), -1)
+    return bind(P.reduce_sum_p, _bmul(x, _eye(x.shape[-1], x.dtype)), axes=(x.ndim - 1,),
+                keepdims=False)
 
 
 def _diag_mat(v):
-    return ops.multiply(ops.expand_dims(v, -2), la.eye_like(v.shape[-1], v.dtype))
+    shape = v.shape + (v.shape[-1],)
+    return bind(P.mul_p, bind(P.expand_p, _row(v), shape=shape),
+                bind(P.expand_p, _eye(v.shape[-1], v.dtype), shape=shape))
 
 
 def _pack_la(parts, batch):
-    return ops.concatenate([ops.reshape(p, batch + (-1,)) for p in parts], axis=-1)
+    return bind(P.cat_p, *[bind(P.reshape_p, p, shape=batch + (p.size // max(1, _prod(batch)),))
+                           for p in parts], axis=len(batch))
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _gap_inverse(v, square):
     """F[..., i, j] = 1 / (v_j - v_i) (of v**2 with ``square``) off the diagonal, 0 on it.
     Exactly repeated values give inf there, as in JAX: derivatives through eigen/singular
     vectors do not exist at such points."""
-    row, col = ops.expand_dims(v, -2), ops.expand_dims(v, -1)
-    diff = ops.subtract(row, col)
+    n = v.shape[-1]
+    shape = v.shape + (n,)
+    row = bind(P.expand_p, _row(v), shape=shape)
+    col = bind(P.expand_p, _col(v), shape=shape)
+    diff = _sub(row, col)
     if square:
-        diff = ops.multiply(diff, ops.add(row, col))
-    eye = la.eye_like(v.shape[-1], v.dtype)
-    return ops.subtract(ops.reciprocal(ops.add(diff, eye)), eye)
+        diff = bind(P.mul_p, diff, bind(P.add_p, row, col))
+    eye = bind(P.expand_p, _eye(n, v.dtype), shape=shape)
+    return _sub(bind(P.recip_p, bind(P.add_p, diff, eye)), eye)
 
 
 def _known_zero(x):
@@ -958,29 +1026,21 @@ def _known_zero(x):
     return type(x) is Tensor and not _val(x).any()
 
 
-@functools.lru_cache(maxsize=64)
-def _phi_weights(n, dtype):
-    """Murray's Phi as weights: 1 below the diagonal, 1/2 on it, 0 above."""
-    w = np.tri(n, dtype=dtype)
-    np.fill_diagonal(w, 0.5)
-    return Tensor._wrap(w)
-
-
 def _vjp_cholesky(g, ans, args, params, need):
     L = ans
     _real_only("cholesky", L)
-    Pm = ops.multiply(_mm(_mT(L), g), _phi_weights(L.shape[-1], L.dtype))
-    Z = _trs(L, Pm, True, 1)                               # L^-T Phi(L^T Lbar)
-    S = _mT(_trs(L, _mT(Z), True, 1))                      # ... L^-1
-    return (_tri_adjoint(S, True),)
+    phi = _half_diag_weights(L.shape[-1], True, L.dtype)
+    z = _trs(L, _bmul(_mm(_mT(L), g), phi), True, 1)      # L^-T Phi(L^T Lbar)
+    st = _trs(L, _mT(z), True, 1)                          # (... L^-1)^T
+    return (_tri_adjoint(st, True),)                      # symmetric in s and s^T
 
 
 def _jvp_cholesky(tangents, ans, args, params):
     L = ans
     _real_only("cholesky", L)
-    dA = _sym_from(tangents[0], True)
-    X = _trs(L, _mT(_trs(L, dA, True, 0)), True, 0)         # L^-1 dA L^-T
-    return _mm(L, ops.multiply(X, _phi_weights(L.shape[-1], L.dtype)))
+    da = _sym_from(tangents[0], True)
+    x = _trs(L, _mT(_trs(L, da, True, 0)), True, 0)         # L^-1 dA L^-T
+    return _mm(L, _bmul(x, _half_diag_weights(L.shape[-1], True, L.dtype)))
 
 
 _register(P.cholesky_p, _vjp_cholesky, _jvp_cholesky)
@@ -988,9 +1048,7 @@ _register(P.cholesky_p, _vjp_cholesky, _jvp_cholesky)
 
 def _tri_read(x, lower, unit):
     """The part of x that a triangular solve reads (its triangle, strict with unit_diagonal)."""
-    if lower:
-        return la.tril(x, -1 if unit else 0)
-    return la.triu(x, 1 if unit else 0)
+    return _tri(x, lower, (-1 if lower else 1) if unit else 0)
 
 
 def _trans_of(a, params, name):
@@ -1009,9 +1067,10 @@ def _vjp_triangular_solve(g, ans, args, params, need):
     t = _trans_of(a, params, "solve_triangular")
     ct_b = _trs(a, g, lower, 1 - t, unit)                  # op(a)^-T g
     ct_a = None
-    if need[0]:
-        ct_m = ops.negative(_mm(ct_b, _mT(ans)))
-        ct_a = _tri_read(ct_m if t == 0 else _mT(ct_m), lower, unit)
+    if need[0]:                                            # -ct_b x^T, transposed for t = 1
+        neg_x = _neg(ans)
+        ct_m = _mm(ct_b, _mT(neg_x)) if t == 0 else _mm(neg_x, _mT(ct_b))
+        ct_a = _tri_read(ct_m, lower, unit)
     return (ct_a, ct_b if need[1] else None)
 
 
@@ -1024,7 +1083,7 @@ def _jvp_triangular_solve(tangents, ans, args, params):
     if ta is not None:
         dt = _tri_read(ta, lower, unit)
         dm_x = _mm(dt if t == 0 else _mT(dt), ans)
-        rhs = ops.negative(dm_x) if rhs is None else ops.subtract(rhs, dm_x)
+        rhs = _neg(dm_x) if rhs is None else _sub(rhs, dm_x)
     return _trs(a, rhs, lower, t, unit)
 
 
@@ -1034,7 +1093,7 @@ _register(P.triangular_solve_p, _vjp_triangular_solve, _jvp_triangular_solve)
 def _vjp_solve(g, ans, args, params, need):
     a = args[0]
     ct_b = bind(P.solve_p, _mT(a), g)
-    ct_a = ops.negative(_mm(ct_b, _mT(ans))) if need[0] else None
+    ct_a = _mm(ct_b, _mT(_neg(ans))) if need[0] else None
     return (ct_a, ct_b if need[1] else None)
 
 
@@ -1043,7 +1102,7 @@ def _jvp_solve(tangents, ans, args, params):
     rhs = tb
     if ta is not None:
         dax = _mm(ta, ans)
-        rhs = ops.negative(dax) if rhs is None else ops.subtract(rhs, dax)
+        rhs = _neg(dax) if rhs is None else _sub(rhs, dax)
     return bind(P.solve_p, args[0], rhs)
 
 
@@ -1052,11 +1111,11 @@ _register(P.solve_p, _vjp_solve, _jvp_solve)
 
 def _vjp_inv(g, ans, args, params, need):
     it = _mT(ans)
-    return (ops.negative(_mm(_mm(it, g), it)),)
+    return (_mm(_mm(it, _neg(g)), it),)
 
 
 def _jvp_inv(tangents, ans, args, params):
-    return ops.negative(_mm(_mm(ans, tangents[0]), ans))
+    return _mm(_mm(ans, _neg(tangents[0])), ans)
 
 
 _register(P.inv_p, _vjp_inv, _jvp_inv)
@@ -1117,7 +1176,7 @@ def _vjp_eigvalsh(g, ans, args, params, need):
     a = args[0]
     _real_only("eigvalsh", a)
     v = _eigenvectors(a, params["lower"])
-    s = _mm(ops.multiply(v, ops.expand_dims(g, -2)), _mT(v))
+    s = _mm(ops.multiply(v, _row(g)), _mT(v))
     return (_tri_adjoint(s, params["lower"]),)
 
 
@@ -1149,7 +1208,7 @@ def _vjp_svd(g, ans, args, params, need):
     u, s, vt = _svd_parts(a, ans, params["full_matrices"])
     gu, gs, gvt = _svd_parts(a, g, params["full_matrices"])
     v, gv = _mT(vt), _mT(gvt)
-    s_row, s_col = ops.expand_dims(s, -2), ops.expand_dims(s, -1)
+    s_row, s_col = _row(s), _col(s)
     core = _diag_mat(gs)
     use_u, use_v = not _known_zero(gu), not _known_zero(gv)
     if use_u or use_v:
@@ -1164,11 +1223,11 @@ def _vjp_svd(g, ans, args, params, need):
         core = ops.add(core, ops.multiply(s_col, ops.add(pv, _mT(pv))))
     ct = _mm(_mm(u, core), vt)
     if m > n and use_u:    # the part of gU outside U's column space
-        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
-        ct = ops.add(ct, _mm(ops.multiply(ops.subtract(gu, _mm(u, ju)), s_inv), vt))
+        s_inv = _row(bind(P.recip_p, s))
+        ct = ops.add(ct, _mm(ops.multiply(_sub(gu, _mm(u, ju)), s_inv), vt))
     elif n > m and use_v:
-        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
-        ct = ops.add(ct, _mm(u, _mT(ops.multiply(ops.subtract(gv, _mm(v, jv)), s_inv))))
+        s_inv = _row(bind(P.recip_p, s))
+        ct = ops.add(ct, _mm(u, _mT(ops.multiply(_sub(gv, _mm(v, jv)), s_inv))))
     return (ct,)
 
 
@@ -1180,19 +1239,19 @@ def _jvp_svd(tangents, ans, args, params):
     u, s, vt = _svd_parts(a, ans, params["full_matrices"])
     v = _mT(vt)
     f = _gap_inverse(s, True)
-    s_row, s_col = ops.expand_dims(s, -2), ops.expand_dims(s, -1)
+    s_row, s_col = _row(s), _col(s)
     ds_mat = _mm(_mm(_mT(u), da), v)
     dss, sds = ops.multiply(ds_mat, s_row), ops.multiply(s_col, ds_mat)
     du = _mm(u, ops.multiply(f, ops.add(dss, _mT(dss))))
     dv = _mm(v, ops.multiply(f, ops.add(sds, _mT(sds))))
     if m > n:
-        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
+        s_inv = _row(bind(P.recip_p, s))
         dav = _mm(da, v)
-        du = ops.add(du, ops.multiply(ops.subtract(dav, _mm(u, _mm(_mT(u), dav))), s_inv))
+        du = ops.add(du, ops.multiply(_sub(dav, _mm(u, _mm(_mT(u), dav))), s_inv))
     elif n > m:
-        s_inv = ops.expand_dims(ops.reciprocal(s), -2)
+        s_inv = _row(bind(P.recip_p, s))
         dau = _mm(_mT(da), u)
-        dv = ops.add(dv, ops.multiply(ops.subtract(dau, _mm(v, _mm(vt, dau))), s_inv))
+        dv = ops.add(dv, ops.multiply(_sub(dau, _mm(v, _mm(vt, dau))), s_inv))
     return _pack_la([du, _diag_of(ds_mat), _mT(dv)], a.shape[:-2])
 
 
@@ -1208,7 +1267,7 @@ def _vjp_svdvals(g, ans, args, params, need):
     a = args[0]
     _real_only("svdvals", a)
     u, vt = _singular_vectors(a)
-    return (_mm(ops.multiply(u, ops.expand_dims(g, -2)), vt),)
+    return (_mm(ops.multiply(u, _row(g)), vt),)
 
 
 def _jvp_svdvals(tangents, ans, args, params):
@@ -1240,16 +1299,16 @@ def _qr_jvp_square(q, r, da):
     dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
     da_rinv = _mT(_trs(r, _mT(da), False, 1))
     c = _mm(_mT(q), da_rinv)
-    low = la.tril(c, -1)
-    om = ops.subtract(low, _mT(low))
-    dq = ops.add(_mm(q, ops.subtract(om, c)), da_rinv)
-    return dq, _mm(ops.subtract(c, om), r)
+    low = _tri(c, True, -1)
+    om = _sub(low, _mT(low))
+    dq = ops.add(_mm(q, _sub(om, c)), da_rinv)
+    return dq, _mm(_sub(c, om), r)
 
 
 def _qr_vjp_square(q, r, gq, gr):
     """A's cotangent for m >= n: (gQ + Q copyltu(M)) R^-T, M = gR R^T - Q^T gQ."""
-    mm_ = ops.subtract(_mm(gr, _mT(r)), _mm(_mT(q), gq))
-    sym = ops.add(la.triu(mm_), _mT(la.triu(mm_, 1)))
+    mm_ = _sub(_mm(gr, _mT(r)), _mm(_mT(q), gq))
+    sym = ops.add(_tri(mm_, False), _mT(_tri(mm_, False, 1)))
     b = ops.add(_mm(q, sym), gq)
     return _mT(_trs(r, _mT(b), False, 0))
 
@@ -1289,22 +1348,22 @@ _register(P.qr_p, _vjp_qr, _jvp_qr)
 def _pinv_jvp(a, p, da):
     """d pinv(A) = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra)."""
     dat = _mT(da)
-    t1 = ops.negative(_mm(_mm(p, da), p))
-    x = ops.subtract(dat, _mm(_mm(dat, a), p))
+    t1 = _neg(_mm(_mm(p, da), p))
+    x = _sub(dat, _mm(_mm(dat, a), p))
     t2 = _mm(p, _mm(_mT(p), x))
     y = _mm(dat, _mm(_mT(p), p))
-    t3 = ops.subtract(y, _mm(p, _mm(a, y)))
+    t3 = _sub(y, _mm(p, _mm(a, y)))
     return ops.add(ops.add(t1, t2), t3)
 
 
 def _pinv_vjp(a, p, g):
     """-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A): the transpose of _pinv_jvp."""
     gt = _mT(g)
-    t1 = ops.negative(_mm(_mm(_mT(p), g), _mT(p)))
+    t1 = _neg(_mm(_mm(_mT(p), g), _mT(p)))
     z = _mm(gt, _mm(p, _mT(p)))
-    t2 = ops.subtract(z, _mm(a, _mm(p, z)))
+    t2 = _sub(z, _mm(a, _mm(p, z)))
     w = _mm(_mm(_mT(p), p), gt)
-    t3 = ops.subtract(w, _mm(_mm(w, p), a))
+    t3 = _sub(w, _mm(_mm(w, p), a))
     return ops.add(ops.add(t1, t2), t3)
 
 
@@ -1332,7 +1391,7 @@ def _vjp_lstsq(g, ans, args, params, need):
     if need[0]:
         u, vt = _singular_vectors(a)
         ct_a = ops.add(_pinv_vjp(a, p, _mm(gx, _mT(b))),
-                       _mm(ops.multiply(u, ops.expand_dims(gs, -2)), vt))
+                       _mm(ops.multiply(u, _row(gs)), vt))
     return (ct_a, ct_b)
 
 

@@ -121,7 +121,8 @@ def _matrices(a, b, name_a, name_b):
     """Two operands promoted to one float dtype (``a`` a square stack)."""
     a = _matrix(a, name_a, square=True)
     b = _inexact(b, name_b)
-    a, b = promote(a, b)
+    if a.dtype != b.dtype:
+        a, b = promote(a, b)
     return a, b
 
 
@@ -164,11 +165,12 @@ def unpack(packed, shapes):
     """Split a primitive's packed result (results flattened along its last axis) into views of
     the leading axes followed by each of ``shapes``."""
     batch = packed.shape[:-1]
+    whole = tuple((0, d) for d in batch)
     out, start = [], 0
     for shp in shapes:
         size = math.prod(shp)
-        part = shrink(packed, [(0, d) for d in batch] + [(start, start + size)])
-        out.append(reshape(part, batch + tuple(shp)))
+        part = bind(P.shrink_p, packed, limits=whole + ((start, start + size),))
+        out.append(bind(P.reshape_p, part, shape=batch + tuple(shp)))
         start += size
     return out
 
@@ -199,6 +201,8 @@ def _batch_broadcast(a, b, a_core, b_core, name_a, name_b):
     """``a`` and ``b`` broadcast to one batch shape (their axes before the last a_core and
     b_core ones)."""
     ba, bb = a.shape[:a.ndim - a_core], b.shape[:b.ndim - b_core]
+    if ba == bb:
+        return a, b
     try:
         batch = broadcast_shapes(ba, bb)
     except ValueError:
@@ -360,9 +364,12 @@ def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
 
 def eigvalsh(x: ArrayLike, /, UPLO: str = "L") -> Array:
     """The eigenvalues (ascending, real dtype, (..., n)) of each symmetric (Hermitian) matrix
-    of x, from the triangle ``UPLO`` names.  Cheaper than ``eigh`` (no eigenvectors); its
-    derivative computes them (eigh)."""
+    of x, from the triangle ``UPLO`` names.  Cheaper than ``eigh`` (no eigenvectors), except
+    under a transformation, where it computes them once for the derivative."""
     a = _matrix(x, "x", square=True)
+    if type(a) is not Tensor:
+        # traced: the eigenvectors that the derivative needs come with the eigenvalues
+        return eigh(a, UPLO).eigenvalues
     return bind(P.eigvalsh_p, a, lower=_uplo(UPLO))
 
 
@@ -388,8 +395,13 @@ def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True) ->
 
 
 def svdvals(x: ArrayLike, /) -> Array:
-    """The singular values (descending, real dtype, (..., min(m, n))) of each matrix of x."""
-    return bind(P.svdvals_p, _matrix(x, "x"))
+    """The singular values (descending, real dtype, (..., min(m, n))) of each matrix of x.
+    Under a transformation the singular vectors that the derivative needs are computed with
+    them (``svd``), else not."""
+    a = _matrix(x, "x")
+    if type(a) is not Tensor:
+        return svd(a, full_matrices=False).S
+    return bind(P.svdvals_p, a)
 
 
 def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
