@@ -717,3 +717,17 @@ def test_results_are_named_tuples():
                         (L.svd(t(a)), ("U", "S", "Vh")),
                         (L.lstsq(t(a), t(a)), ("x", "residuals", "rank", "s"))):
         assert type(res) is not tuple and res._fields == fields
+
+
+def test_readme_example_runs_and_its_hessian_is_right():
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "nx.linalg" in b][0]
+    ns = {}
+    exec(block, ns)
+    nll, h = ns["nll"], np.asarray(ns["H"])
+    eps, th = 1e-4, 0.3
+    f = lambda v: float(nll(t(np.array([v]))))  # noqa: E731
+    close(h, [[(f(th + eps) - 2 * f(th) + f(th - eps)) / eps ** 2]], rtol=1e-5, atol=1e-6)
+    assert float(ns["logdet"]) == pytest.approx(3 * math.log(2.0)) and float(ns["sign"]) == 1.0

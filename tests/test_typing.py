@@ -9,7 +9,10 @@ import typing
 import pytest
 
 import nx_rune
+import nx_rune.linalg
 import nx_rune.random
+import nx_rune.scipy._mvn
+import nx_rune.scipy.linalg
 from nx_rune.tensor import ArrayBase
 
 # Public functions allowed to go without a full set of annotations (none at present).
@@ -18,7 +21,8 @@ EXCEPTIONS: set = set()
 
 def _public_functions():
     out = {}
-    for mod in (nx_rune, nx_rune.random):
+    for mod in (nx_rune, nx_rune.random, nx_rune.linalg, nx_rune.scipy.linalg,  # WP-linalg
+                nx_rune.scipy._mvn):
         for name in dir(mod):
             if name.startswith("_"):
                 continue

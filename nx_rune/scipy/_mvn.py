@@ -12,10 +12,9 @@ import math
 
 from nx_rune import dtypes
 from nx_rune.frontend import elementwise, reductions
-from nx_rune.frontend._core import as_inexact, promote
-from nx_rune.frontend.arrangement import diagonal
-from nx_rune.frontend.linalg import cholesky, solve_triangular
-from nx_rune.frontend.movement import reshape
+from nx_rune.frontend import _core
+from nx_rune.frontend import arrangement, movement
+from nx_rune.frontend import linalg as _la
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["logpdf", "pdf"]
@@ -25,7 +24,7 @@ _LOG_2PI = math.log(2 * math.pi)
 
 def _operands(x, mean, cov):
     """x, mean and cov in one float dtype (Python scalars weakly typed)."""
-    x, mean, cov = (as_inexact(v) for v in promote(x, mean, cov))
+    x, mean, cov = (_core.as_inexact(v) for v in _core.promote(x, mean, cov))
     if dtypes.is_complex(x.dtype):
         raise TypeError(f"x, mean, cov: the multivariate normal takes real values, got {x.dtype}")
     return x, mean, cov
@@ -58,12 +57,13 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None =
         if cov.ndim < 2 or cov.shape[-2:] != (n, n):
             raise ValueError(f"cov: expected shape (..., {n}, {n}) for a mean of length {n}, got "
                              f"{cov.shape}")
-        lo = cholesky(cov)
+        lo = _la.cholesky(cov)
         # d as (..., n, 1) columns: the batch axes of d and cov broadcast
-        y = solve_triangular(lo, reshape(d, d.shape + (1,)), lower=True, check_finite=False)
+        y = _la.solve_triangular(lo, movement.reshape(d, d.shape + (1,)), lower=True,
+                                 check_finite=False)
         quad = reductions.sum(elementwise.multiply(y, y), (-2, -1))
         logdet = elementwise.multiply(
-            reductions.sum(elementwise.log(diagonal(lo, 0, -2, -1)), -1), 2.0)
+            reductions.sum(elementwise.log(arrangement.diagonal(lo, 0, -2, -1)), -1), 2.0)
     return elementwise.multiply(
         elementwise.add(elementwise.add(quad, logdet), n * _LOG_2PI), -0.5)
 
