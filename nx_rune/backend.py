@@ -541,7 +541,9 @@ def _packed(parts, batch):
     """``parts`` (ndarrays with the leading axes ``batch``) flattened and joined along a last
     axis, in the dtype of the first part."""
     dt = parts[0].dtype
-    flat = [np.asarray(p, dtype=dt).reshape(batch + (-1,)) for p in parts]
+    nb = len(batch)
+    flat = [np.asarray(p, dtype=dt).reshape(batch + (int(np.prod(np.shape(p)[nb:])),))
+            for p in parts]
     return _out(np.concatenate(flat, axis=-1))
 
 

@@ -385,6 +385,13 @@ def test_complex_inputs_forward(dtype):
     tri = np.tril(sq) + 3 * np.eye(4)
     x = SL.solve_triangular(t(tri), t(z), trans="C", lower=True)
     close(x, np.linalg.solve(np.conj(np.swapaxes(tri, -1, -2)), z), dtype, **kw)
+    close(SL.expm(t(sq * 0.5)), scipy.linalg.expm(sq * 0.5), dtype,
+          **(kw or dict(rtol=1e-12, atol=1e-12)))
+    close(L.matrix_power(t(sq), 5), np.linalg.matrix_power(sq, 5), dtype, **kw)
+    got, want = L.lstsq(t(z[0]), t(z[1, :, :2])), np.linalg.lstsq(z[0], z[1, :, :2])
+    for g, w in zip(got, want):
+        close(g, w, dtype, **(kw or dict(rtol=1e-10, atol=1e-10)))
+    assert got.residuals.dtype == got.s.dtype == np.finfo(dtype).dtype
 
 
 # -- derivatives against float64 finite differences -----------------------------------------
@@ -708,6 +715,21 @@ def test_unsupported_derivatives_raise():
         nx.grad(lambda x: nx.sum(L.svd(x).U))(t(np.ones((3, 2))))
     with pytest.raises(NotImplementedError, match="mode='reduced'"):
         nx.grad(lambda x: nx.sum(L.qr(x, mode="complete").Q))(t(np.ones((3, 2))))
+
+
+def test_empty_matrices_and_batches_as_numpy():
+    for shape in [(0, 2, 2), (2, 0, 0), (0, 0)]:
+        x = np.zeros(shape)
+        close(L.det(t(x)), np.linalg.det(x))
+        w, v = L.eigh(t(x))
+        assert w.shape == shape[:-1] and v.shape == shape
+        assert L.slogdet(t(x)).logabsdet.shape == shape[:-2]
+    x = np.zeros((3, 0, 2))
+    u, s, vh = L.svd(t(x))
+    want = np.linalg.svd(x)
+    assert (u.shape, s.shape, vh.shape) == (want.U.shape, want.S.shape, want.Vh.shape)
+    assert L.qr(t(x)).R.shape == np.linalg.qr(x).R.shape
+    assert L.pinv(t(x)).shape == (3, 2, 0)
 
 
 def test_results_are_named_tuples():
