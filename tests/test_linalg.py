@@ -753,3 +753,20 @@ def test_readme_example_runs_and_its_hessian_is_right():
     f = lambda v: float(nll(t(np.array([v]))))  # noqa: E731
     close(h, [[(f(th + eps) - 2 * f(th) + f(th - eps)) / eps ** 2]], rtol=1e-5, atol=1e-6)
     assert float(ns["logdet"]) == pytest.approx(3 * math.log(2.0)) and float(ns["sign"]) == 1.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.complex128])
+def test_cholesky_of_large_matrices_matches_numpy(dtype):
+    # from n = 32 on the factor comes from LAPACK's potrf directly, not through NumPy
+    rng = rng_for(40)
+    s = (hermitian_pd(rng, (2,), 40) if np.dtype(dtype).kind == "c"
+         else spd(rng, (2,), 40)).astype(dtype)
+    close(L.cholesky(t(s)), np.linalg.cholesky(s), dtype, rtol=1e-4 if dtype == np.float32
+          else 1e-12, atol=1e-4 if dtype == np.float32 else 1e-12)
+    bad = s.copy()
+    bad[1, 5, 5] = -100.0
+    with pytest.raises(LinAlgError, match="positive definite"):
+        L.cholesky(t(bad))
+    bad[1, 5, 5] = np.nan              # NaN propagates, as in NumPy
+    np.testing.assert_array_equal(np.isnan(np.asarray(L.cholesky(t(bad)))),
+                                  np.isnan(np.linalg.cholesky(bad)))

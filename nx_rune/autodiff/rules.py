@@ -1125,14 +1125,14 @@ def _vjp_slogdet(g, ans, args, params, need):
     a = args[0]
     _real_only("slogdet", a)
     g_log = la.unpack(g, [(), ()])[1]
-    ainv_t = _mT(bind(P.inv_p, a))                         # d log|det a| = tr(a^-1 da)
-    return (ops.multiply(ops.expand_dims(g_log, (-2, -1)), ainv_t),)
+    ainv_t = bind(P.inv_p, _mT(a))                         # d log|det a| = tr(a^-1 da)
+    return (_bmul(ainv_t, ops.reshape(g_log, g_log.shape + (1, 1))),)
 
 
 def _jvp_slogdet(tangents, ans, args, params):
     a = args[0]
     _real_only("slogdet", a)
-    dlog = ops.sum(ops.multiply(_mT(bind(P.inv_p, a)), tangents[0]), (-2, -1))
+    dlog = ops.sum(ops.multiply(bind(P.inv_p, _mT(a)), tangents[0]), (-2, -1))
     return ops.stack([ops.zeros_like_t(dlog), dlog], -1)
 
 
@@ -1389,9 +1389,10 @@ def _vjp_lstsq(g, ans, args, params, need):
     ct_b = _mm(_mT(p), gx) if need[1] else None
     ct_a = None
     if need[0]:
-        u, vt = _singular_vectors(a)
-        ct_a = ops.add(_pinv_vjp(a, p, _mm(gx, _mT(b))),
-                       _mm(ops.multiply(u, _row(gs)), vt))
+        ct_a = _pinv_vjp(a, p, _mm(gx, _mT(b)))
+        if not _known_zero(gs):                            # the singular values' part
+            u, vt = _singular_vectors(a)
+            ct_a = ops.add(ct_a, _mm(ops.multiply(u, _row(gs)), vt))
     return (ct_a, ct_b)
 
 

@@ -175,25 +175,9 @@ def unpack(packed, shapes):
     return out
 
 
-@functools.lru_cache(maxsize=256)
-def _tri_mask(n, m, k, lower):
-    """Constant bool (n, m) mask of the lower (upper) triangle from diagonal k."""
-    mask = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
-    return Tensor._wrap(mask)
-
-
-def tril(x, k=0):
-    """The lower triangle of each matrix (elements above diagonal k zeroed)."""
-    return where(_tri_mask(x.shape[-2], x.shape[-1], k, True), x, 0)
-
-
-def triu(x, k=0):
-    """The upper triangle of each matrix (elements below diagonal k zeroed)."""
-    return where(_tri_mask(x.shape[-2], x.shape[-1], k, False), x, 0)
-
-
+@functools.lru_cache(maxsize=64)
 def eye_like(n, dtype):
-    """The (n, n) identity in ``dtype`` (a constant)."""
+    """The (n, n) identity in ``dtype`` (a constant, shared: tensors are immutable)."""
     return Tensor._wrap(np.eye(n, dtype=dtype))
 
 
