@@ -548,11 +548,21 @@ def test_complex_solve_and_inv_differentiate_holomorphically():
     a = (rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3))
     b = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
     va = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    tri = lambda x, tr: SL.solve_triangular(x, t(b), trans=tr, lower=True)  # noqa: E731
+    tri_ref = lambda x, tr: scipy.linalg.solve_triangular(x, b, trans=tr, lower=True)  # noqa
     for f, ref in ((lambda x: L.solve(x, t(b)), lambda x: np.linalg.solve(x, b)),
-                   (L.inv, np.linalg.inv)):
+                   (L.inv, np.linalg.inv),
+                   (lambda x: tri(x, 0), lambda x: tri_ref(x, 0)),
+                   (lambda x: tri(x, 1), lambda x: tri_ref(x, 1))):
         _, tan = nx.jvp(f, (t(a),), (t(va),))
         eps = 1e-6
         close(tan, (ref(a + eps * va) - ref(a - eps * va)) / (2 * eps), rtol=1e-6, atol=1e-6)
+        # the VJP is the JVP's transpose (no conjugation): <u, J v> == <J^T u, v>
+        out, vjp_fn = nx.vjp(f, t(a))
+        u = rng.standard_normal(out.shape) + 1j * rng.standard_normal(out.shape)
+        (ct,) = vjp_fn(t(u))
+        np.testing.assert_allclose(np.sum(u * np.asarray(tan)), np.sum(np.asarray(ct) * va),
+                                   rtol=1e-10)
 
 
 # -- degenerate cases ------------------------------------------------------------------------

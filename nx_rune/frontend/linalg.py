@@ -319,7 +319,8 @@ def det(x: ArrayLike, /) -> Array:
     """The determinant of each square matrix of x (..., n, n): shape x.shape[:-2], float dtype.
     Computed as NumPy does, sign * exp(logabsdet) from the LU factorization (the same values
     to an ulp or two: NumPy's scalar exp against the exp ufunc); its derivative
-    det * inv(x)^T needs an invertible x (a singular one raises LinAlgError)."""
+    det * inv(x)^T needs an invertible real x (a singular one raises LinAlgError, a complex
+    one NotImplementedError, through slogdet)."""
     sign, logabs = slogdet(x)
     return multiply(sign, exp(logabs))
 
