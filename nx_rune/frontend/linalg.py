@@ -453,7 +453,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     if a.ndim != 2:
         raise LinAlgError(f"a: lstsq needs a 2-D matrix, got shape {a.shape}")
     b = _inexact(b, "b")
-    a, b = promote(a, b)
+    if a.dtype != b.dtype:
+        a, b = promote(a, b)
     m, n = a.shape
     if b.ndim not in (1, 2) or b.shape[0] != m:
         raise ValueError(f"b: expected shape ({m},) or ({m}, k) to match a's {a.shape}, got "
@@ -463,7 +464,11 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     k = b2.shape[1]
     x, s = unpack(bind(P.lstsq_p, a, b2, rcond=rc), [(n, k), (builtins.min(m, n),)])
     s = _real(s)
-    if s.shape[0]:
+    sv = _concrete(s)
+    if sv is not None:      # an integer: no derivative, counted on the values
+        rank = Tensor._wrap(np.asarray(np.count_nonzero(sv > rc * sv[0]) if sv.size else 0,
+                                       np.int32))
+    elif s.shape[0]:
         rank = reductions.sum(elementwise.greater(s, multiply(shrink(s, ((0, 1),)), rc)))
     else:
         rank = astype(0, dtypes.int32)
@@ -519,6 +524,14 @@ def matrix_rank(x: ArrayLike, /, tol: float | ArrayLike | None = None, *,
     if a.ndim < 2:
         return astype(reductions.any(elementwise.not_equal(a, 0)), dtypes.int32)
     s = svdvals(a)
+    sv = _concrete(s)
+    if sv is not None:      # an integer: no derivative, counted on the values
+        if tol is None:
+            r = _rtol(rtol, a)
+            cut = (sv.max(-1, initial=0.0) * np.asarray(r))[..., None]
+        else:
+            cut = np.asarray(_concrete(operand(tol)))[..., None]
+        return Tensor._wrap(np.ascontiguousarray(np.count_nonzero(sv > cut, -1), np.int32))
     if tol is None:
         r = _rtol(rtol, a)
         smax = reductions.max(s, -1, keepdims=True) if s.shape[-1] else s
