@@ -761,3 +761,148 @@ for _name, _fname in [("lgamma", "gammaln"), ("digamma", "psi"), ("gamma", "gamm
 for _name, _fname in [("polygamma", "polygamma"), ("betaln", "betaln"), ("xlogy", "xlogy"),
                       ("xlog1py", "xlog1py")]:
     _special_binary(_name, _fname)
+
+
+# -- linear algebra: decompositions and solves (WP-linalg) ---------------------------------------
+# cholesky(a)  triangular_solve(a, b, lower, trans, unit_diagonal)  solve(a, b)  inv(a)
+# slogdet(a)  eigh(a, lower)  eigvalsh(a, lower)  svd(a, full_matrices)  svdvals(a)
+# qr(a, mode)  pinv(a, rtol)  lstsq(a, b, rcond)
+# LAPACK through NumPy (SciPy for triangular solves) on zero-copy views, batched over the leading
+# axes (operands arrive with equal batch shapes; b is always (..., n, k)).  Failures raise
+# NumPy's LinAlgError (a ValueError): not positive definite, singular matrix.
+# Decompositions with several results return them packed, each flattened, along one last axis
+# (in this order): slogdet (sign, logabsdet), eigh (w, V), svd (U, S, Vh), qr (Q, R),
+# lstsq (x, s); real parts (eigenvalues, singular values, logabsdet) take the operand's dtype.
+
+def _packed(parts, batch):
+    """``parts`` (ndarrays with the leading axes ``batch``) flattened and joined along a last
+    axis, in the dtype of the first part."""
+    dt = parts[0].dtype
+    nb = len(batch)
+    flat = [np.asarray(p, dtype=dt).reshape(batch + (int(np.prod(np.shape(p)[nb:])),))
+            for p in parts]
+    return _out(np.concatenate(flat, axis=-1))
+
+
+_POTRF = {}
+
+
+@_impl("cholesky")
+def _cholesky(a):
+    """NumPy's cholesky for small matrices; from n = 32 on, LAPACK potrf per matrix on a's
+    C-ordered memory read as the Fortran matrix a^T, whose upper triangle is a's lower one: the
+    factor U = L^T comes back in Fortran order, which is L in C order (no copy of a; about 3x
+    faster than NumPy's cholesky at n = 256)."""
+    an = a._np()
+    n = an.shape[-1]
+    if n < 32:
+        return _out(np.linalg.cholesky(an))
+    potrf = _POTRF.get(an.dtype)
+    if potrf is None:
+        from scipy.linalg.lapack import get_lapack_funcs
+        potrf = _POTRF[an.dtype] = get_lapack_funcs("potrf", dtype=an.dtype)
+    out = np.empty(an.shape, an.dtype)
+    for idx in np.ndindex(an.shape[:-2]):
+        c, info = potrf(an[idx].T, lower=0, clean=1)
+        if info:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        out[idx] = c.T
+    return _out(out)
+
+
+_TRSM = {}
+
+
+def _trsm(dtype):
+    fn = _TRSM.get(dtype)
+    if fn is None:
+        from scipy.linalg.blas import get_blas_funcs
+        fn = _TRSM[dtype] = get_blas_funcs("trsm", dtype=dtype)
+    return fn
+
+
+@_impl("triangular_solve")
+def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
+    """BLAS trsm per matrix, in place on a C-ordered copy of b: the C-ordered x is the
+    Fortran-ordered x^T, which solves x^T op(a)^T = b^T from the right, with a's C-ordered
+    memory read as the Fortran matrix a^T (no copy of a either).  A zero on the diagonal
+    raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it)."""
+    an, bn = a._np(), b._np()
+    out = np.array(bn, order="C", copy=True)
+    n = an.shape[-1]
+    if out.size == 0 or n == 0:
+        return _out(out)
+    if not unit_diagonal:
+        zero = np.diagonal(an, axis1=-2, axis2=-1) == 0
+        if zero.any():
+            first = int(np.argmax(zero.reshape(-1, n).any(0)))
+            raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal "
+                                        f"{first}")
+    trsm = _trsm(out.dtype)
+    for idx in np.ndindex(out.shape[:-2]):
+        xt = out[idx].T
+        r = trsm(1.0, an[idx].T, xt, side=1, lower=not lower, trans_a=trans,
+                 diag=bool(unit_diagonal), overwrite_b=1)
+        if not np.shares_memory(r, xt):
+            xt[...] = r
+    return _out(out)
+
+
+@_impl("solve")
+def _solve(a, b):
+    return _out(np.linalg.solve(a._np(), b._np()))
+
+
+@_impl("inv")
+def _inv(a):
+    return _out(np.linalg.inv(a._np()))
+
+
+@_impl("slogdet")
+def _slogdet(a):
+    an = a._np()
+    with np.errstate(invalid="ignore"):      # NaN in, NaN out (its warning is NumPy's own)
+        sign, logabsdet = np.linalg.slogdet(an)
+    return _packed([np.asarray(sign, an.dtype), logabsdet], an.shape[:-2])
+
+
+@_impl("eigh")
+def _eigh(a, *, lower):
+    an = a._np()
+    w, v = np.linalg.eigh(an, UPLO="L" if lower else "U")
+    return _packed([w.astype(v.dtype), v], an.shape[:-2])
+
+
+@_impl("eigvalsh")
+def _eigvalsh(a, *, lower):
+    return _out(np.linalg.eigvalsh(a._np(), UPLO="L" if lower else "U"))
+
+
+@_impl("svd")
+def _svd(a, *, full_matrices):
+    an = a._np()
+    u, s, vh = np.linalg.svd(an, full_matrices=full_matrices)
+    return _packed([u, s, vh], an.shape[:-2])
+
+
+@_impl("svdvals")
+def _svdvals(a):
+    return _out(np.linalg.svd(a._np(), compute_uv=False))
+
+
+@_impl("qr")
+def _qr(a, *, mode):
+    an = a._np()
+    q, r = np.linalg.qr(an, mode=mode)
+    return _packed([q, r], an.shape[:-2])
+
+
+@_impl("pinv")
+def _pinv(a, *, rtol):
+    return _out(np.linalg.pinv(a._np(), rcond=rtol))
+
+
+@_impl("lstsq")
+def _lstsq(a, b, *, rcond):
+    x, _, _, s = np.linalg.lstsq(a._np(), b._np(), rcond=rcond)
+    return _packed([x, s], ())

@@ -136,3 +136,10 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
     ["lgamma", "digamma", "polygamma", "gamma", "betaln", "erf", "erfc", "erfinv", "ndtr",
      "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e", "i1",
      "i1e"]).values()
+
+
+# linear algebra: decompositions and solves (WP-linalg)
+(cholesky_p, triangular_solve_p, solve_p, inv_p, slogdet_p, eigh_p, eigvalsh_p, svd_p,
+ svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
+    ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
+     "svdvals", "qr", "pinv", "lstsq"]).values()

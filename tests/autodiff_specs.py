@@ -561,3 +561,108 @@ SPECS += [
     Spec("i1e", P.i1e_p, unary(P.i1e_p, anyv), ELEMENTWISE),
     Spec("i1e_at_zero", P.i1e_p, _fs_i1_near_zero(P.i1e_p), ELEMENTWISE[1:]),
 ]
+
+
+# -- linear algebra: decompositions and solves (WP-linalg) ----------------------------------------
+
+def _well_conditioned(rng, batch, n):
+    """Random (batch, n, n) matrices with singular values in [0.5, 2.5] (both signs of det)."""
+    q1 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+    q2 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+    s = rng.uniform(0.5, 2.5, batch + (n,))
+    return (q1 * s[..., None, :]) @ q2
+
+
+def _spd(rng, batch, n):
+    """Random symmetric positive-definite matrices with eigenvalues in [0.5, 3], distinct."""
+    q = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+    w = np.sort(rng.uniform(0.5, 3.0, batch + (n,)), -1) + np.arange(n) * 0.3
+    return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _la_unary(prim, dom, **params):
+    def make(rng, case):
+        batch, n = case
+        return (lambda a: bind(prim, a, **params)), [dom(rng, batch, n)]
+    return make
+
+
+def _triangular(rng, case):
+    batch, n, k, lower, trans, unit = case
+    a = rng.uniform(-1.0, 1.0, batch + (n, n)) + np.eye(n) * rng.choice([-3.0, 3.0], batch + (1, n))
+
+    def fn(a, b):
+        return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
+    return fn, [a, anyv(rng, batch + (n, k))]
+
+
+def _solve_spec(rng, case):
+    batch, n, k = case
+    return (lambda a, b: bind(P.solve_p, a, b)), [_well_conditioned(rng, batch, n),
+                                                  anyv(rng, batch + (n, k))]
+
+
+def _eigh_spec(rng, case):
+    batch, n, lower = case
+
+    def fn(a):
+        w, v = nx.frontend.linalg.unpack(bind(P.eigh_p, a, lower=lower), [(n,), (n, n)])
+        v = v * nx.sign(v[..., :1, :])           # eigenvectors' signs fixed by their first row
+        return nx.concatenate([w, nx.reshape(v, batch + (n * n,))], -1)
+    return fn, [_spd(rng, batch, n) + rng.uniform(-0.1, 0.1, batch + (n, n))]
+
+
+def _svd_spec(rng, case):
+    batch, m, n = case
+    k = min(m, n)
+
+    def fn(a):
+        u, s, vt = nx.frontend.linalg.unpack(bind(P.svd_p, a, full_matrices=False),
+                                             [(m, k), (k,), (k, n)])
+        sg = nx.sign(u[..., :1, :])               # signs of the singular vector pairs fixed
+        return nx.concatenate([nx.reshape(u * sg, batch + (m * k,)), s,
+                               nx.reshape(vt * nx.matrix_transpose(sg), batch + (k * n,))], -1)
+    return fn, [_rect(rng, batch, m, n)]
+
+
+def _rect(rng, batch, m, n):
+    """Random (m, n) matrices with distinct singular values in [0.5, 3]."""
+    k = min(m, n)
+    u = np.linalg.qr(rng.standard_normal(batch + (m, k)))[0]
+    v = np.linalg.qr(rng.standard_normal(batch + (n, k)))[0]
+    s = np.sort(rng.uniform(0.5, 2.5, batch + (k,)), -1)[..., ::-1] + np.arange(k)[::-1] * 0.3
+    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def _rect_unary(prim, **params):
+    def make(rng, case):
+        batch, m, n = case
+        return (lambda a: bind(prim, a, **params)), [_rect(rng, batch, m, n)]
+    return make
+
+
+def _lstsq_spec(rng, case):
+    m, n, k = case
+    return (lambda a, b: bind(P.lstsq_p, a, b, rcond=1e-10)), [_rect(rng, (), m, n),
+                                                                 anyv(rng, (m, k))]
+
+
+SQUARE = [((), 3), ((2,), 3), ((), 1), ((2, 1), 2)]
+RECT = [((), 3, 3), ((), 4, 2), ((), 2, 4), ((2,), 3, 2)]
+SPECS += [
+    Spec("cholesky", P.cholesky_p, _la_unary(P.cholesky_p, _spd), SQUARE),
+    Spec("triangular_solve", P.triangular_solve_p, _triangular,
+         [((), 3, 2, True, 0, False), ((2,), 3, 1, False, 1, False), ((), 3, 2, True, 1, True),
+          ((2,), 2, 3, False, 0, True), ((), 3, 1, False, 2, False)]),
+    Spec("solve", P.solve_p, _solve_spec, [((), 3, 2), ((2,), 3, 1), ((2, 1), 2, 2)]),
+    Spec("inv", P.inv_p, _la_unary(P.inv_p, _well_conditioned), SQUARE),
+    Spec("slogdet", P.slogdet_p, _la_unary(P.slogdet_p, _well_conditioned), SQUARE),
+    Spec("eigh", P.eigh_p, _eigh_spec, [((), 3, True), ((2,), 3, False), ((), 1, True),
+                                        ((2,), 2, True)]),
+    Spec("eigvalsh", P.eigvalsh_p, _la_unary(P.eigvalsh_p, _spd, lower=True), SQUARE),
+    Spec("svd", P.svd_p, _svd_spec, RECT),
+    Spec("svdvals", P.svdvals_p, _rect_unary(P.svdvals_p), RECT),
+    Spec("qr", P.qr_p, _rect_unary(P.qr_p, mode="reduced"), RECT),
+    Spec("pinv", P.pinv_p, _rect_unary(P.pinv_p, rtol=1e-10), RECT),
+    Spec("lstsq", P.lstsq_p, _lstsq_spec, [(4, 2, 1), (3, 3, 2), (2, 3, 2)]),
+]

@@ -10,7 +10,10 @@ import pytest
 
 import nx_rune
 import nx_rune.config
+import nx_rune.linalg
 import nx_rune.random
+import nx_rune.scipy._mvn
+import nx_rune.scipy.linalg
 from nx_rune.tensor import ArrayBase
 
 # Public functions allowed to go without a full set of annotations (none at present).
@@ -28,7 +31,8 @@ EXTRA_MODULES = (nx_rune.fft, nx_rune.scipy.special,
 
 def _public_functions():
     out = {}
-    for mod in (nx_rune, nx_rune.random, nx_rune.config) + EXTRA_MODULES:
+    for mod in (nx_rune, nx_rune.random, nx_rune.config, nx_rune.linalg, nx_rune.scipy.linalg,
+                nx_rune.scipy._mvn) + EXTRA_MODULES:
         for name in dir(mod):
             if name.startswith("_"):
                 continue

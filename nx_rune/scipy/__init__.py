@@ -1,9 +1,10 @@
 """``nx.scipy``: SciPy-style namespaces built on nx_rune, differentiable like the rest:
-``nx.scipy.special`` (special functions) and ``nx.scipy.stats`` (distributions).
+``nx.scipy.linalg`` (triangular solves, Cholesky factors, expm), ``nx.scipy.special`` (special
+functions) and ``nx.scipy.stats`` (distributions).
 
-SciPy is a dependency: its ``scipy.special`` loops compute the special functions (imported on
+SciPy is a dependency: its LAPACK wrappers and ``scipy.special`` loops do the work (imported on
 first use, not when nx_rune is imported).
 """
-from nx_rune.scipy import special, stats
+from nx_rune.scipy import linalg, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]

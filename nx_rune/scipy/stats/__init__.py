@@ -4,15 +4,13 @@ SciPy's values, differentiable in every continuous argument.
 
 Continuous: ``norm`` (logpdf pdf cdf logcdf sf logsf ppf), ``t``, ``gamma``, ``beta``,
 ``dirichlet`` (logpdf pdf), ``expon``, ``laplace``, ``cauchy``, ``logistic``, ``uniform``
-(logpdf pdf cdf).  Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
+(logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf).  Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
 Conventions (see ``_common``): nan for a parameter outside its domain, -inf log-density outside
 the support.
 """
+from nx_rune.scipy import _mvn as multivariate_normal
 from nx_rune.scipy.stats import (bernoulli, beta, binom, cauchy, dirichlet, expon, gamma, geom,
                                  laplace, logistic, norm, poisson, t, uniform)
 
 __all__ = ["norm", "t", "gamma", "beta", "dirichlet", "expon", "laplace", "cauchy", "logistic",
-           "uniform", "bernoulli", "poisson", "binom", "geom"]
-
-# multivariate_normal (logpdf, pdf) is built on nx.linalg by the linear-algebra package:
-# it goes here, as ``from nx_rune.scipy.stats import multivariate_normal`` plus its __all__ entry.
+           "uniform", "bernoulli", "poisson", "binom", "geom", "multivariate_normal"]
