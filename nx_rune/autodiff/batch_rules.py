@@ -408,11 +408,34 @@ def _defwindows(prim):
     BATCH_RULES[prim] = rule
 
 
+def _halves(c, h):
+    return (bind(P.shrink_p, c, limits=((0, c.shape[0]), (0, h))),
+            bind(P.shrink_p, c, limits=((0, c.shape[0]), (h, 2 * h))))
+
+
 def _batch_threefry(size, args, dims):
+    """threefry(key, count) hashes the pairs (flat[i], flat[i + h]) of the flattened count
+    (padded with a zero to an even length 2h): with one key, every example's halves go into
+    one call (all first halves, then all second halves) and its results are put back."""
     (key, ctr), (dk, dc) = args, dims
-    if dk is None:        # one key: the hash is elementwise in the counters
-        return bind(P.threefry_p, key, ctr), dc
-    return _loop(P.threefry_p, size, args, dims, {})
+    if dk is not None:    # one key per example
+        return _loop(P.threefry_p, size, args, dims, {})
+    c = moveaxis(ctr, dc, 0)
+    shape = c.shape[1:]
+    n = math.prod(shape)
+    h = (n + 1) // 2
+    c = bind(P.reshape_p, c, shape=(size, n))
+    if 2 * h != n:
+        c = bind(P.pad_p, c, config=((0, 0), (0, 1)), fill=0)
+    x0, x1 = _halves(c, h)
+    flat = (size * h,)
+    y = bind(P.threefry_p, key, bind(P.cat_p, bind(P.reshape_p, x0, shape=flat),
+                                      bind(P.reshape_p, x1, shape=flat), axis=0))
+    y0 = bind(P.reshape_p, bind(P.shrink_p, y, limits=((0, size * h),)), shape=(size, h))
+    y1 = bind(P.reshape_p, bind(P.shrink_p, y, limits=((size * h, 2 * size * h),)),
+              shape=(size, h))
+    out = bind(P.shrink_p, bind(P.cat_p, y0, y1, axis=1), limits=((0, size), (0, n)))
+    return bind(P.reshape_p, out, shape=(size,) + shape), 0
 
 
 BATCH_RULES[P.matmul_p] = _batch_matmul
