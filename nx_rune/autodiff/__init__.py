@@ -22,5 +22,6 @@ __all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "
 # -- WP-vmap: batching (vmap, BATCH_RULES) and checkpointing (checkpoint, remat) ---------------
 from nx_rune.autodiff.batch_rules import BATCH_RULES  # noqa: F401,E402
 from nx_rune.autodiff.batching import vmap  # noqa: E402
+from nx_rune.autodiff.checkpoint import checkpoint, remat  # noqa: E402
 
-__all__ += ["vmap"]
+__all__ += ["vmap", "checkpoint", "remat"]
