@@ -515,3 +515,19 @@ def test_vmap_in_threads_matches_serial():
         th.join()
     for r in results:
         np.testing.assert_array_equal(r, want)
+
+
+def test_call_rule_batches_a_called_function(new_primitive):
+    # the hook for call-like primitives (a jit's call of a traced program): the function is
+    # run once under a new vmap level
+    from nx_rune.autodiff.batching import call_rule
+    call = new_primitive("test_call")
+    call.def_impl(lambda *args, fn: fn(*args))
+    BATCH_RULES[call] = call_rule(lambda *, fn: fn)
+    prog = lambda a, b: nx.sin(a) * b + nx.sum(a)  # noqa: E731
+    out = nx.vmap(lambda a, b: bind(call, a, b, fn=prog), in_axes=(0, None))(t(XS), t(YS[0]))
+    np.testing.assert_allclose(np.asarray(out), np.sin(XS) * YS[0] + XS.sum(1, keepdims=True))
+    two = lambda a: [a * 2.0, nx.sum(a)]  # noqa: E731
+    outs = nx.vmap(lambda a: bind(call, a, fn=two))(t(XS))
+    np.testing.assert_allclose(np.asarray(outs[0]), 2 * XS)
+    np.testing.assert_allclose(np.asarray(outs[1]), XS.sum(1))

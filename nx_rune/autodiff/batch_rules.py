@@ -56,6 +56,8 @@ def batch_at(x, d, size, at):
     """``x`` (batch axis ``d``, or None: unbatched) with its batch axis at position ``at``: a
     moved view, or for an unbatched operand a broadcast view (stride 0) with the new axis."""
     if d is None:
+        if at == 0:       # expand adds leading axes itself
+            return bind(P.expand_p, x, shape=(size,) + x.shape)
         shape = x.shape[:at] + (1,) + x.shape[at:]
         x = bind(P.reshape_p, x, shape=shape)
         return bind(P.expand_p, x, shape=shape[:at] + (size,) + shape[at + 1:])
@@ -123,18 +125,22 @@ def defbroadcast(prim):
     keep the first batched operand's batch axis (others are moved there), unbatched ones are
     broadcast to the batch (a stride-0 view), and the primitive is bound once."""
     def rule(size, args, dims, **params):
-        target = None
-        same = True
-        for d in dims:
-            if d is not None:
-                if target is None:
-                    target = d
-                elif d != target:
-                    same = False
-        if same and None not in dims:
-            return bind(prim, *args, **params), target
-        return bind(prim, *[batch_at(a, d, size, target) if d != target else a
-                             for a, d in zip(args, dims)], **params), target
+        if len(dims) == 1:
+            d = dims[0]
+        else:
+            d = dims[0]
+            if d is None:
+                for d in dims:
+                    if d is not None:
+                        break
+            for k in dims:
+                if k != d:
+                    args = [a if k == d else batch_at(a, k, size, d) for a, k in zip(args, dims)]
+                    break
+        impl = prim.impl
+        if P._interpreter.get() is None and impl is not None:   # the parent is no transformation
+            return impl(*args, **params), d
+        return bind(prim, *args, **params), d
     rule.__name__ = f"batch_{prim.name}"
     BATCH_RULES[prim] = rule
     return rule
@@ -335,13 +341,22 @@ BATCH_RULES[P.argmax_p] = _batch_argmax
 
 def _batch_matmul(size, args, dims):
     """np.matmul's rules per example: 1-d operands become matrices (a row, a column) and are
-    squeezed back; the batch axis goes first, in front of the operands' own batch axes."""
+    squeezed back; the batch axis goes first, in front of the operands' own batch axes.  A
+    batch against one shared matrix is one matrix product (the batch folded into the rows);
+    a contraction over one element is an outer product (a broadcast multiply)."""
     (a, b), (da, db) = args, dims
     ra, rb = _ndim(a, da), _ndim(b, db)
     if da is not None:
         a = moveaxis(a, da, 0)
     if db is not None:
         b = moveaxis(b, db, 0)
+    if ra == 1 and rb == 2:
+        if db is None:        # vectors against one matrix: (B, k) @ (k, m)
+            return bind(P.matmul_p, a, b), 0
+        if da is None:        # one vector against matrices: b's transposes times a column
+            return bind(P.matmul_p, moveaxis(b, 1, 2), a), 0
+    if ra == 2 and rb == 1 and da is None:   # one matrix against vectors: (B, k) @ a.T
+        return bind(P.matmul_p, b, bind(P.permute_p, a, axes=(1, 0))), 0
     if ra == 1:
         a = bind(P.reshape_p, a, shape=a.shape[:-1] + (1, a.shape[-1]))
     if rb == 1:
@@ -351,7 +366,7 @@ def _batch_matmul(size, args, dims):
         a = bind(P.reshape_p, a, shape=(size,) + (1,) * (r - max(ra, 2)) + a.shape[1:])
     if db is not None and max(rb, 2) < r:
         b = bind(P.reshape_p, b, shape=(size,) + (1,) * (r - max(rb, 2)) + b.shape[1:])
-    out = bind(P.matmul_p, a, b)
+    out = _matmul_batched(a, b)
     if ra == 1 or rb == 1:
         drop = {out.ndim - 2} if ra == 1 else set()
         if rb == 1:
@@ -359,6 +374,35 @@ def _batch_matmul(size, args, dims):
         out = bind(P.reshape_p, out, shape=tuple(n for i, n in enumerate(out.shape)
                                                  if i not in drop))
     return out, 0
+
+
+def _matmul_batched(a, b):
+    """np.matmul of a (..., n, k) and b (..., k, m), at least one with the batch axis first."""
+    k = a.shape[-1]
+    if k == 1 and a.dtype == b.dtype:      # outer products: no sum to do
+        lead = _broadcast_lead(a.shape[:-2], b.shape[:-2])
+        n, m = a.shape[-2], b.shape[-1]
+        return bind(P.mul_p, bind(P.expand_p, a, shape=lead + (n, m)),
+                    bind(P.expand_p, b, shape=lead + (n, m)))
+    if b.ndim == 2:                        # (B..., n, k) @ (k, m): one product
+        rows = math.prod(a.shape[:-1])
+        out = bind(P.matmul_p, bind(P.reshape_p, a, shape=(rows, k)), b)
+        return bind(P.reshape_p, out, shape=a.shape[:-1] + (b.shape[-1],))
+    if a.ndim == 2:                        # (n, k) @ (B..., k, m) = ((B..., m, k) @ a.T).T
+        bt = moveaxis(b, b.ndim - 1, b.ndim - 2)
+        rows = math.prod(bt.shape[:-1])
+        out = bind(P.matmul_p, bind(P.reshape_p, bt, shape=(rows, k)),
+                   bind(P.permute_p, a, axes=(1, 0)))
+        out = bind(P.reshape_p, out, shape=bt.shape[:-1] + (a.shape[0],))
+        return moveaxis(out, out.ndim - 1, out.ndim - 2)
+    return bind(P.matmul_p, a, b)
+
+
+def _broadcast_lead(s1, s2):
+    """NumPy's broadcast of two shapes (the batch axes of matmul's operands)."""
+    nd = max(len(s1), len(s2))
+    s1, s2 = (1,) * (nd - len(s1)) + tuple(s1), (1,) * (nd - len(s2)) + tuple(s2)
+    return tuple(x if y == 1 else y for x, y in zip(s1, s2))
 
 
 def _batch_gather(size, args, dims, *, axis):

@@ -53,7 +53,7 @@ class BatchTracer(Tracer):
         self.primal = val
         self.bdim = bdim
         s = val.shape
-        self.shape = s[:bdim] + s[bdim + 1:]
+        self.shape = s[1:] if bdim == 0 else s[:bdim] + s[bdim + 1:]
         self.dtype = val.dtype
 
     def _take_state(self, other):
@@ -122,14 +122,13 @@ class BatchInterpreter(Interpreter):
         vals = []
         dims = []
         for a in args:
-            if isinstance(a, Tracer):
-                if a._interp is self:
-                    ours = True
-                    vals.append(a.primal)
-                    dims.append(a.bdim)
-                    continue
-                if a._interp.done:
-                    _leaked(a)
+            if a.__class__ is BatchTracer and a._interp is self:
+                ours = True
+                vals.append(a.primal)
+                dims.append(a.bdim)
+                continue
+            if isinstance(a, Tracer) and a._interp.done:
+                _leaked(a)
             vals.append(a)
             dims.append(None)
         if not ours:
@@ -146,10 +145,10 @@ class BatchInterpreter(Interpreter):
             out, d = rule(self.axis_size, vals, dims, **params)
         finally:
             _var.reset(token)
-        if d is None:
-            return out
         if d.__class__ is int:
             return BatchTracer(self, out, d)
+        if d is None:
+            return out
         return [o if k is None else BatchTracer(self, o, k) for o, k in zip(out, d)]
 
     def process_custom(self, cf, args, kwargs):
@@ -436,38 +435,45 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             specs = in_axes
         else:
             specs = (in_axes,) * len(args)
-        leaves, names, axes = [], [], []
+        # every leaf with its axis and where it came from: (argument, leaf number, count)
+        leaves, axes, where, tdefs = [], [], [], []
         for i, (a, spec) in enumerate(zip(args, specs)):
-            axes += _leaf_axes(spec, a, f"argument {i}")
-            ls = tree_flatten(a)[0]
+            ls, td = tree_flatten(a)
+            tdefs.append(td)
+            if spec is None or spec.__class__ is int:
+                axes += [spec] * len(ls)
+            else:
+                axes += _leaf_axes(spec, a, f"argument {i}")
             leaves += ls
-            names += [f"argument {i}" + (f" (leaf {j})" if len(ls) > 1 else "")
-                      for j in range(len(ls))]
+            where += [(i, j, len(ls)) for j in range(len(ls))]
         for k in sorted(kwargs):
-            ls = tree_flatten(kwargs[k])[0]
+            ls, td = tree_flatten(kwargs[k])
+            tdefs.append(td)
             leaves += ls
             axes += [0] * len(ls)
-            names += [f"keyword argument {k!r}" + (f" (leaf {j})" if len(ls) > 1 else "")
-                      for j in range(len(ls))]
+            where += [(repr(k), j, len(ls)) for j in range(len(ls))]
         size, first = axis_size, None
         vals = []
-        for x, ax, name in zip(leaves, axes, names):
+        for k, (x, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 vals.append(x)
                 continue
-            x = x if isinstance(x, ArrayBase) else _as_array(x, name)
-            if x.ndim == 0 or not -x.ndim <= ax < x.ndim:
-                raise ValueError(f"vmap: in_axes {ax} is out of range for {name} of shape "
-                                 f"{x.shape} (rank {x.ndim})")
-            ax %= x.ndim
+            if not isinstance(x, ArrayBase):
+                x = _as_array(x, _leaf_name(where[k]))
+            nd = len(x.shape)
+            if nd == 0 or not -nd <= ax < nd:
+                raise ValueError(f"vmap: in_axes {ax} is out of range for "
+                                 f"{_leaf_name(where[k])} of shape {x.shape} (rank {nd})")
+            if ax < 0:
+                ax += nd
             n = x.shape[ax]
             if size is None:
-                size, first = n, name
+                size, first = n, k
             elif n != size:
                 other = (f"axis_size is {size}" if first is None else
-                         f"{first} has size {size} along its mapped axis")
-                raise ValueError(f"vmap: {name} has size {n} along its mapped axis {ax}, but "
-                                 f"{other}; mapped axes must have one size")
+                         f"{_leaf_name(where[first])} has size {size} along its mapped axis")
+                raise ValueError(f"vmap: {_leaf_name(where[k])} has size {n} along its mapped "
+                                 f"axis {ax}, but {other}; mapped axes must have one size")
             vals.append((x, ax))
         if size is None:
             raise ValueError("vmap: no argument is mapped (every in_axes entry is None); pass "
@@ -476,14 +482,10 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         wrapped = [v if ax is None else BatchTracer(interp, v[0], v[1])
                    for v, ax in zip(vals, axes)]
         it = iter(wrapped)
-        new_args = []
-        for a in args:
-            ls, td = tree_flatten(a)
-            new_args.append(tree_unflatten(td, [next(it) for _ in ls]))
-        new_kwargs = {}
-        for k in sorted(kwargs):
-            ls, td = tree_flatten(kwargs[k])
-            new_kwargs[k] = tree_unflatten(td, [next(it) for _ in ls])
+        new_args = [tree_unflatten(td, [next(it) for _ in range(td.num_leaves)])
+                    for td in tdefs[:len(args)]]
+        new_kwargs = {k: tree_unflatten(td, [next(it) for _ in range(td.num_leaves)])
+                      for k, td in zip(sorted(kwargs), tdefs[len(args):])}
         token = _var.set(interp)
         try:
             out = fun(*new_args, **new_kwargs)
@@ -495,6 +497,13 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     return vmap_f
 
 
+def _leaf_name(w):
+    """How an error names a leaf: ``(argument index or repr of a keyword, leaf, count)``."""
+    arg, j, n = w
+    name = f"argument {arg}" if isinstance(arg, int) else f"keyword argument {arg}"
+    return name + (f" (leaf {j})" if n > 1 else "")
+
+
 def _as_array(x, name):
     try:
         return asarray(x)
@@ -504,7 +513,10 @@ def _as_array(x, name):
 
 def _unbatch_outputs(interp, out, out_axes):
     leaves, td = tree_flatten(out)
-    oaxes = _leaf_axes(out_axes, out, "the output")
+    if out_axes is None or out_axes.__class__ is int:
+        oaxes = [out_axes] * len(leaves)
+    else:
+        oaxes = _leaf_axes(out_axes, out, "the output")
     res = []
     for k, (o, ax) in enumerate(zip(leaves, oaxes)):
         what = "the output" if len(leaves) == 1 else f"output leaf {k}"
