@@ -531,3 +531,24 @@ def test_call_rule_batches_a_called_function(new_primitive):
     outs = nx.vmap(lambda a: bind(call, a, fn=two))(t(XS))
     np.testing.assert_allclose(np.asarray(outs[0]), 2 * XS)
     np.testing.assert_allclose(np.asarray(outs[1]), XS.sum(1))
+
+
+def test_readme_vmap_block_runs():
+    import pathlib
+    import re
+    readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+    block = [b for b in re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+             if "per_example = nx.vmap(nx.grad(loss)" in b]
+    assert len(block) == 1
+    ns = {}
+    exec(block[0], ns)
+    nxm, params, xs, ys = ns["nx"], ns["params"], ns["xs"], ns["ys"]
+    w, b = ns["per_example"]
+    assert w.shape == (8, 3, 2) and b.shape == (8, 2)
+    for i in range(8):
+        gw, gb = nxm.grad(ns["loss"])(params, xs[i], ys[i])
+        np.testing.assert_allclose(np.asarray(w)[i], np.asarray(gw), rtol=1e-13)
+        np.testing.assert_allclose(np.asarray(b)[i], np.asarray(gb), rtol=1e-13)
+    assert ns["noise"].shape == (8, 2)
+    xv = np.asarray(xs)
+    np.testing.assert_allclose(np.asarray(ns["deep"]), np.cos(xv) * xv + np.sin(xv), rtol=1e-13)
