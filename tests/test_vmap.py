@@ -552,3 +552,32 @@ def test_readme_vmap_block_runs():
     assert ns["noise"].shape == (8, 2)
     xv = np.asarray(xs)
     np.testing.assert_allclose(np.asarray(ns["deep"]), np.cos(xv) * xv + np.sin(xv), rtol=1e-13)
+
+
+def test_rule_helpers_for_linalg_and_fft_like_primitives(new_primitive):
+    from nx_rune.autodiff.batch_rules import defaxes, defleading
+    inv = new_primitive("test_inv")
+    inv.def_impl(lambda a: nx.asarray(np.linalg.inv(np.asarray(a))))
+    defleading(inv)
+    solve = new_primitive("test_solve")      # b of shape (n, k): no 1-d special case
+    solve.def_impl(lambda a, b: nx.asarray(np.linalg.solve(np.asarray(a), np.asarray(b))))
+    defleading(solve)
+    fft = new_primitive("test_fftn")
+    fft.def_impl(lambda x, *, axes: nx.asarray(np.fft.fftn(np.asarray(x), axes=axes)))
+    defaxes(fft)
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((4, 3, 3)) + 3 * np.eye(3)
+    Bm = rng.standard_normal((3, 2))
+    got = nx.vmap(lambda a: bind(inv, a), in_axes=1)(t(np.moveaxis(A, 0, 1)))
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.linalg.inv(a) for a in A]),
+                               rtol=1e-12)
+    got = nx.vmap(lambda a, b: bind(solve, a, b), in_axes=(0, None))(t(A), t(Bm))
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.linalg.solve(a, Bm) for a in A]),
+                               rtol=1e-12)
+    got = nx.vmap(lambda b: bind(solve, t(A[0]), b), in_axes=2)(t(np.stack([Bm] * 5, 2)))
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.linalg.solve(A[0], Bm)] * 5),
+                               rtol=1e-12)
+    X3 = rng.standard_normal((2, 4, 5))
+    got = nx.vmap(lambda x: bind(fft, x, axes=(-1,)), in_axes=1)(t(X3))
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.fft.fftn(X3[:, i], axes=(-1,))
+                                                          for i in range(4)]), rtol=1e-12)

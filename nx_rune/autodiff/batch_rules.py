@@ -17,7 +17,10 @@ Helpers make most rules one line:
 * ``defbroadcast(prim)``: elementwise primitives whose operands have one shape (unary, binary,
   ``where``, ``clip``): the batch axes are aligned, unbatched operands broadcast (stride 0).
 * ``defreduction(prim)``: ``axes``/``keepdims`` reductions: the axes shift past the batch axis.
-* ``defaxis(prim, "axis")``: one ``axis`` parameter (scans, sort, argsort).
+* ``defaxis(prim, "axis")``: one ``axis`` parameter (scans, sort, argsort);
+  ``defaxes(prim, "axes")``: a tuple of axes, the output of the operand's rank (FFTs).
+* ``defleading(prim)``: primitives acting on trailing axes and mapping over leading ones
+  (linear algebra): the batch goes first.
 * ``defloop(prim)``: the opt-in fallback for a primitive without a vectorized rule: it is
   applied once per example (the operands sliced, the results stacked): correct, as fast as a
   Python loop.  A user-defined primitive without a rule is never looped silently: vmap raises
@@ -33,8 +36,8 @@ from nx_rune import primitives as P
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 
-__all__ = ["BATCH_RULES", "defbroadcast", "defreduction", "defaxis", "defloop", "defnoarrays",
-           "moveaxis", "batch_at", "loop_rule"]
+__all__ = ["BATCH_RULES", "defbroadcast", "defreduction", "defaxis", "defaxes", "defleading",
+           "defloop", "defnoarrays", "moveaxis", "batch_at", "loop_rule"]
 
 BATCH_RULES = {}
 _scal = Tensor._broadcast_scalar
@@ -166,6 +169,34 @@ def defaxis(prim, name="axis"):
         x, d = args[0], dims[0]
         params[name] = _full_axis(_norm(params[name], x.ndim - 1), d)
         return bind(prim, x, **params), d
+    rule.__name__ = f"batch_{prim.name}"
+    BATCH_RULES[prim] = rule
+    return rule
+
+
+def defaxes(prim, name="axes"):
+    """The rule of a unary ``prim`` acting along the axes (a tuple) given by parameter
+    ``name``, its output of the operand's rank (an FFT over some axes)."""
+    def rule(size, args, dims, **params):
+        x, d = args[0], dims[0]
+        nd = x.ndim - 1
+        params[name] = tuple(_full_axis(_norm(a, nd), d) for a in params[name])
+        return bind(prim, x, **params), d
+    rule.__name__ = f"batch_{prim.name}"
+    BATCH_RULES[prim] = rule
+    return rule
+
+
+def defleading(prim):
+    """The rule of a ``prim`` that acts on its operands' trailing axes and maps over any leading
+    axes (NumPy's linalg functions): batch axes go first, unbatched operands are broadcast to
+    the batch (a stride-0 view); one output or a list of them, each batched along axis 0.  An
+    operand whose rank selects a behaviour (a 1-d right-hand side) needs a rule of its own."""
+    def rule(size, args, dims, **params):
+        out = bind(prim, *[batch_at(a, d, size, 0) for a, d in zip(args, dims)], **params)
+        if isinstance(out, (list, tuple)):
+            return list(out), [0] * len(out)
+        return out, 0
     rule.__name__ = f"batch_{prim.name}"
     BATCH_RULES[prim] = rule
     return rule
