@@ -201,3 +201,24 @@ def test_memory_saved_on_a_deep_chain():
     p_plain, p_ck = _peak(plain, x), _peak(ck, x)
     assert p_plain > 40e6
     assert p_ck * 4 < p_plain, (p_plain, p_ck)     # measured: about 10x less
+
+
+def test_a_value_escaping_the_checkpoint_is_refused_not_lost():
+    kept = []
+
+    def inner(x):
+        y = nx.sin(x)
+        kept.append(y)               # escapes other than as an output
+        return y * 2.0
+
+    def loss(x):
+        out = nx.checkpoint(inner)(x)
+        return nx.sum(out) + nx.sum(kept[-1] ** 2)
+    with pytest.raises(nx.errors.UnexpectedTracerError, match=r"checkpoint\(inner\)"):
+        nx.grad(loss)(X)
+    # unused, the escaped value costs nothing; nested checkpoints work as outputs
+    g = nx.grad(lambda x: nx.sum(nx.checkpoint(inner)(x)))(X)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.cos(np.asarray(X)), rtol=1e-14)
+    g = nx.grad(lambda x: nx.sum(nx.checkpoint(lambda u: nx.checkpoint(inner)(u) * u)(x)))(X)
+    xv = np.asarray(X)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.cos(xv) * xv + 2 * np.sin(xv), rtol=1e-14)

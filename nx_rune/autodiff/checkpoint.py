@@ -14,7 +14,9 @@ again), as a jaxpr is replayed.  Operations that recorded nothing on the tape
 (non-differentiable results, integer results) are kept as constants.  ``custom_vjp`` and
 ``custom_jvp`` calls and nested checkpoints inside ``f`` keep their own residuals.  With
 several reverse-mode levels active (grad of grad), the innermost tape is the one that saves.
-An in-place write inside ``f`` into a value one of its operations saved raises
+A value computed inside ``f`` that escapes other than as an output (a closure, a global)
+makes the backward pass raise ``UnexpectedTracerError`` if a derivative reaches it.  An in-place
+write inside ``f`` into a value one of its operations saved raises
 ``ModifiedInPlaceError`` on the backward pass, as without checkpoint.  Other threads must not
 record on the same tape while ``f`` runs (their entries would be taken for ``f``'s).
 """
@@ -27,7 +29,7 @@ from typing import Any, Callable
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPTracer, NoGradInterpreter, Tape, TapeTracer, Tracer, _Proj,
                                    _saved_values)
-from nx_rune.errors import ModifiedInPlaceError
+from nx_rune.errors import ModifiedInPlaceError, UnexpectedTracerError
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["checkpoint", "remat"]
@@ -110,9 +112,32 @@ def _compress(tape, s, out, name):
     for p, tracer in zip(entry.out_pos, new):
         for setter in found[p]:
             setter(tracer)
+    released = _Released(entry.cf)
     for p in range(s, e):           # the inside's intermediate values are released here
-        entries[p] = None
+        entries[p] = released
     return tree_unflatten(td, leaves)
+
+
+class _Released:
+    """Tape entry of a position inside a checkpointed call after the call: only a value that
+    escaped ``fun`` other than through its outputs (a closure, a global) can still send a
+    cotangent here, and it would be lost, so the backward pass raises."""
+    __slots__ = ("cf",)
+    idxs = ()
+    primals = ()
+
+    def __init__(self, cf):
+        self.cf = cf
+
+    def vjp(self, gs):
+        raise UnexpectedTracerError(
+            f"a value computed inside {self.cf.__name__} was used after it returned without "
+            f"being one of its outputs (kept in a closure, a global or a list?): the "
+            f"checkpoint released it, so its derivative cannot flow back; return it from the "
+            f"checkpointed function instead")
+
+    def jvp(self, ts):
+        return []
 
 
 class _CheckpointEntry:
@@ -144,8 +169,8 @@ class _CheckpointEntry:
         for p in range(s, e):
             ent = entries[p]
             lp = local(p)
-            if ent is None:                       # a leaf (a constant lifted onto the tape)
-                stubs.append(None)
+            if ent is None or ent.__class__ is _Released:   # a lifted constant; released
+                stubs.append(ent)
                 continue
             try:                                  # written in place inside fun after recording
                 tape._check_entry(p, ent)
@@ -157,7 +182,8 @@ class _CheckpointEntry:
                 prim, params, primals, idxs, _ = ent
                 kept = []
                 for v, j in zip(primals, idxs):
-                    if j == 0 or j < s or entries[j] is None:
+                    if j == 0 or j < s or entries[j] is None or \
+                            entries[j].__class__ is _Released:
                         kept.append(v)
                         kept_values.append(v)
                     else:                         # recomputed from the replay
