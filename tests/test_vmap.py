@@ -581,3 +581,60 @@ def test_rule_helpers_for_linalg_and_fft_like_primitives(new_primitive):
     got = nx.vmap(lambda x: bind(fft, x, axes=(-1,)), in_axes=1)(t(X3))
     np.testing.assert_allclose(np.asarray(got), np.stack([np.fft.fftn(X3[:, i], axes=(-1,))
                                                           for i in range(4)]), rtol=1e-12)
+
+
+# -- front-end functions (compositions of primitives) under vmap and vmap(grad) ----------------
+
+_R = np.random.default_rng(7)
+FX = _R.standard_normal((3, 4, 5))
+FV = _R.standard_normal((3, 5))
+FI = _R.integers(0, 4, (3, 2)).astype(np.int32)
+FRONT_END = {
+    "softmax": (lambda x: nx.softmax(x, axis=-1), [FX]),
+    "log_softmax": (lambda x: nx.log_softmax(x, axis=0), [FX]),
+    "logsumexp": (lambda x: nx.logsumexp(x, axis=1), [FX]),
+    "var_std_mean": (lambda x: nx.var(x, axis=0) + nx.std(x) + nx.mean(x, axis=1)[:, None].sum(),
+                     [FX]),
+    "einsum": (lambda x, v: nx.einsum("ij,j->i", x, v), [FX, FV]),
+    "tensordot": (lambda x, v: nx.tensordot(x, v, axes=1), [FX, FV]),
+    "matmul_transpose": (lambda x: x @ x.T, [FX]),
+    "take": (lambda x, i: nx.take(x, i, axis=0), [FX, FI]),
+    "take_along_axis": (lambda x: nx.take_along_axis(x, nx.argsort(x, axis=1), axis=1), [FX]),
+    "advanced_index": (lambda x, i: x[i, 1:3], [FX, FI]),
+    "basic_index": (lambda x: x[::-1, None, 2], [FX]),
+    "at_add": (lambda x, i: x.at[i].add(1.0), [FX, FI]),
+    "sort": (lambda x: nx.sort(x, axis=0), [FX]),
+    "cumsum_cumprod": (lambda x: nx.cumsum(x, axis=1) + nx.cumprod(x, axis=0), [FX]),
+    "clip_where": (lambda x: nx.where(x > 0, nx.clip(x, -0.5, 0.5), x * 0.1), [FX]),
+    "concat_stack": (lambda x, v: nx.concatenate([x, v[None]], axis=0)
+                     + nx.stack([v] * 5, 0).sum(), [FX, FV]),
+    "pad_tile_repeat": (lambda x: nx.pad(x, ((1, 0), (0, 2)))[:, :2].sum()
+                        + nx.tile(x, (2, 1)).sum() + nx.repeat(x, 2, axis=1), [FX]),
+    "roll_flip_diff": (lambda x: nx.diff(nx.roll(x, 2, axis=1) * nx.flip(x, 0), axis=1), [FX]),
+    "outer_kron_cross": (lambda v: nx.outer(v, v) + nx.kron(v[:2], v[:2]).sum()
+                         + nx.cross(v[:3], v[2:]).sum(), [FV]),
+    "max_argmax": (lambda x: nx.max(x, axis=1) + nx.astype(nx.argmax(x, axis=0), x.dtype).sum(),
+                   [FX]),
+    "conv2d": (lambda x: nx.conv2d(x[None, None], nx.ones((1, 1, 2, 2), nx.float64)), [FX]),
+    "trace_diagonal": (lambda x: nx.trace(x[:, :4]) + nx.diagonal(x).sum(), [FX]),
+    "interp": (lambda v: nx.interp(v, nx.linspace(-3, 3, 7), nx.sin(nx.linspace(-3, 3, 7))),
+               [FV]),
+    "sinc_hypot": (lambda x: nx.sinc(x) + nx.hypot(x, 1.0), [FX]),
+    "median_quantile": (lambda x: nx.median(x, axis=0) + nx.quantile(x, 0.3, axis=1)[:, None],
+                        [FX]),
+    "nanmax": (lambda x: nx.nanmax(x, axis=0), [FX]),
+    "polyval_average": (lambda v: nx.polyval(v, 0.5) + nx.average(v, weights=nx.arange(1.0, 6.0)),
+                        [FV]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRONT_END))
+def test_front_end_functions_under_vmap(name):
+    f, args = FRONT_END[name]
+    got = nx.vmap(f)(*[nx.asarray(a) for a in args])
+    want = stack([f(*[nx.asarray(a[i]) for a in args]) for i in range(3)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+    g = nx.grad(lambda *a: nx.sum(f(*a)))
+    got = nx.vmap(g)(*[nx.asarray(a) for a in args])
+    want = stack([g(*[nx.asarray(a[i]) for a in args]) for i in range(3)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
