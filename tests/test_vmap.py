@@ -638,3 +638,36 @@ def test_front_end_functions_under_vmap(name):
     got = nx.vmap(g)(*[nx.asarray(a) for a in args])
     want = stack([g(*[nx.asarray(a[i]) for a in args]) for i in range(3)])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+
+def test_deep_compositions_match_loops():
+    A = np.random.default_rng(4).standard_normal((2, 3, 4))
+    f = lambda x: nx.sum(nx.sin(x) * nx.max(x) * x)  # noqa: E731
+    got = nx.vmap(nx.vmap(nx.hessian(f)))(t(A))
+    want = np.stack([stack([nx.hessian(f)(t(A[i, j])) for j in range(3)]) for i in range(2)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-13)
+
+    def inner(x):                      # per-example gradients inside a jvp inside a vmap
+        return nx.sum(nx.vmap(nx.grad(f))(x) ** 2)
+
+    def one(b):
+        return nx.jvp(inner, (b,), (nx.ones_like(b),))[1]
+    got = nx.grad(lambda B: nx.sum(nx.vmap(one)(B)))(t(A))
+    want = stack([nx.grad(one)(t(A[i])) for i in range(2)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+    g = lambda v: nx.tanh(v) * v[0]  # noqa: E731
+    got = nx.jacrev(lambda B: nx.vmap(nx.jacfwd(g))(B))(t(A[0]))
+    want = np.zeros((3, 4, 4, 3, 4))
+    for i in range(3):
+        want[i, :, :, i, :] = np.asarray(nx.jacrev(nx.jacfwd(g))(t(A[0, i])))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-15)
+
+    # no_grad and custom rules at the bottom of two vmaps and a grad
+    def k(x):
+        with nx.no_grad():
+            s = nx.sum(x)
+        return nx.sum(soft(x) * s)
+    got = nx.vmap(nx.vmap(nx.grad(k)))(t(A))
+    want = 1.5 / (1 + np.exp(-A)) * A.sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
