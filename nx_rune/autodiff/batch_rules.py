@@ -123,15 +123,19 @@ def _empty_batch(out):
 
 # -- rule makers --------------------------------------------------------------------------------
 
-def defbroadcast(prim):
-    """The rule of an elementwise ``prim`` whose operands share one shape: batched operands
-    keep the first batched operand's batch axis (others are moved there), unbatched ones are
-    broadcast to the batch (a stride-0 view), and the primitive is bound once."""
-    def rule(size, args, dims, **params):
-        if len(dims) == 1:
-            d = dims[0]
-        else:
-            d = dims[0]
+class BroadcastRule:
+    """The rule ``defbroadcast`` makes (a class, so that vmap's interpreter can run the common
+    case, every operand batched along one axis, without calling it)."""
+    __slots__ = ("prim", "__name__")
+
+    def __init__(self, prim):
+        self.prim = prim
+        self.__name__ = f"batch_{prim.name}"
+
+    def __call__(self, size, args, dims, **params):
+        prim = self.prim
+        d = dims[0]
+        if len(dims) > 1:
             if d is None:
                 for d in dims:
                     if d is not None:
@@ -144,8 +148,13 @@ def defbroadcast(prim):
         if P._interpreter.get() is None and impl is not None:   # the parent is no transformation
             return impl(*args, **params), d
         return bind(prim, *args, **params), d
-    rule.__name__ = f"batch_{prim.name}"
-    BATCH_RULES[prim] = rule
+
+
+def defbroadcast(prim):
+    """The rule of an elementwise ``prim`` whose operands share one shape: batched operands
+    keep the first batched operand's batch axis (others are moved there), unbatched ones are
+    broadcast to the batch (a stride-0 view), and the primitive is bound once."""
+    BATCH_RULES[prim] = rule = BroadcastRule(prim)
     return rule
 
 

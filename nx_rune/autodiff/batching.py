@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.batch_rules import BATCH_RULES, batch_at, moveaxis
+from nx_rune.autodiff.batch_rules import BATCH_RULES, BroadcastRule, batch_at, moveaxis
 from nx_rune.autodiff.core import Interpreter, Tracer, _leaked, bind_at, concrete
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.pytree import tree_flatten_up_to
@@ -134,6 +134,17 @@ class BatchInterpreter(Interpreter):
         if not ours:
             return bind_at(self.parent, prim, args, params)
         rule = BATCH_RULES.get(prim)
+        if rule.__class__ is BroadcastRule and self.parent is None:
+            # the common case inline: an elementwise op with every operand batched along one
+            # axis, computed by the implementation
+            d = dims[0]
+            for k in dims:
+                if k != d:
+                    break
+            else:
+                impl = prim.impl
+                if impl is not None:
+                    return BatchTracer(self, impl(*vals, **params), d)
         if rule is None:
             raise NotImplementedError(
                 f"vmap: no batching rule for primitive {prim.name}; register one in "
