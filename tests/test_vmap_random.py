@@ -163,3 +163,10 @@ def test_samplers_keep_their_signatures():
     assert list(inspect.signature(nxr.uniform).parameters) == ["key", "shape", "dtype", "minval",
                                                                "maxval"]
     assert nxr.uniform.__name__ == "uniform" and "Uniform floats" in nxr.uniform.__doc__
+
+
+def test_leaked_batched_key_is_refused():
+    box = []
+    nx.vmap(lambda k: box.append(k) or k)(nxr.split(K(0), 2))
+    with pytest.raises(nx.errors.UnexpectedTracerError, match="finished vmap"):
+        nxr.uniform(box[0], (2,))

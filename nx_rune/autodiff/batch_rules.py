@@ -37,7 +37,7 @@ from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 
 __all__ = ["BATCH_RULES", "defbroadcast", "defreduction", "defaxis", "defaxes", "defleading",
-           "defloop", "defnoarrays", "moveaxis", "batch_at", "loop_rule"]
+           "defloop", "defnoarrays", "moveaxis", "batch_at", "loop_rule", "BroadcastRule"]
 
 BATCH_RULES = {}
 _scal = Tensor._broadcast_scalar

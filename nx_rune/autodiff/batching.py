@@ -219,7 +219,7 @@ def batched_call(fn, leaves, treedef, dims, size, name="vmap"):
 
 def _out_leaf(interp, o, axis):
     """Output ``o`` of ``interp``'s function as a value of the parent level with its batch at
-    ``axis`` (None: must be unbatched)."""
+    ``axis`` (an unbatched output is broadcast along it)."""
     if isinstance(o, Tracer) and o._interp is interp:
         return moveaxis(o.primal, o.bdim, axis)
     return batch_at(o, None, interp.axis_size, axis)
@@ -312,7 +312,7 @@ def map_concrete(fn, args, kwargs):
     if level is None:
         return fn(*args, **kwargs)
     if level.done:
-        raise ValueError("map_concrete: a value of a finished vmap")
+        _leaked(next(v for v in values if batch_level(v) is level))
     stripped = []
     for v in values:
         c = concrete(v) if isinstance(v, Tracer) else v
