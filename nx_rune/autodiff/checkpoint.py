@@ -15,7 +15,8 @@ again), as a jaxpr is replayed.  Operations that recorded nothing on the tape
 ``custom_jvp`` calls and nested checkpoints inside ``f`` keep their own residuals.  With
 several reverse-mode levels active (grad of grad), the innermost tape is the one that saves.
 A value computed inside ``f`` that escapes other than as an output (a closure, a global)
-makes the backward pass raise ``UnexpectedTracerError`` if a derivative reaches it.  An in-place
+makes the backward pass raise ``UnexpectedTracerError`` if a derivative reaches it (a forward
+replay by ``linearize`` gives such a value no tangent: return it from ``f`` instead).  An in-place
 write inside ``f`` into a value one of its operations saved raises
 ``ModifiedInPlaceError`` on the backward pass, as without checkpoint.  Other threads must not
 record on the same tape while ``f`` runs (their entries would be taken for ``f``'s).
