@@ -23,6 +23,7 @@ returns Tensors. Sampling works on concrete values: nothing here is differentiab
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import Sequence
@@ -33,6 +34,7 @@ from nx_rune import primitives as _P
 from nx_rune.config import x64_enabled
 from nx_rune.dtypes import default_float, default_int
 from nx_rune._kernels import threefry as _K
+from nx_rune.autodiff import batching as _batching
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -731,3 +733,26 @@ def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:
     if carr.dtype != _U32:
         raise TypeError(f"count must have dtype uint32, got {carr.dtype}")
     return _P.bind(_P.threefry_p, _out(karr), _out(carr))
+
+
+# ---------------------------------------------------------------------------------------------
+# WP-vmap: under nx.vmap, keys (and bounds, probabilities, logits, ...) batched by it
+# ---------------------------------------------------------------------------------------------
+
+def _over_batch(fn):
+    """``fn`` (a sampler on concrete values) that, given values batched by ``nx.vmap``, runs
+    once per example (a batched argument sliced, the others shared) and stacks the results:
+    key by key what ``jax.vmap`` of the sampler gives, bit for bit where ``fn`` is."""
+    @functools.wraps(fn)
+    def sampler(*args, **kwargs):
+        for v in (*args, *kwargs.values()):
+            if isinstance(v, ArrayBase) and not isinstance(v, Tensor) \
+                    and _batching.batch_level(v) is not None:
+                return _batching.map_concrete(sampler, args, kwargs)
+        return fn(*args, **kwargs)
+    return sampler
+
+
+for _name in __all__:
+    globals()[_name] = _over_batch(globals()[_name])
+del _name

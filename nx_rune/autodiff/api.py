@@ -26,6 +26,7 @@ import numpy as np
 from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.autodiff.batching import vmap
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
                                    is_inexact)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
@@ -541,36 +542,50 @@ def _check_jac_outputs(outs, fname, holomorphic, real_only):
             raise TypeError(f"{fname} requires float outputs, got dtype {o.dtype}")
 
 
-def _basis(xs, k):
-    """Tangents (one per leaf of xs, flattened order) that are the k-th unit vector."""
+def _basis(xs, n):
+    """The n unit tangents of the leaves ``xs`` (n = their total size), stacked: one array per
+    leaf, of shape ``(n,) + x.shape`` and x's dtype (row k is the k-th unit vector)."""
     out, off = [], 0
     for x in xs:
-        n = x.size
-        if off <= k < off + n:
-            e = np.zeros(n, x.dtype)
-            e[k - off] = 1
-            out.append(Tensor._wrap(e.reshape(x.shape)))
-        else:
-            out.append(ops.zeros_like_t(x))
-        off += n
+        e = np.zeros((n, x.size), x.dtype)
+        e[np.arange(off, off + x.size), np.arange(x.size)] = 1
+        out.append(Tensor._wrap(e.reshape((n,) + x.shape)))
+        off += x.size
     return out
 
 
-def _stack_last(cols, shape, dtype):
-    """Columns (each of ``shape``) stacked along a new last axis."""
-    if not cols:
-        return zeros(tuple(shape) + (0,), dtype)
-    return ops.stack(cols, axis=-1)
+def _blocks(rows, outs, per):
+    """The Jacobian blocks from ``rows``: for each output leaf o and input leaf x, an array of
+    shape ``o.shape + x.shape`` from ``rows[i][j]`` (input leaf j's entries for output leaf i,
+    shaped ``o.shape + (x.size,)``)."""
+    res = []
+    for o, row in zip(outs, rows):
+        parts, j = [], 0
+        for xs, td in per:
+            leaves = []
+            for x in xs:
+                leaves.append(ops.reshape(row[j], o.shape + x.shape))
+                j += 1
+            parts.append(tree_unflatten(td, leaves))
+        res.append(parts)
+    return res
+
+
+class _Shape:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
 
 
 def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: for each output leaf of shape So and input leaf of shape
     Si, an array of shape So + Si, in a pytree (output structure outside, the argument's
-    structure, a tuple for tuple argnums, inside).  f is recorded once (``linearize``), then
-    swept once per input element.  Inputs must be real floats (outputs may be complex), or,
-    with ``holomorphic=True``, inputs and outputs complex (the result is ``f'(z)``), as in
-    JAX."""
+    structure, a tuple for tuple argnums, inside).  One batched pass: ``vmap`` of ``jvp`` over
+    the n unit tangents of the inputs (n = their total size).  Inputs must be real floats
+    (outputs may be complex), or, with ``holomorphic=True``, inputs and outputs complex (the
+    result is ``f'(z)``), as in JAX."""
     _check_callable(f, "jacfwd")
     holomorphic = _check_flag(holomorphic, "holomorphic", "jacfwd")
 
@@ -581,28 +596,28 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         flat = [x for xs, _ in per for x in xs]
         n = sum(x.size for x in flat)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
-        # one recorded evaluation, then one tangent sweep per input element
-        out, f_jvp = linearize(g, *primals)
-        ol, out_td = tree_flatten(out)
-        outs = [_arr(o, "jacfwd") for o in ol]
-        _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
-        cols = []
-        for k in range(n):
-            basis = iter(_basis(flat, k))
+        if n == 0:     # no direction to push: the Jacobian is empty
+            ol, out_td = tree_flatten(g(*primals))
+            outs = [_arr(o, "jacfwd") for o in ol]
+            _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
+            cols = [zeros(o.shape + (0,), o.dtype) for o in outs]
+        else:
+            basis = iter(_basis(flat, n))
             tans = tuple(tree_unflatten(td, [next(basis) for _ in xs]) for xs, td in per)
-            cols.append([_arr(t, "jacfwd") for t in tree_flatten(f_jvp(*tans))[0]])
-        res = []
-        for j, o in enumerate(outs):
-            full = _stack_last([c[j] for c in cols], o.shape, o.dtype)
-            parts, off = [], 0
-            for xs, td in per:
-                leaves = []
-                for x in xs:
-                    piece = ops.shrink(full, [(0, d) for d in o.shape] + [(off, off + x.size)])
-                    leaves.append(ops.reshape(piece, o.shape + x.shape))
-                    off += x.size
-                parts.append(tree_unflatten(td, leaves))
-            res.append(parts[0] if single else tuple(parts))
+            push = vmap(lambda *t: jvp(g, primals, t)[1])
+            ol, out_td = tree_flatten(push(*tans))
+            # (n,) + So -> So + (n,)
+            cols = [ops.moveaxis(_arr(c, "jacfwd"), 0, -1) for c in ol]
+            outs = [_Shape(c.shape[:-1], c.dtype) for c in cols]
+            _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
+        rows = []
+        for c, o in zip(cols, outs):
+            row, off = [], 0
+            for x in flat:
+                row.append(ops.shrink(c, [(0, d) for d in o.shape] + [(off, off + x.size)]))
+                off += x.size
+            rows.append(row)
+        res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
         return tree_unflatten(out_td, res)
 
     return jacfwd_f
@@ -610,10 +625,11 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
            holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian by reverse mode (one forward pass, one backward pass per output element);
-    same layout as ``jacfwd``.  Outputs must be real floats (inputs may be complex: rows are
-    ``grad``'s, JAX's convention), or, with ``holomorphic=True``, inputs and outputs complex
-    (the result is ``f'(z)``), as in JAX."""
+    """The Jacobian by reverse mode: one forward pass, then one batched backward pass
+    (``vmap`` of the VJP over the m unit cotangents of the outputs); same layout as
+    ``jacfwd``.  Outputs must be real floats (inputs may be complex: rows are ``grad``'s, JAX's
+    convention), or, with ``holomorphic=True``, inputs and outputs complex (the result is
+    ``f'(z)``), as in JAX."""
     _check_callable(f, "jacrev")
     holomorphic = _check_flag(holomorphic, "holomorphic", "jacrev")
 
@@ -627,27 +643,20 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         outs = [_arr(o, "jacrev") for o in ol]
         _check_jac_outputs(outs, "jacrev", holomorphic, real_only=True)
         m = sum(o.size for o in outs)
-        rows = []
-        for k in range(m):
-            cts = _basis(outs, k)
-            ct_tree = vjp_fn(tree_unflatten(out_td, cts))
-            rows.append([leaf for tree in ct_tree for leaf in tree_flatten(tree)[0]])
-        res, off = [], 0
+        flat = [x for xs, _ in per for x in xs]
+        if m == 0:
+            grads = [zeros((0,) + x.shape, x.dtype) for x in flat]
+        else:
+            cts = tree_unflatten(out_td, _basis(outs, m))
+            grads = [leaf for tree in vmap(vjp_fn)(cts) for leaf in tree_flatten(tree)[0]]
+        # (m,) + Si: the rows of output leaf i are m's slice [off, off + size)
+        rows, off = [], 0
         for o in outs:
-            parts, idx = [], 0
-            for xs, td in per:
-                leaves = []
-                for x in xs:
-                    r = [rows[k][idx] for k in range(off, off + o.size)]
-                    if r:
-                        block = ops.stack(r, axis=0)
-                    else:
-                        block = zeros((0,) + x.shape, x.dtype)
-                    leaves.append(ops.reshape(block, o.shape + x.shape))
-                    idx += 1
-                parts.append(tree_unflatten(td, leaves))
-            res.append(parts[0] if single else tuple(parts))
+            rows.append([ops.reshape(ops.shrink(gx, [(off, off + o.size)] +
+                                                [(0, d) for d in gx.shape[1:]]),
+                                     (o.size, x.size)) for gx, x in zip(grads, flat)])
             off += o.size
+        res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
         return tree_unflatten(out_td, res)
 
     return jacrev_f

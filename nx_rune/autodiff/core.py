@@ -54,8 +54,14 @@ def is_inexact(dtype):
 
 
 def concrete(x):
-    """The concrete Tensor under any number of tracer levels (x itself when not a tracer)."""
+    """The concrete Tensor under any number of tracer levels (x itself when not a tracer).
+
+    A value batched by ``vmap`` has no single concrete Tensor: for it the result is a batch
+    tracer (``batching.BatchTracer``) whose value has every differentiating level stripped, so
+    that ``stop_gradient`` and ``no_grad`` keep the batch and drop only the derivatives."""
     while isinstance(x, Tracer):
+        if x._batched:
+            return x._stopped()
         x = x.primal
     return x
 
@@ -127,18 +133,26 @@ class Tracer(ArrayBase):
     ``TracerArrayConversionError``: NumPy would compute outside the transformation, and a
     derivative through its result would silently be zero."""
     __slots__ = ("_interp", "primal", "shape", "dtype")
+    _batched = False   # True for the tracers of vmap (batching.BatchTracer)
 
     def _concrete(self):
-        return concrete(self)
+        c = concrete(self)
+        if isinstance(c, Tracer):   # batched by vmap: one value per example
+            return c._concrete()    # raises ConcretizationTypeError
+        return c
 
     def _concrete_tensor(self):
-        return concrete(self)
+        c = concrete(self)
+        return None if isinstance(c, Tracer) else c
 
     def _to_numpy(self, what):
         """The values as an ndarray once the transformation has finished (a leaked tracer: no
         derivative can be lost any more); TracerArrayConversionError while it runs."""
+        c = concrete(self)
+        if isinstance(c, Tracer):   # batched by vmap: never one array of this shape
+            return c._to_numpy(what)
         if self._interp.done:
-            return concrete(self)._np()
+            return c._np()
         raise TracerArrayConversionError(
             f"{what} of a value traced by {self._interp.name} (shape {self.shape}, dtype "
             f"{self.dtype}): NumPy would compute outside the transformation, so derivatives "
@@ -188,8 +202,13 @@ class Tracer(ArrayBase):
     def __repr__(self):
         interp = self._interp
         state = ", finished" if interp.done else ""
+        c = concrete(self)
+        if isinstance(c, Tracer):   # batched by vmap: the values of every example
+            value = f"batched values={np.array2string(c._batched_np())}"
+        else:
+            value = f"value={np.array2string(c._np())}"
         return (f"{type(self).__name__}({interp.name}{state}, shape={self.shape}, "
-                f"dtype={self.dtype}, value={np.array2string(concrete(self)._np())})")
+                f"dtype={self.dtype}, {value})")
 
     __str__ = __repr__
 
@@ -603,14 +622,34 @@ class JVPInterpreter(Interpreter):
 # -- no_grad -----------------------------------------------------------------------------------
 
 class NoGradInterpreter(Interpreter):
-    """Every op runs on concrete values: no enclosing transformation sees it."""
-    __slots__ = ()
+    """Every op runs on concrete values: no enclosing transformation sees it.  Values batched
+    by an enclosing ``vmap`` stay batched (``below``: the interpreter that was active when the
+    block started; only its vmap levels are still used, to batch the ops)."""
+    __slots__ = ("below",)
 
     def __init__(self):
         Interpreter.__init__(self, "no_grad", None)
+        self.below = _var.get()
 
     def process(self, prim, args, params):
+        args = [concrete(a) for a in args]
+        for a in args:
+            if isinstance(a, Tracer):
+                return _batched_no_grad(prim, args, params)
         impl = prim.impl
         if impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return impl(*[concrete(a) for a in args], **params)
+        return impl(*args, **params)
+
+
+def _batched_no_grad(prim, args, params):
+    """``prim`` under no_grad on operands of which some are batched by vmap (stripped of every
+    differentiating level by ``concrete``): the innermost of their vmap levels batches it."""
+    inner = None
+    for a in args:
+        if isinstance(a, Tracer):
+            if a._interp.done:
+                _leaked(a)
+            if inner is None or _encloses(inner, a._interp):
+                inner = a._interp
+    return inner.process(prim, args, params)

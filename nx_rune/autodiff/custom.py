@@ -198,6 +198,9 @@ class _Custom:
             vals = [JVPTracer(interp, o, t) if t is not None and _diff(o) else o
                     for o, t in zip(outs, touts)]
             return tree_unflatten(entry.out_td, vals)
+        batch = getattr(interp, "process_custom", None)   # vmap (autodiff/batching.py)
+        if batch is not None:
+            return batch(self, args, kwargs)
         raise TypeError(f"{type(self).__name__}: unsupported transformation {interp!r}")
 
     def __get__(self, obj, objtype=None):

@@ -46,6 +46,7 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.autodiff import batched_values
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 
@@ -185,15 +186,27 @@ def _c(value, like):
 
 
 def _const(arr, like):
-    """A constant Tensor from a NumPy array, in ``like``'s dtype."""
-    return Tensor._wrap(_carr(arr, dtype=like.dtype))
+    """A constant Tensor from a NumPy array, in ``like``'s dtype (batched under vmap when
+    ``arr`` has the leading batch axes of ``_val``)."""
+    return batched_values.constant(_carr(arr, dtype=like.dtype), like.ndim)
+
+
+def _mask(arr, like):
+    """A constant from a NumPy array of any dtype with ``like``'s axes (see ``_const``)."""
+    return batched_values.constant(_carr(arr), like.ndim)
 
 
 def _val(x):
-    """The concrete values of x (a Tensor or a tracer at any depth) as an ndarray."""
+    """The concrete values of x (a Tensor or a tracer at any depth) as an ndarray.  Under
+    ``vmap(grad(...))`` a primal is batched: then the array has one leading axis per active
+    vmap level (size 1 where x is not batched; see autodiff/batched_values.py), and a rule
+    that reduces over x's axes shifts them by ``arr.ndim - x.ndim``."""
     if isinstance(x, np.ndarray):
         return x
-    return x._concrete_tensor()._np()
+    t = x._concrete_tensor()
+    if t is None:
+        return batched_values.values(x)
+    return t._np()
 
 
 def _zeros(like):
@@ -272,12 +285,16 @@ def _scatter(template, indices, updates, axis, mode):
 
 
 def _cv(x):
-    """x's concrete values as a Tensor (a constant at every level)."""
-    return Tensor._wrap(_carr(_val(x)))
+    """x's concrete values as a Tensor (a constant at every level but vmap's)."""
+    return _mask(_val(x), x)
 
 
 def _eval(prim, *args, **params):
-    """``prim`` applied to concrete Tensors, for constants (no transformation sees it)."""
+    """``prim`` applied to concrete Tensors, for constants (no transformation sees it; under
+    vmap, constants batched by it are batched)."""
+    for a in args:
+        if not isinstance(a, Tensor):
+            return bind(prim, *args, **params)
     return prim.impl(*args, **params)
 
 
@@ -366,7 +383,7 @@ def _pow_dbase(ans, a, b):
     av, bv = _val(a), _val(b)
     sing = (av == 0) & (bv == 0)
     if sing.any():
-        a = bind(P.where_p, Tensor._wrap(_carr(sing)), _c(1, a), a)
+        a = bind(P.where_p, _mask(sing, a), _c(1, a), a)
     return _mul(b, bind(P.pow_p, a, _add(b, _c(-1, b))))
 
 
@@ -374,7 +391,7 @@ def _pow_dexp(ans, a, b):
     """d a**b / db = a**b * log(a), with 0 where a == 0 (nan for a < 0: not differentiable)."""
     zero = _val(a) == 0
     if zero.any():
-        a = bind(P.where_p, Tensor._wrap(_carr(zero)), _c(1, a), a)
+        a = bind(P.where_p, _mask(zero, a), _c(1, a), a)
     return _mul(ans, bind(P.log_p, a))
 
 
@@ -553,9 +570,10 @@ def _max_share(x, ans, axes, keepdims):
     xv = _val(x)
     av = _val(ans)
     if not keepdims:
-        av = av.reshape(_keep_shape(x.shape, axes))
+        av = av.reshape(av.shape[:av.ndim - ans.ndim] + _keep_shape(x.shape, axes))
     mask = (xv == av)
-    count = mask.sum(axis=axes, keepdims=True)
+    nb = mask.ndim - x.ndim     # vmap's leading batch axes (see _val)
+    count = mask.sum(axis=tuple(a + nb for a in axes), keepdims=True)
     return _const(mask / np.maximum(count, 1), x)
 
 
@@ -645,8 +663,9 @@ def _scan_extremum_plan(x, ans, axis):
     a plateau starts where it changes; on a plateau its derivative is split equally between
     the positions so far that attain it ('records').  Returns (record mask, 1/count, start of
     each position's plateau, start of the next plateau after each position) along axis."""
-    xv = np.moveaxis(_val(x), axis, -1)
-    yv = np.moveaxis(_val(ans), axis, -1)
+    xv, yv = _val(x), _val(ans)
+    xv = np.moveaxis(xv, axis + xv.ndim - x.ndim, -1)   # past vmap's batch axes (see _val)
+    yv = np.moveaxis(yv, axis + yv.ndim - x.ndim, -1)
     n = xv.shape[-1]
     rec = xv == yv
     new = np.ones(yv.shape, dtype=bool)
@@ -659,9 +678,9 @@ def _scan_extremum_plan(x, ans, axis):
     marks = np.where(new, pos, n)
     nxt = np.full(yv.shape, n, dtype=np.int64)
     nxt[..., :-1] = np.flip(np.minimum.accumulate(np.flip(marks[..., 1:], -1), axis=-1), -1)
-    back = lambda a: _carr(np.moveaxis(a, -1, axis))  # noqa: E731
-    return (back(rec), back(1.0 / np.maximum(count, 1)), back(start.astype(np.int64)),
-            back(nxt))
+    back = lambda a: _carr(np.moveaxis(a, -1, axis + a.ndim - x.ndim))  # noqa: E731
+    return (back(rec), back(1.0 / np.maximum(count, 1)), _mask(back(start.astype(np.int64)), x),
+            _mask(back(nxt), x))
 
 
 def _scan_extremum_vjp(g, ans, x, axis):
@@ -669,7 +688,7 @@ def _scan_extremum_vjp(g, ans, x, axis):
     r = _revcumsum(_mul(g, _const(inv, g)), axis)
     cfg = [(0, 0)] * g.ndim
     cfg[axis] = (0, 1)
-    tail = _gather(ops.pad(r, cfg), Tensor._wrap(nxt), axis)
+    tail = _gather(ops.pad(r, cfg), nxt, axis)
     return _mul(_const(rec, g), _add(r, bind(P.neg_p, tail)))
 
 
@@ -677,7 +696,7 @@ def _scan_extremum_jvp(t, ans, x, axis):
     rec, inv, start, _ = _scan_extremum_plan(x, ans, axis)
     u = _mul(t, _const(rec, t))
     c = _scan(u, axis, "sum")
-    before = _gather(_add(c, bind(P.neg_p, u)), Tensor._wrap(start), axis)
+    before = _gather(_add(c, bind(P.neg_p, u)), start, axis)
     return _mul(_add(c, bind(P.neg_p, before)), _const(inv, t))
 
 
@@ -790,8 +809,8 @@ def _scatter_derivs(template, indices, updates, ans, axis, mode):
         if not zero.any():
             full = _scatter(_scal(1, template.dtype, template.shape), indices, ub, axis, "mul")
             return full, _div(_gather(ans, indices, axis), ub)
-        safe = bind(P.where_p, Tensor._wrap(_carr(zero)), _c(1, ub), ub)
-        zt = Tensor._wrap(_carr(zero, dtype=np.int64))
+        safe = bind(P.where_p, _mask(zero, ub), _c(1, ub), ub)
+        zt = _mask(zero.astype(np.int64), ub)
         idx = _cv(indices)
         zcount = _eval(P.scatter_p, Tensor._wrap(np.zeros(template.shape, np.int64)), idx,
                        zt, axis=axis, mode="add")
@@ -805,10 +824,10 @@ def _scatter_derivs(template, indices, updates, ans, axis, mode):
     tv, av, uv = _val(template), _val(ans), _val(ub)
     at = _val(_eval(P.gather_p, _cv(ans), idx, axis=axis))
     hit_u = uv == at
-    cnt = _val(_eval(P.scatter_p, Tensor._wrap((tv == av).astype(np.int64)), idx,
-                     Tensor._wrap(hit_u.astype(np.int64)), axis=axis, mode="add"))
+    cnt = _val(_eval(P.scatter_p, _mask((tv == av).astype(np.int64), template), idx,
+                     _mask(hit_u.astype(np.int64), ub), axis=axis, mode="add"))
     cnt = np.maximum(cnt, 1)
-    cnt_u = _val(_eval(P.gather_p, Tensor._wrap(cnt), idx, axis=axis))
+    cnt_u = _val(_eval(P.gather_p, _mask(cnt, template), idx, axis=axis))
     return _const((tv == av) / cnt, template), _const(hit_u / cnt_u, template)
 
 
@@ -950,7 +969,7 @@ def _sqrt(x):
 
 def _where_const(mask, a, b):
     """where(mask, a, b) with a NumPy bool mask (a constant)."""
-    return bind(P.where_p, Tensor._wrap(_carr(mask)), a, b)
+    return bind(P.where_p, _mask(mask, a), a, b)
 
 
 def _safe_nonzero(t):
