@@ -1,9 +1,12 @@
 """Train a 64-32-10 MLP on scikit-learn's bundled digits with nx.value_and_grad and Adam.
 
-    python examples/train_mlp.py [--epochs 30] [--plot loss.png]
+    python examples/train_mlp.py [--epochs 30] [--plot loss.png] [--no-progress]
 
-The weights are initialised with nx.random; Adam is written with nx ops.  Prints the test
-accuracy at the end (about 95-97 %).
+The weights are initialised with nx.random and updated by nx.optimizers.adam.  One progress bar
+counts the steps of the whole run (23 per epoch), then a final line gives the last epoch's mean
+training loss and the accuracy on the 360 held-out digits: with the defaults,
+"final training loss 0.0205; test accuracy 98.3 %" (96.4-98.3 % for seeds 0-4, which
+also choose the split).
 """
 import argparse
 import math
@@ -49,53 +52,52 @@ def loss_fn(params, x, onehot):
     return -nx.mean(nx.sum(onehot * logp, axis=-1))
 
 
-def adam_init(params):
-    zeros = {k: nx.zeros_like(v) for k, v in params.items()}
-    return {"m": zeros, "v": dict(zeros), "t": 0}
-
-
-def adam_step(params, grads, state, lr=1e-2, b1=0.9, b2=0.999, eps=1e-8):
-    """One Adam update; returns (params, state)."""
-    t = state["t"] + 1
-    m = {k: b1 * state["m"][k] + (1 - b1) * g for k, g in grads.items()}
-    v = {k: b2 * state["v"][k] + (1 - b2) * g * g for k, g in grads.items()}
-    correction = math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
-    new = {k: p - lr * correction * m[k] / (nx.sqrt(v[k]) + eps) for k, p in params.items()}
-    return new, {"m": m, "v": v, "t": t}
-
-
 def accuracy(params, x, y):
+    """Fraction of rows of x (n, 64) whose arg-max logit equals the label y (n,)."""
     return float(np.mean(nx.argmax(forward(params, nx.asarray(x)), axis=-1).numpy() == y))
 
 
 def train(epochs=30, batch_size=64, lr=1e-2, seed=0, progress=True):
-    """Train and return (params, losses per epoch, test accuracy)."""
+    """Train with Adam and return (params, mean training loss per epoch, test accuracy).
+
+    One progress bar counts every step of the run; it shows the latest batch loss and the mean
+    loss of the last epoch completed.
+    """
     from tqdm import tqdm
 
     (x_train, y_train), (x_test, y_test) = load_data(seed)
     onehot = np.eye(10, dtype=np.float32)[y_train]
-    key = nx.random.key(seed)
-    params = init_params(key)
-    state = adam_init(params)
+    params = init_params(nx.random.key(seed))
+    opt = nx.optimizers.adam(lr)
+    state = opt.init(params)
     step = nx.value_and_grad(loss_fn)
     rng = np.random.default_rng(seed)
+    steps_per_epoch = math.ceil(len(x_train) / batch_size)
     losses = []
-    for epoch in range(epochs):
-        order = rng.permutation(len(x_train))
-        batches = range(0, len(order), batch_size)
-        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{epochs}", leave=False, disable=not progress)
-        total = 0.0
-        for start in bar:
-            idx = order[start:start + batch_size]
-            loss, grads = step(params, nx.asarray(x_train[idx]), nx.asarray(onehot[idx]))
-            params, state = adam_step(params, grads, state, lr)
-            total += float(loss) * len(idx)
-            bar.set_postfix(loss=f"{float(loss):.4f}")
-        losses.append(total / len(x_train))
+    shown = {}
+    # The bar is updated by hand: set_postfix on a bar that wraps an iterable redraws the count
+    # the iterator last published, which lags behind (it stayed at 0/23 for whole epochs).
+    with tqdm(total=epochs * steps_per_epoch, unit="step", disable=not progress) as bar:
+        for epoch in range(epochs):
+            order = rng.permutation(len(x_train))
+            total = 0.0
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                loss, grads = step(params, nx.asarray(x_train[idx]), nx.asarray(onehot[idx]))
+                updates, state = opt.update(grads, state, params)
+                params = nx.optimizers.apply_updates(params, updates)
+                total += float(loss) * len(idx)
+                shown.update(epoch=f"{epoch + 1}/{epochs}", loss=f"{float(loss):.4f}")
+                bar.set_postfix(shown, refresh=False)
+                bar.update(1)
+            losses.append(total / len(x_train))
+            shown["epoch_mean"] = f"{losses[-1]:.4f}"
+            bar.set_postfix(shown)  # redraws: one line per finished epoch in a captured log
     return params, losses, accuracy(params, x_test, y_test)
 
 
 def plot_losses(losses, path):
+    """Save the mean training loss per epoch (log scale) to path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -112,15 +114,28 @@ def plot_losses(losses, path):
     plt.close(fig)
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv=None):
+    """Parse argv, train, print the final line and optionally plot; returns (losses, accuracy)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--epochs", type=_positive_int, default=30)
+    parser.add_argument("--batch-size", type=_positive_int, default=64)
     parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--plot", metavar="PATH", help="save the loss curve to PATH (png)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
-    _, losses, acc = train(args.epochs, args.batch_size, args.lr, args.seed)
+    _, losses, acc = train(args.epochs, args.batch_size, args.lr, args.seed,
+                           progress=not args.no_progress)
     print(f"final training loss {losses[-1]:.4f}; test accuracy {acc * 100:.1f} %")
     if args.plot:
         plot_losses(losses, args.plot)
