@@ -219,6 +219,18 @@ def test_gp_load_data_names_a_bad_feature():
         mod.load_data("glucose")
 
 
+# -- the README ---------------------------------------------------------------------------------
+
+def test_readme_commands_name_existing_examples_and_quote_the_docstring():
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    commands = re.findall(r"python (examples/\w+\.py)", readme)
+    assert {"examples/train_mlp.py", "examples/gp_regression.py"} <= set(commands)
+    assert all((EXAMPLES.parent / c).is_file() for c in commands)
+    quoted = re.search(r"then the test accuracy, (\d+\.\d) %", readme)
+    assert quoted, "the README quotes the MLP's accuracy"
+    assert quoted.group(1) == FINAL_MLP.search(load("train_mlp").__doc__).group(2)
+
+
 # -- the short examples -------------------------------------------------------------------------
 
 def test_logistic_newton_converges():
