@@ -13,3 +13,5 @@ from nx_rune.autodiff import *  # noqa: F401,F403,E402
 from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
 __version__ = "0.1.0"
+# wp-scaleout: nx.distributed (Ray and Dask are imported only when a DataParallel is made)
+from nx_rune import distributed  # noqa: E402
