@@ -1,17 +1,21 @@
 """Data-parallel gradient steps (nx.distributed.DataParallel, 2 workers) against the
 single-process ``nx.value_and_grad`` step, on a local Ray cluster and a local Dask cluster.
 
-Run:  python -m pytest benchmarks/bench_distributed.py --benchmark-only --benchmark-group-by=group
+Run:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+      python -m pytest benchmarks/bench_distributed.py --benchmark-only --benchmark-group-by=group
 Each group is one model and batch; "single" is the step in this process, "ray" and "dask" the
-same step on 2 worker processes (params shipped, batch split, gradients combined).  The
-difference of the medians is the distribution's cost per step; the ratio shows when it pays.
+same step on 2 worker processes (params shipped, batch split, gradients combined), and
+"ray_1worker"/"dask_1worker" on one worker: the same computation as "single" plus every cost of
+distribution, so their difference from "single" is the overhead per step, free of the question
+whether two workers found two free cores.  One BLAS thread in this process, as in each worker,
+keeps the comparison fair (and a multi-threaded BLAS on a busy 2-core machine degrades badly).
 
 * small: the digits MLP 64-32-10 (float32, 2.4k parameters) at batch 256.
-* small_big_batch: the same MLP at batch 16384 (data-bound: 4 MiB of inputs a step).
+* small_big_batch: the same MLP at batch 16384 (data-bound: 4.6 MiB of inputs a step).
 * large: an MLP 784-2048-2048-10 (float32, 5.8M parameters, 23 MiB) at batch 1024.
 
-Workers run single-threaded (Ray and Dask pin OMP/OpenBLAS to 1 thread); the single-process
-step uses this process's default BLAS threads.  docs/distributed.md has measured figures.
+Workers run single-threaded (Ray and Dask set OMP/OpenBLAS to 1 thread in their worker
+processes).  docs/distributed.md has measured figures.
 """
 import sys
 
@@ -71,7 +75,7 @@ def dask_client():
     cluster.close()
 
 
-@pytest.mark.parametrize("impl", ["single", "ray", "dask"])
+@pytest.mark.parametrize("impl", ["single", "ray", "dask", "ray_1worker", "dask_1worker"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_dp_step(benchmark, request, case, impl):
     benchmark.group = f"dp_{case}"
@@ -81,11 +85,14 @@ def test_dp_step(benchmark, request, case, impl):
         step = nx.value_and_grad(mlp_loss)
         benchmark.pedantic(step, (params, batch), rounds=ROUNDS[case], warmup_rounds=1)
         return
-    if impl == "ray":
+    backend, _, one = impl.partition("_")
+    workers = 1 if one else 2
+    if backend == "ray":
         request.getfixturevalue("ray_cluster")
-        dp = DataParallel(mlp_loss, 2, "ray")
+        dp = DataParallel(mlp_loss, workers, "ray")
     else:
-        dp = DataParallel(mlp_loss, 2, "dask", client=request.getfixturevalue("dask_client"))
+        dp = DataParallel(mlp_loss, workers, "dask",
+                          client=request.getfixturevalue("dask_client"))
     with dp:
         benchmark.pedantic(dp.value_and_grad, (params, batch), rounds=ROUNDS[case],
                            warmup_rounds=1)

@@ -11,12 +11,10 @@ relative, each gradient leaf within 64 eps times the leaf's largest magnitude (e
 import importlib.util
 import os
 import pathlib
-import pickle
 import subprocess
 import sys
 import time
 import typing
-from collections import namedtuple
 
 import numpy as np
 import pytest
@@ -93,8 +91,8 @@ def make_dp(request):
         dp.close()
 
 
-# -- losses (module-level functions: pickled by value with the test module on the workers'
-#    path, or by reference; both work) --------------------------------------------------------
+# -- losses (Ray's workers get them by value, see ray_cluster; Dask's worker processes inherit
+#    this process's sys.path, tests/ included, and import them by reference) -----------------
 
 def least_squares(params, batch):
     """Mean over rows of (x @ w + b - y)**2."""
@@ -284,6 +282,22 @@ def test_least_squares_float64_matches_numpy_and_single_process(make_dp, n):
     np.testing.assert_allclose(float(grads["b"]), ref_b, rtol=1e-12, atol=1e-14)
     assert_reassociation_close((loss, grads),
                                nx.value_and_grad(least_squares)(params, (x, y)))
+
+
+def test_large_params_match_numpy(make_dp):
+    # 160 kB of params: Ray sends them through its object store once, not inline per call
+    from nx_rune.distributed import _ray_backend
+
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=(9, 20000)), rng.normal(size=9)
+    w = rng.normal(size=20000) / 100
+    params = {"w": nx.asarray(w), "b": nx.asarray(np.float64(-0.5))}
+    assert _ray_backend._nbytes(params) > _ray_backend.INLINE_PARAMS_BYTES
+    loss, grads = make_dp(least_squares).value_and_grad(params, (x, y))
+    ref_loss, ref_w, ref_b = least_squares_numpy(w, -0.5, x, y)
+    np.testing.assert_allclose(float(loss), ref_loss, rtol=1e-12)
+    np.testing.assert_allclose(grads["w"].numpy(), ref_w, rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(float(grads["b"]), ref_b, rtol=1e-12)
 
 
 def test_float32_mlp_matches_single_process_and_is_deterministic(make_dp):

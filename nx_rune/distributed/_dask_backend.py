@@ -85,7 +85,9 @@ class DaskBackend:
 
     def _gather_futures(self, timeout: float) -> list[Any]:
         try:
-            return [f.result(timeout=timeout) for f in self._futures]
+            # the actor proxies attach to the current client: make that this one
+            with self._client.as_current():
+                return [f.result(timeout=timeout) for f in self._futures]
         except TimeoutError:
             raise TimeoutError(f"DataParallel (dask): the workers did not start within "
                                f"{timeout} s") from None
