@@ -17,6 +17,7 @@ keeps the comparison fair (and a multi-threaded BLAS on a busy 2-core machine de
 Workers run single-threaded (Ray and Dask set OMP/OpenBLAS to 1 thread in their worker
 processes).  docs/distributed.md has measured figures.
 """
+import os
 import sys
 
 import numpy as np
@@ -56,6 +57,7 @@ def problem(case, seed=0):
 
 @pytest.fixture(scope="module")
 def ray_cluster():
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")   # loopback only
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -68,6 +70,7 @@ def ray_cluster():
 def dask_client():
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1",
                                        dashboard_address=None)
     client = distributed.Client(cluster, direct_to_workers=True)
     yield client

@@ -23,9 +23,11 @@ import nx_rune as nx
 from nx_rune.distributed import DataParallel, WorkerError
 from nx_rune.distributed import sharding
 
-# declared test dependencies (the test extra includes nx_rune[ray] and nx_rune[dask])
-import distributed
-import ray
+# declared test dependencies (the test extra includes nx_rune[ray] and nx_rune[dask]); the local
+# Ray cluster listens on the loopback address only (read when ray is imported)
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+import distributed  # noqa: E402
+import ray  # noqa: E402
 from distributed.protocol import deserialize, serialize
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -53,6 +55,7 @@ def ray_cluster():
     # Ray's workers do not have tests/ on their path: send this module's functions by value
     # (as a script's own functions are sent)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1:")   # loopback only
     yield ray
     ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     ray.shutdown()
@@ -61,7 +64,7 @@ def ray_cluster():
 @pytest.fixture(scope="module")
 def dask_client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=None, host="127.0.0.1")
     client = distributed.Client(cluster)
     yield client
     client.close()

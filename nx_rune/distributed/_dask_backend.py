@@ -59,7 +59,7 @@ class DaskBackend:
         if client is None:
             self._cluster = distributed.LocalCluster(
                 n_workers=num_workers, threads_per_worker=1, processes=True,
-                dashboard_address=None)
+                dashboard_address=None, host="127.0.0.1")
             client = self._owned_client = distributed.Client(self._cluster,
                                                              direct_to_workers=True)
         self._client = client

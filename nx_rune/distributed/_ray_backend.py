@@ -7,6 +7,8 @@ cluster and shuts it down on close.
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
 from typing import Any, Callable
 
@@ -31,7 +33,16 @@ def _nbytes(tree: Any) -> int:
     return total
 
 
+# A local Ray cluster serves this machine only, so its services should listen on the loopback
+# address; on Linux Ray takes the machine's network address instead unless this setting (read
+# when ray is imported) is "0", which makes it use 127.0.0.1 as on a single laptop.
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
 def _import_ray() -> Any:
+    if "ray" not in sys.modules:
+        # not imported yet, so not connected to a cluster: the backend will start a local one
+        os.environ.setdefault(LOOPBACK_ENV, "0")
     try:
         import ray
     except ImportError as e:
