@@ -14,6 +14,11 @@ polynomial, fused as XLA fuses it), ``truncated_normal`` and ``gumbel`` agree wi
 or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)``
 take an argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
 
+The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
+``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as
+one fused kernel pass from counter to float (``_kernels/threefry``, threaded like the bits),
+which gives the same values bit for bit (tests/test_random.py checks every float32 mantissa).
+
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors. Sampling works on concrete values: nothing here is differentiable.
 """
