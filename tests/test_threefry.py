@@ -364,6 +364,8 @@ def test_fused_kernels_reject_bad_arguments():
         K.erfinv_f64(np.zeros(2), np.zeros(2, np.float32))
     with pytest.raises(ValueError, match="x and l must have the same shape"):
         K.erfinv_f64(np.zeros(2), np.zeros(3))
+    with pytest.raises(TypeError, match="clip_lo and clip_hi must be given together"):
+        K.erfinv_f64(np.zeros(2), np.zeros(2), 1.0)
     ro = np.zeros(2)
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="x must be writeable"):

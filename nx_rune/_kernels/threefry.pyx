@@ -1126,7 +1126,8 @@ def _check_f64_vector(x, name):
 def erfinv_f64(x, l, clip_lo=None, clip_hi=None):
     """In place: ``x <- sqrt(2) * erfinv(x)`` in float64 given ``l = log1p(x * -x)`` (Giles'
     three branches, as nx_rune.random evaluates them), then clipped to [clip_lo, clip_hi] when
-    both are given.  x, l: 1-D C-contiguous float64 arrays of one length; l is not modified.
+    both are given (TypeError for one alone).  x, l: 1-D C-contiguous float64 arrays of one
+    length; l is not modified.
     """
     _check_f64_vector(x, "x")
     _check_f64_vector(l, "l")
@@ -1134,8 +1135,10 @@ def erfinv_f64(x, l, clip_lo=None, clip_hi=None):
         raise ValueError(f"x and l must have the same shape, got {x.shape} and {l.shape}")
     if not x.flags.writeable:
         raise ValueError("x must be writeable")
+    if (clip_lo is None) != (clip_hi is None):
+        raise TypeError("clip_lo and clip_hi must be given together (or neither)")
     cdef Sample64Job job
-    job.clip = clip_lo is not None and clip_hi is not None
+    job.clip = clip_lo is not None
     job.clip_lo = _check_float(clip_lo, "clip_lo") if job.clip else 0.0
     job.clip_hi = _check_float(clip_hi, "clip_hi") if job.clip else 0.0
     job.out = <double*>cnp.PyArray_DATA(x)
