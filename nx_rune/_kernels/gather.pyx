@@ -242,10 +242,12 @@ cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* 
                 return 1
             k += n
             negatives += 1
+            if negatives > NEGATIVE_SWITCH:
+                _accum_one(out + j * sa + k * ax, upd[j * sd], mode)
+                j += 1
+                break
         _accum_one(out + j * sa + k * ax, upd[j * sd], mode)
         j += 1
-        if negatives > NEGATIVE_SWITCH:
-            break
     while j < m:
         k = _wrap(idx[j * si], n)
         if <size_t>k >= <size_t>n:
@@ -265,6 +267,10 @@ cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const nu
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_ADD, bad)
         return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MUL, bad)
+    if contiguous and sa == 1:
+        if mode == MODE_ADD:
+            return _accum_row(out, idx, upd, m, n, ax, 1, 1, 1, MODE_ADD, bad)
+        return _accum_row(out, idx, upd, m, n, ax, 1, 1, 1, MODE_MUL, bad)
     if contiguous:
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_ADD, bad)
@@ -327,10 +333,12 @@ cdef inline int _order_row(real_t* out, const index_t* idx, const real_t* upd,
                 return 1
             k += n
             negatives += 1
+            if negatives > NEGATIVE_SWITCH:
+                _order_one(out + j * sa + k * ax, upd[j * sd], mode)
+                j += 1
+                break
         _order_one(out + j * sa + k * ax, upd[j * sd], mode)
         j += 1
-        if negatives > NEGATIVE_SWITCH:
-            break
     while j < m:
         k = _wrap(idx[j * si], n)
         if <size_t>k >= <size_t>n:
