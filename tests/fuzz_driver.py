@@ -34,6 +34,7 @@ import threading
 import time
 import traceback
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -1213,6 +1214,152 @@ def t_threefry(g):
         return np.stack([y0, y1], axis=1).reshape(n, 2)
     return (f"{fn}({k0}, {k1}, n={n!r}, start={start}, r={rounds!r})",
             lambda: call(k0, k1, n, start, rounds), ref, _exact(fn))
+
+
+# --- wp-kernels: the fused sampler kernels (threefry.sample_f32 / transform_f32 / uniform_f64
+# / erfinv_f64) under hostile arguments: bad ops, non-finite or non-numeric parameters, bad
+# arrays.  Exact references for the unit and uniform transforms; for the others the values'
+# shape, dtype, finiteness where it must hold, and the hard list's form.
+_SAMPLER_OPS = ["unit", "uniform", "normal", "truncated_normal", "gumbel"]
+
+
+def _param(g):
+    return g.pick([0.0, 1.0, -2.0, 0.5, 1e-30, 3e38, -0.0, float("inf"), float("-inf"),
+                   float("nan"), 2, np.float32(0.25), "1", None, True])
+
+
+def _sampler_values_ok(op, n):
+    def check(got, ref):
+        out, hard = got
+        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != (n,):
+            raise Mismatch(f"out: {type(out).__name__} {getattr(out, 'shape', '')}")
+        if hard is not None and (hard.dtype != np.int64 or hard.ndim != 1
+                                 or np.any(np.diff(hard) <= 0) or np.any(hard < 0)
+                                 or np.any(hard >= max(n, 1))):
+            raise Mismatch(f"hard list malformed: {hard[:5]}")
+        if ref is not UNKNOWN:
+            same(out, ref, f"sample_f32 {op}")
+    return check
+
+
+@target("fused samplers", 2)
+def t_fused_samplers(g):
+    fn = g.pick(["sample", "sample", "transform", "uniform64", "erfinv64"])
+    k0, k1 = _word(g), _word(g)
+    n = g.pick([0, 1, 2, 5, 1023, 1025, 3000, -1, 2**62, 1.5, None])
+    op = g.pick(_SAMPLER_OPS + ["poisson", 3, None])
+    lo, span, clip_lo, clip_hi = _param(g), _param(g), _param(g), _param(g)
+
+    def real(x):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.floating)):
+            raise BadReference("param")
+        return float(x)
+
+    def common():
+        for w in (k0, k1):
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < 2**32:
+                raise BadReference("word")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise BadReference("n")
+        if n > 2**40:
+            raise BadReference("too big")
+
+    def unit_and_uniform(bits, o, a, b):
+        f = ((bits >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+        if o == "unit":
+            return f
+        if o == "uniform":
+            with np.errstate(all="ignore"):
+                r = (f.astype(np.float64) * np.float64(np.float32(b))
+                     + np.float64(np.float32(a))).astype(np.float32)
+                lo32 = np.float32(a)
+                return np.where(np.isnan(lo32) | (lo32 > r), lo32, r).astype(np.float32)
+        return UNKNOWN
+
+    if fn in ("sample", "transform"):
+        bits = None
+        if fn == "transform":
+            bits = g.array(shape=g.pick([(n if isinstance(n, int) and 0 <= n < 5000 else 3,),
+                                         g.shape()]),
+                           dtype=np.uint32 if g.p(0.8) else g.dtype(0))
+
+        def ref():
+            if fn == "sample":
+                common()
+            elif bits.dtype != np.uint32 or bits.ndim != 1:
+                raise BadReference("bits")
+            if op not in _SAMPLER_OPS:
+                raise BadReference("op")
+            a, b, c, d = real(lo), real(span), real(clip_lo), real(clip_hi)
+            m = n if fn == "sample" else bits.shape[0]
+            if m > 4096:
+                return UNKNOWN
+            src = KT.iota_bits32(k0, k1, m) if fn == "sample" else bits
+            return unit_and_uniform(src, op, a, b), a, b, c, d, m
+
+        def call():
+            if fn == "sample":
+                return KT.sample_f32(k0, k1, n, op, lo=lo, span=span, clip_lo=clip_lo,
+                                     clip_hi=clip_hi)
+            return KT.transform_f32(bits, op, lo=lo, span=span, clip_lo=clip_lo,
+                                    clip_hi=clip_hi)
+
+        def check(got, r):
+            if r is UNKNOWN:
+                return
+            want, a, b, c, d, m = r
+            _sampler_values_ok(op, m)(got, want)
+        return (f"{fn}_f32({op!r}, n={n!r}, lo={lo!r}, span={span!r}, clip={clip_lo!r},"
+                f"{clip_hi!r})", call, ref, check)
+
+    if fn == "uniform64":
+        ranged, square = g.p(0.5), g.p(0.5)
+
+        def ref():
+            common()
+            a, b = real(lo), real(span)
+            if n > 4096:
+                return UNKNOWN
+            f = (KT.iota_bits64(k0, k1, n) >> np.uint64(12)).astype(np.float64) / 2.0**52
+            if not ranged:
+                return f
+            return UNKNOWN if not (np.isfinite(a) and np.isfinite(b)) else \
+                np.array([max(a, float(Fraction(x) * Fraction(b) + Fraction(a))) for x in f])
+
+        def check(got, r):
+            out = got[0] if square else got
+            if r is not UNKNOWN:
+                same(out, r, "uniform_f64")
+            if square:
+                same(got[1], out * -out, "uniform_f64 square")
+        return (f"uniform_f64(n={n!r}, lo={lo!r}, span={span!r}, ranged={ranged})",
+                lambda: KT.uniform_f64(k0, k1, n, lo, span, ranged, square=square), ref, check)
+
+    x = g.array(shape=g.pick([(7,), (0,), (1000,), g.shape()]),
+                dtype=np.float64 if g.p(0.8) else g.dtype(0))
+    l_arr = g.array(shape=x.shape if g.p(0.8) else g.shape(), dtype=np.float64 if g.p(0.8)
+                    else g.dtype(0))
+    clip = g.p(0.5)
+    x = np.clip(x, -1, 1) if x.dtype == np.float64 else x
+
+    def ref():
+        for name, a in (("x", x), ("l", l_arr)):
+            if a.dtype != np.float64 or a.ndim != 1 or not a.flags.c_contiguous:
+                raise BadReference(name)
+        if x.shape != l_arr.shape or not x.flags.writeable:
+            raise BadReference("shape")
+        if clip and (clip_lo is None) != (clip_hi is None):
+            raise BadReference("clip pair")
+        if clip and clip_lo is not None:
+            real(clip_lo), real(clip_hi)
+        return UNKNOWN
+
+    def call():
+        if clip:
+            return KT.erfinv_f64(x, l_arr, clip_lo, clip_hi)
+        return KT.erfinv_f64(x, l_arr)
+    return (f"erfinv_f64({x.dtype}{x.shape}, {l_arr.dtype}{l_arr.shape}, clip={clip})", call,
+            ref, lambda got, r: None)
 
 
 class _Interrupt(Exception):
