@@ -623,9 +623,14 @@ def _to_ndarrays(x, fname):
     if isinstance(x, Tensor):
         return x._np()
     if isinstance(x, ArrayBase):
-        raise TypeError(f"numpy.{fname} got a traced value (shape {x.shape}, dtype {x.dtype}) "
-                        f"inside a transformation: NumPy cannot differentiate it; use the "
-                        f"nx_rune function (nx.{fname}) or nx.stop_gradient")
+        # a traced value: its own conversion raises TracerArrayConversionError naming the
+        # transformation (that of a finished transformation gives its values)
+        try:
+            return np.asarray(x)
+        except TypeError as e:
+            e.args = (f"numpy.{fname} got a traced value: {e.args[0] if e.args else e}; "
+                      f"here: nx.{fname}",)
+            raise
     if isinstance(x, (list, tuple)):
         return type(x)(_to_ndarrays(v, fname) for v in x) if type(x) in (list, tuple) else x
     return x
