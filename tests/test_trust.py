@@ -439,3 +439,16 @@ def test_huge_sizes_name_their_argument():
             nx.random.normal(nx.random.key(0), shape)
     assert nx.random.uniform(nx.random.key(0), (0, 2**40)).shape == (0, 2**40)
     np.testing.assert_array_equal(nx.diag(nx.ones(2), -3).numpy(), np.diag(np.ones(2), -3))
+
+
+def test_empty_tensors_of_every_dtype_spelling_read_back():
+    # was: KeyError 'Q' (np.asarray([2**63]) makes a uint64 of char 'Q'; a table keyed by
+    # dtype.char knew only 'L'), from any empty view of such a tensor, e.g. x += [2**63]
+    for ch in "qQlLiIhHbB?efdFD":
+        t = nx.asarray(np.empty((3, 0), np.dtype(ch)))
+        for v in (t[1:], nx.broadcast_to(t, (2, 3, 0)), t.T):
+            arr = np.asarray(v)
+            assert arr.size == 0 and arr.dtype == np.dtype(ch), ch
+    y = nx.asarray(np.zeros((3, 0), np.uint32))
+    y += [2**63]
+    assert y.shape == (3, 0) and y.dtype == np.uint32
