@@ -452,3 +452,18 @@ def test_empty_tensors_of_every_dtype_spelling_read_back():
     y = nx.asarray(np.zeros((3, 0), np.uint32))
     y += [2**63]
     assert y.shape == (3, 0) and y.dtype == np.uint32
+
+
+def test_huge_numbers_of_pieces_are_refused_at_once():
+    # was: minutes building tensors (2**31 sections of 6 elements, or of an empty axis), then
+    # a MemoryError without a message
+    x = nx.arange(6.0)
+    with pytest.raises(MemoryError, match="^indices_or_sections: 2147483647 pieces"):
+        nx.array_split(x, 2**31 - 1)
+    with pytest.raises(MemoryError, match="^sections: "):
+        nx.split(x[:0], 2**40)
+    with pytest.raises(MemoryError, match="^axis: "):
+        nx.unstack(nx.zeros((2**40, 0)))
+    assert [p.shape for p in nx.array_split(x, 8)] == [a.shape for a in
+                                                       np.array_split(np.arange(6.0), 8)]
+    assert len(nx.split(x[:0], 1000)) == 1000

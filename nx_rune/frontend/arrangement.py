@@ -31,6 +31,7 @@ from nx_rune.frontend.indexing import concrete_value, take
 from nx_rune.frontend.movement import (concatenate, copy, flip, index_bounds, reshape,
                                        sections_count, shrink, shares_memory, split_at,
                                        swapaxes, transpose)
+from nx_rune.frontend.movement import check_pieces
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
@@ -106,6 +107,7 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
     x = operand(x)
     ax = normalize_axis(axis, x.ndim)
     rest = x.shape[:ax] + x.shape[ax + 1:]
+    check_pieces(x.shape[ax], "axis")
     out = []
     for i in range(x.shape[ax]):
         lim = [(0, d) for d in x.shape]
@@ -402,6 +404,7 @@ def array_split(ary: ArrayLike, indices_or_sections: int | Sequence[int],
         return split_at(x, index_bounds(indices_or_sections, n, "indices_or_sections"), ax)
     if k <= 0:
         raise ValueError(f"indices_or_sections: the number of sections must be > 0, got {k}")
+    check_pieces(k, "indices_or_sections")
     size, extra = divmod(n, k)
     bounds = [0]
     for i in range(k):

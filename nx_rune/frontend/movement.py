@@ -316,7 +316,20 @@ def split(x: ArrayLike, sections: int | Sequence[int], axis: int = 0) -> list[Ar
         return split_at(x, index_bounds(sections, n, "sections"), ax)
     if k <= 0 or n % k:
         raise ValueError(f"sections: {k} does not divide axis {ax} of size {n}")
+    check_pieces(k, "sections")
     return split_at(x, [i * (n // k) for i in range(k + 1)], ax)
+
+
+MAX_PIECES = 1 << 26
+
+
+def check_pieces(k, name):
+    """MemoryError naming ``name`` when a call would return ``k`` tensors, more than memory
+    can hold (each one is an object: 2**26 of them take gigabytes), instead of building them
+    for minutes before running out (split of an empty axis into 2**40 sections)."""
+    if k > MAX_PIECES:
+        raise MemoryError(f"{name}: {k} pieces are too many tensors to return (at most "
+                          f"{MAX_PIECES})")
 
 
 def sections_count(sections, name):
