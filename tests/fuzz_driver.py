@@ -67,9 +67,13 @@ ACCEPTED = (TypeError, ValueError, IndexError, ZeroDivisionError, MemoryError, O
 UNKNOWN = object()          # a reference that cannot tell (the call may return or raise)
 MAX_REF = 20000             # elements: larger results are checked by shape only
 
+# the other spelling of a 64-bit integer: NumPy has two chars for them ('l'/'q', 'L'/'Q' on
+# LP64; np.asarray([2**63]) is a 'Q'), equal dtypes that a table keyed by dtype.char tells apart
+ALT_SPELLINGS = [d for d in (np.dtype("q"), np.dtype("Q"), np.dtype("l"), np.dtype("L"))
+                 if d.char not in (np.dtype(np.int64).char, np.dtype(np.uint64).char)]
 GOOD_DTYPES = [np.dtype(d) for d in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128")]
+    "float16", "float32", "float64", "complex64", "complex128")] + ALT_SPELLINGS
 BAD_DTYPES = [np.dtype(object), np.dtype("U3"), np.dtype("M8[s]"), np.dtype("m8[s]"),
               np.dtype(np.longdouble), np.dtype(np.clongdouble), np.dtype("V8"),
               np.dtype([("a", "i4"), ("b", "f4")])]
@@ -2888,7 +2892,7 @@ def _tame(g, dims, itemsize):
 
 HUGE_CASES = ("zeros", "full", "reshape", "broadcast_to", "slice", "index", "pad", "repeat",
               "tile", "as_strided", "linspace", "arange", "eye", "roll", "diag", "tri_k",
-              "split", "random", "diff", "rot90")
+              "split", "random", "diff", "rot90", "pieces")
 
 
 @target("huge sizes", 3)
@@ -3185,6 +3189,30 @@ def _huge_case(g, case):
                 raise BadReference("n")
             return np.diff(x, min(n, x.size + 1)) if x.size or n == 0 else np.zeros(0)
         return f"nx.diff({x.shape}, {n})", lambda: nx.diff(nx.asarray(x), n), ref, ["n"]
+    if case == "pieces":        # calls that return one tensor per piece
+        k = _big(g, (0, 1, 2, 3))
+        fn = g.pick(["array_split", "split", "unstack"])
+        x = np.arange(g.pick([0, 6]), dtype=np.float32)
+
+        def ref():
+            if k < 0 or (k == 0 and fn != "unstack"):
+                raise BadReference("no pieces")
+            if k > 2**26:
+                raise BadReference("more tensors than memory holds")
+            if fn == "array_split":
+                return np.array_split(x, k)
+            if fn == "split":
+                return np.split(x[:0], k)
+            return list(np.zeros((k, 0), np.float32))
+
+        def call():
+            if fn == "array_split":
+                return nx.array_split(nx.asarray(x), k)
+            if fn == "split":
+                return nx.split(nx.asarray(x[:0]), k)
+            return list(nx.unstack(nx.zeros((k, 0))))
+        return (f"nx.{fn}({x.shape if fn == 'array_split' else (0,)}, {k})", call, ref,
+                ["indices_or_sections", "sections", "axis", "shape"])
     x = np.arange(6, dtype=np.int16).reshape(2, 3)          # rot90
     k = _big(g, (0, 1, -1, 3))
     return (f"nx.rot90({x.shape}, {k})", lambda: nx.rot90(nx.asarray(x), k),
@@ -3586,7 +3614,7 @@ def _inplace_recorded(g):
 
 API_DTYPES = [np.dtype(d) for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
                                     "uint32", "uint64", "float16", "float32", "float64",
-                                    "complex64", "complex128")]
+                                    "complex64", "complex128")] + ALT_SPELLINGS
 
 
 def _api_values(g, shape, dt, special=True, small_ints=True):
