@@ -833,10 +833,11 @@ def t_view_methods(g):
             return "checked"
         if v is None:
             return None
-        if meth == "as_strided":
-            out = KV.materialize(buf, v)
-        else:
-            out = KV.materialize(buf, v)
+        if 2**26 < math.prod(v.shape) * dt.itemsize < 2**35:
+            # gigabytes that fit in memory: filling them takes a minute and tells nothing
+            # (larger ones must fail at once, and are materialized)
+            return "not materialized"
+        out = KV.materialize(buf, v)
         return out.as_ndarray(v.shape, KV.c_strides(v.shape), 0)
 
     def ref():
@@ -849,7 +850,7 @@ def t_view_methods(g):
             if meth not in ("reshape", "pad"):
                 raise Mismatch(f"{meth} returned None")
             return
-        if meth == "check_within":
+        if meth == "check_within" or isinstance(got, str):
             return
         same(got, r, f"View.{meth}")
     return f"View{a.shape}[{dt}].{meth}{args!r}"[:300], call, ref, compare
@@ -1779,6 +1780,8 @@ def _gather_ref(a, idx, axis):
         if idx.ndim != 1:
             raise BadReference("axis None needs 1-D indices")
         a, axis = a.reshape(-1), 0
+    if isinstance(axis, bool) and idx.ndim == a.ndim and -a.ndim <= axis < a.ndim:
+        return UNKNOWN          # the kernels take True as 1 (operator.index)
     if idx.ndim != a.ndim or isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) \
             or not -a.ndim <= axis < a.ndim:
         raise BadReference("rank/axis")
@@ -2878,13 +2881,12 @@ def _big(g, small=(0, 1, 2, 3)):
     return g.pick(HUGE_INTS) if g.p(0.5) else g.pick(small)
 
 
-def _tame(g, dims, itemsize):
+def _tame(dims, itemsize):
     """``dims`` with a huge size replaced by 0 where the result would fit in memory but be
     large (2**22 .. 2**35 bytes): such a call would allocate gigabytes, slowly, before the
     reference could tell anything."""
     dims = list(dims)
-    n = math.prod(d for d in dims if isinstance(d, int) and d > 0) if all(
-        isinstance(d, int) and d >= 0 for d in dims) else 0
+    n = math.prod(dims) if all(isinstance(d, int) and d >= 0 for d in dims) else 0
     if dims and 2**22 < n * itemsize < 2**35:
         dims[int(np.argmax(dims))] = 0
     return tuple(dims)
@@ -2943,8 +2945,7 @@ def _huge_case(g, case):
     if case in ("zeros", "full"):
         dt = np.dtype(g.pick(["float32", "float64", "int8", "bool", "complex128"]))
         as_int = g.p(0.1)                      # the shape as an int
-        shape = _tame(g, [_big(g) for _ in range(1 if as_int else g.small(1, 3))],
-                      dt.itemsize)
+        shape = _tame([_big(g) for _ in range(1 if as_int else g.small(1, 3))], dt.itemsize)
         if as_int:
             shape = shape[0]
         fill = g.pick([1, 2.5, -3])
@@ -3060,7 +3061,7 @@ def _huge_case(g, case):
                 ["repeats"])
     if case == "tile":
         x = np.arange(g.pick([0, 1, 3]), dtype=np.float32)
-        reps = _tame(g, [_big(g, (0, 1, 2)) for _ in range(g.small(1, 2))], 4 * max(x.size, 1))
+        reps = _tame([_big(g, (0, 1, 2)) for _ in range(g.small(1, 2))], 4 * max(x.size, 1))
 
         def ref():
             if any(v < 0 for v in reps):
@@ -3072,8 +3073,8 @@ def _huge_case(g, case):
                 ["repetitions", "reps"])
     if case == "as_strided":
         x = np.arange(6, dtype=np.float32)
-        shape = _tame(g, [g.pick([0, 1, 2, 3]) if g.p(0.7) else _big(g) for _ in
-                          range(g.small(1, 2))], 4)
+        shape = _tame([g.pick([0, 1, 2, 3]) if g.p(0.7) else _big(g) for _ in
+                       range(g.small(1, 2))], 4)
         strides = [_big(g, (0, 1, -1, 2)) for _ in shape]
         offset = _big(g, (0, 1, 5))
 
@@ -3089,7 +3090,7 @@ def _huge_case(g, case):
     if case == "linspace":
         num = _big(g, (0, 1, 2, 5))
         lo, hi = g.pick([0, -2**63, 2**62, 1.5]), g.pick([1, 2**64, -2**31, 10**30])
-        num = _tame(g, [num], 8)[0]
+        num = _tame([num], 8)[0]
 
         def ref():
             if num < 0:
@@ -3166,7 +3167,7 @@ def _huge_case(g, case):
                 ["sections", "indices"])
     if case == "random":
         key = nx.random.key(g.small(0, 3))
-        shape = _tame(g, [_big(g, (0, 1, 2)) for _ in range(g.small(1, 2))], 4)
+        shape = _tame([_big(g, (0, 1, 2)) for _ in range(g.small(1, 2))], 4)
         fn = g.pick(["uniform", "normal", "bits", "randint", "bernoulli"])
 
         def call():
