@@ -109,6 +109,9 @@ def _shape(shape, name="shape"):
         raise TypeError(f"{name} must be a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ValueError(f"{name} must have non-negative sizes, got {shape}")
+    if math.prod(d or 1 for d in shape) * 8 > 2**63 - 1:    # NumPy's limit, 8-byte items
+        raise ValueError(f"{name} {shape} is too large to address (counting the nonzero "
+                         f"sizes)")
     return shape
 
 
