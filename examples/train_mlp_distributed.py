@@ -51,7 +51,8 @@ def train(backend=None, epochs=5, batch_size=256, hidden=32, lr=1e-2, seed=0, wo
     (x_train, y_train), (x_test, y_test) = TM.load_data(seed)
     onehot = np.eye(10, dtype=np.float32)[y_train]
     params = TM.init_params(nx.random.key(seed), (64, hidden, 10))
-    state = TM.adam_init(params)
+    opt = nx.optimizers.adam(lr)
+    state = opt.init(params)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     if backend is None:
@@ -74,7 +75,8 @@ def train(backend=None, epochs=5, batch_size=256, hidden=32, lr=1e-2, seed=0, wo
                 loss, grads = step(params, batch)
                 step_time += time.perf_counter() - t
                 steps += 1
-                params, state = TM.adam_step(params, grads, state, lr)
+                updates, state = opt.update(grads, state, params)
+                params = nx.optimizers.apply_updates(params, updates)
                 total += float(loss) * len(idx)
             losses.append(total / len(x_train))
     finally:
