@@ -26,14 +26,17 @@ _interpreter = DISPATCH
 
 
 class Primitive:
-    """One backend operation.  ``impl`` computes it on concrete Tensors."""
-    __slots__ = ("name", "impl")
+    """One backend operation.  ``impl`` computes it on concrete Tensors.  ``aliases``: its
+    result is a view of its first operand's memory on concrete Tensors (movement ops), so an
+    in-place write into one shows in the other."""
+    __slots__ = ("name", "impl", "aliases")
 
     def __init__(self, name):
         if name in PRIMITIVES:
             raise ValueError(f"name: a primitive named {name!r} already exists")
         self.name = name
         self.impl = None
+        self.aliases = False
         PRIMITIVES[name] = self
 
     def def_impl(self, fn):
@@ -59,7 +62,17 @@ def bind(prim, *args, **params):
         if impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
         return impl(*args, **params)
-    return interp.process(prim, args, params)
+    out = interp.process(prim, args, params)
+    if prim.aliases:
+        # a view of a traced value: the transformation links the two, so that a write into
+        # either (x[idx] = v rebinds a tracer) cannot leave the other silently stale
+        ALIAS_HOOK[0](prim, args[0], params, out)
+    return out
+
+
+# set by the autodiff layer: ALIAS_HOOK[0](prim, operand, params, view) after an aliasing
+# primitive ran under a transformation
+ALIAS_HOOK = [lambda prim, x, params, view: None]
 
 
 def current_interpreter():
@@ -102,6 +115,8 @@ where_p, cast_p = _declare(["where", "cast"]).values()
 # movement
 reshape_p, expand_p, permute_p, pad_p, shrink_p, flip_p, as_strided_p, cat_p = _declare(
     ["reshape", "expand", "permute", "pad", "shrink", "flip", "as_strided", "cat"]).values()
+for _p in (reshape_p, expand_p, permute_p, pad_p, shrink_p, flip_p, as_strided_p):
+    _p.aliases = True
 # reductions and scans
 reduce_sum_p, reduce_max_p, reduce_prod_p, associative_scan_p, argmax_p = _declare(
     ["reduce_sum", "reduce_max", "reduce_prod", "associative_scan", "argmax"]).values()

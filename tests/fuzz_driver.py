@@ -3581,15 +3581,33 @@ def _np_index_shape(shape, index):
         return shape
 
 
+TRACED_VIEWS = {
+    # name: (view of x, ndim of x it needs); the same expression on a tracer and an ndarray
+    "x": (lambda x: x, 1),
+    "x[::-1]": (lambda x: x[::-1], 1),
+    "x[1:]": (lambda x: x[1:], 1),
+    "x[..., ::2]": (lambda x: x[..., ::2], 1),
+    "x.T": (lambda x: x.T, 2),
+    "x[0]": (lambda x: x[0], 2),
+    "x.reshape(-1)": (lambda x: x.reshape(-1), 2),
+    "x[:, ::-1].T": (lambda x: x[:, ::-1].T, 2),
+}
+
+
 def _inplace_traced(g):
-    """``x[idx] = v`` then ``x op= y`` on a traced x (not a view of another traced value: a
-    write through such a view does not reach its base, see docs/reliability.md)."""
+    """``v[idx] = val`` then ``v op= y`` on a view v of a traced x (or x itself), with another
+    view of x taken before the writes: on arrays both views share x's memory, so x and the
+    earlier view see every write; under grad/jvp/vjp/hvp the tracers must follow the same."""
     mode = g.pick(MODES[:4])
     n = g.small(2, 4)
     shape = g.pick([(n,), (2, n)])
+    names = sorted(k for k, (_, nd) in TRACED_VIEWS.items() if nd <= len(shape))
+    vname, pname = g.pick(names), g.pick(names)
+    view, pre_view = TRACED_VIEWS[vname][0], TRACED_VIEWS[pname][0]
+    vshape = view(np.empty(shape)).shape
     w0 = _smooth_values(g, shape)
-    index = _random_index(g, np.empty(shape, np.int8))
-    ishape = _np_index_shape(shape, index)
+    index = _random_index(g, np.empty(vshape, np.int8))
+    ishape = _np_index_shape(vshape, index)
     vkind = g.pick(["const", "scalar", "traced scalar", "traced"])
     vc = g.r.standard_normal(ishape[g.small(0, len(ishape)):])
     sym, op = g.pick(IOPS[:4])
@@ -3600,25 +3618,29 @@ def _inplace_traced(g):
         if vkind == "scalar":
             return 0.75
         s = (nx.sum(w) if lib is nx else np.sum(w)) * 0.3
-        if vkind == "traced scalar" or tuple(ishape) != tuple(shape):
+        if vkind == "traced scalar" or tuple(ishape) != tuple(vshape):
             return s
-        return w[::-1] * -2.0 + s if len(shape) == 1 else w * -2.0 + s
+        return view(w)[::-1] * -2.0 + s
 
     def f(w):
         x = w * 1.5
-        x[index] = value(w, nx)
-        r = op(x, w * 0.5 + 2.0)
-        if r is not x:
+        pre = pre_view(x)
+        v = view(x)
+        v[index] = value(w, nx)
+        r = op(v, view(w) * 0.5 + 2.0)
+        if r is not v:
             raise Mismatch(f"{sym} on a tracer returned a new object")
-        return x
+        return nx.concatenate([x.reshape(-1), pre.reshape(-1) * 0.5])
 
     def mirror(w):
         x = w * 1.5
+        pre = pre_view(x)
+        v = view(x)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            x[index] = value(w, np)
-        op(x, w * 0.5 + 2.0)
-        return x
+            v[index] = value(w, np)
+        op(v, view(w) * 0.5 + 2.0)
+        return np.concatenate([x.reshape(-1), pre.reshape(-1) * 0.5])
     ref_f = _np_mirror(mirror)
     t = g.r.standard_normal(shape)
     w_box = []
@@ -3637,7 +3659,8 @@ def _inplace_traced(g):
 
     def compare(got, r):
         _compare_value_and_derivative(got, r, f"{mode} of traced writes", np.float64)
-    return (f"{mode}: x = w{shape} * 1.5; x[{index!r}] = {vkind}; x {sym} w*0.5+2"[:300],
+    return (f"{mode}: x = w{shape} * 1.5; pre = {pname}; v = {vname}; v[{index!r}] = {vkind}; "
+            f"v {sym} w*0.5+2"[:300],
             call, ref, compare)
 
 

@@ -52,6 +52,7 @@ class BatchTracer(Tracer):
         self._interp = interp
         self.primal = val
         self.bdim = bdim
+        self._alias = self._recipe = None
         s = val.shape
         self.shape = s[1:] if bdim == 0 else s[:bdim] + s[bdim + 1:]
         self.dtype = val.dtype

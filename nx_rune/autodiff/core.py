@@ -27,8 +27,20 @@ outer-level tracer that an inner tape saved as a constant) makes ``backward``/``
 ``ModifiedInPlaceError`` when they reach that entry, instead of computing a wrong derivative.
 Tapes receive the writes made during their life (``nx_rune.writes``); with none, checking costs
 one test per backward pass.
+
+Views of tracers.  On concrete Tensors a movement op (``x.T``, ``x[0]``, ``reshape``) gives a
+view: a write into it shows in ``x`` and the reverse.  Tracers follow that: the tracers a view
+op links share an alias group (``_alias``, weak references) and each view remembers how it was
+made (``_recipe``).  A write into a view is written back into its source (inverse permute,
+reshape, flip, ``at[...].set``), level by level, and the other live views of that memory are
+remade from their sources, so ``x[i][j] = v``, ``row = x[i]; row *= 2`` and ``x.T[j, i] = v``
+under ``grad``/``jvp``/``vmap`` give what they give on arrays.  A tracer that cannot be remade
+(its source is a broadcast or padded view, which refuse writes on arrays) goes stale: its
+interpreter becomes a finished ``_StaleLevel``, so any later use raises ``ModifiedInPlaceError``
+through the leak check every interpreter already makes.
 """
 import bisect
+import weakref
 
 import numpy as np
 
@@ -38,6 +50,7 @@ from nx_rune import writes
 from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
 from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
+from nx_rune.frontend.indexing import getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
@@ -77,6 +90,8 @@ def bind_at(interp, prim, args, params):
 
 
 def _leaked(t):
+    if isinstance(t._interp, _StaleLevel):
+        _stale(t)
     raise UnexpectedTracerError(
         f"a tracer of a finished {t._interp.name} transformation was used (shape {t.shape}, "
         f"dtype {t.dtype}): a value computed inside a transformed function escaped it (stored "
@@ -117,6 +132,133 @@ class Interpreter:
         return f"<{type(self).__name__} {self.name}{' (done)' if self.done else ''}>"
 
 
+class _StaleLevel(Interpreter):
+    """The interpreter of a tracer that shares memory with one written in place since (a view
+    of it, or the value it views): finished, so any use of the tracer raises.  ``orig``: the
+    tracer's own interpreter."""
+    __slots__ = ("what", "orig")
+
+    def __init__(self, interp, what):
+        super().__init__(interp.name, interp.parent)
+        self.done = True
+        self.what = what
+        self.orig = interp
+
+
+def _stale(t):
+    level = t._interp
+    raise ModifiedInPlaceError(
+        f"a value traced by {level.name} (shape {t.shape}, dtype {t.dtype}) shares memory with "
+        f"one written in place afterwards by {level.what}: it is a view of the written value "
+        f"(x.T, x[i], x.reshape(...)), or the written value was such a view of it.  On plain "
+        f"arrays the write would show in both; a transformation cannot follow a write through a "
+        f"view.  Write into the array itself with one index (x[i, j] = v rather than "
+        f"x[i][j] = v or x.T[j, i] = v), take views after the write, or update functionally "
+        f"(x = x.at[idx].set(v))")
+
+
+def _shares_memory(x, view):
+    cx, cv = concrete(x), concrete(view)
+    if not (isinstance(cx, Tensor) and isinstance(cv, Tensor)):
+        return True             # abstract (jit) or batched values: as NumPy, a view
+    ax, av = cx._arr, cv._arr
+    if ax is not None and av is not None:
+        return ax.size == 0 or np.may_share_memory(ax, av)
+    ex, ev = cx._memory_extent(), cv._memory_extent()
+    return ex is None or ev is None or (ev[0] < ex[1] and ex[0] < ev[1])
+
+
+def _link_view(kind, x, params, view):
+    """``view`` = kind(x, **params) ran under a transformation: a movement primitive
+    (primitives.ALIAS_HOOK), or ``_GETITEM`` with params the index (the front end's basic
+    getitem, whose composition may copy on the way: a padded stepped slice).  Join the two
+    tracers in one alias group and remember how ``view`` was made from ``x``, so that a write
+    into either reaches the other."""
+    if view is x or not isinstance(view, Tracer) or not isinstance(x, Tracer) \
+            or view._interp is not x._interp:
+        return
+    if kind is P.reshape_p and not _shares_memory(x, view):
+        return                  # a reshape that copied (as on a Tensor): no alias
+    group = getattr(x, "_alias", None)
+    if group is None:
+        group = x._alias = [weakref.ref(x)]
+    elif len(group) > 64:   # drop the views that died (a loop taking x[i - 1] each step)
+        group[:] = [r for r in group if r() is not None]
+    theirs = getattr(view, "_alias", None)
+    if theirs is None:
+        group.append(weakref.ref(view))
+        view._alias = group
+    elif theirs is not group:   # the view's own group (from the steps of a getitem) joins
+        for r in theirs:
+            other = r()
+            if other is not None:
+                other._alias = group
+                group.append(r)
+    view._recipe = (kind, params, x)
+
+
+P.ALIAS_HOOK[0] = _link_view
+
+
+def _inverse_permute(v, src, axes):
+    return P.bind(P.permute_p, v, axes=tuple(int(i) for i in np.argsort(axes)))
+
+
+_GETITEM = "getitem"
+
+# how a write into a view reaches the value it views: the view's new values -> the source's
+_WRITE_BACK = {
+    _GETITEM: lambda v, src, index: index_update(src, index, v, "set"),
+    P.permute_p: lambda v, src, params: _inverse_permute(v, src, params["axes"]),
+    P.reshape_p: lambda v, src, params: P.bind(P.reshape_p, v, shape=tuple(src.shape)),
+    P.flip_p: lambda v, src, params: P.bind(P.flip_p, v, axes=params["axes"]),
+    P.shrink_p: lambda v, src, params: index_update(
+        src, tuple(slice(lo, hi) for lo, hi in params["limits"]), v, "set"),
+}
+
+
+def _take(t, new, what):
+    writes.record_rebind(t, what)
+    t.primal = new.primal
+    t._take_state(new)
+
+
+def _write_through(t, what):
+    """Tracer ``t`` was just rebound by an in-place write.  As on arrays, where a view shares
+    memory: write its new values back into the value it views (and on up), then remake the
+    other live views of that memory from their sources; a tracer whose source cannot be
+    written (a broadcast, a padded view) or remade goes stale."""
+    interp = t._interp
+    chain = [t]
+    while True:
+        rec = getattr(t, "_recipe", None)
+        if rec is None or rec[0] not in _WRITE_BACK or rec[2]._interp is not interp:
+            break
+        prim, params, src = rec
+        _take(src, _WRITE_BACK[prim](t, src, params), what)
+        chain.append(src)
+        t = src
+    group = getattr(t, "_alias", None)
+    if group is None:
+        return
+    valid = chain
+    for r in list(group):
+        other = r()
+        if other is None or any(other is v for v in chain):
+            continue
+        level = other._interp
+        if level.__class__ is _StaleLevel:
+            continue
+        rec = getattr(other, "_recipe", None)
+        if rec is not None and any(rec[2] is v for v in valid):
+            kind, params, src = rec
+            _take(other, getitem(src, params) if kind is _GETITEM else
+                  P.bind(kind, src, **params), what)
+            valid.append(other)
+        else:
+            other._interp = _StaleLevel(level, what)
+
+
 # -- tracers -------------------------------------------------------------------------------
 
 _CONVERSION = ("conversion to a NumPy array (np.asarray(x), a NumPy function such as np.sin(x), "
@@ -132,22 +274,28 @@ class Tracer(ArrayBase):
     NumPy array (``__array__``, ``numpy()``, DLPack, NumPy functions applied to it) raises
     ``TracerArrayConversionError``: NumPy would compute outside the transformation, and a
     derivative through its result would silently be zero."""
-    __slots__ = ("_interp", "primal", "shape", "dtype")
+    __slots__ = ("_interp", "primal", "shape", "dtype", "_alias", "_recipe", "__weakref__")
     _batched = False   # True for the tracers of vmap (batching.BatchTracer)
 
     def _concrete(self):
+        if self._interp.__class__ is _StaleLevel:
+            _stale(self)
         c = concrete(self)
         if isinstance(c, Tracer):   # batched by vmap: one value per example
             return c._concrete()    # raises ConcretizationTypeError
         return c
 
     def _concrete_tensor(self):
+        if self._interp.__class__ is _StaleLevel:
+            _stale(self)
         c = concrete(self)
         return None if isinstance(c, Tracer) else c
 
     def _to_numpy(self, what):
         """The values as an ndarray once the transformation has finished (a leaked tracer: no
         derivative can be lost any more); TracerArrayConversionError while it runs."""
+        if self._interp.__class__ is _StaleLevel:
+            _stale(self)
         c = concrete(self)
         if isinstance(c, Tracer):   # batched by vmap: never one array of this shape
             return c._to_numpy(what)
@@ -215,6 +363,10 @@ class Tracer(ArrayBase):
     def __reduce__(self):
         raise TypeError(f"cannot pickle a tracer of {self._interp.name}; use nx.stop_gradient")
 
+    def _note_index(self, base, index):
+        """This tracer is ``base[index]`` (the front end's basic getitem, a view on arrays)."""
+        _link_view(_GETITEM, base, index, self)
+
     def _rebind(self, new, what="x[idx] = v"):
         """Make this tracer object stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
         ``x += y`` on a tracer.  ``new`` is a tracer of the same transformation, or a value of
@@ -233,9 +385,9 @@ class Tracer(ArrayBase):
                     f"({new._interp.name}); x cannot hold it in place. Update functionally "
                     f"instead: x2 = x.at[idx].set(v) (or x2 = x + y)")
             new = interp.lift(new)
-        writes.record_rebind(self, f"{what} on a tracer of {interp.name}")
-        self.primal = new.primal
-        self._take_state(new)
+        what = f"{what} on a tracer of {interp.name}"
+        _take(self, new, what)
+        _write_through(self, what)
 
     def __getattr__(self, name):
         # only reached for attributes a tracer lacks: a backend implementation reading a
@@ -266,6 +418,7 @@ class TapeTracer(Tracer):
         self.shape = primal.shape
         self.dtype = primal.dtype
         self._idx = idx
+        self._alias = self._recipe = None
 
     def _take_state(self, other):
         self._idx = other._idx
@@ -281,6 +434,7 @@ class JVPTracer(Tracer):
         self.shape = primal.shape
         self.dtype = primal.dtype
         self.tangent = tangent
+        self._alias = self._recipe = None
 
     def _take_state(self, other):
         self.tangent = other.tangent

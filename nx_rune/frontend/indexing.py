@@ -679,7 +679,12 @@ def getitem(x, index):
     x = operand(x)
     if builtins.any(_is_advanced(i) for i in index):
         return advanced_getitem(x, index)
-    return _basic_getitem(x, index)
+    r = _basic_getitem(x, index)
+    if type(r) is not Tensor:
+        note = getattr(r, "_note_index", None)  # a tracer: x[index] is a view on arrays
+        if note is not None:
+            note(x, index)
+    return r
 
 
 def _is_advanced(i):
