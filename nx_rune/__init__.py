@@ -13,3 +13,7 @@ from nx_rune.autodiff import *  # noqa: F401,F403,E402
 from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
 __version__ = "0.1.0"
+
+# -- WP-jit: the compiler (nx.jit, nx.make_jaxpr) and lax control flow (nx.lax)
+from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401
+from nx_rune import compiler, lax  # noqa: E402,F401

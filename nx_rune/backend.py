@@ -551,3 +551,11 @@ _nan_extremum("nanmin", np.fmin)
 @_impl("clip")
 def _clip(x, lo, hi, *, lower, upper):
     return _out(np.clip(x._np(), lo._np(), hi._np()))
+
+
+# -- WP-jit ----------------------------------------------------------------------------------------
+#   stop_gradient(x): the identity (its derivative rules are zero; jit's trace records it)
+
+@_impl("stop_gradient")
+def _stop_gradient(x):
+    return x

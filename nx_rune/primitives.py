@@ -113,3 +113,8 @@ sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]
 # -- statistics family (WP-statistics): nan-ignoring max/min reductions, fused clip
 reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
     ["reduce_nanmax", "reduce_nanmin", "clip"]).values()
+
+
+# -- WP-jit: stop_gradient, the identity with a zero derivative (so that a traced program keeps
+# the stop: nx.stop_gradient on a value traced by jit binds it; on other values it is free)
+stop_gradient_p, = _declare(["stop_gradient"]).values()

@@ -361,3 +361,7 @@ SPECS += [
                                         for lower, upper in ((True, True), (True, False),
                                                              (False, True))]),
 ]
+
+
+# -- WP-jit: stop_gradient (identity, zero derivative) ----------------------------------------------
+NONDIFF_PRIMS += [P.stop_gradient_p]

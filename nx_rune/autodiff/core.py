@@ -119,7 +119,8 @@ class Tracer(ArrayBase):
         return concrete(self)
 
     def _concrete_tensor(self):
-        return concrete(self)
+        # None when the value under the tracers is abstract (traced by jit)
+        return concrete(self)._concrete_tensor()
 
     def _to_numpy(self, what):
         """The values as an ndarray once the transformation has finished (a leaked tracer: no
@@ -175,8 +176,10 @@ class Tracer(ArrayBase):
     def __repr__(self):
         interp = self._interp
         state = ", finished" if interp.done else ""
+        c = concrete(self)
+        value = np.array2string(c._np()) if c._concrete_tensor() is not None else repr(c)
         return (f"{type(self).__name__}({interp.name}{state}, shape={self.shape}, "
-                f"dtype={self.dtype}, value={np.array2string(concrete(self)._np())})")
+                f"dtype={self.dtype}, value={value})")
 
     __str__ = __repr__
 
@@ -475,4 +478,9 @@ class NoGradInterpreter(Interpreter):
         impl = prim.impl
         if impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return impl(*[concrete(a) for a in args], **params)
+        args = [concrete(a) for a in args]
+        for a in args:
+            # a value traced abstractly (no_grad inside jit): the trace records the op
+            if a._concrete_tensor() is None and not getattr(a._interp, "done", True):
+                return a._interp.process(prim, args, params)
+        return impl(*args, **params)

@@ -922,3 +922,7 @@ def _jvp_clip(tangents, ans, args, params):
 
 
 _register(P.clip_p, _vjp_clip, _jvp_clip)
+
+
+# -- WP-jit: stop_gradient is the identity with a zero derivative ----------------------------------
+defnondiff(P.stop_gradient_p)

@@ -1,0 +1,57 @@
+"""From a traced program to something that runs: passes, then the executor.
+
+``optimize(program)`` applies the passes (``nx_rune.compiler.passes``) in order; an
+:class:`Executable` holds the optimized program and its generated function, and converts
+Tensors to arrays on the way in and arrays to Tensors on the way out.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from nx_rune.compiler import passes
+from nx_rune.compiler.executor import compile_program, to_tensor
+from nx_rune.tensor import Tensor
+
+__all__ = ["optimize", "Executable", "PASSES"]
+
+# the pass pipeline, in order (each a function Program -> Program)
+PASSES = [passes.simplify, passes.cse, passes.fold_constants, passes.dce]
+
+
+def optimize(prog, donated=()):
+    """``prog`` after every pass of ``PASSES`` (then the lowering passes: views, fusion)."""
+    for p in PASSES:
+        prog = p(prog)
+    return passes.lower(prog)
+
+
+def _input_array(x):
+    if x.__class__ is Tensor:
+        arr = x._np()
+    elif isinstance(x, np.ndarray):
+        arr = x
+    else:
+        arr = x._np()
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return arr
+
+
+class Executable:
+    """The compiled form of a traced program: ``exe(values) -> list of Tensors``."""
+
+    def __init__(self, traced, donate=()):
+        t0 = time.perf_counter()
+        self.program = optimize(traced.program, donate)
+        self.plan = passes.plan_buffers(self.program, donate)
+        self.fn = compile_program(self.program, self.plan)
+        self.compile_seconds = time.perf_counter() - t0
+        self.donate = tuple(donate)
+
+    def __call__(self, values):
+        arrs = [_input_array(v) for v in values]
+        if self.donate:
+            passes.check_donation(arrs, self.donate)
+        return [to_tensor(a) for a in self.fn(*arrs)]
