@@ -53,6 +53,10 @@ def register_elementwise(prim, out_dtype=None):
     dtype."""
     def rule(avals, **params):
         a = avals[0]
+        for b in avals[1:]:
+            if b.shape != a.shape:
+                raise ValueError(f"{prim.name}: operands must have equal shapes, got "
+                                 f"{', '.join(str(x.shape) for x in avals)}")
         if out_dtype is None:
             dt = a.dtype
         elif callable(out_dtype):
@@ -135,8 +139,9 @@ for _p in (P.neg_p, P.log2_p, P.exp2_p, P.sin_p, P.sqrt_p, P.recip_p, P.exp_p, P
 for _p in (P.cmplt_p, P.cmpne_p):
     register_elementwise(_p, _BOOL)
 register_elementwise(P.where_p, lambda avals: avals[1].dtype)
-ABSTRACT_RULES[P.where_p] = lambda avals: AbstractValue(avals[1].shape, avals[1].dtype,
-                                                        _weak(avals[1:]))
+_where_checked = ABSTRACT_RULES[P.where_p]
+ABSTRACT_RULES[P.where_p] = lambda avals: AbstractValue(_where_checked(avals).shape,
+                                                        avals[1].dtype, _weak(avals[1:]))
 register_elementwise(P.cast_p, lambda avals, *, dtype: np.dtype(dtype))
 register_elementwise(P.clip_p)
 
