@@ -480,7 +480,9 @@ class NoGradInterpreter(Interpreter):
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
         args = [concrete(a) for a in args]
         for a in args:
-            # a value traced abstractly (no_grad inside jit): the trace records the op
+            # a value traced abstractly (no_grad inside jit): the trace records the op and a
+            # stop_gradient on its result, so that derivatives of the program skip it too
             if a._concrete_tensor() is None and not getattr(a._interp, "done", True):
-                return a._interp.process(prim, args, params)
+                out = a._interp.process(prim, args, params)
+                return a._interp.process(P.stop_gradient_p, [out], {})
         return impl(*args, **params)

@@ -252,6 +252,14 @@ def pp_program(prog: Program, namer=None, indent=0) -> str:
             const_vars.append(f"{name}:{x.aval.str_short()}")
         return name
 
+    # constants are named first (they come first, before the ";")
+    for e in prog.eqns:
+        for x in e.ins:
+            if isinstance(x, Literal):
+                operand(x)
+    for x in prog.outs:
+        if isinstance(x, Literal):
+            operand(x)
     pad = " " * indent
     ins = " ".join(f"{namer(v)}:{v.aval.str_short()}" for v in prog.in_vars)
     lines = []

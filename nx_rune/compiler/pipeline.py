@@ -45,13 +45,19 @@ class Executable:
     def __init__(self, traced, donate=()):
         t0 = time.perf_counter()
         self.program = optimize(traced.program, donate)
-        self.plan = passes.plan_buffers(self.program, donate)
+        self.plan = passes.plan_buffers(self.program)
         self.fn = compile_program(self.program, self.plan)
-        self.compile_seconds = time.perf_counter() - t0
         self.donate = tuple(donate)
+        self.fn_donating = None
+        if self.donate:
+            plan = passes.plan_buffers(self.program, self.donate)
+            self.fn_donating = compile_program(self.program, plan) if plan != self.plan \
+                else self.fn
+        self.compile_seconds = time.perf_counter() - t0
 
     def __call__(self, values):
         arrs = [_input_array(v) for v in values]
-        if self.donate:
-            passes.check_donation(arrs, self.donate)
-        return [to_tensor(a) for a in self.fn(*arrs)]
+        fn = self.fn
+        if self.fn_donating is not None and passes.check_donation(arrs, self.donate):
+            fn = self.fn_donating
+        return [to_tensor(a) for a in fn(*arrs)]

@@ -181,7 +181,12 @@ class TraceInterpreter(Interpreter):
     def literal(self, t):
         lit = self.literals.get(id(t))
         if lit is None or lit.value is not t:
-            lit = self.literals[id(t)] = Literal(t)
+            # a constant holding one value (0-d, or broadcast with stride 0) is what the front
+            # end makes of a Python scalar: weakly typed, so that results of weak operands and
+            # such constants stay weak (as JAX's x * 2 for a weak x)
+            arr = t._np()
+            weak = arr.ndim == 0 or (arr.size > 0 and not any(arr.strides))
+            lit = self.literals[id(t)] = Literal(t, AbstractValue(t.shape, t.dtype, weak))
         return lit
 
     def capture(self, x):

@@ -72,10 +72,12 @@ def freeze(v):
 
 
 def _literal_key(lit):
-    s = lit.scalar() if lit.aval.size <= 64 or _broadcast(lit) else None
-    if s is not None and _broadcast(lit) or lit.aval.size == 1:
-        arr = lit.array()
-        return ("lit", lit.aval.shape, arr.dtype.str, arr.reshape(-1)[:1].tobytes())
+    """Equal keys for literals of equal shape, dtype and one repeated value (a broadcast
+    constant), else the literal's identity."""
+    arr = lit.array()
+    if arr.size == 1 or (arr.size and not any(arr.strides)):
+        first = arr.reshape(-1)[:1] if arr.flags.c_contiguous else arr[(0,) * arr.ndim]
+        return ("lit", arr.shape, arr.dtype.str, first.tobytes())
     return ("litid", id(lit.value))
 
 
@@ -91,21 +93,27 @@ def cse(prog: Program) -> Program:
     mapping = {}
     kept = []
     lits = {}
+    lit_keys = {}
+
+    def lit_key(x):
+        k = lit_keys.get(id(x))
+        if k is None:
+            k = lit_keys[id(x)] = (_literal_key(x), x)
+        return k[0]
 
     def key_of(x):
         if isinstance(x, Var):
             while x in mapping:
                 x = mapping[x]
             return ("var", x.id)
-        return _literal_key(x)
+        return lit_key(x)
 
     def canon(x):
         if isinstance(x, Var):
             while x in mapping:
                 x = mapping[x]
             return x
-        k = _literal_key(x)
-        return lits.setdefault(k, x)
+        return lits.setdefault(lit_key(x), x)
 
     for e in prog.eqns:
         e = e.replace(ins=[canon(x) for x in e.ins])

@@ -1,0 +1,461 @@
+# cython: boundscheck=False, wraparound=False
+"""The fused-kernel VM: one pass over an iteration space running a short register program of
+strided inner loops (numexpr's design), block by block.
+
+A :class:`Kernel` holds a program built once by the compiler (``nx_rune.compiler.fusion``):
+
+* an iteration shape (1 to 8 dims; the last one is cut into blocks of ``block`` elements);
+* inputs: C-contiguous arrays, each read through byte strides per iteration dim (0 where it
+  broadcasts) from a byte offset: folded views (transpose, slices, flips, broadcasts) cost
+  nothing;
+* constants: scalars (broadcast, stride 0);
+* temporaries: one block of memory each (reused by values whose lives do not overlap);
+* outputs: arrays written through strides, either element by element by the instruction that
+  computes them, or accumulated: a reduction output has stride 0 on its reduced dims and
+  combines each block into the output (NumPy's loop of the reducing ufunc in its reduce mode:
+  pairwise summation for sums), the first block of each output element copied in;
+* code: instructions ``loop(args, n, steps, data)`` over registers: NumPy's own ufunc inner
+  loops (its SIMD loops: what ``np.sin`` runs), and the casts and selections of
+  fusion_loops.h.
+
+Memory use is the inputs, the outputs and the temporaries' blocks: intermediate values never
+exist as whole arrays.  ``run`` checks every array against the extent the program reads or
+writes (a stale or wrong array raises ValueError, never a stray access) and releases the GIL
+for large iteration spaces.
+
+Also here: ``ufunc_loop`` (the address of a NumPy ufunc's inner loop for given dtypes),
+``cast_loop``, ``where_loop`` and ``strided_view`` (a fast ndarray view constructor for the
+executor's folded views).
+"""
+import numpy as np
+
+cimport numpy as cnp
+from cpython.object cimport PyTypeObject
+from cpython.ref cimport PyObject, Py_INCREF
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+cnp.import_array()
+cnp.import_ufunc()
+
+ctypedef cnp.npy_intp intp
+
+cdef extern from "fusion_loops.h":
+    ctypedef void (*nxr_loop)(char **args, const intp *dims, const intp *steps, void *data) noexcept nogil
+    nxr_loop nxr_cast_entry(int src, int dst) noexcept nogil
+    nxr_loop nxr_where_entry(int itemsize) noexcept nogil
+    void nxr_copy(char *dst, intp ds, const char *src, intp ss, intp n, intp itemsize) noexcept nogil
+
+cdef extern from "numpy/arrayobject.h":
+    object _new_from_descr "PyArray_NewFromDescr" (
+        PyTypeObject *subtype, cnp.dtype descr, int nd, intp *dims, intp *strides, void *data,
+        int flags, object obj)
+
+cdef extern from "numpy/ufuncobject.h":
+    ctypedef void (*PyUFuncGenericFunction)(char **, intp *, intp *, void *) noexcept nogil
+    ctypedef struct PyUFuncObject:
+        int nin
+        int nout
+        int nargs
+        int ntypes
+        PyUFuncGenericFunction *functions
+        void **data
+        const char *types
+
+DEF MAXD = 8
+DEF MAXARGS = 4
+
+cdef struct Instr:
+    nxr_loop fn
+    void *data
+    int nargs
+    int regs[MAXARGS]
+
+
+def ufunc_loop(uf, dtypes):
+    """``(loop address, data address)`` of NumPy ufunc ``uf``'s inner loop whose operand dtypes
+    (inputs then outputs) are exactly ``dtypes``, or None."""
+    if not isinstance(uf, np.ufunc):
+        raise TypeError(f"uf: expected a NumPy ufunc, got {type(uf).__name__}")
+    cdef PyUFuncObject *u = <PyUFuncObject *> <PyObject *> uf
+    nums = [np.dtype(d).num for d in dtypes]
+    if len(nums) != u.nargs:
+        raise ValueError(f"dtypes: {uf.__name__} takes {u.nargs} operands, got {len(nums)}")
+    cdef int i, j
+    for i in range(u.ntypes):
+        for j in range(u.nargs):
+            if u.types[i * u.nargs + j] != nums[j]:
+                break
+        else:
+            if u.functions[i] == NULL:
+                return None
+            return (<size_t> u.functions[i], <size_t> u.data[i])
+    return None
+
+
+_CAST_INDEX = {np.dtype(t): i for i, t in enumerate(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+     "float32", "float64", "complex64", "complex128"])}
+
+
+def cast_loop(src, dst):
+    """``(loop address, 0)`` of the C conversion from dtype ``src`` to ``dst``, or None where
+    it is not provided (float16, complex to real, float to unsigned: NumPy does these)."""
+    s, d = np.dtype(src), np.dtype(dst)
+    if s not in _CAST_INDEX or d not in _CAST_INDEX:
+        return None
+    if s.kind == "f" and d.kind == "u":
+        return None
+    cdef nxr_loop f = nxr_cast_entry(_CAST_INDEX[s], _CAST_INDEX[d])
+    if f == NULL:
+        return None
+    return (<size_t> f, 0)
+
+
+def where_loop(itemsize):
+    """``(loop address, 0)`` of the selection loop for elements of ``itemsize`` bytes."""
+    cdef nxr_loop f = nxr_where_entry(itemsize)
+    if f == NULL:
+        return None
+    return (<size_t> f, 0)
+
+
+def strided_view(obj, shape, strides, Py_ssize_t offset):
+    """A read-only ndarray over ``obj``'s memory (made C-contiguous first if it is not) with
+    ``shape``, byte ``strides`` and byte ``offset``; ValueError if any element would lie
+    outside it."""
+    cdef int nd = len(shape), d
+    cdef intp dims[MAXD]
+    cdef intp st[MAXD]
+    cdef cnp.ndarray base
+    if nd > MAXD or len(strides) != nd:
+        raise ValueError("shape/strides: at most 8 dims, one stride per dim")
+    if type(obj) is not np.ndarray or not cnp.PyArray_IS_C_CONTIGUOUS(obj):
+        obj = np.ascontiguousarray(obj) if np.ndim(obj) else np.array(obj)
+    base = obj
+    cdef intp lo = offset, hi = offset, itemsize = base.itemsize, n = 1
+    for d in range(nd):
+        dims[d] = shape[d]
+        st[d] = strides[d]
+        n *= dims[d]
+        if dims[d] > 0:
+            if st[d] >= 0:
+                hi += st[d] * (dims[d] - 1)
+            else:
+                lo += st[d] * (dims[d] - 1)
+    if n > 0 and (lo < 0 or hi + itemsize > base.nbytes):
+        raise ValueError(f"strided_view: the view (shape {tuple(shape)}, strides "
+                         f"{tuple(strides)}, offset {offset}) reaches outside its base of "
+                         f"{base.nbytes} bytes")
+    cdef cnp.dtype descr = base.descr
+    Py_INCREF(descr)
+    arr = _new_from_descr(<PyTypeObject *> cnp.ndarray, descr, nd, dims, st,
+                          <char *> cnp.PyArray_DATA(base) + offset, cnp.NPY_ARRAY_ALIGNED, None)
+    Py_INCREF(base)
+    cnp.PyArray_SetBaseObject(arr, base)
+    return arr
+
+
+cdef class Kernel:
+    """One fused kernel (see the module doc for the program's parts)."""
+    cdef int nd, n_in, n_const, n_temp, n_out, n_code, n_reg
+    cdef intp shape[MAXD]
+    cdef intp block
+    cdef intp *in_strides      # n_in * nd
+    cdef intp *in_offsets
+    cdef intp *in_need         # bytes each input array must hold
+    cdef intp *out_strides     # n_out * nd
+    cdef intp *out_need
+    cdef intp *out_itemsize
+    cdef int *out_kind         # 0: written by an instruction, 1: reduction
+    cdef int *out_reg          # reductions: the register reduced
+    cdef nxr_loop *out_fn
+    cdef void **out_data
+    cdef unsigned *out_rmask   # reductions: bit d set when dim d is reduced
+    cdef intp *temp_itemsize
+    cdef char *consts
+    cdef Instr *code
+    cdef intp size
+    cdef readonly object description
+
+    def __cinit__(self):
+        self.in_strides = self.in_offsets = self.in_need = NULL
+        self.out_strides = self.out_need = self.out_itemsize = NULL
+        self.out_kind = self.out_reg = NULL
+        self.out_fn = NULL
+        self.out_data = NULL
+        self.out_rmask = NULL
+        self.temp_itemsize = NULL
+        self.consts = NULL
+        self.code = NULL
+
+    def __dealloc__(self):
+        free(self.in_strides); free(self.in_offsets); free(self.in_need)
+        free(self.out_strides); free(self.out_need); free(self.out_itemsize)
+        free(self.out_kind); free(self.out_reg); free(self.out_fn); free(self.out_data)
+        free(self.out_rmask); free(self.temp_itemsize); free(self.consts); free(self.code)
+
+    def __init__(self, shape, inputs, consts, temps, outputs, code, Py_ssize_t block=1024):
+        """shape: the iteration shape; inputs: ``(byte strides per dim, byte offset,
+        itemsize)``; consts: one ``bytes`` (<= 16) per scalar; temps: an itemsize each;
+        outputs: ``(byte strides per dim, itemsize, kind, reg, (loop, data) or None)``;
+        code: ``((loop, data), regs)`` with registers numbered inputs, consts, temps,
+        outputs.  Every value is checked here; ``run`` trusts them."""
+        cdef int d, k, j
+        self.description = (tuple(shape), len(inputs), len(consts), len(temps), len(outputs),
+                            len(code))
+        self.nd = len(shape)
+        if not 1 <= self.nd <= MAXD:
+            raise ValueError(f"shape: 1 to {MAXD} dims, got {tuple(shape)}")
+        if block < 1:
+            raise ValueError("block: must be >= 1")
+        self.block = block
+        self.size = 1
+        for d in range(self.nd):
+            if shape[d] < 1:
+                raise ValueError(f"shape: dims must be >= 1, got {tuple(shape)}")
+            self.shape[d] = shape[d]
+            self.size *= shape[d]
+        self.n_in, self.n_const = len(inputs), len(consts)
+        self.n_temp, self.n_out = len(temps), len(outputs)
+        self.n_reg = self.n_in + self.n_const + self.n_temp + self.n_out
+        self.in_strides = <intp *> malloc(max(1, self.n_in * self.nd) * sizeof(intp))
+        self.in_offsets = <intp *> malloc(max(1, self.n_in) * sizeof(intp))
+        self.in_need = <intp *> malloc(max(1, self.n_in) * sizeof(intp))
+        for k in range(self.n_in):
+            strides, offset, itemsize = inputs[k]
+            self.in_offsets[k] = offset
+            self.in_need[k] = self._extent(strides, offset, itemsize)
+            for d in range(self.nd):
+                self.in_strides[k * self.nd + d] = strides[d]
+        self.consts = <char *> malloc(max(1, self.n_const) * 16)
+        for k in range(self.n_const):
+            b = bytes(consts[k])
+            if len(b) > 16:
+                raise ValueError("consts: at most 16 bytes each")
+            memcpy(self.consts + 16 * k, <char *> b, len(b))
+        self.temp_itemsize = <intp *> malloc(max(1, self.n_temp) * sizeof(intp))
+        for k in range(self.n_temp):
+            if not 1 <= temps[k] <= 16:
+                raise ValueError("temps: itemsizes from 1 to 16 bytes")
+            self.temp_itemsize[k] = temps[k]
+        n = max(1, self.n_out)
+        self.out_strides = <intp *> malloc(n * self.nd * sizeof(intp))
+        self.out_need = <intp *> malloc(n * sizeof(intp))
+        self.out_itemsize = <intp *> malloc(n * sizeof(intp))
+        self.out_kind = <int *> malloc(n * sizeof(int))
+        self.out_reg = <int *> malloc(n * sizeof(int))
+        self.out_fn = <nxr_loop *> malloc(n * sizeof(nxr_loop))
+        self.out_data = <void **> malloc(n * sizeof(void *))
+        self.out_rmask = <unsigned *> malloc(n * sizeof(unsigned))
+        for k in range(self.n_out):
+            strides, itemsize, kind, reg, loop = outputs[k]
+            self.out_itemsize[k] = itemsize
+            self.out_kind[k] = kind
+            self.out_need[k] = self._extent(strides, 0, itemsize)
+            self.out_rmask[k] = 0
+            for d in range(self.nd):
+                self.out_strides[k * self.nd + d] = strides[d]
+                if strides[d] == 0 and self.shape[d] > 1:
+                    self.out_rmask[k] |= 1u << d
+            if kind == 1:
+                if not 0 <= reg < self.n_reg or loop is None:
+                    raise ValueError("outputs: a reduction needs a register and a loop")
+                self.out_reg[k] = reg
+                self.out_fn[k] = <nxr_loop> <size_t> loop[0]
+                self.out_data[k] = <void *> <size_t> loop[1]
+            elif kind == 0:
+                self.out_reg[k] = -1
+                self.out_fn[k] = NULL
+                self.out_data[k] = NULL
+                if self.out_rmask[k]:
+                    raise ValueError("outputs: a written output cannot have stride 0 on a dim "
+                                     "longer than 1 (only reductions do)")
+            else:
+                raise ValueError(f"outputs: kind must be 0 or 1, got {kind}")
+        self.n_code = len(code)
+        self.code = <Instr *> malloc(max(1, self.n_code) * sizeof(Instr))
+        for k in range(self.n_code):
+            loop, regs = code[k]
+            if not 2 <= len(regs) <= MAXARGS:
+                raise ValueError("code: 2 to 4 operands per instruction")
+            self.code[k].fn = <nxr_loop> <size_t> loop[0]
+            self.code[k].data = <void *> <size_t> loop[1]
+            self.code[k].nargs = len(regs)
+            for j in range(len(regs)):
+                if not 0 <= regs[j] < self.n_reg:
+                    raise ValueError(f"code: register {regs[j]} out of range")
+                self.code[k].regs[j] = regs[j]
+            out_reg = regs[len(regs) - 1]
+            if out_reg < self.n_in + self.n_const:
+                raise ValueError("code: an instruction cannot write an input or a constant")
+
+    cdef intp _extent(self, strides, intp offset, intp itemsize) except -1:
+        """Bytes an array must hold for these strides from ``offset`` (ValueError when an
+        element would lie before the array's start)."""
+        cdef intp hi = offset, lo = offset
+        cdef int d
+        for d in range(self.nd):
+            if strides[d] < 0:
+                lo += strides[d] * (self.shape[d] - 1)
+            else:
+                hi += strides[d] * (self.shape[d] - 1)
+        if lo < 0:
+            raise ValueError(f"strides {tuple(strides)} from offset {offset} reach before the "
+                             f"array's start")
+        return hi + itemsize
+
+    def run(self, tuple ins, tuple outs):
+        """Run on input arrays ``ins`` and output arrays ``outs`` (C-contiguous, large enough
+        for the strides; checked)."""
+        cdef int k
+        if len(ins) != self.n_in or len(outs) != self.n_out:
+            raise ValueError(f"run: {self.n_in} inputs and {self.n_out} outputs expected, got "
+                             f"{len(ins)} and {len(outs)}")
+        cdef char **base = <char **> malloc((self.n_in + self.n_out + 1) * sizeof(char *))
+        if base == NULL:
+            raise MemoryError()
+        keep = []
+        cdef cnp.ndarray a
+        try:
+            for k in range(self.n_in):
+                obj = ins[k]
+                if type(obj) is not np.ndarray:
+                    obj = np.asarray(obj)
+                    keep.append(obj)
+                a = obj
+                if not cnp.PyArray_IS_C_CONTIGUOUS(a):
+                    a = np.ascontiguousarray(a)
+                    keep.append(a)
+                if a.nbytes < self.in_need[k]:
+                    raise ValueError(f"run: input {k} holds {a.nbytes} bytes, the kernel reads "
+                                     f"{self.in_need[k]}")
+                base[k] = <char *> cnp.PyArray_DATA(a)
+            for k in range(self.n_out):
+                a = outs[k]
+                if not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISWRITEABLE(a):
+                    raise ValueError(f"run: output {k} must be a writeable C-contiguous array")
+                if a.nbytes < self.out_need[k]:
+                    raise ValueError(f"run: output {k} holds {a.nbytes} bytes, the kernel "
+                                     f"writes {self.out_need[k]}")
+                base[self.n_in + k] = <char *> cnp.PyArray_DATA(a)
+            if self.size >= 65536:
+                with nogil:
+                    k = self._exec(base)
+            else:
+                k = self._exec(base)
+            if k:
+                raise MemoryError()
+        finally:
+            free(base)
+
+    cdef int _exec(self, char **base) noexcept nogil:
+        cdef int nd = self.nd, n_in = self.n_in, n_out = self.n_out, nreg = self.n_reg
+        cdef int t0 = self.n_in + self.n_const, o0 = t0 + self.n_temp
+        cdef int last = nd - 1, d, k, j, r
+        cdef intp B = self.block if self.block < self.shape[last] else self.shape[last]
+        cdef intp inner = self.shape[last]
+        cdef intp n, start, rows, row
+        cdef intp idx[MAXD]
+        cdef char **ptr = <char **> malloc(nreg * sizeof(char *))
+        cdef intp *step = <intp *> malloc(nreg * sizeof(intp))
+        cdef intp *off = <intp *> malloc((n_in + n_out + 1) * sizeof(intp))
+        cdef char *tmem = NULL
+        cdef intp tbytes = 0
+        cdef char *args[MAXARGS]
+        cdef intp steps[MAXARGS]
+        cdef Instr *ins
+        cdef bint first
+        cdef intp ostep, rstep
+        cdef char *optr
+        cdef char *rptr
+        for k in range(self.n_temp):
+            tbytes += self.temp_itemsize[k] * B
+        tmem = <char *> malloc(tbytes + 64)
+        if ptr == NULL or step == NULL or off == NULL or tmem == NULL:
+            free(ptr); free(step); free(off); free(tmem)
+            return 1
+        # constants and temporaries sit still
+        for k in range(self.n_const):
+            ptr[n_in + k] = self.consts + 16 * k
+            step[n_in + k] = 0
+        tbytes = 0
+        for k in range(self.n_temp):
+            ptr[t0 + k] = tmem + tbytes
+            step[t0 + k] = self.temp_itemsize[k]
+            tbytes += self.temp_itemsize[k] * B
+        for k in range(n_in):
+            step[k] = self.in_strides[k * nd + last]
+            off[k] = self.in_offsets[k]
+        for k in range(n_out):
+            step[o0 + k] = self.out_strides[k * nd + last]
+            off[n_in + k] = 0
+        for d in range(nd):
+            idx[d] = 0
+        rows = self.size // inner
+        for row in range(rows):
+            start = 0
+            while start < inner:
+                n = inner - start if inner - start < B else B
+                for k in range(n_in):
+                    ptr[k] = base[k] + off[k] + start * step[k]
+                for k in range(n_out):
+                    ptr[o0 + k] = base[n_in + k] + off[n_in + k] + start * step[o0 + k]
+                for k in range(self.n_code):
+                    ins = &self.code[k]
+                    for j in range(ins.nargs):
+                        r = ins.regs[j]
+                        args[j] = ptr[r]
+                        steps[j] = step[r]
+                    ins.fn(args, &n, steps, ins.data)
+                for k in range(n_out):
+                    if self.out_kind[k] != 1:
+                        continue
+                    first = True
+                    for d in range(last):
+                        if (self.out_rmask[k] >> d) & 1 and idx[d] != 0:
+                            first = False
+                            break
+                    optr = ptr[o0 + k]
+                    ostep = step[o0 + k]
+                    rptr = ptr[self.out_reg[k]]
+                    rstep = step[self.out_reg[k]]
+                    if ostep == 0 and self.shape[last] > 1:
+                        # the block reduces into one element
+                        if first and start == 0:
+                            memcpy(optr, rptr, self.out_itemsize[k])
+                            if n > 1:
+                                args[0] = optr; args[1] = rptr + rstep; args[2] = optr
+                                steps[0] = 0; steps[1] = rstep; steps[2] = 0
+                                n -= 1
+                                self.out_fn[k](args, &n, steps, self.out_data[k])
+                                n += 1
+                        else:
+                            args[0] = optr; args[1] = rptr; args[2] = optr
+                            steps[0] = 0; steps[1] = rstep; steps[2] = 0
+                            self.out_fn[k](args, &n, steps, self.out_data[k])
+                    elif first:
+                        nxr_copy(optr, ostep, rptr, rstep, n, self.out_itemsize[k])
+                    else:
+                        args[0] = optr; args[1] = rptr; args[2] = optr
+                        steps[0] = ostep; steps[1] = rstep; steps[2] = ostep
+                        self.out_fn[k](args, &n, steps, self.out_data[k])
+                start += n
+            # next row: the odometer over the outer dims
+            d = last - 1
+            while d >= 0:
+                idx[d] += 1
+                for k in range(n_in):
+                    off[k] += self.in_strides[k * nd + d]
+                for k in range(n_out):
+                    off[n_in + k] += self.out_strides[k * nd + d]
+                if idx[d] < self.shape[d]:
+                    break
+                for k in range(n_in):
+                    off[k] -= self.in_strides[k * nd + d] * self.shape[d]
+                for k in range(n_out):
+                    off[n_in + k] -= self.out_strides[k * nd + d] * self.shape[d]
+                idx[d] = 0
+                d -= 1
+        free(ptr); free(step); free(off); free(tmem)
+        return 0
