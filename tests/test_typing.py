@@ -9,6 +9,7 @@ import typing
 import pytest
 
 import nx_rune
+import nx_rune.lax
 import nx_rune.random
 from nx_rune.tensor import ArrayBase
 
@@ -18,7 +19,7 @@ EXCEPTIONS: set = set()
 
 def _public_functions():
     out = {}
-    for mod in (nx_rune, nx_rune.random):
+    for mod in (nx_rune, nx_rune.random, nx_rune.lax):
         for name in dir(mod):
             if name.startswith("_"):
                 continue
