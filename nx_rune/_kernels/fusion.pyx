@@ -45,6 +45,10 @@ cdef extern from "fusion_loops.h":
     nxr_loop nxr_cast_entry(int src, int dst) noexcept nogil
     nxr_loop nxr_where_entry(int itemsize) noexcept nogil
     void nxr_copy(char *dst, intp ds, const char *src, intp ss, intp n, intp itemsize) noexcept nogil
+    ctypedef void (*nxr_segloop)(char *out, intp os, const char *inp, intp is_, intp seg,
+                                 intp nseg, int first) noexcept nogil
+    nxr_segloop nxr_seg_entry(int op, int type) noexcept nogil
+    nxr_segloop nxr_row_entry(int op, int type) noexcept nogil
 
 cdef extern from "numpy/arrayobject.h":
     object _new_from_descr "PyArray_NewFromDescr" (
@@ -120,6 +124,21 @@ def where_loop(itemsize):
     return (<size_t> f, 0)
 
 
+_SEG_OPS = {"sum": 0, "prod": 1, "max": 2, "fmax": 3, "fmin": 4}
+_SEG_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.int32): 2,
+              np.dtype(np.int64): 3}
+
+
+def segment_loop(op, dtype):
+    """``(address of the segmented reduction, address of the across-segments one)`` for ``op``
+    ("sum", "prod", "max", "fmax", "fmin") and ``dtype`` (float32/64, int32/64), or None."""
+    d = np.dtype(dtype)
+    if op not in _SEG_OPS or d not in _SEG_TYPES:
+        return None
+    return (<size_t> nxr_seg_entry(_SEG_OPS[op], _SEG_TYPES[d]),
+            <size_t> nxr_row_entry(_SEG_OPS[op], _SEG_TYPES[d]))
+
+
 def strided_view(obj, shape, strides, Py_ssize_t offset):
     """A read-only ndarray over ``obj``'s memory (made C-contiguous first if it is not) with
     ``shape``, byte ``strides`` and byte ``offset``; ValueError if any element would lie
@@ -156,22 +175,45 @@ def strided_view(obj, shape, strides, Py_ssize_t offset):
     return arr
 
 
+cdef enum:
+    IN_DIRECT = 0     # read in place (unit or zero inner stride, contiguous across segments)
+    IN_TILED = 1      # the same row for every segment: a tiled copy made once per row
+    IN_GATHER = 2     # copied into a staging block (strided, or repeated per segment)
+    OUT_DIRECT = 0
+    OUT_SCATTER = 1   # written to a staging block, then copied out segment by segment
+
+
 cdef class Kernel:
-    """One fused kernel (see the module doc for the program's parts)."""
+    """One fused kernel (see the module doc for the program's parts).
+
+    The last iteration dim may be cut into segments of ``seg`` elements (a short last axis of
+    the original shape, merged with the one before it): a block then holds whole segments, and
+    every operand has a stride between segments (``segstride``) besides its stride within
+    one.  Operands that are not contiguous over the block are staged: copied into a contiguous
+    block (strided or repeated reads), or tiled once per row (a row broadcast over the
+    segments, such as a bias); reductions then run per segment."""
     cdef int nd, n_in, n_const, n_temp, n_out, n_code, n_reg
     cdef intp shape[MAXD]
-    cdef intp block
+    cdef intp block, seg, nseg, kseg
+    cdef bint segmented
     cdef intp *in_strides      # n_in * nd
+    cdef intp *in_seg
     cdef intp *in_offsets
     cdef intp *in_need         # bytes each input array must hold
+    cdef intp *in_item
+    cdef int *in_mode
     cdef intp *out_strides     # n_out * nd
+    cdef intp *out_seg
     cdef intp *out_need
     cdef intp *out_itemsize
     cdef int *out_kind         # 0: written by an instruction, 1: reduction
+    cdef int *out_mode
     cdef int *out_reg          # reductions: the register reduced
     cdef nxr_loop *out_fn
     cdef void **out_data
-    cdef unsigned *out_rmask   # reductions: bit d set when dim d is reduced
+    cdef nxr_segloop *out_segfn    # reductions: a loop over whole segments, or NULL
+    cdef nxr_segloop *out_rowfn    # reductions: a loop across segments into a row, or NULL
+    cdef unsigned *out_rmask   # reductions: bit d set when outer dim d is reduced
     cdef intp *temp_itemsize
     cdef char *consts
     cdef Instr *code
@@ -179,55 +221,87 @@ cdef class Kernel:
     cdef readonly object description
 
     def __cinit__(self):
-        self.in_strides = self.in_offsets = self.in_need = NULL
-        self.out_strides = self.out_need = self.out_itemsize = NULL
-        self.out_kind = self.out_reg = NULL
+        self.in_strides = self.in_seg = self.in_offsets = self.in_need = self.in_item = NULL
+        self.in_mode = NULL
+        self.out_strides = self.out_seg = self.out_need = self.out_itemsize = NULL
+        self.out_kind = self.out_reg = self.out_mode = NULL
         self.out_fn = NULL
         self.out_data = NULL
+        self.out_segfn = NULL
+        self.out_rowfn = NULL
         self.out_rmask = NULL
         self.temp_itemsize = NULL
         self.consts = NULL
         self.code = NULL
 
     def __dealloc__(self):
-        free(self.in_strides); free(self.in_offsets); free(self.in_need)
-        free(self.out_strides); free(self.out_need); free(self.out_itemsize)
-        free(self.out_kind); free(self.out_reg); free(self.out_fn); free(self.out_data)
-        free(self.out_rmask); free(self.temp_itemsize); free(self.consts); free(self.code)
+        free(self.in_strides); free(self.in_seg); free(self.in_offsets); free(self.in_need)
+        free(self.in_item); free(self.in_mode)
+        free(self.out_strides); free(self.out_seg); free(self.out_need); free(self.out_itemsize)
+        free(self.out_kind); free(self.out_reg); free(self.out_mode); free(self.out_fn)
+        free(self.out_data); free(self.out_segfn); free(self.out_rowfn); free(self.out_rmask)
+        free(self.temp_itemsize)
+        free(self.consts)
+        free(self.code)
 
-    def __init__(self, shape, inputs, consts, temps, outputs, code, Py_ssize_t block=1024):
-        """shape: the iteration shape; inputs: ``(byte strides per dim, byte offset,
-        itemsize)``; consts: one ``bytes`` (<= 16) per scalar; temps: an itemsize each;
-        outputs: ``(byte strides per dim, itemsize, kind, reg, (loop, data) or None)``;
-        code: ``((loop, data), regs)`` with registers numbered inputs, consts, temps,
-        outputs.  Every value is checked here; ``run`` trusts them."""
+    def __init__(self, shape, Py_ssize_t seg, inputs, consts, temps, outputs, code,
+                 Py_ssize_t block=1024):
+        """shape: the iteration shape; seg: the segment length of the last dim (it divides
+        it; 0: no segments); inputs: ``(byte strides per dim, byte stride between segments,
+        byte offset, itemsize)``; consts: one ``bytes`` (<= 16) per scalar; temps: an
+        itemsize each; outputs: ``(byte strides per dim, byte stride between segments,
+        itemsize, kind, reg, (loop, data) or None)``; code: ``((loop, data), regs)`` with
+        registers numbered inputs, consts, temps, outputs.  Every value is checked here; ``run``
+        trusts them."""
         cdef int d, k, j
-        self.description = (tuple(shape), len(inputs), len(consts), len(temps), len(outputs),
-                            len(code))
+        self.description = (tuple(shape), seg, len(inputs), len(consts), len(temps),
+                            len(outputs), len(code))
         self.nd = len(shape)
         if not 1 <= self.nd <= MAXD:
             raise ValueError(f"shape: 1 to {MAXD} dims, got {tuple(shape)}")
         if block < 1:
             raise ValueError("block: must be >= 1")
-        self.block = block
         self.size = 1
         for d in range(self.nd):
             if shape[d] < 1:
                 raise ValueError(f"shape: dims must be >= 1, got {tuple(shape)}")
             self.shape[d] = shape[d]
             self.size *= shape[d]
+        last = self.shape[self.nd - 1]
+        if seg < 0 or (seg and last % seg):
+            raise ValueError(f"seg: must divide the last dim {last}, got {seg}")
+        self.segmented = 0 < seg < last and seg <= block
+        if self.segmented:
+            self.seg = seg
+            self.nseg = last // seg
+            self.kseg = block // seg
+            self.block = self.kseg * seg
+        else:
+            self.seg = last
+            self.nseg = 1
+            self.kseg = 1
+            self.block = block if block < last else last
         self.n_in, self.n_const = len(inputs), len(consts)
         self.n_temp, self.n_out = len(temps), len(outputs)
         self.n_reg = self.n_in + self.n_const + self.n_temp + self.n_out
-        self.in_strides = <intp *> malloc(max(1, self.n_in * self.nd) * sizeof(intp))
-        self.in_offsets = <intp *> malloc(max(1, self.n_in) * sizeof(intp))
-        self.in_need = <intp *> malloc(max(1, self.n_in) * sizeof(intp))
+        n = max(1, self.n_in)
+        self.in_strides = <intp *> malloc(n * self.nd * sizeof(intp))
+        self.in_seg = <intp *> malloc(n * sizeof(intp))
+        self.in_offsets = <intp *> malloc(n * sizeof(intp))
+        self.in_need = <intp *> malloc(n * sizeof(intp))
+        self.in_item = <intp *> malloc(n * sizeof(intp))
+        self.in_mode = <int *> malloc(n * sizeof(int))
         for k in range(self.n_in):
-            strides, offset, itemsize = inputs[k]
+            strides, segstride, offset, itemsize = inputs[k]
+            if not 1 <= itemsize <= 16:
+                raise ValueError("inputs: itemsizes from 1 to 16 bytes")
             self.in_offsets[k] = offset
-            self.in_need[k] = self._extent(strides, offset, itemsize)
+            self.in_item[k] = itemsize
+            self.in_seg[k] = segstride if self.segmented else 0
+            self.in_need[k] = self._extent(strides, segstride, offset, itemsize)
             for d in range(self.nd):
                 self.in_strides[k * self.nd + d] = strides[d]
+            self.in_mode[k] = self._in_mode(strides[self.nd - 1], self.in_seg[k], itemsize)
         self.consts = <char *> malloc(max(1, self.n_const) * 16)
         for k in range(self.n_const):
             b = bytes(consts[k])
@@ -241,36 +315,51 @@ cdef class Kernel:
             self.temp_itemsize[k] = temps[k]
         n = max(1, self.n_out)
         self.out_strides = <intp *> malloc(n * self.nd * sizeof(intp))
+        self.out_seg = <intp *> malloc(n * sizeof(intp))
         self.out_need = <intp *> malloc(n * sizeof(intp))
         self.out_itemsize = <intp *> malloc(n * sizeof(intp))
         self.out_kind = <int *> malloc(n * sizeof(int))
+        self.out_mode = <int *> malloc(n * sizeof(int))
         self.out_reg = <int *> malloc(n * sizeof(int))
         self.out_fn = <nxr_loop *> malloc(n * sizeof(nxr_loop))
         self.out_data = <void **> malloc(n * sizeof(void *))
+        self.out_segfn = <nxr_segloop *> malloc(n * sizeof(nxr_segloop))
+        self.out_rowfn = <nxr_segloop *> malloc(n * sizeof(nxr_segloop))
         self.out_rmask = <unsigned *> malloc(n * sizeof(unsigned))
         for k in range(self.n_out):
-            strides, itemsize, kind, reg, loop = outputs[k]
+            strides, segstride, itemsize, kind, reg, loop = outputs[k][:6]
+            segloops = outputs[k][6] if len(outputs[k]) > 6 else None
+            self.out_segfn[k] = <nxr_segloop> <size_t> segloops[0] if segloops else NULL
+            self.out_rowfn[k] = <nxr_segloop> <size_t> segloops[1] if segloops else NULL
+            if not 1 <= itemsize <= 16:
+                raise ValueError("outputs: itemsizes from 1 to 16 bytes")
             self.out_itemsize[k] = itemsize
             self.out_kind[k] = kind
-            self.out_need[k] = self._extent(strides, 0, itemsize)
+            self.out_seg[k] = segstride if self.segmented else 0
+            self.out_need[k] = self._extent(strides, segstride, 0, itemsize)
             self.out_rmask[k] = 0
             for d in range(self.nd):
                 self.out_strides[k * self.nd + d] = strides[d]
-                if strides[d] == 0 and self.shape[d] > 1:
+                if d < self.nd - 1 and strides[d] == 0 and self.shape[d] > 1:
                     self.out_rmask[k] |= 1u << d
+            inner = strides[self.nd - 1]
             if kind == 1:
                 if not 0 <= reg < self.n_reg or loop is None:
                     raise ValueError("outputs: a reduction needs a register and a loop")
                 self.out_reg[k] = reg
                 self.out_fn[k] = <nxr_loop> <size_t> loop[0]
                 self.out_data[k] = <void *> <size_t> loop[1]
+                self.out_mode[k] = OUT_DIRECT
             elif kind == 0:
                 self.out_reg[k] = -1
                 self.out_fn[k] = NULL
                 self.out_data[k] = NULL
-                if self.out_rmask[k]:
+                if self.out_rmask[k] or (inner == 0 and self.seg > 1) or (
+                        self.segmented and self.out_seg[k] == 0 and self.nseg > 1):
                     raise ValueError("outputs: a written output cannot have stride 0 on a dim "
                                      "longer than 1 (only reductions do)")
+                flat = not self.segmented or self.out_seg[k] == inner * self.seg
+                self.out_mode[k] = OUT_DIRECT if flat and inner == itemsize else OUT_SCATTER
             else:
                 raise ValueError(f"outputs: kind must be 0 or 1, got {kind}")
         self.n_code = len(code)
@@ -290,16 +379,39 @@ cdef class Kernel:
             if out_reg < self.n_in + self.n_const:
                 raise ValueError("code: an instruction cannot write an input or a constant")
 
-    cdef intp _extent(self, strides, intp offset, intp itemsize) except -1:
+    cdef int _in_mode(self, intp inner, intp segstride, intp itemsize):
+        if not self.segmented:
+            return IN_DIRECT if inner == 0 or inner == itemsize else IN_GATHER
+        if segstride == 0 and inner != 0:
+            return IN_TILED
+        if segstride == 0 and inner == 0:
+            return IN_DIRECT          # one value for the whole block (stride 0)
+        if inner == itemsize and segstride == itemsize * self.seg:
+            return IN_DIRECT
+        return IN_GATHER
+
+    cdef intp _extent(self, strides, intp segstride, intp offset, intp itemsize) except -1:
         """Bytes an array must hold for these strides from ``offset`` (ValueError when an
         element would lie before the array's start)."""
-        cdef intp hi = offset, lo = offset
+        cdef intp hi = offset, lo = offset, s
         cdef int d
         for d in range(self.nd):
-            if strides[d] < 0:
-                lo += strides[d] * (self.shape[d] - 1)
+            s = strides[d]
+            if d == self.nd - 1 and self.segmented:
+                # the last dim is (segments, within a segment)
+                if segstride < 0:
+                    lo += segstride * (self.nseg - 1)
+                else:
+                    hi += segstride * (self.nseg - 1)
+                if s < 0:
+                    lo += s * (self.seg - 1)
+                else:
+                    hi += s * (self.seg - 1)
+                continue
+            if s < 0:
+                lo += s * (self.shape[d] - 1)
             else:
-                hi += strides[d] * (self.shape[d] - 1)
+                hi += s * (self.shape[d] - 1)
         if lo < 0:
             raise ValueError(f"strides {tuple(strides)} from offset {offset} reach before the "
                              f"array's start")
@@ -349,33 +461,67 @@ cdef class Kernel:
         finally:
             free(base)
 
+    cdef void _reduce(self, int k, char *optr, intp ostep, char *rptr, intp rstep, intp n,
+                      bint first) noexcept nogil:
+        """Combine n values (rptr, rstep) into the output at optr: into one element when ostep
+        is 0, element by element otherwise; the first visit copies instead of combining."""
+        cdef char *args[3]
+        cdef intp steps[3]
+        cdef intp m
+        if ostep == 0:
+            if first:
+                memcpy(optr, rptr, self.out_itemsize[k])
+                if n <= 1:
+                    return
+                rptr += rstep
+                n -= 1
+            args[0] = optr; args[1] = rptr; args[2] = optr
+            steps[0] = 0; steps[1] = rstep; steps[2] = 0
+            m = n
+            self.out_fn[k](args, &m, steps, self.out_data[k])
+        elif first:
+            nxr_copy(optr, ostep, rptr, rstep, n, self.out_itemsize[k])
+        else:
+            args[0] = optr; args[1] = rptr; args[2] = optr
+            steps[0] = ostep; steps[1] = rstep; steps[2] = ostep
+            m = n
+            self.out_fn[k](args, &m, steps, self.out_data[k])
+
     cdef int _exec(self, char **base) noexcept nogil:
         cdef int nd = self.nd, n_in = self.n_in, n_out = self.n_out, nreg = self.n_reg
         cdef int t0 = self.n_in + self.n_const, o0 = t0 + self.n_temp
         cdef int last = nd - 1, d, k, j, r
-        cdef intp B = self.block if self.block < self.shape[last] else self.shape[last]
-        cdef intp inner = self.shape[last]
-        cdef intp n, start, rows, row
+        cdef intp B = self.block, seg = self.seg, L = self.shape[last]
+        cdef intp n, start, rows, row, ks, sg0, item, istep, ostep, rstep, oseg
         cdef intp idx[MAXD]
         cdef char **ptr = <char **> malloc(nreg * sizeof(char *))
         cdef intp *step = <intp *> malloc(nreg * sizeof(intp))
         cdef intp *off = <intp *> malloc((n_in + n_out + 1) * sizeof(intp))
+        cdef char **stage = <char **> malloc((n_in + n_out + 1) * sizeof(char *))
         cdef char *tmem = NULL
         cdef intp tbytes = 0
         cdef char *args[MAXARGS]
         cdef intp steps[MAXARGS]
         cdef Instr *ins
         cdef bint first
-        cdef intp ostep, rstep
         cdef char *optr
         cdef char *rptr
+        if ptr == NULL or step == NULL or off == NULL or stage == NULL:
+            free(ptr); free(step); free(off); free(stage)
+            return 1
         for k in range(self.n_temp):
             tbytes += self.temp_itemsize[k] * B
+        for k in range(n_in):
+            if self.in_mode[k] != IN_DIRECT:
+                tbytes += self.in_item[k] * B
+        for k in range(n_out):
+            if self.out_mode[k] == OUT_SCATTER:
+                tbytes += self.out_itemsize[k] * B
         tmem = <char *> malloc(tbytes + 64)
-        if ptr == NULL or step == NULL or off == NULL or tmem == NULL:
-            free(ptr); free(step); free(off); free(tmem)
+        if tmem == NULL:
+            free(ptr); free(step); free(off); free(stage)
             return 1
-        # constants and temporaries sit still
+        # constants, temporaries and staging blocks sit still
         for k in range(self.n_const):
             ptr[n_in + k] = self.consts + 16 * k
             step[n_in + k] = 0
@@ -385,22 +531,69 @@ cdef class Kernel:
             step[t0 + k] = self.temp_itemsize[k]
             tbytes += self.temp_itemsize[k] * B
         for k in range(n_in):
-            step[k] = self.in_strides[k * nd + last]
             off[k] = self.in_offsets[k]
+            stage[k] = NULL
+            if self.in_mode[k] != IN_DIRECT:
+                stage[k] = tmem + tbytes
+                tbytes += self.in_item[k] * B
+                ptr[k] = stage[k]
+                step[k] = self.in_item[k]
+            else:
+                step[k] = self.in_strides[k * nd + last]
         for k in range(n_out):
-            step[o0 + k] = self.out_strides[k * nd + last]
             off[n_in + k] = 0
+            stage[n_in + k] = NULL
+            if self.out_mode[k] == OUT_SCATTER:
+                stage[n_in + k] = tmem + tbytes
+                tbytes += self.out_itemsize[k] * B
+                ptr[o0 + k] = stage[n_in + k]
+                step[o0 + k] = self.out_itemsize[k]
+            else:
+                step[o0 + k] = self.out_strides[k * nd + last]
         for d in range(nd):
             idx[d] = 0
-        rows = self.size // inner
+        rows = self.size // L
         for row in range(rows):
+            # a row broadcast over the segments: tiled once per row
+            for k in range(n_in):
+                if self.in_mode[k] == IN_TILED:
+                    item = self.in_item[k]
+                    istep = self.in_strides[k * nd + last]
+                    for j in range(self.kseg):
+                        nxr_copy(stage[k] + j * seg * item, item, base[k] + off[k], istep, seg,
+                                 item)
             start = 0
-            while start < inner:
-                n = inner - start if inner - start < B else B
+            sg0 = 0
+            while start < L:
+                if self.segmented:
+                    ks = self.nseg - sg0 if self.nseg - sg0 < self.kseg else self.kseg
+                    n = ks * seg
+                else:
+                    ks = 1
+                    n = L - start if L - start < B else B
                 for k in range(n_in):
-                    ptr[k] = base[k] + off[k] + start * step[k]
+                    if self.in_mode[k] == IN_DIRECT:
+                        if self.segmented:
+                            ptr[k] = base[k] + off[k] + sg0 * self.in_seg[k]
+                        else:
+                            ptr[k] = base[k] + off[k] + start * step[k]
+                    elif self.in_mode[k] == IN_GATHER:
+                        item = self.in_item[k]
+                        istep = self.in_strides[k * nd + last]
+                        if self.segmented:
+                            for j in range(ks):
+                                nxr_copy(stage[k] + j * seg * item, item,
+                                         base[k] + off[k] + (sg0 + j) * self.in_seg[k],
+                                         istep, seg, item)
+                        else:
+                            nxr_copy(stage[k], item, base[k] + off[k] + start * istep, istep,
+                                     n, item)
                 for k in range(n_out):
-                    ptr[o0 + k] = base[n_in + k] + off[n_in + k] + start * step[o0 + k]
+                    if self.out_mode[k] == OUT_DIRECT:
+                        if self.segmented:
+                            ptr[o0 + k] = base[n_in + k] + off[n_in + k] + sg0 * self.out_seg[k]
+                        else:
+                            ptr[o0 + k] = base[n_in + k] + off[n_in + k] + start * step[o0 + k]
                 for k in range(self.n_code):
                     ins = &self.code[k]
                     for j in range(ins.nargs):
@@ -409,38 +602,63 @@ cdef class Kernel:
                         steps[j] = step[r]
                     ins.fn(args, &n, steps, ins.data)
                 for k in range(n_out):
-                    if self.out_kind[k] != 1:
+                    if self.out_kind[k] == 0:
+                        if self.out_mode[k] == OUT_SCATTER:
+                            item = self.out_itemsize[k]
+                            ostep = self.out_strides[k * nd + last]
+                            if self.segmented:
+                                for j in range(ks):
+                                    nxr_copy(base[n_in + k] + off[n_in + k]
+                                             + (sg0 + j) * self.out_seg[k], ostep,
+                                             stage[n_in + k] + j * seg * item, item, seg, item)
+                            else:
+                                nxr_copy(base[n_in + k] + off[n_in + k] + start * ostep, ostep,
+                                         stage[n_in + k], item, n, item)
                         continue
+                    # a reduction: first visit of its output elements?
                     first = True
                     for d in range(last):
                         if (self.out_rmask[k] >> d) & 1 and idx[d] != 0:
                             first = False
                             break
-                    optr = ptr[o0 + k]
-                    ostep = step[o0 + k]
+                    ostep = self.out_strides[k * nd + last]
                     rptr = ptr[self.out_reg[k]]
                     rstep = step[self.out_reg[k]]
-                    if ostep == 0 and self.shape[last] > 1:
-                        # the block reduces into one element
-                        if first and start == 0:
-                            memcpy(optr, rptr, self.out_itemsize[k])
-                            if n > 1:
-                                args[0] = optr; args[1] = rptr + rstep; args[2] = optr
-                                steps[0] = 0; steps[1] = rstep; steps[2] = 0
-                                n -= 1
-                                self.out_fn[k](args, &n, steps, self.out_data[k])
-                                n += 1
+                    optr = base[n_in + k] + off[n_in + k]
+                    if not self.segmented:
+                        if ostep == 0:
+                            self._reduce(k, optr, 0, rptr, rstep, n, first and start == 0)
                         else:
-                            args[0] = optr; args[1] = rptr; args[2] = optr
-                            steps[0] = 0; steps[1] = rstep; steps[2] = 0
-                            self.out_fn[k](args, &n, steps, self.out_data[k])
-                    elif first:
-                        nxr_copy(optr, ostep, rptr, rstep, n, self.out_itemsize[k])
+                            self._reduce(k, optr + start * ostep, ostep, rptr, rstep, n, first)
+                        continue
+                    oseg = self.out_seg[k]
+                    if oseg == 0 and ostep == 0:
+                        # the whole block into one element
+                        self._reduce(k, optr, 0, rptr, rstep, n, first and sg0 == 0)
+                    elif oseg == 0:
+                        # every segment into the same row
+                        if self.out_rowfn[k] != NULL:
+                            self.out_rowfn[k](optr, ostep, rptr, rstep, seg, ks,
+                                              first and sg0 == 0)
+                            continue
+                        for j in range(ks):
+                            self._reduce(k, optr, ostep, rptr + j * seg * rstep, rstep, seg,
+                                         first and sg0 + j == 0)
+                    elif ostep == 0:
+                        # each segment into its own element
+                        if self.out_segfn[k] != NULL:
+                            self.out_segfn[k](optr + sg0 * oseg, oseg, rptr, rstep, seg, ks,
+                                              first)
+                        else:
+                            for j in range(ks):
+                                self._reduce(k, optr + (sg0 + j) * oseg, 0,
+                                             rptr + j * seg * rstep, rstep, seg, first)
                     else:
-                        args[0] = optr; args[1] = rptr; args[2] = optr
-                        steps[0] = ostep; steps[1] = rstep; steps[2] = ostep
-                        self.out_fn[k](args, &n, steps, self.out_data[k])
+                        for j in range(ks):
+                            self._reduce(k, optr + (sg0 + j) * oseg, ostep,
+                                         rptr + j * seg * rstep, rstep, seg, first)
                 start += n
+                sg0 += ks
             # next row: the odometer over the outer dims
             d = last - 1
             while d >= 0:
@@ -457,5 +675,5 @@ cdef class Kernel:
                     off[n_in + k] -= self.out_strides[k * nd + d] * self.shape[d]
                 idx[d] = 0
                 d -= 1
-        free(ptr); free(step); free(off); free(tmem)
+        free(ptr); free(step); free(off); free(stage); free(tmem)
         return 0

@@ -137,13 +137,140 @@ static nxr_loop nxr_where_entry(int itemsize) {
 
 /* -- copy n elements of one size (strided) --------------------------------------------------- */
 
+#define NXR_COPY_T(T)                                                                          \
+    do {                                                                                     \
+        if (ss == 0) {                                                                       \
+            T v = *(const T *)src;                                                           \
+            for (npy_intp i = 0; i < n; i++, dst += ds) *(T *)dst = v;                       \
+        } else {                                                                             \
+            for (npy_intp i = 0; i < n; i++, dst += ds, src += ss)                           \
+                *(T *)dst = *(const T *)src;                                                 \
+        }                                                                                    \
+    } while (0)
+
 static void nxr_copy(char *dst, npy_intp ds, const char *src, npy_intp ss, npy_intp n,
                      npy_intp itemsize) {
     if (ds == itemsize && ss == itemsize) {
         memcpy(dst, src, (size_t)(n * itemsize));
         return;
     }
-    for (npy_intp i = 0; i < n; i++, dst += ds, src += ss) memcpy(dst, src, (size_t)itemsize);
+    switch (itemsize) {
+        case 1: NXR_COPY_T(uint8_t); return;
+        case 2: NXR_COPY_T(uint16_t); return;
+        case 4: NXR_COPY_T(uint32_t); return;
+        case 8: NXR_COPY_T(uint64_t); return;
+        case 16: NXR_COPY_T(nxr_u128); return;
+        default:
+            for (npy_intp i = 0; i < n; i++, dst += ds, src += ss)
+                memcpy(dst, src, (size_t)itemsize);
+    }
+}
+
+/* -- segmented reductions: nseg runs of seg elements (stride is), each into its own output
+ * element (stride os); ``first``: the outputs hold nothing yet (they are set, not combined).
+ * Summation is sequential within a segment (short rows: NumPy's pairwise sum only differs
+ * beyond 8 elements, by rounding).  max propagates NaN as np.maximum; fmax skips NaN. */
+
+typedef void (*nxr_segloop)(char *out, npy_intp os, const char *in, npy_intp is,
+                            npy_intp seg, npy_intp nseg, int first);
+
+#define NXR_SEG(NAME, T, INIT_EXPR, STEP_EXPR)                                                 \
+    static void NAME(char *out, npy_intp os, const char *in, npy_intp is, npy_intp seg,       \
+                     npy_intp nseg, int first) {                                             \
+        for (npy_intp j = 0; j < nseg; j++, out += os) {                                     \
+            const char *p = in + j * seg * is;                                               \
+            T a = *(const T *)p;                                                             \
+            for (npy_intp i = 1; i < seg; i++) {                                             \
+                T x = *(const T *)(p + i * is);                                              \
+                a = STEP_EXPR;                                                               \
+            }                                                                                \
+            if (!first) {                                                                    \
+                T x = a; a = *(T *)out;                                                      \
+                a = STEP_EXPR;                                                               \
+            }                                                                                \
+            *(T *)out = a;                                                                   \
+            (void)INIT_EXPR;                                                                 \
+        }                                                                                    \
+    }
+
+#define NXR_SEG_TYPES(OP, EXPR)                                                                \
+    NXR_SEG(nxr_seg_##OP##_f4, float, 0, EXPR)                                                 \
+    NXR_SEG(nxr_seg_##OP##_f8, double, 0, EXPR)                                                \
+    NXR_SEG(nxr_seg_##OP##_i4, int32_t, 0, EXPR)                                               \
+    NXR_SEG(nxr_seg_##OP##_i8, int64_t, 0, EXPR)
+
+NXR_SEG_TYPES(sum, a + x)
+NXR_SEG_TYPES(prod, a * x)
+NXR_SEG_TYPES(max, ((a >= x || a != a) ? a : x))
+NXR_SEG_TYPES(fmax, ((a >= x || x != x) ? a : x))
+NXR_SEG_TYPES(fmin, ((a <= x || x != x) ? a : x))
+
+/* the same reductions across segments: nseg runs of seg elements combined element by element
+ * into one row of seg outputs (stride os); ``first``: the row holds nothing yet */
+#define NXR_ROW_ACC(NAME, T, STEP_EXPR)                                                        \
+    static void NAME(char *out, npy_intp os, const char *in, npy_intp is, npy_intp seg,       \
+                     npy_intp nseg, int first) {                                             \
+        npy_intp j0 = 0;                                                                     \
+        if (first) {                                                                         \
+            for (npy_intp i = 0; i < seg; i++)                                               \
+                *(T *)(out + i * os) = *(const T *)(in + i * is);                            \
+            j0 = 1;                                                                          \
+        }                                                                                    \
+        if (os == (npy_intp)sizeof(T) && is == (npy_intp)sizeof(T)) {                        \
+            T *o = (T *)out;                                                                 \
+            for (npy_intp j = j0; j < nseg; j++) {                                           \
+                const T *p = (const T *)in + j * seg;                                        \
+                for (npy_intp i = 0; i < seg; i++) { T a = o[i]; T x = p[i]; o[i] = STEP_EXPR; } \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        for (npy_intp j = j0; j < nseg; j++) {                                               \
+            const char *p = in + j * seg * is;                                               \
+            for (npy_intp i = 0; i < seg; i++) {                                             \
+                T a = *(T *)(out + i * os);                                                  \
+                T x = *(const T *)(p + i * is);                                              \
+                *(T *)(out + i * os) = STEP_EXPR;                                            \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+#define NXR_ROW_TYPES(OP, EXPR)                                                                \
+    NXR_ROW_ACC(nxr_row_##OP##_f4, float, EXPR)                                                \
+    NXR_ROW_ACC(nxr_row_##OP##_f8, double, EXPR)                                               \
+    NXR_ROW_ACC(nxr_row_##OP##_i4, int32_t, EXPR)                                              \
+    NXR_ROW_ACC(nxr_row_##OP##_i8, int64_t, EXPR)
+
+NXR_ROW_TYPES(sum, a + x)
+NXR_ROW_TYPES(prod, a * x)
+NXR_ROW_TYPES(max, ((a >= x || a != a) ? a : x))
+NXR_ROW_TYPES(fmax, ((a >= x || x != x) ? a : x))
+NXR_ROW_TYPES(fmin, ((a <= x || x != x) ? a : x))
+
+static nxr_segloop nxr_row_table[5][4] = {
+    {nxr_row_sum_f4, nxr_row_sum_f8, nxr_row_sum_i4, nxr_row_sum_i8},
+    {nxr_row_prod_f4, nxr_row_prod_f8, nxr_row_prod_i4, nxr_row_prod_i8},
+    {nxr_row_max_f4, nxr_row_max_f8, nxr_row_max_i4, nxr_row_max_i8},
+    {nxr_row_fmax_f4, nxr_row_fmax_f8, nxr_row_fmax_i4, nxr_row_fmax_i8},
+    {nxr_row_fmin_f4, nxr_row_fmin_f8, nxr_row_fmin_i4, nxr_row_fmin_i8},
+};
+
+static nxr_segloop nxr_row_entry(int op, int type) {
+    if (op < 0 || op > 4 || type < 0 || type > 3) return NULL;
+    return nxr_row_table[op][type];
+}
+
+/* op: 0 sum, 1 prod, 2 max, 3 fmax, 4 fmin; type: 0 float32, 1 float64, 2 int32, 3 int64 */
+static nxr_segloop nxr_seg_table[5][4] = {
+    {nxr_seg_sum_f4, nxr_seg_sum_f8, nxr_seg_sum_i4, nxr_seg_sum_i8},
+    {nxr_seg_prod_f4, nxr_seg_prod_f8, nxr_seg_prod_i4, nxr_seg_prod_i8},
+    {nxr_seg_max_f4, nxr_seg_max_f8, nxr_seg_max_i4, nxr_seg_max_i8},
+    {nxr_seg_fmax_f4, nxr_seg_fmax_f8, nxr_seg_fmax_i4, nxr_seg_fmax_i8},
+    {nxr_seg_fmin_f4, nxr_seg_fmin_f8, nxr_seg_fmin_i4, nxr_seg_fmin_i8},
+};
+
+static nxr_segloop nxr_seg_entry(int op, int type) {
+    if (op < 0 || op > 4 || type < 0 || type > 3) return NULL;
+    return nxr_seg_table[op][type];
 }
 
 #endif

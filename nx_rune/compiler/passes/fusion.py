@@ -31,6 +31,8 @@ __all__ = ["fuse", "FusedOp", "fused_op", "FusedSpec", "REDUCERS", "BLOCK"]
 # reduction primitive -> the ufunc whose reduce loop it is
 REDUCERS = {P.reduce_sum_p: np.add, P.reduce_prod_p: np.multiply, P.reduce_max_p: np.maximum,
             P.reduce_nanmax_p: np.fmax, P.reduce_nanmin_p: np.fmin}
+_SEG_NAMES = {P.reduce_sum_p: "sum", P.reduce_prod_p: "prod", P.reduce_max_p: "max",
+              P.reduce_nanmax_p: "fmax", P.reduce_nanmin_p: "fmin"}
 BLOCK = 1024
 MAX_DIMS = 8
 _VIEW = "view"
@@ -157,21 +159,16 @@ def _c_strides(shape):
     return tuple(reversed(out))
 
 
-def _iteration_layout(shape, operand_strides):
-    """Reorder (largest dim innermost when the natural inner dim is short) and collapse the
-    iteration dims; returns (new shape, new strides per operand)."""
-    nd = len(shape)
-    order = [d for d in range(nd) if shape[d] != 1]
-    if not order:
-        return (1,), [(0,) for _ in operand_strides]
-    if shape[order[-1]] < 64:
-        big = max(order, key=lambda d: shape[d])
-        if shape[big] >= 4 * shape[order[-1]]:
-            order.remove(big)
-            order.append(big)
-    dims = [shape[d] for d in order]
-    strides = [[s[d] for d in order] for s in operand_strides]
-    # collapse dim i into i+1 when every operand steps through them as one
+def _iteration_layout(shape, operand_strides, block=BLOCK):
+    """The kernel's iteration space: size-1 dims dropped, neighbouring dims that every operand
+    steps through as one collapsed; a short last dim (a row of fewer than block/2 elements)
+    becomes segments of a merged last dim, so that blocks hold many rows.  Returns (dims,
+    segment length or 0, [(strides, stride between segments)] per operand), in elements."""
+    keep = [d for d in range(len(shape)) if shape[d] != 1]
+    if not keep:
+        return (1,), 0, [((0,), 0) for _ in operand_strides]
+    dims = [shape[d] for d in keep]
+    strides = [[s[d] for d in keep] for s in operand_strides]
     i = len(dims) - 2
     while i >= 0:
         if all(st[i] == st[i + 1] * dims[i + 1] for st in strides):
@@ -180,7 +177,15 @@ def _iteration_layout(shape, operand_strides):
             for st in strides:
                 del st[i]
         i -= 1
-    return tuple(dims), [tuple(st) for st in strides]
+    seg = 0
+    segs = [0] * len(strides)
+    if len(dims) >= 2 and dims[-1] < block // 2:
+        seg = dims[-1]
+        segs = [st[-2] for st in strides]
+        dims[-2:] = [dims[-2] * dims[-1]]
+        for st in strides:
+            del st[-2]
+    return tuple(dims), seg, [(tuple(st), sg) for st, sg in zip(strides, segs)]
 
 
 def _build_kernel(spec):
@@ -202,13 +207,14 @@ def _build_kernel(spec):
         for d, s in zip(kept, kc):
             st[d] = s
         out_strides.append(tuple(st))
-    dims, strides = _iteration_layout(shape, in_strides + out_strides)
+    dims, seg, layout = _iteration_layout(shape, in_strides + out_strides)
     n_in = len(spec.inputs)
     in_desc = []
     regs = {}
-    for k, ((x, _, off), st, op) in enumerate(zip(spec.inputs, strides[:n_in], spec.operands)):
+    for k, ((x, _, off), (st, sg), op) in enumerate(zip(spec.inputs, layout[:n_in],
+                                                        spec.operands)):
         item = x.aval.dtype.itemsize
-        in_desc.append((tuple(s * item for s in st), off * item, item))
+        in_desc.append((tuple(s * item for s in st), sg * item, off * item, item))
         regs[_key(op)] = k
     consts = []
     const_regs = {}
@@ -296,13 +302,16 @@ def _build_kernel(spec):
     out_desc = []
     for k, v in enumerate(out_vars):
         item = v.aval.dtype.itemsize
-        out_desc.append((tuple(s * item for s in strides[n_in + k]), item, 0, -1, None))
+        st, sg = layout[n_in + k]
+        out_desc.append((tuple(s * item for s in st), sg * item, item, 0, -1, None))
     for j, (e, loop) in enumerate(spec.reductions):
         x = e.ins[0]
         item = x.aval.dtype.itemsize
-        st = strides[n_in + len(out_vars) + j]
-        out_desc.append((tuple(s * item for s in st), item, 1, resolve(reg_of(x)), loop))
-    return F.Kernel(dims, in_desc, consts, temps, out_desc, code, BLOCK)
+        st, sg = layout[n_in + len(out_vars) + j]
+        segloop = F.segment_loop(_SEG_NAMES[e.prim], x.aval.dtype) if seg else None
+        out_desc.append((tuple(s * item for s in st), sg * item, item, 1,
+                         resolve(reg_of(x)), loop, segloop))
+    return F.Kernel(dims, seg, in_desc, consts, temps, out_desc, code, BLOCK)
 
 
 def _key(x):
