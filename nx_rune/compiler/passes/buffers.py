@@ -66,7 +66,8 @@ def plan_buffers(prog: Program, donate=()) -> dict:
             for o in e.outs:
                 root[o] = o
                 members[o] = [o]
-                if (name in FRESH or ufunc) and not (name == "matmul" and not o.aval.shape):
+                # 0-d results may come back as NumPy scalars (no memory to reuse)
+                if (name in FRESH or ufunc) and o.aval.shape:
                     key = (o.aval.shape, o.aval.dtype)
                     donor = None
                     spec = e.params.get("kernel") if name == "fused" else None
