@@ -223,3 +223,29 @@ def test_strided_view_checks_bounds():
     with pytest.raises(ValueError, match="reaches outside"):
         F.strided_view(a, (2,), (-8,), 0)
     np.testing.assert_array_equal(F.strided_view(a[::2], (2,), (8,), 0), [0, 2])
+
+
+@pytest.mark.parametrize("shape,axis", [((1 << 19,), None), ((512, 1024), 1),
+                                        ((1 << 18, 10), 1), ((700, 600), 0)])
+def test_threaded_kernels_give_the_single_threaded_bits(shape, axis):
+    from nx_rune._kernels import threefry as KT
+    rng = np.random.default_rng(3)
+    x = t(rng.normal(size=shape).astype(np.float32))
+
+    def f(x):
+        y = nx.tanh(x * 0.8 + 0.1) * x
+        return y, (nx.sum(y, axis=axis) if axis is not None else nx.exp(y))
+    old = KT.get_num_threads()
+    try:
+        outs = []
+        for n in (1, 2, 3):
+            KT.set_num_threads(n)
+            outs.append([np.asarray(o) for o in nx.jit(f)(x)])
+    finally:
+        KT.set_num_threads(old)
+    for other in outs[1:]:
+        for a, b in zip(outs[0], other):
+            np.testing.assert_array_equal(a, b)
+    want = f(x)
+    np.testing.assert_allclose(outs[0][0], np.asarray(want[0]), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(outs[0][1], np.asarray(want[1]), rtol=1e-4, atol=1e-4)
