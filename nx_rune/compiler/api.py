@@ -475,7 +475,7 @@ class _Entry:
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
         exe = self.exe or self.executable()
-        outs = exe(args)
+        outs = exe.fn(*args) if exe.fn_donating is None else exe(args)
         td = self.traced.out_tree
         if td.num_leaves == 1 and td.node_data() is None:
             return outs[0]

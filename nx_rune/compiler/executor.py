@@ -92,6 +92,7 @@ class Codegen:
         self.ns = {"np": np, "_arr": as_array}
         self.lines = []
         self.names = {}
+        self.fresh_arrays = set()   # names holding new C-contiguous arrays of this call
         self._n = 0
 
     def const(self, value, hint="k"):
@@ -129,6 +130,7 @@ def _emit_ufunc(cg, e, ins, plan):
     buf = plan.get(e.outs[0]) if plan else None
     if buf is not None:
         cg.emit(f"{out} = {f}({', '.join(ins)}, out={cg.name(buf)})")
+        cg.fresh_arrays.add(out)
     else:
         cg.emit(f"{out} = {f}({', '.join(ins)})")
     return True
@@ -199,6 +201,8 @@ def _emit_matmul(cg, e, ins, plan):
         cg.emit(f"{out} = {f}({ins[0]}, {ins[1]}, out={cg.name(buf)})")
     else:
         cg.emit(f"{out} = {f}({ins[0]}, {ins[1]})")
+    if e.outs[0].aval.shape:
+        cg.fresh_arrays.add(out)
     return True
 
 
@@ -255,22 +259,34 @@ def emit_eqn(cg, e, plan=None):
     prim.emit(cg, e, ins, plan)
 
 
-def compile_program(prog: Program, plan=None, name="run"):
+def compile_program(prog: Program, plan=None, name="run", tensors=False):
     """``run(*arrays) -> tuple of arrays`` for ``prog`` (``plan``: var -> var whose buffer
-    receives its value, from ``passes.plan_buffers``)."""
+    receives its value, from ``passes.plan_buffers``); with ``tensors``, ``run(*tensors) ->
+    tuple of Tensors`` (the conversions generated inline)."""
     cg = Codegen()
     args = []
+    prologue = []
     for i, v in enumerate(prog.in_vars):
-        args.append(cg.bind_out(v, f"a{i}"))
+        name_i = cg.bind_out(v, f"a{i}")
+        if tensors:
+            args.append(f"t{i}")
+            prologue.append(f"{name_i} = t{i}._np()")
+        else:
+            args.append(name_i)
+    cg.lines.extend(prologue)
     for e in prog.eqns:
         emit_eqn(cg, e, plan)
     outs = []
+    wrap = cg.const(Tensor._wrap, "W")
+    conv = cg.const(to_tensor, "T")
     for x in prog.outs:
         if isinstance(x, Literal):
             # a fresh copy each call: returned constants must not share memory with the program
-            outs.append(f"{cg.name(x)}.copy()")
+            o = f"{cg.name(x)}.copy()"
+            outs.append(f"{conv}({o})" if tensors else o)
         else:
-            outs.append(cg.name(x))
+            o = cg.name(x)
+            outs.append((f"{wrap}({o})" if o in cg.fresh_arrays else f"{conv}({o})") if tensors else o)
     body = "\n".join("    " + line for line in cg.lines) or "    pass"
     src = (f"def {name}({', '.join(args)}):\n{body}\n"
            f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")

@@ -28,36 +28,39 @@ def optimize(prog, donated=()):
 
 
 def _input_array(x):
-    if x.__class__ is Tensor:
-        arr = x._np()
-    elif isinstance(x, np.ndarray):
-        arr = x
-    else:
-        arr = x._np()
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
-    return arr
+    return x._np() if x.__class__ is Tensor else np.asarray(x)
 
 
 class Executable:
-    """The compiled form of a traced program: ``exe(values) -> list of Tensors``."""
+    """The compiled form of a traced program: ``exe(tensors) -> list of Tensors``; ``fn``
+    takes and returns Tensors (conversions generated inline)."""
 
     def __init__(self, traced, donate=()):
         t0 = time.perf_counter()
         self.program = optimize(traced.program, donate)
         self.plan = passes.plan_buffers(self.program)
-        self.fn = compile_program(self.program, self.plan)
+        self.fn = compile_program(self.program, self.plan, tensors=True)
         self.donate = tuple(donate)
         self.fn_donating = None
         if self.donate:
             plan = passes.plan_buffers(self.program, self.donate)
-            self.fn_donating = compile_program(self.program, plan) if plan != self.plan \
-                else self.fn
+            self.fn_donating = compile_program(self.program, plan, tensors=True) \
+                if plan != self.plan else self.fn
         self.compile_seconds = time.perf_counter() - t0
 
     def __call__(self, values):
-        arrs = [_input_array(v) for v in values]
+        values = [v if v.__class__ is Tensor else _as_tensor(v) for v in values]
         fn = self.fn
-        if self.fn_donating is not None and passes.check_donation(arrs, self.donate):
+        if self.fn_donating is not None and passes.check_donation(
+                [v._np() for v in values], self.donate):
             fn = self.fn_donating
-        return [to_tensor(a) for a in fn(*arrs)]
+        return list(fn(*values))
+
+
+def _as_tensor(x):
+    if isinstance(x, Tensor):
+        return x
+    c = x._concrete_tensor() if hasattr(x, "_concrete_tensor") else None
+    if c is not None:
+        return c
+    return to_tensor(np.asarray(x))

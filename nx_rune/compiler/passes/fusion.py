@@ -335,6 +335,7 @@ class FusedOp(InternalOp):
                 cg.emit(f"{name} = {cg.name(buf)}")
             else:
                 cg.emit(f"{name} = _empty({v.aval.shape!r}, {cg.const(v.aval.dtype, 'd')})")
+            cg.fresh_arrays.add(name)
             outs.append(name)
         cg.ns["_empty"] = np.empty
         cg.emit(f"{k}.run(({''.join(a + ', ' for a in ins)}), "
