@@ -438,3 +438,35 @@ def test_make_jaxpr_constants_and_avals():
     text = str(jp)
     assert text.startswith("{ lambda a:f64[4]; b:f64[4]. let")
     assert [str(a) for a in jp.program.in_avals] == ["AbstractValue(f64[4])"]
+
+
+def test_non_contiguous_and_broadcast_inputs():
+    f = nx.jit(lambda a, b: (nx.sin(a) * 2 + b, a.T @ b, nx.sum(a * b, axis=0)))
+    a = nx.transpose(X)                      # a strided view
+    b = nx.broadcast_to(nx.asarray(np.float64(0.5)), (4, 3))   # stride 0
+    for g, w in zip(f(a, b), f._fun(a, b)):
+        close(g, w, rtol=1e-12)
+    c = nx.flip(X, 1)[:, 1:]
+    close(nx.jit(lambda v: v * 3)(c), np.asarray(c) * 3)
+
+
+def test_the_digits_example_jitted_equals_eager():
+    pytest.importorskip("sklearn")
+    import pathlib
+    import sys
+    root = pathlib.Path(__file__).resolve().parent.parent / "examples"
+    sys.path.insert(0, str(root))
+    try:
+        import train_mlp
+    finally:
+        sys.path.pop(0)
+    (x, y), _ = train_mlp.load_data(0)
+    onehot = np.eye(10, dtype=np.float32)[y[:64]]
+    params = train_mlp.init_params(nx.random.key(0))
+    xb, yb = nx.asarray(x[:64]), nx.asarray(onehot)
+    want_loss, want_g = nx.value_and_grad(train_mlp.loss_fn)(params, xb, yb)
+    loss, g = nx.jit(nx.value_and_grad(train_mlp.loss_fn))(params, xb, yb)
+    close(loss, want_loss, rtol=1e-6)
+    for k in params:
+        close(g[k], want_g[k], rtol=1e-5, atol=1e-7)
+    close(nx.jit(train_mlp.forward)(params, xb), train_mlp.forward(params, xb), rtol=1e-6)
