@@ -470,3 +470,17 @@ def test_the_digits_example_jitted_equals_eager():
     for k in params:
         close(g[k], want_g[k], rtol=1e-5, atol=1e-7)
     close(nx.jit(train_mlp.forward)(params, xb), train_mlp.forward(params, xb), rtol=1e-6)
+
+
+def test_readme_jit_block_runs():
+    import pathlib
+    import re
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "nx.jit" in b][0]
+    ns = {}
+    exec(block, ns)
+    w = np.ones((3, 2))
+    want = 2 * np.tanh(w) / np.cosh(w) ** 2           # d/dw sum(tanh(I @ w)**2)
+    close(ns["g"], want, rtol=1e-12)
+    close(ns["total"], 6.0)
+    close(ns["prods"], [0.0, 0.0, 2.0, 9.0])
