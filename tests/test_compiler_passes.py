@@ -223,3 +223,37 @@ def test_pipeline_optimize_is_the_passes_in_order():
           in (c,) }""")
     np.testing.assert_allclose(out.eqns[0].ins[1].array(), np.full((2, 3), 2.0))
     same_values(program(f, X), out, X, atol=1e-6)
+
+
+def test_simplify_uses_uniform_constants_and_boolean_identities():
+    from nx_rune import primitives as P
+    from nx_rune.primitives import bind
+    zeros = nx.asarray(np.zeros(3, bool))
+    ones = nx.asarray(np.ones(3, bool))
+
+    def f(x):
+        m = x > 0.0
+        a = nx.where(bind(P.and_p, m, zeros), 1.0, x)      # where(False, ...) -> x
+        b = nx.where(bind(P.or_p, m, ones), a, -x)          # where(True, ...) -> a
+        c = bind(P.xor_p, m, zeros)                          # m
+        return nx.where(c, b ** nx.asarray(np.zeros(3)), b) + (-0.0)
+    x = nx.asarray(np.array([-1.0, 0.5, 2.0]))
+    before = program(f, x)
+    after = passes.dce(passes.simplify(passes.fold_constants(before)))
+    assert str(after) == text("""
+        { lambda ; a:f64[3]. let
+            b:bool[3] = cmplt 0.0:f64[3] a
+            c:f64[3] = where b 1.0:f64[3] a
+          in (c,) }""")
+    same_values(before, after, x)
+
+
+def test_optimize_collapses_a_hessian_program():
+    from nx_rune.compiler.pipeline import optimize
+    f = lambda x: nx.sum(nx.sin(x) * x ** 2)  # noqa: E731
+    x = nx.asarray(np.linspace(-1, 1, 3))
+    prog = nx.make_jaxpr(nx.hessian(f))(x).program
+    out = optimize(prog)
+    names = [e.prim.name for e in out.eqns]
+    assert len(prog.eqns) > 150 and names.count("fused") == 1 and "pow" not in str(out)
+    np.testing.assert_allclose(run(out, x)[0], np.asarray(nx.hessian(f)(x)), rtol=1e-13)

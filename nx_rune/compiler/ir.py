@@ -117,12 +117,19 @@ class Literal:
         return self.value._np()
 
     def scalar(self):
-        """The one value of a literal whose elements are all equal (a Python scalar), or None."""
+        """The one value of a literal whose elements are all equal, bit for bit (a Python
+        scalar), or None (arrays of more than 4096 distinct-memory elements are not checked)."""
         arr = self.array()
         if arr.size == 0:
             return None
+        first = arr.flat[0]
         if arr.size == 1 or all(s == 0 for s in arr.strides):
-            return arr.reshape(-1)[0].item() if arr.size == 1 else arr.flat[0].item()
+            return first.item()
+        if arr.size > 4096:
+            return None
+        raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).reshape(arr.size, -1)
+        if (raw == raw[0]).all():
+            return first.item()
         return None
 
     def __repr__(self):

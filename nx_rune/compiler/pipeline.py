@@ -21,9 +21,15 @@ PASSES = [passes.simplify, passes.cse, passes.fold_constants, passes.dce]
 
 
 def optimize(prog, donated=()):
-    """``prog`` after every pass of ``PASSES`` (then the lowering passes: views, fusion)."""
-    for p in PASSES:
-        prog = p(prog)
+    """``prog`` after the passes of ``PASSES``, repeated while they shrink it (folding makes
+    constants that simplify again), at most 3 times; then the lowering passes (views,
+    fusion)."""
+    for _ in range(3):
+        n = len(prog.eqns)
+        for p in PASSES:
+            prog = p(prog)
+        if len(prog.eqns) == n:
+            break
     return passes.lower(prog)
 
 

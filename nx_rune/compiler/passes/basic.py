@@ -170,10 +170,22 @@ def fold_constants(prog: Program) -> Program:
 # -- simplification --------------------------------------------------------------------------------
 
 def _scalar_of(x):
-    """The repeated value of a broadcast (or one-element) literal, else None."""
-    if isinstance(x, Literal) and (x.aval.size == 1 or _broadcast(x)):
+    """The repeated value of a literal whose elements are all equal, else None."""
+    if isinstance(x, Literal):
         return x.scalar()
     return None
+
+
+def _is_bool(x, value):
+    s = _scalar_of(x)
+    return isinstance(s, bool) and s is value
+
+
+def _const_like(value, aval):
+    """A literal of ``aval``'s shape and dtype holding ``value`` everywhere (stride 0)."""
+    from nx_rune.tensor import Tensor
+    return Literal(Tensor._broadcast_scalar(np.array(value, aval.dtype).item(), aval.dtype,
+                                            aval.shape), aval)
 
 
 def _is(x, value):
@@ -215,7 +227,9 @@ def simplify(prog: Program) -> Program:
             elif name == "fdiv" and _is(ins[1], 1) and ins[0] in same:
                 repl = ins[0]
             elif name == "pow" and ins[0] in same and out.aval.dtype.kind in "fc":
-                if _is(ins[1], 1):
+                if _is(ins[1], 0) and _scalar_of(ins[1]) == 0:
+                    repl = _const_like(1, out.aval)      # x ** 0 is 1, nan and inf included
+                elif _is(ins[1], 1):
                     repl = ins[0]
                 elif _is(ins[1], 2):
                     e = Eqn(P.mul_p, {}, [ins[0], ins[0]], e.outs)
@@ -230,6 +244,26 @@ def simplify(prog: Program) -> Program:
                     repl = p.ins[0]
             elif name == "where" and ins[1] is ins[2] and ins[1] in same:
                 repl = ins[1]
+            elif name == "where" and _is_bool(ins[0], True) and ins[1] in same:
+                repl = ins[1]
+            elif name == "where" and _is_bool(ins[0], False) and ins[2] in same:
+                repl = ins[2]
+            elif name in ("and", "or", "xor") and out.aval.dtype == np.bool_:
+                a, b = (ins[1], ins[0]) if isinstance(ins[0], Literal) else (ins[0], ins[1])
+                if name == "and" and _is_bool(b, False) or name == "or" and _is_bool(b, True):
+                    repl = _const_like(name == "or", out.aval)
+                elif (name in ("and",) and _is_bool(b, True) or name in ("or", "xor")
+                      and _is_bool(b, False)) and a in same:
+                    repl = a
+            elif name == "add" and out.aval.dtype.kind in "fc":
+                # x + (-0.0) is x for every x (+0.0 is not: -0.0 + 0.0 is +0.0)
+                for a, b in ((ins[0], ins[1]), (ins[1], ins[0])):
+                    sb = _scalar_of(b)
+                    if isinstance(sb, (float, complex)) and sb == 0 and a in same and \
+                            np.signbit(np.real(sb)) and (not isinstance(sb, complex)
+                                                         or np.signbit(np.imag(sb))):
+                        repl = a
+                        break
             elif name == "cast" and ins[0].aval.dtype == np.dtype(e.params["dtype"]):
                 repl = ins[0]
             elif name in ("reshape", "expand") and ins[0].aval.shape == out.aval.shape:
@@ -238,7 +272,7 @@ def simplify(prog: Program) -> Program:
                 repl = ins[0]
             elif name in ("contiguous", "copy", "stop_gradient"):
                 repl = ins[0]
-        if repl is not None and isinstance(repl, Var):
+        if repl is not None and (isinstance(repl, Var) or repl.aval.same_type(out.aval)):
             mapping[out] = repl
             continue
         for o in e.outs:
