@@ -257,3 +257,35 @@ def test_optimize_collapses_a_hessian_program():
     names = [e.prim.name for e in out.eqns]
     assert len(prog.eqns) > 150 and names.count("fused") == 1 and "pow" not in str(out)
     np.testing.assert_allclose(run(out, x)[0], np.asarray(nx.hessian(f)(x)), rtol=1e-13)
+
+
+def test_absorb_concat_writes_kernel_results_in_place():
+    x = nx.asarray(np.linspace(-1, 1, 5))
+
+    def f(x):
+        return nx.stack([nx.sin(x) * 2, nx.exp(x) + 1, x * x], axis=1)
+    before = passes.dce(passes.fuse(passes.fold_views(passes.simplify(program(f, x)))))
+    assert [e.prim.name for e in before.eqns][-1] == "cat"
+    after = passes.absorb_concat(before)
+    assert str(passes.dce(after)) == text("""
+        { lambda ; a:f64[5]. let
+            b:f64[5,3] = fused[kernel={shape=(5,) ops=[sin mul exp add mul]}] a
+          in (b,) }""")
+    same_values(program(f, x), passes.dce(after), x)
+    g = lambda x: nx.concatenate([nx.sin(x) * 2, nx.cos(x) * 3], axis=0)  # noqa: E731
+    out = passes.lower(passes.simplify(program(g, x)))
+    assert [e.prim.name for e in out.eqns] == ["fused"]
+    same_values(program(g, x), out, x)
+
+
+def test_absorb_concat_leaves_other_concatenations_alone():
+    x = nx.asarray(np.linspace(-1, 1, 5))
+    cases = [
+        lambda x: nx.stack([nx.sin(x) * 2, x], axis=1),                 # an input as a part
+        lambda x: (nx.stack([nx.sin(x) * 2, nx.exp(x) + 1]), nx.sin(x) * 2),  # used twice
+        lambda x: nx.stack([nx.sin(x) * 2, nx.sin(x) * 2]),             # one value twice
+    ]
+    for f in cases:
+        out = passes.lower(passes.cse(passes.simplify(program(f, x))))
+        assert "cat" in str(out)
+        same_values(program(f, x), out, x)

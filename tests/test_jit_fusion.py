@@ -249,3 +249,19 @@ def test_threaded_kernels_give_the_single_threaded_bits(shape, axis):
     want = f(x)
     np.testing.assert_allclose(outs[0][0], np.asarray(want[0]), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(outs[0][1], np.asarray(want[1]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4), (1, 6), (2000,)])
+def test_stacks_and_concatenations_of_kernel_results(shape):
+    rng = np.random.default_rng(4)
+    x = t(rng.normal(size=shape))
+    for axis in range(-len(shape) - 1, len(shape) + 1):
+        def f(x):
+            parts = [nx.sin(x) * 2, nx.exp(x) - 1, x * x]
+            out = [nx.stack(parts, axis=axis)]
+            if -len(shape) <= axis < len(shape):
+                out.append(nx.concatenate(parts, axis=axis))
+            return out
+        for g, w in zip(nx.jit(f)(x), f(x)):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-13)

@@ -206,6 +206,7 @@ cdef struct KData:
     intp *out_strides     # n_out * nd
     intp *out_seg
     intp *out_need
+    intp *out_offset
     intp *out_itemsize
     int *out_kind         # 0: written by an instruction, 1: reduction
     int *out_mode
@@ -267,6 +268,7 @@ cdef class Kernel:
         self.kd.in_strides = self.kd.in_seg = self.kd.in_offsets = self.kd.in_need = self.kd.in_item = NULL
         self.kd.in_mode = NULL
         self.kd.out_strides = self.kd.out_seg = self.kd.out_need = self.kd.out_itemsize = NULL
+        self.kd.out_offset = NULL
         self.kd.out_kind = self.kd.out_reg = self.kd.out_mode = NULL
         self.kd.out_fn = NULL
         self.kd.out_data = NULL
@@ -280,7 +282,8 @@ cdef class Kernel:
     def __dealloc__(self):
         free(self.kd.in_strides); free(self.kd.in_seg); free(self.kd.in_offsets); free(self.kd.in_need)
         free(self.kd.in_item); free(self.kd.in_mode)
-        free(self.kd.out_strides); free(self.kd.out_seg); free(self.kd.out_need); free(self.kd.out_itemsize)
+        free(self.kd.out_strides); free(self.kd.out_seg); free(self.kd.out_need)
+        free(self.kd.out_itemsize); free(self.kd.out_offset)
         free(self.kd.out_kind); free(self.kd.out_reg); free(self.kd.out_mode); free(self.kd.out_fn)
         free(self.kd.out_data); free(self.kd.out_segfn); free(self.kd.out_rowfn); free(self.kd.out_rmask)
         free(self.kd.temp_itemsize)
@@ -293,7 +296,8 @@ cdef class Kernel:
         it; 0: no segments); inputs: ``(byte strides per dim, byte stride between segments,
         byte offset, itemsize)``; consts: one ``bytes`` (<= 16) per scalar; temps: an
         itemsize each; outputs: ``(byte strides per dim, byte stride between segments,
-        itemsize, kind, reg, (loop, data) or None)``; code: ``((loop, data), regs)`` with
+        itemsize, kind, reg, (loop, data) or None[, (segment loops) or None[, byte
+        offset]])``; code: ``((loop, data), regs)`` with
         registers numbered inputs, consts, temps, outputs.  Every value is checked here; ``run``
         trusts them."""
         cdef int d, k, j
@@ -360,6 +364,7 @@ cdef class Kernel:
         self.kd.out_strides = <intp *> malloc(n * self.kd.nd * sizeof(intp))
         self.kd.out_seg = <intp *> malloc(n * sizeof(intp))
         self.kd.out_need = <intp *> malloc(n * sizeof(intp))
+        self.kd.out_offset = <intp *> malloc(n * sizeof(intp))
         self.kd.out_itemsize = <intp *> malloc(n * sizeof(intp))
         self.kd.out_kind = <int *> malloc(n * sizeof(int))
         self.kd.out_mode = <int *> malloc(n * sizeof(int))
@@ -372,6 +377,7 @@ cdef class Kernel:
         for k in range(self.kd.n_out):
             strides, segstride, itemsize, kind, reg, loop = outputs[k][:6]
             segloops = outputs[k][6] if len(outputs[k]) > 6 else None
+            self.kd.out_offset[k] = outputs[k][7] if len(outputs[k]) > 7 else 0
             self.kd.out_segfn[k] = <nxr_segloop> <size_t> segloops[0] if segloops else NULL
             self.kd.out_rowfn[k] = <nxr_segloop> <size_t> segloops[1] if segloops else NULL
             if not 1 <= itemsize <= 16:
@@ -379,7 +385,8 @@ cdef class Kernel:
             self.kd.out_itemsize[k] = itemsize
             self.kd.out_kind[k] = kind
             self.kd.out_seg[k] = segstride if self.kd.segmented else 0
-            self.kd.out_need[k] = self._extent(strides, segstride, 0, itemsize)
+            self.kd.out_need[k] = self._extent(strides, segstride, self.kd.out_offset[k],
+                                               itemsize)
             self.kd.out_rmask[k] = 0
             for d in range(self.kd.nd):
                 self.kd.out_strides[k * self.kd.nd + d] = strides[d]
@@ -555,7 +562,7 @@ cdef class Kernel:
                 if a.nbytes < self.kd.out_need[k]:
                     raise ValueError(f"run: output {k} holds {a.nbytes} bytes, the kernel "
                                      f"writes {self.kd.out_need[k]}")
-                base[self.kd.n_in + k] = <char *> cnp.PyArray_DATA(a)
+                base[self.kd.n_in + k] = <char *> cnp.PyArray_DATA(a) + self.kd.out_offset[k]
             if self.kd.size >= THREADED_SIZE and self.units > 1:
                 k = self._run_threads(base, min(_num_threads(), self.units, 8,
                                                 self.kd.size // (THREADED_SIZE // 2)))

@@ -9,6 +9,7 @@
   strided ``view`` of a materialized array.
 * ``fuse``: elementwise ops and the reductions that end them become fused kernels, one pass over
   memory each (run by the bytecode VM of ``nx_rune._kernels.fusion``).
+* ``absorb_concat``: a concatenation of a kernel's results is written by the kernel in place.
 * ``plan_buffers``: not a rewrite but a plan: which result writes into the memory of an operand
   that dies there (``out=``).
 
@@ -17,12 +18,13 @@
 from nx_rune.compiler.passes.basic import cse, dce, fold_constants, simplify
 from nx_rune.compiler.passes.buffers import check_donation, plan_buffers
 from nx_rune.compiler.passes.views import fold_views
-from nx_rune.compiler.passes.fusion import fuse
+from nx_rune.compiler.passes.fusion import absorb_concat, fuse
 
-__all__ = ["dce", "cse", "fold_constants", "simplify", "fold_views", "fuse", "plan_buffers",
-           "check_donation", "lower"]
+__all__ = ["dce", "cse", "fold_constants", "simplify", "fold_views", "fuse", "absorb_concat",
+           "plan_buffers", "check_donation", "lower"]
 
 
 def lower(prog):
-    """The lowering passes: movement chains to views, then fusion."""
-    return dce(fuse(fold_views(prog)))
+    """The lowering passes: movement chains to views, fusion, concatenations written in place
+    by the kernels that compute their parts."""
+    return dce(absorb_concat(dce(fuse(fold_views(prog)))))

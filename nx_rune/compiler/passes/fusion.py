@@ -26,7 +26,7 @@ from nx_rune.compiler.executor import ufunc_for
 from nx_rune.compiler.ir import Eqn, InternalOp, Literal, Program, Var
 from nx_rune.primitives import Primitive
 
-__all__ = ["fuse", "FusedOp", "fused_op", "FusedSpec", "REDUCERS", "BLOCK"]
+__all__ = ["fuse", "absorb_concat", "FusedOp", "fused_op", "FusedSpec", "REDUCERS", "BLOCK"]
 
 # reduction primitive -> the ufunc whose reduce loop it is
 REDUCERS = {P.reduce_sum_p: np.add, P.reduce_prod_p: np.multiply, P.reduce_max_p: np.maximum,
@@ -105,7 +105,8 @@ class FusedSpec:
     """What one fused equation computes: the iteration shape, its inputs (source and element
     strides/offset per dim of ``shape``), its equations, its outputs (elementwise values of
     ``shape``, and reductions), and the compiled Kernel once built."""
-    __slots__ = ("shape", "inputs", "operands", "eqns", "outputs", "reductions", "kernel")
+    __slots__ = ("shape", "inputs", "operands", "eqns", "outputs", "reductions", "kernel",
+                 "placement")
 
     def __init__(self, shape, inputs, operands, eqns, outputs, reductions):
         self.shape = tuple(shape)
@@ -115,6 +116,23 @@ class FusedSpec:
         self.outputs = outputs          # [Var] written elementwise
         self.reductions = reductions    # [(Eqn, loop)]
         self.kernel = None
+        # written outputs stored into part of another array: var -> (array var, element
+        # strides per dim of shape, element offset) (absorb_concat)
+        self.placement = {}
+
+    def target(self, v):
+        """(array var, element strides, element offset) where written output v goes."""
+        return self.placement.get(v, (v, _c_strides(self.shape), 0))
+
+    def arrays(self):
+        """The output arrays, in the fused equation's order: the written outputs' arrays (each
+        once), then the reductions."""
+        out = []
+        for v in self.outputs:
+            a = self.target(v)[0]
+            if a not in out:
+                out.append(a)
+        return out + [e.outs[0] for e, _ in self.reductions]
 
     def pp(self):
         names = " ".join(e.prim.name for e in self.eqns)
@@ -128,7 +146,7 @@ class FusedSpec:
         """Whether output ``out`` may be written into the memory of input ``source`` (dying
         here): same layout (C-contiguous of the iteration shape), and no instruction or
         reduction reads that input after the instruction computing ``out``."""
-        if out not in self.outputs or not isinstance(source, Var):
+        if out not in self.outputs or not isinstance(source, Var) or out in self.placement:
             return False
         c = _c_strides(self.shape)
         ops = [op for (src, st, off), op in zip(self.inputs, self.operands)
@@ -195,9 +213,8 @@ def _build_kernel(spec):
     in_strides = [tuple(st) for _, st, _ in spec.inputs]
     out_shapes = []
     out_strides = []
-    c = _c_strides(shape)
     for v in spec.outputs:
-        out_strides.append(c)
+        out_strides.append(tuple(spec.target(v)[1]))
         out_shapes.append(shape)
     for e, _ in spec.reductions:
         axes = set(e.params["axes"])
@@ -303,7 +320,8 @@ def _build_kernel(spec):
     for k, v in enumerate(out_vars):
         item = v.aval.dtype.itemsize
         st, sg = layout[n_in + k]
-        out_desc.append((tuple(s * item for s in st), sg * item, item, 0, -1, None))
+        out_desc.append((tuple(s * item for s in st), sg * item, item, 0, -1, None, None,
+                         spec.target(v)[2] * item))
     for j, (e, loop) in enumerate(spec.reductions):
         x = e.ins[0]
         item = x.aval.dtype.itemsize
@@ -327,16 +345,17 @@ class FusedOp(InternalOp):
     def emit(self, cg, e, ins, plan):
         spec = e.params["kernel"]
         k = cg.const(spec.build(), "k")
-        outs = []
+        names = {}
         for v in e.outs:
-            name = cg.bind_out(v)
+            name = names[v] = cg.bind_out(v)
             buf = plan.get(v) if plan else None
             if buf is not None:
                 cg.emit(f"{name} = {cg.name(buf)}")
             else:
                 cg.emit(f"{name} = _empty({v.aval.shape!r}, {cg.const(v.aval.dtype, 'd')})")
             cg.fresh_arrays.add(name)
-            outs.append(name)
+        outs = [names[spec.target(v)[0]] for v in spec.outputs] + \
+            [names[r.outs[0]] for r, _ in spec.reductions]
         cg.ns["_empty"] = np.empty
         cg.emit(f"{k}.run(({''.join(a + ', ' for a in ins)}), "
                 f"({''.join(o + ', ' for o in outs)}))")
@@ -587,3 +606,104 @@ def _toposort(nodes, in_vars):
     if len(out) != len(nodes):
         raise AssertionError("fusion made a cycle")    # a bug: _creates_cycle prevents it
     return out
+
+
+# -- concatenations written in place --------------------------------------------------------------
+
+def _unit_reshape_strides(src_shape, view, dst_strides):
+    """Element strides over ``src_shape`` (a kernel's iteration shape) with which a value seen
+    through ``view`` (a reshape that only adds or drops size-1 dims: same element order) lands
+    in an array of strides ``dst_strides`` (the view's shape's); None for other views."""
+    shape, strides, offset = view.params["shape"], view.params["strides"], view.params["offset"]
+    if offset:
+        return None
+    big_src = [d for d in src_shape if d != 1]
+    big_dst = [(i, d) for i, d in enumerate(shape) if d != 1]
+    if big_src != [d for _, d in big_dst]:
+        return None
+    c = _c_strides(tuple(d for d in src_shape if d != 1))
+    for (i, _), cs in zip(big_dst, c):
+        if strides[i] != cs:
+            return None
+    it = iter(dst_strides[i] for i, _ in big_dst)
+    return tuple(next(it) if d != 1 else 0 for d in src_shape)
+
+
+def absorb_concat(prog: Program) -> Program:
+    """A ``cat`` of values written by one fused kernel (each directly or through a view that
+    only adds or drops size-1 dims, and used nowhere else) is written by that kernel in place:
+    each value goes straight into its part of the concatenation (no views, no copy)."""
+    producer, uses = {}, {}
+    for e in prog.eqns:
+        for o in e.outs:
+            producer[o] = e
+        for x in e.ins:
+            if isinstance(x, Var):
+                uses[x] = uses.get(x, 0) + 1
+    for x in prog.outs:
+        if isinstance(x, Var):
+            uses[x] = uses.get(x, 0) + 2
+    replaced = {}           # id(fused eqn) -> new eqn
+    drop = set()            # ids of equations made dead
+    for e in prog.eqns:
+        if e.prim is not P.cat_p:
+            continue
+        out = e.outs[0]
+        axis = e.params["axis"]
+        c = _c_strides(out.aval.shape)
+        fused, placed, pos = None, {}, 0
+        for x in e.ins:
+            size = x.aval.shape[axis] if isinstance(x, Var) else -1
+            v, view = x, None
+            p = producer.get(x) if isinstance(x, Var) else None
+            if p is not None and p.prim is view_op_ref():
+                view, v = p, p.ins[0]
+            f = producer.get(v) if isinstance(v, Var) else None
+            if f is None or f.prim is not fused_op or uses.get(x) != 1 or \
+                    (view is not None and uses.get(v) != 1):
+                fused = None
+                break
+            f = replaced.get(id(f), f)
+            spec = f.params["kernel"]
+            if fused is None:
+                fused = f
+            if f is not fused or v not in spec.outputs or v in spec.placement or v in placed:
+                fused = None
+                break
+            strides = _unit_reshape_strides(spec.shape, view, c) if view is not None else \
+                (c if len(v.aval.shape) == len(out.aval.shape) else None)
+            if strides is None:
+                fused = None
+                break
+            placed[v] = (strides, pos * c[axis], view)
+            pos += size
+        if fused is None:
+            continue
+        spec = fused.params["kernel"]
+        new = FusedSpec(spec.shape, spec.inputs, spec.operands, spec.eqns, spec.outputs,
+                        spec.reductions)
+        new.placement = dict(spec.placement)
+        for v, (strides, offset, view) in placed.items():
+            new.placement[v] = (out, strides, offset)
+            if view is not None:
+                drop.add(id(view))
+        drop.add(id(e))
+        neq = Eqn(fused_op, {"kernel": new}, fused.ins, new.arrays())
+        replaced[id(fused)] = neq
+        # the first fused kernel stays where it was; keep the map pointing at the newest
+        for k, v in list(replaced.items()):
+            if v is fused:
+                replaced[k] = neq
+    if not drop:
+        return prog
+    eqns = []
+    for e in prog.eqns:
+        if id(e) in drop:
+            continue
+        eqns.append(replaced.get(id(e), e))
+    return Program(prog.in_vars, eqns, prog.outs)
+
+
+def view_op_ref():
+    from nx_rune.compiler.passes.views import view_op
+    return view_op
