@@ -18,6 +18,17 @@ matters decides, see :func:`call_traced`):
 * any other transformation owning an argument (``vmap`` when it comes): a rule registered in
   ``CALL_RULES[type(interpreter)]``, else the program is evaluated through ``bind`` under it
   (correct, not compiled).
+
+For ``vmap``: ``CALL_RULES[BatchInterpreter] = rule(interp, traced, values) -> outputs`` where
+``values`` are the program's inputs (explicit leaves, then ``traced.captured``) and the rule
+returns one value per ``traced.program.outs``.  A batching rule traces the program's batched
+form once per (program, batch axes): ``JitFunction(lambda *xs: vmap(lambda *ys:
+eval_program(traced.program, ys), in_axes)(*xs))`` cached in ``traced.cache[("vmap",
+in_axes)]``, calls it one level down (``interp.parent``) on the unbatched values, and wraps
+the results as batch tracers with batch axis 0 (the same shape as ``derived`` below).  The
+``lax`` operations take ``CONTROL_RULES[(op name, type(interp))]`` the same way (a batched
+scan is a scan of the batched body; a batched cond with a batched predicate becomes both
+branches and a ``where``).
 """
 from __future__ import annotations
 
@@ -28,7 +39,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp

@@ -108,7 +108,10 @@ class Codegen:
         if isinstance(x, Literal):
             n = self.names.get(("lit", id(x.value)))
             if n is None:
-                n = self.names[("lit", id(x.value))] = self.const(x.array(), "c")
+                # read-only: no result of the program can give a way to write into it
+                arr = x.array().view()
+                arr.flags.writeable = False
+                n = self.names[("lit", id(x.value))] = self.const(arr, "c")
             return n
         return self.names[x]
 

@@ -246,7 +246,6 @@ def _build_kernel(spec):
                     consts.append(b)
     n_const = len(consts)
     out_vars = list(spec.outputs)
-    n_out = len(out_vars) + len(spec.reductions)
     # temporaries: linear scan over the equations
     last_use = {}
     for i, e in enumerate(spec.eqns):
