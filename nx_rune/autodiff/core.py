@@ -26,7 +26,7 @@ from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.errors import TracerArrayConversionError, UnexpectedTracerError
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
-from nx_rune.tensor import ArrayBase
+from nx_rune.tensor import ArrayBase, Tensor
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
            "UnexpectedTracerError", "concrete", "is_inexact", "bind_at"]
@@ -482,7 +482,8 @@ class NoGradInterpreter(Interpreter):
         for a in args:
             # a value traced abstractly (no_grad inside jit): the trace records the op and a
             # stop_gradient on its result, so that derivatives of the program skip it too
-            if a._concrete_tensor() is None and not getattr(a._interp, "done", True):
+            if a.__class__ is not Tensor and a._concrete_tensor() is None and \
+                    not getattr(a._interp, "done", True):
                 out = a._interp.process(prim, args, params)
                 return a._interp.process(P.stop_gradient_p, [out], {})
         return impl(*args, **params)

@@ -205,8 +205,9 @@ def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
 
 def promote(*xs):
     """Tensors of one dtype from arrays and weakly typed Python scalars."""
-    if builtins.any(getattr(x, "weak_type", False) for x in xs):
-        return _promote_weak(xs)
+    for x in xs:
+        if x.__class__ is not Tensor and getattr(x, "weak_type", False):
+            return _promote_weak(xs)
     arrays = [x for x in xs if not isinstance(x, SCALARS)]
     if not arrays:  # only Python scalars: the default dtype of the highest kind among them
         dt = dtypes.scalar_dtype(builtins.max(xs, key=_scalar_rank))
