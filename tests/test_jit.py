@@ -484,3 +484,16 @@ def test_readme_jit_block_runs():
     close(ns["g"], want, rtol=1e-12)
     close(ns["total"], 6.0)
     close(ns["prods"], [0.0, 0.0, 2.0, 9.0])
+
+
+def test_rebinding_a_traced_value_updates_it_functionally():
+    # the hook the front end's x[idx] = v and x += y call on values that are not Tensors
+    def f(x):
+        y = x * 2
+        y._rebind(y.at[0].set(10.0))
+        y._rebind(nx.asarray(np.arange(4.0)) + y)
+        return y
+    close(nx.jit(f)(Y), np.arange(4.0) + np.r_[10.0, np.asarray(Y)[1:] * 2])
+    close(nx.grad(lambda a: nx.sum(nx.jit(f)(a)))(Y), [0.0, 2.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match="shape"):
+        nx.jit(lambda x: x._rebind(nx.zeros(3, nx.float64)))(Y)

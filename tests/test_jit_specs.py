@@ -16,11 +16,23 @@ from autodiff_specs import NONDIFF_PRIMS, SPECS
 CASES = [(s, c) for s in SPECS for c in range(len(s.cases))]
 IDS = [f"{s.name}-{c}" for s, c in CASES]
 
-# Primitives whose output type comes from the documented fallback (their implementation run on
-# zeros of the operand types): none today.  A primitive added without an abstract rule makes
+# Primitives whose output type comes from the documented fallback (their implementation run once
+# on zeros of the operand types, cached per operand types): the ones other packages declared
+# while the compiler was written (elementwise, FFT, special functions), until rules are written
+# for them.  A primitive added without an abstract rule and not named here makes
 # test_every_primitive_has_an_abstract_rule fail: write a rule (nx_rune.compiler.abstract) or
 # list it here.
-FALLBACK = set()
+FALLBACK = {
+    # WP-elementwise
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10", "abs",
+    "real", "imag", "conj", "deg2rad", "rad2deg", "sinc_taylor", "floor", "ceil", "rint", "trunc",
+    "sign", "signbit", "isnan", "isinf", "isfinite", "atan2", "hypot", "copysign", "logaddexp",
+    "logaddexp2", "nextafter", "complex", "lshift", "rshift",
+    # WP-fftspecial
+    "fft", "rfft", "irfft", "lgamma", "digamma", "polygamma", "gamma", "betaln", "erf", "erfc",
+    "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e",
+    "i1", "i1e",
+}
 
 
 def _make(spec, case, seed=0):
@@ -139,8 +151,10 @@ def test_stop_gradient_primitive_zero_under_jit():
 
 def test_every_primitive_has_an_abstract_rule():
     missing = {name for name, p in P.PRIMITIVES.items() if p not in ABSTRACT_RULES}
-    assert missing == FALLBACK, (f"primitives without an abstract rule: {sorted(missing)}; add "
-                                 f"one in nx_rune.compiler.abstract or list them in FALLBACK")
+    assert missing == FALLBACK & set(P.PRIMITIVES), (
+        f"primitives without an abstract rule: {sorted(missing - FALLBACK)}; add one in "
+        f"nx_rune.compiler.abstract or list them in FALLBACK")
+    assert not FALLBACK & {p.name for p in ABSTRACT_RULES}, "a rule exists: unlist it"
 
 
 @pytest.mark.parametrize("spec,case", CASES, ids=IDS)

@@ -226,8 +226,10 @@ def _fname(traced):
 
 
 class _JitTapeEntry:
-    """A tape entry for one call of a jitted program (``Tape.record_multi``)."""
+    """A tape entry for one call of a jitted program (``Tape.record_multi``); like a custom
+    rule's entry it keeps the operands (``primals``) and has no user function (``cf``)."""
     __slots__ = ("traced", "primals", "outs", "idxs")
+    cf = None
 
     def __init__(self, traced, primals, outs):
         self.traced, self.primals, self.outs = traced, primals, outs

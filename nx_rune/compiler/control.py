@@ -208,11 +208,14 @@ def control_bind(op, params, values):
 
 
 class _MultiEntry:
-    """A tape entry of a control operation (``Tape.record_multi``): ``vjp(gs)``, ``jvp(ts)``."""
-    __slots__ = ("outs", "idxs", "vjp_fn", "jvp_fn")
+    """A tape entry of a control operation (``Tape.record_multi``): ``vjp(gs)``, ``jvp(ts)``;
+    ``primals`` are the operands its rules read (no user function: ``cf`` is None)."""
+    __slots__ = ("outs", "idxs", "vjp_fn", "jvp_fn", "primals")
+    cf = None
 
-    def __init__(self, outs, vjp_fn, jvp_fn):
+    def __init__(self, outs, vjp_fn, jvp_fn, primals=()):
         self.outs, self.vjp_fn, self.jvp_fn = outs, vjp_fn, jvp_fn
+        self.primals = list(primals)
         self.idxs = None
 
     def vjp(self, gs):
@@ -330,7 +333,7 @@ class _Cond(ControlOp):
 
         def jvp_fn(ts):
             return self._jvp_call(params, pred, ops, ts[1:])[1]
-        return tape.record_multi(_MultiEntry(outs, vjp_fn, jvp_fn), idxs, outs)
+        return tape.record_multi(_MultiEntry(outs, vjp_fn, jvp_fn, primals), idxs, outs)
 
     def fallback(self, interp, params, values):
         raise NotImplementedError(
@@ -556,7 +559,7 @@ class _Scan(ControlOp):
 
         def jvp_fn(ts):
             return self._jvp_call(params, primals, ts)[1]
-        return tape.record_multi(_MultiEntry(outs, vjp_fn, jvp_fn), idxs, outs)
+        return tape.record_multi(_MultiEntry(outs, vjp_fn, jvp_fn, primals), idxs, outs)
 
     def fallback(self, interp, params, values):
         # unrolled: one evaluation of the body per step under the interpreter

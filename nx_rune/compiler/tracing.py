@@ -133,6 +133,19 @@ class JitTracer(ArrayBase):
     def __reduce__(self):
         raise TypeError(f"cannot pickle a value traced by {self._interp.name}")
 
+    def _rebind(self, new, what="x[idx] = v"):
+        """Make this tracer stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
+        ``x += y`` on a traced value update it functionally (the front end's in-place hook)."""
+        interp = self._interp
+        if interp.done:
+            raise UnexpectedTracerError(interp.leak_message(self))
+        if new.shape != self.shape or new.dtype != self.dtype:
+            raise ValueError(f"{what}: the new value has shape {new.shape} and dtype "
+                             f"{new.dtype}, the traced value {self.shape} and {self.dtype}")
+        if not (new.__class__ is JitTracer and new._interp is interp):
+            new = interp.process(P.copy_p, [new], {})
+        self.var = new.var
+
     def __getattr__(self, name):
         # reached only for attributes a tracer lacks: a backend implementation reading storage
         # means the tracer escaped its trace (or its thread/context)
