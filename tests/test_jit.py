@@ -497,3 +497,11 @@ def test_rebinding_a_traced_value_updates_it_functionally():
     close(nx.grad(lambda a: nx.sum(nx.jit(f)(a)))(Y), [0.0, 2.0, 2.0, 2.0])
     with pytest.raises(ValueError, match="shape"):
         nx.jit(lambda x: x._rebind(nx.zeros(3, nx.float64)))(Y)
+
+
+def test_make_jaxpr_result_properties():
+    j = nx.make_jaxpr(lambda x: (nx.sin(x) * 2, nx.sum(x)))(Y)
+    assert [e.prim.name for e in j.eqns] == ["sin", "mul", "reduce_sum"]
+    assert [a.str_short() for a in j.in_avals] == ["f64[4]"]
+    assert [a.str_short() for a in j.out_avals] == ["f64[4]", "f64[]"]
+    assert repr(j) == str(j)

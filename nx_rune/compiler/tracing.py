@@ -293,8 +293,25 @@ class Traced:
         self.n_explicit = n_explicit
         self.cache = {}     # derived functions (executable, vjp, jvp) per use
 
+    @property
+    def eqns(self):
+        """The program's equations."""
+        return self.program.eqns
+
+    @property
+    def in_avals(self):
+        """Abstract values of the inputs (the arguments' leaves, then captured values)."""
+        return self.program.in_avals
+
+    @property
+    def out_avals(self):
+        """Abstract values of the outputs (leaves of ``out_tree``)."""
+        return [x.aval for x in self.program.outs]
+
     def __str__(self):
         return str(self.program)
+
+    __repr__ = __str__
 
 
 def _out_operand(interp, x, fname, i):
