@@ -103,14 +103,18 @@ class Var:
         return f"Var({self.id}:{self.aval.str_short()})"
 
 
+_UNSET = object()
+
+
 class Literal:
     """A constant operand: ``value`` is a concrete Tensor (its values are baked into the
     program)."""
-    __slots__ = ("value", "aval")
+    __slots__ = ("value", "aval", "_scalar")
 
     def __init__(self, value, aval=None):
         self.value = value
         self.aval = aval if aval is not None else AbstractValue(value.shape, value.dtype)
+        self._scalar = _UNSET
 
     def array(self) -> np.ndarray:
         """The values as an ndarray (a zero-copy view of the Tensor)."""
@@ -119,6 +123,11 @@ class Literal:
     def scalar(self):
         """The one value of a literal whose elements are all equal, bit for bit (a Python
         scalar), or None (arrays of more than 4096 distinct-memory elements are not checked)."""
+        if self._scalar is _UNSET:
+            self._scalar = self._find_scalar()
+        return self._scalar
+
+    def _find_scalar(self):
         arr = self.array()
         if arr.size == 0:
             return None
@@ -158,11 +167,10 @@ class Eqn:
         self.ins = list(ins)
         self.outs = list(outs)
 
-    def replace(self, **kw):
-        e = Eqn(self.prim, self.params, self.ins, self.outs)
-        for k, v in kw.items():
-            setattr(e, k, v)
-        return e
+    def replace(self, ins=None, params=None):
+        """A copy with new operands and/or params."""
+        return Eqn(self.prim, self.params if params is None else params,
+                   self.ins if ins is None else ins, self.outs)
 
     def __repr__(self):
         return f"Eqn({self.prim.name}, {len(self.ins)} -> {len(self.outs)})"

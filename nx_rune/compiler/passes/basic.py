@@ -116,7 +116,9 @@ def cse(prog: Program) -> Program:
         return lits.setdefault(lit_key(x), x)
 
     for e in prog.eqns:
-        e = e.replace(ins=[canon(x) for x in e.ins])
+        ins = [canon(x) for x in e.ins]
+        if any(a is not b for a, b in zip(ins, e.ins)):
+            e = e.replace(ins=ins)
         if e.prim.name in _NO_CSE or not isinstance(e.prim, Primitive) and \
                 getattr(e.prim, "pure", True) is False:
             kept.append(e)
@@ -211,7 +213,9 @@ def simplify(prog: Program) -> Program:
         return x
 
     for e in prog.eqns:
-        e = e.replace(ins=[sub(x) for x in e.ins])
+        ins = [sub(x) for x in e.ins]
+        if any(a is not b for a, b in zip(ins, e.ins)):
+            e = e.replace(ins=ins)
         name = e.prim.name if isinstance(e.prim, Primitive) else None
         out = e.outs[0] if e.outs else None
         repl = None
