@@ -505,3 +505,37 @@ def test_make_jaxpr_result_properties():
     assert [a.str_short() for a in j.in_avals] == ["f64[4]"]
     assert [a.str_short() for a in j.out_avals] == ["f64[4]", "f64[]"]
     assert repr(j) == str(j)
+
+
+@nx.custom_vjp
+def _clip_gradient(x):
+    return x
+
+
+_clip_gradient.defvjp(lambda x: (x, None), lambda res, g: (nx.clip(g, -0.5, 0.5),))
+
+
+@nx.custom_jvp
+def _softplus(x):
+    return nx.log1p(nx.exp(x))
+
+
+@_softplus.defjvp
+def _softplus_jvp(primals, tangents):
+    (x,), (v,) = primals, tangents
+    return _softplus(x), v * 100.0          # a deliberately different rule, to be seen
+
+
+def test_custom_rules_survive_jit_in_both_orders():
+    f = lambda x: nx.sum(_clip_gradient(x) * 3.0)  # noqa: E731
+    for g in (nx.grad(f), nx.grad(nx.jit(f)), nx.jit(nx.grad(f))):
+        close(g(Y), np.full(4, 0.5))
+    text = str(nx.make_jaxpr(f)(Y))
+    assert "custom_call[name='_clip_gradient' primal=" in text and "object at" not in text
+    g = lambda x: nx.sum(_softplus(x))  # noqa: E731
+    one = nx.ones_like(Y)
+    for jv in (nx.jvp(g, (Y,), (one,))[1], nx.jvp(nx.jit(g), (Y,), (one,))[1],
+               nx.jit(lambda a: nx.jvp(g, (a,), (one,))[1])(Y)):
+        close(jv, 400.0)
+    close(nx.grad(nx.jit(g))(Y), np.full(4, 100.0))
+    close(nx.jit(g)(Y), np.sum(np.log1p(np.exp(np.asarray(Y)))))

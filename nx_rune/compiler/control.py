@@ -883,3 +883,32 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
                            (lo_t, hi_t, init_val))
     return val
 
+
+
+# -- custom_vjp / custom_jvp calls ------------------------------------------------------------------
+
+class _CustomCall(ControlOp):
+    """``custom_call[name primal fun ...] *args *captured``: a call of a ``custom_vjp`` or
+    ``custom_jvp`` function.  Run, it is its primal sub-program; evaluated through ``bind``
+    (when the program is differentiated), it calls the function again, so that the active
+    transformations apply its rules."""
+    __slots__ = ()
+
+    def out_avals(self, params, avals):
+        return params["primal"].out_avals
+
+    def runner(self, params):
+        f = sub_executable(params["primal"])
+        return lambda ops: list(f(*ops))
+
+    def bind_eqn(self, params, ins):
+        args = tree_unflatten(params["_in_tree"], ins[:params["_n_args"]])
+        return tree_flatten(params["_fun"](*args, **params["_kwargs"]))[0]
+
+    def fallback(self, interp, params, values):
+        return self.bind_eqn(params, values)
+
+    tape_rule = jvp_rule = None
+
+
+custom_call_op = _CustomCall("custom_call")

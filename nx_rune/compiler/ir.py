@@ -282,9 +282,10 @@ def pp_program(prog: Program, namer=None, indent=0) -> str:
         args = " ".join(operand(x) for x in e.ins)
         outs = " ".join(f"{namer(v)}:{v.aval.str_short()}" for v in e.outs)
         params = ""
-        if e.params:
+        shown = {k: v for k, v in e.params.items() if not k.startswith("_")}
+        if shown:       # parameters named with a leading underscore are not printed
             params = "[" + " ".join(f"{k}={_fmt_param(v, namer, indent + 4)}"
-                                    for k, v in e.params.items()) + "]"
+                                    for k, v in shown.items()) + "]"
         lines.append(f"{pad}    {outs} = {e.prim.name}{params} {args}".rstrip())
     outs = ", ".join(operand(x) for x in prog.outs)
     head = f"{pad}{{ lambda {' '.join(const_vars)}; {ins}. let"

@@ -242,6 +242,25 @@ class TraceInterpreter(Interpreter):
         self.eqns.append(Eqn(prim, params, ins, outs))
         return [JitTracer(self, v) for v in outs]
 
+    def custom_call(self, cf, args, kwargs):
+        """Record a call of a ``custom_vjp``/``custom_jvp`` function as one equation that keeps
+        the function (so that differentiating the program applies its rules); the primal is
+        traced as a sub-program (what the executor runs)."""
+        from nx_rune.compiler.control import custom_call_op
+        from nx_rune.frontend import asarray
+        leaves, in_tree = tree_flatten(tuple(args))
+        leaves = [x if isinstance(x, ArrayBase) else asarray(x) for x in leaves]
+        avals = [AbstractValue(x.shape, x.dtype, getattr(x, "weak_type", False))
+                 for x in leaves]
+        _, full = tree_flatten((tree_unflatten(in_tree, [0] * len(leaves)), {}))
+        name = getattr(cf, "__name__", "custom")
+        t = trace(lambda *a: cf.fun(*a, **kwargs), avals, full, name=self.name, fname=name,
+                  hint=self.hint)
+        params = {"name": name, "primal": t.program, "_fun": cf, "_kwargs": kwargs,
+                  "_in_tree": in_tree, "_n_args": len(leaves)}
+        outs = self.add_eqn(custom_call_op, params, leaves + t.captured, t.program.out_avals)
+        return tree_unflatten(t.out_tree, outs)
+
     # -- messages ----------------------------------------------------------------------------
     def _depends_on(self, var):
         """Descriptions of the inputs ``var`` depends on."""
