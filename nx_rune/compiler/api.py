@@ -328,7 +328,7 @@ class JitFunction:
     # -- the cache -------------------------------------------------------------------------
     def cache_info(self) -> CacheInfo:
         """Hits, misses (traces) and entries of the signature cache."""
-        return CacheInfo(self._hits, self._misses, len(self._cache))
+        return CacheInfo(self._hits, self._misses, len({id(e) for e in self._cache.values()}))
 
     def clear_cache(self) -> None:
         """Forget every trace and compiled program (the counters restart too)."""
@@ -375,26 +375,40 @@ class JitFunction:
                             f"dynamic") from None
         return v
 
-    def _flatten(self, dyn, dkw, spos):
-        """Leaves (values), their signature key, treedef and a description per leaf."""
-        leaves, treedef = tree_flatten((tuple(dyn), dkw))
+    def _descs(self, dyn, dkw, spos):
+        """A description per leaf (its argument) and each dynamic argument's position."""
         descs = []
         positions = [i for i in range(len(dyn) + len(spos)) if i not in spos]
         for i, a in zip(positions, dyn):
             descs += [self._arg_desc(i)] * tree_flatten(a)[1].num_leaves
         for k in sorted(dkw):
             descs += [f"argument {k!r}"] * tree_flatten(dkw[k])[1].num_leaves
+        return descs, positions
+
+    def _flatten(self, dyn, dkw, spos):
+        """Leaves (values), their signature key and the treedef."""
+        leaves, treedef = tree_flatten((tuple(dyn), dkw))
         values, keys = [], []
-        for x, d in zip(leaves, descs):
-            v, k = _leaf_value(x, f"jit({self._name}): {d}")
+        for j, x in enumerate(leaves):
+            if x.__class__ is Tensor:
+                values.append(x)
+                keys.append((x.shape, x.dtype, False))
+                continue
+            try:
+                v, k = _leaf_value(x, "")
+            except TypeError:
+                descs, _ = self._descs(dyn, dkw, spos)
+                _leaf_value(x, f"jit({self._name}): {descs[j]}")     # raises, naming it
+                raise
             values.append(v)
             keys.append(k)
-        return values, tuple(keys), treedef, descs, positions
+        return values, tuple(keys), treedef
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        fast_key = None
         if self._fast and not kwargs:
-            # fast path: positional Tensor arguments only
+            # fast paths: positional Tensor arguments, or pytrees of Tensors
             key = []
             for a in args:
                 if a.__class__ is not Tensor:
@@ -408,23 +422,41 @@ class JitFunction:
                     if _var.get() is None:
                         return entry.run(args)
                     return entry.call(list(args))
+                fast_key = key
+            if fast_key is None:
+                leaves, td = tree_flatten(args)
+                key = [td]
+                for a in leaves:
+                    if a.__class__ is not Tensor:
+                        break
+                    key.append((a.shape, a.dtype))
+                else:
+                    fast_key = tuple(key)
+                    entry = self._cache.get(fast_key)
+                    if entry is not None:
+                        self._hits += 1
+                        if _var.get() is None:
+                            return entry.run(leaves)
+                        return entry.call(leaves)
         dyn, dkw, statics, skw = self._split(args, kwargs)
         spos = {i for i, _ in statics}
-        values, keys, treedef, descs, positions = self._flatten(dyn, dkw, spos)
-        fast = self._fast and not kwargs and all(v.__class__ is Tensor for v in args)
-        key = tuple((k[0], k[1]) for k in keys) if fast else (treedef, statics, skw, keys)
+        values, keys, treedef = self._flatten(dyn, dkw, spos)
+        key = (treedef, statics, skw, keys)
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
-            entry = self._trace(values, keys, treedef, descs, statics, skw, positions)
+            entry = self._trace(values, keys, treedef, statics, skw, spos, dyn, dkw)
             if not entry.traced.captured:
                 self._cache[key] = entry
+                if fast_key is not None:
+                    self._cache[fast_key] = entry
         else:
             self._hits += 1
         return entry.call(values)
 
-    def _trace(self, values, keys, treedef, descs, statics, skw, positions):
+    def _trace(self, values, keys, treedef, statics, skw, spos, dyn, dkw):
         fun = self._fun
+        descs, positions = self._descs(dyn, dkw, spos)
         static_pos = dict(statics)
         static_kw = dict(skw)
 
@@ -457,8 +489,8 @@ class JitFunction:
         """The traced program for these arguments (traced now, without the cache)."""
         dyn, dkw, statics, skw = self._split(args, kwargs)
         spos = {i for i, _ in statics}
-        values, keys, treedef, descs, positions = self._flatten(dyn, dkw, spos)
-        return self._trace(values, keys, treedef, descs, statics, skw, positions).traced
+        values, keys, treedef = self._flatten(dyn, dkw, spos)
+        return self._trace(values, keys, treedef, statics, skw, spos, dyn, dkw).traced
 
     def __get__(self, obj, objtype=None):
         if obj is None:
