@@ -46,6 +46,8 @@ from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter,
                                    concrete, is_inexact)
 from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.ir import AbstractValue
+from nx_rune.compiler.dispatch import find_owner
+from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
 from nx_rune.errors import UnexpectedTracerError
 from nx_rune.frontend import asarray, zeros_like_t
@@ -105,35 +107,6 @@ def _leaf_value(x, what):
                     f"NumPy array or a Python number): mark the argument static "
                     f"(static_argnums / static_argnames) if it is a Python value the function "
                     f"branches on")
-
-
-def find_owner(values):
-    """The interpreter that handles an operation on ``values`` (see the module doc): the
-    innermost active trace, or the innermost transformation owning one of the values; None
-    when the values are concrete and no trace is active."""
-    interp = _var.get()
-    while interp is not None:
-        if isinstance(interp, TraceInterpreter):
-            return interp
-        if isinstance(interp, NoGradInterpreter):
-            for v in values:
-                c = concrete(v)
-                if isinstance(c, JitTracer) and not c._interp.done:
-                    return c._interp
-            return interp
-        for v in values:
-            if isinstance(v, Tracer) and v._interp is interp:
-                return interp
-        interp = interp.parent
-    return None
-
-
-def _under(interp, fn, *args):
-    token = _var.set(interp)
-    try:
-        return fn(*args)
-    finally:
-        _var.reset(token)
 
 
 def _concrete_arrays(values):

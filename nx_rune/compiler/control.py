@@ -32,7 +32,10 @@ from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
                                    concrete, is_inexact)
+from nx_rune.compiler.dispatch import find_owner
+from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.interpret import eval_program
+from nx_rune.compiler.pipeline import sub_executable
 from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
 from nx_rune.frontend import asarray, astype, not_equal, stack, zeros, zeros_like_t
@@ -59,14 +62,6 @@ def trace_active(values=()) -> bool:
         if isinstance(c, JitTracer) and not c._interp.done:
             return True
     return False
-
-
-def _under(interp, fn, *args):
-    token = _var.set(interp)
-    try:
-        return fn(*args)
-    finally:
-        _var.reset(token)
 
 
 def _ours(v, interp):
@@ -130,28 +125,6 @@ def _check_same(what, a_tree, a_avals, b_tree, b_avals, a_name, b_name):
 
 # -- executing sub-programs on arrays ------------------------------------------------------------
 
-def sub_executable(prog):
-    """The compiled function of a sub-program, over arrays (built once per program)."""
-    fn = prog.cache.get("exe")
-    if fn is None:
-        from nx_rune.compiler.executor import compile_program
-        from nx_rune.compiler.passes import plan_buffers
-        from nx_rune.compiler.pipeline import optimize
-        opt = optimize(prog)
-        raw = compile_program(opt, plan_buffers(opt), name="body")
-
-        def fn(*xs):
-            return raw(*[x if x.__class__ is np.ndarray and x.flags.c_contiguous
-                         else _contiguous(x) for x in xs])
-        prog.cache["exe"] = fn
-    return fn
-
-
-def _contiguous(x):
-    x = np.asarray(x)
-    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
-
-
 def _to_arrays(values):
     out = []
     for v in values:
@@ -183,7 +156,6 @@ class ControlOp(InternalOp):
 
 def control_bind(op, params, values):
     """Apply the control operation under the active interpreters (see the module doc)."""
-    from nx_rune.compiler.api import find_owner
     values = list(values)
     owner = find_owner(values)
     if owner is None or isinstance(owner, NoGradInterpreter):
@@ -912,3 +884,4 @@ class _CustomCall(ControlOp):
 
 
 custom_call_op = _CustomCall("custom_call")
+TraceInterpreter.custom_call_op = custom_call_op

@@ -14,7 +14,7 @@ from nx_rune.compiler import passes
 from nx_rune.compiler.executor import compile_program, to_tensor
 from nx_rune.tensor import Tensor
 
-__all__ = ["optimize", "Executable", "PASSES"]
+__all__ = ["optimize", "Executable", "PASSES", "sub_executable"]
 
 # the pass pipeline, in order (each a function Program -> Program)
 PASSES = [passes.simplify, passes.cse, passes.fold_constants, passes.dce]
@@ -70,3 +70,22 @@ def _as_tensor(x):
     if c is not None:
         return c
     return to_tensor(np.asarray(x))
+
+
+def sub_executable(prog):
+    """The compiled function of a sub-program, over arrays (built once per program)."""
+    fn = prog.cache.get("exe")
+    if fn is None:
+        opt = optimize(prog)
+        raw = compile_program(opt, passes.plan_buffers(opt), name="body")
+
+        def fn(*xs):
+            return raw(*[x if x.__class__ is np.ndarray and x.flags.c_contiguous
+                         else _contiguous(x) for x in xs])
+        prog.cache["exe"] = fn
+    return fn
+
+
+def _contiguous(x):
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)

@@ -171,6 +171,9 @@ class TraceInterpreter(Interpreter):
     input variable (``"argument x"``); ``hint``: what the messages suggest (static_argnums)."""
     __slots__ = ("eqns", "in_vars", "literals", "captured", "captured_vars", "fname",
                  "arg_names", "hint")
+    # the operation recording custom_vjp/custom_jvp calls (nx_rune.compiler.control installs
+    # it: the control-flow module builds on this one)
+    custom_call_op = None
 
     def __init__(self, name="jit", fname="<function>", hint=None):
         Interpreter.__init__(self, name, None)
@@ -246,7 +249,6 @@ class TraceInterpreter(Interpreter):
         """Record a call of a ``custom_vjp``/``custom_jvp`` function as one equation that keeps
         the function (so that differentiating the program applies its rules); the primal is
         traced as a sub-program (what the executor runs)."""
-        from nx_rune.compiler.control import custom_call_op
         from nx_rune.frontend import asarray
         leaves, in_tree = tree_flatten(tuple(args))
         leaves = [x if isinstance(x, ArrayBase) else asarray(x) for x in leaves]
@@ -258,7 +260,8 @@ class TraceInterpreter(Interpreter):
                   hint=self.hint)
         params = {"name": name, "primal": t.program, "_fun": cf, "_kwargs": kwargs,
                   "_in_tree": in_tree, "_n_args": len(leaves)}
-        outs = self.add_eqn(custom_call_op, params, leaves + t.captured, t.program.out_avals)
+        outs = self.add_eqn(self.custom_call_op, params, leaves + t.captured,
+                            t.program.out_avals)
         return tree_unflatten(t.out_tree, outs)
 
     # -- messages ----------------------------------------------------------------------------
