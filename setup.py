@@ -71,12 +71,15 @@ def extensions(env=None):
     only = {n for n in env.get("NX_RUNE_ONLY", "").split(",") if n}
     compile_args, link_args = build_flags(env)
     out = []
-    for path in sorted(glob.glob(os.path.join(KERNELS, "*.pyx"))):
+    paths = sorted(glob.glob(os.path.join(KERNELS, "*.pyx"))) + \
+        sorted(glob.glob(os.path.join("nx_rune", "*.pyx")))
+    for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
         if only and name not in only:
             continue
+        package = os.path.dirname(path).replace(os.sep, ".")
         out.append(Extension(
-            f"nx_rune._kernels.{name}",
+            f"{package}.{name}",
             [path],
             include_dirs=[np.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -12,7 +12,25 @@ from nx_rune import autodiff  # noqa: E402
 from nx_rune.autodiff import *  # noqa: F401,F403,E402
 from nx_rune import flatten_util, optimizers, tree_util  # noqa: E402
 
+# -- the Array API namespace: version, inspection, constants, the dtype under its standard name
+import math as _math  # noqa: E402
+
+from nx_rune.info import __array_namespace_info__  # noqa: E402,F401
+
+__array_api_version__ = "2024.12"
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+bool = bool_  # noqa: A001  (the standard's name; nx.bool is numpy's bool dtype, as nx.bool_)
+
 __version__ = "0.1.0"
+
+# namespaces: FFT, linear algebra, SciPy-style functions; run-time settings (x64 mode); data
+# parallelism (Ray and Dask are imported only when a DataParallel is made)
+from nx_rune import config, distributed, fft, linalg, scipy  # noqa: E402
+from nx_rune.config import enable_x64  # noqa: E402,F401
 
 # -- WP-jit: the compiler (nx.jit, nx.make_jaxpr) and lax control flow (nx.lax)
 from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401

@@ -23,9 +23,10 @@ import warnings
 
 import numpy as np
 
+from nx_rune import writes
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
-from nx_rune.tensor import Tensor
+from nx_rune.tensor import Tensor, wrap_result
 
 _wrap = Tensor._wrap
 IMPLS = {}
@@ -45,13 +46,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\.bac
 warnings.filterwarnings("default", category=np.exceptions.ComplexWarning, module=r"nx_rune\.backend")
 
 
-def _out(arr):
-    """Wrap a NumPy result (always C-contiguous and fresh from a ufunc) as a Tensor."""
-    if not isinstance(arr, np.ndarray):
-        arr = np.asarray(arr)
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
-    return _wrap(arr)
+# a NumPy result (an ndarray or a NumPy scalar) as a C-contiguous Tensor
+_out = wrap_result
 
 
 def _on_view(x, view):
@@ -88,7 +84,7 @@ def _const_array(*, array):
 
 @_impl("contiguous")
 def _contiguous(x):
-    if x._arr is not None and x._view is None:
+    if x._arr is not None and x._view is None and x._arr.flags.c_contiguous:
         return x
     if x.view.is_contiguous:
         return x
@@ -102,22 +98,62 @@ def _copy(x):
 
 @_impl("assign")
 def _assign(dst, src):
-    view = dst.view
-    if any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides)):
-        raise ValueError(f"dst: cannot assign into a broadcast view (shape {view.shape}, "
-                         f"strides {view.strides}): its elements share memory")
-    if dst.buffer.readonly:
-        raise ValueError("dst: the tensor's memory is read-only")
+    check_writable(dst, "dst")
     if src.dtype != dst.dtype:   # the kernel copies bits: a cast belongs to the front end
         raise TypeError(f"src: dtype {src.dtype} differs from dst's {dst.dtype} (cast first)")
+    view = dst.view
     sb, db = src.buffer, dst.buffer
     if sb.nbytes and db.nbytes and sb.address < db.address + db.nbytes \
             and db.address < sb.address + sb.nbytes:
         # src and dst share memory (x[::-1] into x, x.T into x): read all of src before
         # writing, as NumPy does, instead of overwriting elements not yet read
         src = _copy(src)
-    copy_into(src.buffer, src.view, dst.buffer, view)
-    dst._arr = None if dst._view is not None else dst._arr
+    copy_into(src.buffer, src.view, db, view)
+    writes.record_write(dst, "nx.assign")
+    return dst
+
+
+def check_writable(dst, name="x"):
+    """ValueError naming ``name`` unless dst's elements can be written in place: not a padded
+    view (its border is not in memory), not a broadcast view (elements sharing memory), not
+    read-only memory."""
+    view = dst.view
+    if view.mask is not None:
+        raise ValueError(f"{name}: cannot write into a padded view (shape {view.shape}, from "
+                         f"nx.pad or a strided slice): its border is not stored in memory; write "
+                         f"into a copy (nx.copy) or update functionally with .at[idx].set(v)")
+    if 0 not in view.shape and any(s == 0 and n > 1 for n, s in zip(view.shape, view.strides)):
+        raise ValueError(f"{name}: cannot write into a broadcast view (shape {view.shape}, "
+                         f"strides {view.strides}): its elements share memory; write into a copy "
+                         f"(nx.copy) or update functionally with .at[idx].set(v)")
+    if dst.buffer.readonly:
+        raise ValueError(f"{name}: the tensor's memory is read-only (it wraps a read-only "
+                         f"array or constant); write into a copy (nx.copy) or update "
+                         f"functionally with .at[idx].set(v)")
+
+
+def ufunc_into(dst, ufunc, y, what):
+    """``dst = ufunc(dst, y)`` in dst's memory (``x += y``): y a number or an array of dst's
+    dtype broadcasting to dst's shape (the front end checks).  Returns dst."""
+    check_writable(dst, "x")
+    view = dst.view
+    out = dst.buffer.as_ndarray(view.shape, view.strides, view.offset)
+    ufunc(out, y, out=out)
+    writes.record_write(dst, what)
+    return dst
+
+
+def assign_index(dst, index, src, what="x[idx] = v"):
+    """Write ``src`` (an ndarray of dst's dtype with the shape of ``dst[index]``) into the
+    elements of dst that the NumPy index ``index`` (already checked by the front end) selects,
+    in place; duplicates: the last in C order wins.  Returns dst."""
+    check_writable(dst, "x")
+    view = dst.view
+    arr = dst.buffer.as_ndarray(view.shape, view.strides, view.offset)
+    if np.may_share_memory(arr, src):
+        src = src.copy()
+    arr[index] = src
+    writes.record_write(dst, what, index)
     return dst
 
 
@@ -140,8 +176,23 @@ def _binary(name, ufunc):
 for _name, _ufunc in [("neg", np.negative), ("log2", np.log2), ("exp2", np.exp2),
                       ("sin", np.sin), ("sqrt", np.sqrt), ("recip", np.reciprocal),
                       ("exp", np.exp), ("log", np.log), ("cos", np.cos),
-                      ("tanh", np.tanh), ("log1p", np.log1p), ("expm1", np.expm1)]:
+                      ("log1p", np.log1p), ("expm1", np.expm1)]:
     _unary(_name, _ufunc)
+
+
+@_impl("tanh")
+def _tanh(x):
+    xn = x._np()
+    out = np.tanh(xn)
+    if out.dtype.kind == "c":
+        # C99 (and NumPy) give tanh(±inf + iy) = ±1 + i·0·sin(2y); the Array API fixes the
+        # zero's sign to y's: ±1 ± 0j
+        big = np.isinf(xn.real) & np.isfinite(xn.imag)
+        if big.any():
+            out = np.array(out)     # a 0-d result is a NumPy scalar: make it writable
+            out.real[big] = np.copysign(1.0, xn.real[big])
+            out.imag[big] = np.copysign(0.0, xn.imag[big])
+    return _out(out)
 
 for _name, _ufunc in [("add", np.add), ("mul", np.multiply), ("fdiv", np.true_divide),
                       ("max", np.maximum), ("cmplt", np.less), ("cmpne", np.not_equal),
@@ -551,6 +602,325 @@ _nan_extremum("nanmin", np.fmin)
 @_impl("clip")
 def _clip(x, lo, hi, *, lower, upper):
     return _out(np.clip(x._np(), lo._np(), hi._np()))
+
+
+# -- WP-elementwise: the Array API / NumPy elementwise functions (one NumPy loop each) --------
+
+for _name, _ufunc in [("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
+                      ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                      ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                      ("log10", np.log10), ("abs", np.abs), ("conj", np.conjugate),
+                      ("deg2rad", np.deg2rad), ("rad2deg", np.rad2deg),
+                      ("floor", np.floor), ("ceil", np.ceil), ("rint", np.rint),
+                      ("trunc", np.trunc), ("sign", np.sign), ("signbit", np.signbit),
+                      ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    _unary(_name, _ufunc)
+
+for _name, _ufunc in [("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign),
+                      ("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2),
+                      ("nextafter", np.nextafter)]:
+    _binary(_name, _ufunc)
+
+
+@_impl("real")
+def _real(x):
+    return _out(np.array(x._np().real, order="C"))
+
+
+@_impl("imag")
+def _imag(x):
+    return _out(np.array(x._np().imag, order="C"))
+
+
+@_impl("complex")
+def _complex(re, im):
+    """re + im * 1j built exactly (no arithmetic: inf and -0.0 parts stay as they are)."""
+    a = re._np()
+    out = np.empty(a.shape, np.result_type(a.dtype, np.complex64))
+    out.real = a
+    out.imag = im._np()
+    return _out(out)
+
+
+def _check_shift(b, name):
+    bn = b._np()
+    if bn.dtype.kind != "i" or not bn.size:
+        return bn
+    # a broadcast count (x << 3) has one value: check it, not its million stride-0 copies
+    smallest = bn.flat[0] if not any(bn.strides) else np.minimum.reduce(bn, axis=None)
+    if smallest < 0:
+        raise ValueError(f"{name}: x2 (the shift counts) must be >= 0")
+    return bn
+
+
+@_impl("lshift")
+def _lshift(a, b):
+    # NumPy gives 0 for counts >= the bit width (C would be undefined)
+    return _out(np.left_shift(a._np(), _check_shift(b, "bitwise_left_shift")))
+
+
+@_impl("rshift")
+def _rshift(a, b):
+    # arithmetic shift (floor division by 2**b): 0 or -1 for counts >= the bit width
+    return _out(np.right_shift(a._np(), _check_shift(b, "bitwise_right_shift")))
+
+
+@_impl("sinc_taylor")
+def _sinc_taylor(x, *, k):
+    """The k-th derivative of sinc (sin(pi x) / (pi x)) at 0, broadcast to x's shape: the value
+    sinc and its derivatives take where x == 0 (their formulas divide by x)."""
+    c = 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1)
+    return Tensor._broadcast_scalar(c, x.dtype, x.shape)
+
+
+@_impl("expm1")
+def _expm1(x):
+    """NumPy's expm1; for complex x its non-finite and zero elements as exp(x) - 1, which
+    follows C99's special cases (the standard's), where NumPy's complex expm1 gives nan parts
+    (and -0.0 for expm1(-0 + 0j), where the standard has +0)."""
+    a = x._np()
+    out = np.asarray(np.expm1(a))
+    if a.dtype.kind == "c":
+        bad = ~np.isfinite(a) | (a == 0)
+        if bad.any():
+            out[bad] = np.exp(a[bad]) - 1
+    return _out(out)
+
+
+# -- FFTs and special functions (WP-fft-special) -------------------------------------------------
+# fft(x, axes, inverse, norm)  rfft(x, axes, norm)  irfft(x, axes, n, norm)
+# NumPy's pocketfft over ``axes`` (distinct non-negative axes, in order; the front end has
+# already padded or trimmed every transformed axis to its length): fft takes and gives complex
+# (inverse selects the +i exponent), rfft takes real float32/float64 and halves axes[-1] to
+# length // 2 + 1, irfft takes complex with axes[-1] of length n // 2 + 1 and gives real with
+# length n there.  norm is NumPy's: "backward", "ortho" or "forward".  float32 stays in single
+# precision (complex64), as NumPy >= 2 computes it.
+#
+# Special functions: scipy.special's loops (unary: x; binary: a and b of one shape and dtype),
+# in the operand's dtype (a loop that only exists in float64 is cast back).  polygamma(n, x)
+# takes n as a float tensor of integer values (x's dtype).  SciPy is imported on first use:
+# its import costs about half a second.
+
+def _axes_fft(fn_1d, fn_nd, a, axes, **kw):
+    if len(axes) == 1:
+        return fn_1d(a, axis=axes[0], **kw)
+    return fn_nd(a, axes=axes, **kw)
+
+
+@_impl("fft")
+def _fft(x, *, axes, inverse, norm):
+    a = x._np()
+    if not axes:
+        return _out(a.copy())
+    if inverse:
+        return _out(_axes_fft(np.fft.ifft, np.fft.ifftn, a, axes, norm=norm))
+    return _out(_axes_fft(np.fft.fft, np.fft.fftn, a, axes, norm=norm))
+
+
+@_impl("rfft")
+def _rfft(x, *, axes, norm):
+    return _out(_axes_fft(np.fft.rfft, np.fft.rfftn, x._np(), axes, norm=norm))
+
+
+@_impl("irfft")
+def _irfft(x, *, axes, n, norm):
+    a = x._np()
+    if a.shape[axes[-1]] != n // 2 + 1:
+        raise ValueError(f"x: irfft of length {n} takes {n // 2 + 1} bins along axis "
+                         f"{axes[-1]}, got {a.shape[axes[-1]]}")
+    if len(axes) == 1:
+        return _out(np.fft.irfft(a, n=n, axis=axes[0], norm=norm))
+    s = [a.shape[ax] for ax in axes[:-1]] + [n]
+    return _out(np.fft.irfftn(a, s=s, axes=axes, norm=norm))
+
+
+_SCIPY_SPECIAL = []
+
+
+def _special():
+    """scipy.special, imported on first use."""
+    if not _SCIPY_SPECIAL:
+        import scipy.special
+        _SCIPY_SPECIAL.append(scipy.special)
+    return _SCIPY_SPECIAL[0]
+
+
+def _in_dtype(out, dtype):
+    out = np.asarray(out)
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
+def _special_unary(name, fname):
+    def impl(x):
+        a = x._np()
+        return _out(_in_dtype(getattr(_special(), fname)(a), a.dtype))
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
+
+
+def _special_binary(name, fname):
+    def impl(a, b):
+        an = a._np()
+        return _out(_in_dtype(getattr(_special(), fname)(an, b._np()), an.dtype))
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
+
+
+for _name, _fname in [("lgamma", "gammaln"), ("digamma", "psi"), ("gamma", "gamma"),
+                      ("erf", "erf"), ("erfc", "erfc"), ("erfinv", "erfinv"), ("ndtr", "ndtr"),
+                      ("ndtri", "ndtri"), ("log_ndtr", "log_ndtr"), ("expit", "expit"),
+                      ("logit", "logit"), ("i0", "i0"), ("i0e", "i0e"), ("i1", "i1"),
+                      ("i1e", "i1e")]:
+    _special_unary(_name, _fname)
+
+for _name, _fname in [("polygamma", "polygamma"), ("betaln", "betaln"), ("xlogy", "xlogy"),
+                      ("xlog1py", "xlog1py")]:
+    _special_binary(_name, _fname)
+
+
+# -- linear algebra: decompositions and solves (WP-linalg) ---------------------------------------
+# cholesky(a)  triangular_solve(a, b, lower, trans, unit_diagonal)  solve(a, b)  inv(a)
+# slogdet(a)  eigh(a, lower)  eigvalsh(a, lower)  svd(a, full_matrices)  svdvals(a)
+# qr(a, mode)  pinv(a, rtol)  lstsq(a, b, rcond)
+# LAPACK through NumPy (SciPy for triangular solves) on zero-copy views, batched over the leading
+# axes (operands arrive with equal batch shapes; b is always (..., n, k)).  Failures raise
+# NumPy's LinAlgError (a ValueError): not positive definite, singular matrix.
+# Decompositions with several results return them packed, each flattened, along one last axis
+# (in this order): slogdet (sign, logabsdet), eigh (w, V), svd (U, S, Vh), qr (Q, R),
+# lstsq (x, s); real parts (eigenvalues, singular values, logabsdet) take the operand's dtype.
+
+def _packed(parts, batch):
+    """``parts`` (ndarrays with the leading axes ``batch``) flattened and joined along a last
+    axis, in the dtype of the first part."""
+    dt = parts[0].dtype
+    nb = len(batch)
+    flat = [np.asarray(p, dtype=dt).reshape(batch + (int(np.prod(np.shape(p)[nb:])),))
+            for p in parts]
+    return _out(np.concatenate(flat, axis=-1))
+
+
+_POTRF = {}
+
+
+@_impl("cholesky")
+def _cholesky(a):
+    """NumPy's cholesky for small matrices; from n = 32 on, LAPACK potrf per matrix on a's
+    C-ordered memory read as the Fortran matrix a^T, whose upper triangle is a's lower one: the
+    factor U = L^T comes back in Fortran order, which is L in C order (no copy of a; about 3x
+    faster than NumPy's cholesky at n = 256)."""
+    an = a._np()
+    n = an.shape[-1]
+    if n < 32:
+        return _out(np.linalg.cholesky(an))
+    potrf = _POTRF.get(an.dtype)
+    if potrf is None:
+        from scipy.linalg.lapack import get_lapack_funcs
+        potrf = _POTRF[an.dtype] = get_lapack_funcs("potrf", dtype=an.dtype)
+    out = np.empty(an.shape, an.dtype)
+    for idx in np.ndindex(an.shape[:-2]):
+        c, info = potrf(an[idx].T, lower=0, clean=1)
+        if info:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        out[idx] = c.T
+    return _out(out)
+
+
+_TRSM = {}
+
+
+def _trsm(dtype):
+    fn = _TRSM.get(dtype)
+    if fn is None:
+        from scipy.linalg.blas import get_blas_funcs
+        fn = _TRSM[dtype] = get_blas_funcs("trsm", dtype=dtype)
+    return fn
+
+
+@_impl("triangular_solve")
+def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
+    """BLAS trsm per matrix, in place on a C-ordered copy of b: the C-ordered x is the
+    Fortran-ordered x^T, which solves x^T op(a)^T = b^T from the right, with a's C-ordered
+    memory read as the Fortran matrix a^T (no copy of a either).  A zero on the diagonal
+    raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it)."""
+    an, bn = a._np(), b._np()
+    out = np.array(bn, order="C", copy=True)
+    n = an.shape[-1]
+    if out.size == 0 or n == 0:
+        return _out(out)
+    if not unit_diagonal:
+        zero = np.diagonal(an, axis1=-2, axis2=-1) == 0
+        if zero.any():
+            first = int(np.argmax(zero.reshape(-1, n).any(0)))
+            raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal "
+                                        f"{first}")
+    trsm = _trsm(out.dtype)
+    for idx in np.ndindex(out.shape[:-2]):
+        xt = out[idx].T
+        r = trsm(1.0, an[idx].T, xt, side=1, lower=not lower, trans_a=trans,
+                 diag=bool(unit_diagonal), overwrite_b=1)
+        if not np.shares_memory(r, xt):
+            xt[...] = r
+    return _out(out)
+
+
+@_impl("solve")
+def _solve(a, b):
+    return _out(np.linalg.solve(a._np(), b._np()))
+
+
+@_impl("inv")
+def _inv(a):
+    return _out(np.linalg.inv(a._np()))
+
+
+@_impl("slogdet")
+def _slogdet(a):
+    an = a._np()
+    with np.errstate(invalid="ignore"):      # NaN in, NaN out (its warning is NumPy's own)
+        sign, logabsdet = np.linalg.slogdet(an)
+    return _packed([np.asarray(sign, an.dtype), logabsdet], an.shape[:-2])
+
+
+@_impl("eigh")
+def _eigh(a, *, lower):
+    an = a._np()
+    w, v = np.linalg.eigh(an, UPLO="L" if lower else "U")
+    return _packed([w.astype(v.dtype), v], an.shape[:-2])
+
+
+@_impl("eigvalsh")
+def _eigvalsh(a, *, lower):
+    return _out(np.linalg.eigvalsh(a._np(), UPLO="L" if lower else "U"))
+
+
+@_impl("svd")
+def _svd(a, *, full_matrices):
+    an = a._np()
+    u, s, vh = np.linalg.svd(an, full_matrices=full_matrices)
+    return _packed([u, s, vh], an.shape[:-2])
+
+
+@_impl("svdvals")
+def _svdvals(a):
+    return _out(np.linalg.svd(a._np(), compute_uv=False))
+
+
+@_impl("qr")
+def _qr(a, *, mode):
+    an = a._np()
+    q, r = np.linalg.qr(an, mode=mode)
+    return _packed([q, r], an.shape[:-2])
+
+
+@_impl("pinv")
+def _pinv(a, *, rtol):
+    return _out(np.linalg.pinv(a._np(), rcond=rtol))
+
+
+@_impl("lstsq")
+def _lstsq(a, b, *, rcond):
+    x, _, _, s = np.linalg.lstsq(a._np(), b._np(), rcond=rcond)
+    return _packed([x, s], ())
 
 
 # -- WP-jit ----------------------------------------------------------------------------------------

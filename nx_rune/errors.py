@@ -4,7 +4,8 @@ Every other bad input raises the built-in exception NumPy would (TypeError, Valu
 IndexError) with a message naming the argument.
 """
 
-__all__ = ["TracerArrayConversionError", "ConcretizationTypeError", "UnexpectedTracerError"]
+__all__ = ["TracerArrayConversionError", "ConcretizationTypeError", "UnexpectedTracerError",
+           "ModifiedInPlaceError"]
 
 
 class TracerArrayConversionError(TypeError):
@@ -23,3 +24,9 @@ class ConcretizationTypeError(TypeError):
 class UnexpectedTracerError(RuntimeError):
     """A tracer was used outside the transformation that made it (stored in a global, a closure
     or an aux output)."""
+
+
+class ModifiedInPlaceError(RuntimeError):
+    """A value that a recorded operation needs for its derivative was modified in place
+    (``x[idx] = v``, ``x += y``, ``nx.assign``) after the operation was recorded: the backward
+    pass would have been wrong, so it raises instead."""

@@ -12,15 +12,17 @@ transformations see that computation too.  The interpreter stack lives in a Cont
 threads and asyncio tasks each have their own.
 """
 import contextlib
-import contextvars
 
 from nx_rune.backend import IMPLS
+from nx_rune.tensor import DISPATCH
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
 
 PRIMITIVES = {}
 
-_interpreter = contextvars.ContextVar("nx_rune_interpreter", default=None)
+# the innermost active interpreter: a ContextVar of the tensor module, whose operators skip the
+# front end when none is active (Tensor's eager fast path)
+_interpreter = DISPATCH
 
 
 class Primitive:
@@ -113,6 +115,34 @@ sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]
 # -- statistics family (WP-statistics): nan-ignoring max/min reductions, fused clip
 reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
     ["reduce_nanmax", "reduce_nanmin", "clip"]).values()
+
+
+# -- WP-elementwise: trigonometric/hyperbolic, rounding, complex parts, tests, bit shifts ------
+(tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, log10_p,
+ abs_p, real_p, imag_p, conj_p, deg2rad_p, rad2deg_p, sinc_taylor_p) = _declare(
+    ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10",
+     "abs", "real", "imag", "conj", "deg2rad", "rad2deg", "sinc_taylor"]).values()
+(floor_p, ceil_p, rint_p, trunc_p, sign_p, signbit_p, isnan_p, isinf_p, isfinite_p) = _declare(
+    ["floor", "ceil", "rint", "trunc", "sign", "signbit", "isnan", "isinf", "isfinite"]).values()
+(atan2_p, hypot_p, copysign_p, logaddexp_p, logaddexp2_p, nextafter_p, complex_p, lshift_p,
+ rshift_p) = _declare(["atan2", "hypot", "copysign", "logaddexp", "logaddexp2", "nextafter",
+                       "complex", "lshift", "rshift"]).values()
+
+
+# FFTs and special functions (WP-fft-special)
+fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
+(lgamma_p, digamma_p, polygamma_p, gamma_p, betaln_p, erf_p, erfc_p, erfinv_p, ndtr_p,
+ ndtri_p, log_ndtr_p, expit_p, logit_p, xlogy_p, xlog1py_p, i0_p, i0e_p, i1_p, i1e_p) = _declare(
+    ["lgamma", "digamma", "polygamma", "gamma", "betaln", "erf", "erfc", "erfinv", "ndtr",
+     "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e", "i1",
+     "i1e"]).values()
+
+
+# linear algebra: decompositions and solves (WP-linalg)
+(cholesky_p, triangular_solve_p, solve_p, inv_p, slogdet_p, eigh_p, eigvalsh_p, svd_p,
+ svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
+    ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
+     "svdvals", "qr", "pinv", "lstsq"]).values()
 
 
 # -- WP-jit: stop_gradient, the identity with a zero derivative (so that a traced program keeps

@@ -2,9 +2,13 @@
 
 The streams are bit-for-bit those of **JAX 0.10.2** ``jax.random`` in its default
 configuration: the ``threefry2x32`` implementation, ``jax_threefry_partitionable=True``
-(the default since JAX 0.5.0), legacy raw ``uint32[2]`` keys, and x32 mode (seeds
-canonicalised to 32 bits; default dtypes float32 / int32 / uint32). Asking explicitly for
-float64, int64 or uint64 gives the values JAX computes for those dtypes in x64 mode.
+(the default since JAX 0.5.0) and legacy raw ``uint32[2]`` keys, in both of JAX's modes, as
+nx_rune's x64 setting (``nx_rune.config``) selects: with x64 off (the default) seeds are
+canonicalised to 32 bits and the default dtypes are float32 / int32 / uint32, as JAX's x32
+mode; with x64 on seeds keep 64 bits and the defaults are float64 / int64 / uint64, as JAX's
+x64 mode (so ``choice`` and ``randint`` draw 64-bit words there).  Asking explicitly for
+float64, int64 or uint64 with x64 off gives the values JAX computes for those dtypes in x64
+mode.
 
 Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
@@ -14,11 +18,17 @@ polynomial, fused as XLA fuses it), ``truncated_normal`` and ``gumbel`` agree wi
 or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)``
 take an argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
 
+The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
+``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as
+one fused kernel pass from counter to float (``_kernels/threefry``, threaded like the bits),
+which gives the same values bit for bit (tests/test_random.py checks every float32 mantissa).
+
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors. Sampling works on concrete values: nothing here is differentiable.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import Sequence
@@ -26,7 +36,10 @@ from typing import Sequence
 import numpy as np
 
 from nx_rune import primitives as _P
+from nx_rune.config import x64_enabled
+from nx_rune.dtypes import default_float, default_int
 from nx_rune._kernels import threefry as _K
+from nx_rune.autodiff import batching as _batching
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -54,7 +67,7 @@ def _np(x, name):
     """Concrete NumPy values of ``x``: a Tensor, ndarray, scalar or nested sequence.
 
     Python scalars keep full precision (JAX's weak types: cast later to the dtype in use);
-    nested sequences follow ``nx.asarray`` (x32 defaults).
+    nested sequences follow ``nx.asarray`` (the mode's defaults).
     """
     if isinstance(x, Tensor):
         return x.numpy()
@@ -88,12 +101,17 @@ def _shape(shape, name="shape"):
     """A shape tuple of non-negative ints (a bare int means a 1-D shape)."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (shape,)
+    elif getattr(shape, "ndim", None) == 0:  # a 0-d integer tensor or ndarray
+        shape = (shape,)
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:
         raise TypeError(f"{name} must be a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ValueError(f"{name} must have non-negative sizes, got {shape}")
+    if math.prod(d or 1 for d in shape) * 8 > 2**63 - 1:    # NumPy's limit, 8-byte items
+        raise ValueError(f"{name} {shape} is too large to address (counting the nonzero "
+                         f"sizes)")
     return shape
 
 
@@ -129,17 +147,21 @@ def _size(shape):
 # ---------------------------------------------------------------------------------------------
 
 def _seed_words(seed):
-    """JAX x32 seeding: int64(seed), canonicalised to 32 bits, as [hi32 = 0, lo32]."""
+    """JAX's seeding of int64(seed) as [hi32, lo32]: x32 mode canonicalises the seed to 32 bits
+    (hi32 = 0); x64 mode keeps its 64 bits (hi32 = (seed mod 2**64) >> 32)."""
     if isinstance(seed, (bool, np.bool_)):
         seed = int(seed)
     if isinstance(seed, int):
         if not -2**63 <= seed < 2**63:
             raise OverflowError(f"seed must fit in int64, got {seed}")
-        return 0, seed & 0xFFFFFFFF
-    arr = _np(seed, "seed")
-    if arr.ndim != 0 or arr.dtype.kind not in "biu":
-        raise TypeError(f"seed must be an integer scalar, got {arr.dtype} of shape {arr.shape}")
-    return 0, int(arr) & 0xFFFFFFFF
+    else:
+        arr = _np(seed, "seed")
+        if arr.ndim != 0 or arr.dtype.kind not in "biu":
+            raise TypeError(f"seed must be an integer scalar, got {arr.dtype} of shape "
+                            f"{arr.shape}")
+        seed = int(arr)
+    hi = (seed % 2**64) >> 32 if x64_enabled() else 0
+    return hi, seed & 0xFFFFFFFF
 
 
 def _random_bits(k, nbits, shape):
@@ -213,11 +235,16 @@ def _fma(a, b, c, dtype):
     return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dtype)
 
 
-def _unit_floats(k, shape, dtype):
-    """Floats in [0, 1) from the top mantissa bits: bitcast((b >> (nbits - nmant)) | 1.0) - 1."""
-    info = np.finfo(dtype)
-    nbits, nmant = info.bits, info.nmant
-    b = _random_bits(k, nbits, shape)
+# The samplers below are defined by NumPy operations on the random bits (the "reference":
+# ``*_from_bits``); for float32 and float64 with scalar parameters the fused kernels in
+# ``_kernels/threefry`` compute the same values in one pass (see ``_fused_*``).
+
+def _unit_floats_from_bits(b, dtype):
+    """Floats in [0, 1) from the top mantissa bits: bitcast((b >> (nbits - nmant)) | 1.0) - 1.
+
+    ``b``: unsigned bits of ``dtype``'s width (modified in place).
+    """
+    nbits, nmant = np.finfo(dtype).bits, np.finfo(dtype).nmant
     b >>= _UINT[nbits].type(nbits - nmant)
     b |= np.array(1.0, dtype).view(_UINT[nbits])
     f = b.view(dtype)
@@ -225,19 +252,37 @@ def _unit_floats(k, shape, dtype):
     return f
 
 
-def _uniform(k, shape, dtype, minval=0.0, maxval=1.0):
-    """``max(minval, floats * (maxval - minval) + minval)`` with XLA:CPU's fused multiply-add."""
-    floats = _unit_floats(k, shape, dtype)
-    lo = np.asarray(minval).astype(dtype)
-    hi = np.asarray(maxval).astype(dtype)
-    if lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1 and not np.signbit(lo):
+def _unit_floats(k, shape, dtype):
+    return _unit_floats_from_bits(_random_bits(k, np.finfo(dtype).bits, shape), dtype)
+
+
+def _is_unit_range(lo, hi):
+    return lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1 and not np.signbit(lo)
+
+
+def _uniform_from_bits(b, dtype, lo, hi):
+    """``max(lo, floats * (hi - lo) + lo)`` with XLA:CPU's fused multiply-add (lo, hi: arrays
+    of ``dtype`` broadcasting against ``b``)."""
+    floats = _unit_floats_from_bits(b, dtype)
+    if _is_unit_range(lo, hi):
         return floats                       # fma(f, 1, 0) == f and f >= 0
     span = hi - lo
     if dtype == np.float16:
         scaled = floats * span + lo         # XLA does not fuse float16 (two roundings)
     else:
         scaled = _fma(floats, span, lo, dtype)
-    return np.maximum(lo, scaled).reshape(shape)
+    return np.maximum(lo, scaled)
+
+
+def _uniform(k, shape, dtype, minval=0.0, maxval=1.0):
+    """``max(minval, floats * (maxval - minval) + minval)`` with XLA:CPU's fused multiply-add."""
+    lo = np.asarray(minval).astype(dtype)
+    hi = np.asarray(maxval).astype(dtype)
+    fused = _fused_uniform(k, shape, dtype, lo, hi)
+    if fused is not None:
+        return fused
+    b = _random_bits(k, np.finfo(dtype).bits, shape)
+    return _uniform_from_bits(b, dtype, lo, hi).reshape(shape)
 
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), as XLA evaluates it:
@@ -338,10 +383,21 @@ def _erfinv(x, dtype):
     return _erfinv32(x.astype(np.float32)).astype(dtype)
 
 
-def _normal_real(k, shape, dtype):
-    lo = np.nextafter(dtype.type(-1), dtype.type(0))
-    u = _uniform(k, shape, dtype, lo, 1.0)
+def _normal_lo(dtype):
+    return np.nextafter(dtype.type(-1), dtype.type(0))
+
+
+def _normal_from_bits(b, dtype):
+    u = _uniform_from_bits(b, dtype, np.asarray(_normal_lo(dtype)), np.asarray(dtype.type(1)))
     return (dtype.type(_SQRT2) * _erfinv(u, dtype)).astype(dtype)
+
+
+def _normal_real(k, shape, dtype):
+    fused = _fused_erfinv(k, shape, dtype, _normal_lo(dtype), dtype.type(1))
+    if fused is not None:
+        return fused
+    b = _random_bits(k, np.finfo(dtype).bits, shape)
+    return _normal_from_bits(b, dtype)
 
 
 def _normal(k, shape, dtype):
@@ -360,9 +416,16 @@ def _log(x):
         return np.log(x.astype(np.float64)).astype(x.dtype)
 
 
-def _gumbel(k, shape, dtype):
-    u = _uniform(k, shape, dtype, np.finfo(dtype).tiny, 1.0)
+def _gumbel_from_bits(b, dtype):
+    u = _uniform_from_bits(b, dtype, np.asarray(np.finfo(dtype).tiny), np.asarray(dtype.type(1)))
     return -_log(-_log(u))
+
+
+def _gumbel(k, shape, dtype):
+    fused = _fused_gumbel(k, shape, dtype)
+    if fused is not None:
+        return fused
+    return _gumbel_from_bits(_random_bits(k, np.finfo(dtype).bits, shape), dtype)
 
 
 def _clip_to(val, dtype):
@@ -436,8 +499,124 @@ def _axis(axis, ndim, name="axis"):
 
 
 def _float_dtype_of(arr):
-    """JAX's promote_dtypes_inexact for a concrete array (x32: ints and bools give float32)."""
-    return arr.dtype if arr.dtype.kind in "fc" else np.dtype(np.float32)
+    """JAX's promote_dtypes_inexact for a concrete array: ints and bools give float32 (64-bit
+    ints float64 in x64 mode, where JAX has them)."""
+    if arr.dtype.kind in "fc":
+        return arr.dtype
+    if arr.dtype.itemsize == 8 and x64_enabled():
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# fused kernels: the same values as the ``*_from_bits`` references, in one pass
+# ---------------------------------------------------------------------------------------------
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_F64_SAFE = 2.0 ** 900       # _fma64's emulation is exact for magnitudes in [1/_F64_SAFE, _F64_SAFE]
+
+
+def _scalar_params(*arrays):
+    return all(np.ndim(a) == 0 for a in arrays)
+
+
+def _plain_bound(x):
+    """A finite bound that is not -0.0 (at -0.0 np.maximum's choice between zeros of opposite
+    sign is NumPy's own business: those calls stay on the reference)."""
+    return bool(np.isfinite(x)) and not (x == 0 and np.signbit(x))
+
+
+def _f64_safe(x):
+    return x == 0 or 1.0 / _F64_SAFE <= abs(float(x)) <= _F64_SAFE
+
+
+def _range_params(dtype, lo, hi):
+    """(lo, span) for the fused uniform of ``dtype`` over [lo, hi), or None when the
+    reference must compute it (non-scalar, non-finite or extreme parameters)."""
+    if not _scalar_params(lo, hi):
+        return None
+    span = hi - lo
+    if not (_plain_bound(lo) and np.isfinite(span)):
+        return None
+    if dtype == _F64 and not (_f64_safe(lo) and _f64_safe(span)):
+        return None
+    return float(lo), float(span)
+
+
+def _bits_at(k, nbits, index):
+    """The random bits of flat elements ``index`` of the iota stream (uint of nbits)."""
+    fn = _K.iota_bits64 if nbits == 64 else _K.iota_bits32
+    return np.concatenate([fn(k[0], k[1], 1, int(i)) for i in index]).astype(_UINT[nbits])
+
+
+def _fused32(k, shape, reference, op, **params):
+    """``sample_f32`` over ``shape``, its hard elements redone by ``reference(bits)``."""
+    out, hard = _K.sample_f32(k[0], k[1], _size(shape), op, **params)
+    if hard is None:                        # more than the kernel lists: all by the reference
+        return reference(_random_bits(k, 32, shape)).reshape(shape)
+    if hard.size:
+        out[hard] = reference(_bits_at(k, 32, hard))
+    return out.reshape(shape)
+
+
+def _fused_uniform(k, shape, dtype, lo, hi):
+    if dtype == _F32 or dtype == _F64:
+        if _is_unit_range(lo, hi):
+            prm = (0.0, 1.0)
+        else:
+            prm = _range_params(dtype, lo, hi)
+        if prm is None:
+            return None
+        ranged = not _is_unit_range(lo, hi)
+        if dtype == _F64:
+            return _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], ranged).reshape(shape)
+        if not ranged:
+            return _K.sample_f32(k[0], k[1], _size(shape), "unit")[0].reshape(shape)
+        return _K.sample_f32(k[0], k[1], _size(shape), "uniform", lo=prm[0],
+                             span=prm[1])[0].reshape(shape)
+    return None
+
+
+def _fused_erfinv(k, shape, dtype, a, b, clip_lo=None, clip_hi=None):
+    """sqrt(2) * erfinv of the uniforms on [a, b) (then clipped): ``normal`` (a = -1 + ulp,
+    b = 1) and ``truncated_normal``; None where the reference computes it."""
+    if dtype != _F32 and dtype != _F64:
+        return None
+    prm = _range_params(dtype, a, b)
+    clip = clip_lo is not None
+    if prm is None or (clip and not (_scalar_params(clip_lo, clip_hi) and clip_lo != 0
+                                     and clip_hi != 0 and not np.isnan(clip_lo)
+                                     and not np.isnan(clip_hi))):
+        return None
+    if dtype == _F32:
+        if clip:
+            def reference(bits):
+                return _truncated_normal_from_bits(bits, dtype, np.asarray(a), np.asarray(b),
+                                                   clip_lo, clip_hi)
+            return _fused32(k, shape, reference, "truncated_normal", lo=prm[0], span=prm[1],
+                            clip_lo=float(clip_lo), clip_hi=float(clip_hi))
+        return _fused32(k, shape, lambda bits: _normal_from_bits(bits, dtype), "normal",
+                        lo=prm[0], span=prm[1])
+    # float64: the uniforms and x * -x fused, NumPy's own log1p, then erfinv fused
+    x, sq = _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], True, square=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.log1p(sq, out=sq)
+    if clip:
+        _K.erfinv_f64(x, sq, float(clip_lo), float(clip_hi))
+    else:
+        _K.erfinv_f64(x, sq)
+    return x.reshape(shape)
+
+
+def _fused_gumbel(k, shape, dtype):
+    tiny = np.finfo(dtype).tiny
+    if dtype == _F32:
+        return _fused32(k, shape, lambda bits: _gumbel_from_bits(bits, dtype), "gumbel",
+                        lo=float(tiny), span=float(dtype.type(1) - tiny))
+    if dtype == _F64:
+        u = _K.uniform_f64(k[0], k[1], _size(shape), float(tiny), float(1.0 - tiny), True)
+        return (-_log(-_log(u))).reshape(shape)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,10 +624,12 @@ def _float_dtype_of(arr):
 # ---------------------------------------------------------------------------------------------
 
 def key(seed: ArrayLike) -> Array:
-    """A PRNG key from an integer seed: uint32 Tensor of shape (2,), ``[0, seed mod 2**32]``.
+    """A PRNG key from an integer seed: uint32 Tensor of shape (2,).
 
-    As JAX in x32 mode: the seed must fit in int64 (else OverflowError) and is wrapped to
-    32 bits, so ``key(-1)`` is ``[0, 4294967295]``.
+    As JAX: the seed must fit in int64 (else OverflowError).  With x64 off (JAX's x32 mode) it
+    is wrapped to 32 bits, ``[0, seed mod 2**32]``, so ``key(-1)`` is ``[0, 4294967295]``; in
+    x64 mode its 64 bits give ``[(seed mod 2**64) >> 32, seed mod 2**32]``, so ``key(-1)`` is
+    ``[4294967295, 4294967295]`` (seeds in [0, 2**31) give the same key in both modes).
     """
     return _out(np.array(_seed_words(seed), dtype=_U32))
 
@@ -477,45 +658,49 @@ def fold_in(key: ArrayLike, data: ArrayLike) -> Array:
     return _out(_fold_in(k, int(arr.astype(np.uint64, casting="unsafe")) & 0xFFFFFFFF))
 
 
-def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.uint32) -> Array:
-    """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64)."""
+def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64;
+    default uint32, uint64 in x64 mode)."""
     k = _key_words(key)
-    dt = _dtype(dtype, np.uint32, "u", "bits")
+    dt = _dtype(dtype, np.uint64 if x64_enabled() else np.uint32, "u", "bits")
     return _out(_random_bits(k, dt.itemsize * 8, _shape(shape)))
 
 
-def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32,
+def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None,
             minval: ArrayLike = 0.0, maxval: ArrayLike = 1.0) -> Array:
-    """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64).
+    """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64;
+    default the default float dtype: float32, float64 in x64 mode).
 
     ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "f", "uniform")
+    dt = _dtype(dtype, default_float(), "f", "uniform")
     shape = _shape(shape)
     lo, hi = _np(minval, "minval"), _np(maxval, "maxval")
     _check_param_shape("uniform", shape, lo.shape, hi.shape)
     return _out(_uniform(k, shape, dt, lo, hi))
 
 
-def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32) -> Array:
-    """Standard normal samples (inverse CDF): Tensor of ``shape``, float or complex ``dtype``.
+def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard normal samples (inverse CDF): Tensor of ``shape``, float or complex ``dtype``
+    (default float32, float64 in x64 mode).
 
     A complex sample has independent real and imaginary parts of variance 1/2 each.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "fc", "normal")
+    dt = _dtype(dtype, default_float(), "fc", "normal")
     return _out(_normal(k, _shape(shape), dt))
 
 
 def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: ShapeLike = (),
-                     dtype: DTypeLike = np.float32) -> Array:
-    """Standard normal samples truncated to (lower, upper): Tensor of ``shape``, float ``dtype``.
+                     dtype: DTypeLike = None) -> Array:
+    """Standard normal samples truncated to (lower, upper): Tensor of ``shape``, float ``dtype``
+    (default float32, float64 in x64 mode).
 
     ``lower``/``upper`` broadcast to ``shape``; ``shape=None`` means their broadcast shape.
     """
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "f", "truncated_normal")
+    dt = _dtype(dtype, default_float(), "f", "truncated_normal")
     lo = _np(lower, "lower").astype(dt)
     hi = _np(upper, "upper").astype(dt)
     if shape is None:
@@ -527,21 +712,30 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
     erf = np.vectorize(math.erf, otypes=[np.float64])
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
     b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
-    u = _uniform(k, shape, dt, a, b)
-    out = (sqrt2 * _erfinv(u, dt)).astype(dt)
-    return _out(np.clip(out, np.nextafter(lo, dt.type(np.inf)),
-                        np.nextafter(hi, dt.type(-np.inf))).astype(dt))
+    clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
+    fused = _fused_erfinv(k, shape, dt, a, b, clip_lo, clip_hi)
+    if fused is not None:
+        return _out(fused)
+    return _out(_truncated_normal_from_bits(_random_bits(k, np.finfo(dt).bits, shape), dt, a,
+                                            b, clip_lo, clip_hi))
+
+
+def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
+    u = _uniform_from_bits(bits, dt, a, b)
+    out = (dt.type(_SQRT2) * _erfinv(u, dt)).astype(dt)
+    return np.clip(out, clip_lo, clip_hi).astype(dt)
 
 
 def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLike,
-            dtype: DTypeLike = np.int32) -> Array:
-    """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype``.
+            dtype: DTypeLike = None) -> Array:
+    """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype`` (default
+    int32, int64 in x64 mode).
 
     ``minval``/``maxval`` broadcast to ``shape`` and are clipped to ``dtype``'s range
     (``maxval`` one past it is allowed: ``randint(k, s, 0, 256, uint8)`` covers all bytes).
     """
     k = _key_words(key)
-    dt = np.dtype(np.int32 if dtype is None else dtype)
+    dt = np.dtype(default_int() if dtype is None else dtype)
     if dt.kind not in "iu":
         raise TypeError(f"dtype of randint must be an integer dtype, got {dt}")
     shape = _shape(shape)
@@ -559,12 +753,13 @@ def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLi
 def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None) -> Array:
     """Booleans that are True with probability ``p``: bool Tensor of ``shape`` (default p's).
 
-    ``p`` must be floating; a Python float is float32.
+    ``p`` must be floating; a Python float is of the default float dtype (float32; float64 in
+    x64 mode).
     """
     k = _key_words(key)
     parr = _np(p, "p")
-    if type(p) is float:                # weakly typed: float32 (np.float64 is a float too)
-        parr = parr.astype(np.float32)
+    if type(p) is float:                # weakly typed (np.float64 is a float too)
+        parr = parr.astype(default_float())
     if parr.dtype.kind != "f":
         raise TypeError(f"p of bernoulli must have a floating dtype, got {parr.dtype}")
     if shape is None:
@@ -575,16 +770,18 @@ def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None
     return _out(_uniform(k, shape, parr.dtype) < parr)
 
 
-def gumbel(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = np.float32) -> Array:
-    """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype``."""
+def gumbel(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype`` (default
+    float32, float64 in x64 mode)."""
     k = _key_words(key)
-    dt = _dtype(dtype, np.float32, "f", "gumbel")
+    dt = _dtype(dtype, default_float(), "f", "gumbel")
     return _out(_gumbel(k, _shape(shape), dt))
 
 
 def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
                 shape: ShapeLike | None = None) -> Array:
-    """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): int32 Tensor.
+    """Samples of the categories of ``softmax(logits, axis)`` (Gumbel-max): Tensor of the
+    default int dtype (int32; int64 in x64 mode).
 
     The result has ``shape`` (default: ``logits.shape`` without ``axis``); extra leading
     dimensions in ``shape`` draw that many independent samples per distribution.
@@ -606,7 +803,7 @@ def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
     noise_shape = list(shape[len(prefix):])
     noise_shape.insert(ax, arr.shape[ax])
     scores = _gumbel(k, (*prefix, *noise_shape), arr.dtype) + arr
-    return _out(np.argmax(scores, axis=ax - arr.ndim).astype(np.int32))
+    return _out(np.argmax(scores, axis=ax - arr.ndim).astype(default_int()))
 
 
 def permutation(key: ArrayLike, x: int | ArrayLike, axis: int = 0,
@@ -620,7 +817,7 @@ def permutation(key: ArrayLike, x: int | ArrayLike, axis: int = 0,
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"x must be an integer or an array, got {arr.dtype}")
-        return _out(_shuffle(k, np.arange(int(arr), dtype=np.int32), 0))
+        return _out(_shuffle(k, np.arange(int(arr), dtype=default_int()), 0))
     return _out(_permutation(k, arr, _axis(axis, arr.ndim), independent))
 
 
@@ -636,11 +833,13 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
         raise TypeError(f"shape of choice must be a sequence, got {shape!r}")
     shape = _shape(shape)
     arr = _np(a, "a")
+    it = default_int()
     if isinstance(a, int):
-        if not -2**31 <= a < 2**31:   # JAX (x32) refuses it too; a wrap would sample range(a % 2**32)
-            raise ValueError(f"a: {a} does not fit in int32, the integer dtype of nx.random "
-                             f"(JAX's x32 mode); pass a smaller population or an array")
-        arr = arr.astype(np.int32)
+        info = np.iinfo(it)
+        if not info.min <= a <= info.max:  # JAX refuses it too; a wrap would sample a % 2**32
+            raise ValueError(f"a: {a} does not fit in {it}, the default integer dtype (x64 "
+                             f"mode: int64); pass a smaller population or an array")
+        arr = arr.astype(it)
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"a must be an integer or an array, got {arr.dtype}")
@@ -660,10 +859,10 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
         result = _take(arr, _choice_index(k, _np(p, "p"), n_inputs, shape, n_draws, replace),
                        axis)
     elif replace:
-        result = _take(arr, _randint(k, shape, np.asarray(0, np.int32),
-                                     np.asarray(n_inputs, np.int32), np.dtype(np.int32)), axis)
+        result = _take(arr, _randint(k, shape, np.asarray(0, it), np.asarray(n_inputs, it), it),
+                       axis)
     else:
-        pool, ax = (arr, axis) if arr.ndim else (np.arange(n_inputs, dtype=np.int32), 0)
+        pool, ax = (arr, axis) if arr.ndim else (np.arange(n_inputs, dtype=it), 0)
         result = np.take(_permutation(k, pool, ax, False), np.arange(n_draws), axis=ax)
     if arr.ndim == 0:
         return _out(result.reshape(shape))
@@ -683,11 +882,11 @@ def _choice_index(k, p, n_inputs, shape, n_draws, replace):
     if replace:
         cdf = np.cumsum(p, dtype=p.dtype)
         r = cdf[-1] * (p.dtype.type(1) - _uniform(k, shape, p.dtype))
-        return np.searchsorted(cdf, r).astype(np.int32)
+        return np.searchsorted(cdf, r).astype(default_int())
     with np.errstate(divide="ignore"):
         g = _gumbel(k, (n_inputs,), p.dtype) + np.log(p)
     # lax.top_k: largest first, ties to the lower index.
-    return np.argsort(-g, kind="stable")[:n_draws].astype(np.int32)
+    return np.argsort(-g, kind="stable")[:n_draws].astype(default_int())
 
 
 def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:
@@ -702,3 +901,26 @@ def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:
     if carr.dtype != _U32:
         raise TypeError(f"count must have dtype uint32, got {carr.dtype}")
     return _P.bind(_P.threefry_p, _out(karr), _out(carr))
+
+
+# ---------------------------------------------------------------------------------------------
+# WP-vmap: under nx.vmap, keys (and bounds, probabilities, logits, ...) batched by it
+# ---------------------------------------------------------------------------------------------
+
+def _over_batch(fn):
+    """``fn`` (a sampler on concrete values) that, given values batched by ``nx.vmap``, runs
+    once per example (a batched argument sliced, the others shared) and stacks the results:
+    key by key what ``jax.vmap`` of the sampler gives, bit for bit where ``fn`` is."""
+    @functools.wraps(fn)
+    def sampler(*args, **kwargs):
+        for v in (*args, *kwargs.values()):
+            if isinstance(v, ArrayBase) and not isinstance(v, Tensor) \
+                    and _batching.batch_level(v) is not None:
+                return _batching.map_concrete(sampler, args, kwargs)
+        return fn(*args, **kwargs)
+    return sampler
+
+
+for _name in __all__:
+    globals()[_name] = _over_batch(globals()[_name])
+del _name

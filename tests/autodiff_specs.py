@@ -363,5 +363,310 @@ SPECS += [
 ]
 
 
+# -- WP-elementwise: the Array API / NumPy elementwise primitives -------------------------------
+
+def interval(lo, hi):
+    return lambda rng, shape: rng.uniform(lo, hi, shape)
+
+
+def away_from_zero(rng, shape):
+    """Values with 0.3 <= |x| <= 2 and a random sign."""
+    return rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def with_exact_zeros(rng, shape):
+    """Values in [-2, 2] with some of them exactly 0 (where sinc's formula is masked)."""
+    x = anyv(rng, shape)
+    x[rng.random(shape) < 0.4] = 0.0
+    return x
+
+
+def _parts(w):
+    """The real and imaginary parts of complex w as one real 1-d tensor."""
+    flat = nx.reshape(w, (-1,))
+    return bind(P.cat_p, bind(P.real_p, flat), bind(P.imag_p, flat), axis=0)
+
+
+def complex_unary(fn, dom_re, dom_im):
+    """fn on z = complex(x, y), seen through its real and imaginary parts: a real function of
+    real arguments, so finite differences check the complex rules and their conventions."""
+    def make(rng, shape):
+        return (lambda x, y: _parts(fn(bind(P.complex_p, x, y)))), \
+            [dom_re(rng, shape), dom_im(rng, shape)]
+    return make
+
+
+def _abs_complex(rng, shape):
+    return (lambda x, y: bind(P.abs_p, bind(P.complex_p, x, y))), \
+        [away_from_zero(rng, shape), away_from_zero(rng, shape)]
+
+
+SPECS += [
+    Spec("tan", P.tan_p, unary(P.tan_p, interval(-1.2, 1.2)), ELEMENTWISE),
+    Spec("asin", P.asin_p, unary(P.asin_p, interval(-0.9, 0.9)), ELEMENTWISE),
+    Spec("acos", P.acos_p, unary(P.acos_p, interval(-0.9, 0.9)), ELEMENTWISE),
+    Spec("atan", P.atan_p, unary(P.atan_p, anyv), ELEMENTWISE),
+    Spec("sinh", P.sinh_p, unary(P.sinh_p, anyv), ELEMENTWISE),
+    Spec("cosh", P.cosh_p, unary(P.cosh_p, anyv), ELEMENTWISE),
+    Spec("asinh", P.asinh_p, unary(P.asinh_p, anyv), ELEMENTWISE),
+    Spec("acosh", P.acosh_p, unary(P.acosh_p, interval(1.2, 3.0)), ELEMENTWISE),
+    Spec("atanh", P.atanh_p, unary(P.atanh_p, interval(-0.9, 0.9)), ELEMENTWISE),
+    Spec("log10", P.log10_p, unary(P.log10_p, pos), ELEMENTWISE),
+    Spec("deg2rad", P.deg2rad_p, unary(P.deg2rad_p, anyv), ELEMENTWISE),
+    Spec("rad2deg", P.rad2deg_p, unary(P.rad2deg_p, anyv), ELEMENTWISE),
+    Spec("abs", P.abs_p, unary(P.abs_p, away_from_zero), ELEMENTWISE),
+    Spec("abs_complex", P.abs_p, _abs_complex, ELEMENTWISE),
+    Spec("sinc", P.sinc_taylor_p, lambda rng, s: (nx.sinc, [with_exact_zeros(rng, s)]),
+         ELEMENTWISE, eps=1e-5, tol=1e-5),
+    Spec("complex_real_imag", P.complex_p, complex_unary(lambda z: z, anyv, anyv), ELEMENTWISE),
+    Spec("real", P.real_p, complex_unary(lambda z: bind(P.real_p, z) * z, anyv, anyv),
+         ELEMENTWISE),
+    Spec("imag", P.imag_p, complex_unary(lambda z: bind(P.imag_p, z) * z, anyv, anyv),
+         ELEMENTWISE),
+    Spec("conj", P.conj_p, complex_unary(lambda z: bind(P.conj_p, z) * z * (1 + 2j), anyv, anyv),
+         ELEMENTWISE),
+    Spec("tan_complex", P.tan_p, complex_unary(lambda z: bind(P.tan_p, z), interval(-1, 1),
+                                               anyv), ELEMENTWISE),
+    Spec("asin_complex", P.asin_p, complex_unary(lambda z: bind(P.asin_p, z), anyv,
+                                                 away_from_zero), ELEMENTWISE),
+    Spec("acos_complex", P.acos_p, complex_unary(lambda z: bind(P.acos_p, z), anyv,
+                                                 away_from_zero), ELEMENTWISE),
+    Spec("atan_complex", P.atan_p, complex_unary(lambda z: bind(P.atan_p, z), away_from_zero,
+                                                 anyv), ELEMENTWISE),
+    Spec("sinh_cosh_complex", P.sinh_p, complex_unary(
+        lambda z: bind(P.sinh_p, z) + bind(P.cosh_p, z) * 0.5j, anyv, anyv), ELEMENTWISE),
+    Spec("asinh_complex", P.asinh_p, complex_unary(lambda z: bind(P.asinh_p, z),
+                                                   away_from_zero, anyv), ELEMENTWISE),
+    Spec("acosh_complex", P.acosh_p, complex_unary(lambda z: bind(P.acosh_p, z), anyv,
+                                                   away_from_zero), ELEMENTWISE),
+    Spec("atanh_complex", P.atanh_p, complex_unary(lambda z: bind(P.atanh_p, z), anyv,
+                                                   away_from_zero), ELEMENTWISE),
+    Spec("log10_complex", P.log10_p, complex_unary(lambda z: bind(P.log10_p, z), pos, anyv),
+         ELEMENTWISE),
+    Spec("sinc_complex", P.sinc_taylor_p, complex_unary(nx.sinc, anyv, away_from_zero),
+         ELEMENTWISE, eps=1e-5, tol=1e-5),
+    Spec("angle_complex", P.atan2_p, complex_unary(nx.angle, away_from_zero, away_from_zero),
+         ELEMENTWISE),
+    Spec("atan2", P.atan2_p, binary(P.atan2_p, away_from_zero, away_from_zero), ELEMENTWISE),
+    Spec("hypot", P.hypot_p, binary(P.hypot_p, away_from_zero, anyv), ELEMENTWISE),
+    Spec("copysign", P.copysign_p, binary(P.copysign_p, away_from_zero, away_from_zero),
+         ELEMENTWISE),
+    Spec("logaddexp", P.logaddexp_p, binary(P.logaddexp_p, anyv, anyv), ELEMENTWISE),
+    Spec("logaddexp2", P.logaddexp2_p, binary(P.logaddexp2_p, anyv, anyv), ELEMENTWISE),
+]
+
+NONDIFF_PRIMS += [P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_p, P.isnan_p,
+                  P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p]
+
+
+# -- FFTs and special functions (WP-fft-special) ----------------------------------------------
+# The FFT specs map real float64 inputs to real outputs: complex operands are built as
+# re + im * 1j and complex results split into their real and imaginary parts (the autodiff
+# tests compare real Jacobians; the transpose convention of complex cotangents is covered by
+# the real parts' chain).
+
+def _fs_re(z):
+    from nx_rune.frontend.fft import real_part
+    return real_part(z)
+
+
+def _fs_parts(z):
+    return nx.concatenate([_fs_re(z), _fs_re(z * (-1j))], axis=-1)
+
+
+def _fs_fft_make(rng, case):
+    """case: (kind, shape, axes, inverse (fft) or n (irfft), norm)."""
+    kind, shape, axes, extra, norm = case
+    if kind == "fft":
+        def fn(re, im):
+            return _fs_parts(bind(P.fft_p, re + im * 1j, axes=axes, inverse=extra, norm=norm))
+        return fn, [anyv(rng, shape), anyv(rng, shape)]
+    if kind == "rfft":
+        return (lambda x: _fs_parts(bind(P.rfft_p, x, axes=axes, norm=norm))), [anyv(rng, shape)]
+
+    def fn(re, im):   # irfft: extra is the output length along axes[-1]
+        return bind(P.irfft_p, re + im * 1j, axes=axes, n=extra, norm=norm)
+    return fn, [anyv(rng, shape), anyv(rng, shape)]
+
+
+def _fs_unit(rng, shape):
+    return rng.uniform(0.05, 0.95, shape)
+
+
+def _fs_between_poles(rng, shape):
+    """Negative values at least 0.2 away from the poles 0, -1, -2, -3."""
+    return -(rng.integers(0, 3, shape) + rng.uniform(0.2, 0.8, shape))
+
+
+def _fs_polygamma(rng, case):
+    shape, n = case
+    order = nx.asarray(np.full(shape, float(n)))
+    return (lambda x: bind(P.polygamma_p, order, x)), [pos(rng, shape)]
+
+
+def _fs_xlogy_zeros(prim):
+    def make(rng, shape):
+        x = anyv(rng, shape)
+        x.reshape(-1)[0] = 0.0    # x == 0: the derivative in y is 0, in x log(y)
+        return (lambda a, b: bind(prim, a, b)), [x, _fs_unit(rng, shape)]
+    return make
+
+
+def _fs_i1_near_zero(prim):
+    def make(rng, shape):
+        x = anyv(rng, shape)
+        x.reshape(-1)[0] = 0.0    # the derivative's 1/2 limit at 0
+        return (lambda a: bind(prim, a)), [x]
+    return make
+
+
+SPECS += [
+    Spec("fft", P.fft_p, _fs_fft_make,
+         [("fft", (6,), (0,), False, "backward"), ("fft", (3, 4), (1,), True, "ortho"),
+          ("fft", (2, 3, 4), (0, 2), False, "forward"), ("fft", (3, 4), (1, 0), True,
+                                                         "backward")]),
+    Spec("rfft", P.rfft_p, _fs_fft_make,
+         [("rfft", (6,), (0,), None, "backward"), ("rfft", (3, 5), (1,), None, "ortho"),
+          ("rfft", (4, 3), (0,), None, "forward"), ("rfft", (3, 4), (1, 0), None, "backward"),
+          ("rfft", (2, 3, 4), (0, 2), None, "ortho")]),
+    Spec("irfft", P.irfft_p, _fs_fft_make,
+         [("irfft", (4,), (0,), 6, "backward"), ("irfft", (3, 4), (1,), 7, "ortho"),
+          ("irfft", (3, 2), (0,), 5, "forward"), ("irfft", (3, 3), (0, 1), 4, "backward"),
+          ("irfft", (2, 3, 3), (2, 0, 1), 5, "ortho")]),
+    Spec("lgamma", P.lgamma_p, unary(P.lgamma_p, pos), ELEMENTWISE),
+    Spec("lgamma_negative", P.lgamma_p, unary(P.lgamma_p, _fs_between_poles), ELEMENTWISE,
+         tol=1e-5),
+    Spec("digamma", P.digamma_p, unary(P.digamma_p, pos), ELEMENTWISE),
+    Spec("polygamma", P.polygamma_p, _fs_polygamma, [((4,), 1), ((2, 3), 2), ((3,), 0)]),
+    Spec("gamma", P.gamma_p, unary(P.gamma_p, pos), ELEMENTWISE),
+    Spec("betaln", P.betaln_p, binary(P.betaln_p, pos, pos), ELEMENTWISE),
+    Spec("erf", P.erf_p, unary(P.erf_p, anyv), ELEMENTWISE),
+    Spec("erfc", P.erfc_p, unary(P.erfc_p, anyv), ELEMENTWISE),
+    Spec("erfinv", P.erfinv_p, unary(P.erfinv_p, lambda r, s: r.uniform(-0.9, 0.9, s)),
+         ELEMENTWISE),
+    Spec("ndtr", P.ndtr_p, unary(P.ndtr_p, anyv), ELEMENTWISE),
+    Spec("ndtri", P.ndtri_p, unary(P.ndtri_p, _fs_unit), ELEMENTWISE, tol=1e-5),
+    Spec("log_ndtr", P.log_ndtr_p, unary(P.log_ndtr_p, lambda r, s: r.uniform(-30, 5, s)),
+         ELEMENTWISE),
+    Spec("expit", P.expit_p, unary(P.expit_p, anyv), ELEMENTWISE),
+    Spec("logit", P.logit_p, unary(P.logit_p, _fs_unit), ELEMENTWISE, tol=1e-5),
+    Spec("xlogy", P.xlogy_p, binary(P.xlogy_p, anyv, pos), ELEMENTWISE),
+    Spec("xlogy_at_zero", P.xlogy_p, _fs_xlogy_zeros(P.xlogy_p), ELEMENTWISE[1:]),
+    Spec("xlog1py", P.xlog1py_p, binary(P.xlog1py_p, anyv, _fs_unit), ELEMENTWISE),
+    Spec("xlog1py_at_zero", P.xlog1py_p, _fs_xlogy_zeros(P.xlog1py_p), ELEMENTWISE[1:]),
+    Spec("i0", P.i0_p, unary(P.i0_p, anyv), ELEMENTWISE),
+    Spec("i0e", P.i0e_p, unary(P.i0e_p, anyv), ELEMENTWISE),
+    Spec("i1", P.i1_p, unary(P.i1_p, anyv), ELEMENTWISE),
+    Spec("i1_at_zero", P.i1_p, _fs_i1_near_zero(P.i1_p), ELEMENTWISE[1:]),
+    Spec("i1e", P.i1e_p, unary(P.i1e_p, anyv), ELEMENTWISE),
+    Spec("i1e_at_zero", P.i1e_p, _fs_i1_near_zero(P.i1e_p), ELEMENTWISE[1:]),
+]
+
+
+# -- linear algebra: decompositions and solves (WP-linalg) ----------------------------------------
+
+def _well_conditioned(rng, batch, n):
+    """Random (batch, n, n) matrices with singular values in [0.5, 2.5] (both signs of det)."""
+    q1 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+    q2 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+    s = rng.uniform(0.5, 2.5, batch + (n,))
+    return (q1 * s[..., None, :]) @ q2
+
+
+def _spd(rng, batch, n):
+    """Random symmetric positive-definite matrices with eigenvalues in [0.5, 3], distinct."""
+    q = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+    w = np.sort(rng.uniform(0.5, 3.0, batch + (n,)), -1) + np.arange(n) * 0.3
+    return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _la_unary(prim, dom, **params):
+    def make(rng, case):
+        batch, n = case
+        return (lambda a: bind(prim, a, **params)), [dom(rng, batch, n)]
+    return make
+
+
+def _triangular(rng, case):
+    batch, n, k, lower, trans, unit = case
+    a = rng.uniform(-1.0, 1.0, batch + (n, n)) + np.eye(n) * rng.choice([-3.0, 3.0], batch + (1, n))
+
+    def fn(a, b):
+        return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
+    return fn, [a, anyv(rng, batch + (n, k))]
+
+
+def _solve_spec(rng, case):
+    batch, n, k = case
+    return (lambda a, b: bind(P.solve_p, a, b)), [_well_conditioned(rng, batch, n),
+                                                  anyv(rng, batch + (n, k))]
+
+
+def _eigh_spec(rng, case):
+    batch, n, lower = case
+
+    def fn(a):
+        w, v = nx.frontend.linalg.unpack(bind(P.eigh_p, a, lower=lower), [(n,), (n, n)])
+        v = v * nx.sign(v[..., :1, :])           # eigenvectors' signs fixed by their first row
+        return nx.concatenate([w, nx.reshape(v, batch + (n * n,))], -1)
+    return fn, [_spd(rng, batch, n) + rng.uniform(-0.1, 0.1, batch + (n, n))]
+
+
+def _svd_spec(rng, case):
+    batch, m, n = case
+    k = min(m, n)
+
+    def fn(a):
+        u, s, vt = nx.frontend.linalg.unpack(bind(P.svd_p, a, full_matrices=False),
+                                             [(m, k), (k,), (k, n)])
+        sg = nx.sign(u[..., :1, :])               # signs of the singular vector pairs fixed
+        return nx.concatenate([nx.reshape(u * sg, batch + (m * k,)), s,
+                               nx.reshape(vt * nx.matrix_transpose(sg), batch + (k * n,))], -1)
+    return fn, [_rect(rng, batch, m, n)]
+
+
+def _rect(rng, batch, m, n):
+    """Random (m, n) matrices with distinct singular values in [0.5, 3]."""
+    k = min(m, n)
+    u = np.linalg.qr(rng.standard_normal(batch + (m, k)))[0]
+    v = np.linalg.qr(rng.standard_normal(batch + (n, k)))[0]
+    s = np.sort(rng.uniform(0.5, 2.5, batch + (k,)), -1)[..., ::-1] + np.arange(k)[::-1] * 0.3
+    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def _rect_unary(prim, **params):
+    def make(rng, case):
+        batch, m, n = case
+        return (lambda a: bind(prim, a, **params)), [_rect(rng, batch, m, n)]
+    return make
+
+
+def _lstsq_spec(rng, case):
+    m, n, k = case
+    return (lambda a, b: bind(P.lstsq_p, a, b, rcond=1e-10)), [_rect(rng, (), m, n),
+                                                                 anyv(rng, (m, k))]
+
+
+SQUARE = [((), 3), ((2,), 3), ((), 1), ((2, 1), 2)]
+RECT = [((), 3, 3), ((), 4, 2), ((), 2, 4), ((2,), 3, 2)]
+SPECS += [
+    Spec("cholesky", P.cholesky_p, _la_unary(P.cholesky_p, _spd), SQUARE),
+    Spec("triangular_solve", P.triangular_solve_p, _triangular,
+         [((), 3, 2, True, 0, False), ((2,), 3, 1, False, 1, False), ((), 3, 2, True, 1, True),
+          ((2,), 2, 3, False, 0, True), ((), 3, 1, False, 2, False)]),
+    Spec("solve", P.solve_p, _solve_spec, [((), 3, 2), ((2,), 3, 1), ((2, 1), 2, 2)]),
+    Spec("inv", P.inv_p, _la_unary(P.inv_p, _well_conditioned), SQUARE),
+    Spec("slogdet", P.slogdet_p, _la_unary(P.slogdet_p, _well_conditioned), SQUARE),
+    Spec("eigh", P.eigh_p, _eigh_spec, [((), 3, True), ((2,), 3, False), ((), 1, True),
+                                        ((2,), 2, True)]),
+    Spec("eigvalsh", P.eigvalsh_p, _la_unary(P.eigvalsh_p, _spd, lower=True), SQUARE),
+    Spec("svd", P.svd_p, _svd_spec, RECT),
+    Spec("svdvals", P.svdvals_p, _rect_unary(P.svdvals_p), RECT),
+    Spec("qr", P.qr_p, _rect_unary(P.qr_p, mode="reduced"), RECT),
+    Spec("pinv", P.pinv_p, _rect_unary(P.pinv_p, rtol=1e-10), RECT),
+    Spec("lstsq", P.lstsq_p, _lstsq_spec, [(4, 2, 1), (3, 3, 2), (2, 3, 2)]),
+]
+
+
 # -- WP-jit: stop_gradient (identity, zero derivative) ----------------------------------------------
 NONDIFF_PRIMS += [P.stop_gradient_p]

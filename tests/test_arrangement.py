@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 import nx_rune as nx
 from autodiff_specs import f64_tensor, fd_jacobians
-from nx_rune.frontend import elementwise, products
 from nx_rune.tensor import ArrayBase
 
 SETTINGS = settings(deadline=None, max_examples=40)
@@ -525,16 +524,6 @@ def test_vecdot_and_tensordot_keep_small_int_and_bool_dtypes():
 def test_vdot_of_bools():
     a, b = np.array([True, False, True]), np.array([False, False, True])
     same(nx.vdot(a, b), np.vdot(a, b))
-
-
-def test_conj_without_the_elementwise_conj(monkeypatch):
-    # products.conjugated uses elementwise.conj when the front end has it, else 2 Re(x) - x
-    monkeypatch.delattr(elementwise, "conj", raising=False)
-    z = np.array([1 + 2j, -3 - 1j, 0.5j], np.complex64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        same(products.conjugated(nx.asarray(z)), np.conj(z))
-        close(nx.vecdot(z, z[::-1]), np.vecdot(z, z[::-1]))
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64])

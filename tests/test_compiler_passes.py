@@ -255,7 +255,11 @@ def test_optimize_collapses_a_hessian_program():
     prog = nx.make_jaxpr(nx.hessian(f))(x).program
     out = optimize(prog)
     names = [e.prim.name for e in out.eqns]
-    assert len(prog.eqns) > 150 and names.count("fused") == 1 and "pow" not in str(out)
+    # hessian is one batched pass (vmap of the VJP over the unit cotangents): ~100 equations
+    # become three fused kernels (elementwise on x, on the (3, 3) products, on the batched
+    # tangents) and a view
+    assert len(prog.eqns) > 80 and names.count("fused") == 3 and "pow" not in str(out)
+    assert len(out.eqns) == 4
     np.testing.assert_allclose(run(out, x)[0], np.asarray(nx.hessian(f)(x)), rtol=1e-13)
 
 

@@ -17,11 +17,11 @@ CASES = [(s, c) for s in SPECS for c in range(len(s.cases))]
 IDS = [f"{s.name}-{c}" for s, c in CASES]
 
 # Primitives whose output type comes from the documented fallback (their implementation run once
-# on zeros of the operand types, cached per operand types): the ones other packages declared
-# while the compiler was written (elementwise, FFT, special functions), until rules are written
-# for them.  A primitive added without an abstract rule and not named here makes
-# test_every_primitive_has_an_abstract_rule fail: write a rule (nx_rune.compiler.abstract) or
-# list it here.
+# on dummy operands of the operand types, zeros, ones or identity matrices, cached per operand
+# types): the ones other packages declared while the compiler was written (elementwise, FFT,
+# special functions, linear algebra), until rules are written for them.  A primitive added
+# without an abstract rule and not named here makes test_every_primitive_has_an_abstract_rule
+# fail: write a rule (nx_rune.compiler.abstract) or list it here.
 FALLBACK = {
     # WP-elementwise
     "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10", "abs",
@@ -32,6 +32,9 @@ FALLBACK = {
     "fft", "rfft", "irfft", "lgamma", "digamma", "polygamma", "gamma", "betaln", "erf", "erfc",
     "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e",
     "i1", "i1e",
+    # WP-linalg (the fallback evaluates them on identity matrices where zeros are rejected)
+    "cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
+    "svdvals", "qr", "pinv", "lstsq",
 }
 
 
@@ -126,6 +129,22 @@ NONDIFF_CASES = {
     "stop_gradient": lambda: (lambda x: bind(P.stop_gradient_p, x) * x,
                               [nx.asarray(np.array([1.0, -2.0]))]),
 }
+
+# WP-elementwise's primitives with zero derivatives (rounding, tests, bit shifts), on values that
+# hit their special cases (halves, signed zeros, nan, inf)
+_SPECIAL_FLOATS = np.array([-2.5, -0.5, -0.0, 0.0, 0.5, 1.5, np.nan, np.inf, -np.inf, 3.7])
+for _name in ("ceil", "floor", "rint", "trunc", "sign", "signbit", "isnan", "isinf",
+              "isfinite"):
+    NONDIFF_CASES[_name] = (lambda p: lambda: (lambda x: bind(p, x),
+                                               [nx.asarray(_SPECIAL_FLOATS)]))(
+        getattr(P, _name + "_p"))
+NONDIFF_CASES["nextafter"] = lambda: (lambda a, b: bind(P.nextafter_p, a, b),
+                                      [nx.asarray(_SPECIAL_FLOATS),
+                                       nx.asarray(np.full(10, 1.0))])
+for _name in ("lshift", "rshift"):
+    NONDIFF_CASES[_name] = (lambda p: lambda: (lambda a, b: bind(p, a, b),
+                                               [_ints([5, -6, 7, 1]), _ints([0, 1, 3, 31])]))(
+        getattr(P, _name + "_p"))
 
 
 def test_every_nondiff_primitive_has_a_case():

@@ -18,6 +18,8 @@ LAYERS = {
     "nx_rune._kernels": 0,
     "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.tree_util": 1, "nx_rune.dtypes": 1, "nx_rune.tensor": 1,
     "nx_rune.backend": 1,
+    "nx_rune.writes": 1,   # WP-setitem: write tracking (below tensor.py and the backend)
+    "nx_rune.config": 1,   # WP-x64: run-time settings (x64 mode), read by dtypes and the front end
     "nx_rune.primitives": 2,
     "nx_rune.frontend": 3, "nx_rune.ops": 3,
     "nx_rune.autodiff": 4,
@@ -65,11 +67,33 @@ def _resolve(mod, is_package, node):
     return out
 
 
+def _import_source(path):
+    """The source to parse for imports: a .py file whole; of a Cython .pyx file, its import
+    and cimport statements (with their parenthesized continuation lines), as Python."""
+    text = path.read_text()
+    if path.suffix == ".py":
+        return text
+    keep, depth = [], 0
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if depth or stripped.startswith(("import ", "from ", "cimport ")):
+            if not depth:
+                line = stripped
+            keep.append(line.replace(" cimport ", " import ").replace("cimport ", "import ", 1)
+                        if not depth else line)
+            depth += line.count("(") - line.count(")")
+    return "\n".join(keep)
+
+
+def _sources():
+    return sorted(list(ROOT.rglob("*.py")) + list(ROOT.rglob("*.pyx")))
+
+
 def _graph():
     graph = {}
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in _sources():
         mod = _module_name(path)
-        tree = ast.parse(path.read_text(), str(path))
+        tree = ast.parse(_import_source(path), str(path))
         deps = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -78,8 +102,13 @@ def _graph():
     return graph
 
 
-MODULES = {_module_name(p) for p in ROOT.rglob("*.py")}
+MODULES = {_module_name(p) for p in _sources()}
 GRAPH = _graph()
+
+
+def test_cython_modules_are_read():
+    assert "nx_rune.tensor" in GRAPH and "nx_rune._kernels.view" in GRAPH
+    assert "nx_rune._kernels.view" in GRAPH["nx_rune.tensor"]
 
 
 def test_graph_found_the_front_end():

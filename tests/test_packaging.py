@@ -60,11 +60,11 @@ def test_debug_and_sanitizer_builds_keep_debug_info(setup_mod):
 
 def test_extensions_carry_the_flags(setup_mod):
     exts = setup_mod.extensions({})
-    assert [e.name for e in exts] == [f"nx_rune._kernels.{n}" for n in PYX]
+    assert [e.name for e in exts] == [f"nx_rune._kernels.{n}" for n in PYX] + ["nx_rune.tensor"]
     flags = setup_mod.build_flags({})
     for e in exts:
         assert (e.extra_compile_args, e.extra_link_args) == flags
-        assert e.sources == [os.path.join("nx_rune", "_kernels", e.name.rsplit(".", 1)[1] + ".pyx")]
+        assert e.sources == [e.name.replace(".", os.sep) + ".pyx"]
     only = setup_mod.extensions({"NX_RUNE_ONLY": "view,gather"})
     assert [e.name for e in only] == ["nx_rune._kernels.gather", "nx_rune._kernels.view"]
 
@@ -109,12 +109,14 @@ def test_package_data_ships_sources_not_generated_c():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert cfg["include-package-data"] is False
     data = cfg["package-data"]["nx_rune"]
-    for pattern in ("py.typed", "_kernels/*.pyx", "_kernels/*.pxd", "_kernels/*.pyi"):
+    for pattern in ("py.typed", "*.pyx", "*.pyi", "_kernels/*.pyx", "_kernels/*.pxd",
+                    "_kernels/*.pyi"):
         assert pattern in data
     assert not any(p.endswith(".c") or p.endswith(".so") for p in data)
     assert set(cfg["packages"]) >= {"nx_rune", "nx_rune._kernels", "nx_rune.autodiff"}
     manifest = (ROOT / "MANIFEST.in").read_text().split("\n")
     assert "recursive-include nx_rune/_kernels *.pyx *.pxd *.pyi *.h" in manifest
+    assert "include nx_rune/*.pyx nx_rune/*.pyi" in manifest
     assert any(line.startswith("global-exclude") and "*.c" in line.split() and
                "*.so" in line.split() for line in manifest)
 
@@ -179,7 +181,9 @@ def test_wheel_contents_and_install(tmp_path):
         assert f"nx_rune/_kernels/{n}.pyx" in names
         assert [m for m in names if m.startswith(f"nx_rune/_kernels/{n}.") and m.endswith(
             (".so", ".pyd"))], f"no extension module for {n}"
+    assert [m for m in names if m.startswith("nx_rune/tensor.") and m.endswith((".so", ".pyd"))]
     for n in ("nx_rune/py.typed", "nx_rune/_kernels/_types.pxd", "nx_rune/_kernels/gather.pyi",
+              "nx_rune/tensor.pyx", "nx_rune/tensor.pyi",
               "nx_rune/tree_util.py", "nx_rune/optimizers.py", "nx_rune/autodiff/api.py"):
         assert n in names
     # measured: 0.83 MB wheel, 2.05 MB unpacked (were 5.26 MB and 19.5 MB with the .c files and
@@ -223,4 +227,5 @@ def test_sdist_has_the_cython_sources_and_no_build_outputs(tmp_path):
     for n in PYX:
         assert f"nx_rune/_kernels/{n}.pyx" in names
     assert "nx_rune/_kernels/_types.pxd" in names and "setup.py" in names
+    assert "nx_rune/tensor.pyx" in names
     assert not [n for n in names if n.endswith((".c", ".so"))]

@@ -483,10 +483,14 @@ def test_no_grad_instance_shared_by_asyncio_tasks():
         await asyncio.sleep(0)
         return s * 2.0
 
+    left = None
+
     async def task(x, k):
         with shared:
             events.append(("enter", k))
-            await asyncio.sleep(0.002 * (5 - k))       # the others enter and exit meanwhile
+            await asyncio.sleep(0)                     # the others enter meanwhile
+            if k < 5:                                  # leave after task k + 1: in reverse order
+                await left[k + 1].wait()
             inside = nx.sum(nx.sin(x))
             if k % 2:
                 with shared:                           # re-entrant inside a task
@@ -496,12 +500,15 @@ def test_no_grad_instance_shared_by_asyncio_tasks():
                 inside = inside * nx.sum(nx.cos(x))    # still in the outer block
             assert isinstance(P.current_interpreter(), NoGradInterpreter)
             events.append(("exit", k))
+        left[k].set()
         assert not isinstance(P.current_interpreter(), NoGradInterpreter)
         outside = nx.sum(x * nx.cos(x))
         return inside + outside + await constant_sin(x)
 
     def f(x):
         async def main():
+            nonlocal left
+            left = [asyncio.Event() for _ in range(6)]
             return await asyncio.gather(*(task(x, k) for k in range(6)))
         parts = asyncio.run(main())
         return sum(parts[1:], parts[0]) / 6.0

@@ -9,17 +9,31 @@ import typing
 import pytest
 
 import nx_rune
+import nx_rune.config
+import nx_rune.linalg
 import nx_rune.lax
 import nx_rune.random
+import nx_rune.scipy._mvn
+import nx_rune.scipy.linalg
 from nx_rune.tensor import ArrayBase
 
 # Public functions allowed to go without a full set of annotations (none at present).
 EXCEPTIONS: set = set()
 
 
+# the namespaces of nx.fft, nx.scipy.special and nx.scipy.stats (WP-fft-special)
+import nx_rune.fft  # noqa: E402
+import nx_rune.scipy.special  # noqa: E402
+import nx_rune.scipy.stats  # noqa: E402
+
+EXTRA_MODULES = (nx_rune.fft, nx_rune.scipy.special,
+                 *(getattr(nx_rune.scipy.stats, n) for n in nx_rune.scipy.stats.__all__))
+
+
 def _public_functions():
     out = {}
-    for mod in (nx_rune, nx_rune.random, nx_rune.lax):
+    for mod in (nx_rune, nx_rune.random, nx_rune.config, nx_rune.linalg, nx_rune.scipy.linalg,
+                nx_rune.scipy._mvn, nx_rune.lax) + EXTRA_MODULES:
         for name in dir(mod):
             if name.startswith("_"):
                 continue

@@ -2,9 +2,16 @@
 
 All accept pytrees (``nx.tree_util``: tuples, lists, dicts, None, registered classes) of arrays
 as inputs and outputs.  Inputs may be Tensors, tracers, NumPy arrays or Python numbers
-(converted with ``nx.asarray``: Python floats become float32, as in JAX; float64 ndarrays stay
-float64).  Transformations nest to any depth and in any order; each call is its own level, so
-perturbations never mix.
+(converted with ``nx.asarray``: Python floats become float32, float64 in x64 mode, as in JAX;
+float64 ndarrays stay float64).  Transformations nest to any depth and in any order; each call
+is its own level, so perturbations never mix.
+
+Complex numbers follow JAX.  Cotangents are transposes without conjugation, so ``grad`` of a
+real-valued ``f`` of complex ``z = x + iy`` is ``df/dx - i df/dy`` (the conjugate of the
+steepest-ascent direction: ``grad(lambda z: abs(z)**2)(z) == 2 * conj(z)``; step with
+``z - lr * conj(g)``).  ``holomorphic=True`` (grad, value_and_grad, jacfwd, jacrev, hessian)
+differentiates complex-valued ``f`` of complex inputs: the result is the complex derivative
+``f'(z)``.  Complex outputs without it are refused (TypeError naming the fix), as in JAX.
 """
 from __future__ import annotations
 
@@ -16,8 +23,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.autodiff.batching import vmap
 from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
                                    is_inexact)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
@@ -124,7 +133,7 @@ def _cast_like(v, like, what):
     return v
 
 
-def _trace_inputs(interp, args, nums, fname, make, require_float=True):
+def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorphic=False):
     """Replace the leaves of args[i] (i in nums) by tracers from ``make(x)``; returns the new
     args and, per argnum, (tracers or None per leaf, treedef)."""
     args = list(args)
@@ -134,11 +143,9 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True):
         tracers = []
         for leaf in leaves:
             x = _arr(leaf, fname)
-            if require_float and x.dtype.kind == "c":
-                raise TypeError(
-                    f"{fname}: argument {i} has a complex leaf ({x.dtype}); grad supports real "
-                    f"float inputs only (there is no conjugation primitive); use jvp, or vjp "
-                    f"(which gives the transposed, non-conjugated cotangent)")
+            if holomorphic and x.dtype.kind != "c":
+                raise TypeError(f"{fname} with holomorphic=True requires inputs with complex "
+                                f"dtype, but argument {i} has a leaf of dtype {x.dtype}")
             if not is_inexact(x.dtype):
                 if require_float:
                     raise TypeError(
@@ -150,26 +157,128 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True):
             tracers.append(make(x))
         args[i] = tree_unflatten(td, [t if t is not None else leaf
                                       for t, leaf in zip(tracers, leaves)])
-        inputs.append((tracers, td))
+        # the inputs as they are now: f may rebind a tracer (x[idx] = v), not its input
+        inputs.append(([_Input(t) if t is not None else None for t in tracers], td))
     return args, inputs
+
+
+def _unaliased(per, seeds=()):
+    """The gradient leaves (lists, one per argument), each a writable Tensor with memory of
+    its own: a leaf that cannot be written (a broadcast, padded or read-only constant, as the
+    rules of sum or of slicing give) or that shares memory with another leaf or with a
+    cotangent seed (add's rule hands one cotangent to both operands) is replaced by a copy,
+    so that ``gx *= lr`` works and leaves ``gy`` and the caller's cotangent alone."""
+    per = [list(leaves) for leaves in per]
+    found = []
+    for i, leaves in enumerate(per):
+        for j, g in enumerate(leaves):
+            if isinstance(g, Tensor):
+                if _writable(g):
+                    found.append((i, j))
+                else:
+                    leaves[j] = ops.copy(g)
+    seeds = [c for _, c in seeds if isinstance(c, Tensor)]
+    if len(found) + len(seeds) < 2:
+        return per
+    seeded = [(r.lo, r.hi) for r in map(writes.region_of, seeds) if r is not None]
+    spans = []
+    for i, j in found:
+        r = writes.region_of(per[i][j])
+        if r is None:
+            continue
+        if any(r.lo < hi and lo < r.hi for lo, hi in seeded):
+            per[i][j] = ops.copy(per[i][j])
+        else:
+            spans.append((r.lo, r.hi, i, j))
+    spans.sort()
+    reach = None
+    for lo, hi, i, j in spans:
+        if reach is not None and lo < reach:    # overlaps memory of an earlier leaf
+            per[i][j] = ops.copy(per[i][j])
+            continue
+        reach = hi if reach is None else max(reach, hi)
+    return per
+
+
+def _writable(t):
+    arr = t._arr
+    if t._view is None:   # wraps an ndarray: a result, or a stride-0 constant (read-only)
+        return arr.flags.writeable and arr.flags.c_contiguous
+    try:
+        backend.check_writable(t)
+    except ValueError:
+        return False
+    return True
+
+
+class _Input:
+    """An input tracer's tape position, shape and dtype, taken before f runs."""
+    __slots__ = ("_idx", "shape", "dtype")
+
+    def __init__(self, t):
+        self._idx, self.shape, self.dtype = getattr(t, "_idx", None), t.shape, t.dtype
 
 
 # -- reverse mode ----------------------------------------------------------------------------
 
+def _check_flag(value, name, fname):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fname}: {name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _scalar_hint(shape):
+    """The fix for a grad of a size-1 non-scalar output (autograd accepts those, JAX not)."""
+    if len(shape) == 1 and shape[0] == 1:
+        return "return out[0] or out.sum() from f (autograd accepts shape (1,); nx, as JAX, not)"
+    return "return out.sum() (or out.reshape(())) from f"
+
+
+def _check_grad_output(out, holomorphic, fname="grad"):
+    """JAX's rules for the output of a function given to grad: a scalar; real float unless
+    holomorphic, complex with it."""
+    if out.shape != ():
+        if out.size == 1:
+            raise TypeError(f"{fname} requires a scalar output (shape ()), but the function "
+                            f"returned shape {out.shape}: {_scalar_hint(out.shape)}")
+        raise TypeError(f"{fname} requires a scalar output (shape ()), but the function "
+                        f"returned shape {out.shape}; use nx.vjp or nx.jacrev for "
+                        f"non-scalar outputs (or reduce it: out.sum())")
+    kind = out.dtype.kind
+    if holomorphic:
+        if kind != "c":
+            raise TypeError(f"{fname} with holomorphic=True requires outputs with complex "
+                            f"dtype, but the function returned dtype {out.dtype}")
+    elif kind == "c":
+        raise TypeError(f"{fname} requires real-valued outputs (a float dtype), but the function "
+                        f"returned dtype {out.dtype}. For holomorphic differentiation, pass "
+                        f"holomorphic=True. For differentiation of non-holomorphic functions "
+                        f"with complex outputs, use nx.vjp directly (or differentiate a real "
+                        f"part: nx.real(out), nx.abs(out))")
+    elif kind != "f":
+        raise TypeError(f"{fname} requires a real float output, but the function returned "
+                        f"dtype {out.dtype}; for integer outputs use nx.vjp directly")
+
+
 def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """``f``'s value and gradient w.r.t. ``argnums`` (int or tuple); ``f`` returns a scalar.
 
     Returns a function giving ``(value, grad)`` (``((value, aux), grad)`` with has_aux); grad
-    has the structure of the argument (a tuple of them for a tuple argnums).
+    has the structure of the argument (a tuple of them for a tuple argnums), its shapes and
+    dtypes.  ``f``'s output must be a real float scalar; its inputs real or complex floats (for
+    complex inputs, JAX's convention: ``df/dx - i df/dy``).  With ``holomorphic=True`` inputs
+    and output must be complex and the gradient is ``f'(z)``.
     """
     _check_callable(f, "value_and_grad")
+    holomorphic = _check_flag(holomorphic, "holomorphic", "value_and_grad")
 
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
         tape = Tape("grad", _var.get())
-        args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input)
+        args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input,
+                                     holomorphic=holomorphic)
         out = _under(tape, f, args, kwargs)
         aux = None
         if has_aux:
@@ -180,25 +289,20 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 raise TypeError(f"grad requires a function returning a scalar array, got "
                                 f"{type(out).__name__}")
             out = _arr(out, "grad")
-        if out.shape != ():
-            raise TypeError(f"grad requires a scalar output (shape ()), but the function "
-                            f"returned shape {out.shape}; use nx.vjp or nx.jacrev for "
-                            f"non-scalar outputs")
-        if out.dtype.kind != "f":
-            raise TypeError(f"grad requires a real float output, but the function returned "
-                            f"dtype {out.dtype}")
+        _check_grad_output(out, holomorphic)
         if _ours(out, tape):
             acc = tape.backward([(out._idx, Tensor._wrap(np.ones((), out.dtype)))])
             value = out.primal
         else:
             acc, value = None, out
-        gs = []
+        per = []
         for tracers, td in inputs:
             leaves = []
             for t in tracers:
                 g = acc[t._idx] if acc is not None else None
                 leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "grad"))
-            gs.append(tree_unflatten(td, leaves))
+            per.append(leaves)
+        gs = [tree_unflatten(td, leaves) for (_, td), leaves in zip(inputs, _unaliased(per))]
         g = gs[0] if single else tuple(gs)
         return ((value, aux) if has_aux else value), g
 
@@ -206,11 +310,15 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` w.r.t. ``argnums``: ``grad(f)(x)`` has x's structure,
     shapes and dtypes.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
-    ``(grad, aux)``.  TypeError for a non-scalar or integer output or an integer input."""
-    vg = value_and_grad(f, argnums, has_aux)
+    ``(grad, aux)``.  Complex inputs of a real ``f`` get JAX's gradient ``df/dx - i df/dy``;
+    ``holomorphic=True`` takes complex inputs and a complex output and gives ``f'(z)``.
+    TypeError for a non-scalar, integer or (without holomorphic) complex output and for an
+    integer input, each naming the fix."""
+    _check_callable(f, "grad")
+    vg = value_and_grad(f, argnums, has_aux, _check_flag(holomorphic, "holomorphic", "grad"))
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
@@ -264,7 +372,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             if c is not None and _ours(o, tape):
                 seeds.append((o._idx, _cast_like(c, v, "vjp_fn: cotangent")))
         acc = tape.backward(seeds)
-        res = []
+        per = []
         for tracers, td in inputs:
             leaves = []
             for t in tracers:
@@ -273,8 +381,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                     continue
                 g = acc[t._idx]
                 leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "vjp"))
-            res.append(tree_unflatten(td, leaves))
-        return tuple(res)
+            per.append(leaves)
+        return tuple(tree_unflatten(td, leaves)
+                     for (_, td), leaves in zip(inputs, _unaliased(per, seeds)))
 
     value = tree_unflatten(out_td, values)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
@@ -389,128 +498,175 @@ def _with_args(f, args, nums):
     return g
 
 
-def _diff_leaves(args, nums, fname):
+def _diff_leaves(args, nums, fname, holomorphic, real_only):
+    """The leaves of the differentiated arguments, checked as JAX checks them: complex with
+    ``holomorphic``; real floats when ``real_only`` (jacfwd); else real or complex floats."""
     per = []
     for i in nums:
         leaves, td = tree_flatten(args[i])
         xs = [_arr(x, fname) for x in leaves]
         for x in xs:
-            if not is_inexact(x.dtype):
+            if holomorphic:
+                if x.dtype.kind != "c":
+                    raise TypeError(f"{fname} with holomorphic=True requires inputs with "
+                                    f"complex dtype, but argument {i} has a leaf of dtype "
+                                    f"{x.dtype}")
+            elif real_only and x.dtype.kind == "c":
+                raise TypeError(f"{fname} requires real-valued inputs (a float dtype), but "
+                                f"argument {i} has a leaf of dtype {x.dtype}. For holomorphic "
+                                f"differentiation, pass holomorphic=True. For differentiation "
+                                f"of non-holomorphic functions with complex inputs, use nx.jvp "
+                                f"directly, or nx.jacrev of a real-valued function")
+            elif not is_inexact(x.dtype):
                 raise TypeError(f"{fname} requires float inputs, but argument {i} has a leaf "
                                 f"of dtype {x.dtype}")
         per.append((xs, td))
     return per
 
 
-def _basis(xs, k):
-    """Tangents (one per leaf of xs, flattened order) that are the k-th unit vector."""
+def _check_jac_outputs(outs, fname, holomorphic, real_only):
+    """JAX's checks of a Jacobian's outputs: complex with ``holomorphic``; real floats when
+    ``real_only`` (jacrev)."""
+    for o in outs:
+        if holomorphic:
+            if o.dtype.kind != "c":
+                raise TypeError(f"{fname} with holomorphic=True requires outputs with complex "
+                                f"dtype, but the function returned dtype {o.dtype}")
+        elif real_only and o.dtype.kind == "c":
+            raise TypeError(f"{fname} requires real-valued outputs (a float dtype), but the "
+                            f"function returned dtype {o.dtype}. For holomorphic "
+                            f"differentiation, pass holomorphic=True. For differentiation of "
+                            f"non-holomorphic functions with complex outputs, use nx.vjp "
+                            f"directly, or nx.jacfwd")
+        elif not is_inexact(o.dtype):
+            raise TypeError(f"{fname} requires float outputs, got dtype {o.dtype}")
+
+
+def _basis(xs, n):
+    """The n unit tangents of the leaves ``xs`` (n = their total size), stacked: one array per
+    leaf, of shape ``(n,) + x.shape`` and x's dtype (row k is the k-th unit vector)."""
     out, off = [], 0
     for x in xs:
-        n = x.size
-        if off <= k < off + n:
-            e = np.zeros(n, x.dtype)
-            e[k - off] = 1
-            out.append(Tensor._wrap(e.reshape(x.shape)))
-        else:
-            out.append(ops.zeros_like_t(x))
-        off += n
+        e = np.zeros((n, x.size), x.dtype)
+        e[np.arange(off, off + x.size), np.arange(x.size)] = 1
+        out.append(Tensor._wrap(e.reshape((n,) + x.shape)))
+        off += x.size
     return out
 
 
-def _stack_last(cols, shape, dtype):
-    """Columns (each of ``shape``) stacked along a new last axis."""
-    if not cols:
-        return zeros(tuple(shape) + (0,), dtype)
-    return ops.stack(cols, axis=-1)
+def _blocks(rows, outs, per):
+    """The Jacobian blocks from ``rows``: for each output leaf o and input leaf x, an array of
+    shape ``o.shape + x.shape`` from ``rows[i][j]`` (input leaf j's entries for output leaf i,
+    shaped ``o.shape + (x.size,)``)."""
+    res = []
+    for o, row in zip(outs, rows):
+        parts, j = [], 0
+        for xs, td in per:
+            leaves = []
+            for x in xs:
+                leaves.append(ops.reshape(row[j], o.shape + x.shape))
+                j += 1
+            parts.append(tree_unflatten(td, leaves))
+        res.append(parts)
+    return res
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+class _Shape:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+
+
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: for each output leaf of shape So and input leaf of shape
     Si, an array of shape So + Si, in a pytree (output structure outside, the argument's
-    structure, a tuple for tuple argnums, inside).  f is recorded once (``linearize``), then
-    swept once per input element."""
+    structure, a tuple for tuple argnums, inside).  One batched pass: ``vmap`` of ``jvp`` over
+    the n unit tangents of the inputs (n = their total size).  Inputs must be real floats
+    (outputs may be complex), or, with ``holomorphic=True``, inputs and outputs complex (the
+    result is ``f'(z)``), as in JAX."""
     _check_callable(f, "jacfwd")
+    holomorphic = _check_flag(holomorphic, "holomorphic", "jacfwd")
 
     def jacfwd_f(*args):
         nums, single = _argnums(argnums, len(args), "jacfwd")
-        per = _diff_leaves(args, nums, "jacfwd")
+        per = _diff_leaves(args, nums, "jacfwd", holomorphic, real_only=True)
         g = _with_args(f, args, nums)
         flat = [x for xs, _ in per for x in xs]
         n = sum(x.size for x in flat)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
-        # one recorded evaluation, then one tangent sweep per input element
-        out, f_jvp = linearize(g, *primals)
-        ol, out_td = tree_flatten(out)
-        outs = [_arr(o, "jacfwd") for o in ol]
-        cols = []
-        for k in range(n):
-            basis = iter(_basis(flat, k))
+        if n == 0:     # no direction to push: the Jacobian is empty
+            ol, out_td = tree_flatten(g(*primals))
+            outs = [_arr(o, "jacfwd") for o in ol]
+            _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
+            cols = [zeros(o.shape + (0,), o.dtype) for o in outs]
+        else:
+            basis = iter(_basis(flat, n))
             tans = tuple(tree_unflatten(td, [next(basis) for _ in xs]) for xs, td in per)
-            cols.append([_arr(t, "jacfwd") for t in tree_flatten(f_jvp(*tans))[0]])
-        res = []
-        for j, o in enumerate(outs):
-            full = _stack_last([c[j] for c in cols], o.shape, o.dtype)
-            parts, off = [], 0
-            for xs, td in per:
-                leaves = []
-                for x in xs:
-                    piece = ops.shrink(full, [(0, d) for d in o.shape] + [(off, off + x.size)])
-                    leaves.append(ops.reshape(piece, o.shape + x.shape))
-                    off += x.size
-                parts.append(tree_unflatten(td, leaves))
-            res.append(parts[0] if single else tuple(parts))
+            push = vmap(lambda *t: jvp(g, primals, t)[1])
+            ol, out_td = tree_flatten(push(*tans))
+            # (n,) + So -> So + (n,)
+            cols = [ops.moveaxis(_arr(c, "jacfwd"), 0, -1) for c in ol]
+            outs = [_Shape(c.shape[:-1], c.dtype) for c in cols]
+            _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
+        rows = []
+        for c, o in zip(cols, outs):
+            row, off = [], 0
+            for x in flat:
+                row.append(ops.shrink(c, [(0, d) for d in o.shape] + [(off, off + x.size)]))
+                off += x.size
+            rows.append(row)
+        res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
         return tree_unflatten(out_td, res)
 
     return jacfwd_f
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by reverse mode (one forward pass, one backward pass per output element);
-    same layout as ``jacfwd``."""
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian by reverse mode: one forward pass, then one batched backward pass
+    (``vmap`` of the VJP over the m unit cotangents of the outputs); same layout as
+    ``jacfwd``.  Outputs must be real floats (inputs may be complex: rows are ``grad``'s, JAX's
+    convention), or, with ``holomorphic=True``, inputs and outputs complex (the result is
+    ``f'(z)``), as in JAX."""
     _check_callable(f, "jacrev")
+    holomorphic = _check_flag(holomorphic, "holomorphic", "jacrev")
 
     def jacrev_f(*args):
         nums, single = _argnums(argnums, len(args), "jacrev")
-        per = _diff_leaves(args, nums, "jacrev")
+        per = _diff_leaves(args, nums, "jacrev", holomorphic, real_only=False)
         g = _with_args(f, args, nums)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
         out, vjp_fn = vjp(g, *primals)
         ol, out_td = tree_flatten(out)
         outs = [_arr(o, "jacrev") for o in ol]
-        for o in outs:
-            if not is_inexact(o.dtype):
-                raise TypeError(f"jacrev requires float outputs, got dtype {o.dtype}")
+        _check_jac_outputs(outs, "jacrev", holomorphic, real_only=True)
         m = sum(o.size for o in outs)
-        rows = []
-        for k in range(m):
-            cts = _basis(outs, k)
-            ct_tree = vjp_fn(tree_unflatten(out_td, cts))
-            rows.append([leaf for tree in ct_tree for leaf in tree_flatten(tree)[0]])
-        res, off = [], 0
+        flat = [x for xs, _ in per for x in xs]
+        if m == 0:
+            grads = [zeros((0,) + x.shape, x.dtype) for x in flat]
+        else:
+            cts = tree_unflatten(out_td, _basis(outs, m))
+            grads = [leaf for tree in vmap(vjp_fn)(cts) for leaf in tree_flatten(tree)[0]]
+        # (m,) + Si: the rows of output leaf i are m's slice [off, off + size)
+        rows, off = [], 0
         for o in outs:
-            parts, idx = [], 0
-            for xs, td in per:
-                leaves = []
-                for x in xs:
-                    r = [rows[k][idx] for k in range(off, off + o.size)]
-                    if r:
-                        block = ops.stack(r, axis=0)
-                    else:
-                        block = zeros((0,) + x.shape, x.dtype)
-                    leaves.append(ops.reshape(block, o.shape + x.shape))
-                    idx += 1
-                parts.append(tree_unflatten(td, leaves))
-            res.append(parts[0] if single else tuple(parts))
+            rows.append([ops.reshape(ops.shrink(gx, [(off, off + o.size)] +
+                                                [(0, d) for d in gx.shape[1:]]),
+                                     (o.size, x.size)) for gx, x in zip(grads, flat)])
             off += o.size
+        res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
         return tree_unflatten(out_td, res)
 
     return jacrev_f
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f, argnums), argnums)``; for x of shape S,
-    shape S + S."""
-    return jacfwd(jacrev(f, argnums), argnums)
+    shape S + S.  ``holomorphic=True``: complex ``f`` of complex inputs (``f''(z)``)."""
+    return jacfwd(jacrev(f, argnums, holomorphic), argnums, holomorphic)
 
 
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
@@ -533,9 +689,13 @@ def stop_gradient(x: PyTree) -> PyTree:
 def _stop(x):
     c = concrete(x)
     if isinstance(c, ArrayBase) and c._concrete_tensor() is None:
-        # a value traced abstractly (jit): the trace must record the stop for the program's
-        # derivatives (WP-jit)
-        return P.bind(P.stop_gradient_p, c)
+        v = c
+        while isinstance(v, Tracer):    # under vmap's levels (batched values)
+            v = v.primal
+        if not isinstance(v, Tensor):
+            # a value traced abstractly (jit): the trace must record the stop for the
+            # program's derivatives (WP-jit)
+            return P.bind(P.stop_gradient_p, c)
     return c
 
 

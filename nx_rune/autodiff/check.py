@@ -69,6 +69,10 @@ def _close(ad, fd, atol, rtol):
     return ad.shape == fd.shape and bool(np.all(np.abs(ad - fd) <= atol + rtol * np.abs(fd)))
 
 
+def _pair(a, b):
+    return float(np.sum(np.multiply(a, b)).real)
+
+
 def _random_like(leaf, rng):
     arr = np.asarray(concrete(leaf))
     v = rng.standard_normal(arr.shape)
@@ -100,12 +104,14 @@ def _check(f, args, order, modes, atol, rtol, eps, rng, level):
         us = [_random_like(o, rng) if _float(o) else None for o in outs]
         cts = vjp_fn(tree_unflatten(out_td, [asarray(u) if u is not None else None
                                              for u in us]))
+        # the pairing of the transpose convention, Re(sum(a * b)) without conjugation (JAX's and
+        # the rules'): <vjp(u), v> = <u, jvp(v)> for real and complex values alike
         lhs = 0.0
         for ct, d in zip(cts, dirs):
             for c, dv in zip(tree_flatten(ct)[0] if ct is not None else [], d):
                 if c is not None and dv is not None:
-                    lhs += np.vdot(np.asarray(dv), np.asarray(concrete(c))).real
-        rhs = sum(np.vdot(u, v).real for u, v in zip(us, fd) if u is not None)
+                    lhs += _pair(np.asarray(dv), np.asarray(concrete(c)))
+        rhs = sum(_pair(u, v) for u, v in zip(us, fd) if u is not None)
         if not _close(lhs, rhs, atol, rtol):
             _fail("reverse", level, "<vjp(u), v> against <u, FD jvp(v)>", lhs, rhs, atol, rtol)
     if order > 1:
@@ -122,7 +128,7 @@ def _check(f, args, order, modes, atol, rtol, eps, rng, level):
                    level + 1)
 
 
-def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 1,
+def check_grads(f: Callable[..., Any], args: Sequence[Any] | None = None, order: int = 1,
                 modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
                 rtol: float | None = None, eps: float | None = None) -> None:
     """Check ``f``'s derivatives up to ``order`` (1 or 2) against central finite differences.
@@ -132,8 +138,13 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 1,
     ``jvp`` along random tangents with ``(f(x + eps v) - f(x - eps v)) / 2 eps``; "rev" compares
     ``<vjp(u), v>`` with ``<u, FD(v)>`` for random u, v.  Order 2 checks the derivative
     functions (jvp along a fixed v, vjp with a fixed u) the same way.  Defaults: eps=1e-5,
-    atol=rtol=1e-5.  Raises AssertionError with both values on a mismatch.
+    atol=rtol=1e-5.  Raises AssertionError with both values on a mismatch.  ``args`` is
+    required: without it (autograd's ``check_grads(f)(x)``) TypeError shows the nx form.
     """
+    if args is None:
+        raise TypeError(f"check_grads: args is missing; nx takes the function and its arguments "
+                        f"in one call, as JAX: nx.check_grads(f, (x,), order={order!r}) (not "
+                        f"autograd's check_grads(f)(x))")
     if isinstance(modes, str):
         modes = (modes,)
     for m in modes:

@@ -19,17 +19,30 @@ and differentiate the rule too).
 
 A finished interpreter marks itself ``done``: a tracer that leaks out of its transformation
 raises ``UnexpectedTracerError`` when used in a computation.
+
+In-place updates.  ``x[idx] = v`` and ``x += y`` on a tracer rebind the tracer object to the
+updated value (``Tracer._rebind``).  A tape saves the values its rules will read; an in-place
+write into one of them after it was recorded (into a Tensor's memory, or the rebinding of an
+outer-level tracer that an inner tape saved as a constant) makes ``backward``/``forward`` raise
+``ModifiedInPlaceError`` when they reach that entry, instead of computing a wrong derivative.
+Tapes receive the writes made during their life (``nx_rune.writes``); with none, checking costs
+one test per backward pass.
 """
+import bisect
+
 import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
-from nx_rune.errors import TracerArrayConversionError, UnexpectedTracerError
+from nx_rune import writes
+from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
+from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
 from nx_rune.tensor import ArrayBase, Tensor
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
-           "UnexpectedTracerError", "concrete", "is_inexact", "bind_at"]
+           "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
+           "VALUES_UNUSED"]
 
 _var = P._interpreter
 _INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
@@ -41,8 +54,14 @@ def is_inexact(dtype):
 
 
 def concrete(x):
-    """The concrete Tensor under any number of tracer levels (x itself when not a tracer)."""
+    """The concrete Tensor under any number of tracer levels (x itself when not a tracer).
+
+    A value batched by ``vmap`` has no single concrete Tensor: for it the result is a batch
+    tracer (``batching.BatchTracer``) whose value has every differentiating level stripped, so
+    that ``stop_gradient`` and ``no_grad`` keep the batch and drop only the derivatives."""
     while isinstance(x, Tracer):
+        if x._batched:
+            return x._stopped()
         x = x.primal
     return x
 
@@ -114,19 +133,27 @@ class Tracer(ArrayBase):
     ``TracerArrayConversionError``: NumPy would compute outside the transformation, and a
     derivative through its result would silently be zero."""
     __slots__ = ("_interp", "primal", "shape", "dtype")
+    _batched = False   # True for the tracers of vmap (batching.BatchTracer)
 
     def _concrete(self):
-        return concrete(self)
+        c = concrete(self)
+        if isinstance(c, Tracer):   # batched by vmap: one value per example
+            return c._concrete()    # raises ConcretizationTypeError
+        return c
 
     def _concrete_tensor(self):
-        # None when the value under the tracers is abstract (traced by jit)
-        return concrete(self)._concrete_tensor()
+        c = concrete(self)
+        # None when batched by vmap (a value per example) or abstract (traced by jit)
+        return None if isinstance(c, Tracer) else c._concrete_tensor()
 
     def _to_numpy(self, what):
         """The values as an ndarray once the transformation has finished (a leaked tracer: no
         derivative can be lost any more); TracerArrayConversionError while it runs."""
+        c = concrete(self)
+        if isinstance(c, Tracer):   # batched by vmap: never one array of this shape
+            return c._to_numpy(what)
         if self._interp.done:
-            return concrete(self)._np()
+            return c._np()
         raise TracerArrayConversionError(
             f"{what} of a value traced by {self._interp.name} (shape {self.shape}, dtype "
             f"{self.dtype}): NumPy would compute outside the transformation, so derivatives "
@@ -177,14 +204,41 @@ class Tracer(ArrayBase):
         interp = self._interp
         state = ", finished" if interp.done else ""
         c = concrete(self)
-        value = np.array2string(c._np()) if c._concrete_tensor() is not None else repr(c)
+        if isinstance(c, Tracer):   # batched by vmap: the values of every example
+            value = f"batched values={np.array2string(c._batched_np())}"
+        elif c._concrete_tensor() is None:   # abstract (traced by jit)
+            value = f"value={c!r}"
+        else:
+            value = f"value={np.array2string(c._np())}"
         return (f"{type(self).__name__}({interp.name}{state}, shape={self.shape}, "
-                f"dtype={self.dtype}, value={value})")
+                f"dtype={self.dtype}, {value})")
 
     __str__ = __repr__
 
     def __reduce__(self):
         raise TypeError(f"cannot pickle a tracer of {self._interp.name}; use nx.stop_gradient")
+
+    def _rebind(self, new, what="x[idx] = v"):
+        """Make this tracer object stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
+        ``x += y`` on a tracer.  ``new`` is a tracer of the same transformation, or a value of
+        an enclosing level (then a constant here: no derivative flows back through it)."""
+        interp = self._interp
+        if interp.done:
+            _leaked(self)
+        if new.shape != self.shape or new.dtype != self.dtype:
+            raise ValueError(f"{what}: the new value has shape {new.shape} and dtype "
+                             f"{new.dtype}, the tracer {self.shape} and {self.dtype}")
+        if not (isinstance(new, Tracer) and new._interp is interp):
+            if isinstance(new, Tracer) and not _encloses(new._interp, interp):
+                raise TypeError(
+                    f"{what}: x is a value of the enclosing {interp.name} transformation and "
+                    f"the new value depends on the inputs of an inner one "
+                    f"({new._interp.name}); x cannot hold it in place. Update functionally "
+                    f"instead: x2 = x.at[idx].set(v) (or x2 = x + y)")
+            new = interp.lift(new)
+        writes.record_rebind(self, f"{what} on a tracer of {interp.name}")
+        self.primal = new.primal
+        self._take_state(new)
 
     def __getattr__(self, name):
         # only reached for attributes a tracer lacks: a backend implementation reading a
@@ -216,6 +270,9 @@ class TapeTracer(Tracer):
         self.dtype = primal.dtype
         self._idx = idx
 
+    def _take_state(self, other):
+        self._idx = other._idx
+
 
 class JVPTracer(Tracer):
     """A (primal, tangent) pair of forward mode; the tangent is never None."""
@@ -227,6 +284,19 @@ class JVPTracer(Tracer):
         self.shape = primal.shape
         self.dtype = primal.dtype
         self.tangent = tangent
+
+    def _take_state(self, other):
+        self.tangent = other.tangent
+
+
+def _encloses(outer, interp):
+    """True when ``outer`` is ``interp``'s parent, grandparent, ..."""
+    p = interp.parent
+    while p is not None:
+        if p is outer:
+            return True
+        p = p.parent
+    return False
 
 
 def _rule_missing(table, prim):
@@ -284,19 +354,48 @@ def _append(tape, entry):
 
 class Tape(Interpreter):
     """Reverse-mode interpreter: an eager tape of the ops applied to its tracers."""
-    __slots__ = ("tape",)
+    __slots__ = ("tape", "_wpos", "_wlog", "__weakref__")
 
     def __init__(self, name="grad", parent=None):
         Interpreter.__init__(self, name, parent)
         # position 0 is a sentinel, so an operand's position doubles as its "needs a
         # cotangent" flag (0: not ours)
         self.tape = [None]
+        # in-place writes made during this tape's life: the tape's length at each, and what
+        self._wpos = []
+        self._wlog = []
+        writes.watch(self)
 
     def new_input(self, x):
         """A tracer standing for the parent-level value ``x`` (a leaf of the tape)."""
         t = TapeTracer(self, x, len(self.tape))
         self.tape.append(None)
         return t
+
+    lift = new_input   # a constant here: a leaf that no cotangent leaves
+
+    def note_write(self, write):
+        """Called by nx_rune.writes for every in-place write while this tape lives."""
+        self._wpos.append(len(self.tape))
+        self._wlog.append(write)
+
+    def _check_entry(self, i, e):
+        """ModifiedInPlaceError if a value that entry ``i`` saved for its rules was written
+        in place after the entry was recorded."""
+        k = bisect.bisect_right(self._wpos, i)
+        if k == len(self._wpos):
+            return
+        later = self._wlog[k:]
+        for label, v in _saved_values(e):
+            w = _written(v, later)
+            if w is not None:
+                name = e[0].name if e.__class__ is tuple else f"custom rule {e.cf.__name__}"
+                raise ModifiedInPlaceError(
+                    f"{self.name}: one of the values needed for gradient computation has been "
+                    f"modified by an in-place operation: {label} of {name} (shape {v.shape}, "
+                    f"dtype {v.dtype}), recorded at tape position {i}, was overwritten "
+                    f"afterwards by {w.what}; its derivative would be wrong. Write into a copy "
+                    f"(nx.copy(x)) or update functionally (x = x.at[idx].set(v)) instead")
 
     def process(self, prim, args, params):
         ours = False
@@ -361,6 +460,7 @@ class Tape(Interpreter):
             top = max(top, i)
         add_p, bind = P.add_p, P.bind
         rules = VJP_RULES
+        check = self._check_entry if self._wpos else None
         for i in range(top, 0, -1):
             g = acc[i]
             if g is None:
@@ -368,6 +468,8 @@ class Tape(Interpreter):
             e = tape[i]
             if e is None:
                 continue
+            if check is not None:
+                check(i, e)
             acc[i] = None
             if e.__class__ is tuple:
                 prim, params, primals, idxs, out = e
@@ -399,6 +501,7 @@ class Tape(Interpreter):
         for i, t in seeds:
             tan[i] = t
         rules = JVP_RULES
+        check = self._check_entry if self._wpos else None
         for i, e in enumerate(tape):
             if e is None:
                 continue
@@ -410,6 +513,8 @@ class Tape(Interpreter):
                         break
                 else:
                     continue
+                if check is not None:
+                    check(i, e)
                 tan[i] = _apply_jvp(rules.get(prim), prim, ts, out, primals, params)
             elif e.__class__ is _Proj:
                 src = tan[e.src]
@@ -418,8 +523,56 @@ class Tape(Interpreter):
                 ts = [tan[j] if j else None for j in e.idxs]
                 if all(t is None for t in ts):
                     continue
+                if check is not None:
+                    check(i, e)
                 tan[i] = e.jvp(ts)
         return tan
+
+
+# Primitives whose VJP and JVP rules read only the shapes, dtypes and parameters of the values
+# an entry saves (linear maps): overwriting those values cannot change their derivatives.
+VALUES_UNUSED = {P.neg_p, P.add_p, P.contiguous_p, P.copy_p, P.assign_p, P.cast_p, P.reshape_p,
+                 P.expand_p, P.permute_p, P.pad_p, P.shrink_p, P.flip_p, P.as_strided_p,
+                 P.cat_p, P.reduce_sum_p, P.unfold_p, P.fold_p}
+
+
+def _saved_values(e):
+    """(label, value) for each array a tape entry keeps for its rules."""
+    if e.__class__ is tuple:
+        prim, _, primals, _, out = e
+        if prim in VALUES_UNUSED:
+            return []
+        vals = [(f"operand {k}", p) for k, p in enumerate(primals)]
+        return vals + [("the output", out)]
+    if e.__class__ is _Proj:
+        return []
+    if getattr(e.cf, "bwd", None) is not None:   # custom_vjp: bwd reads the residuals
+        leaves = tree_flatten(e.res)[0]
+        return [(f"residual {k}", r) for k, r in enumerate(leaves)]
+    return [(f"operand {k}", p) for k, p in enumerate(e.primals)]   # custom_jvp: the rule
+
+
+def _written(v, later):
+    """The first write of ``later`` that changed ``v`` (a value saved by a tape entry), or
+    None: a rebinding of v or of a tracer under it, or a write into its memory."""
+    if not isinstance(v, ArrayBase):
+        return None
+    chain = []
+    while isinstance(v, Tracer):
+        chain.append(v)
+        v = v.primal
+    region = None
+    for w in later:
+        if w.tracer is not None:
+            for t in chain:
+                if t is w.tracer:
+                    return w
+        elif isinstance(v, Tensor):
+            if region is None:
+                region = writes.region_of(v) or False
+            if region and region.overlaps(w.region):
+                return w
+    return None
 
 
 # -- forward mode ------------------------------------------------------------------------------
@@ -433,6 +586,10 @@ class JVPInterpreter(Interpreter):
 
     def new_input(self, x, t):
         return JVPTracer(self, x, t)
+
+    def lift(self, x):
+        """``x`` (a value of an enclosing level) as a tracer with a zero tangent."""
+        return JVPTracer(self, x, _zeros_like(x))
 
     def process(self, prim, args, params):
         ours = False
@@ -468,22 +625,42 @@ class JVPInterpreter(Interpreter):
 # -- no_grad -----------------------------------------------------------------------------------
 
 class NoGradInterpreter(Interpreter):
-    """Every op runs on concrete values: no enclosing transformation sees it."""
-    __slots__ = ()
+    """Every op runs on concrete values: no enclosing transformation sees it.  Values batched
+    by an enclosing ``vmap`` stay batched (``below``: the interpreter that was active when the
+    block started; only its vmap levels are still used, to batch the ops)."""
+    __slots__ = ("below",)
 
     def __init__(self):
         Interpreter.__init__(self, "no_grad", None)
+        self.below = _var.get()
 
     def process(self, prim, args, params):
+        args = [concrete(a) for a in args]
+        for a in args:
+            if isinstance(a, Tracer):
+                return _batched_no_grad(prim, args, params)
         impl = prim.impl
         if impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        args = [concrete(a) for a in args]
         for a in args:
             # a value traced abstractly (no_grad inside jit): the trace records the op and a
             # stop_gradient on its result, so that derivatives of the program skip it too
+            # (WP-jit)
             if a.__class__ is not Tensor and a._concrete_tensor() is None and \
                     not getattr(a._interp, "done", True):
                 out = a._interp.process(prim, args, params)
                 return a._interp.process(P.stop_gradient_p, [out], {})
         return impl(*args, **params)
+
+
+def _batched_no_grad(prim, args, params):
+    """``prim`` under no_grad on operands of which some are batched by vmap (stripped of every
+    differentiating level by ``concrete``): the innermost of their vmap levels batches it."""
+    inner = None
+    for a in args:
+        if isinstance(a, Tracer):
+            if a._interp.done:
+                _leaked(a)
+            if inner is None or _encloses(inner, a._interp):
+                inner = a._interp
+    return inner.process(prim, args, params)

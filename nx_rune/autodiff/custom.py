@@ -134,6 +134,7 @@ class _VJPEntry(_Entry):
         # the tangent map is the transpose of bwd: differentiate bwd in its cotangent
         tape = Tape("custom_vjp transpose", _var.get())
         ins = [tape.new_input(_zeros_like(o)) if _diff(o) else _zeros_like(o) for o in self.outs]
+        pos = [g._idx if g.__class__ is TapeTracer else None for g in ins]   # before bwd runs
         try:
             ct = _under(tape, self.cf.bwd, self.res, tree_unflatten(self.out_td, ins))
         finally:
@@ -142,7 +143,7 @@ class _VJPEntry(_Entry):
         seeds = [(c._idx, t) for c, t in zip(leaves, ts)
                  if t is not None and c.__class__ is TapeTracer and c._interp is tape]
         acc = tape.backward(seeds)
-        return [acc[g._idx] if g.__class__ is TapeTracer else None for g in ins]
+        return [acc[p] if p is not None else None for p in pos]
 
 
 class _JVPEntry(_Entry):
@@ -165,6 +166,7 @@ class _JVPEntry(_Entry):
         # transpose the rule's tangent map: differentiate it in the tangents
         tape = Tape("custom_jvp transpose", _var.get())
         ins = [tape.new_input(_zeros_like(p)) if _diff(p) else None for p in self.primals]
+        pos = [t._idx if t is not None else None for t in ins]   # before the rule runs
         try:
             touts = _under(tape, self._rule, ins)
         finally:
@@ -172,7 +174,7 @@ class _JVPEntry(_Entry):
         seeds = [(t._idx, g) for t, g in zip(touts, gs)
                  if g is not None and t.__class__ is TapeTracer and t._interp is tape]
         acc = tape.backward(seeds)
-        return [acc[t._idx] if t is not None else None for t in ins]
+        return [acc[p] if p is not None else None for p in pos]
 
 
 class _Custom:
@@ -201,6 +203,9 @@ class _Custom:
             vals = [JVPTracer(interp, o, t) if t is not None and _diff(o) else o
                     for o, t in zip(outs, touts)]
             return tree_unflatten(entry.out_td, vals)
+        batch = getattr(interp, "process_custom", None)   # vmap (autodiff/batching.py)
+        if batch is not None:
+            return batch(self, args, kwargs)
         raise TypeError(f"{type(self).__name__}: unsupported transformation {interp!r}")
 
     def __get__(self, obj, objtype=None):

@@ -36,8 +36,9 @@ in the exponent is 0 at a base of 0 and nan for a negative base (real pow is not
 differentiable there); ``mod`` has derivatives 1 and -floor(a / b); ``idiv``, comparisons, bit ops, argmax and
 threefry have zero
 derivatives; ``assign(dst, src)`` passes the cotangent to ``src`` only (dst's old values are
-overwritten; mutating a value that recorded ops still need gives wrong derivatives, as in any
-tape); complex values get the transpose (non-conjugated) convention.
+overwritten; overwriting a value that recorded ops still need makes the backward pass raise
+``ModifiedInPlaceError``, see autodiff/core.py); complex values get the transpose
+(non-conjugated) convention.
 """
 import math
 
@@ -45,6 +46,7 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.autodiff import batched_values
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 
@@ -184,15 +186,27 @@ def _c(value, like):
 
 
 def _const(arr, like):
-    """A constant Tensor from a NumPy array, in ``like``'s dtype."""
-    return Tensor._wrap(_carr(arr, dtype=like.dtype))
+    """A constant Tensor from a NumPy array, in ``like``'s dtype (batched under vmap when
+    ``arr`` has the leading batch axes of ``_val``)."""
+    return batched_values.constant(_carr(arr, dtype=like.dtype), like.ndim)
+
+
+def _mask(arr, like):
+    """A constant from a NumPy array of any dtype with ``like``'s axes (see ``_const``)."""
+    return batched_values.constant(_carr(arr), like.ndim)
 
 
 def _val(x):
-    """The concrete values of x (a Tensor or a tracer at any depth) as an ndarray."""
+    """The concrete values of x (a Tensor or a tracer at any depth) as an ndarray.  Under
+    ``vmap(grad(...))`` a primal is batched: then the array has one leading axis per active
+    vmap level (size 1 where x is not batched; see autodiff/batched_values.py), and a rule
+    that reduces over x's axes shifts them by ``arr.ndim - x.ndim``."""
     if isinstance(x, np.ndarray):
         return x
-    return x._concrete_tensor()._np()
+    t = x._concrete_tensor()
+    if t is None:
+        return batched_values.values(x)
+    return t._np()
 
 
 def _zeros(like):
@@ -201,12 +215,18 @@ def _zeros(like):
 
 def _known(*xs):
     """Whether the values of every x are known (False for a value traced by jit: the rules
-    then compute their masks with operations instead of NumPy)."""
-    return all(isinstance(x, np.ndarray) or x._concrete_tensor() is not None for x in xs)
+    then compute their masks with operations instead of NumPy; a value batched by vmap over
+    concrete values is known, see ``_val``)."""
+    for x in xs:
+        if isinstance(x, np.ndarray) or x._concrete_tensor() is not None:
+            continue
+        if batched_values.values(x) is None:
+            return False
+    return True
 
 
-def _mask(b, like):
-    """A bool array ``b`` (traced) as 0/1 in ``like``'s dtype."""
+def _tmask(b, like):
+    """A bool tensor ``b`` (traced) as 0/1 in ``like``'s dtype."""
     return ops.astype(b, like.dtype)
 
 
@@ -282,12 +302,16 @@ def _scatter(template, indices, updates, axis, mode):
 
 
 def _cv(x):
-    """x's concrete values as a Tensor (a constant at every level)."""
-    return Tensor._wrap(_carr(_val(x)))
+    """x's concrete values as a Tensor (a constant at every level but vmap's)."""
+    return _mask(_val(x), x)
 
 
 def _eval(prim, *args, **params):
-    """``prim`` applied to concrete Tensors, for constants (no transformation sees it)."""
+    """``prim`` applied to concrete Tensors, for constants (no transformation sees it; under
+    vmap, constants batched by it are batched)."""
+    for a in args:
+        if not isinstance(a, Tensor):
+            return bind(prim, *args, **params)
     return prim.impl(*args, **params)
 
 
@@ -380,7 +404,7 @@ def _pow_dbase(ans, a, b):
     av, bv = _val(a), _val(b)
     sing = (av == 0) & (bv == 0)
     if sing.any():
-        a = bind(P.where_p, Tensor._wrap(_carr(sing)), _c(1, a), a)
+        a = bind(P.where_p, _mask(sing, a), _c(1, a), a)
     return _mul(b, bind(P.pow_p, a, _add(b, _c(-1, b))))
 
 
@@ -390,7 +414,7 @@ def _pow_dexp(ans, a, b):
         return _mul(ans, bind(P.log_p, bind(P.where_p, ops.equal(a, 0), _c(1, a), a)))
     zero = _val(a) == 0
     if zero.any():
-        a = bind(P.where_p, Tensor._wrap(_carr(zero)), _c(1, a), a)
+        a = bind(P.where_p, _mask(zero, a), _c(1, a), a)
     return _mul(ans, bind(P.log_p, a))
 
 
@@ -403,7 +427,7 @@ defjvp(P.pow_p, lambda t, ans, a, b: _mul(t, _pow_dbase(ans, a, b)),
 def _max_weight(a, b):
     """Share of max(a, b)'s derivative that goes to a: 1 where a > b, 1/2 on ties, else 0."""
     if not _known(a, b):
-        return _add(_mask(ops.greater(a, b), a), _mul(_c(0.5, a), _mask(ops.equal(a, b), a)))
+        return _add(_tmask(ops.greater(a, b), a), _mul(_c(0.5, a), _tmask(ops.equal(a, b), a)))
     av, bv = _val(a), _val(b)
     w = (av > bv).astype(a.dtype)
     w += 0.5 * (av == bv)
@@ -474,13 +498,19 @@ def _vjp_cast(g, ans, args, params, need):
     x = args[0]
     if not _inexact(x.dtype):
         return (None,)
+    if g.dtype.kind == "c" and x.dtype.kind != "c":
+        # the transpose of real -> complex keeps the real part (explicitly: no ComplexWarning)
+        g = bind(P.real_p, g)
     return (ops.astype(g, x.dtype),)
 
 
 def _jvp_cast(tangents, ans, args, params):
     if not _inexact(params["dtype"]):
         return None
-    return bind(P.cast_p, tangents[0], dtype=params["dtype"])
+    t = tangents[0]
+    if t.dtype.kind == "c" and params["dtype"].kind != "c":  # WP-x64: as the VJP
+        t = bind(P.real_p, t)
+    return bind(P.cast_p, t, dtype=params["dtype"])
 
 
 _register(P.cast_p, _vjp_cast, _jvp_cast)
@@ -566,15 +596,16 @@ def _max_share(x, ans, axes, keepdims):
     """Each element's share of a max reduction's derivative: ties split equally."""
     if not _known(x, ans):
         a = ans if keepdims else ops.reshape(ans, _keep_shape(x.shape, axes))
-        mask = _mask(ops.equal(x, ops.broadcast_to(a, x.shape)), x)
+        mask = _tmask(ops.equal(x, ops.broadcast_to(a, x.shape)), x)
         count = bind(P.reduce_sum_p, mask, axes=tuple(axes), keepdims=True)
         return _div(mask, ops.broadcast_to(ops.maximum(count, 1), x.shape))
     xv = _val(x)
     av = _val(ans)
     if not keepdims:
-        av = av.reshape(_keep_shape(x.shape, axes))
+        av = av.reshape(av.shape[:av.ndim - ans.ndim] + _keep_shape(x.shape, axes))
     mask = (xv == av)
-    count = mask.sum(axis=axes, keepdims=True)
+    nb = mask.ndim - x.ndim     # vmap's leading batch axes (see _val)
+    count = mask.sum(axis=tuple(a + nb for a in axes), keepdims=True)
     return _const(mask / np.maximum(count, 1), x)
 
 
@@ -663,12 +694,14 @@ def _scan_extremum_plan(x, ans, axis):
     """Constants of a cummax/cummin derivative.  The running extremum is piecewise constant:
     a plateau starts where it changes; on a plateau its derivative is split equally between
     the positions so far that attain it ('records').  Returns (record mask, 1/count, start of
-    each position's plateau, start of the next plateau after each position) along axis, as
-    tensors: the first two in ``x``'s dtype, the positions int64."""
+    each position's plateau, start of the next plateau after each position) along axis: the
+    first two ndarrays (traced tensors in x's dtype when the values are traced by jit), the
+    positions int64 tensors."""
     if not _known(x, ans):
         return _scan_extremum_plan_traced(x, ans, axis)
-    xv = np.moveaxis(_val(x), axis, -1)
-    yv = np.moveaxis(_val(ans), axis, -1)
+    xv, yv = _val(x), _val(ans)
+    xv = np.moveaxis(xv, axis + xv.ndim - x.ndim, -1)   # past vmap's batch axes (see _val)
+    yv = np.moveaxis(yv, axis + yv.ndim - x.ndim, -1)
     n = xv.shape[-1]
     rec = xv == yv
     new = np.ones(yv.shape, dtype=bool)
@@ -681,9 +714,9 @@ def _scan_extremum_plan(x, ans, axis):
     marks = np.where(new, pos, n)
     nxt = np.full(yv.shape, n, dtype=np.int64)
     nxt[..., :-1] = np.flip(np.minimum.accumulate(np.flip(marks[..., 1:], -1), axis=-1), -1)
-    back = lambda a: _carr(np.moveaxis(a, -1, axis))  # noqa: E731
-    return (_const(back(rec), x), _const(back(1.0 / np.maximum(count, 1)), x),
-            Tensor._wrap(back(start.astype(np.int64))), Tensor._wrap(back(nxt)))
+    back = lambda a: _carr(np.moveaxis(a, -1, axis + a.ndim - x.ndim))  # noqa: E731
+    return (back(rec), back(1.0 / np.maximum(count, 1)), _mask(back(start.astype(np.int64)), x),
+            _mask(back(nxt), x))
 
 
 def _scan_extremum_plan_traced(x, ans, axis):
@@ -709,25 +742,25 @@ def _scan_extremum_plan_traced(x, ans, axis):
                           axis=-1) if n > 1 else ops.full(yl.shape, n, dtype=np.int64)
     cnt = ops.astype(ops.maximum(count, 1), x.dtype)
     inv = _div(_c(1, cnt), cnt)
-    return (_moveaxis_back(_mask(rec, x), axis), _moveaxis_back(inv, axis),
+    return (_moveaxis_back(_tmask(rec, x), axis), _moveaxis_back(inv, axis),
             _moveaxis_back(start, axis), _moveaxis_back(nxt, axis))
 
 
 def _scan_extremum_vjp(g, ans, x, axis):
     rec, inv, _, nxt = _scan_extremum_plan(x, ans, axis)
-    r = _revcumsum(_mul(g, inv), axis)
+    r = _revcumsum(_mul(g, _share(inv, g)), axis)
     cfg = [(0, 0)] * g.ndim
     cfg[axis] = (0, 1)
     tail = _gather(ops.pad(r, cfg), nxt, axis)
-    return _mul(rec, _add(r, bind(P.neg_p, tail)))
+    return _mul(_share(rec, g), _add(r, bind(P.neg_p, tail)))
 
 
 def _scan_extremum_jvp(t, ans, x, axis):
     rec, inv, start, _ = _scan_extremum_plan(x, ans, axis)
-    u = _mul(t, rec)
+    u = _mul(t, _share(rec, t))
     c = _scan(u, axis, "sum")
     before = _gather(_add(c, bind(P.neg_p, u)), start, axis)
-    return _mul(_add(c, bind(P.neg_p, before)), inv)
+    return _mul(_add(c, bind(P.neg_p, before)), _share(inv, t))
 
 
 def _vjp_scan(g, ans, args, params, need):
@@ -841,8 +874,8 @@ def _scatter_derivs(template, indices, updates, ans, axis, mode):
         if not zero.any():
             full = _scatter(_scal(1, template.dtype, template.shape), indices, ub, axis, "mul")
             return full, _div(_gather(ans, indices, axis), ub)
-        safe = bind(P.where_p, Tensor._wrap(_carr(zero)), _c(1, ub), ub)
-        zt = Tensor._wrap(_carr(zero, dtype=np.int64))
+        safe = bind(P.where_p, _mask(zero, ub), _c(1, ub), ub)
+        zt = _mask(zero.astype(np.int64), ub)
         idx = _cv(indices)
         zcount = _eval(P.scatter_p, Tensor._wrap(np.zeros(template.shape, np.int64)), idx,
                        zt, axis=axis, mode="add")
@@ -856,10 +889,10 @@ def _scatter_derivs(template, indices, updates, ans, axis, mode):
     tv, av, uv = _val(template), _val(ans), _val(ub)
     at = _val(_eval(P.gather_p, _cv(ans), idx, axis=axis))
     hit_u = uv == at
-    cnt = _val(_eval(P.scatter_p, Tensor._wrap((tv == av).astype(np.int64)), idx,
-                     Tensor._wrap(hit_u.astype(np.int64)), axis=axis, mode="add"))
+    cnt = _val(_eval(P.scatter_p, _mask((tv == av).astype(np.int64), template), idx,
+                     _mask(hit_u.astype(np.int64), ub), axis=axis, mode="add"))
     cnt = np.maximum(cnt, 1)
-    cnt_u = _val(_eval(P.gather_p, Tensor._wrap(cnt), idx, axis=axis))
+    cnt_u = _val(_eval(P.gather_p, _mask(cnt, template), idx, axis=axis))
     return _const((tv == av) / cnt, template), _const(hit_u / cnt_u, template)
 
 
@@ -871,7 +904,7 @@ def _scatter_derivs_traced(template, indices, updates, ans, axis, mode, B):
         ids = Tensor._wrap(np.arange(n, dtype=np.int64).reshape(B))
         win = _scatter(_scal(-1, i64, template.shape), indices, ids, axis, "set")
         mine = ops.equal(_gather(win, indices, axis), ids)
-        return _mask(ops.less(win, 0), template), _mask(mine, template)
+        return _tmask(ops.less(win, 0), template), _tmask(mine, template)
     ub = ops.broadcast_to(updates, B)
     if mode == "mul":
         zero = ops.equal(ub, 0)
@@ -883,7 +916,7 @@ def _scatter_derivs_traced(template, indices, updates, ans, axis, mode, B):
         full = _scatter(one, indices, ub, axis, "mul")
         part = _scatter(one, indices, safe, axis, "mul")
         du = _div(_gather(_mul(template, part), indices, axis), safe)
-        return full, _mul(du, _mask(alone, du))
+        return full, _mul(du, _tmask(alone, du))
     # max / min: ties between the template and the updates split equally
     at = _gather(ans, indices, axis)
     hit_t = ops.equal(template, ans)
@@ -891,7 +924,7 @@ def _scatter_derivs_traced(template, indices, updates, ans, axis, mode, B):
     cnt = _scatter(ops.astype(hit_t, i64), indices, ops.astype(hit_u, i64), axis, "add")
     cnt = ops.astype(ops.maximum(cnt, 1), template.dtype)
     cnt_u = _gather(cnt, indices, axis)
-    return _div(_mask(hit_t, template), cnt), _div(_mask(hit_u, cnt_u), cnt_u)
+    return _div(_tmask(hit_t, template), cnt), _div(_tmask(hit_u, cnt_u), cnt_u)
 
 
 def _vjp_scatter(g, ans, args, params, need):
@@ -1005,12 +1038,12 @@ def _clip_shares_traced(x, lo, hi, lower, upper):
     one = _c(1, x)
     half = _c(0.5, x)
     if lower:
-        v = _add(_mask(ops.greater(x, lo), x), _mul(half, _mask(ops.equal(x, lo), x)))
+        v = _add(_tmask(ops.greater(x, lo), x), _mul(half, _tmask(ops.equal(x, lo), x)))
         y1 = ops.maximum(x, lo)
     else:
         v, y1 = one, x
     if upper:
-        u = _add(_mask(ops.less(y1, hi), x), _mul(half, _mask(ops.equal(y1, hi), x)))
+        u = _add(_tmask(ops.less(y1, hi), x), _mul(half, _tmask(ops.equal(y1, hi), x)))
     else:
         u = one
     neg = lambda a: bind(P.neg_p, a)  # noqa: E731
@@ -1037,6 +1070,848 @@ def _jvp_clip(tangents, ans, args, params):
 
 
 _register(P.clip_p, _vjp_clip, _jvp_clip)
+
+
+# -- WP-elementwise: trigonometric/hyperbolic, complex parts, rounding, tests, bit shifts -------
+
+LN10 = math.log(10.0)
+
+
+def _neg(x):
+    return bind(P.neg_p, x)
+
+
+def _sub(a, b):
+    return _add(a, _neg(b))
+
+
+def _sqrt(x):
+    return bind(P.sqrt_p, x)
+
+
+def _where_const(mask, a, b):
+    """where(mask, a, b) with a NumPy bool mask (a constant)."""
+    return bind(P.where_p, _mask(mask, a), a, b)
+
+
+def _safe_nonzero(t):
+    """t with its zeros replaced by 1 (for a denominator whose quotient is masked to 0)."""
+    if not _known(t):    # traced by jit (WP-jit)
+        return bind(P.where_p, ops.equal(t, 0), _c(1, t), t)
+    zero = _val(t) == 0
+    return _where_const(zero, _c(1, t), t) if zero.any() else t
+
+
+defelementwise(P.tan_p, lambda v, ans, x: _mul(v, _add(_c(1, ans), _mul(ans, ans))))
+defelementwise(P.asin_p, lambda v, ans, x: _div(v, _sqrt(_sub(_c(1, x), _mul(x, x)))))
+defelementwise(P.acos_p, lambda v, ans, x: _neg(_div(v, _sqrt(_sub(_c(1, x), _mul(x, x))))))
+defelementwise(P.atan_p, lambda v, ans, x: _div(v, _add(_c(1, x), _mul(x, x))))
+defelementwise(P.sinh_p, lambda v, ans, x: _mul(v, bind(P.cosh_p, x)))
+defelementwise(P.cosh_p, lambda v, ans, x: _mul(v, bind(P.sinh_p, x)))
+defelementwise(P.asinh_p, lambda v, ans, x: _div(v, _sqrt(_add(_mul(x, x), _c(1, x)))))
+# 1/sqrt(x^2 - 1) written as 1/(sqrt(x - 1) sqrt(x + 1)): equal for real x >= 1, and the form
+# that is the derivative of the principal branch for complex x
+defelementwise(P.acosh_p, lambda v, ans, x: _div(v, _mul(_sqrt(_sub(x, _c(1, x))),
+                                                         _sqrt(_add(x, _c(1, x))))))
+defelementwise(P.atanh_p, lambda v, ans, x: _div(v, _sub(_c(1, x), _mul(x, x))))
+defelementwise(P.log10_p, lambda v, ans, x: _div(v, _mul(x, _c(LN10, x))))
+deflinear(P.deg2rad_p, lambda g, ans, x: bind(P.deg2rad_p, g))
+deflinear(P.rad2deg_p, lambda g, ans, x: bind(P.rad2deg_p, g))
+
+
+def _abs_factor(x, ans):
+    """d|x|/dx as the factor of the transpose convention: sign agreement (1 at 0, as JAX) for
+    real x; conj(x)/|x| (0 at 0) for complex x, whose JVP is real(factor * t)."""
+    if x.dtype.kind != "c":
+        if not _known(x):    # traced by jit (WP-jit)
+            return bind(P.where_p, ops.greater_equal(x, 0), _c(1, x), _c(-1, x))
+        return _const(np.where(_val(x) >= 0, 1, -1), x)
+    return _div(bind(P.conj_p, x), bind(P.cast_p, _safe_nonzero(ans), dtype=x.dtype))
+
+
+def _vjp_abs(g, ans, args, params, need):
+    x = args[0]
+    f = _abs_factor(x, ans)
+    return (_mul(bind(P.cast_p, g, dtype=x.dtype) if g.dtype != x.dtype else g, f),)
+
+
+def _jvp_abs(tangents, ans, args, params):
+    x = args[0]
+    out = _mul(tangents[0], _abs_factor(x, ans))
+    return bind(P.real_p, out) if x.dtype.kind == "c" else out
+
+
+_register(P.abs_p, _vjp_abs, _jvp_abs)
+
+# complex parts, with the transpose convention (pairing <ct, t> = Re(ct * t)): real's transpose
+# is g + 0j, imag's is -g j, conj's is conj; complex(re, im)'s is (real(g), -imag(g))
+deflinear(P.conj_p, lambda g, ans, x: bind(P.conj_p, g))
+deflinear(P.real_p, lambda g, ans, x: bind(P.complex_p, g, _zeros(g)))
+deflinear(P.imag_p, lambda g, ans, x: bind(P.complex_p, _zeros(g), _neg(g)))
+
+
+def _vjp_complex(g, ans, args, params, need):
+    return (bind(P.real_p, g) if need[0] else None,
+            _neg(bind(P.imag_p, g)) if need[1] else None)
+
+
+def _jvp_complex(tangents, ans, args, params):
+    return bind(P.complex_p, *_fill(tangents, args))
+
+
+_register(P.complex_p, _vjp_complex, _jvp_complex)
+
+
+def _vjp_sinc_taylor(g, ans, args, params, need):
+    return (_mul(g, bind(P.sinc_taylor_p, args[0], k=params["k"] + 1)),)
+
+
+def _jvp_sinc_taylor(tangents, ans, args, params):
+    return _mul(tangents[0], bind(P.sinc_taylor_p, args[0], k=params["k"] + 1))
+
+
+# sinc_taylor(x, k) stands for sinc's k-th derivative at x == 0 (where sinc's formula is masked
+# out), so its derivative is the (k+1)-th: sinc is then exact at 0 to every order
+_register(P.sinc_taylor_p, _vjp_sinc_taylor, _jvp_sinc_taylor)
+
+
+def _atan2_r2(y, x):
+    return _add(_mul(x, x), _mul(y, y))
+
+
+defvjp(P.atan2_p, lambda g, ans, y, x: _div(_mul(g, x), _atan2_r2(y, x)),
+       lambda g, ans, y, x: _neg(_div(_mul(g, y), _atan2_r2(y, x))))
+defjvp(P.atan2_p, lambda t, ans, y, x: _div(_mul(t, x), _atan2_r2(y, x)),
+       lambda t, ans, y, x: _neg(_div(_mul(t, y), _atan2_r2(y, x))))
+
+# hypot: a/h and b/h, 0 where h == 0 (as complex abs at 0)
+defvjp(P.hypot_p, lambda g, ans, a, b: _mul(g, _div(a, _safe_nonzero(ans))),
+       lambda g, ans, a, b: _mul(g, _div(b, _safe_nonzero(ans))))
+defjvp(P.hypot_p, lambda t, ans, a, b: _mul(t, _div(a, _safe_nonzero(ans))),
+       lambda t, ans, a, b: _mul(t, _div(b, _safe_nonzero(ans))))
+
+
+def _copysign_factor(a, b):
+    """d copysign(a, b)/da: 1 where a's and b's sign bits agree, else -1."""
+    if not _known(a, b):    # traced by jit (WP-jit)
+        same = ops.equal(bind(P.signbit_p, a), bind(P.signbit_p, b))
+        return bind(P.where_p, same, _c(1, a), _c(-1, a))
+    return _const(np.where(np.signbit(_val(a)) == np.signbit(_val(b)), 1, -1), a)
+
+
+defvjp(P.copysign_p, lambda g, ans, a, b: _mul(g, _copysign_factor(a, b)), None)
+defjvp(P.copysign_p, lambda t, ans, a, b: _mul(t, _copysign_factor(a, b)), None)
+
+
+def _logaddexp_share(a, b, exp_prim):
+    """d logaddexp(a, b)/da = 1 / (1 + exp(b - a)) (base 2 for logaddexp2: the same share),
+    with b - a taken as 0 where a == b (also at equal infinities, where it is nan)."""
+    d = _sub(b, a)
+    if not _known(a, b):    # traced by jit (WP-jit)
+        d = bind(P.where_p, ops.equal(a, b), _zeros(d), d)
+        return _div(_c(1, d), _add(_c(1, d), bind(exp_prim, d)))
+    eq = _val(a) == _val(b)
+    if eq.any():
+        d = _where_const(eq, _zeros(d), d)
+    return _div(_c(1, d), _add(_c(1, d), bind(exp_prim, d)))
+
+
+def _def_logaddexp(prim, exp_prim):
+    share = lambda a, b: _logaddexp_share(a, b, exp_prim)  # noqa: E731
+    defvjp(prim, lambda g, ans, a, b: _mul(g, share(a, b)),
+           lambda g, ans, a, b: _mul(g, share(b, a)))
+    defjvp(prim, lambda t, ans, a, b: _mul(t, share(a, b)),
+           lambda t, ans, a, b: _mul(t, share(b, a)))
+
+
+_def_logaddexp(P.logaddexp_p, P.exp_p)
+_def_logaddexp(P.logaddexp2_p, P.exp2_p)
+
+for _p in (P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_p, P.isnan_p,
+           P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p):
+    defnondiff(_p)
+
+
+# -- FFTs and special functions (WP-fft-special) --------------------------------------------------
+# FFTs are linear: each JVP applies the primitive to the tangent.  Their transposes, in the
+# transpose (non-conjugated) convention of complex cotangents (a cotangent g of a complex value
+# z stands for the real covector (Re g, -Im g) of (Re z, Im z), as JAX's):
+# - fft: the DFT matrix (with any norm's scale) is symmetric, so the transpose is the same FFT.
+# - rfft = keep bins [0, n//2] . fft . (real -> complex): the transpose zero-pads the cotangent
+#   to n bins, applies the same FFT and keeps the real part.
+# - irfft(x)_t = Re(sum_k w_k x_k e^{+2 pi i k t / n}) * scale, w_k = 1 for the zero and (even
+#   n) Nyquist bins and 2 for the interior bins (each stands for itself and its mirrored
+#   conjugate), so the transpose is w * conj(rfft(g)) with the dual norm (the scale moves from
+#   the inverse to the forward transform).  Along the other axes of an n-d irfft the transform
+#   is a complex inverse FFT, symmetric too, which the same formula covers.  This is not irfft's
+#   inverse: without the weights the interior bins' derivatives would be halved.
+from nx_rune.frontend import fft as _fft_fe  # noqa: E402
+from nx_rune.frontend.products import conjugated as _conjugated  # noqa: E402
+
+_DUAL_NORM = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+deflinear(P.fft_p, lambda g, ans, x, axes, inverse, norm: bind(
+    P.fft_p, g, axes=axes, inverse=inverse, norm=norm))
+
+
+def _rfft_transpose(g, ans, x, axes, norm):
+    last = axes[-1]
+    n = x.shape[last]
+    if g.shape[last] != n:
+        cfg = [(0, 0)] * g.ndim
+        cfg[last] = (0, n - g.shape[last])
+        g = ops.pad(g, cfg)
+    return _fft_fe.real_part(bind(P.fft_p, g, axes=axes, inverse=False, norm=norm))
+
+
+def _irfft_transpose(g, ans, x, axes, n, norm):
+    m = x.shape[axes[-1]]
+    w = np.ones(m)
+    w[1:(n + 1) // 2] = 2.0
+    shape = [1] * x.ndim
+    shape[axes[-1]] = m
+    spec = bind(P.rfft_p, g, axes=axes, norm=_DUAL_NORM[norm])
+    return ops.multiply(_conjugated(spec), Tensor._wrap(_carr(w.reshape(shape), g.dtype)))
+
+
+deflinear(P.rfft_p, _rfft_transpose)
+deflinear(P.irfft_p, _irfft_transpose)
+
+# Special functions: derivatives from the known formulas, written with primitives (each
+# derivative is differentiable again: lgamma -> digamma -> polygamma(1) -> polygamma(2) ...).
+# polygamma(n, x) is differentiable in x only (n takes integer values).  xlogy/xlog1py: the
+# derivative in y is x / y (x / (1 + y)) with 0 at the one point x == 0 == y (y == -1), where
+# the function is 0 along x == 0; the derivative in x is log(y) (log1p(y)) everywhere, as
+# JAX's.  i1 and i1e: the derivative formulas divide by x; 1/2 (the limit) for |x| <= eps.
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _exp(x):
+    return bind(P.exp_p, x)
+
+
+def _gauss(x, scale):
+    """scale * exp(-x**2 / 2)."""
+    return _mul(_c(scale, x), _exp(_mul(_mul(x, x), _c(-0.5, x))))
+
+
+def _polygamma_next(n, x):
+    return bind(P.polygamma_p, _add(n, _c(1, n)), x)
+
+
+def _tiny_limit(x, formula, limit):
+    """formula(safe_x) where |x| > eps, else ``limit`` (safe_x: eps there, so nothing
+    divides by zero in either branch)."""
+    eps = float(np.finfo(x.dtype).eps)
+    big = ops.greater(ops.abs(x), eps)
+    safe = bind(P.where_p, big, x, _c(eps, x))
+    return bind(P.where_p, big, formula(safe), _c(limit, x))
+
+
+def _d_i1(x, ans):
+    return _tiny_limit(x, lambda s: _sub(bind(P.i0_p, s), _div(bind(P.i1_p, s), s)), 0.5)
+
+
+def _d_i1e(x, ans):
+    def formula(s):
+        return _sub(bind(P.i0e_p, s), _mul(bind(P.i1e_p, s),
+                                          _add(ops.sign(s), bind(P.recip_p, s))))
+    return _tiny_limit(x, formula, 0.5)
+
+
+defelementwise(P.lgamma_p, lambda v, ans, x: _mul(v, bind(P.digamma_p, x)))
+defelementwise(P.digamma_p, lambda v, ans, x: _mul(v, bind(P.polygamma_p, _c(1, x), x)))
+defelementwise(P.gamma_p, lambda v, ans, x: _mul(v, _mul(ans, bind(P.digamma_p, x))))
+defelementwise(P.erf_p, lambda v, ans, x: _mul(v, _gauss(_mul(x, _c(math.sqrt(2.0), x)),
+                                                         2.0 / _SQRT_PI)))
+defelementwise(P.erfc_p, lambda v, ans, x: _mul(v, _gauss(_mul(x, _c(math.sqrt(2.0), x)),
+                                                          -2.0 / _SQRT_PI)))
+defelementwise(P.erfinv_p, lambda v, ans, x: _mul(v, _mul(_c(_SQRT_PI / 2, x),
+                                                          _exp(_mul(ans, ans)))))
+defelementwise(P.ndtr_p, lambda v, ans, x: _mul(v, _gauss(x, 1.0 / _SQRT_2PI)))
+defelementwise(P.ndtri_p, lambda v, ans, x: _mul(v, _mul(
+    _c(_SQRT_2PI, x), _exp(_mul(_mul(ans, ans), _c(0.5, x))))))
+# d log(ndtr(x)) = pdf(x) / ndtr(x) = exp(-x**2/2 - log(sqrt(2 pi)) - log_ndtr(x)): no
+# underflow of pdf and ndtr for very negative x
+defelementwise(P.log_ndtr_p, lambda v, ans, x: _mul(v, _exp(_sub(
+    _mul(_mul(x, x), _c(-0.5, x)), _add(ans, _c(_LOG_SQRT_2PI, x))))))
+defelementwise(P.expit_p, lambda v, ans, x: _mul(v, _mul(ans, _sub(_c(1, ans), ans))))
+defelementwise(P.logit_p, lambda v, ans, x: _div(v, _mul(x, _sub(_c(1, x), x))))
+defelementwise(P.i0_p, lambda v, ans, x: _mul(v, bind(P.i1_p, x)))
+defelementwise(P.i0e_p, lambda v, ans, x: _mul(v, _sub(bind(P.i1e_p, x),
+                                                       _mul(ops.sign(x), ans))))
+defelementwise(P.i1_p, lambda v, ans, x: _mul(v, _d_i1(x, ans)))
+defelementwise(P.i1e_p, lambda v, ans, x: _mul(v, _d_i1e(x, ans)))
+
+defvjp(P.polygamma_p, None, lambda g, ans, n, x: _mul(g, _polygamma_next(n, x)))
+defjvp(P.polygamma_p, None, lambda t, ans, n, x: _mul(t, _polygamma_next(n, x)))
+
+
+def _d_betaln(u, a, b):
+    return _sub(bind(P.digamma_p, u), bind(P.digamma_p, _add(a, b)))
+
+
+defvjp(P.betaln_p, lambda g, ans, a, b: _mul(g, _d_betaln(a, a, b)),
+       lambda g, ans, a, b: _mul(g, _d_betaln(b, a, b)))
+defjvp(P.betaln_p, lambda t, ans, a, b: _mul(t, _d_betaln(a, a, b)),
+       lambda t, ans, a, b: _mul(t, _d_betaln(b, a, b)))
+
+
+def _x_over(x, den, at):
+    """x / den, with den replaced by 1 where x == 0 and den == ``at`` (the singular point)."""
+    sing = ops.logical_and(ops.equal(x, 0), ops.equal(den, at))
+    return _div(x, bind(P.where_p, sing, _c(1, den), den))
+
+
+def _d_xlogy_y(x, y):
+    return _x_over(x, y, 0)
+
+
+def _d_xlog1py_y(x, y):
+    return _x_over(x, _add(y, _c(1, y)), 0)
+
+
+defvjp(P.xlogy_p, lambda g, ans, x, y: _mul(g, bind(P.log_p, y)),
+       lambda g, ans, x, y: _mul(g, _d_xlogy_y(x, y)))
+defjvp(P.xlogy_p, lambda t, ans, x, y: _mul(t, bind(P.log_p, y)),
+       lambda t, ans, x, y: _mul(t, _d_xlogy_y(x, y)))
+defvjp(P.xlog1py_p, lambda g, ans, x, y: _mul(g, bind(P.log1p_p, y)),
+       lambda g, ans, x, y: _mul(g, _d_xlog1py_y(x, y)))
+defjvp(P.xlog1py_p, lambda t, ans, x, y: _mul(t, bind(P.log1p_p, y)),
+       lambda t, ans, x, y: _mul(t, _d_xlog1py_y(x, y)))
+
+
+# -- linear algebra: decompositions and solves (WP-linalg) ---------------------------------------
+# Rules of the LAPACK primitives, written with front-end ops so that they are differentiable in
+# turn (hessians of slogdet, of a Gaussian log-likelihood through cholesky and triangular
+# solves).  Packed results (slogdet, eigh, svd, qr, lstsq) are split with ``la.unpack`` and
+# their tangents packed with ``_pack_la``.  Non-holomorphic functions (all but solve, inv and
+# triangular_solve without conjugation) are differentiated for real operands only.
+# Derivations: Murray (2016), "Differentiation of the Cholesky decomposition", arXiv:1602.07527
+# (cholesky); Giles (2008), "An extended collection of matrix derivative results for forward
+# and reverse mode AD" (solve, inv, determinants, eigh); Townsend (2016), "Differentiating the
+# singular value decomposition", and the JVP of JAX's svd (svd); Walter & Lehmann (2018) / Liao
+# et al. (2019), "Differentiable programming tensor networks" (qr, and the wide case through
+# A = [X | Y]); Golub & Pereyra (1973), "The differentiation of pseudo-inverses" (pinv, lstsq).
+# Degenerate eigen/singular values as JAX: the 1/(w_j - w_i) terms of exactly equal values are
+# inf (eigenvectors have no derivative there), and terms of an unused part of a packed result
+# are dropped (JAX's symbolic zeros), so functions of the eigenvalues alone stay differentiable.
+import functools  # noqa: E402
+
+from nx_rune.frontend import linalg as la  # noqa: E402
+
+def _mm(a, b):
+    return bind(P.matmul_p, a, b)
+
+
+def _mT(x):
+    """The transpose of each matrix (a view)."""
+    nd = x.ndim
+    return bind(P.permute_p, x, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _row(v):
+    """v (..., n) as (..., 1, n) (a view)."""
+    return bind(P.reshape_p, v, shape=v.shape[:-1] + (1, v.shape[-1]))
+
+
+def _col(v):
+    """v (..., n) as (..., n, 1) (a view)."""
+    return bind(P.reshape_p, v, shape=v.shape + (1,))
+
+
+def _bmul(x, w):
+    """x times the constant or smaller w broadcast to x's shape."""
+    if w.shape != x.shape:
+        w = bind(P.expand_p, w, shape=x.shape)
+    return bind(P.mul_p, x, w)
+
+
+def _real_only(name, x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"{name}: derivatives of complex matrices are not implemented "
+                                  f"(the function is not holomorphic); only real inputs")
+
+
+def _trs(a, b, lower, trans, unit=False):
+    return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
+
+
+@functools.lru_cache(maxsize=256)
+def _tri_weights(n, m, k, lower, dtype):
+    """(n, m) constant: 1 on the lower (upper) triangle from diagonal k, 0 elsewhere."""
+    w = np.tri(n, m, k, dtype=dtype) if lower else 1 - np.tri(n, m, k - 1, dtype=dtype)
+    return Tensor._wrap(w)
+
+
+def _tri(x, lower, k=0):
+    """x's lower (upper) triangle from diagonal k: the other entries times 0 (rules only: a
+    cotangent or tangent with infs there gives NaN instead of 0)."""
+    return _bmul(x, _tri_weights(x.shape[-2], x.shape[-1], k, lower, x.dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _half_diag_weights(n, lower, dtype):
+    """Murray's Phi as weights: 1 below (above) the diagonal, 1/2 on it, 0 elsewhere."""
+    w = np.tri(n, dtype=dtype) if lower else np.tri(n, dtype=dtype).T.copy()
+    np.fill_diagonal(w, 0.5)
+    return Tensor._wrap(w)
+
+
+def _sym_from(x, lower):
+    """The symmetric matrix whose ``lower`` (else upper) triangle is x's."""
+    t = _tri(x, lower)
+    return bind(P.add_p, t, _mT(_tri(x, lower, -1 if lower else 1)))
+
+
+def _tri_adjoint(s, lower):
+    """The cotangent of x for ``_sym_from(x, lower)`` given the symmetric matrix's cotangent s:
+    the triangle of s + s^T with s's own diagonal."""
+    return _bmul(bind(P.add_p, s, _mT(s)), _half_diag_weights(s.shape[-1], lower, s.dtype))
+
+
+def _eye(n, dtype):
+    return la.eye_like(n, dtype)
+
+
+def _diag_of(x):
+    return bind(P.reduce_sum_p, _bmul(x, _eye(x.shape[-1], x.dtype)), axes=(x.ndim - 1,),
+                keepdims=False)
+
+
+def _diag_mat(v):
+    shape = v.shape + (v.shape[-1],)
+    return bind(P.mul_p, bind(P.expand_p, _row(v), shape=shape),
+                bind(P.expand_p, _eye(v.shape[-1], v.dtype), shape=shape))
+
+
+def _pack_la(parts, batch):
+    return bind(P.cat_p, *[bind(P.reshape_p, p, shape=batch + (p.size // max(1, _prod(batch)),))
+                           for p in parts], axis=len(batch))
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _gap_inverse(v, square):
+    """F[..., i, j] = 1 / (v_j - v_i) (of v**2 with ``square``) off the diagonal, 0 on it.
+    Exactly repeated values give inf there, as in JAX: derivatives through eigen/singular
+    vectors do not exist at such points."""
+    n = v.shape[-1]
+    shape = v.shape + (n,)
+    row = bind(P.expand_p, _row(v), shape=shape)
+    col = bind(P.expand_p, _col(v), shape=shape)
+    diff = _sub(row, col)
+    if square:
+        diff = bind(P.mul_p, diff, bind(P.add_p, row, col))
+    eye = bind(P.expand_p, _eye(n, v.dtype), shape=shape)
+    return _sub(bind(P.recip_p, bind(P.add_p, diff, eye)), eye)
+
+
+def _known_zero(x):
+    """Whether the cotangent x is a constant (no enclosing transformation differentiates it)
+    that is exactly zero: the part of a packed result that the function did not use.  Its
+    terms are dropped, as JAX drops symbolic zeros, so that e.g. eigenvalues alone stay
+    differentiable at repeated eigenvalues (inf * 0 would give NaN)."""
+    return type(x) is Tensor and not _val(x).any()
+
+
+def _vjp_cholesky(g, ans, args, params, need):
+    L = ans
+    _real_only("cholesky", L)
+    phi = _half_diag_weights(L.shape[-1], True, L.dtype)
+    z = _trs(L, _bmul(_mm(_mT(L), g), phi), True, 1)      # L^-T Phi(L^T Lbar)
+    st = _trs(L, _mT(z), True, 1)                          # (... L^-1)^T
+    return (_tri_adjoint(st, True),)                      # symmetric in s and s^T
+
+
+def _jvp_cholesky(tangents, ans, args, params):
+    L = ans
+    _real_only("cholesky", L)
+    da = _sym_from(tangents[0], True)
+    x = _trs(L, _mT(_trs(L, da, True, 0)), True, 0)         # L^-1 dA L^-T
+    return _mm(L, _bmul(x, _half_diag_weights(L.shape[-1], True, L.dtype)))
+
+
+_register(P.cholesky_p, _vjp_cholesky, _jvp_cholesky)
+
+
+def _tri_read(x, lower, unit):
+    """The part of x that a triangular solve reads (its triangle, strict with unit_diagonal)."""
+    return _tri(x, lower, (-1 if lower else 1) if unit else 0)
+
+
+def _trans_of(a, params, name):
+    t = params["trans"]
+    if t == 2:
+        if a.dtype.kind == "c":
+            raise NotImplementedError(f"{name}: derivatives with trans=2 (conjugate transpose) "
+                                      f"of complex matrices are not implemented")
+        t = 1
+    return t
+
+
+def _vjp_triangular_solve(g, ans, args, params, need):
+    a, b = args
+    lower, unit = params["lower"], params["unit_diagonal"]
+    t = _trans_of(a, params, "solve_triangular")
+    ct_b = _trs(a, g, lower, 1 - t, unit)                  # op(a)^-T g
+    ct_a = None
+    if need[0]:                                            # -ct_b x^T, transposed for t = 1
+        neg_x = _neg(ans)
+        ct_m = _mm(ct_b, _mT(neg_x)) if t == 0 else _mm(neg_x, _mT(ct_b))
+        ct_a = _tri_read(ct_m, lower, unit)
+    return (ct_a, ct_b if need[1] else None)
+
+
+def _jvp_triangular_solve(tangents, ans, args, params):
+    a = args[0]
+    ta, tb = tangents
+    lower, unit = params["lower"], params["unit_diagonal"]
+    t = _trans_of(a, params, "solve_triangular")
+    rhs = tb
+    if ta is not None:
+        dt = _tri_read(ta, lower, unit)
+        dm_x = _mm(dt if t == 0 else _mT(dt), ans)
+        rhs = _neg(dm_x) if rhs is None else _sub(rhs, dm_x)
+    return _trs(a, rhs, lower, t, unit)
+
+
+_register(P.triangular_solve_p, _vjp_triangular_solve, _jvp_triangular_solve)
+
+
+def _vjp_solve(g, ans, args, params, need):
+    a = args[0]
+    ct_b = bind(P.solve_p, _mT(a), g)
+    ct_a = _mm(ct_b, _mT(_neg(ans))) if need[0] else None
+    return (ct_a, ct_b if need[1] else None)
+
+
+def _jvp_solve(tangents, ans, args, params):
+    ta, tb = tangents
+    rhs = tb
+    if ta is not None:
+        dax = _mm(ta, ans)
+        rhs = _neg(dax) if rhs is None else _sub(rhs, dax)
+    return bind(P.solve_p, args[0], rhs)
+
+
+_register(P.solve_p, _vjp_solve, _jvp_solve)
+
+
+def _vjp_inv(g, ans, args, params, need):
+    it = _mT(ans)
+    return (_mm(_mm(it, _neg(g)), it),)
+
+
+def _jvp_inv(tangents, ans, args, params):
+    return _mm(_mm(ans, _neg(tangents[0])), ans)
+
+
+_register(P.inv_p, _vjp_inv, _jvp_inv)
+
+
+def _vjp_slogdet(g, ans, args, params, need):
+    a = args[0]
+    _real_only("slogdet", a)
+    g_log = la.unpack(g, [(), ()])[1]
+    ainv_t = bind(P.inv_p, _mT(a))                         # d log|det a| = tr(a^-1 da)
+    return (_bmul(ainv_t, ops.reshape(g_log, g_log.shape + (1, 1))),)
+
+
+def _jvp_slogdet(tangents, ans, args, params):
+    a = args[0]
+    _real_only("slogdet", a)
+    dlog = ops.sum(ops.multiply(bind(P.inv_p, _mT(a)), tangents[0]), (-2, -1))
+    return ops.stack([ops.zeros_like_t(dlog), dlog], -1)
+
+
+_register(P.slogdet_p, _vjp_slogdet, _jvp_slogdet)
+
+
+def _eigh_parts(packed, n):
+    return la.unpack(packed, [(n,), (n, n)])
+
+
+def _vjp_eigh(g, ans, args, params, need):
+    a = args[0]
+    _real_only("eigh", a)
+    n = a.shape[-1]
+    w, v = _eigh_parts(ans, n)
+    gw, gv = _eigh_parts(g, n)
+    k = _diag_mat(gw)
+    if not _known_zero(gv):
+        k = ops.add(ops.multiply(_gap_inverse(w, False), _mm(_mT(v), gv)), k)
+    return (_tri_adjoint(_mm(_mm(v, k), _mT(v)), params["lower"]),)
+
+
+def _jvp_eigh(tangents, ans, args, params):
+    a = args[0]
+    _real_only("eigh", a)
+    n = a.shape[-1]
+    w, v = _eigh_parts(ans, n)
+    m = _mm(_mm(_mT(v), _sym_from(tangents[0], params["lower"])), v)
+    dv = _mm(v, ops.multiply(_gap_inverse(w, False), m))
+    return _pack_la([_diag_of(m), dv], a.shape[:-2])
+
+
+_register(P.eigh_p, _vjp_eigh, _jvp_eigh)
+
+
+def _eigenvectors(a, lower):
+    return _eigh_parts(bind(P.eigh_p, a, lower=lower), a.shape[-1])[1]
+
+
+def _vjp_eigvalsh(g, ans, args, params, need):
+    a = args[0]
+    _real_only("eigvalsh", a)
+    v = _eigenvectors(a, params["lower"])
+    s = _mm(ops.multiply(v, _row(g)), _mT(v))
+    return (_tri_adjoint(s, params["lower"]),)
+
+
+def _jvp_eigvalsh(tangents, ans, args, params):
+    a = args[0]
+    _real_only("eigvalsh", a)
+    v = _eigenvectors(a, params["lower"])
+    da = _sym_from(tangents[0], params["lower"])
+    return ops.sum(ops.multiply(v, _mm(da, v)), -2)
+
+
+_register(P.eigvalsh_p, _vjp_eigvalsh, _jvp_eigvalsh)
+
+
+def _svd_parts(a, packed, full):
+    m, n = a.shape[-2:]
+    if full and m != n:
+        raise NotImplementedError("svd: derivatives with full_matrices=True of non-square "
+                                  "matrices are not implemented (the extra singular vectors "
+                                  "are not unique); use full_matrices=False")
+    k = min(m, n)
+    return la.unpack(packed, [(m, k), (k,), (k, n)])
+
+
+def _vjp_svd(g, ans, args, params, need):
+    a = args[0]
+    _real_only("svd", a)
+    m, n = a.shape[-2:]
+    u, s, vt = _svd_parts(a, ans, params["full_matrices"])
+    gu, gs, gvt = _svd_parts(a, g, params["full_matrices"])
+    v, gv = _mT(vt), _mT(gvt)
+    s_row, s_col = _row(s), _col(s)
+    core = _diag_mat(gs)
+    use_u, use_v = not _known_zero(gu), not _known_zero(gv)
+    if use_u or use_v:
+        f = _gap_inverse(s, True)
+    if use_u:
+        ju = _mm(_mT(u), gu)
+        pu = ops.multiply(f, ju)
+        core = ops.add(core, ops.multiply(ops.add(pu, _mT(pu)), s_row))
+    if use_v:
+        jv = _mm(_mT(v), gv)
+        pv = ops.multiply(f, jv)
+        core = ops.add(core, ops.multiply(s_col, ops.add(pv, _mT(pv))))
+    ct = _mm(_mm(u, core), vt)
+    if m > n and use_u:    # the part of gU outside U's column space
+        s_inv = _row(bind(P.recip_p, s))
+        ct = ops.add(ct, _mm(ops.multiply(_sub(gu, _mm(u, ju)), s_inv), vt))
+    elif n > m and use_v:
+        s_inv = _row(bind(P.recip_p, s))
+        ct = ops.add(ct, _mm(u, _mT(ops.multiply(_sub(gv, _mm(v, jv)), s_inv))))
+    return (ct,)
+
+
+def _jvp_svd(tangents, ans, args, params):
+    a = args[0]
+    _real_only("svd", a)
+    m, n = a.shape[-2:]
+    da = tangents[0]
+    u, s, vt = _svd_parts(a, ans, params["full_matrices"])
+    v = _mT(vt)
+    f = _gap_inverse(s, True)
+    s_row, s_col = _row(s), _col(s)
+    ds_mat = _mm(_mm(_mT(u), da), v)
+    dss, sds = ops.multiply(ds_mat, s_row), ops.multiply(s_col, ds_mat)
+    du = _mm(u, ops.multiply(f, ops.add(dss, _mT(dss))))
+    dv = _mm(v, ops.multiply(f, ops.add(sds, _mT(sds))))
+    if m > n:
+        s_inv = _row(bind(P.recip_p, s))
+        dav = _mm(da, v)
+        du = ops.add(du, ops.multiply(_sub(dav, _mm(u, _mm(_mT(u), dav))), s_inv))
+    elif n > m:
+        s_inv = _row(bind(P.recip_p, s))
+        dau = _mm(_mT(da), u)
+        dv = ops.add(dv, ops.multiply(_sub(dau, _mm(v, _mm(vt, dau))), s_inv))
+    return _pack_la([du, _diag_of(ds_mat), _mT(dv)], a.shape[:-2])
+
+
+_register(P.svd_p, _vjp_svd, _jvp_svd)
+
+
+def _singular_vectors(a):
+    u, _, vt = _svd_parts(a, bind(P.svd_p, a, full_matrices=False), False)
+    return u, vt
+
+
+def _vjp_svdvals(g, ans, args, params, need):
+    a = args[0]
+    _real_only("svdvals", a)
+    u, vt = _singular_vectors(a)
+    return (_mm(ops.multiply(u, _row(g)), vt),)
+
+
+def _jvp_svdvals(tangents, ans, args, params):
+    a = args[0]
+    _real_only("svdvals", a)
+    u, vt = _singular_vectors(a)
+    return ops.sum(ops.multiply(u, _mm(tangents[0], _mT(vt))), -2)
+
+
+_register(P.svdvals_p, _vjp_svdvals, _jvp_svdvals)
+
+
+def _cols(x, lo, hi):
+    return ops.shrink(x, [(0, d) for d in x.shape[:-1]] + [(lo, hi)])
+
+
+def _qr_parts(a, packed, mode):
+    m, n = a.shape[-2:]
+    if mode == "complete" and m > n:
+        raise NotImplementedError("qr: derivatives with mode='complete' of tall matrices are not "
+                                  "implemented (Q's extra columns are not unique); use "
+                                  "mode='reduced'")
+    k = min(m, n)
+    return la.unpack(packed, [(m, k), (k, n)])
+
+
+def _qr_jvp_square(q, r, da):
+    """(dQ, dR) of A = QR for m >= n: C = Q^T dA R^-1, Omega = tril(C, -1) - its transpose,
+    dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
+    da_rinv = _mT(_trs(r, _mT(da), False, 1))
+    c = _mm(_mT(q), da_rinv)
+    low = _tri(c, True, -1)
+    om = _sub(low, _mT(low))
+    dq = ops.add(_mm(q, _sub(om, c)), da_rinv)
+    return dq, _mm(_sub(c, om), r)
+
+
+def _qr_vjp_square(q, r, gq, gr):
+    """A's cotangent for m >= n: (gQ + Q copyltu(M)) R^-T, M = gR R^T - Q^T gQ."""
+    mm_ = _sub(_mm(gr, _mT(r)), _mm(_mT(q), gq))
+    sym = ops.add(_tri(mm_, False), _mT(_tri(mm_, False, 1)))
+    b = ops.add(_mm(q, sym), gq)
+    return _mT(_trs(r, _mT(b), False, 0))
+
+
+def _vjp_qr(g, ans, args, params, need):
+    a = args[0]
+    _real_only("qr", a)
+    m, n = a.shape[-2:]
+    q, r = _qr_parts(a, ans, params["mode"])
+    gq, gr = _qr_parts(a, g, params["mode"])
+    if m >= n:
+        return (_qr_vjp_square(q, r, gq, gr),)
+    # A = [X | Y], X square: Q R_X = X, R_Y = Q^T Y
+    rx, grx, gry, y = _cols(r, 0, m), _cols(gr, 0, m), _cols(gr, m, n), _cols(a, m, n)
+    ctx = _qr_vjp_square(q, rx, ops.add(gq, _mm(y, _mT(gry))), grx)
+    return (ops.concatenate([ctx, _mm(q, gry)], axis=-1),)
+
+
+def _jvp_qr(tangents, ans, args, params):
+    a = args[0]
+    _real_only("qr", a)
+    m, n = a.shape[-2:]
+    da = tangents[0]
+    q, r = _qr_parts(a, ans, params["mode"])
+    if m >= n:
+        dq, dr = _qr_jvp_square(q, r, da)
+    else:
+        dq, drx = _qr_jvp_square(q, _cols(r, 0, m), _cols(da, 0, m))
+        dry = ops.add(_mm(_mT(dq), _cols(a, m, n)), _mm(_mT(q), _cols(da, m, n)))
+        dr = ops.concatenate([drx, dry], axis=-1)
+    return _pack_la([dq, dr], a.shape[:-2])
+
+
+_register(P.qr_p, _vjp_qr, _jvp_qr)
+
+
+def _pinv_jvp(a, p, da):
+    """d pinv(A) = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra)."""
+    dat = _mT(da)
+    t1 = _neg(_mm(_mm(p, da), p))
+    x = _sub(dat, _mm(_mm(dat, a), p))
+    t2 = _mm(p, _mm(_mT(p), x))
+    y = _mm(dat, _mm(_mT(p), p))
+    t3 = _sub(y, _mm(p, _mm(a, y)))
+    return ops.add(ops.add(t1, t2), t3)
+
+
+def _pinv_vjp(a, p, g):
+    """-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A): the transpose of _pinv_jvp."""
+    gt = _mT(g)
+    t1 = _neg(_mm(_mm(_mT(p), g), _mT(p)))
+    z = _mm(gt, _mm(p, _mT(p)))
+    t2 = _sub(z, _mm(a, _mm(p, z)))
+    w = _mm(_mm(_mT(p), p), gt)
+    t3 = _sub(w, _mm(_mm(w, p), a))
+    return ops.add(ops.add(t1, t2), t3)
+
+
+def _vjp_pinv(g, ans, args, params, need):
+    _real_only("pinv", args[0])
+    return (_pinv_vjp(args[0], ans, g),)
+
+
+def _jvp_pinv(tangents, ans, args, params):
+    _real_only("pinv", args[0])
+    return _pinv_jvp(args[0], ans, tangents[0])
+
+
+_register(P.pinv_p, _vjp_pinv, _jvp_pinv)
+
+
+def _vjp_lstsq(g, ans, args, params, need):
+    a, b = args
+    _real_only("lstsq", a)
+    m, n = a.shape
+    gx, gs = la.unpack(g, [(n, b.shape[1]), (min(m, n),)])
+    p = bind(P.pinv_p, a, rtol=params["rcond"])            # x = pinv(a) b
+    ct_b = _mm(_mT(p), gx) if need[1] else None
+    ct_a = None
+    if need[0]:
+        ct_a = _pinv_vjp(a, p, _mm(gx, _mT(b)))
+        if not _known_zero(gs):                            # the singular values' part
+            u, vt = _singular_vectors(a)
+            ct_a = ops.add(ct_a, _mm(ops.multiply(u, _row(gs)), vt))
+    return (ct_a, ct_b)
+
+
+def _jvp_lstsq(tangents, ans, args, params):
+    a, b = args
+    _real_only("lstsq", a)
+    ta, tb = tangents
+    p = bind(P.pinv_p, a, rtol=params["rcond"])
+    k = min(a.shape)
+    dx = None if tb is None else _mm(p, tb)
+    if ta is None:
+        ds = _scal(0, a.dtype, (k,))
+    else:
+        dpb = _mm(_pinv_jvp(a, p, ta), b)
+        dx = dpb if dx is None else ops.add(dx, dpb)
+        u, vt = _singular_vectors(a)
+        ds = ops.sum(ops.multiply(u, _mm(ta, _mT(vt))), -2)
+    if dx is None:
+        dx = _scal(0, a.dtype, (a.shape[1], b.shape[1]))
+    return _pack_la([dx, ds], ())
+
+
+_register(P.lstsq_p, _vjp_lstsq, _jvp_lstsq)
 
 
 # -- WP-jit: stop_gradient is the identity with a zero derivative ----------------------------------

@@ -17,6 +17,7 @@ strongly typed.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -58,7 +59,10 @@ def register_elementwise(prim, out_dtype=None):
                 raise ValueError(f"{prim.name}: operands must have equal shapes, got "
                                  f"{', '.join(str(x.shape) for x in avals)}")
         if out_dtype is None:
-            dt = a.dtype
+            # operands of different dtypes (some derivative rules mix real and complex): the
+            # implementation's NumPy promotion
+            dt = a.dtype if all(b.dtype == a.dtype for b in avals[1:]) else \
+                np.result_type(*[b.dtype for b in avals])
         elif callable(out_dtype):
             dt = out_dtype(avals, **params)
         else:
@@ -94,6 +98,17 @@ def _freeze(v):
     return v
 
 
+def _filled(aval, fill):
+    """An array of ``aval``'s shape and dtype: all ``fill``, or identity matrices in its last
+    two axes for "eye" (operands of decompositions that reject zeros and ones)."""
+    if fill != "eye":
+        return np.full(aval.shape, fill, aval.dtype)
+    if len(aval.shape) < 2:
+        return np.ones(aval.shape, aval.dtype)
+    eye = np.eye(aval.shape[-2], aval.shape[-1], dtype=aval.dtype)
+    return np.ascontiguousarray(np.broadcast_to(eye, aval.shape))
+
+
 def _fallback(prim, avals, params):
     impl = prim.impl
     if impl is None:
@@ -105,12 +120,15 @@ def _fallback(prim, avals, params):
     out = _FALLBACK_CACHE.get(key)
     if out is None:
         err = None
-        for fill in (0, 1):
-            args = [Tensor._wrap(np.full(a.shape, fill, a.dtype)) for a in avals]
+        for fill in (0, 1, "eye"):
+            args = [Tensor._wrap(_filled(a, fill)) for a in avals]
             try:
-                res = impl(*args, **params)
+                # dummy values: their NumPy warnings (casts, invalid values) mean nothing
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    res = impl(*args, **params)
                 break
-            except Exception as e:  # noqa: BLE001 - try ones where zeros are invalid
+            except Exception as e:  # noqa: BLE001 - try the next fill where one is invalid
                 err = e
         else:
             raise err

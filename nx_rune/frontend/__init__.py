@@ -45,6 +45,13 @@ from nx_rune.frontend import statistics as _statistics  # noqa: E402
 from nx_rune.frontend.statistics import *  # noqa: F401,F403,E402
 __all__ += _statistics.__all__
 
+
+# -- namespace family (Array API data type functions): after _core, whose astype it extends
+from nx_rune.frontend import dtype_functions as _dtype_functions  # noqa: E402
+from nx_rune.frontend.dtype_functions import *  # noqa: F401,F403,E402
+
+__all__ += [n for n in _dtype_functions.__all__ if n not in __all__]
+
 # Tensor and tracer operators (``x + y``, ``x[i]``, ``x.sum()``) call the functions of this
 # package; tensor.py cannot import it (the front end imports tensor.py), so it is handed over.
 _tensor.install_frontend(__import__("sys").modules[__name__])
@@ -54,3 +61,7 @@ from nx_rune.frontend import sorting as _sorting  # noqa: E402
 from nx_rune.frontend.sorting import *  # noqa: F401,F403,E402
 
 __all__ += _sorting.__all__
+
+
+# WP-setitem: x[idx] = v and the in-place operators reach the front end through these
+from nx_rune.frontend.indexing import inplace_op, setitem  # noqa: F401,E402

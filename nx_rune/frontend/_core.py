@@ -1,8 +1,9 @@
 """Operand coercion, promotion and broadcasting: the core every front-end module imports.
 
-``asarray`` makes a Tensor of Python/NumPy data (JAX's x32 defaults: Python floats become
-float32, ints int32 (int64 when they do not fit), complex numbers complex64; NumPy arrays keep
-their dtype, and a C-contiguous ndarray is shared, not copied).  ``promote`` gives operands one
+``asarray`` makes a Tensor of Python/NumPy data with JAX's defaults (x64 off: Python floats
+become float32, ints int32 (int64 when they do not fit), complex numbers complex64; x64 on, see
+``nx_rune.config``: float64, int64, complex128); NumPy arrays keep their dtype, and a
+C-contiguous ndarray is shared, not copied.  ``promote`` gives operands one
 dtype with NumPy's rules and Python scalars weakly typed as in JAX (``x * 2`` keeps x's dtype);
 ``binary_op`` binds a binary primitive on promoted, broadcast operands.
 """
@@ -16,6 +17,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
+from nx_rune.config import x64_enabled
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -28,6 +30,8 @@ _NARROW = {np.dtype(np.float64): dtypes.float32, np.dtype(np.complex128): dtypes
 def normalize_shape(shape, name="shape"):
     """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    elif getattr(shape, "ndim", None) == 0:  # a 0-d tensor or ndarray: one dimension
         shape = (shape,)
     try:
         out = tuple(operator.index(s) for s in shape)
@@ -59,6 +63,8 @@ def _python_data_to_ndarray(obj, dtype):
                         f"non-numeric data)")
     if arr.dtype.kind in "US":
         raise TypeError(f"obj: cannot make a tensor from strings ({arr.dtype})")
+    if x64_enabled():  # NumPy's own defaults are x64's: float64, int64, complex128
+        return arr
     if arr.dtype in _NARROW:
         return arr.astype(_NARROW[arr.dtype])
     if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
@@ -83,10 +89,10 @@ def _stack_nested(obj):
     flow through traced elements (NumPy would read their values)."""
     leaves = []
     _nested_leaves(obj, leaves)
-    arrays = [operand(x) for x in leaves if not isinstance(x, SCALARS)]
+    arrays = [operand(x) for x in leaves if not _weak(x)]
     dt = dtypes.result_type(*[a.dtype for a in arrays])
     for x in leaves:
-        if isinstance(x, SCALARS):
+        if _weak(x):
             dt = dtypes.weak_result_type(dt, x)
     return _stack_in(obj, dt)
 
@@ -154,6 +160,15 @@ def asarray(obj: ArrayLike, dtype: DTypeLike = None) -> Array:
 SCALARS = (int, float, complex, bool, np.bool_)
 
 
+def _weak(x):
+    """Whether ``x`` is weakly typed: a Python scalar, and NumPy's float64 and complex128
+    scalars (subclasses of float and complex) except in x64 mode, where those are strong, as
+    in JAX's x64 mode (and NumPy 2): ``float32 tensor + np.float64(1)`` is float64 there and
+    float32 with x64 off (JAX's x32 mode narrows the scalar to float32)."""
+    return isinstance(x, SCALARS) and not (isinstance(x, np.generic) and x64_enabled()
+                                           and not isinstance(x, np.bool_))
+
+
 # -- argument handling ---------------------------------------------------------------------
 
 def operand(x):
@@ -161,7 +176,18 @@ def operand(x):
 
 
 def const(value, dtype):
+    """The Python or NumPy scalar ``value`` as a 0-d tensor of ``dtype``.  A float beyond a
+    narrow float dtype's range rounds to inf silently (as the operators give it), without
+    NumPy's cast warning."""
+    if type(value) is float and dtype.kind in "fc" and dtype.itemsize < 8 \
+            and not -_NARROW_MAX[dtype] <= value <= _NARROW_MAX[dtype]:
+        with np.errstate(over="ignore"):
+            return Tensor._wrap(np.array(value, dtype=dtype))
     return Tensor._wrap(np.array(value, dtype=dtype))
+
+
+_NARROW_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
+_NARROW_MAX[np.dtype(np.complex64)] = _NARROW_MAX[np.dtype(np.float32)]
 
 
 def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
@@ -208,7 +234,7 @@ def promote(*xs):
     for x in xs:
         if x.__class__ is not Tensor and getattr(x, "weak_type", False):
             return _promote_weak(xs)
-    arrays = [x for x in xs if not isinstance(x, SCALARS)]
+    arrays = [x for x in xs if not _weak(x)]
     if not arrays:  # only Python scalars: the default dtype of the highest kind among them
         dt = dtypes.scalar_dtype(builtins.max(xs, key=_scalar_rank))
         if dt.kind in "iu":
@@ -217,11 +243,11 @@ def promote(*xs):
     arrays = [operand(x) for x in arrays]
     dt = arrays[0].dtype if len(arrays) == 1 else dtypes.result_type(*[a.dtype for a in arrays])
     for x in xs:
-        if isinstance(x, SCALARS):
+        if _weak(x):
             dt = dtypes.weak_result_type(dt, x)
     out, it = [], iter(arrays)
     for x in xs:
-        out.append(const(x, dt) if isinstance(x, SCALARS) else astype(next(it), dt))
+        out.append(const(x, dt) if _weak(x) else astype(next(it), dt))
     return out
 
 
@@ -273,7 +299,8 @@ def binary_op(prim, a, b):
 
 
 def as_inexact(x):
-    """``x`` as a float tensor (ints and bools go to float32, 64-bit ints to float64)."""
+    """``x`` as a float tensor (ints and bools go to float32, 64-bit ints to float64: JAX's
+    rule in both modes)."""
     x = operand(x)
     if dtypes.is_inexact(x.dtype):
         return x

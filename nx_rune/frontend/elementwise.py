@@ -1,13 +1,19 @@
-"""Elementwise functions: arithmetic, powers and transcendental functions, comparisons,
-logic and bit operations.
+"""Elementwise functions: arithmetic, powers and transcendental functions, rounding, complex
+parts, comparisons, logic and bit operations (the Array API standard's and NumPy's names).
 
 Each takes arrays or Python scalars; binary functions broadcast (stride-0 views, no copy) and
 promote with NumPy's rules, Python scalars weak as in JAX.  Transcendental functions of ints
-and bools give float32 (float64 for 64-bit ints).  Differentiable wherever the math is:
-``maximum``/``minimum`` split the derivative equally on ties; ``floor_divide``/``mod`` floor
-like NumPy.
+and bools give float32 (float64 for 64-bit ints).  Each function is one primitive (one NumPy
+loop, so NaN/inf/-0.0 follow NumPy and the standard's special cases) or an exact composition.
+Differentiable wherever the math is: ``maximum``/``minimum`` split the derivative equally on
+ties; ``floor_divide``/``mod`` floor like NumPy; rounding, sign and tests have zero derivative.
+Functions that return their input unchanged (``real`` of a real tensor, ``floor`` of an integer
+tensor, ``positive``, ...) return the tensor itself, not a copy.
 """
 from __future__ import annotations
+
+import math
+import operator
 
 import numpy as np
 
@@ -16,6 +22,7 @@ from nx_rune import primitives as P
 from nx_rune.frontend._core import (as_inexact, astype, binary_op, broadcast_shapes, broadcast_to,
                                     check_int, check_real, const, operand, promote)
 from nx_rune.primitives import bind
+from nx_rune.tensor import ArrayBase, Tensor, fast_binary, fast_unary
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
@@ -24,7 +31,15 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide
            "maximum", "minimum", "clip", "where", "less", "greater", "not_equal", "equal",
            "less_equal", "greater_equal", "logical_and", "logical_or", "logical_not",
            "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
-           "isnan", "isfinite", "isinf"]
+           "isnan", "isfinite", "isinf",
+           # the Array API standard's names and NumPy's, beyond the seed's set
+           "pow", "positive", "acos", "arccos", "asin", "arcsin", "atan", "arctan", "atan2",
+           "arctan2", "acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "sinh", "cosh",
+           "log10", "logaddexp", "logaddexp2", "hypot", "copysign", "nextafter", "signbit",
+           "floor", "ceil", "trunc", "rint", "round", "fix", "real", "imag", "conj", "conjugate",
+           "angle", "deg2rad", "rad2deg", "radians", "degrees", "sinc", "heaviside",
+           "nan_to_num", "isneginf", "isposinf", "isclose", "allclose", "array_equal",
+           "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert"]
 
 
 # -- elementwise arithmetic ----------------------------------------------------------------------
@@ -32,7 +47,8 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide
 def add(a: ArrayLike, b: ArrayLike) -> Array:
     """a + b.  Shapes broadcast to their NumPy broadcast; dtype: NumPy promotion of the operands
     (a Python scalar is weak: ``x + 1`` keeps x's dtype, int + 2.5 gives float32)."""
-    return binary_op(P.add_p, a, b)
+    r = fast_binary(a, b, np.add)
+    return binary_op(P.add_p, a, b) if r is None else r
 
 
 def subtract(a: ArrayLike, b: ArrayLike) -> Array:
@@ -43,7 +59,8 @@ def subtract(a: ArrayLike, b: ArrayLike) -> Array:
 
 def multiply(a: ArrayLike, b: ArrayLike) -> Array:
     """a * b: broadcast shape, promoted dtype as ``add``."""
-    return binary_op(P.mul_p, a, b)
+    r = fast_binary(a, b, np.multiply)
+    return binary_op(P.mul_p, a, b) if r is None else r
 
 
 def divide(a: ArrayLike, b: ArrayLike) -> Array:
@@ -99,7 +116,8 @@ def negative(x: ArrayLike) -> Array:
 
 def reciprocal(x: ArrayLike) -> Array:
     """1 / x, same shape; float dtype (ints and bools give float32, 64-bit ints float64)."""
-    return bind(P.recip_p, as_inexact(x))
+    r = fast_unary(x, np.reciprocal)
+    return bind(P.recip_p, as_inexact(x)) if r is None else r
 
 
 def square(x: ArrayLike) -> Array:
@@ -111,83 +129,91 @@ def square(x: ArrayLike) -> Array:
 def sqrt(x: ArrayLike) -> Array:
     """Square root (nan below 0 for real input).  Same shape; float dtype (ints and bools give
     float32, 64-bit ints float64), as every transcendental function here."""
-    return bind(P.sqrt_p, as_inexact(x))
+    r = fast_unary(x, np.sqrt)
+    return bind(P.sqrt_p, as_inexact(x)) if r is None else r
 
 
 def exp(x: ArrayLike) -> Array:
     """e ** x, same shape; float dtype (see ``sqrt``)."""
-    return bind(P.exp_p, as_inexact(x))
+    r = fast_unary(x, np.exp)
+    return bind(P.exp_p, as_inexact(x)) if r is None else r
 
 
 def exp2(x: ArrayLike) -> Array:
     """2 ** x, same shape; float dtype."""
-    return bind(P.exp2_p, as_inexact(x))
+    r = fast_unary(x, np.exp2)
+    return bind(P.exp2_p, as_inexact(x)) if r is None else r
 
 
 def log(x: ArrayLike) -> Array:
     """Natural logarithm (-inf at 0, nan below), same shape; float dtype."""
-    return bind(P.log_p, as_inexact(x))
+    r = fast_unary(x, np.log)
+    return bind(P.log_p, as_inexact(x)) if r is None else r
 
 
 def log2(x: ArrayLike) -> Array:
     """Base-2 logarithm, same shape; float dtype."""
-    return bind(P.log2_p, as_inexact(x))
+    r = fast_unary(x, np.log2)
+    return bind(P.log2_p, as_inexact(x)) if r is None else r
 
 
 def log1p(x: ArrayLike) -> Array:
     """log(1 + x), accurate near 0; same shape, float dtype."""
-    return bind(P.log1p_p, as_inexact(x))
+    r = fast_unary(x, np.log1p)
+    return bind(P.log1p_p, as_inexact(x)) if r is None else r
 
 
 def expm1(x: ArrayLike) -> Array:
     """exp(x) - 1, accurate near 0; same shape, float dtype."""
-    return bind(P.expm1_p, as_inexact(x))
+    r = fast_unary(x, np.expm1, b"f")
+    return bind(P.expm1_p, as_inexact(x)) if r is None else r
 
 
 def sin(x: ArrayLike) -> Array:
     """Sine (radians), same shape; float dtype."""
-    return bind(P.sin_p, as_inexact(x))
+    r = fast_unary(x, np.sin)
+    return bind(P.sin_p, as_inexact(x)) if r is None else r
 
 
 def cos(x: ArrayLike) -> Array:
     """Cosine (radians), same shape; float dtype."""
-    return bind(P.cos_p, as_inexact(x))
+    r = fast_unary(x, np.cos)
+    return bind(P.cos_p, as_inexact(x)) if r is None else r
 
 
 def tan(x: ArrayLike) -> Array:
-    """Tangent, as sin(x) / cos(x); same shape, float dtype."""
-    x = as_inexact(x)
-    return bind(P.fdiv_p, bind(P.sin_p, x), bind(P.cos_p, x))
+    """Tangent (radians), same shape; float or complex dtype (one NumPy loop: complex tan does
+    not overflow for a large imaginary part, as sin/cos would)."""
+    r = fast_unary(x, np.tan)
+    return bind(P.tan_p, as_inexact(x)) if r is None else r
 
 
 def tanh(x: ArrayLike) -> Array:
-    """Hyperbolic tangent, same shape; float dtype."""
-    return bind(P.tanh_p, as_inexact(x))
+    """Hyperbolic tangent, same shape; float or complex dtype (complex: tanh(±inf + iy) is
+    ±1 with a zero imaginary part of y's sign, as the Array API specifies)."""
+    r = fast_unary(x, np.tanh, b"f")
+    return bind(P.tanh_p, as_inexact(x)) if r is None else r
 
 
 def sign(x: ArrayLike) -> Array:
-    """-1, 0 or 1 by the sign of x (nan for nan), same shape and dtype; zero derivative."""
+    """-1, 0 or 1 by the sign of real x (0 for -0.0, nan for nan); x / |x| for complex x (0 at
+    0, nan + nan j if a part is nan).  Same shape and dtype; zero derivative (as JAX)."""
     x = operand(x)
-    check_real(x, "sign")
     if dtypes.is_bool(x.dtype):
         return x
-    pos = astype(greater(x, 0), x.dtype)
-    neg = astype(less(x, 0), x.dtype)
-    s = subtract(pos, neg)
-    if dtypes.is_inexact(x.dtype):
-        s = where(isnan(x), x, s)
-    return s
+    return bind(P.sign_p, x)
 
 
 def abs(x: ArrayLike) -> Array:
-    """|x| for real tensors (same shape and dtype; ints wrap like NumPy's at the minimum).
+    """|x|: same shape; the dtype of x for real x (abs(-0.0) is +0.0; ints wrap like NumPy's at
+    the minimum), the float of the same precision for complex x (no undue overflow: inf if a
+    part is inf, even with a nan part).
 
-    Computed as where(x < 0, -x, x): the derivative at 0 is 1, like JAX's."""
+    Derivative: 1 at 0 for real x (like JAX's); conj(x)/|x| (0 at 0) for complex x."""
     x = operand(x)
-    check_real(x, "abs")
     if dtypes.is_bool(x.dtype) or x.dtype.kind == "u":
         return x
-    return where(less(x, 0), negative(x), x)
+    return bind(P.abs_p, x)
 
 
 absolute = abs
@@ -225,8 +251,6 @@ def clip(x: ArrayLike, /, min: ArrayLike | None = None, max: ArrayLike | None = 
     x, min or max gives nan.  The derivative goes to x inside the range and to the bound that
     binds (split equally on ties, as ``maximum``).
     """
-    from nx_rune.tensor import ArrayBase, Tensor  # here: this package edits clip only
-
     x = operand(x)
     check_real(x, "clip")
     lo = _clip_bound(x, _one_of(min, a_min, "min", "a_min"), "min")
@@ -395,24 +419,412 @@ def bitwise_not(x: ArrayLike) -> Array:
 invert = bitwise_not
 
 
-def isnan(x: ArrayLike) -> Array:
-    """True where x is nan: same shape, bool (all false for integer dtypes)."""
+def _float_test(prim, x, integer_value):
     x = operand(x)
     if not dtypes.is_inexact(x.dtype):
-        return broadcast_to(const(False, dtypes.bool_), x.shape)
-    return not_equal(x, x)
+        return broadcast_to(const(integer_value, dtypes.bool_), x.shape)
+    return bind(prim, x)
+
+
+def isnan(x: ArrayLike) -> Array:
+    """True where x is nan (complex: where either part is): same shape, bool (all false for
+    integer dtypes)."""
+    return _float_test(P.isnan_p, x, False)
 
 
 def isfinite(x: ArrayLike) -> Array:
-    """True where x is neither inf nor nan: same shape, bool."""
-    x = operand(x)
-    if not dtypes.is_inexact(x.dtype):
-        return broadcast_to(const(True, dtypes.bool_), x.shape)
-    return equal(subtract(x, x), 0)
+    """True where x is neither inf nor nan (complex: where both parts are finite): same shape,
+    bool (all true for integer dtypes)."""
+    return _float_test(P.isfinite_p, x, True)
 
 
 def isinf(x: ArrayLike) -> Array:
-    """True where x is +inf or -inf: same shape, bool."""
-    x = operand(x)
-    return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
+    """True where x is +inf or -inf (complex: where either part is, even with a nan part): same
+    shape, bool."""
+    return _float_test(P.isinf_p, x, False)
 
+
+# -- the Array API standard's and NumPy's names beyond the seed's set ---------------------------
+
+pow = power
+bitwise_invert = bitwise_not
+
+
+def positive(x: ArrayLike) -> Array:
+    """+x: x itself (same shape and dtype); TypeError for bool, as ``negative``."""
+    x = operand(x)
+    if dtypes.is_bool(x.dtype):
+        raise TypeError("positive: not defined for bool tensors")
+    return x
+
+
+def _float_unary(prim, x, name=None):
+    """``prim`` on x as a float tensor; ``name`` given: real dtypes only."""
+    x = as_inexact(x)
+    if name is not None:
+        check_real(x, name)
+    return bind(prim, x)
+
+
+def _float_binary(prim, a, b, name):
+    """``prim`` on a and b promoted, broadcast and made float; real dtypes only."""
+    a, b = promote(a, b)
+    check_real(a, name)
+    if not dtypes.is_inexact(a.dtype):
+        a, b = as_inexact(a), as_inexact(b)
+    return binary_op(prim, a, b)
+
+
+def arccos(x: ArrayLike) -> Array:
+    """Inverse cosine in [0, pi] (nan outside [-1, 1] for real x; complex x: the principal
+    branch, cuts along the real axis beyond +-1, as NumPy).  Same shape, float dtype."""
+    return _float_unary(P.acos_p, x)
+
+
+def arcsin(x: ArrayLike) -> Array:
+    """Inverse sine in [-pi/2, pi/2] (nan outside [-1, 1] for real x; complex: the principal
+    branch).  Same shape, float dtype."""
+    return _float_unary(P.asin_p, x)
+
+
+def arctan(x: ArrayLike) -> Array:
+    """Inverse tangent in [-pi/2, pi/2] (complex: the principal branch, cuts along the
+    imaginary axis beyond +-1j).  Same shape, float dtype."""
+    return _float_unary(P.atan_p, x)
+
+
+def arctan2(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """The angle of the point (x2, x1) in [-pi, pi], quadrant from both signs (signed zeros
+    and infinities as C's atan2).  Broadcast shape; promoted float dtype; real only."""
+    return _float_binary(P.atan2_p, x1, x2, "atan2")
+
+
+def arccosh(x: ArrayLike) -> Array:
+    """Inverse hyperbolic cosine (nan below 1 for real x; complex: the principal branch).
+    Same shape, float dtype."""
+    return _float_unary(P.acosh_p, x)
+
+
+def arcsinh(x: ArrayLike) -> Array:
+    """Inverse hyperbolic sine.  Same shape, float dtype (complex: the principal branch)."""
+    return _float_unary(P.asinh_p, x)
+
+
+def arctanh(x: ArrayLike) -> Array:
+    """Inverse hyperbolic tangent (+-inf at +-1, nan beyond for real x; complex: the principal
+    branch).  Same shape, float dtype."""
+    return _float_unary(P.atanh_p, x)
+
+
+acos, asin, atan, atan2 = arccos, arcsin, arctan, arctan2
+acosh, asinh, atanh = arccosh, arcsinh, arctanh
+
+
+def sinh(x: ArrayLike) -> Array:
+    """Hyperbolic sine, same shape; float or complex dtype."""
+    return _float_unary(P.sinh_p, x)
+
+
+def cosh(x: ArrayLike) -> Array:
+    """Hyperbolic cosine, same shape; float or complex dtype."""
+    return _float_unary(P.cosh_p, x)
+
+
+def log10(x: ArrayLike) -> Array:
+    """Base-10 logarithm (-inf at 0, nan below for real x), same shape; float dtype."""
+    return _float_unary(P.log10_p, x)
+
+
+def logaddexp(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """log(exp(x1) + exp(x2)) without overflow: broadcast shape, promoted float dtype; real
+    only.  Derivative: the softmax weights of (x1, x2) (1/2 each where x1 == x2)."""
+    return _float_binary(P.logaddexp_p, x1, x2, "logaddexp")
+
+
+def logaddexp2(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """log2(2**x1 + 2**x2) without overflow: broadcast shape, promoted float dtype; real only."""
+    return _float_binary(P.logaddexp2_p, x1, x2, "logaddexp2")
+
+
+def hypot(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """sqrt(x1**2 + x2**2) without undue overflow or underflow (inf if either is inf, even with
+    a nan): broadcast shape, promoted float dtype; real only.  Derivative 0 at (0, 0)."""
+    return _float_binary(P.hypot_p, x1, x2, "hypot")
+
+
+def copysign(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """|x1| with the sign bit of x2 (-0.0 and nan signs count): broadcast shape, promoted float
+    dtype; real only.  Derivative: +-1 in x1 (whether the signs agree), 0 in x2."""
+    return _float_binary(P.copysign_p, x1, x2, "copysign")
+
+
+def nextafter(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """The next representable value after x1 toward x2 (x2 where they are equal, so -0.0 toward
+    +0.0 is +0.0): broadcast shape, promoted float dtype; real only; zero derivative."""
+    return _float_binary(P.nextafter_p, x1, x2, "nextafter")
+
+
+def signbit(x: ArrayLike) -> Array:
+    """True where the sign bit of x is set (-0.0, negative numbers, nan with the sign bit):
+    same shape, bool; real only (ints: x < 0)."""
+    x = operand(x)
+    check_real(x, "signbit")
+    if not dtypes.is_inexact(x.dtype):
+        return less(x, 0)
+    return bind(P.signbit_p, x)
+
+
+def _integral(prim, x, name):
+    x = operand(x)
+    check_real(x, name)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    return bind(prim, x)
+
+
+def floor(x: ArrayLike) -> Array:
+    """The largest integer value <= x (inf, nan and -0.0 kept): same shape and dtype (integer
+    tensors are returned as they are); real only; zero derivative."""
+    return _integral(P.floor_p, x, "floor")
+
+
+def ceil(x: ArrayLike) -> Array:
+    """The smallest integer value >= x (ceil(-0.5) is -0.0): same shape and dtype; real only;
+    zero derivative."""
+    return _integral(P.ceil_p, x, "ceil")
+
+
+def trunc(x: ArrayLike) -> Array:
+    """x rounded toward zero (trunc(-0.5) is -0.0): same shape and dtype; real only; zero
+    derivative."""
+    return _integral(P.trunc_p, x, "trunc")
+
+
+fix = trunc
+
+
+def rint(x: ArrayLike) -> Array:
+    """x rounded to the nearest integer value, halves to even (complex: each part): same shape
+    and dtype; zero derivative."""
+    x = operand(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    return bind(P.rint_p, x)
+
+
+def round(x: ArrayLike, decimals: int = 0) -> Array:
+    """x rounded to ``decimals`` decimal places, halves to even (complex: each part); NumPy's
+    algorithm (rint(x * 10**decimals) / 10**decimals), so the same values as ``np.round``.
+
+    Same shape and dtype; integer tensors with ``decimals < 0`` round exactly in integers
+    (``round(25, -1) == 20``).  Zero derivative.
+    """
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an int, got {decimals!r}") from None
+    x = operand(x)
+    if not dtypes.is_inexact(x.dtype):
+        if decimals >= 0 or dtypes.is_bool(x.dtype):
+            return x
+        return _round_int(x, 10 ** -decimals)
+    if decimals == 0:
+        return bind(P.rint_p, x)
+    if dtypes.is_complex(x.dtype):   # each part on its own (complex arithmetic would mix them)
+        return bind(P.complex_p, round(bind(P.real_p, x), decimals),
+                    round(bind(P.imag_p, x), decimals))
+    if decimals > 0:
+        f = float(10 ** decimals)
+        return divide(bind(P.rint_p, multiply(x, f)), f)
+    f = float(10 ** -decimals)
+    return multiply(bind(P.rint_p, divide(x, f)), f)
+
+
+def _round_int(x, p):
+    """Integers rounded to a multiple of p (> 1), halves to the even multiple, in integers."""
+    if p > np.iinfo(x.dtype).max:
+        return broadcast_to(const(0, x.dtype), x.shape)   # |x| < p / 2 for every value
+    q = floor_divide(x, p)
+    r = subtract(x, multiply(q, p))                        # 0 <= r < p
+    half_up = greater(r, subtract(p, r))
+    tie = logical_and(equal(r, subtract(p, r)), not_equal(bitwise_and(q, 1), 0))
+    return multiply(add(q, astype(logical_or(half_up, tie), x.dtype)), p)
+
+
+def real(x: ArrayLike) -> Array:
+    """The real part: same shape; float of the same precision for complex x, x itself for real
+    x.  Differentiable (its transpose makes g + 0j)."""
+    x = operand(x)
+    if not dtypes.is_complex(x.dtype):
+        return x
+    return bind(P.real_p, x)
+
+
+def imag(x: ArrayLike) -> Array:
+    """The imaginary part: same shape; float of the same precision for complex x, zeros of x's
+    dtype for real x.  Differentiable (its transpose makes -g j)."""
+    x = operand(x)
+    if not dtypes.is_complex(x.dtype):
+        return broadcast_to(const(0, x.dtype), x.shape)
+    return bind(P.imag_p, x)
+
+
+def conj(x: ArrayLike) -> Array:
+    """The complex conjugate: same shape and dtype (x itself for real x)."""
+    x = operand(x)
+    if not dtypes.is_complex(x.dtype):
+        return x
+    return bind(P.conj_p, x)
+
+
+conjugate = conj
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Array:
+    """The argument of z in (-pi, pi] (degrees with ``deg``): atan2(imag(z), real(z)), so for
+    real z 0 or pi (pi at -0.0, as NumPy).  Same shape, float dtype; differentiable for
+    complex z (zero derivative for real z)."""
+    z = operand(z)
+    if dtypes.is_complex(z.dtype):
+        a = bind(P.atan2_p, bind(P.imag_p, z), bind(P.real_p, z))
+    else:
+        z = as_inexact(z)
+        a = bind(P.atan2_p, broadcast_to(const(0, z.dtype), z.shape), z)
+    return bind(P.rad2deg_p, a) if deg else a
+
+
+def deg2rad(x: ArrayLike) -> Array:
+    """Degrees to radians (x * pi / 180, NumPy's loop): same shape, float dtype; real only."""
+    return _float_unary(P.deg2rad_p, x, "deg2rad")
+
+
+def rad2deg(x: ArrayLike) -> Array:
+    """Radians to degrees (x * 180 / pi, NumPy's loop): same shape, float dtype; real only."""
+    return _float_unary(P.rad2deg_p, x, "rad2deg")
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def sinc(x: ArrayLike) -> Array:
+    """sin(pi x) / (pi x), 1 at 0 (NumPy's normalized sinc, the same values): same shape, float
+    or complex dtype.  Differentiable to any order, also at 0."""
+    x = as_inexact(x)
+    zero = equal(x, 0)
+    y = multiply(math.pi, where(zero, 1, x))
+    return where(zero, bind(P.sinc_taylor_p, x, k=0), divide(sin(y), y))
+
+
+def heaviside(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """The step function: 0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, nan where x1 is nan.
+    Broadcast shape, promoted float dtype; real only.  Derivative: 0 in x1, 1 in x2 at 0."""
+    a, b = promote(x1, x2)
+    check_real(a, "heaviside")
+    a, b = as_inexact(a), as_inexact(b)
+    step = where(less(a, 0), 0, where(greater(a, 0), 1, b))
+    return where(isnan(a), a, step)
+
+
+def isposinf(x: ArrayLike) -> Array:
+    """True where x is +inf: same shape, bool; real only."""
+    x = operand(x)
+    check_real(x, "isposinf")
+    return logical_and(isinf(x), logical_not(signbit(x)))
+
+
+def isneginf(x: ArrayLike) -> Array:
+    """True where x is -inf: same shape, bool; real only."""
+    x = operand(x)
+    check_real(x, "isneginf")
+    return logical_and(isinf(x), signbit(x))
+
+
+def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Array:
+    """x with nan replaced by ``nan``, +inf by ``posinf`` (default: the dtype's largest finite
+    value) and -inf by ``neginf`` (default: the most negative); complex x: each part.  Same
+    shape and dtype; integer tensors unchanged; ``copy`` is accepted for NumPy's signature
+    (tensors are values).  Differentiable (the replaced elements are constants)."""
+    x = operand(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    if dtypes.is_complex(x.dtype):
+        re = nan_to_num(bind(P.real_p, x), nan=nan, posinf=posinf, neginf=neginf)
+        im = nan_to_num(bind(P.imag_p, x), nan=nan, posinf=posinf, neginf=neginf)
+        return bind(P.complex_p, re, im)
+    info = np.finfo(x.dtype)
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is not None and not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"nan_to_num: {name} must be a real number, got {v!r}")
+    hi = float(info.max) if posinf is None else float(posinf)
+    lo = float(info.min) if neginf is None else float(neginf)
+    out = where(isnan(x), float(nan), x)
+    out = where(isposinf(x), hi, out)
+    return where(isneginf(x), lo, out)
+
+
+def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Array:
+    """|a - b| <= atol + rtol * |b| elementwise, NumPy's (asymmetric) test; equal infinities
+    are close; nan is close to nan only with ``equal_nan``.  Broadcast shape, bool."""
+    a, b = promote(a, b)
+    a, b = as_inexact(a), as_inexact(b)
+    if a.shape != b.shape:
+        a, b = broadcast_to(a, broadcast_shapes(a.shape, b.shape)), \
+            broadcast_to(b, broadcast_shapes(a.shape, b.shape))
+    tol = add(atol, multiply(rtol, abs(b)))
+    close = logical_and(less_equal(abs(subtract(a, b)), tol), isfinite(b))
+    close = logical_or(close, equal(a, b))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(a), isnan(b)))
+    return close
+
+
+def _all(x):
+    return bind(P.reduce_prod_p, x, axes=tuple(range(x.ndim)), keepdims=False)
+
+
+def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> Array:
+    """Whether ``isclose(a, b, rtol, atol, equal_nan)`` holds everywhere: a 0-d bool tensor
+    (usable in ``if``).  ValueError when the shapes do not broadcast."""
+    return _all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
+    """Whether a1 and a2 have the same shape and equal elements (nan equal to nan with
+    ``equal_nan``): a 0-d bool tensor.  Shapes that differ give False (no broadcasting)."""
+    a1, a2 = operand(a1), operand(a2)
+    if a1.shape != a2.shape:
+        return const(False, dtypes.bool_)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
+    return _all(eq)
+
+
+def _check_shift_operands(a, b, name):
+    for arg, v in (("x1", a), ("x2", b)):
+        kind = v.dtype.kind if hasattr(v, "dtype") else None
+        if isinstance(v, (bool, float, complex)) or kind not in (None, "i", "u"):
+            what = v.dtype if kind is not None else type(v).__name__
+            raise TypeError(f"{name}: {arg} must have an integer dtype, got {what}")
+    a, b = promote(a, b)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name}: the dtypes of x1 and x2 promote to {a.dtype}, not an integer")
+    return a, b
+
+
+def bitwise_left_shift(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """x1 << x2 (x1 * 2**x2 wrapping, 0 for shifts >= the bit width): broadcast shape, promoted
+    integer dtype.  TypeError for float, complex or bool operands; ValueError for x2 < 0."""
+    a, b = _check_shift_operands(x1, x2, "bitwise_left_shift")
+    return binary_op(P.lshift_p, a, b)
+
+
+def bitwise_right_shift(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """x1 >> x2, arithmetic (floor(x1 / 2**x2); 0 or -1 for shifts >= the bit width):
+    broadcast shape, promoted integer dtype.  TypeError for float, complex or bool operands;
+    ValueError for x2 < 0."""
+    a, b = _check_shift_operands(x1, x2, "bitwise_right_shift")
+    return binary_op(P.rshift_p, a, b)

@@ -16,6 +16,11 @@ The advanced axes are merged into one (a reshape: a view when strides allow) and
 so indexing is differentiable in ``x``.  ``x.at[idx].set/add/...`` index an iota tensor the
 same way to find the flat positions, and write them with one ``scatter``.
 
+``x[idx] = v`` (``setitem``) and the in-place operators (``inplace_op``) write into a concrete
+Tensor's memory in place (NumPy's indexing does the write, after our checks); on a tracer they
+compute ``x.at[idx].set(v)`` (or ``x op y``) and rebind the tracer object to the result, so
+later uses of that Python object see the new value and derivatives flow through x and v.
+
 Out-of-range indices raise IndexError naming the axis, the index and the size; float indices
 raise TypeError (an ``IndexError`` subclass too, as NumPy raises IndexError there).
 """
@@ -23,21 +28,23 @@ from __future__ import annotations
 
 import builtins
 import math
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from nx_rune import dtypes
+from nx_rune import backend, dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, const, operand
-from nx_rune.frontend.elementwise import add, multiply
+from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, operand
+from nx_rune.frontend.elementwise import add, divide, multiply, subtract
 from nx_rune.frontend.movement import flip, moveaxis, pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["getitem", "IndexUpdateHelper", "take", "take_along_axis", "put_along_axis",
-           "nonzero", "advanced_getitem", "index_update", "IndexTypeError", "concrete_value"]
+           "nonzero", "advanced_getitem", "index_update", "IndexTypeError", "concrete_value",
+           "setitem", "inplace_op", "ValueOverflowError"]
 
 SCATTER_MODES = ("set", "add", "mul", "max", "min")
 _INT32_MAX = 2**31 - 1
@@ -46,6 +53,11 @@ _INT32_MAX = 2**31 - 1
 class IndexTypeError(TypeError, IndexError):
     """An index of the wrong type (a float array, say): a TypeError (as JAX raises) that is also
     an IndexError (as NumPy raises)."""
+
+
+class ValueOverflowError(OverflowError, ValueError):
+    """A value that does not fit the target dtype (300 into int8): an OverflowError (as NumPy
+    raises) that is also a ValueError."""
 
 
 # -- index operands ---------------------------------------------------------------------------
@@ -208,7 +220,9 @@ def advanced_getitem(x, index):
                                  "entries fixes the result's shape); it is a traced value here")
             shape = x.shape[x_axis:x_axis + mask.ndim]
             for j, (m, n) in enumerate(zip(mask.shape, shape)):
-                if m != n:
+                # NumPy (and the Array API suite) let a length-0 mask axis stand for any length:
+                # it selects nothing either way
+                if m != n and m != 0:
                     raise IndexError(f"index: bool mask of shape {mask.shape} does not match "
                                      f"axis {x_axis + j} of size {n} (tensor shape {x.shape})")
             for arr in np.nonzero(mask):
@@ -294,7 +308,7 @@ def index_update(x, index, values, mode):
     it = np.int32 if x.size <= _INT32_MAX else np.int64
     iota = Tensor._wrap(np.arange(x.size, dtype=it).reshape(x.shape))
     pos = getitem(iota, index)
-    v = _cast_values(values, x.dtype)
+    v = _drop_leading_ones(_cast_values(values, x.dtype), pos.shape)
     try:
         v = broadcast_to(v, pos.shape)
     except ValueError:
@@ -305,20 +319,237 @@ def index_update(x, index, values, mode):
     return reshape(out, x.shape)
 
 
-def _cast_values(values, dtype):
-    """``values`` in ``dtype``; TypeError when complex values would lose their imaginary part
-    in a real tensor (a float into an int truncates, as NumPy's and JAX's casts)."""
-    if isinstance(values, (bool, int, float, complex, np.generic)):
-        if isinstance(values, (complex, np.complexfloating)) and dtype.kind != "c":
-            raise TypeError(f"values: complex {values!r} cannot be written into a {dtype} tensor "
+def _cast_values(values, dtype, name="values"):
+    """``values`` as an array operand of ``dtype``: arrays cast as NumPy's ``astype`` does;
+    Python data (scalars, nested lists) converted as NumPy's setitem does (300 into int8
+    raises).  TypeError for a complex value into a non-complex dtype (the imaginary part would
+    be dropped silently)."""
+    if isinstance(values, ArrayBase):
+        _check_not_complex(values.dtype, dtype, name)
+        return astype(values, dtype)
+    if isinstance(values, np.ndarray) or _holds_arrays(values):
+        v = operand(values)
+        _check_not_complex(v.dtype, dtype, name)
+        return astype(v, dtype)
+    return Tensor._wrap(_python_values(values, dtype, name))
+
+
+def _holds_arrays(values):
+    """True for a (nested) list or tuple with an array among its leaves."""
+    if isinstance(values, (list, tuple)):
+        return builtins.any(isinstance(v, (ArrayBase, np.ndarray)) or _holds_arrays(v)
+                            for v in values)
+    return False
+
+
+def _check_not_complex(src, dst, name, scalar=None):
+    """TypeError when complex values (of dtype ``src``; ``scalar``: the one Python value)
+    would lose their imaginary parts in a ``dst`` tensor."""
+    if src.kind == "c" and dst.kind != "c":
+        if scalar is not None:
+            raise TypeError(f"{name}: complex {scalar!r} cannot be written into a {dst} tensor "
                             f"(its imaginary part would be lost); take nx.real of it first")
-        return const(values, dtype)
-    values = operand(values)
-    if values.dtype.kind == "c" and dtype.kind != "c":
-        raise TypeError(f"values: complex values ({values.dtype}) cannot be written into a "
-                        f"{dtype} tensor (their imaginary parts would be lost); take nx.real of "
-                        f"them first")
-    return astype(values, dtype)
+        raise TypeError(f"{name}: complex values ({src}) cannot be written into a {dst} tensor "
+                        f"(their imaginary parts would be lost); take nx.real of them first")
+
+
+def _python_values(values, dtype, name):
+    """Python or NumPy scalars and nested lists of them as a C-contiguous ndarray of dtype,
+    converted with NumPy's setitem rules."""
+    try:
+        probe = np.asarray(values)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"{name}: cannot make an array of {type(values).__name__}: {e}") from None
+    if probe.dtype == object or probe.dtype.kind not in "biufc":
+        raise TypeError(f"{name}: expected numbers or arrays, got {type(values).__name__} "
+                        f"({probe.dtype})")
+    _check_not_complex(probe.dtype, dtype, name, values if probe.ndim == 0 else None)
+    out = np.empty(probe.shape, dtype)
+    try:
+        out[...] = values
+    except OverflowError as e:
+        raise ValueOverflowError(f"{name}: {e} (the tensor's dtype is {dtype})") from None
+    except ValueError as e:
+        raise ValueError(f"{name}: {e} (the tensor's dtype is {dtype})") from None
+    return out
+
+
+# -- x[idx] = v and in-place operators ----------------------------------------------------------
+
+def setitem(x: Array, index: Any, value: ArrayLike) -> None:
+    """``x[index] = value``: ``index`` is anything ``x[index]`` accepts (ints, slices of any
+    step, None, Ellipsis, integer arrays, bool masks); ``value`` broadcasts to the shape of
+    ``x[index]`` (leading size-1 axes beyond it are dropped, as NumPy does) and is converted to
+    x's dtype as NumPy's setitem does (floats into ints truncate; complex into non-complex
+    raises TypeError).  With duplicate indices the last write in C order wins.
+
+    On a Tensor the write happens in place: every view of its memory sees it.  ValueError when
+    the memory cannot be written (a broadcast view, a padded view, read-only memory); TypeError
+    for a traced value (inside a transformation use ``x = x.at[index].set(value)``).  On a
+    tracer, the tracer is rebound to ``x.at[index].set(value)`` (differentiable in x and value).
+    """
+    if isinstance(x, Tensor):
+        _setitem_tensor(x, index, value)
+        return
+    rebind = getattr(x, "_rebind", None)
+    if rebind is None:
+        raise TypeError(f"x: a {type(x).__name__} does not support item assignment; write "
+                        f"x = x.at[idx].set(v)")
+    rebind(index_update(x, index, _setitem_operand(value, x.dtype), "set"), "x[idx] = v")
+
+
+def _setitem_operand(value, dtype):
+    if isinstance(value, ArrayBase):
+        _check_not_complex(value.dtype, dtype, "value")
+        return value
+    return _cast_values(value, dtype, "value")
+
+
+def _traced(v):
+    """True when v is (or a list holds) a value of a transformation (not a concrete Tensor)."""
+    if isinstance(v, ArrayBase):
+        return not isinstance(v, Tensor)
+    if isinstance(v, (list, tuple)):
+        return builtins.any(_traced(e) for e in v)
+    return False
+
+
+def _refuse_traced(what, fix):
+    raise TypeError(f"{what}: x is a concrete tensor and the value is traced by a "
+                    f"transformation; a concrete tensor cannot hold a traced value in place. "
+                    f"Update functionally instead: {fix}")
+
+
+def _setitem_tensor(x, index, value):
+    if _traced(value):
+        _refuse_traced("x[idx] = v", "x = x.at[idx].set(v)")
+    backend.check_writable(x, "x")
+    src = _setitem_values(value, x.dtype)
+    idx = index if isinstance(index, tuple) else (index,)
+    view = x.view.index_basic(idx)   # the written view, for ints/slices/None/Ellipsis only
+    if view is not None:
+        src = _fit(src, view.shape, x.shape)
+        backend.assign_index(Tensor(x.buffer, view), Ellipsis, src, "x[idx] = v")
+        return
+    # NumPy's advanced indexing writes (it checks the whole index before writing anything);
+    # a failure is explained with our rules and messages, those of x[idx]
+    try:
+        backend.assign_index(x, tuple(_numpy_entry(i) for i in idx), src, "x[idx] = v")
+    except (IndexError, TypeError, ValueError):
+        _fit(src, getitem(_probe(x), idx).shape, x.shape)
+        raise
+
+
+def _probe(x):
+    """A bool tensor of x's shape over one element of memory: indexing it checks an index
+    and gives the indexed shape without touching x."""
+    base = np.zeros(1, dtype=np.bool_)
+    return Tensor._wrap(np.ndarray(x.shape, np.bool_, buffer=base, strides=(0,) * x.ndim))
+
+
+def _numpy_entry(item):
+    """One entry of an index tuple as NumPy indexes with it (arrays concrete)."""
+    if isinstance(item, ArrayBase):
+        return concrete_value(item)
+    return item
+
+
+def _setitem_values(value, dtype):
+    """``value`` (concrete) as an ndarray of ``dtype``, converted as NumPy's setitem does."""
+    if isinstance(value, Tensor):
+        _check_not_complex(value.dtype, dtype, "value")
+        v = value._np()
+        return v if v.dtype == dtype else v.astype(dtype)
+    return concrete_value(_cast_values(value, dtype, "value"))
+
+
+def _fit(v, shape, x_shape):
+    """``v`` (an ndarray) ready to be written into ``shape``; ValueError naming value when it
+    does not broadcast there."""
+    v = _drop_leading_ones(v, shape)
+    if not _broadcasts(v.shape, shape):
+        raise ValueError(f"value: shape {v.shape} cannot be broadcast to the indexed shape "
+                         f"{tuple(shape)} (x shape {tuple(x_shape)})")
+    return v
+
+
+def _drop_leading_ones(v, shape):
+    """v without the leading size-1 axes it has beyond ``shape``'s rank (NumPy's setitem
+    accepts a (1, 3) value for a (3,) target)."""
+    k = v.ndim - len(shape)
+    if k > 0 and builtins.all(d == 1 for d in v.shape[:k]):
+        return v.reshape(v.shape[k:]) if isinstance(v, np.ndarray) else reshape(v, v.shape[k:])
+    return v
+
+
+def _broadcasts(src, dst):
+    try:
+        return broadcast_shapes(src, dst) == tuple(dst)
+    except ValueError:
+        return False
+
+
+def inplace_op(x: Array, other: ArrayLike, fn: Callable[..., Array], symbol: str) -> Array:
+    """``x <symbol> other`` (``+=``, ``-=``, ... with ``fn`` the binary function): the result
+    ``fn(x, other)`` must keep x's shape (ValueError otherwise) and cast to x's dtype with
+    NumPy's same_kind rule (TypeError otherwise: ``int_x /= 2`` or ``float_x += 1j``).
+
+    On a Tensor it is written into x's memory in place and x is returned (every view sees it;
+    TypeError for a traced ``other``); on a tracer, the tracer is rebound to the result."""
+    if isinstance(x, Tensor):
+        if _traced(other):
+            _refuse_traced(f"x {symbol} y", f"x = x {symbol[:-1]} y")
+        backend.check_writable(x, "x")
+        if _inplace_ufunc(x, other, fn, symbol):
+            return x
+        r = _inplace_result(x, fn(x, other), symbol)
+        v = concrete_value(r)
+        if v.dtype != x.dtype:
+            v = v.astype(x.dtype)
+        backend.assign_index(x, Ellipsis, v, f"x {symbol} y")
+        return x
+    rebind = getattr(x, "_rebind", None)
+    if rebind is None:
+        raise TypeError(f"x: a {type(x).__name__} cannot be updated in place; write "
+                        f"x = x {symbol[:-1]} y")
+    r = _inplace_result(x, fn(x, other), symbol)
+    rebind(astype(r, x.dtype), f"x {symbol} y")
+    return x
+
+
+def _inplace_ufunc(x, other, fn, symbol):
+    """The common case ``float_x op= y`` (op in + - * /, y a number or an array of x's dtype
+    that broadcasts to x) straight into x's memory with NumPy's ufunc: the same values as
+    ``fn`` gives (one IEEE operation in x's dtype), without a temporary.  False when it
+    does not apply."""
+    ufunc = _UFUNCS.get(fn)
+    kind = x.dtype.kind
+    if ufunc is None or kind not in "fc":
+        return False
+    if type(other) in (int, float) or (type(other) is complex and kind == "c"):
+        y = other
+    elif isinstance(other, (Tensor, np.ndarray)) and other.dtype == x.dtype and \
+            _broadcasts(other.shape, x.shape):
+        y = other._np() if isinstance(other, Tensor) else other
+    else:
+        return False
+    backend.ufunc_into(x, ufunc, y, f"x {symbol} y")
+    return True
+
+
+def _inplace_result(x, r, symbol):
+    if r.shape != x.shape:
+        raise ValueError(f"x {symbol} y: the result has shape {r.shape}, not x's {x.shape} (y "
+                         f"broadcasts x up); an in-place update keeps x's shape, so write "
+                         f"x = x {symbol[:-1]} y for a new tensor")
+    if r.dtype != x.dtype and not np.can_cast(r.dtype, x.dtype, "same_kind"):
+        raise TypeError(f"x {symbol} y: the result's dtype {r.dtype} cannot be cast to x's "
+                        f"dtype {x.dtype} with NumPy's same_kind rule; write x = x {symbol[:-1]} "
+                        f"y for a new tensor of dtype {r.dtype}")
+    return r
+
+
+_UFUNCS = {add: np.add, subtract: np.subtract, multiply: np.multiply, divide: np.true_divide}
 
 
 # -- take / take_along_axis / put_along_axis ------------------------------------------------------
@@ -354,11 +585,12 @@ def _along_checks(fn, arr, idx, axis):
     return arr, axis, flat
 
 
-def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int) -> Array:
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Optional[int] = -1) -> Array:
     """``np.take_along_axis``: ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]``.
 
     arr: (..., n, ...); indices: integers of arr's rank (negative count from the end), which
-    broadcast against arr outside ``axis``; axis: int or None (arr flattened, indices 1-D).
+    broadcast against arr outside ``axis``; axis: int (default -1, the Array API's default) or
+    None (arr flattened, indices 1-D).
     Returns arr's dtype and the broadcast shape with ``indices.shape[axis]`` along ``axis``.
     IndexError for an index outside [-n, n); TypeError for non-integer indices.
     """
@@ -420,12 +652,14 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
 
 def nonzero(x: ArrayLike) -> tuple[Array, ...]:
     """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
-    tensors (int64 when an axis is longer than 2**31 - 1), as ``np.nonzero``."""
+    tensors (int64 when an axis is longer than 2**31 - 1, and in x64 mode), as ``np.nonzero``."""
     v = concrete_value(operand(x))
     if v is None:
         raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")
     if v.ndim == 0:
         raise ValueError("nonzero: x must be at least 1-D")
+    if dtypes.DEFAULT_INT == dtypes.int64:  # WP-x64: x64 mode's default index dtype
+        return tuple(Tensor._wrap(np.ascontiguousarray(a, np.int64)) for a in np.nonzero(v))
     return tuple(Tensor._wrap(np.ascontiguousarray(_narrow_index(a))) for a in np.nonzero(v))
 
 

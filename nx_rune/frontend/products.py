@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-import warnings
 from typing import Sequence
 
 import numpy as np
@@ -159,17 +158,7 @@ def _axis_list(axes, ndim, name):
 
 def conjugated(x):
     """The complex conjugate of a complex ``x`` (``x`` itself when real)."""
-    if not dtypes.is_complex(x.dtype):
-        return x
-    fn = getattr(elementwise, "conj", None)
-    if fn is not None:
-        return fn(x)
-    # until the elementwise family has its own conj: 2 Re(x) - x, Re(x) a cast that keeps the
-    # real part (the imaginary part is dropped on purpose: silence NumPy's warning about it)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        re = astype(x, dtypes.float64 if x.dtype == dtypes.complex128 else dtypes.float32)
-    return subtract(multiply(re, 2), x)
+    return elementwise.conj(x) if dtypes.is_complex(x.dtype) else x
 
 
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:

@@ -229,14 +229,16 @@ def any(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
 def argmax(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first maximum along ``axis`` (of the flattened tensor if None; nan counts as
     the maximum): shape without that axis (1 with keepdims; all ones for None), int32 (the
-    default index dtype).  ValueError if the searched axis is empty."""
+    default index dtype; int64 in x64 mode).  ValueError if the searched axis is empty."""
     x = operand(x)
     check_real(x, "argmax")
     keepdims = check_keepdims(keepdims, "argmax")
     if axis is None:
         out = bind(P.argmax_p, reshape(x, (-1,)), axis=0, keepdims=False)
-        return reshape(out, (1,) * x.ndim) if keepdims else out
-    return bind(P.argmax_p, x, axis=normalize_axis(axis, x.ndim), keepdims=keepdims)
+        out = reshape(out, (1,) * x.ndim) if keepdims else out
+    else:
+        out = bind(P.argmax_p, x, axis=normalize_axis(axis, x.ndim), keepdims=keepdims)
+    return astype(out, dtypes.DEFAULT_INT)  # WP-x64: int64 in x64 mode (a no-op otherwise)
 
 
 def argmin(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> Array:

@@ -1,0 +1,168 @@
+"""Run-time settings: ``nx.config`` and the float64 mode (``enable_x64``).
+
+One option today, ``"enable_x64"`` (JAX's ``jax_enable_x64``, also accepted under that name):
+off (the default), Python floats and default float dtypes are float32, ints int32, complex
+numbers complex64; on, they are float64, int64 and complex128, and ``nx.random`` draws as JAX
+does in x64 mode.  nx_rune keeps every dtype in both modes (a float64 array stays float64 with
+x64 off, unlike JAX, which narrows it): the mode changes defaults only.
+
+The setting is per context (``contextvars``): a thread or asyncio task that changes it changes
+nothing for the others.  Where a context has not set it, the process-wide value applies:
+
+- the process-wide value: read from the environment variable ``NX_RUNE_ENABLE_X64`` when
+  nx_rune is imported (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``, any
+  case; unset is off), and set by ``nx.config.update("enable_x64", True)`` made at the top of
+  the program (the main thread, outside a running asyncio task), as ``jax.config.update``: it
+  then reaches worker threads, which start with an empty context, and every notebook cell;
+- ``nx.config.update`` made inside a worker thread or an asyncio task sets the value of that
+  thread or task only (its context, and the tasks it starts);
+- ``with nx.enable_x64():`` (``nx.enable_x64(False)`` turns it off) sets it for a block of the
+  current thread or task; blocks nest.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import os
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS"]
+
+ENV_VAR = "NX_RUNE_ENABLE_X64"
+# option name -> canonical name (JAX's spelling is accepted, so ported code runs unchanged)
+OPTIONS = {"enable_x64": "enable_x64", "jax_enable_x64": "enable_x64"}
+
+_TRUE = ("1", "true", "yes", "on", "y", "t")
+_FALSE = ("0", "false", "no", "off", "n", "f", "")
+
+
+def _env_flag(name: str, value: str | None) -> bool:
+    if value is None:
+        return False
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise ValueError(f"{name}: expected 1/0, true/false, yes/no or on/off, got {value!r}")
+
+
+# the process-wide value, a one-element list so that readers need no ``global`` statement
+_GLOBAL_X64 = [_env_flag(ENV_VAR, os.environ.get(ENV_VAR))]
+# this context's setting (its innermost ``enable_x64`` block, or an update made in a worker
+# thread or task): True/False, or None where the context has not set it
+_SCOPED_X64: contextvars.ContextVar[bool | None] = contextvars.ContextVar("nx_rune_x64",
+                                                                         default=None)
+# per context, the blocks entered and not yet exited, innermost last: (instance, token)
+_BLOCKS: contextvars.ContextVar[tuple] = contextvars.ContextVar("nx_rune_x64_blocks",
+                                                                default=())
+
+
+def x64_enabled() -> bool:
+    """Whether x64 mode is on here: the innermost ``enable_x64`` block of this thread/task,
+    else the process-wide value."""
+    v = _SCOPED_X64.get()
+    return _GLOBAL_X64[0] if v is None else v
+
+
+def _option(name: Any, argname: str = "name") -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{argname}: expected an option name (a str), got {name!r}")
+    canonical = OPTIONS.get(name)
+    if canonical is None:
+        raise ValueError(f"{argname}: unknown config option {name!r}; the options are "
+                         f"{', '.join(repr(o) for o in OPTIONS)}")
+    return canonical
+
+
+def _check_bool(value: Any, argname: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argname}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def update(name: str, value: Any) -> None:
+    """Set option ``name`` (``"enable_x64"``, or JAX's ``"jax_enable_x64"``) to ``value`` (a
+    bool).  At the top of the program (the main thread, outside a running asyncio task) it
+    sets the process-wide value, as ``jax.config.update``: every thread and task that has not
+    set its own sees it.  In a worker thread or an asyncio task it sets that thread's or task's
+    value only (per context: nothing leaks into the others).  ValueError naming an unknown
+    option; TypeError for a value of the wrong type."""
+    _option(name)
+    value = _check_bool(value, "value")
+    if threading.current_thread() is threading.main_thread() and not _in_task():
+        _GLOBAL_X64[0] = value
+    else:
+        _SCOPED_X64.set(value)
+
+
+def _in_task() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:   # no running event loop
+        return False
+
+
+def read(name: str) -> Any:
+    """The value of option ``name`` in effect here (for ``"enable_x64"``: a bool, the
+    innermost ``enable_x64`` block's setting, else the process-wide value)."""
+    _option(name)
+    return x64_enabled()
+
+
+class enable_x64:
+    """x64 mode on (``new_val=True``, the default) or off for a block: ``with
+    nx.enable_x64(): ...``, or as a decorator (``@nx.enable_x64()``, also on ``async def``).
+
+    The block's setting belongs to the current thread or asyncio task only (a ContextVar):
+    other threads and tasks keep theirs.  Blocks nest; leaving one restores the setting that
+    was in effect when it was entered.  One instance may be entered by several threads or
+    tasks at once."""
+
+    def __init__(self, new_val: bool = True) -> None:
+        self.new_val = _check_bool(new_val, "new_val")
+
+    def __enter__(self) -> enable_x64:
+        token = _SCOPED_X64.set(self.new_val)
+        _BLOCKS.set(_BLOCKS.get() + ((self, token),))
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        blocks = _BLOCKS.get()
+        for i in range(len(blocks) - 1, -1, -1):
+            if blocks[i][0] is self:
+                break
+        else:
+            raise RuntimeError("enable_x64.__exit__ without a matching __enter__ in this thread "
+                               "or task (a block entered in one context cannot be exited in "
+                               "another)")
+        _BLOCKS.set(blocks[:i] + blocks[i + 1:])
+        _SCOPED_X64.reset(blocks[i][1])
+        return False
+
+    def __call__(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        if not callable(func):
+            raise TypeError(f"enable_x64: expected a function to decorate, got "
+                            f"{type(func).__name__}")
+        if inspect.iscoroutinefunction(func):
+            @functools.wraps(func)
+            async def run_async(*args, **kwargs):
+                # every step of the coroutine runs in its task's context: the block covers
+                # the whole body, and ends in the context that entered it
+                with self:
+                    return await func(*args, **kwargs)
+            return run_async
+
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return run
+
+    def __repr__(self) -> str:
+        return f"nx_rune.enable_x64({self.new_val})"

@@ -1,0 +1,31 @@
+"""Argument handling shared by ``nx.scipy.special`` and ``nx.scipy.stats``: real float
+operands, promoted together (Python scalars weakly typed) and broadcast."""
+from __future__ import annotations
+
+from nx_rune import dtypes
+from nx_rune.frontend._core import SCALARS, as_inexact, broadcast_all, operand, promote
+
+
+def real_operand(x, arg, name):
+    """``x`` as a real float tensor (ints and bools: float32, 64-bit ints: float64);
+    TypeError naming ``arg`` for complex input."""
+    x = operand(x)
+    if dtypes.is_complex(x.dtype):
+        raise TypeError(f"{arg}: {name} is defined for real input, got dtype {x.dtype}")
+    return as_inexact(x)
+
+
+def real_operands(name, **args):
+    """The named operands (keyword order) promoted to one real float dtype and broadcast to one
+    shape; TypeError naming the first complex one."""
+    values = []
+    for arg, v in args.items():
+        if isinstance(v, complex):
+            raise TypeError(f"{arg}: {name} is defined for real input, got {v!r}")
+        if not isinstance(v, SCALARS):
+            v = operand(v)
+            if dtypes.is_complex(v.dtype):
+                raise TypeError(f"{arg}: {name} is defined for real input, got dtype {v.dtype}")
+        values.append(v)
+    xs = [as_inexact(v) for v in promote(*values)]
+    return broadcast_all(*xs)

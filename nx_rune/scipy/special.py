@@ -1,0 +1,254 @@
+"""``nx.scipy.special``: special functions with SciPy's values and JAX's signatures,
+differentiable to any order.
+
+Where NumPy has no loop, each function is one primitive computed by ``scipy.special``'s loop
+(gammaln, digamma, polygamma, gamma, betaln, erf, erfc, erfinv, ndtr, ndtri, log_ndtr, expit,
+logit, xlogy, xlog1py, i0, i0e, i1, i1e), with its derivative from the known formula
+(``nx_rune.autodiff.rules``): gammaln' = digamma, digamma' = polygamma(1, .), polygamma(n, .)'
+= polygamma(n + 1, .), erf' = 2/sqrt(pi) exp(-x**2), erfinv' = sqrt(pi)/2 exp(erfinv(x)**2),
+i0' = i1, ...  The others (logsumexp, multigammaln, entr, softmax, log_softmax) are
+compositions.
+
+Dtypes: real input only (TypeError naming the argument for complex); float32 stays float32
+and float64 float64 (float16 is computed in float32 and rounded back); ints and bools become
+float32 (64-bit ints float64); Python scalars are weakly typed.  Binary functions broadcast.
+Values at poles and outside the domain are SciPy's (inf or nan: gammaln(0) = inf,
+digamma(0) = -inf, erfinv(1) = inf, logit(2) = nan, ...).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from nx_rune import frontend as F
+from nx_rune import primitives as P
+from nx_rune.autodiff import stop_gradient as _stop_gradient
+from nx_rune.frontend._core import reduction_axes as _reduction_axes
+from nx_rune.primitives import bind as _bind
+from nx_rune.scipy._args import real_operand as _real
+from nx_rune.scipy._args import real_operands as _reals
+from nx_rune.typing import Array, ArrayLike, Axis
+
+__all__ = ["gammaln", "digamma", "polygamma", "gamma", "betaln", "multigammaln", "erf", "erfc",
+           "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "entr",
+           "logsumexp", "softmax", "log_softmax", "i0", "i0e", "i1", "i1e"]
+
+
+def _unary(prim, x, name, arg="x"):
+    return _bind(prim, _real(x, arg, name))
+
+
+def _binary(prim, name, **args):
+    return _bind(prim, *_reals(name, **args))
+
+
+def gammaln(x: ArrayLike) -> Array:
+    """log|Gamma(x)|: same shape, float dtype.  inf at the poles (0, -1, -2, ...).
+    Derivative: digamma(x)."""
+    return _unary(P.lgamma_p, x, "gammaln")
+
+
+def digamma(x: ArrayLike) -> Array:
+    """The digamma function psi(x) = Gamma'(x) / Gamma(x): same shape, float dtype.  SciPy's
+    values at the poles (-inf at 0, +inf at -0.0, nan at -1, -2, ...).  Derivative:
+    polygamma(1, x)."""
+    return _unary(P.digamma_p, x, "digamma")
+
+
+def polygamma(n: ArrayLike, x: ArrayLike) -> Array:
+    """The n-th derivative of digamma at x (polygamma(0, x) = digamma(x)).
+
+    n: non-negative integers (an int, an integer tensor, or float values that are integers;
+    ValueError otherwise), broadcast with x.  The result has x's float dtype (ints: float32);
+    n is only an order.  Differentiable in x (the derivative is polygamma(n + 1, x)), to any
+    order; not in n.
+    """
+    xv = _real(x, "x", "polygamma")
+    nv = _real(n, "n", "polygamma")
+    concrete = nv._concrete_tensor()
+    if concrete is not None:
+        vals = np.asarray(concrete)
+        if not (np.all(vals >= 0) and np.all(np.floor(vals) == vals)):
+            raise ValueError(f"n: polygamma's order must be non-negative integers, got "
+                             f"{np.unique(vals)[:5]}")
+    nv, xv = F.broadcast_arrays(F.astype(nv, xv.dtype), xv)
+    return _bind(P.polygamma_p, nv, xv)
+
+
+def gamma(x: ArrayLike) -> Array:
+    """The gamma function: same shape, float dtype (inf at 0 with 0's sign, nan at the negative
+    integers, inf on overflow).  Derivative: gamma(x) * digamma(x)."""
+    return _unary(P.gamma_p, x, "gamma")
+
+
+def betaln(a: ArrayLike, b: ArrayLike) -> Array:
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), computed by SciPy without the
+    cancellation for large arguments.  Broadcast shape, promoted float dtype.  Derivatives:
+    digamma(a) - digamma(a + b) and digamma(b) - digamma(a + b)."""
+    return _binary(P.betaln_p, "betaln", a=a, b=b)
+
+
+def multigammaln(a: ArrayLike, d: int) -> Array:
+    """The log of the multivariate gamma function of dimension d:
+    d (d - 1) / 4 log(pi) + sum_{j=1..d} gammaln(a - (j - 1) / 2).
+
+    a: any shape, float dtype; d: a positive int.  As SciPy, every a must exceed (d - 1) / 2
+    (ValueError naming a otherwise, checked on concrete values).  Same shape as a.
+    """
+    if isinstance(d, (bool, np.bool_)):
+        raise TypeError(f"d: expected a positive int, got {d!r}")
+    try:
+        d = operator.index(d)
+    except TypeError:
+        raise TypeError(f"d: expected a positive int, got {d!r}") from None
+    if d < 1:
+        raise ValueError(f"d: expected a positive int, got {d}")
+    a = _real(a, "a", "multigammaln")
+    concrete = a._concrete_tensor()
+    if concrete is not None and not np.all(np.asarray(concrete) > 0.5 * (d - 1)):
+        raise ValueError(f"a: multigammaln of dimension d={d} needs a > {0.5 * (d - 1)} "
+                         f"everywhere (SciPy's domain)")
+    out = F.multiply(F.ones_like(a), d * (d - 1) / 4 * math.log(math.pi))
+    for j in range(d):
+        out = F.add(out, gammaln(F.subtract(a, j / 2)))
+    return out
+
+
+def erf(x: ArrayLike) -> Array:
+    """The error function 2/sqrt(pi) int_0^x exp(-t**2) dt: same shape, float dtype."""
+    return _unary(P.erf_p, x, "erf")
+
+
+def erfc(x: ArrayLike) -> Array:
+    """1 - erf(x), accurate where erf(x) is close to 1: same shape, float dtype."""
+    return _unary(P.erfc_p, x, "erfc")
+
+
+def erfinv(x: ArrayLike) -> Array:
+    """The inverse of erf on [-1, 1] (+-inf at +-1, nan outside): same shape, float dtype.
+    Derivative: sqrt(pi)/2 exp(erfinv(x)**2)."""
+    return _unary(P.erfinv_p, x, "erfinv")
+
+
+def ndtr(x: ArrayLike) -> Array:
+    """The standard normal CDF: same shape, float dtype."""
+    return _unary(P.ndtr_p, x, "ndtr")
+
+
+def ndtri(p: ArrayLike) -> Array:
+    """The inverse of ndtr on [0, 1] (-inf at 0, inf at 1, nan outside): same shape, float
+    dtype.  Derivative: sqrt(2 pi) exp(ndtri(p)**2 / 2)."""
+    return _unary(P.ndtri_p, p, "ndtri", "p")
+
+
+def log_ndtr(x: ArrayLike) -> Array:
+    """log(ndtr(x)), accurate for very negative x (no underflow): same shape, float dtype.
+    Derivative: exp(-x**2/2 - log(sqrt(2 pi)) - log_ndtr(x)), which does not underflow."""
+    return _unary(P.log_ndtr_p, x, "log_ndtr")
+
+
+def expit(x: ArrayLike) -> Array:
+    """The logistic sigmoid 1 / (1 + exp(-x)): same shape, float dtype.  Derivative:
+    expit(x) (1 - expit(x))."""
+    return _unary(P.expit_p, x, "expit")
+
+
+def logit(x: ArrayLike) -> Array:
+    """log(x / (1 - x)), the inverse of expit (-inf at 0, inf at 1, nan outside [0, 1]): same
+    shape, float dtype."""
+    return _unary(P.logit_p, x, "logit")
+
+
+def xlogy(x: ArrayLike, y: ArrayLike) -> Array:
+    """x * log(y), 0 where x == 0 (unless y is nan): broadcast shape, promoted float dtype.
+    Derivatives: log(y) in x; x / y in y (0 at x == y == 0)."""
+    return _binary(P.xlogy_p, "xlogy", x=x, y=y)
+
+
+def xlog1py(x: ArrayLike, y: ArrayLike) -> Array:
+    """x * log1p(y), 0 where x == 0 (unless y is nan): broadcast shape, promoted float dtype.
+    Derivatives: log1p(y) in x; x / (1 + y) in y (0 at x == 0, y == -1)."""
+    return _binary(P.xlog1py_p, "xlog1py", x=x, y=y)
+
+
+def entr(x: ArrayLike) -> Array:
+    """The elementwise entropy -x log(x) for x > 0, 0 at 0, -inf for x < 0: same shape, float
+    dtype.  Derivative -(log(x) + 1) (+inf at 0, as JAX's)."""
+    x = _real(x, "x", "entr")
+    neg_inf = F.full_like(x, -np.inf)
+    return F.where(F.less(x, 0), neg_inf, F.negative(xlogy(x, x)))
+
+
+def i0(x: ArrayLike) -> Array:
+    """The modified Bessel function of the first kind, order 0: same shape, float dtype.
+    Derivative: i1(x)."""
+    return _unary(P.i0_p, x, "i0")
+
+
+def i0e(x: ArrayLike) -> Array:
+    """exp(-|x|) i0(x): same shape, float dtype.  Derivative: i1e(x) - sign(x) i0e(x)."""
+    return _unary(P.i0e_p, x, "i0e")
+
+
+def i1(x: ArrayLike) -> Array:
+    """The modified Bessel function of the first kind, order 1: same shape, float dtype.
+    Derivative: i0(x) - i1(x) / x (1/2 at 0)."""
+    return _unary(P.i1_p, x, "i1")
+
+
+def i1e(x: ArrayLike) -> Array:
+    """exp(-|x|) i1(x): same shape, float dtype.  Derivative: i0e(x) - i1e(x) (sign(x) + 1/x)
+    (1/2 at 0)."""
+    return _unary(P.i1e_p, x, "i1e")
+
+
+def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
+              keepdims: bool = False, return_sign: bool = False) -> Array | tuple[Array, Array]:
+    """log(sum(b * exp(a))) over ``axis`` (None: all axes), without overflow (the maximum is
+    factored out, as a constant for the derivative).
+
+    a: any shape, real; b: weights broadcastable with a (default 1).  As SciPy and JAX, terms
+    whose weight is 0 are dropped (so their derivative in b is 0 too).  Returns a's broadcast
+    shape without the reduced axes (kept as 1 with keepdims), float dtype.  With
+    ``return_sign``: (log|sum|, sign(sum)) (sign 0 and -inf for a zero sum); otherwise a
+    negative sum gives nan.  An empty reduction gives -inf.
+    """
+    if b is None:
+        a = _real(a, "a", "logsumexp")
+    else:
+        a, b = _reals("logsumexp", a=a, b=b)
+        a = F.where(F.equal(b, 0), F.full_like(a, -np.inf), a)
+    axes = _reduction_axes(a, axis)
+    if any(a.shape[i] == 0 for i in axes):
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape) if keepdims or
+                      i not in axes)
+        lse = F.full(shape, -np.inf, a.dtype)
+        return (lse, F.zeros(shape, a.dtype)) if return_sign else lse
+    m = _stop_gradient(F.max(a, axes, keepdims=True))
+    m = F.where(F.isfinite(m), m, F.zeros_like(m))
+    e = F.exp(F.subtract(a, m))
+    if b is not None:
+        e = F.multiply(e, b)
+    s = F.sum(e, axes, keepdims=True)
+    if return_sign:
+        sign = F.sign(s)
+        s = F.abs(s)
+    out = F.add(F.log(s), m)
+    if not keepdims:
+        out = F.squeeze(out, axes)
+    if return_sign:
+        return out, (sign if keepdims else F.squeeze(sign, axes))
+    return out
+
+
+def softmax(x: ArrayLike, axis: Axis = None) -> Array:
+    """exp(x) / sum(exp(x)) over ``axis`` (SciPy's default None: all axes), without
+    overflow: same shape, float dtype."""
+    return F.softmax(_real(x, "x", "softmax"), axis)
+
+
+def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
+    """x - logsumexp(x) over ``axis`` (default None: all axes): same shape, float dtype."""
+    return F.log_softmax(_real(x, "x", "log_softmax"), axis)

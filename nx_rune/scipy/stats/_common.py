@@ -1,0 +1,44 @@
+"""Helpers shared by the distributions: argument promotion, masks and safe substitutes.
+
+Conventions (SciPy's values): a parameter outside its domain (scale <= 0, a shape <= 0, a
+probability outside [0, 1], ...) gives nan; a point outside the support gives logpdf -inf and
+pdf 0 (logpmf -inf for a non-integer or out-of-range k).  Branches not taken are computed on
+safe substitute values ("double where"), so derivatives stay finite (0 outside the support).
+"""
+from __future__ import annotations
+
+import math
+
+from nx_rune import frontend as F
+from nx_rune.scipy._args import real_operands
+
+LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+LOG_PI = math.log(math.pi)
+
+__all__ = ["args", "nan_where", "outside", "safe", "is_integer", "LOG_SQRT_2PI", "LOG_PI"]
+
+
+def args(name, **kw):
+    """The operands promoted to one real float dtype and broadcast (see ``real_operands``)."""
+    return real_operands(name, **kw)
+
+
+def nan_where(bad, x):
+    """x with nan where ``bad``."""
+    return F.where(bad, float("nan"), x)
+
+
+def outside(mask, x, value, point):
+    """x with ``value`` where ``mask`` (outside the support), and nan where the evaluation
+    ``point`` is nan (comparisons with nan put it outside every support)."""
+    return F.where(F.isnan(point), float("nan"), F.where(mask, value, x))
+
+
+def safe(ok, x, value):
+    """x where ``ok``, else the Python number ``value`` (a point where the formula is finite)."""
+    return F.where(ok, x, value)
+
+
+def is_integer(k):
+    """True where k is a finite integer value."""
+    return F.equal(F.mod(k, 1.0), 0.0)
