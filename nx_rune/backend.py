@@ -921,3 +921,11 @@ def _pinv(a, *, rtol):
 def _lstsq(a, b, *, rcond):
     x, _, _, s = np.linalg.lstsq(a._np(), b._np(), rcond=rcond)
     return _packed([x, s], ())
+
+
+# -- WP-jit ----------------------------------------------------------------------------------------
+#   stop_gradient(x): the identity (its derivative rules are zero; jit's trace records it)
+
+@_impl("stop_gradient")
+def _stop_gradient(x):
+    return x

@@ -158,3 +158,8 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
  svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
     ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
      "svdvals", "qr", "pinv", "lstsq"]).values()
+
+
+# -- WP-jit: stop_gradient, the identity with a zero derivative (so that a traced program keeps
+# the stop: nx.stop_gradient on a value traced by jit binds it; on other values it is free)
+stop_gradient_p, = _declare(["stop_gradient"]).values()

@@ -666,3 +666,7 @@ SPECS += [
     Spec("pinv", P.pinv_p, _rect_unary(P.pinv_p, rtol=1e-10), RECT),
     Spec("lstsq", P.lstsq_p, _lstsq_spec, [(4, 2, 1), (3, 3, 2), (2, 3, 2)]),
 ]
+
+
+# -- WP-jit: stop_gradient (identity, zero derivative) ----------------------------------------------
+NONDIFF_PRIMS += [P.stop_gradient_p]

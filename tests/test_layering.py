@@ -23,9 +23,12 @@ LAYERS = {
     "nx_rune.primitives": 2,
     "nx_rune.frontend": 3, "nx_rune.ops": 3,
     "nx_rune.autodiff": 4,
+    # WP-jit: the compiler traces and differentiates programs (above autodiff), and the api
+    # (nx.jit, nx.lax, the namespace) is built on it
+    "nx_rune.compiler": 5,
 }
-API_LAYER = 5
-LAYER_NAMES = ["kernels", "backend", "primitives", "front end", "autodiff", "api"]
+API_LAYER = 6
+LAYER_NAMES = ["kernels", "backend", "primitives", "front end", "autodiff", "compiler", "api"]
 
 
 def _module_name(path):

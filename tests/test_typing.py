@@ -11,6 +11,7 @@ import pytest
 import nx_rune
 import nx_rune.config
 import nx_rune.linalg
+import nx_rune.lax
 import nx_rune.random
 import nx_rune.scipy._mvn
 import nx_rune.scipy.linalg
@@ -32,7 +33,7 @@ EXTRA_MODULES = (nx_rune.fft, nx_rune.scipy.special,
 def _public_functions():
     out = {}
     for mod in (nx_rune, nx_rune.random, nx_rune.config, nx_rune.linalg, nx_rune.scipy.linalg,
-                nx_rune.scipy._mvn) + EXTRA_MODULES:
+                nx_rune.scipy._mvn, nx_rune.lax) + EXTRA_MODULES:
         for name in dir(mod):
             if name.startswith("_"):
                 continue

@@ -329,6 +329,8 @@ OTHER = [
                                              ((2, 1, 3, 4), (5, 4, 2))]),
     ("assign_int", P.assign_p, _assign_int, SHAPES),
 ]
+# WP-jit: stop_gradient (the identity; zero derivative)
+OTHER += [("stop_gradient", P.stop_gradient_p, _un(P.stop_gradient_p, _specials), SHAPES)]
 OTHER_CASES = [(o, i) for o in OTHER for i in range(len(o[3]))]
 
 

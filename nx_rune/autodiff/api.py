@@ -683,7 +683,20 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
 
 def stop_gradient(x: PyTree) -> PyTree:
     """``x``'s values as constants: zero derivative under every transformation (pytrees too)."""
-    return tree_map(concrete, x)
+    return tree_map(_stop, x)
+
+
+def _stop(x):
+    c = concrete(x)
+    if isinstance(c, ArrayBase) and c._concrete_tensor() is None:
+        v = c
+        while isinstance(v, Tracer):    # under vmap's levels (batched values)
+            v = v.primal
+        if not isinstance(v, Tensor):
+            # a value traced abstractly (jit): the trace must record the stop for the
+            # program's derivatives (WP-jit)
+            return P.bind(P.stop_gradient_p, c)
+    return c
 
 
 def detach(x: PyTree) -> PyTree:

@@ -579,3 +579,7 @@ for _p in (P.cholesky_p, P.triangular_solve_p, P.solve_p, P.inv_p, P.slogdet_p, 
            P.eigvalsh_p, P.svd_p, P.svdvals_p, P.qr_p, P.pinv_p):
     defleading(_p)
 defloop(P.lstsq_p)
+
+
+# -- WP-jit: stop_gradient is the identity (elementwise) --------------------------------------
+defbroadcast(P.stop_gradient_p)

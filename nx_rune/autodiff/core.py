@@ -289,7 +289,8 @@ class Tracer(ArrayBase):
         if self._interp.__class__ is _StaleLevel:
             _stale(self)
         c = concrete(self)
-        return None if isinstance(c, Tracer) else c
+        # None when batched by vmap (a value per example) or abstract (traced by jit)
+        return None if isinstance(c, Tracer) else c._concrete_tensor()
 
     def _to_numpy(self, what):
         """The values as an ndarray once the transformation has finished (a leaked tracer: no
@@ -353,6 +354,8 @@ class Tracer(ArrayBase):
         c = concrete(self)
         if isinstance(c, Tracer):   # batched by vmap: the values of every example
             value = f"batched values={np.array2string(c._batched_np())}"
+        elif c._concrete_tensor() is None:   # abstract (traced by jit)
+            value = f"value={c!r}"
         else:
             value = f"value={np.array2string(c._np())}"
         return (f"{type(self).__name__}({interp.name}{state}, shape={self.shape}, "
@@ -793,6 +796,14 @@ class NoGradInterpreter(Interpreter):
         impl = prim.impl
         if impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
+        for a in args:
+            # a value traced abstractly (no_grad inside jit): the trace records the op and a
+            # stop_gradient on its result, so that derivatives of the program skip it too
+            # (WP-jit)
+            if a.__class__ is not Tensor and a._concrete_tensor() is None and \
+                    not getattr(a._interp, "done", True):
+                out = a._interp.process(prim, args, params)
+                return a._interp.process(P.stop_gradient_p, [out], {})
         return impl(*args, **params)
 
 

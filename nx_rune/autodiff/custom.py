@@ -49,6 +49,8 @@ def _owner(leaves):
     while interp is not None:
         if isinstance(interp, NoGradInterpreter):
             return None
+        if getattr(interp, "custom_call", None) is not None:
+            return interp       # a tracing interpreter (jit) records the call with its rules
         for x in leaves:
             if isinstance(x, Tracer) and x._interp is interp:
                 return interp
@@ -185,6 +187,9 @@ class _Custom:
         interp = _owner(leaves)
         if interp is None:
             return self.fun(*args, **kwargs)
+        custom_call = getattr(interp, "custom_call", None)
+        if custom_call is not None:
+            return custom_call(self, args, kwargs)
         cls = TapeTracer if isinstance(interp, Tape) else JVPTracer
         primals, handles = _split(interp, leaves, cls)
         if isinstance(interp, Tape):

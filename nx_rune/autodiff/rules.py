@@ -213,6 +213,23 @@ def _zeros(like):
     return _scal(0, like.dtype, like.shape)
 
 
+def _known(*xs):
+    """Whether the values of every x are known (False for a value traced by jit: the rules
+    then compute their masks with operations instead of NumPy; a value batched by vmap over
+    concrete values is known, see ``_val``)."""
+    for x in xs:
+        if isinstance(x, np.ndarray) or x._concrete_tensor() is not None:
+            continue
+        if batched_values.values(x) is None:
+            return False
+    return True
+
+
+def _tmask(b, like):
+    """A bool tensor ``b`` (traced) as 0/1 in ``like``'s dtype."""
+    return ops.astype(b, like.dtype)
+
+
 def _fill(ts, args):
     return [t if t is not None else _zeros(a) for t, a in zip(ts, args)]
 
@@ -380,6 +397,10 @@ def _jvp_fdiv(tangents, ans, args, params):
 
 def _pow_dbase(ans, a, b):
     """d a**b / da = b * a**(b-1), with 0 (not 0 * inf) where a == b == 0."""
+    if not _known(a, b):
+        sing = ops.logical_and(ops.equal(a, 0), ops.equal(b, 0))
+        a = bind(P.where_p, sing, _c(1, a), a)
+        return _mul(b, bind(P.pow_p, a, _add(b, _c(-1, b))))
     av, bv = _val(a), _val(b)
     sing = (av == 0) & (bv == 0)
     if sing.any():
@@ -389,6 +410,8 @@ def _pow_dbase(ans, a, b):
 
 def _pow_dexp(ans, a, b):
     """d a**b / db = a**b * log(a), with 0 where a == 0 (nan for a < 0: not differentiable)."""
+    if not _known(a):
+        return _mul(ans, bind(P.log_p, bind(P.where_p, ops.equal(a, 0), _c(1, a), a)))
     zero = _val(a) == 0
     if zero.any():
         a = bind(P.where_p, _mask(zero, a), _c(1, a), a)
@@ -403,6 +426,8 @@ defjvp(P.pow_p, lambda t, ans, a, b: _mul(t, _pow_dbase(ans, a, b)),
 
 def _max_weight(a, b):
     """Share of max(a, b)'s derivative that goes to a: 1 where a > b, 1/2 on ties, else 0."""
+    if not _known(a, b):
+        return _add(_tmask(ops.greater(a, b), a), _mul(_c(0.5, a), _tmask(ops.equal(a, b), a)))
     av, bv = _val(a), _val(b)
     w = (av > bv).astype(a.dtype)
     w += 0.5 * (av == bv)
@@ -421,6 +446,8 @@ def _jvp_max(tangents, ans, args, params):
     w = _max_weight(a, b)
     ta, tb = tangents
     if ta is None:
+        if not _known(w):
+            return _mul(tb, _add(_c(1, w), bind(P.neg_p, w)))
         return _mul(tb, _const(1 - _val(w), w))
     if tb is None:
         return _mul(ta, w)
@@ -567,6 +594,11 @@ deflinear(P.reduce_sum_p, lambda g, ans, x, axes, keepdims: _unreduce(g, x.shape
 
 def _max_share(x, ans, axes, keepdims):
     """Each element's share of a max reduction's derivative: ties split equally."""
+    if not _known(x, ans):
+        a = ans if keepdims else ops.reshape(ans, _keep_shape(x.shape, axes))
+        mask = _tmask(ops.equal(x, ops.broadcast_to(a, x.shape)), x)
+        count = bind(P.reduce_sum_p, mask, axes=tuple(axes), keepdims=True)
+        return _div(mask, ops.broadcast_to(ops.maximum(count, 1), x.shape))
     xv = _val(x)
     av = _val(ans)
     if not keepdims:
@@ -612,7 +644,7 @@ def _prod_of_others(x, axes):
 
 def _prod_deriv(x, ans, axes, keepdims):
     """d prod / d x_i for every element (x's shape)."""
-    if (_val(x) != 0).all():
+    if _known(x) and (_val(x) != 0).all():
         return _div(_unreduce(ans, x.shape, axes, keepdims), x)
     return _prod_of_others(x, axes)
 
@@ -639,7 +671,7 @@ def _cumprod_matrix(x, axis):
 
 
 def _scan_prod_vjp(g, ans, x, axis):
-    if (_val(x) != 0).all():
+    if _known(x) and (_val(x) != 0).all():
         return _div(_revcumsum(_mul(g, ans), axis), x)
     m = _cumprod_matrix(x, axis)                            # (..., j, i)
     gl = ops.expand_dims(_moveaxis_last(g, axis), -2)       # (..., 1, i)
@@ -649,7 +681,7 @@ def _scan_prod_vjp(g, ans, x, axis):
 
 
 def _scan_prod_jvp(t, ans, x, axis):
-    if (_val(x) != 0).all():
+    if _known(x) and (_val(x) != 0).all():
         return _mul(ans, _scan(_div(t, x), axis, "sum"))
     m = _cumprod_matrix(x, axis)
     u = _moveaxis_last(_mul(t, _exclusive_cumprod(x, axis)), axis)
@@ -662,7 +694,11 @@ def _scan_extremum_plan(x, ans, axis):
     """Constants of a cummax/cummin derivative.  The running extremum is piecewise constant:
     a plateau starts where it changes; on a plateau its derivative is split equally between
     the positions so far that attain it ('records').  Returns (record mask, 1/count, start of
-    each position's plateau, start of the next plateau after each position) along axis."""
+    each position's plateau, start of the next plateau after each position) along axis: the
+    first two ndarrays (traced tensors in x's dtype when the values are traced by jit), the
+    positions int64 tensors."""
+    if not _known(x, ans):
+        return _scan_extremum_plan_traced(x, ans, axis)
     xv, yv = _val(x), _val(ans)
     xv = np.moveaxis(xv, axis + xv.ndim - x.ndim, -1)   # past vmap's batch axes (see _val)
     yv = np.moveaxis(yv, axis + yv.ndim - x.ndim, -1)
@@ -683,21 +719,48 @@ def _scan_extremum_plan(x, ans, axis):
             _mask(back(nxt), x))
 
 
+def _scan_extremum_plan_traced(x, ans, axis):
+    """``_scan_extremum_plan`` computed with operations (values traced by jit)."""
+    xl, yl = _moveaxis_last(x, axis), _moveaxis_last(ans, axis)
+    n = yl.shape[-1]
+    last = yl.ndim - 1
+    rec = ops.equal(xl, yl)
+    lim = lambda a, b: [(0, d) for d in yl.shape[:-1]] + [(a, b)]  # noqa: E731
+    changed = ops.not_equal(ops.shrink(yl, lim(1, n)), ops.shrink(yl, lim(0, n - 1)))
+    first = ops.full(yl.shape[:-1] + (1,), True)
+    new = ops.concatenate([first, changed], axis=-1) if n > 1 else ops.broadcast_to(first,
+                                                                                      yl.shape)
+    pos = ops.broadcast_to(Tensor._wrap(np.arange(n, dtype=np.int64)), yl.shape)
+    start = _scan(ops.where(new, pos, 0), last, "max")
+    reci = ops.astype(rec, np.int64)
+    csum = _scan(reci, last, "sum")
+    count = _add(_add(csum, bind(P.neg_p, _gather(csum, start, last))),
+                 _gather(reci, start, last))
+    marks = ops.where(new, pos, n)
+    tail = ops.flip(_scan(ops.flip(ops.shrink(marks, lim(1, n)), last), last, "min"), last)
+    nxt = ops.concatenate([tail, ops.full(yl.shape[:-1] + (1,), n, dtype=np.int64)],
+                          axis=-1) if n > 1 else ops.full(yl.shape, n, dtype=np.int64)
+    cnt = ops.astype(ops.maximum(count, 1), x.dtype)
+    inv = _div(_c(1, cnt), cnt)
+    return (_moveaxis_back(_tmask(rec, x), axis), _moveaxis_back(inv, axis),
+            _moveaxis_back(start, axis), _moveaxis_back(nxt, axis))
+
+
 def _scan_extremum_vjp(g, ans, x, axis):
     rec, inv, _, nxt = _scan_extremum_plan(x, ans, axis)
-    r = _revcumsum(_mul(g, _const(inv, g)), axis)
+    r = _revcumsum(_mul(g, _share(inv, g)), axis)
     cfg = [(0, 0)] * g.ndim
     cfg[axis] = (0, 1)
     tail = _gather(ops.pad(r, cfg), nxt, axis)
-    return _mul(_const(rec, g), _add(r, bind(P.neg_p, tail)))
+    return _mul(_share(rec, g), _add(r, bind(P.neg_p, tail)))
 
 
 def _scan_extremum_jvp(t, ans, x, axis):
     rec, inv, start, _ = _scan_extremum_plan(x, ans, axis)
-    u = _mul(t, _const(rec, t))
+    u = _mul(t, _share(rec, t))
     c = _scan(u, axis, "sum")
     before = _gather(_add(c, bind(P.neg_p, u)), start, axis)
-    return _mul(_add(c, bind(P.neg_p, before)), _const(inv, t))
+    return _mul(_add(c, bind(P.neg_p, before)), _share(inv, t))
 
 
 def _vjp_scan(g, ans, args, params, need):
@@ -794,6 +857,8 @@ def _scatter_derivs(template, indices, updates, ans, axis, mode):
     B = _indexed_shape(template.shape, indices.shape, axis)
     if mode == "add":
         return None, None
+    if not _known(template, indices, updates, ans):
+        return _scatter_derivs_traced(template, indices, updates, ans, axis, mode, B)
     if mode == "set":
         n = int(np.prod(B))
         ids = Tensor._wrap(np.arange(n, dtype=np.int64).reshape(B))
@@ -829,6 +894,37 @@ def _scatter_derivs(template, indices, updates, ans, axis, mode):
     cnt = np.maximum(cnt, 1)
     cnt_u = _val(_eval(P.gather_p, _mask(cnt, template), idx, axis=axis))
     return _const((tv == av) / cnt, template), _const(hit_u / cnt_u, template)
+
+
+def _scatter_derivs_traced(template, indices, updates, ans, axis, mode, B):
+    """``_scatter_derivs`` computed with operations (values traced by jit)."""
+    i64 = np.dtype(np.int64)
+    if mode == "set":
+        n = int(np.prod(B))
+        ids = Tensor._wrap(np.arange(n, dtype=np.int64).reshape(B))
+        win = _scatter(_scal(-1, i64, template.shape), indices, ids, axis, "set")
+        mine = ops.equal(_gather(win, indices, axis), ids)
+        return _tmask(ops.less(win, 0), template), _tmask(mine, template)
+    ub = ops.broadcast_to(updates, B)
+    if mode == "mul":
+        zero = ops.equal(ub, 0)
+        safe = bind(P.where_p, zero, _c(1, ub), ub)
+        zcount = _scatter(_scal(0, i64, template.shape), indices, ops.astype(zero, i64), axis,
+                          "add")
+        alone = ops.equal(_gather(zcount, indices, axis), ops.astype(zero, i64))
+        one = _scal(1, template.dtype, template.shape)
+        full = _scatter(one, indices, ub, axis, "mul")
+        part = _scatter(one, indices, safe, axis, "mul")
+        du = _div(_gather(_mul(template, part), indices, axis), safe)
+        return full, _mul(du, _tmask(alone, du))
+    # max / min: ties between the template and the updates split equally
+    at = _gather(ans, indices, axis)
+    hit_t = ops.equal(template, ans)
+    hit_u = ops.equal(ub, at)
+    cnt = _scatter(ops.astype(hit_t, i64), indices, ops.astype(hit_u, i64), axis, "add")
+    cnt = ops.astype(ops.maximum(cnt, 1), template.dtype)
+    cnt_u = _gather(cnt, indices, axis)
+    return _div(_tmask(hit_t, template), cnt), _div(_tmask(hit_u, cnt_u), cnt_u)
 
 
 def _vjp_scatter(g, ans, args, params, need):
@@ -888,6 +984,9 @@ defnondiff(P.threefry_p)
 def _sort_perm(x, params):
     n = x.shape[params["axis"]]
     dt = np.dtype(np.int32 if n < 2**31 else np.int64)
+    if not _known(x):
+        return bind(P.argsort_p, x, axis=params["axis"], descending=params["descending"],
+                    stable=True, dtype=dt)
     return _eval(P.argsort_p, _cv(x), axis=params["axis"], descending=params["descending"],
                  stable=True, dtype=dt)
 
@@ -915,7 +1014,10 @@ _def_weighted_reduction(P.reduce_nanmin_p, _max_share)
 
 def _clip_shares(x, lo, hi, lower, upper):
     """Shares of clip's derivative going to (x, lo, hi): those of max(x, lo) then min(., hi),
-    ties split equally (as ``max``); a bound that was not given takes nothing."""
+    ties split equally (as ``max``); a bound that was not given takes nothing.  Returns
+    ndarrays, or traced tensors in x's dtype when the values are traced."""
+    if not _known(x, lo, hi):
+        return _clip_shares_traced(x, lo, hi, lower, upper)
     xv = _val(x)
     one = np.ones(xv.shape)
     if lower:
@@ -932,9 +1034,29 @@ def _clip_shares(x, lo, hi, lower, upper):
     return u * v, u * (1 - v), 1 - u
 
 
+def _clip_shares_traced(x, lo, hi, lower, upper):
+    one = _c(1, x)
+    half = _c(0.5, x)
+    if lower:
+        v = _add(_tmask(ops.greater(x, lo), x), _mul(half, _tmask(ops.equal(x, lo), x)))
+        y1 = ops.maximum(x, lo)
+    else:
+        v, y1 = one, x
+    if upper:
+        u = _add(_tmask(ops.less(y1, hi), x), _mul(half, _tmask(ops.equal(y1, hi), x)))
+    else:
+        u = one
+    neg = lambda a: bind(P.neg_p, a)  # noqa: E731
+    return _mul(u, v), _mul(u, _add(one, neg(v))), _add(one, neg(u))
+
+
+def _share(w, like):
+    return _const(w, like) if isinstance(w, (np.ndarray, np.generic)) else w
+
+
 def _vjp_clip(g, ans, args, params, need):
     shares = _clip_shares(*args, params["lower"], params["upper"])
-    return tuple(_mul(g, _const(w, g)) if n else None for w, n in zip(shares, need))
+    return tuple(_mul(g, _share(w, g)) if n else None for w, n in zip(shares, need))
 
 
 def _jvp_clip(tangents, ans, args, params):
@@ -942,7 +1064,7 @@ def _jvp_clip(tangents, ans, args, params):
     out = None
     for t, w in zip(tangents, shares):
         if t is not None:
-            term = _mul(t, _const(w, t))
+            term = _mul(t, _share(w, t))
             out = term if out is None else _add(out, term)
     return out
 
@@ -974,6 +1096,8 @@ def _where_const(mask, a, b):
 
 def _safe_nonzero(t):
     """t with its zeros replaced by 1 (for a denominator whose quotient is masked to 0)."""
+    if not _known(t):    # traced by jit (WP-jit)
+        return bind(P.where_p, ops.equal(t, 0), _c(1, t), t)
     zero = _val(t) == 0
     return _where_const(zero, _c(1, t), t) if zero.any() else t
 
@@ -999,6 +1123,8 @@ def _abs_factor(x, ans):
     """d|x|/dx as the factor of the transpose convention: sign agreement (1 at 0, as JAX) for
     real x; conj(x)/|x| (0 at 0) for complex x, whose JVP is real(factor * t)."""
     if x.dtype.kind != "c":
+        if not _known(x):    # traced by jit (WP-jit)
+            return bind(P.where_p, ops.greater_equal(x, 0), _c(1, x), _c(-1, x))
         return _const(np.where(_val(x) >= 0, 1, -1), x)
     return _div(bind(P.conj_p, x), bind(P.cast_p, _safe_nonzero(ans), dtype=x.dtype))
 
@@ -1067,6 +1193,9 @@ defjvp(P.hypot_p, lambda t, ans, a, b: _mul(t, _div(a, _safe_nonzero(ans))),
 
 def _copysign_factor(a, b):
     """d copysign(a, b)/da: 1 where a's and b's sign bits agree, else -1."""
+    if not _known(a, b):    # traced by jit (WP-jit)
+        same = ops.equal(bind(P.signbit_p, a), bind(P.signbit_p, b))
+        return bind(P.where_p, same, _c(1, a), _c(-1, a))
     return _const(np.where(np.signbit(_val(a)) == np.signbit(_val(b)), 1, -1), a)
 
 
@@ -1078,6 +1207,9 @@ def _logaddexp_share(a, b, exp_prim):
     """d logaddexp(a, b)/da = 1 / (1 + exp(b - a)) (base 2 for logaddexp2: the same share),
     with b - a taken as 0 where a == b (also at equal infinities, where it is nan)."""
     d = _sub(b, a)
+    if not _known(a, b):    # traced by jit (WP-jit)
+        d = bind(P.where_p, ops.equal(a, b), _zeros(d), d)
+        return _div(_c(1, d), _add(_c(1, d), bind(exp_prim, d)))
     eq = _val(a) == _val(b)
     if eq.any():
         d = _where_const(eq, _zeros(d), d)
@@ -1780,3 +1912,7 @@ def _jvp_lstsq(tangents, ans, args, params):
 
 
 _register(P.lstsq_p, _vjp_lstsq, _jvp_lstsq)
+
+
+# -- WP-jit: stop_gradient is the identity with a zero derivative ----------------------------------
+defnondiff(P.stop_gradient_p)

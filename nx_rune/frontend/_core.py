@@ -231,6 +231,9 @@ def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
 
 def promote(*xs):
     """Tensors of one dtype from arrays and weakly typed Python scalars."""
+    for x in xs:
+        if x.__class__ is not Tensor and getattr(x, "weak_type", False):
+            return _promote_weak(xs)
     arrays = [x for x in xs if not _weak(x)]
     if not arrays:  # only Python scalars: the default dtype of the highest kind among them
         dt = dtypes.scalar_dtype(builtins.max(xs, key=_scalar_rank))
@@ -246,6 +249,18 @@ def promote(*xs):
     for x in xs:
         out.append(const(x, dt) if _weak(x) else astype(next(it), dt))
     return out
+
+
+# WP-jit: a weakly typed traced value (a jit argument that was a Python scalar) promotes as a
+# Python scalar of its kind would, then takes the result's dtype
+_WEAK_PROXY = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def _promote_weak(xs):
+    weak = [isinstance(x, ArrayBase) and getattr(x, "weak_type", False) for x in xs]
+    out = promote(*[_WEAK_PROXY[x.dtype.kind] if w else x for x, w in zip(xs, weak)])
+    dt = out[0].dtype
+    return [astype(x, dt) if w else o for x, w, o in zip(xs, weak, out)]
 
 
 def _scalar_rank(x):

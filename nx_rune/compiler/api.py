@@ -1,0 +1,532 @@
+"""``nx.jit`` and ``nx.make_jaxpr``.
+
+``jit(fun)`` traces ``fun`` once per distinct signature (argument tree structure; each array
+leaf's shape, dtype and weak type; the static arguments' values) into a Program, optimizes it
+(``passes.optimize``) and compiles it (``executor``); later calls with that signature run the
+compiled program.  Python side effects in ``fun`` happen while tracing only.
+
+How a call runs depends on the transformations active around it (the innermost one that
+matters decides, see :func:`call_traced`):
+
+* none: the compiled program runs on the arrays;
+* an enclosing trace (``jit`` inside ``jit``, ``make_jaxpr``, the body of a ``lax`` loop): the
+  traced program is evaluated through ``bind`` into the enclosing trace (inlined);
+* ``grad``/``vjp``/``linearize`` (a tape owning an argument): the primal runs compiled one level
+  down and the tape records one entry whose VJP is another jitted function, the program's VJP
+  (traced once per signature; it is jitted, so differentiating it again works the same way);
+* ``jvp`` (forward mode owning an argument): the program's JVP, jitted, runs one level down;
+* any other transformation owning an argument (``vmap`` when it comes): a rule registered in
+  ``CALL_RULES[type(interpreter)]``, else the program is evaluated through ``bind`` under it
+  (correct, not compiled).
+
+For ``vmap``: ``CALL_RULES[BatchInterpreter] = rule(interp, traced, values) -> outputs`` where
+``values`` are the program's inputs (explicit leaves, then ``traced.captured``) and the rule
+returns one value per ``traced.program.outs``.  A batching rule traces the program's batched
+form once per (program, batch axes): ``JitFunction(lambda *xs: vmap(lambda *ys:
+eval_program(traced.program, ys), in_axes)(*xs))`` cached in ``traced.cache[("vmap",
+in_axes)]``, calls it one level down (``interp.parent``) on the unbatched values, and wraps
+the results as batch tracers with batch axis 0 (the same shape as ``derived`` below).  The
+``lax`` operations take ``CONTROL_RULES[(op name, type(interp))]`` the same way (a batched
+scan is a scan of the batched body; a batched cond with a batched predicate becomes both
+branches and a ``where``).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from nx_rune import primitives as P
+from nx_rune.autodiff.api import jvp as _jvp
+from nx_rune.autodiff.api import vjp as _vjp
+from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
+                                   concrete, is_inexact)
+from nx_rune.compiler.interpret import eval_program
+from nx_rune.compiler.ir import AbstractValue
+from nx_rune.compiler.dispatch import find_owner
+from nx_rune.compiler.dispatch import under as _under
+from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
+from nx_rune.errors import UnexpectedTracerError
+from nx_rune.frontend import asarray, zeros_like_t
+from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "make_jaxpr", "JitFunction", "CALL_RULES", "call_traced", "find_owner"]
+
+_var = P._interpreter
+_SCALARS = (bool, int, float, complex)
+# interpreter type -> rule(interp, traced, values) -> list of output values (see module doc)
+CALL_RULES: dict = {}
+
+
+# -- arguments -----------------------------------------------------------------------------------
+
+def _norm_nums(nums, what, fname):
+    if nums is None:
+        return ()
+    if isinstance(nums, (int, np.integer)) and not isinstance(nums, (bool, np.bool_)):
+        nums = (nums,)
+    try:
+        out = tuple(operator.index(n) for n in nums)
+        if any(isinstance(n, (bool, np.bool_)) for n in nums):
+            raise TypeError
+    except TypeError:
+        raise TypeError(f"jit({fname}): {what} must be an int or a sequence of ints, got "
+                        f"{nums!r}") from None
+    return out
+
+
+def _norm_names(names, fname):
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    out = tuple(names)
+    for n in out:
+        if not isinstance(n, str):
+            raise TypeError(f"jit({fname}): static_argnames must be a str or a sequence of "
+                            f"str, got {names!r}")
+    return out
+
+
+def _leaf_value(x, what):
+    """``(value, key)`` of one dynamic leaf: the value passed on (an array) and its signature
+    (shape, dtype, weak type)."""
+    if isinstance(x, ArrayBase):
+        return x, (x.shape, x.dtype, bool(getattr(x, "weak_type", False)))
+    if isinstance(x, _SCALARS):
+        t = asarray(x)
+        return t, ((), t.dtype, True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        t = asarray(x)
+        return t, (t.shape, t.dtype, False)
+    raise TypeError(f"{what} has type {type(x).__name__}, which is not an array (a Tensor, a "
+                    f"NumPy array or a Python number): mark the argument static "
+                    f"(static_argnums / static_argnames) if it is a Python value the function "
+                    f"branches on")
+
+
+def _concrete_arrays(values):
+    out = []
+    for v in values:
+        if isinstance(v, Tracer):
+            if v._interp.done:
+                raise UnexpectedTracerError(
+                    f"a tracer of a finished {v._interp.name} transformation was passed to a "
+                    f"jitted function (shape {v.shape}, dtype {v.dtype}): it escaped its "
+                    f"transformation")
+            v = concrete(v)
+        if isinstance(v, JitTracer):
+            raise UnexpectedTracerError(v._interp.leak_message(v) if v._interp.done else
+                                        f"a value traced by {v._interp.name} was passed to a "
+                                        f"jitted function outside its trace")
+        out.append(v)
+    return out
+
+
+# -- running a traced program ------------------------------------------------------------------------
+
+def call_traced(traced: Traced, values, executable=None):
+    """The outputs (a flat list) of ``traced``'s program on ``values`` (explicit inputs then the
+    captured ones) under the active transformations."""
+    owner = find_owner(values)
+    if owner is None:
+        exe = executable() if executable is not None else compiled(traced)
+        return exe(values)
+    if isinstance(owner, TraceInterpreter):
+        return eval_program(traced.program, values)
+    if isinstance(owner, NoGradInterpreter):
+        exe = executable() if executable is not None else compiled(traced)
+        return exe(_concrete_arrays(values))
+    if isinstance(owner, Tape):
+        return _tape_rule(owner, traced, values)
+    if isinstance(owner, JVPInterpreter):
+        return _jvp_rule(owner, traced, values)
+    rule = CALL_RULES.get(type(owner))
+    if rule is not None:
+        return rule(owner, traced, values)
+    return eval_program(traced.program, values)
+
+
+def compiled(traced: Traced, donate=()):
+    """The compiled executable of ``traced`` (built once; ``donate``: input positions whose
+    buffers the program may overwrite)."""
+    key = ("exe", tuple(donate))
+    exe = traced.cache.get(key)
+    if exe is None:
+        from nx_rune.compiler.pipeline import Executable
+        exe = traced.cache[key] = Executable(traced, donate)
+    return exe
+
+
+def _ours(v, interp):
+    return isinstance(v, Tracer) and v._interp is interp
+
+
+def _zeros_for(x):
+    return zeros_like_t(x)
+
+
+def derived(traced: Traced, kind):
+    """The jitted VJP (``kind="vjp"``: ``f(primals, cotangents) -> cotangents``) or JVP
+    (``"jvp"``: ``f(primals, tangents) -> (outputs, tangents)``) of ``traced``'s program."""
+    fn = traced.cache.get(kind)
+    if fn is None:
+        prog = traced.program
+
+        def body(*xs):
+            return eval_program(prog, list(xs))
+
+        if kind == "vjp":
+            def vjp_of_program(primals, cts):
+                _, pull = _vjp(body, *primals)
+                return list(pull(list(cts)))
+            fn = JitFunction(vjp_of_program, name=f"vjp of {_fname(traced)}")
+        else:
+            def jvp_of_program(primals, tangents):
+                outs, touts = _jvp(body, tuple(primals), tuple(tangents))
+                return outs, touts
+            fn = JitFunction(jvp_of_program, name=f"jvp of {_fname(traced)}")
+        traced.cache[kind] = fn
+    return fn
+
+
+def _fname(traced):
+    return traced.cache.get("name", "a jitted function")
+
+
+class _JitTapeEntry:
+    """A tape entry for one call of a jitted program (``Tape.record_multi``); like a custom
+    rule's entry it keeps the operands (``primals``) and has no user function (``cf``)."""
+    __slots__ = ("traced", "primals", "outs", "idxs")
+    cf = None
+
+    def __init__(self, traced, primals, outs):
+        self.traced, self.primals, self.outs = traced, primals, outs
+        self.idxs = None
+
+    def vjp(self, gs):
+        cts = [g if g is not None else _zeros_for(o) for g, o in zip(gs, self.outs)]
+        res = derived(self.traced, "vjp")(list(self.primals), cts)
+        return [c if c is not None and is_inexact(p.dtype) else None
+                for c, p in zip(res, self.primals)]
+
+    def jvp(self, ts):
+        tans = [t if t is not None else _zeros_for(p) for t, p in zip(ts, self.primals)]
+        _, touts = derived(self.traced, "jvp")(list(self.primals), tans)
+        return list(touts)
+
+
+def _tape_rule(tape, traced, values):
+    primals = [v.primal if _ours(v, tape) else v for v in values]
+    idxs = [v._idx if _ours(v, tape) else 0 for v in values]
+    outs = _under(tape.parent, call_traced, traced, primals)
+    return tape.record_multi(_JitTapeEntry(traced, primals, outs), idxs, outs)
+
+
+def _jvp_rule(interp, traced, values):
+    primals = [v.primal if _ours(v, interp) else v for v in values]
+    tans = [v.tangent if _ours(v, interp) else _zeros_for(v) for v in values]
+    outs, touts = _under(interp.parent, derived(traced, "jvp"), primals, tans)
+    return [JVPTracer(interp, o, t) if is_inexact(o.dtype) else o for o, t in zip(outs, touts)]
+
+
+# -- jit ------------------------------------------------------------------------------------------------
+
+class CacheInfo(tuple):
+    """``(hits, misses, size)`` of a jitted function's cache (misses: traces)."""
+    __slots__ = ()
+
+    def __new__(cls, hits, misses, size):
+        return tuple.__new__(cls, (hits, misses, size))
+
+    hits = property(lambda self: self[0])
+    misses = property(lambda self: self[1])
+    size = property(lambda self: self[2])
+
+    def __repr__(self):
+        return f"CacheInfo(hits={self[0]}, misses={self[1]}, size={self[2]})"
+
+
+class JitFunction:
+    """A jitted function (see :func:`jit`)."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 name=None):
+        if not callable(fun):
+            raise TypeError(f"jit: fun must be callable, got {type(fun).__name__}")
+        self._fun = fun
+        self._name = name or getattr(fun, "__name__", None) or repr(fun)
+        try:
+            functools.update_wrapper(self, fun)
+        except AttributeError:
+            pass
+        self._static_nums = _norm_nums(static_argnums, "static_argnums", self._name)
+        self._static_names = _norm_names(static_argnames, self._name)
+        self._donate = _norm_nums(donate_argnums, "donate_argnums", self._name)
+        self._params = None
+        try:
+            sig = inspect.signature(fun)
+            self._params = [p for p in sig.parameters.values()
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            pass
+        if self._params is not None:
+            n = len(self._params)
+            has_var = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+            for i in self._static_nums + self._donate:
+                if not has_var and not -n <= i < n:
+                    raise ValueError(f"jit({self._name}): argnum {i} is out of range for a "
+                                     f"function of {n} positional parameters")
+            names = {p.name: i for i, p in enumerate(self._params)}
+            # a static parameter is static by position and by name alike
+            self._static_names = tuple(set(self._static_names) | {
+                self._params[i].name for i in self._static_nums if -n <= i < n})
+            self._static_nums = tuple(set(i % n if -n <= i < n else i
+                                          for i in self._static_nums)
+                                      | {names[s] for s in self._static_names if s in names})
+            self._donate = tuple(i % n if -n <= i < n else i for i in self._donate)
+        if set(self._static_nums) & set(self._donate):
+            raise ValueError(f"jit({self._name}): an argument cannot be both static and donated "
+                             f"(static_argnums {self._static_nums}, donate_argnums "
+                             f"{self._donate})")
+        self._cache = {}
+        self._hits = 0
+        self._misses = 0
+        self._fast = not self._static_nums and not self._static_names
+
+    # -- the cache -------------------------------------------------------------------------
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses (traces) and entries of the signature cache."""
+        return CacheInfo(self._hits, self._misses, len({id(e) for e in self._cache.values()}))
+
+    def clear_cache(self) -> None:
+        """Forget every trace and compiled program (the counters restart too)."""
+        self._cache.clear()
+        self._hits = self._misses = 0
+
+    def _arg_desc(self, i):
+        if self._params is not None and i < len(self._params):
+            return f"argument {self._params[i].name!r} (position {i})"
+        return f"argument {i}"
+
+    def _split(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static key, statics by position, by name)."""
+        nargs = len(args)
+        spos = {i % nargs if -nargs <= i < 0 else i for i in self._static_nums}
+        statics = []
+        dyn = []
+        for i, a in enumerate(args):
+            if i in spos:
+                statics.append((i, self._check_hashable(a, self._arg_desc(i))))
+            else:
+                dyn.append(a)
+        for i in spos:
+            if i >= nargs and (self._params is None or i >= len(self._params)):
+                raise ValueError(f"jit({self._name}): static_argnums {i} but the function was "
+                                 f"called with {nargs} positional arguments")
+        dkw = {}
+        skw = []
+        for k in sorted(kwargs):
+            v = kwargs[k]
+            if k in self._static_names:
+                skw.append((k, self._check_hashable(v, f"argument {k!r}")))
+            else:
+                dkw[k] = v
+        return dyn, dkw, tuple(statics), tuple(skw)
+
+    def _check_hashable(self, v, desc):
+        try:
+            hash(v)
+        except TypeError as e:
+            raise TypeError(f"jit({self._name}): static {desc} must be hashable, got a value of "
+                            f"type {type(v).__name__} ({e}); pass a hashable value (a tuple "
+                            f"instead of a list, a frozen object) or make the argument "
+                            f"dynamic") from None
+        return v
+
+    def _descs(self, dyn, dkw, spos):
+        """A description per leaf (its argument) and each dynamic argument's position."""
+        descs = []
+        positions = [i for i in range(len(dyn) + len(spos)) if i not in spos]
+        for i, a in zip(positions, dyn):
+            descs += [self._arg_desc(i)] * tree_flatten(a)[1].num_leaves
+        for k in sorted(dkw):
+            descs += [f"argument {k!r}"] * tree_flatten(dkw[k])[1].num_leaves
+        return descs, positions
+
+    def _flatten(self, dyn, dkw, spos):
+        """Leaves (values), their signature key and the treedef."""
+        leaves, treedef = tree_flatten((tuple(dyn), dkw))
+        values, keys = [], []
+        for j, x in enumerate(leaves):
+            if x.__class__ is Tensor:
+                values.append(x)
+                keys.append((x.shape, x.dtype, False))
+                continue
+            try:
+                v, k = _leaf_value(x, "")
+            except TypeError:
+                descs, _ = self._descs(dyn, dkw, spos)
+                _leaf_value(x, f"jit({self._name}): {descs[j]}")     # raises, naming it
+                raise
+            values.append(v)
+            keys.append(k)
+        return values, tuple(keys), treedef
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        fast_key = None
+        if self._fast and not kwargs:
+            # fast paths: positional Tensor arguments, or pytrees of Tensors
+            key = []
+            for a in args:
+                if a.__class__ is not Tensor:
+                    break
+                key.append((a.shape, a.dtype))
+            else:
+                key = tuple(key)
+                entry = self._cache.get(key)
+                if entry is not None:
+                    self._hits += 1
+                    if _var.get() is None:
+                        return entry.run(args)
+                    return entry.call(list(args))
+                fast_key = key
+            if fast_key is None:
+                leaves, td = tree_flatten(args)
+                key = [td]
+                for a in leaves:
+                    if a.__class__ is not Tensor:
+                        break
+                    key.append((a.shape, a.dtype))
+                else:
+                    fast_key = tuple(key)
+                    entry = self._cache.get(fast_key)
+                    if entry is not None:
+                        self._hits += 1
+                        if _var.get() is None:
+                            return entry.run(leaves)
+                        return entry.call(leaves)
+        dyn, dkw, statics, skw = self._split(args, kwargs)
+        spos = {i for i, _ in statics}
+        values, keys, treedef = self._flatten(dyn, dkw, spos)
+        key = (treedef, statics, skw, keys)
+        entry = self._cache.get(key)
+        if entry is None:
+            self._misses += 1
+            entry = self._trace(values, keys, treedef, statics, skw, spos, dyn, dkw)
+            if not entry.traced.captured:
+                self._cache[key] = entry
+                if fast_key is not None:
+                    self._cache[fast_key] = entry
+        else:
+            self._hits += 1
+        return entry.call(values)
+
+    def _trace(self, values, keys, treedef, statics, skw, spos, dyn, dkw):
+        fun = self._fun
+        descs, positions = self._descs(dyn, dkw, spos)
+        static_pos = dict(statics)
+        static_kw = dict(skw)
+
+        def with_statics(*dyn, **dkw):
+            full = []
+            it = iter(dyn)
+            for i in range(len(dyn) + len(static_pos)):
+                full.append(static_pos[i] if i in static_pos else next(it))
+            return fun(*full, **dkw, **static_kw)
+
+        avals = [AbstractValue(k[0], k[1], k[2]) for k in keys]
+        hint = ("mark the argument static (jit(f, static_argnums=...) or static_argnames=...)")
+        traced = trace(with_statics, avals, treedef, name="jit", fname=self._name,
+                       arg_names=descs, hint=hint)
+        traced.cache["name"] = self._name
+        donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
+                  if p in self._donate]
+        return _Entry(traced, donate)
+
+    def _leaf_positions(self, treedef, positions):
+        """The argument position of each leaf (None for keyword arguments)."""
+        (args_td, kw_td) = treedef.children()
+        out = []
+        for pos, sub in zip(positions, args_td.children()):
+            out += [pos] * sub.num_leaves
+        out += [None] * kw_td.num_leaves
+        return out
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """The traced program for these arguments (traced now, without the cache)."""
+        dyn, dkw, statics, skw = self._split(args, kwargs)
+        spos = {i for i, _ in statics}
+        values, keys, treedef = self._flatten(dyn, dkw, spos)
+        return self._trace(values, keys, treedef, statics, skw, spos, dyn, dkw).traced
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jitted {self._name}>"
+
+
+class _Entry:
+    """One cache entry: the traced program, and its executable once compiled."""
+    __slots__ = ("traced", "donate", "exe")
+
+    def __init__(self, traced, donate):
+        self.traced = traced
+        self.donate = tuple(donate)
+        self.exe = None
+
+    def executable(self):
+        exe = self.exe
+        if exe is None:
+            exe = self.exe = compiled(self.traced, self.donate)
+        return exe
+
+    def run(self, args):
+        """Run compiled on concrete Tensors (no transformation active)."""
+        exe = self.exe or self.executable()
+        outs = exe.fn(*args) if exe.fn_donating is None else exe(args)
+        td = self.traced.out_tree
+        if td.num_leaves == 1 and td.node_data() is None:
+            return outs[0]
+        return tree_unflatten(td, outs)
+
+    def call(self, values):
+        outs = call_traced(self.traced, values + self.traced.captured, self.executable)
+        return tree_unflatten(self.traced.out_tree, outs)
+
+
+def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (),
+        donate_argnums: int | Sequence[int] = ()) -> JitFunction:
+    """``fun`` compiled: traced once per signature (the tree structure of the arguments, each
+    array's shape, dtype and weak type, the static arguments' values), optimized and run as one
+    program afterwards.
+
+    static_argnums / static_argnames: arguments passed to ``fun`` as Python values (hashable;
+    each distinct value traces anew), for the values ``fun`` branches on.  donate_argnums: the
+    arrays of these arguments may be overwritten by the program (their memory is reused for its
+    results); read them no more after the call.  Returns a callable with ``cache_info()`` and
+    ``clear_cache()``.  Python side effects of ``fun`` happen only while it is traced.  Branching
+    on a traced value raises ``nx.errors.ConcretizationTypeError``.
+    """
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+def make_jaxpr(fun: Callable[..., Any],
+               static_argnums: int | Sequence[int] = ()) -> Callable[..., Traced]:
+    """A function that traces ``fun`` on its arguments and returns the program (printable: one
+    equation per line, ``outputs = primitive[params] inputs``; ``.program`` is the IR)."""
+    jf = JitFunction(fun, static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        return jf.trace(*args, **kwargs)
+    return make

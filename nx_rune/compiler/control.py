@@ -1,0 +1,887 @@
+"""``lax`` control flow: ``cond``, ``scan``, ``fori_loop``, ``while_loop`` (JAX's semantics).
+
+Eager mode (no trace active): plain Python (an ``if``, a ``for`` loop stacking the ``ys``, a
+``while`` loop), so every transformation sees the operations as they run (``grad`` of a Python
+loop just works, ``while_loop`` included).
+
+Under a trace (``jit``, ``make_jaxpr``, the body of another loop): the functions are traced once
+into sub-programs and the operation is one equation (``cond[branches=...]``, ``scan[body=...]``,
+``while[cond=... body=...]``); scan's body is traced once, not unrolled.  Values the bodies close
+over are captured and passed as extra operands ("consts").  The equation then dispatches like a
+primitive (``control_bind``):
+
+* the trace records it;
+* reverse mode (a tape owning an operand): cond records the branch chosen at run time through a
+  cond of the branches' VJPs; scan runs forward keeping each step's carry, and its VJP is a
+  reverse scan of the body's VJP; while_loop is not reverse-differentiable (as in JAX: use scan
+  or fori_loop with static bounds);
+* forward mode: the same operation over (primal, tangent) bodies (all four);
+* no transformation (a program evaluated on concrete values): the compiled sub-programs run.
+
+The executor runs these equations as a Python ``if``/``for``/``while`` around the compiled
+sub-programs (one generated function call per iteration).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from nx_rune import primitives as P
+from nx_rune.autodiff.api import jvp as _jvp
+from nx_rune.autodiff.api import vjp as _vjp
+from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
+                                   concrete, is_inexact)
+from nx_rune.compiler.dispatch import find_owner
+from nx_rune.compiler.dispatch import under as _under
+from nx_rune.compiler.interpret import eval_program
+from nx_rune.compiler.pipeline import sub_executable
+from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
+from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
+from nx_rune.frontend import asarray, astype, not_equal, stack, zeros, zeros_like_t
+from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["cond", "scan", "fori_loop", "while_loop", "ControlOp", "control_bind",
+           "CONTROL_RULES", "trace_active"]
+
+_var = P._interpreter
+# (op name, interpreter type) -> rule(op, interp, params, values) -> outputs (for vmap & co.)
+CONTROL_RULES: dict = {}
+
+
+def trace_active(values=()) -> bool:
+    """Whether a trace is among the active interpreters (or owns one of ``values``)."""
+    interp = _var.get()
+    while interp is not None:
+        if isinstance(interp, TraceInterpreter):
+            return True
+        interp = interp.parent
+    for v in values:
+        c = concrete(v)
+        if isinstance(c, JitTracer) and not c._interp.done:
+            return True
+    return False
+
+
+def _ours(v, interp):
+    return isinstance(v, Tracer) and v._interp is interp
+
+
+def _arr(x, what):
+    if isinstance(x, ArrayBase):
+        return x
+    try:
+        return asarray(x)
+    except TypeError as e:
+        raise TypeError(f"{what}: expected arrays (or numbers) as leaves, got "
+                        f"{type(x).__name__}: {e}") from None
+
+
+def _aval(x):
+    return AbstractValue(x.shape, x.dtype, getattr(x, "weak_type", False))
+
+
+def _trace(fn, avals, tree, name):
+    """Trace ``fn(*tree_unflatten(tree, leaves))`` (tree: of the positional args tuple)."""
+    _, full = tree_flatten((tree_unflatten(tree, [0] * len(avals)), {}))
+    hint = (f"inside {name} the loop values are traced: use nx.where, lax.cond or "
+            f"lax.while_loop instead of Python branches on them")
+    return trace(fn, avals, full, name=name, fname=getattr(fn, "__name__", repr(fn)),
+                 hint=hint)
+
+
+def _trace_flat(fn, avals, name):
+    """Trace ``fn(*leaves) -> list of arrays`` on flat arguments; returns the Traced."""
+    return _trace(fn, avals, tree_flatten(tuple(range(len(avals))))[1], name)
+
+
+def _reorder(prog, n_explicit, front):
+    """``prog`` with its captured inputs (after the first ``n_explicit``) moved to the front
+    when ``front`` (consts first, as the control equations take them)."""
+    ins = prog.in_vars
+    if not front:
+        return prog
+    new = Program(ins[n_explicit:] + ins[:n_explicit], prog.eqns, prog.outs)
+    return new
+
+
+def _with_inputs(prog, before, after):
+    """``prog`` with unused input variables of ``before``/``after`` avals around its own."""
+    return Program([Var(a) for a in before] + prog.in_vars + [Var(a) for a in after],
+                   prog.eqns, prog.outs)
+
+
+def _check_same(what, a_tree, a_avals, b_tree, b_avals, a_name, b_name):
+    if a_tree != b_tree:
+        raise TypeError(f"{what}: {a_name} and {b_name} must have the same structure, got "
+                        f"{a_tree} and {b_tree}")
+    for i, (x, y) in enumerate(zip(a_avals, b_avals)):
+        if not x.same_type(y):
+            raise TypeError(f"{what}: {a_name} and {b_name} must have identical shapes and "
+                            f"dtypes, got {x.str_short()} and {y.str_short()} at leaf {i} of "
+                            f"{a_tree}")
+
+
+# -- executing sub-programs on arrays ------------------------------------------------------------
+
+def _to_arrays(values):
+    out = []
+    for v in values:
+        v = concrete(v)
+        out.append(v._np() if isinstance(v, ArrayBase) else np.asarray(v))
+    return out
+
+
+# -- the operations ---------------------------------------------------------------------------------
+
+class ControlOp(InternalOp):
+    """A control-flow operation: an equation with sub-programs in its params."""
+    __slots__ = ()
+    pure = True
+
+    def bind_eqn(self, params, ins):
+        return control_bind(self, params, ins)
+
+    def emit(self, cg, e, ins, plan):
+        args = ", ".join(ins)
+        outs = [cg.bind_out(v) for v in e.outs]
+        f = cg.const(self.runner(e.params), self.name)
+        call = f"{f}(({args}{',' if len(ins) == 1 else ''}))"
+        if not outs:
+            cg.emit(call)
+            return
+        cg.emit(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
+
+
+def control_bind(op, params, values):
+    """Apply the control operation under the active interpreters (see the module doc)."""
+    values = list(values)
+    owner = find_owner(values)
+    if owner is None or isinstance(owner, NoGradInterpreter):
+        if owner is not None:
+            values = [concrete(v) for v in values]
+            for v in values:
+                if isinstance(v, JitTracer) and not v._interp.done:
+                    return _under(v._interp, control_bind, op, params, values)
+        outs = op.runner(params)(_to_arrays(values))
+        from nx_rune.compiler.executor import to_tensor
+        return [to_tensor(o) for o in outs]
+    if isinstance(owner, TraceInterpreter):
+        return owner.add_eqn(op, params, values, op.out_avals(params, [_aval(v) for v in values]))
+    if isinstance(owner, Tape):
+        return op.tape_rule(owner, params, values)
+    if isinstance(owner, JVPInterpreter):
+        return op.jvp_rule(owner, params, values)
+    rule = CONTROL_RULES.get((op.name, type(owner)))
+    if rule is not None:
+        return rule(op, owner, params, values)
+    return op.fallback(owner, params, values)
+
+
+class _MultiEntry:
+    """A tape entry of a control operation (``Tape.record_multi``): ``vjp(gs)``, ``jvp(ts)``;
+    ``primals`` are the operands its rules read (no user function: ``cf`` is None)."""
+    __slots__ = ("outs", "idxs", "vjp_fn", "jvp_fn", "primals")
+    cf = None
+
+    def __init__(self, outs, vjp_fn, jvp_fn, primals=()):
+        self.outs, self.vjp_fn, self.jvp_fn = outs, vjp_fn, jvp_fn
+        self.primals = list(primals)
+        self.idxs = None
+
+    def vjp(self, gs):
+        return self.vjp_fn(gs)
+
+    def jvp(self, ts):
+        return self.jvp_fn(ts)
+
+
+def _zeros(x):
+    return zeros_like_t(x)
+
+
+def _fill(ts, like):
+    return [t if t is not None else _zeros(x) for t, x in zip(ts, like)]
+
+
+def _split_owned(interp, values):
+    primals = [v.primal if _ours(v, interp) else v for v in values]
+    idxs = [v._idx if _ours(v, interp) else 0 for v in values]
+    return primals, idxs
+
+
+def _diff_mask(values):
+    return [is_inexact(v.dtype) for v in values]
+
+
+def _cached(prog, key, make):
+    val = prog.cache.get(key)
+    if val is None:
+        val = prog.cache[key] = make()
+    return val
+
+
+# -- cond ---------------------------------------------------------------------------------------
+
+class _Cond(ControlOp):
+    """``cond[branches=(false_prog, true_prog)] pred *operands``."""
+    __slots__ = ()
+
+    def out_avals(self, params, avals):
+        return params["branches"][0].out_avals
+
+    def runner(self, params):
+        fs = [sub_executable(p) for p in params["branches"]]
+
+        def run(ops):
+            return fs[1 if bool(ops[0]) else 0](*ops[1:])
+        return run
+
+    def _jvp_branches(self, params, mask):
+        def make(b):
+            def build():
+                avals = b.in_avals
+                tav = [a for a, m in zip(avals, mask) if m]
+
+                def f(*xs):
+                    n = len(avals)
+                    prim, tans = list(xs[:n]), iter(xs[n:])
+                    tl = [next(tans) if m else _zeros(p) for p, m in zip(prim, mask)]
+                    outs, touts = _jvp(lambda *a: eval_program(b, list(a)), tuple(prim),
+                                       tuple(tl))
+                    return list(outs) + [t for t, o in zip(touts, outs) if is_inexact(o.dtype)]
+                return _trace_flat(f, list(avals) + tav, "lax.cond (jvp)").program
+            return _cached(b, ("jvp", tuple(mask)), build)
+        return tuple(make(b) for b in params["branches"])
+
+    def _jvp_call(self, params, pred, primals, tangents):
+        mask = _diff_mask(primals)
+        branches = self._jvp_branches(params, mask)
+        tl = [t for t, m in zip(_fill(tangents, primals), mask) if m]
+        outs = control_bind(self, {"branches": branches}, [pred] + list(primals) + tl)
+        n = len(params["branches"][0].outs)
+        prim_out, touts = outs[:n], iter(outs[n:])
+        return prim_out, [next(touts) if is_inexact(o.dtype) else None for o in prim_out]
+
+    def jvp_rule(self, interp, params, values):
+        primals = [v.primal if _ours(v, interp) else v for v in values]
+        tans = [v.tangent if _ours(v, interp) else None for v in values]
+        outs, touts = _under(interp.parent, self._jvp_call, params, primals[0], primals[1:],
+                             tans[1:])
+        return [JVPTracer(interp, o, t) if t is not None else o for o, t in zip(outs, touts)]
+
+    def _vjp_branches(self, params, mask, out_mask):
+        def make(b):
+            def build():
+                avals = b.in_avals
+                cav = [a for a, m in zip(b.out_avals, out_mask) if m]
+
+                def f(*xs):
+                    n = len(avals)
+                    prim, cts = list(xs[:n]), iter(xs[n:])
+                    _, pull = _vjp(lambda *a: eval_program(b, list(a)), *prim)
+                    full = [next(cts) if m else None for m in out_mask]
+                    res = pull(full)
+                    return [r if r is not None else _zeros(p)
+                            for r, p, m in zip(res, prim, mask) if m]
+                return _trace_flat(f, list(avals) + cav, "lax.cond (vjp)").program
+            return _cached(b, ("vjp", tuple(mask), tuple(out_mask)), build)
+        return tuple(make(b) for b in params["branches"])
+
+    def tape_rule(self, tape, params, values):
+        primals, idxs = _split_owned(tape, values)
+        outs = _under(tape.parent, control_bind, self, params, primals)
+        pred, ops = primals[0], primals[1:]
+        mask = _diff_mask(ops)
+        out_mask = _diff_mask(outs)
+
+        def vjp_fn(gs):
+            branches = self._vjp_branches(params, mask, out_mask)
+            cts = [g if g is not None else _zeros(o)
+                   for g, o, m in zip(gs, outs, out_mask) if m]
+            res = iter(control_bind(self, {"branches": branches}, [pred] + list(ops) + cts))
+            return [None] + [next(res) if m else None for m in mask]
+
+        def jvp_fn(ts):
+            return self._jvp_call(params, pred, ops, ts[1:])[1]
+        return tape.record_multi(_MultiEntry(outs, vjp_fn, jvp_fn, primals), idxs, outs)
+
+    def fallback(self, interp, params, values):
+        raise NotImplementedError(
+            f"lax.cond under the {interp.name} transformation needs a rule: register one in "
+            f"nx_rune.compiler.control.CONTROL_RULES[('cond', {type(interp).__name__})]")
+
+
+cond_op = _Cond("cond")
+
+
+def _pred_scalar(pred):
+    p = _arr(pred, "lax.cond: pred")
+    if p.shape != ():
+        raise TypeError(f"lax.cond: pred must be a scalar (shape ()), got shape {p.shape}")
+    if p.dtype.kind not in "biuf":
+        raise TypeError(f"lax.cond: pred must be a boolean or a number, got dtype {p.dtype}")
+    return p if p.dtype.kind == "b" else not_equal(p, 0)
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
+         *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
+
+    pred: a scalar (bool or number; nonzero is true).  Eager: a Python ``if`` (only the chosen
+    branch runs).  Under a trace both branches are traced (their outputs must have the same
+    structure, shapes and dtypes) and the choice is one ``cond`` equation.  Differentiable in
+    both modes (through the branch taken).
+    """
+    if not callable(true_fun) or not callable(false_fun):
+        raise TypeError("lax.cond: true_fun and false_fun must be callable")
+    if isinstance(pred, (bool, np.bool_)) or not isinstance(pred, ArrayBase) \
+            and isinstance(pred, (int, float, np.number)):
+        return true_fun(*operands) if pred else false_fun(*operands)
+    p = _pred_scalar(pred)
+    leaves, tree = tree_flatten(tuple(operands))
+    leaves = [_arr(x, "lax.cond: operands") for x in leaves]
+    if not trace_active(leaves + [p]):
+        return true_fun(*operands) if bool(p) else false_fun(*operands)
+    avals = [_aval(x) for x in leaves]
+    tt = _trace(true_fun, avals, tree, "lax.cond")
+    tf = _trace(false_fun, avals, tree, "lax.cond")
+    _check_same("lax.cond", tt.out_tree, tt.program.out_avals, tf.out_tree,
+                tf.program.out_avals, "true_fun's output", "false_fun's output")
+    n = len(leaves)
+    cf, ct = [_aval(c) for c in tf.captured], [_aval(c) for c in tt.captured]
+    pf = _with_inputs(tf.program, [], ct)          # (operands, consts_f, consts_t)
+    pt = Program(tt.program.in_vars[:n] + [Var(a) for a in cf] + tt.program.in_vars[n:],
+                 tt.program.eqns, tt.program.outs)
+    outs = control_bind(cond_op, {"branches": (pf, pt)}, [p] + leaves + tf.captured + tt.captured)
+    return tree_unflatten(tt.out_tree, outs)
+
+
+# -- scan ---------------------------------------------------------------------------------------
+
+class _Scan(ControlOp):
+    """``scan[body=... length=... reverse=... n_consts=... n_carry=...] *consts *init *xs``;
+    the body maps (consts, carry, x slices) to (carry, y slices); the outputs are the final
+    carry and the stacked ys."""
+    __slots__ = ()
+
+    def out_avals(self, params, avals):
+        body, nc = params["body"], params["n_carry"]
+        outs = body.out_avals
+        return outs[:nc] + [AbstractValue((params["length"],) + a.shape, a.dtype)
+                            for a in outs[nc:]]
+
+    def runner(self, params):
+        body = sub_executable(params["body"])
+        length, reverse = params["length"], params["reverse"]
+        nk, nc = params["n_consts"], params["n_carry"]
+        y_avals = params["body"].out_avals[nc:]
+
+        def run(ops):
+            consts, carry, xs = ops[:nk], list(ops[nk:nk + nc]), ops[nk + nc:]
+            ys = [np.empty((length,) + a.shape, a.dtype) for a in y_avals]
+            order = range(length - 1, -1, -1) if reverse else range(length)
+            for i in order:
+                outs = body(*consts, *carry, *[x[i] for x in xs])
+                carry = list(outs[:nc])
+                for y, o in zip(ys, outs[nc:]):
+                    y[i] = o
+            return carry + ys
+        return run
+
+    # forward mode: a scan over (primal, tangent) pairs
+    def _jvp_body(self, params, mask):
+        body = params["body"]
+        nk, nc = params["n_consts"], params["n_carry"]
+
+        def build():
+            avals = body.in_avals
+            groups = [(0, nk), (nk, nk + nc), (nk + nc, len(avals))]
+            out_avals = body.out_avals
+
+            def f(*xs):
+                # inputs: consts, tconsts, carry, tcarry, x, tx (tangents of inexact leaves)
+                it = iter(xs)
+                prim, tans = [None] * len(avals), [None] * len(avals)
+                for lo, hi in groups:
+                    for j in range(lo, hi):
+                        prim[j] = next(it)
+                    for j in range(lo, hi):
+                        if mask[j]:
+                            tans[j] = next(it)
+                tl = [t if t is not None else _zeros(p) for t, p in zip(tans, prim)]
+                outs, touts = _jvp(lambda *a: eval_program(body, list(a)), tuple(prim),
+                                   tuple(tl))
+                carry, ys = list(outs[:nc]), list(outs[nc:])
+                tc = [t for t, a in zip(touts[:nc], out_avals[:nc]) if is_inexact(a.dtype)]
+                ty = [t for t, a in zip(touts[nc:], out_avals[nc:]) if is_inexact(a.dtype)]
+                return carry + tc + ys + ty
+            ins = []
+            for lo, hi in groups:
+                ins += avals[lo:hi] + [a for a, m in zip(avals[lo:hi], mask[lo:hi]) if m]
+            return _trace_flat(f, ins, "lax.scan (jvp)").program
+        return _cached(body, ("jvp", tuple(mask)), build)
+
+    def _jvp_call(self, params, primals, tangents):
+        nk, nc = params["n_consts"], params["n_carry"]
+        mask = _diff_mask(primals)
+        for j in range(nk, nk + nc):     # carry tangents must exist where outputs are inexact
+            mask[j] = is_inexact(primals[j].dtype)
+        body = self._jvp_body(params, mask)
+        tl = _fill(tangents, primals)
+        ops = []
+        for lo, hi in ((0, nk), (nk, nk + nc), (nk + nc, len(primals))):
+            ops += list(primals[lo:hi]) + [t for t, m in zip(tl[lo:hi], mask[lo:hi]) if m]
+        n_tc = sum(mask[nk:nk + nc])
+        p2 = dict(params, body=body, n_consts=nk + sum(mask[:nk]), n_carry=nc + n_tc)
+        outs = control_bind(self, p2, ops)
+        y_avals = params["body"].out_avals[nc:]
+        carry, tcarry = outs[:nc], iter(outs[nc:nc + n_tc])
+        rest = outs[nc + n_tc:]
+        ys, tys = rest[:len(y_avals)], iter(rest[len(y_avals):])
+        tc = [next(tcarry) if m else None for m in mask[nk:nk + nc]]
+        ty = [next(tys) if is_inexact(a.dtype) else None for a in y_avals]
+        return list(carry) + list(ys), tc + ty
+
+    def jvp_rule(self, interp, params, values):
+        primals = [v.primal if _ours(v, interp) else v for v in values]
+        tans = [v.tangent if _ours(v, interp) else None for v in values]
+        outs, touts = _under(interp.parent, self._jvp_call, params, primals, tans)
+        return [JVPTracer(interp, o, t) if t is not None else o for o, t in zip(outs, touts)]
+
+    # reverse mode: forward keeping every step's carry, then a reverse scan of the body's VJP
+    def _res_body(self, params):
+        body = params["body"]
+        nk, nc = params["n_consts"], params["n_carry"]
+
+        def build():
+            # outputs: carry, ys, then the carry the step started from (the residuals)
+            return Program(body.in_vars, body.eqns, body.outs + body.in_vars[nk:nk + nc])
+        return _cached(body, "res", build)
+
+    def _bwd_body(self, params, mask, out_mask):
+        body = params["body"]
+        nk, nc = params["n_consts"], params["n_carry"]
+        avals = body.in_avals
+        out_avals = body.out_avals
+
+        def build():
+            kmask, cmask, xmask = mask[:nk], mask[nk:nk + nc], mask[nk + nc:]
+            ymask = out_mask[nc:]
+            nx_ = len(avals) - nk - nc
+
+            def f(*xs):
+                # inputs: consts | ct_carry (inexact carry), acc (inexact consts) |
+                #         x slices, carry slices (residuals), ct_y slices (inexact ys)
+                it = iter(xs)
+                consts = [next(it) for _ in range(nk)]
+                ct_c = [next(it) if m else None for m in cmask]
+                acc = [next(it) if m else None for m in kmask]
+                x = [next(it) for _ in range(nx_)]
+                c = [next(it) for _ in range(nc)]
+                ct_y = [next(it) if m else None for m in ymask]
+                _, pull = _vjp(lambda *a: eval_program(body, list(a)), *(consts + c + x))
+                res = pull(ct_c + ct_y)
+                rk, rc, rx = res[:nk], res[nk:nk + nc], res[nk + nc:]
+                new_ct = [r if r is not None else _zeros(p)
+                          for r, p, m in zip(rc, c, cmask) if m]
+                new_acc = [a if r is None else a + r
+                           for a, r, m in zip(acc, rk, kmask) if m]
+                ct_x = [r if r is not None else _zeros(p) for r, p, m in zip(rx, x, xmask) if m]
+                return new_ct + new_acc + ct_x
+            ins = (list(avals[:nk]) + [a for a, m in zip(avals[nk:nk + nc], cmask) if m]
+                   + [a for a, m in zip(avals[:nk], kmask) if m] + list(avals[nk + nc:])
+                   + list(avals[nk:nk + nc])
+                   + [a for a, m in zip(out_avals[nc:], ymask) if m])
+            return _trace_flat(f, ins, "lax.scan (vjp)").program
+        return _cached(body, ("bwd", tuple(mask), tuple(out_mask)), build)
+
+    def tape_rule(self, tape, params, values):
+        primals, idxs = _split_owned(tape, values)
+        nk, nc = params["n_consts"], params["n_carry"]
+        length = params["length"]
+        res_params = dict(params, body=self._res_body(params))
+        all_outs = _under(tape.parent, control_bind, self, res_params, primals)
+        n_y = len(params["body"].outs) - nc
+        outs = all_outs[:nc + n_y]
+        carries = all_outs[nc + n_y:]
+        mask = _diff_mask(primals)
+        for j in range(nk, nk + nc):
+            mask[j] = is_inexact(primals[j].dtype)
+        out_mask = _diff_mask(outs)
+        consts, xs = primals[:nk], primals[nk + nc:]
+
+        def vjp_fn(gs):
+            gs = _fill(gs, outs)
+            bwd = self._bwd_body(params, mask, out_mask)
+            ct_c = [g for g, m in zip(gs[:nc], mask[nk:nk + nc]) if m]
+            acc = [_zeros(k) for k, m in zip(consts, mask[:nk]) if m]
+            ct_y = [g for g, m in zip(gs[nc:], out_mask[nc:]) if m]
+            ops = list(consts) + ct_c + acc + list(xs) + list(carries) + ct_y
+            n_carry = len(ct_c) + len(acc)
+            p2 = {"body": bwd, "length": length, "reverse": not params["reverse"],
+                  "n_consts": nk, "n_carry": n_carry}
+            res = control_bind(self, p2, ops)
+            new_ct, new_acc, ct_x = res[:len(ct_c)], res[len(ct_c):n_carry], res[n_carry:]
+            itk, itc, itx = iter(new_acc), iter(new_ct), iter(ct_x)
+            return ([next(itk) if m else None for m in mask[:nk]]
+                    + [next(itc) if m else None for m in mask[nk:nk + nc]]
+                    + [next(itx) if m else None for m in mask[nk + nc:]])
+
+        def jvp_fn(ts):
+            return self._jvp_call(params, primals, ts)[1]
+        return tape.record_multi(_MultiEntry(outs, vjp_fn, jvp_fn, primals), idxs, outs)
+
+    def fallback(self, interp, params, values):
+        # unrolled: one evaluation of the body per step under the interpreter
+        body, nk, nc = params["body"], params["n_consts"], params["n_carry"]
+        consts, carry, xs = values[:nk], list(values[nk:nk + nc]), values[nk + nc:]
+        ys = []
+        order = range(params["length"] - 1, -1, -1) if params["reverse"] else \
+            range(params["length"])
+        for i in order:
+            outs = eval_program(body, list(consts) + carry + [x[i] for x in xs])
+            carry = outs[:nc]
+            ys.append(outs[nc:])
+        if params["reverse"]:
+            ys.reverse()
+        y_avals = body.out_avals[nc:]
+        stacked = [stack([y[k] for y in ys]) if ys else zeros((0,) + a.shape, a.dtype)
+                   for k, a in enumerate(y_avals)]
+        return list(carry) + stacked
+
+
+scan_op = _Scan("scan")
+
+
+def _scan_length(xs_leaves, length):
+    n = None
+    for x in xs_leaves:
+        if x.ndim == 0:
+            raise ValueError("lax.scan: every leaf of xs must have a leading axis to scan "
+                             "over, got a scalar")
+        if n is None:
+            n = x.shape[0]
+        elif x.shape[0] != n:
+            raise ValueError(f"lax.scan: the leaves of xs must share their leading axis "
+                             f"length, got {n} and {x.shape[0]}")
+    if length is not None:
+        try:
+            length = int(length)
+        except TypeError:
+            raise TypeError(f"lax.scan: length must be an int, got {length!r}") from None
+        if length < 0:
+            raise ValueError(f"lax.scan: length must be >= 0, got {length}")
+        if n is not None and n != length:
+            raise ValueError(f"lax.scan: length {length} differs from the leading axis of xs "
+                             f"({n})")
+        return length
+    if n is None:
+        raise ValueError("lax.scan: length must be given when xs is None (or has no leaves)")
+    return n
+
+
+def _check_carry(carry, init_tree, init_avals, where):
+    leaves, tree = tree_flatten(carry)
+    leaves = [_arr(x, f"lax.{where}: carry") for x in leaves]
+    _check_same(f"lax.{where}", init_tree, init_avals, tree, [_aval(x) for x in leaves],
+                "the carry passed in (init)", "the carry returned by the body")
+    return leaves
+
+
+def _split_body_out(out, where):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"lax.{where}: the body must return a pair (carry, y), got "
+                        f"{type(out).__name__}")
+    return out[0], out[1]
+
+
+def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False) -> tuple[Any, Any]:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
+    carry and the ys stacked along a new leading axis (JAX's ``lax.scan``).
+
+    init: a pytree of arrays (the carry; f must return a carry of the same structure, shapes and
+    dtypes); xs: a pytree of arrays sharing their leading axis length (or None with
+    ``length``); reverse: iterate from the end (ys stay in the order of xs).  Eager: a Python
+    loop.  Under a trace: f is traced once and the loop is one ``scan`` equation.
+    Differentiable in forward and reverse mode.
+    """
+    if not callable(f):
+        raise TypeError(f"lax.scan: f must be callable, got {type(f).__name__}")
+    init_leaves, init_tree = tree_flatten(init)
+    init_leaves = [_arr(x, "lax.scan: init") for x in init_leaves]
+    xs_leaves, xs_tree = tree_flatten(xs)
+    xs_leaves = [_arr(x, "lax.scan: xs") for x in xs_leaves]
+    n = _scan_length(xs_leaves, length)
+    reverse = bool(reverse)
+    init_avals = [_aval(x) for x in init_leaves]
+    x_avals = [AbstractValue(x.shape[1:], x.dtype) for x in xs_leaves]
+    if not trace_active(init_leaves + xs_leaves):
+        carry = tree_unflatten(init_tree, init_leaves)
+        ys = []
+        for i in (range(n - 1, -1, -1) if reverse else range(n)):
+            x = tree_unflatten(xs_tree, [a[i] for a in xs_leaves])
+            carry, y = _split_body_out(f(carry, x), "scan")
+            carry = tree_unflatten(init_tree, _check_carry(carry, init_tree, init_avals, "scan"))
+            ys.append(y)
+        if reverse:
+            ys.reverse()
+        if ys:
+            y_leaves = [tree_flatten(y)[0] for y in ys]
+            y_tree = tree_flatten(ys[0])[1]
+            stacked = [stack([_arr(y[k], "lax.scan: y") for y in y_leaves])
+                       for k in range(len(y_leaves[0]))]
+        else:   # no step ran: the ys' shapes come from tracing f
+            t = _trace(lambda c, x: f(c, x), init_avals + x_avals,
+                       tree_flatten((tree_unflatten(init_tree, init_avals),
+                                     tree_unflatten(xs_tree, x_avals)))[1], "lax.scan")
+            y_tree = t.out_tree.children()[1]
+            y_avals = t.program.out_avals[len(init_avals):]
+            stacked = [zeros((0,) + a.shape, a.dtype) for a in y_avals]
+        return carry, tree_unflatten(y_tree, stacked)
+    # traced: one scan equation
+    args_tree = tree_flatten((tree_unflatten(init_tree, init_avals),
+                              tree_unflatten(xs_tree, x_avals)))[1]
+
+    def body(c, x):
+        out = f(c, x)
+        return _split_body_out(out, "scan")
+
+    t = _trace(body, init_avals + x_avals, args_tree, "lax.scan")
+    carry_tree, y_tree = t.out_tree.children()
+    nc = len(init_leaves)
+    _check_same("lax.scan", init_tree, init_avals, carry_tree, t.program.out_avals[:nc],
+                "the carry passed in (init)", "the carry returned by the body")
+    prog = _reorder(t.program, t.n_explicit, front=True)
+    params = {"body": prog, "length": n, "reverse": reverse, "n_consts": len(t.captured),
+              "n_carry": nc}
+    outs = control_bind(scan_op, params, list(t.captured) + init_leaves + xs_leaves)
+    return tree_unflatten(carry_tree, outs[:nc]), tree_unflatten(y_tree, outs[nc:])
+
+
+# -- while_loop -------------------------------------------------------------------------------------
+
+class _While(ControlOp):
+    """``while[cond=... body=... n_cond_consts=... n_body_consts=...] *cconsts *bconsts *init``."""
+    __slots__ = ()
+
+    def out_avals(self, params, avals):
+        return params["body"].out_avals
+
+    def runner(self, params):
+        cf = sub_executable(params["cond"])
+        bf = sub_executable(params["body"])
+        ncc, nbc = params["n_cond_consts"], params["n_body_consts"]
+
+        def run(ops):
+            cc, bc, carry = ops[:ncc], ops[ncc:ncc + nbc], list(ops[ncc + nbc:])
+            while bool(cf(*cc, *carry)[0]):
+                carry = list(bf(*bc, *carry))
+            return carry
+        return run
+
+    def _jvp_progs(self, params, mask):
+        body, cnd = params["body"], params["cond"]
+        nbc = params["n_body_consts"]
+
+        def build_body():
+            avals = body.in_avals
+
+            def f(*xs):
+                it = iter(xs)
+                consts = [next(it) for _ in range(nbc)]
+                tk = [next(it) if m else None for m in mask[:nbc]]
+                carry = [next(it) for _ in range(len(avals) - nbc)]
+                tc = [next(it) if m else None for m in mask[nbc:]]
+                prim = consts + carry
+                tl = [t if t is not None else _zeros(p) for t, p in zip(tk + tc, prim)]
+                outs, touts = _jvp(lambda *a: eval_program(body, list(a)), tuple(prim),
+                                   tuple(tl))
+                return list(outs) + [t for t, m in zip(touts, mask[nbc:]) if m]
+            ins = (avals[:nbc] + [a for a, m in zip(avals[:nbc], mask[:nbc]) if m]
+                   + avals[nbc:] + [a for a, m in zip(avals[nbc:], mask[nbc:]) if m])
+            return _trace_flat(f, ins, "lax.while_loop (jvp)").program
+
+        def build_cond():
+            n_tc = sum(mask[nbc:])
+            return _with_inputs(cnd, [], [a for a, m in zip(body.in_avals[nbc:], mask[nbc:])
+                                          if m][:n_tc])
+        return (_cached(body, ("jvp", tuple(mask)), build_body),
+                _cached(cnd, ("jvp", tuple(mask)), build_cond))
+
+    def _jvp_call(self, params, primals, tangents):
+        ncc, nbc = params["n_cond_consts"], params["n_body_consts"]
+        mask = _diff_mask(primals[ncc:])
+        body, cnd = self._jvp_progs(params, mask)
+        tl = _fill(tangents, primals)[ncc:]
+        bconsts, carry = primals[ncc:ncc + nbc], primals[ncc + nbc:]
+        ops = (list(primals[:ncc]) + list(bconsts)
+               + [t for t, m in zip(tl[:nbc], mask[:nbc]) if m]
+               + list(carry) + [t for t, m in zip(tl[nbc:], mask[nbc:]) if m])
+        p2 = dict(params, body=body, cond=cnd, n_body_consts=nbc + sum(mask[:nbc]))
+        outs = control_bind(self, p2, ops)
+        n = len(carry)
+        tc = iter(outs[n:])
+        return outs[:n], [next(tc) if m else None for m in mask[nbc:]]
+
+    def jvp_rule(self, interp, params, values):
+        primals = [v.primal if _ours(v, interp) else v for v in values]
+        tans = [v.tangent if _ours(v, interp) else None for v in values]
+        outs, touts = _under(interp.parent, self._jvp_call, params, primals, tans)
+        return [JVPTracer(interp, o, t) if t is not None else o for o, t in zip(outs, touts)]
+
+    def tape_rule(self, tape, params, values):
+        ncc = params["n_cond_consts"]
+        if any(_ours(v, tape) and is_inexact(v.dtype) for v in values[ncc:]):
+            raise TypeError(
+                "lax.while_loop is not reverse-mode differentiable (as in JAX: its number of "
+                "steps is only known at run time, so the steps cannot be stored); use "
+                "lax.scan, or lax.fori_loop with static (Python int) bounds, or forward mode "
+                "(nx.jvp, nx.jacfwd)")
+        primals = [v.primal if _ours(v, tape) else v for v in values]
+        return _under(tape.parent, control_bind, self, params, primals)
+
+    def fallback(self, interp, params, values):
+        raise NotImplementedError(
+            f"lax.while_loop under the {interp.name} transformation needs a rule: register one "
+            f"in nx_rune.compiler.control.CONTROL_RULES[('while', {type(interp).__name__})]")
+
+
+while_op = _While("while")
+
+
+def _cond_bool(x):
+    x = _arr(x, "lax.while_loop: cond_fun's output")
+    if x.shape != () or x.dtype.kind != "b":
+        raise TypeError(f"lax.while_loop: cond_fun must return a boolean scalar, got "
+                        f"{x.dtype} of shape {x.shape}")
+    return x
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+               init_val: Any) -> Any:
+    """``val = init_val; while cond_fun(val): val = body_fun(val)``; returns val.
+
+    cond_fun returns a boolean scalar; body_fun returns a value of init_val's structure, shapes
+    and dtypes.  Eager: a Python loop.  Under a trace: one ``while`` equation.  Differentiable
+    in forward mode; reverse mode raises TypeError (as JAX).
+    """
+    if not callable(cond_fun) or not callable(body_fun):
+        raise TypeError("lax.while_loop: cond_fun and body_fun must be callable")
+    leaves, tree = tree_flatten(init_val)
+    leaves = [_arr(x, "lax.while_loop: init_val") for x in leaves]
+    avals = [_aval(x) for x in leaves]
+    if not trace_active(leaves):
+        val = init_val
+        while bool(_cond_bool(cond_fun(val))):
+            val = body_fun(val)
+            val = tree_unflatten(tree, _check_carry(val, tree, avals, "while_loop"))
+        return val
+    tc = _trace(lambda v: _cond_bool(cond_fun(v)), avals, tree_flatten((tree_unflatten(
+        tree, avals),))[1], "lax.while_loop")
+    if tc.program.out_avals[0].shape != () or tc.program.out_avals[0].dtype.kind != "b":
+        raise TypeError("lax.while_loop: cond_fun must return a boolean scalar")
+    tb = _trace(body_fun, avals, tree_flatten((tree_unflatten(tree, avals),))[1],
+                "lax.while_loop")
+    _check_same("lax.while_loop", tree, avals, tb.out_tree, tb.program.out_avals,
+                "init_val", "body_fun's output")
+    params = {"cond": _reorder(tc.program, tc.n_explicit, True),
+              "body": _reorder(tb.program, tb.n_explicit, True),
+              "n_cond_consts": len(tc.captured), "n_body_consts": len(tb.captured)}
+    outs = control_bind(while_op, params, list(tc.captured) + list(tb.captured) + leaves)
+    return tree_unflatten(tree, outs)
+
+
+# -- fori_loop ------------------------------------------------------------------------------------
+
+def _static_int(x):
+    """x as a Python int when it is concrete (a Python/NumPy int or a concrete integer
+    scalar), else None."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError("lax.fori_loop: lower and upper must be integers, got a bool")
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, ArrayBase):
+        if x.dtype.kind not in "iu" or x.shape != ():
+            raise TypeError(f"lax.fori_loop: lower and upper must be integer scalars, got "
+                            f"{x.dtype} of shape {x.shape}")
+        t = x._concrete_tensor()
+        return None if t is None or isinstance(x, Tracer) else int(t.item())
+    raise TypeError(f"lax.fori_loop: lower and upper must be integers, got "
+                    f"{type(x).__name__}")
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
+              init_val: Any) -> Any:
+    """``val = init_val; for i in range(lower, upper): val = body_fun(i, val)``; returns val.
+
+    i is an int32 scalar array (int64 when a bound needs it).  With concrete bounds (Python
+    ints) the loop is a ``scan`` under a trace (differentiable in both modes); with traced bounds
+    a ``while_loop`` (forward mode only).  Eager: a Python loop.
+    """
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun must be callable")
+    lo, hi = _static_int(lower), _static_int(upper)
+    dt = np.int32
+    for b in (lower, upper):
+        if isinstance(b, ArrayBase):
+            dt = np.result_type(dt, b.dtype)
+        elif isinstance(b, (int, np.integer)) and not -2**31 <= int(b) < 2**31:
+            dt = np.int64
+    dt = np.dtype(dt)
+    leaves = [_arr(x, "lax.fori_loop: init_val") for x in tree_flatten(init_val)[0]]
+    if lo is not None and hi is not None:
+        if not trace_active(leaves):
+            val = init_val
+            tree = tree_flatten(init_val)[1]
+            avals = [_aval(x) for x in leaves]
+            for i in range(lo, hi):
+                val = body_fun(Tensor._wrap(np.array(i, dt)), val)
+                val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop"))
+            return val
+
+        def step(carry, _):
+            i, v = carry
+            return (i + 1, body_fun(i, v)), None
+        n = max(hi - lo, 0)
+        (_, val), _ = scan(step, (Tensor._wrap(np.array(lo, dt)), init_val), None, length=n)
+        return val
+    lo_t = astype(_arr(lower, "lax.fori_loop: lower"), dt)
+    hi_t = astype(_arr(upper, "lax.fori_loop: upper"), dt)
+    _, _, val = while_loop(lambda c: c[0] < c[1],
+                           lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
+                           (lo_t, hi_t, init_val))
+    return val
+
+
+
+# -- custom_vjp / custom_jvp calls ------------------------------------------------------------------
+
+class _CustomCall(ControlOp):
+    """``custom_call[name primal fun ...] *args *captured``: a call of a ``custom_vjp`` or
+    ``custom_jvp`` function.  Run, it is its primal sub-program; evaluated through ``bind``
+    (when the program is differentiated), it calls the function again, so that the active
+    transformations apply its rules."""
+    __slots__ = ()
+
+    def out_avals(self, params, avals):
+        return params["primal"].out_avals
+
+    def runner(self, params):
+        f = sub_executable(params["primal"])
+        return lambda ops: list(f(*ops))
+
+    def bind_eqn(self, params, ins):
+        args = tree_unflatten(params["_in_tree"], ins[:params["_n_args"]])
+        return tree_flatten(params["_fun"](*args, **params["_kwargs"]))[0]
+
+    def fallback(self, interp, params, values):
+        return self.bind_eqn(params, values)
+
+    tape_rule = jvp_rule = None
+
+
+custom_call_op = _CustomCall("custom_call")
+TraceInterpreter.custom_call_op = custom_call_op

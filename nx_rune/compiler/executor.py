@@ -1,0 +1,300 @@
+"""The executor: a Program compiled to one generated Python function over NumPy arrays.
+
+``compile_program(prog)`` returns a function ``run(*arrays) -> tuple of arrays``.  Its body is
+generated source, one line per equation (a NumPy ufunc with ``out=``, a view, a fused kernel's
+``run``, a typed kernel, or a primitive's implementation), compiled once with ``exec``: running
+it costs no interpreter dispatch, no ``bind``, no tracing, no per-op dictionary lookups.
+
+Values are ndarrays.  Movement ops are NumPy views (no data moves), a chain of them folded by
+``passes.fold_views`` is one strided view.  ``out=`` buffers come from the buffer-reuse plan
+(``passes.plan_buffers``): an operation writes into the memory of an operand that dies there when
+shapes and dtypes agree.  Primitives without an emitter run their implementation on Tensors
+wrapped around the arrays (still no ``bind``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nx_rune import primitives as P
+from nx_rune.compiler.ir import Literal, Program
+from nx_rune.primitives import Primitive
+from nx_rune.tensor import Tensor
+
+__all__ = ["compile_program", "EMITTERS", "UFUNCS", "to_tensor", "as_array", "ufunc_for"]
+
+# elementwise primitives that are one NumPy ufunc (for the dtypes ``ufunc_for`` accepts)
+UFUNCS = {
+    "neg": np.negative, "log2": np.log2, "exp2": np.exp2, "sin": np.sin, "sqrt": np.sqrt,
+    "recip": np.reciprocal, "exp": np.exp, "log": np.log, "cos": np.cos, "tanh": np.tanh,
+    "log1p": np.log1p, "expm1": np.expm1,
+    "add": np.add, "mul": np.multiply, "fdiv": np.true_divide, "max": np.maximum,
+    "cmplt": np.less, "cmpne": np.not_equal, "xor": np.bitwise_xor, "or": np.bitwise_or,
+    "and": np.bitwise_and, "pow": np.power, "idiv": np.floor_divide, "mod": np.remainder,
+}
+# ufuncs whose implementation checks integer operands (division by zero, negative powers)
+_FLOAT_ONLY = {"pow", "idiv", "mod"}
+
+
+def ufunc_for(prim, in_dtypes):
+    """The NumPy ufunc computing ``prim`` on operands of ``in_dtypes`` exactly as its
+    implementation does, or None."""
+    uf = UFUNCS.get(prim.name) if isinstance(prim, Primitive) else None
+    if uf is None or P.PRIMITIVES.get(prim.name) is not prim:
+        return None
+    if prim.name in _FLOAT_ONLY and any(np.dtype(d).kind not in "fc" for d in in_dtypes):
+        return None
+    return uf
+
+
+def as_array(x) -> np.ndarray:
+    """An ndarray of a Tensor's values (zero-copy), or of a NumPy scalar."""
+    if isinstance(x, np.ndarray):
+        return x
+    return np.asarray(x)
+
+
+def to_tensor(arr) -> Tensor:
+    """A Tensor of ``arr`` (an ndarray or NumPy scalar) without a copy when it is C-contiguous
+    and writeable-owned; a copy otherwise."""
+    if not isinstance(arr, np.ndarray):
+        return Tensor._wrap(np.asarray(arr))
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return Tensor._wrap(arr)
+
+
+def _tensor_arg(x):
+    if isinstance(x, np.ndarray):
+        if x.flags.c_contiguous:
+            return Tensor._wrap(x)
+        if x.size and all(s == 0 for s in x.strides):
+            return Tensor._broadcast_scalar(x.flat[0].item(), x.dtype, x.shape)
+        return Tensor._wrap(np.ascontiguousarray(x))
+    return Tensor._wrap(np.asarray(x))
+
+
+def impl_caller(prim, params):
+    """``f(*arrays) -> array`` running ``prim``'s implementation on Tensors of the arrays."""
+    impl = prim.impl
+
+    def call(*xs):
+        return impl(*[_tensor_arg(x) for x in xs], **params)._np()
+    call.__name__ = f"impl_{prim.name}"
+    return call
+
+
+# -- code generation --------------------------------------------------------------------------
+
+class Codegen:
+    """Names, constants and lines of one generated function."""
+
+    def __init__(self):
+        self.ns = {"np": np, "_arr": as_array}
+        self.lines = []
+        self.names = {}
+        self.fresh_arrays = set()   # names holding new C-contiguous arrays of this call
+        self._n = 0
+
+    def const(self, value, hint="k"):
+        name = f"_{hint}{len(self.ns)}"
+        self.ns[name] = value
+        return name
+
+    def fresh(self, hint="v"):
+        self._n += 1
+        return f"{hint}{self._n}"
+
+    def name(self, x):
+        if isinstance(x, Literal):
+            n = self.names.get(("lit", id(x.value)))
+            if n is None:
+                # read-only: no result of the program can give a way to write into it
+                arr = x.array().view()
+                arr.flags.writeable = False
+                n = self.names[("lit", id(x.value))] = self.const(arr, "c")
+            return n
+        return self.names[x]
+
+    def bind_out(self, var, name=None):
+        name = name or self.fresh()
+        self.names[var] = name
+        return name
+
+    def emit(self, line):
+        self.lines.append(line)
+
+
+def _emit_ufunc(cg, e, ins, plan):
+    uf = ufunc_for(e.prim, [x.aval.dtype for x in e.ins])
+    if uf is None:
+        return False
+    f = cg.const(uf, "u")
+    out = cg.bind_out(e.outs[0])
+    buf = plan.get(e.outs[0]) if plan else None
+    if buf is not None:
+        cg.emit(f"{out} = {f}({', '.join(ins)}, out={cg.name(buf)})")
+        cg.fresh_arrays.add(out)
+    else:
+        cg.emit(f"{out} = {f}({', '.join(ins)})")
+    return True
+
+
+def _emit_reduce(np_fn):
+    def emit(cg, e, ins, plan):
+        x = e.ins[0].aval
+        axes = tuple(e.params["axes"])
+        if x.size == 0 and np_fn is np.max and (not axes or any(x.shape[i] == 0
+                                                                for i in axes)):
+            return False            # the implementation raises the error
+        f = cg.const(np_fn, "r")
+        out = cg.bind_out(e.outs[0])
+        kw = f"axis={axes!r}, keepdims={bool(e.params['keepdims'])}"
+        if np_fn is not np.max:
+            kw += f", dtype={cg.const(x.dtype, 'd')}"
+        cg.emit(f"{out} = {f}({ins[0]}, {kw})")
+        return True
+    return emit
+
+
+def _emit_alias(cg, e, ins, plan):
+    cg.names[e.outs[0]] = ins[-1] if e.prim is P.assign_p else ins[0]
+    return True
+
+
+def _emit_reshape(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    cg.emit(f"{out} = {ins[0]}.reshape({e.outs[0].aval.shape!r})")
+    return True
+
+
+def _emit_permute(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    cg.emit(f"{out} = {ins[0]}.transpose({tuple(e.params['axes'])!r})")
+    return True
+
+
+def _emit_expand(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    f = cg.const(np.broadcast_to, "b")
+    cg.emit(f"{out} = {f}({ins[0]}, {e.outs[0].aval.shape!r})")
+    return True
+
+
+def _emit_shrink(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    idx = tuple(slice(a, b) for a, b in e.params["limits"])
+    cg.emit(f"{out} = {ins[0]}[{cg.const(idx, 'i')}]")
+    return True
+
+
+def _emit_flip(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    axes = set(e.params["axes"])
+    idx = tuple(slice(None, None, -1) if i in axes else slice(None)
+                for i in range(e.ins[0].aval.ndim))
+    cg.emit(f"{out} = {ins[0]}[{cg.const(idx, 'i')}]")
+    return True
+
+
+def _emit_matmul(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    f = cg.const(np.matmul, "m")
+    buf = plan.get(e.outs[0]) if plan else None
+    if buf is not None:
+        cg.emit(f"{out} = {f}({ins[0]}, {ins[1]}, out={cg.name(buf)})")
+    else:
+        cg.emit(f"{out} = {f}({ins[0]}, {ins[1]})")
+    if e.outs[0].aval.shape:
+        cg.fresh_arrays.add(out)
+    return True
+
+
+def _emit_cast(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    src = e.ins[0].aval.dtype
+    dst = np.dtype(e.params["dtype"])
+    if src.kind == "c" and dst.kind != "c":
+        return False    # the implementation shows NumPy's ComplexWarning
+    cg.emit(f"{out} = {ins[0]}.astype({cg.const(dst, 'd')})")
+    return True
+
+
+def _emit_where(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    cg.emit(f"{out} = np.where({', '.join(ins)})")
+    return True
+
+
+def _emit_cat(cg, e, ins, plan):
+    out = cg.bind_out(e.outs[0])
+    cg.emit(f"{out} = np.concatenate(({', '.join(ins)},), axis={e.params['axis']})")
+    return True
+
+
+EMITTERS = {
+    P.reduce_sum_p: _emit_reduce(np.sum), P.reduce_prod_p: _emit_reduce(np.prod),
+    P.reduce_max_p: _emit_reduce(np.max),
+    P.contiguous_p: _emit_alias, P.copy_p: _emit_alias, P.assign_p: _emit_alias,
+    P.reshape_p: _emit_reshape, P.permute_p: _emit_permute, P.expand_p: _emit_expand,
+    P.shrink_p: _emit_shrink, P.flip_p: _emit_flip, P.matmul_p: _emit_matmul,
+    P.cast_p: _emit_cast, P.where_p: _emit_where, P.cat_p: _emit_cat,
+}
+
+
+def _emit_generic(cg, e, ins, plan):
+    f = cg.const(impl_caller(e.prim, e.params), "p")
+    out = cg.bind_out(e.outs[0])
+    cg.emit(f"{out} = {f}({', '.join(ins)})")
+
+
+def emit_eqn(cg, e, plan=None):
+    ins = [cg.name(x) for x in e.ins]
+    prim = e.prim
+    if isinstance(prim, Primitive):
+        em = EMITTERS.get(prim)
+        if em is not None and em(cg, e, ins, plan):
+            return
+        if _emit_ufunc(cg, e, ins, plan):
+            return
+        _emit_generic(cg, e, ins, plan)
+        return
+    # control flow and the passes' internal ops know how to emit themselves
+    prim.emit(cg, e, ins, plan)
+
+
+def compile_program(prog: Program, plan=None, name="run", tensors=False):
+    """``run(*arrays) -> tuple of arrays`` for ``prog`` (``plan``: var -> var whose buffer
+    receives its value, from ``passes.plan_buffers``); with ``tensors``, ``run(*tensors) ->
+    tuple of Tensors`` (the conversions generated inline)."""
+    cg = Codegen()
+    args = []
+    prologue = []
+    for i, v in enumerate(prog.in_vars):
+        name_i = cg.bind_out(v, f"a{i}")
+        if tensors:
+            args.append(f"t{i}")
+            prologue.append(f"{name_i} = t{i}._np()")
+        else:
+            args.append(name_i)
+    cg.lines.extend(prologue)
+    for e in prog.eqns:
+        emit_eqn(cg, e, plan)
+    outs = []
+    wrap = cg.const(Tensor._wrap, "W")
+    conv = cg.const(to_tensor, "T")
+    for x in prog.outs:
+        if isinstance(x, Literal):
+            # a fresh copy each call: returned constants must not share memory with the program
+            o = f"{cg.name(x)}.copy()"
+            outs.append(f"{conv}({o})" if tensors else o)
+        else:
+            o = cg.name(x)
+            outs.append((f"{wrap}({o})" if o in cg.fresh_arrays else f"{conv}({o})") if tensors else o)
+    body = "\n".join("    " + line for line in cg.lines) or "    pass"
+    src = (f"def {name}({', '.join(args)}):\n{body}\n"
+           f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
+    code = compile(src, f"<nx_rune.jit {name}>", "exec")
+    exec(code, cg.ns)
+    fn = cg.ns[name]
+    fn.source = src
+    return fn

@@ -1,0 +1,369 @@
+"""The tracing interpreter: run a Python function on abstract values and record a Program.
+
+``trace(fn, args_avals, ...)`` calls ``fn`` with :class:`JitTracer` arguments (an abstract value
+each: shape, dtype, weak type; no data).  Every primitive bound while the
+:class:`TraceInterpreter` is the innermost interpreter becomes an equation (its output type from
+``abstract.abstract_eval``).  Operands the trace does not own become part of the program:
+
+* concrete Tensors become :class:`Literal` constants (their values are baked in);
+* values of other transformations (an enclosing ``grad``'s tracers, the tracers of an enclosing
+  trace) are *captured*: each becomes an extra input variable of the program, and the caller
+  passes the value (``Traced.captured``).  A trace that captured values is not reused by
+  ``jit``'s cache (the values belong to one call).
+
+A traced value has no concrete value: Python branching on it (``bool``, ``int``, ``float``,
+``item``, ``__index__``) raises ``ConcretizationTypeError`` naming the function, the line, the
+argument the value depends on and ``static_argnums`` as the fix; conversion to NumPy raises
+``TracerArrayConversionError``; a tracer used after its trace finished raises
+``UnexpectedTracerError``.  Library code that needs values asks ``x._concrete_tensor()``, which
+is None here.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from nx_rune import primitives as P
+from nx_rune.autodiff.core import Interpreter, Tracer
+from nx_rune.compiler.abstract import abstract_eval
+from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
+from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                            UnexpectedTracerError)
+from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["JitTracer", "TraceInterpreter", "Traced", "trace", "user_frame"]
+
+_var = P._interpreter
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STORAGE = frozenset(["_np", "_arr", "_buf", "_view", "view", "buffer", "strides"])
+
+
+def user_frame():
+    """``"file:line (function)"`` of the innermost frame outside nx_rune (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_PKG + os.sep):
+            return f"{f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
+        f = f.f_back
+    return "<unknown>"
+
+
+class JitTracer(ArrayBase):
+    """A value traced abstractly: shape, dtype and weak type are known, values are not."""
+    __slots__ = ("_interp", "var", "shape", "dtype")
+
+    def __init__(self, interp, var):
+        self._interp = interp
+        self.var = var
+        self.shape = var.aval.shape
+        self.dtype = var.aval.dtype
+
+    @property
+    def aval(self) -> AbstractValue:
+        return self.var.aval
+
+    @property
+    def weak_type(self) -> bool:
+        return self.var.aval.weak_type
+
+    # -- no concrete value ----------------------------------------------------------------------
+    def _concretization(self, what):
+        raise ConcretizationTypeError(self._interp.concretization_message(self, what))
+
+    def __bool__(self):
+        self._concretization("bool() (an if, while, and/or or assert on a traced value)")
+
+    def __int__(self):
+        self._concretization("int()")
+
+    def __float__(self):
+        self._concretization("float()")
+
+    def __complex__(self):
+        self._concretization("complex()")
+
+    def __index__(self):
+        self._concretization("__index__ (a traced value used as a Python index or size)")
+
+    def item(self):
+        self._concretization("item()")
+
+    def tolist(self):
+        self._concretization("tolist()")
+
+    def _to_numpy(self, what):
+        raise TracerArrayConversionError(
+            f"{what} of a value traced by {self._interp.name} (shape {self.shape}, dtype "
+            f"{self.dtype}): a traced value has no data while the function is being traced. "
+            f"Use nx operations (nx.sin, nx.sum, ...) instead of NumPy's, or mark the argument "
+            f"static (static_argnums)")
+
+    def numpy(self):
+        return self._to_numpy("conversion to a NumPy array (x.numpy())")
+
+    def __array__(self, dtype=None, copy=None):
+        return self._to_numpy("conversion to a NumPy array (np.asarray(x), a NumPy function)")
+
+    @property
+    def __array_interface__(self):
+        return self._to_numpy("conversion to a NumPy array (__array_interface__)")
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._to_numpy("DLPack export")
+
+    def __dlpack_device__(self):
+        return self._to_numpy("DLPack export")
+
+    def __repr__(self):
+        state = ", finished" if self._interp.done else ""
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"JitTracer({self._interp.name}{state}, {self.var.aval.str_short()}{weak})"
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if spec:
+            self._concretization(f"format(x, {spec!r})")
+        return repr(self)
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle a value traced by {self._interp.name}")
+
+    def _rebind(self, new, what="x[idx] = v"):
+        """Make this tracer stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
+        ``x += y`` on a traced value update it functionally (the front end's in-place hook)."""
+        interp = self._interp
+        if interp.done:
+            raise UnexpectedTracerError(interp.leak_message(self))
+        if new.shape != self.shape or new.dtype != self.dtype:
+            raise ValueError(f"{what}: the new value has shape {new.shape} and dtype "
+                             f"{new.dtype}, the traced value {self.shape} and {self.dtype}")
+        if not (new.__class__ is JitTracer and new._interp is interp):
+            new = interp.process(P.copy_p, [new], {})
+        self.var = new.var
+
+    def __getattr__(self, name):
+        # reached only for attributes a tracer lacks: a backend implementation reading storage
+        # means the tracer escaped its trace (or its thread/context)
+        try:
+            interp = object.__getattribute__(self, "_interp")
+        except AttributeError:
+            raise AttributeError(name) from None
+        if name in _STORAGE:
+            if interp.done:
+                raise UnexpectedTracerError(interp.leak_message(self))
+            raise UnexpectedTracerError(
+                f"a value traced by {interp.name} (shape {self.shape}, dtype {self.dtype}) was "
+                f"used where that trace is not active (another thread or context, or a "
+                f"computation outside the traced function)")
+        raise AttributeError(f"JitTracer (a value traced by {interp.name}) has no attribute "
+                             f"{name!r}")
+
+
+class TraceInterpreter(Interpreter):
+    """Records every primitive bound while it is the innermost interpreter (see module doc).
+
+    ``fname``: the traced function's name (for messages); ``arg_names``: one description per
+    input variable (``"argument x"``); ``hint``: what the messages suggest (static_argnums)."""
+    __slots__ = ("eqns", "in_vars", "literals", "captured", "captured_vars", "fname",
+                 "arg_names", "hint")
+    # the operation recording custom_vjp/custom_jvp calls (nx_rune.compiler.control installs
+    # it: the control-flow module builds on this one)
+    custom_call_op = None
+
+    def __init__(self, name="jit", fname="<function>", hint=None):
+        Interpreter.__init__(self, name, None)
+        self.eqns = []
+        self.in_vars = []
+        self.literals = {}
+        self.captured = []          # values passed as the extra inputs
+        self.captured_vars = {}     # id(value) -> Var
+        self.fname = fname
+        self.arg_names = {}
+        self.hint = hint
+
+    def new_input(self, aval, what=None):
+        v = Var(aval)
+        self.in_vars.append(v)
+        if what:
+            self.arg_names[v] = what
+        return JitTracer(self, v)
+
+    # -- operands ----------------------------------------------------------------------------
+    def literal(self, t):
+        lit = self.literals.get(id(t))
+        if lit is None or lit.value is not t:
+            # a constant holding one value (0-d, or broadcast with stride 0) is what the front
+            # end makes of a Python scalar: weakly typed, so that results of weak operands and
+            # such constants stay weak (as JAX's x * 2 for a weak x)
+            arr = t._np()
+            weak = arr.ndim == 0 or (arr.size > 0 and not any(arr.strides))
+            lit = self.literals[id(t)] = Literal(t, AbstractValue(t.shape, t.dtype, weak))
+        return lit
+
+    def capture(self, x):
+        v = self.captured_vars.get(id(x))
+        if v is not None:
+            return v
+        if isinstance(x, Tracer) and x._interp.done:
+            raise UnexpectedTracerError(
+                f"a tracer of a finished {x._interp.name} transformation was used (shape "
+                f"{x.shape}, dtype {x.dtype}) while tracing {self.fname}: a value computed "
+                f"inside a transformed function escaped it")
+        if isinstance(x, JitTracer) and x._interp.done:
+            raise UnexpectedTracerError(x._interp.leak_message(x))
+        v = Var(AbstractValue(x.shape, x.dtype, getattr(x, "weak_type", False)))
+        self.captured_vars[id(x)] = v
+        self.captured.append(x)
+        return v
+
+    def operand(self, a):
+        if a.__class__ is JitTracer and a._interp is self:
+            return a.var
+        if isinstance(a, Tensor):
+            return self.literal(a)
+        if isinstance(a, ArrayBase):
+            return self.capture(a)
+        raise TypeError(f"{self.fname}: an operand of type {type(a).__name__} reached a "
+                        f"primitive (expected an array)")
+
+    def process(self, prim, args, params):
+        ins = [self.operand(a) for a in args]
+        aval = abstract_eval(prim, [x.aval for x in ins], params)
+        out = Var(aval)
+        self.eqns.append(Eqn(prim, params, ins, [out]))
+        return JitTracer(self, out)
+
+    def add_eqn(self, prim, params, args, out_avals):
+        """Record a multi-output equation (control flow); returns one tracer per output."""
+        ins = [self.operand(a) for a in args]
+        outs = [Var(a) for a in out_avals]
+        self.eqns.append(Eqn(prim, params, ins, outs))
+        return [JitTracer(self, v) for v in outs]
+
+    def custom_call(self, cf, args, kwargs):
+        """Record a call of a ``custom_vjp``/``custom_jvp`` function as one equation that keeps
+        the function (so that differentiating the program applies its rules); the primal is
+        traced as a sub-program (what the executor runs)."""
+        from nx_rune.frontend import asarray
+        leaves, in_tree = tree_flatten(tuple(args))
+        leaves = [x if isinstance(x, ArrayBase) else asarray(x) for x in leaves]
+        avals = [AbstractValue(x.shape, x.dtype, getattr(x, "weak_type", False))
+                 for x in leaves]
+        _, full = tree_flatten((tree_unflatten(in_tree, [0] * len(leaves)), {}))
+        name = getattr(cf, "__name__", "custom")
+        t = trace(lambda *a: cf.fun(*a, **kwargs), avals, full, name=self.name, fname=name,
+                  hint=self.hint)
+        params = {"name": name, "primal": t.program, "_fun": cf, "_kwargs": kwargs,
+                  "_in_tree": in_tree, "_n_args": len(leaves)}
+        outs = self.add_eqn(self.custom_call_op, params, leaves + t.captured,
+                            t.program.out_avals)
+        return tree_unflatten(t.out_tree, outs)
+
+    # -- messages ----------------------------------------------------------------------------
+    def _depends_on(self, var):
+        """Descriptions of the inputs ``var`` depends on."""
+        producer = {}
+        for e in self.eqns:
+            for o in e.outs:
+                producer[o] = e
+        seen, stack, found = set(), [var], []
+        while stack:
+            v = stack.pop()
+            if v in seen or not isinstance(v, Var):
+                continue
+            seen.add(v)
+            if v in self.arg_names:
+                found.append(self.arg_names[v])
+            e = producer.get(v)
+            if e is not None:
+                stack.extend(e.ins)
+        return sorted(set(found))
+
+    def concretization_message(self, t, what):
+        deps = self._depends_on(t.var)
+        dep = f" It depends on {', '.join(deps)}." if deps else ""
+        hint = self.hint or ("mark the argument static (jit(f, static_argnums=...) or "
+                             "static_argnames=...)")
+        return (f"{what} needs the concrete value of a value traced by {self.name} (shape "
+                f"{t.shape}, dtype {t.dtype}) while tracing {self.fname}, at "
+                f"{user_frame()}.{dep} Under {self.name} only shapes and dtypes are known. "
+                f"Fixes: {hint}; or express the branch with nx.where / nx.lax.cond "
+                f"(nx.lax.while_loop, nx.lax.fori_loop for loops)")
+
+    def leak_message(self, t):
+        return (f"a value traced by {self.name} while tracing {self.fname} (shape {t.shape}, "
+                f"dtype {t.dtype}) was used after that trace finished: it leaked out of the "
+                f"traced function (stored in a global, a closure, an attribute or a side "
+                f"output).  Return it from the function instead")
+
+
+class Traced:
+    """A traced function: its ``program``, the input and output tree structures, and the
+    values captured from other transformations (passed as the last inputs)."""
+    __slots__ = ("program", "in_tree", "out_tree", "captured", "n_explicit", "cache")
+
+    def __init__(self, program, in_tree, out_tree, captured, n_explicit):
+        self.program = program
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.captured = captured
+        self.n_explicit = n_explicit
+        self.cache = {}     # derived functions (executable, vjp, jvp) per use
+
+    @property
+    def eqns(self):
+        """The program's equations."""
+        return self.program.eqns
+
+    @property
+    def in_avals(self):
+        """Abstract values of the inputs (the arguments' leaves, then captured values)."""
+        return self.program.in_avals
+
+    @property
+    def out_avals(self):
+        """Abstract values of the outputs (leaves of ``out_tree``)."""
+        return [x.aval for x in self.program.outs]
+
+    def __str__(self):
+        return str(self.program)
+
+    __repr__ = __str__
+
+
+def _out_operand(interp, x, fname, i):
+    if isinstance(x, ArrayBase):
+        return interp.operand(x)
+    if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)):
+        from nx_rune.frontend import asarray
+        return interp.literal(asarray(x))
+    raise TypeError(f"{fname}: output leaf {i} has type {type(x).__name__}, which is not an "
+                    f"array; return arrays (or numbers) in tuples, lists and dicts")
+
+
+def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint=None,
+          kwargs_tree=None) -> Traced:
+    """Trace ``fn(*args)`` where ``args = tree_unflatten(in_tree, leaves)`` and each leaf is a
+    tracer of the matching ``in_avals`` entry (``arg_names``: one description per leaf, for
+    messages).  Returns a :class:`Traced`."""
+    fname = fname or getattr(fn, "__name__", repr(fn))
+    interp = TraceInterpreter(name, fname, hint)
+    names = arg_names or [None] * len(in_avals)
+    leaves = [interp.new_input(a, n) for a, n in zip(in_avals, names)]
+    args, kwargs = tree_unflatten(in_tree, leaves)
+    token = _var.set(interp)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        _var.reset(token)
+        interp.done = True
+    outs, out_tree = tree_flatten(out)
+    out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
+    in_vars = interp.in_vars + [interp.captured_vars[id(c)] for c in interp.captured]
+    prog = Program(in_vars, interp.eqns, out_ops)
+    return Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves))
