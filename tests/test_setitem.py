@@ -971,3 +971,21 @@ def test_a_view_that_cannot_follow_a_write_raises_when_used():
         nx.grad(f)(t64(X0))
     with pytest.raises(ValueError, match="broadcast view"):
         f(t64(X0))                        # the eager call refuses the write itself
+
+
+@pytest.mark.parametrize("f", [_w_views, _w_reshaped, _w_ops, _w_int], ids=lambda f: f.__name__)
+def test_jit_of_a_function_writing_through_views(f):
+    want = float(f(t64(X0)))
+    assert float(nx.jit(f)(t64(X0))) == pytest.approx(want, rel=1e-13)
+    g_eager = np.asarray(nx.grad(f)(t64(X0)))
+    np.testing.assert_allclose(np.asarray(nx.jit(nx.grad(f))(t64(X0))), g_eager, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(nx.grad(nx.jit(f))(t64(X0))), g_eager, rtol=1e-12)
+
+
+def test_jit_refuses_a_view_that_cannot_follow_a_write():
+    def f(w):
+        b = nx.broadcast_to(w[0], (2, 3))
+        b[0, 0] = 5.0
+        return nx.sum(w)
+    with pytest.raises(ModifiedInPlaceError, match="shares memory with one written in place"):
+        nx.jit(f)(t64(X0))

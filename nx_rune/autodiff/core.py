@@ -139,15 +139,22 @@ class _StaleLevel(Interpreter):
     __slots__ = ("what", "orig")
 
     def __init__(self, interp, what):
-        super().__init__(interp.name, interp.parent)
+        super().__init__(interp.name, getattr(interp, "parent", None))
         self.done = True
         self.what = what
         self.orig = interp
 
+    def leak_message(self, t):
+        return _stale_message(t)
+
 
 def _stale(t):
+    raise ModifiedInPlaceError(_stale_message(t))
+
+
+def _stale_message(t):
     level = t._interp
-    raise ModifiedInPlaceError(
+    return (
         f"a value traced by {level.name} (shape {t.shape}, dtype {t.dtype}) shares memory with "
         f"one written in place afterwards by {level.what}: it is a view of the written value "
         f"(x.T, x[i], x.reshape(...)), or the written value was such a view of it.  On plain "
@@ -174,8 +181,8 @@ def _link_view(kind, x, params, view):
     getitem, whose composition may copy on the way: a padded stepped slice).  Join the two
     tracers in one alias group and remember how ``view`` was made from ``x``, so that a write
     into either reaches the other."""
-    if view is x or not isinstance(view, Tracer) or not isinstance(x, Tracer) \
-            or view._interp is not x._interp:
+    if view is x or not getattr(type(view), "_links_views", False) \
+            or getattr(x, "_interp", None) is not view._interp:
         return
     if kind is P.reshape_p and not _shares_memory(x, view):
         return                  # a reshape that copied (as on a Tensor): no alias
@@ -217,12 +224,6 @@ _WRITE_BACK = {
 }
 
 
-def _take(t, new, what):
-    writes.record_rebind(t, what)
-    t.primal = new.primal
-    t._take_state(new)
-
-
 def _write_through(t, what):
     """Tracer ``t`` was just rebound by an in-place write.  As on arrays, where a view shares
     memory: write its new values back into the value it views (and on up), then remake the
@@ -235,7 +236,7 @@ def _write_through(t, what):
         if rec is None or rec[0] not in _WRITE_BACK or rec[2]._interp is not interp:
             break
         prim, params, src = rec
-        _take(src, _WRITE_BACK[prim](t, src, params), what)
+        src._assume(_WRITE_BACK[prim](t, src, params), what)
         chain.append(src)
         t = src
     group = getattr(t, "_alias", None)
@@ -252,8 +253,8 @@ def _write_through(t, what):
         rec = getattr(other, "_recipe", None)
         if rec is not None and any(rec[2] is v for v in valid):
             kind, params, src = rec
-            _take(other, getitem(src, params) if kind is _GETITEM else
-                  P.bind(kind, src, **params), what)
+            other._assume(getitem(src, params) if kind is _GETITEM else
+                          P.bind(kind, src, **params), what)
             valid.append(other)
         else:
             other._interp = _StaleLevel(level, what)
@@ -276,6 +277,7 @@ class Tracer(ArrayBase):
     derivative through its result would silently be zero."""
     __slots__ = ("_interp", "primal", "shape", "dtype", "_alias", "_recipe", "__weakref__")
     _batched = False   # True for the tracers of vmap (batching.BatchTracer)
+    _links_views = True   # movement ops link it to its views (see "Views of tracers")
 
     def _concrete(self):
         if self._interp.__class__ is _StaleLevel:
@@ -389,8 +391,14 @@ class Tracer(ArrayBase):
                     f"instead: x2 = x.at[idx].set(v) (or x2 = x + y)")
             new = interp.lift(new)
         what = f"{what} on a tracer of {interp.name}"
-        _take(self, new, what)
+        self._assume(new, what)
         _write_through(self, what)
+
+    def _assume(self, new, what):
+        """Stand for ``new``, a tracer of this one's transformation, from now on."""
+        writes.record_rebind(self, what)
+        self.primal = new.primal
+        self._take_state(new)
 
     def __getattr__(self, name):
         # only reached for attributes a tracer lacks: a backend implementation reading a

@@ -26,7 +26,8 @@ import sys
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.core import Interpreter, Tracer
+from nx_rune.autodiff.core import (_GETITEM, Interpreter, Tracer, _link_view, _stale, _StaleLevel,
+                                   _write_through)
 from nx_rune.compiler.abstract import abstract_eval
 from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
 from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
@@ -54,13 +55,15 @@ def user_frame():
 
 class JitTracer(ArrayBase):
     """A value traced abstractly: shape, dtype and weak type are known, values are not."""
-    __slots__ = ("_interp", "var", "shape", "dtype")
+    __slots__ = ("_interp", "var", "shape", "dtype", "_alias", "_recipe", "__weakref__")
+    _links_views = True     # views follow writes as on arrays (autodiff.core, "Views of tracers")
 
     def __init__(self, interp, var):
         self._interp = interp
         self.var = var
         self.shape = var.aval.shape
         self.dtype = var.aval.dtype
+        self._alias = self._recipe = None
 
     @property
     def aval(self) -> AbstractValue:
@@ -138,13 +141,25 @@ class JitTracer(ArrayBase):
         ``x += y`` on a traced value update it functionally (the front end's in-place hook)."""
         interp = self._interp
         if interp.done:
+            if isinstance(interp, _StaleLevel):
+                _stale(self)
             raise UnexpectedTracerError(interp.leak_message(self))
         if new.shape != self.shape or new.dtype != self.dtype:
             raise ValueError(f"{what}: the new value has shape {new.shape} and dtype "
                              f"{new.dtype}, the traced value {self.shape} and {self.dtype}")
+        self._assume(new, what)
+        _write_through(self, what)
+
+    def _assume(self, new, what):
+        """Stand for ``new`` from now on."""
+        interp = self._interp
         if not (new.__class__ is JitTracer and new._interp is interp):
             new = interp.process(P.copy_p, [new], {})
         self.var = new.var
+
+    def _note_index(self, base, index):
+        """This tracer is ``base[index]`` (the front end's basic getitem, a view on arrays)."""
+        _link_view(_GETITEM, base, index, self)
 
     def __getattr__(self, name):
         # reached only for attributes a tracer lacks: a backend implementation reading storage
@@ -215,6 +230,8 @@ class TraceInterpreter(Interpreter):
                 f"{x.shape}, dtype {x.dtype}) while tracing {self.fname}: a value computed "
                 f"inside a transformed function escaped it")
         if isinstance(x, JitTracer) and x._interp.done:
+            if isinstance(x._interp, _StaleLevel):
+                _stale(x)
             raise UnexpectedTracerError(x._interp.leak_message(x))
         v = Var(AbstractValue(x.shape, x.dtype, getattr(x, "weak_type", False)))
         self.captured_vars[id(x)] = v
