@@ -313,6 +313,31 @@ def test_float32_mlp_matches_single_process_and_is_deterministic(make_dp):
     _tree_bits_equal((loss, grads), dp.value_and_grad(params, batch))   # same bits again
 
 
+def test_jit_compiled_fun_matches_single_process(make_dp):
+    # an nx.jit function pickles as the function and its options; each worker compiles it
+    params, batch = mlp_problem(77, seed=5, dtype=np.float64)
+    fun = nx.jit(mlp_loss)
+    loss, grads = make_dp(fun).value_and_grad(params, batch)
+    assert_reassociation_close((loss, grads), nx.value_and_grad(mlp_loss)(params, batch))
+
+
+def power_loss(p, b, k=2):
+    return nx.mean((b @ p) ** k)
+
+
+def test_jit_function_pickles_without_its_compiled_programs():
+    import pickle
+
+    loss = power_loss
+    fun = nx.jit(loss, static_argnames="k")
+    p, b = nx.asarray(np.ones(3)), nx.asarray(np.arange(12.0).reshape(4, 3))
+    fun(p, b)
+    again = pickle.loads(pickle.dumps(fun))
+    assert again.cache_info().size == 0
+    np.testing.assert_allclose(float(again(p, b, k=4)), float(loss(p, b, k=4)), rtol=1e-14)
+    assert again.cache_info().misses == 1
+
+
 def test_backends_agree_bit_for_bit(ray_cluster, dask_client):
     # the same shards, the same code, single-threaded workers, the same order of summation
     params, batch = mlp_problem(130, seed=3)

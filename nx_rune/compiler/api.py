@@ -298,6 +298,12 @@ class JitFunction:
         self._misses = 0
         self._fast = not self._static_nums and not self._static_names
 
+    def __reduce__(self):
+        # pickled as the function and its options (cloudpickle sends it to worker processes:
+        # nx.distributed): compiled programs belong to one process, the receiver traces again
+        return (JitFunction, (self._fun, self._static_nums, self._static_names, self._donate,
+                              self._name))
+
     # -- the cache -------------------------------------------------------------------------
     def cache_info(self) -> CacheInfo:
         """Hits, misses (traces) and entries of the signature cache."""
