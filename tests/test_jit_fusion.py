@@ -311,3 +311,22 @@ def test_complex_expm1_is_not_fused_as_numpys_loop():
         assert np.isnan(np.expm1(z.numpy())[2].imag) and want[2] == complex(np.inf, 0.0)
     np.testing.assert_array_equal(got.real, want.real)
     np.testing.assert_array_equal(got.imag, want.imag)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(2 ** 20 + 37,), (1031, 517), (3, 5, 40000)])
+def test_threaded_kernels_share_the_work_exactly(threads, shape):
+    """Kernels over >= 2**18 elements share their rows/blocks between threads (chunks taken in
+    turn): every element is computed once, for any thread count and uneven sizes."""
+    from nx_rune._kernels import threefry
+    rng = np.random.default_rng(5)
+    x = t(rng.standard_normal(shape).astype(np.float32))
+    f = lambda x: nx.tanh(x * 0.5 + 1.0) * x  # noqa: E731
+    jf = nx.jit(f)
+    old = threefry.get_num_threads()
+    threefry.set_num_threads(threads)
+    try:
+        got = np.asarray(jf(x))
+    finally:
+        threefry.set_num_threads(old)
+    np.testing.assert_array_equal(got, np.asarray(f(x)))
