@@ -14,6 +14,9 @@ Groups (each with an nx_rune and a JAX row; "numpy" rows where a NumPy baseline 
 * jit_gelu: the tanh GELU on 2**20 float32.
 * jit_digits_epoch: one epoch (23 steps of 64) of examples/train_mlp.py's model and Adam,
   the train step jitted, end to end from NumPy batches.
+* jit_vmap_per_example_grad: per-example gradients of a 32-64-1 tanh MLP's squared error,
+  batch 128, float32: jit(vmap(grad)) and vmap(jit(grad)), eager vmap(grad), and JAX's
+  jit(vmap(grad)).
 * jit_compile_*: tracing + optimizing + compiling a fresh jitted function (a new Python
   function each round, so no cache applies), first call included, for both libraries.
 * stop_gradient_bind: the stop_gradient primitive's eager cost (it only records under a trace).
@@ -359,6 +362,78 @@ def test_stop_gradient_bind_numpy(benchmark):
 
 
 # -- the table ------------------------------------------------------------------------------------------
+
+# -- vmap composed with jit: per-example gradients -----------------------------------------------
+# grad of a 32-64-1 tanh MLP's squared error per example, batch 128, float32: jit(vmap(grad))
+# and vmap(jit(grad)) (the batched program of the jitted gradient) against jax.jit(jax.vmap(...))
+
+def _per_example_data():
+    rng = np.random.default_rng(3)
+    params = ((rng.standard_normal((32, 64)) / 6).astype(np.float32),
+              np.zeros(64, np.float32), (rng.standard_normal((64,)) / 8).astype(np.float32))
+    x = rng.standard_normal((128, 32)).astype(np.float32)
+    y = rng.standard_normal(128).astype(np.float32)
+    return params, x, y
+
+
+def _example_loss(tanh):
+    def loss(p, x, y):
+        w1, b1, w2 = p
+        return (tanh(x @ w1 + b1) @ w2 - y) ** 2
+    return loss
+
+
+def _per_example_reference():
+    params, x, y = _per_example_data()
+    w1, b1, w2 = (a.astype(np.float64) for a in params)
+    h = np.tanh(x @ w1 + b1)
+    r = 2 * (h @ w2 - y)                                   # (128,)
+    gh = r[:, None] * w2 * (1 - h ** 2)                     # (128, 64)
+    return (x[:, :, None] * gh[:, None, :], gh, r[:, None] * h)
+
+
+def _check_per_example(out):
+    for g, w in zip(out, _per_example_reference()):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-4, atol=2e-5)
+
+
+NX_EX_GRAD = nx.grad(_example_loss(nx.tanh))
+
+
+@pytest.mark.benchmark(group="jit_vmap_per_example_grad")
+def test_per_example_grad_nx_jit_of_vmap(benchmark):
+    params, x, y = _per_example_data()
+    f = nx.jit(nx.vmap(NX_EX_GRAD, in_axes=(None, 0, 0)))
+    p = tuple(nx.asarray(a) for a in params)
+    _check_per_example(benchmark(f, p, nx.asarray(x), nx.asarray(y)))
+
+
+@pytest.mark.benchmark(group="jit_vmap_per_example_grad")
+def test_per_example_grad_nx_vmap_of_jit(benchmark):
+    params, x, y = _per_example_data()
+    f = nx.vmap(nx.jit(NX_EX_GRAD), in_axes=(None, 0, 0))
+    p = tuple(nx.asarray(a) for a in params)
+    _check_per_example(benchmark(f, p, nx.asarray(x), nx.asarray(y)))
+
+
+@pytest.mark.benchmark(group="jit_vmap_per_example_grad")
+def test_per_example_grad_nx_eager(benchmark):
+    params, x, y = _per_example_data()
+    f = nx.vmap(NX_EX_GRAD, in_axes=(None, 0, 0))
+    p = tuple(nx.asarray(a) for a in params)
+    _check_per_example(benchmark(f, p, nx.asarray(x), nx.asarray(y)))
+
+
+@pytest.mark.benchmark(group="jit_vmap_per_example_grad")
+def test_per_example_grad_jax_jit(benchmark):
+    jax = _jax()
+    jnp = jax.numpy
+    params, x, y = _per_example_data()
+    f = jax.jit(jax.vmap(jax.grad(_example_loss(jnp.tanh)), in_axes=(None, 0, 0)))
+    p = tuple(jnp.asarray(a) for a in params)
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+    _check_per_example(benchmark(lambda: jax.block_until_ready(f(p, xj, yj))))
+
 
 def _table(data):
     groups = {}

@@ -265,3 +265,68 @@ def test_stacks_and_concatenations_of_kernel_results(shape):
         for g, w in zip(nx.jit(f)(x), f(x)):
             assert g.shape == w.shape
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_family_fuses_into_one_kernel_with_numpy_values(dtype):
+    """The Array API elementwise functions that are one NumPy ufunc (WP-elementwise) run in the
+    fused VM: a chain of them is one kernel, with NumPy's values."""
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-0.9, 0.9, (64, 33)).astype(dtype)
+    b = rng.uniform(0.5, 2.0, (64, 33)).astype(dtype)
+
+    def f(x, y):
+        u = nx.tan(x) + nx.arcsin(x) * nx.arccos(x) - nx.arctan(y)
+        u = nx.sinh(u * 0.1) + nx.cosh(x) + nx.arcsinh(y) + nx.arccosh(y + 1.0)
+        u = u + nx.arctanh(x) + nx.log10(y) + nx.deg2rad(x) - nx.rad2deg(x) * 0.01
+        u = u + nx.floor(y * 3) - nx.ceil(x * 3) + nx.round(y * 3) + nx.trunc(x * 5)
+        u = u + nx.arctan2(x, y) + nx.hypot(x, y) + nx.copysign(y, x)
+        return nx.logaddexp(u, x) + nx.logaddexp2(y, u) + nx.nextafter(x, y)
+
+    def ref(x, y):
+        u = np.tan(x) + np.arcsin(x) * np.arccos(x) - np.arctan(y)
+        u = np.sinh(u * dtype(0.1)) + np.cosh(x) + np.arcsinh(y) + np.arccosh(y + dtype(1))
+        u = u + np.arctanh(x) + np.log10(y) + np.deg2rad(x) - np.rad2deg(x) * dtype(0.01)
+        u = u + np.floor(y * 3) - np.ceil(x * 3) + np.rint(y * 3) + np.trunc(x * 5)
+        u = u + np.arctan2(x, y) + np.hypot(x, y) + np.copysign(y, x)
+        return np.logaddexp(u, x) + np.logaddexp2(y, u) + np.nextafter(x, y)
+
+    from nx_rune.compiler.pipeline import optimize
+    prog = optimize(nx.make_jaxpr(f)(t(a), t(b)).program)
+    assert [e.prim.name for e in prog.eqns] == ["fused"], str(prog)
+    got = nx.jit(f)(t(a), t(b))
+    assert got.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(np.asarray(got), ref(a, b), rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(f(t(a), t(b))), rtol=tol, atol=tol)
+
+
+def test_complex_expm1_is_not_fused_as_numpys_loop():
+    """expm1's implementation gives C99's values at complex zeros and non-finite values, where
+    NumPy's complex loop gives nan parts: under jit the implementation runs."""
+    z = t(np.array([0j, complex(-0.0, 0.0), complex(np.inf, 0.0), complex(0.5, 0.25)]))
+    f = lambda z: nx.expm1(nx.conj(nx.conj(z)))  # noqa: E731
+    got, want = np.asarray(nx.jit(f)(z)), np.asarray(f(z))
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(np.expm1(z.numpy())[2].imag) and want[2] == complex(np.inf, 0.0)
+    np.testing.assert_array_equal(got.real, want.real)
+    np.testing.assert_array_equal(got.imag, want.imag)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(2 ** 20 + 37,), (1031, 517), (3, 5, 40000)])
+def test_threaded_kernels_share_the_work_exactly(threads, shape):
+    """Kernels over >= 2**18 elements share their rows/blocks between threads (chunks taken in
+    turn): every element is computed once, for any thread count and uneven sizes."""
+    from nx_rune._kernels import threefry
+    rng = np.random.default_rng(5)
+    x = t(rng.standard_normal(shape).astype(np.float32))
+    f = lambda x: nx.tanh(x * 0.5 + 1.0) * x  # noqa: E731
+    jf = nx.jit(f)
+    old = threefry.get_num_threads()
+    threefry.set_num_threads(threads)
+    try:
+        got = np.asarray(jf(x))
+    finally:
+        threefry.set_num_threads(old)
+    np.testing.assert_array_equal(got, np.asarray(f(x)))

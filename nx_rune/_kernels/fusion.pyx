@@ -49,6 +49,7 @@ cdef extern from "fusion_loops.h":
                                  intp nseg, int first) noexcept nogil
     nxr_segloop nxr_seg_entry(int op, int type) noexcept nogil
     nxr_segloop nxr_row_entry(int op, int type) noexcept nogil
+    intp nxr_next_chunk(intp *counter) noexcept nogil
 
 cdef extern from "pythread.h":
     ctypedef void *PyThread_type_lock
@@ -225,14 +226,29 @@ cdef struct KData:
 cdef struct Job:
     KData *kd
     char **base
-    intp lo, hi
+    intp *next          # the next chunk to take (shared by the threads of one run)
+    intp nchunks, chunk, total
     int result
     PyThread_type_lock done
 
 
+cdef int _run_chunks(Job *j) noexcept nogil:
+    """Take chunks (``chunk`` rows of dim 0) until none is left; the OR of the results."""
+    cdef intp c, lo, hi
+    cdef int rc = 0
+    while True:
+        c = nxr_next_chunk(j.next)
+        if c >= j.nchunks:
+            return rc
+        lo = min(c * j.chunk, j.total)
+        hi = min(lo + j.chunk, j.total)
+        if lo < hi:
+            rc |= _exec(j.kd, j.base, lo, hi)
+
+
 cdef void _worker(void *arg) noexcept nogil:
     cdef Job *j = <Job *> arg
-    j.result = _exec(j.kd, j.base, j.lo, j.hi)
+    j.result = _run_chunks(j)
     PyThread_release_lock(j.done)
 
 
@@ -486,9 +502,12 @@ cdef class Kernel:
         return hi + itemsize
 
     cdef int _run_threads(self, char **base, intp nt) except -1:
-        """Split dim 0 (or the blocks of the one dim) into nt parts, nt - 1 of them run by
-        new threads (joined before returning; a thread that cannot start runs here)."""
-        cdef intp t, per, scale, total = self.kd.shape[0]
+        """Share dim 0 (or the blocks of the one dim) between this thread and nt - 1 new ones
+        (joined before returning): the work is cut into 4 chunks per thread that the threads
+        take in turn, so that a thread the OS runs late (a busy machine) leaves its share to
+        the others instead of delaying the kernel; a thread that cannot start takes none."""
+        cdef intp t, per, nchunks, scale, total = self.kd.shape[0]
+        cdef intp counter = 0
         cdef int rc = 0
         if nt <= 1:
             with nogil:
@@ -498,12 +517,15 @@ cdef class Kernel:
         if jobs == NULL:
             return 1
         scale = 1 if self.kd.nd >= 2 else self.kd.block
-        per = (self.units + nt - 1) // nt
+        nchunks = min(self.units, 4 * nt)
+        per = (self.units + nchunks - 1) // nchunks
         for t in range(nt):
             jobs[t].kd = &self.kd
             jobs[t].base = base
-            jobs[t].lo = min(t * per * scale, total)
-            jobs[t].hi = min((t + 1) * per * scale, total)
+            jobs[t].next = &counter
+            jobs[t].nchunks = nchunks
+            jobs[t].chunk = per * scale
+            jobs[t].total = total
             jobs[t].result = 0
             jobs[t].done = NULL
         for t in range(1, nt):
@@ -515,14 +537,12 @@ cdef class Kernel:
                     PyThread_free_lock(jobs[t].done)
                     jobs[t].done = NULL
         with nogil:
-            rc = _exec(&self.kd, base, jobs[0].lo, jobs[0].hi)
+            rc = _run_chunks(&jobs[0])
             for t in range(1, nt):
-                if jobs[t].done == NULL:
-                    jobs[t].result = _exec(&self.kd, base, jobs[t].lo, jobs[t].hi)
-                else:
+                if jobs[t].done != NULL:
                     PyThread_acquire_lock(jobs[t].done, 1)
                     PyThread_release_lock(jobs[t].done)
-                rc |= jobs[t].result
+                    rc |= jobs[t].result
         for t in range(1, nt):
             if jobs[t].done != NULL:
                 PyThread_free_lock(jobs[t].done)

@@ -11,6 +11,19 @@
 #include <string.h>
 #include <numpy/npy_common.h>
 
+/* the next chunk index of a kernel's work shared between threads (work sharing: a thread that
+   the OS does not schedule leaves its chunks to the others instead of holding them up) */
+#if defined(_MSC_VER)
+#include <windows.h>
+static __inline npy_intp nxr_next_chunk(npy_intp *counter) {
+    return (npy_intp)InterlockedExchangeAdd64((volatile LONG64 *)counter, 1);
+}
+#else
+static inline npy_intp nxr_next_chunk(npy_intp *counter) {
+    return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+#endif
+
 typedef void (*nxr_loop)(char **args, const npy_intp *dims, const npy_intp *steps, void *data);
 
 /* -- casts: C conversions, as NumPy's casts of these dtypes; to bool: x != 0 ---------------- */

@@ -5,10 +5,12 @@ weak type from the operands' (``avals``: a list of :class:`AbstractValue`) witho
 anything.  ``abstract_eval(prim, avals, params)`` applies the rule.
 
 Fallback: a primitive without a rule (one added by a user, or by a package that has not written
-its rule yet) is evaluated once on zeros of the operands' shapes and dtypes (``impl`` on
-concrete Tensors) and the result's shape and dtype are taken; the answer is cached per
-(primitive, operand types, parameters).  ``FALLBACK_USED`` records which primitives needed it;
-the coverage test (tests/test_jit_coverage.py) lists the primitives that rely on it.
+its rule yet) is evaluated once on dummy operands of the operands' shapes and dtypes (zeros,
+else ones, else identity matrices: ``impl`` on concrete Tensors) and the result's shape and
+dtype are taken; the answer is cached per (primitive, operand types, parameters).
+``FALLBACK_USED`` records which primitives needed it; the coverage test
+(tests/test_jit_specs.py::test_every_primitive_has_an_abstract_rule) lists the primitives of
+the package that rely on it (none at present: every declared primitive has a rule).
 
 Weak types (values from Python scalars, as in JAX): an elementwise result is weakly typed when
 every operand is, movement ops and reductions keep their operand's; every other result is
@@ -292,3 +294,160 @@ def_abstract(P.sort_p, lambda avals, *, axis, descending: AbstractValue(avals[0]
 def_abstract(P.argsort_p, lambda avals, *, axis, descending, stable, dtype: AbstractValue(
     avals[0].shape, dtype))
 def_abstract(P.searchsorted_p, lambda avals, *, side, dtype: AbstractValue(avals[1].shape, dtype))
+
+
+# -- the primitives declared after the compiler (WP-elementwise, WP-fft-special, WP-linalg) ------
+# Their implementations are NumPy ufuncs, scipy.special loops cast back to the operand's dtype,
+# NumPy's FFTs and LAPACK wrappers: the output types below are those implementations' (checked
+# against them by tests/test_jit_specs.py::test_abstract_rules_match_the_implementations).
+
+_UFUNC_DTYPES = {}
+
+
+def _ufunc_dtype(uf, dts):
+    """The output dtype of NumPy ufunc ``uf`` on operands of dtypes ``dts`` (its own type
+    resolution, cached)."""
+    key = (uf, dts)
+    out = _UFUNC_DTYPES.get(key)
+    if out is None:
+        out = _UFUNC_DTYPES[key] = uf.resolve_dtypes(dts + (None,))[-1]
+    return out
+
+
+def register_ufunc(prim, uf):
+    """``prim`` is NumPy ufunc ``uf`` applied to operands of one shape (weakly typed when every
+    operand is and the dtype is kept, as the other elementwise operations)."""
+    def rule(avals, **params):
+        a = avals[0]
+        for b in avals[1:]:
+            if b.shape != a.shape:
+                raise ValueError(f"{prim.name}: operands must have equal shapes, got "
+                                 f"{', '.join(str(x.shape) for x in avals)}")
+        dt = _ufunc_dtype(uf, tuple(x.dtype for x in avals))
+        return AbstractValue(a.shape, dt, _weak(avals) and dt == a.dtype)
+    ABSTRACT_RULES[prim] = rule
+    ELEMENTWISE.add(prim)
+    return rule
+
+
+for _name, _uf in [("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
+                   ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                   ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                   ("log10", np.log10), ("abs", np.abs), ("conj", np.conjugate),
+                   ("deg2rad", np.deg2rad), ("rad2deg", np.rad2deg), ("floor", np.floor),
+                   ("ceil", np.ceil), ("rint", np.rint), ("trunc", np.trunc), ("sign", np.sign),
+                   ("signbit", np.signbit), ("isnan", np.isnan), ("isinf", np.isinf),
+                   ("isfinite", np.isfinite), ("atan2", np.arctan2), ("hypot", np.hypot),
+                   ("copysign", np.copysign), ("logaddexp", np.logaddexp),
+                   ("logaddexp2", np.logaddexp2), ("nextafter", np.nextafter),
+                   ("lshift", np.left_shift), ("rshift", np.right_shift)]:
+    register_ufunc(getattr(P, _name + "_p"), _uf)
+
+
+def _real_of(dt):
+    dt = np.dtype(dt)
+    return np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+
+
+for _p in (P.real_p, P.imag_p):
+    register_elementwise(_p, lambda avals: _real_of(avals[0].dtype))
+register_elementwise(P.complex_p, lambda avals: np.result_type(avals[0].dtype, np.complex64))
+# sinc_taylor(x, k): a constant of x's shape and dtype
+def_abstract(P.sinc_taylor_p, lambda avals, *, k: AbstractValue(avals[0].shape, avals[0].dtype))
+ELEMENTWISE.add(P.sinc_taylor_p)
+
+# scipy.special loops, in the (first) operand's dtype
+for _name in ("lgamma", "digamma", "gamma", "erf", "erfc", "erfinv", "ndtr", "ndtri",
+              "log_ndtr", "expit", "logit", "i0", "i0e", "i1", "i1e", "polygamma", "betaln",
+              "xlogy", "xlog1py"):
+    register_elementwise(getattr(P, _name + "_p"), lambda avals: avals[0].dtype)
+
+
+def _complex_of(dt):
+    return np.result_type(dt, np.complex64)
+
+
+def_abstract(P.fft_p, lambda avals, *, axes, inverse, norm: AbstractValue(
+    avals[0].shape, _complex_of(avals[0].dtype)))
+
+
+@def_abstract(P.rfft_p)
+def _rfft(avals, *, axes, norm):
+    shape = list(avals[0].shape)
+    shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+    return AbstractValue(shape, _complex_of(avals[0].dtype))
+
+
+@def_abstract(P.irfft_p)
+def _irfft(avals, *, axes, n, norm):
+    shape = list(avals[0].shape)
+    shape[axes[-1]] = n
+    return AbstractValue(shape, _real_of(avals[0].dtype))
+
+
+# linear algebra: batched over the leading axes; several results packed along a last axis
+def_abstract(P.cholesky_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
+def_abstract(P.inv_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
+def_abstract(P.triangular_solve_p, lambda avals, *, lower, trans, unit_diagonal: AbstractValue(
+    avals[1].shape, avals[1].dtype))
+
+
+@def_abstract(P.solve_p)
+def _solve(avals):
+    a, b = avals
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return AbstractValue(tuple(batch) + tuple(b.shape[-2:]), np.result_type(a.dtype, b.dtype))
+
+
+def_abstract(P.slogdet_p, lambda avals: AbstractValue(avals[0].shape[:-2] + (2,),
+                                                      avals[0].dtype))
+
+
+@def_abstract(P.eigh_p)
+def _eigh(avals, *, lower):
+    a = avals[0]
+    n = a.shape[-1]
+    return AbstractValue(a.shape[:-2] + (n + n * n,), a.dtype)
+
+
+def_abstract(P.eigvalsh_p, lambda avals, *, lower: AbstractValue(
+    avals[0].shape[:-1], _real_of(avals[0].dtype)))
+
+
+@def_abstract(P.svd_p)
+def _svd(avals, *, full_matrices):
+    a = avals[0]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    u, vh = (m * m, n * n) if full_matrices else (m * k, k * n)
+    return AbstractValue(a.shape[:-2] + (u + k + vh,), a.dtype)
+
+
+def_abstract(P.svdvals_p, lambda avals: AbstractValue(
+    avals[0].shape[:-2] + (min(avals[0].shape[-2:]),), _real_of(avals[0].dtype)))
+
+
+@def_abstract(P.qr_p)
+def _qr(avals, *, mode):
+    a = avals[0]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "complete":
+        size = m * m + m * n
+    elif mode == "reduced":
+        size = m * k + k * n
+    else:
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    return AbstractValue(a.shape[:-2] + (size,), a.dtype)
+
+
+def_abstract(P.pinv_p, lambda avals, *, rtol: AbstractValue(
+    avals[0].shape[:-2] + avals[0].shape[-2:][::-1], avals[0].dtype))
+
+
+@def_abstract(P.lstsq_p)
+def _lstsq(avals, *, rcond):
+    a, b = avals
+    m, n = a.shape
+    k = b.shape[1]
+    return AbstractValue((n * k + min(m, n),), np.result_type(a.dtype, b.dtype))

@@ -15,20 +15,18 @@ matters decides, see :func:`call_traced`):
   down and the tape records one entry whose VJP is another jitted function, the program's VJP
   (traced once per signature; it is jitted, so differentiating it again works the same way);
 * ``jvp`` (forward mode owning an argument): the program's JVP, jitted, runs one level down;
-* any other transformation owning an argument (``vmap`` when it comes): a rule registered in
+* ``vmap`` (a batch interpreter owning an argument): ``CALL_RULES[BatchInterpreter]``
+  (``compiler/batching.py``): the program's batched form, traced once per (program, batched
+  inputs, batch size) and jitted, runs one level down on the whole batch;
+* any other transformation owning an argument: a rule registered in
   ``CALL_RULES[type(interpreter)]``, else the program is evaluated through ``bind`` under it
   (correct, not compiled).
 
-For ``vmap``: ``CALL_RULES[BatchInterpreter] = rule(interp, traced, values) -> outputs`` where
-``values`` are the program's inputs (explicit leaves, then ``traced.captured``) and the rule
-returns one value per ``traced.program.outs``.  A batching rule traces the program's batched
-form once per (program, batch axes): ``JitFunction(lambda *xs: vmap(lambda *ys:
-eval_program(traced.program, ys), in_axes)(*xs))`` cached in ``traced.cache[("vmap",
-in_axes)]``, calls it one level down (``interp.parent``) on the unbatched values, and wraps
-the results as batch tracers with batch axis 0 (the same shape as ``derived`` below).  The
-``lax`` operations take ``CONTROL_RULES[(op name, type(interp))]`` the same way (a batched
-scan is a scan of the batched body; a batched cond with a batched predicate becomes both
-branches and a ``where``).
+``CALL_RULES[type] = rule(interp, traced, values) -> outputs`` where ``values`` are the
+program's inputs (explicit leaves, then ``traced.captured``) and the rule returns one value per
+``traced.program.outs``.  The ``lax`` operations take ``CONTROL_RULES[(op name,
+type(interp))]`` the same way (for vmap: a batched scan is a scan of the batched body; a cond
+with a batched predicate runs both branches and a ``where``; see ``compiler/batching.py``).
 """
 from __future__ import annotations
 

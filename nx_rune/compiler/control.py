@@ -16,6 +16,11 @@ primitive (``control_bind``):
   reverse scan of the body's VJP; while_loop is not reverse-differentiable (as in JAX: use scan
   or fori_loop with static bounds);
 * forward mode: the same operation over (primal, tangent) bodies (all four);
+* vmap: the same operation over batched bodies (``compiler/batching.py``; a cond with a
+  per-example predicate runs both branches and selects, a while loop with one runs until every
+  example is done).  In eager mode the Python loop runs under vmap as it is, except where the
+  predicate is per example (cond: both branches and a select; while_loop: from then on one
+  ``while`` equation);
 * no transformation (a program evaluated on concrete values): the compiled sub-programs run.
 
 The executor runs these equations as a Python ``if``/``for``/``while`` around the compiled
@@ -38,7 +43,7 @@ from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.pipeline import sub_executable
 from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
-from nx_rune.frontend import asarray, astype, not_equal, stack, zeros, zeros_like_t
+from nx_rune.frontend import asarray, astype, not_equal, stack, where, zeros, zeros_like_t
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -331,8 +336,9 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
     pred: a scalar (bool or number; nonzero is true).  Eager: a Python ``if`` (only the chosen
     branch runs).  Under a trace both branches are traced (their outputs must have the same
-    structure, shapes and dtypes) and the choice is one ``cond`` equation.  Differentiable in
-    both modes (through the branch taken).
+    structure, shapes and dtypes) and the choice is one ``cond`` equation.  Under ``vmap``
+    with a per-example ``pred``, both branches run and each example takes its branch's result
+    (as in JAX).  Differentiable in both modes (through the branch taken).
     """
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("lax.cond: true_fun and false_fun must be callable")
@@ -343,6 +349,17 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     leaves, tree = tree_flatten(tuple(operands))
     leaves = [_arr(x, "lax.cond: operands") for x in leaves]
     if not trace_active(leaves + [p]):
+        if _batched(p):
+            # vmap in eager mode, one predicate per example: both branches, then each
+            # example's result (JAX's semantics for a batched predicate)
+            t_out, f_out = true_fun(*operands), false_fun(*operands)
+            t_leaves, t_tree = tree_flatten(t_out)
+            f_leaves, f_tree = tree_flatten(f_out)
+            _check_same("lax.cond", t_tree, [_aval(_arr(x, "lax.cond: output"))
+                                             for x in t_leaves],
+                        f_tree, [_aval(_arr(x, "lax.cond: output")) for x in f_leaves],
+                        "true_fun's output", "false_fun's output")
+            return tree_unflatten(t_tree, [where(p, a, b) for a, b in zip(t_leaves, f_leaves)])
         return true_fun(*operands) if bool(p) else false_fun(*operands)
     avals = [_aval(x) for x in leaves]
     tt = _trace(true_fun, avals, tree, "lax.cond")
@@ -752,6 +769,11 @@ class _While(ControlOp):
 while_op = _While("while")
 
 
+def _batched(x):
+    """Whether ``x`` is batched by an active ``vmap`` (one value per example)."""
+    return isinstance(x, Tracer) and isinstance(concrete(x), Tracer)
+
+
 def _cond_bool(x):
     x = _arr(x, "lax.while_loop: cond_fun's output")
     if x.shape != () or x.dtype.kind != "b":
@@ -765,8 +787,10 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     """``val = init_val; while cond_fun(val): val = body_fun(val)``; returns val.
 
     cond_fun returns a boolean scalar; body_fun returns a value of init_val's structure, shapes
-    and dtypes.  Eager: a Python loop.  Under a trace: one ``while`` equation.  Differentiable
-    in forward mode; reverse mode raises TypeError (as JAX).
+    and dtypes.  Eager: a Python loop.  Under a trace: one ``while`` equation.  Under ``vmap``
+    with a per-example predicate, the loop runs until every example's predicate is false, an
+    example that is done keeping its value (as in JAX).  Differentiable in forward mode;
+    reverse mode raises TypeError (as JAX).
     """
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun must be callable")
@@ -775,10 +799,23 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     avals = [_aval(x) for x in leaves]
     if not trace_active(leaves):
         val = init_val
-        while bool(_cond_bool(cond_fun(val))):
+        while True:
+            c = _cond_bool(cond_fun(val))
+            if _batched(c):
+                # vmap in eager mode, one predicate per example: from here on one while
+                # equation (see compiler/batching.py: it runs until every example is done)
+                leaves = [_arr(x, "lax.while_loop: init_val") for x in tree_flatten(val)[0]]
+                return _while_traced(cond_fun, body_fun, tree, leaves)
+            if not bool(c):
+                return val
             val = body_fun(val)
             val = tree_unflatten(tree, _check_carry(val, tree, avals, "while_loop"))
-        return val
+    return _while_traced(cond_fun, body_fun, tree, leaves)
+
+
+def _while_traced(cond_fun, body_fun, tree, leaves):
+    """``while_loop`` as one ``while`` equation (its functions traced)."""
+    avals = [_aval(x) for x in leaves]
     tc = _trace(lambda v: _cond_bool(cond_fun(v)), avals, tree_flatten((tree_unflatten(
         tree, avals),))[1], "lax.while_loop")
     if tc.program.out_avals[0].shape != () or tc.program.out_avals[0].dtype.kind != "b":

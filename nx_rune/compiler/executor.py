@@ -31,8 +31,19 @@ UFUNCS = {
     "cmplt": np.less, "cmpne": np.not_equal, "xor": np.bitwise_xor, "or": np.bitwise_or,
     "and": np.bitwise_and, "pow": np.power, "idiv": np.floor_divide, "mod": np.remainder,
 }
+# WP-elementwise's primitives implemented by one NumPy ufunc (backend._unary/_binary)
+UFUNCS.update({
+    "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+    "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "log10": np.log10, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg, "floor": np.floor,
+    "ceil": np.ceil, "rint": np.rint, "trunc": np.trunc, "conj": np.conjugate,
+    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
+    "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2, "nextafter": np.nextafter,
+})
 # ufuncs whose implementation checks integer operands (division by zero, negative powers)
 _FLOAT_ONLY = {"pow", "idiv", "mod"}
+# ufuncs whose implementation handles complex operands itself (expm1: C99's special values)
+_REAL_ONLY = {"expm1"}
 
 
 def ufunc_for(prim, in_dtypes):
@@ -42,6 +53,8 @@ def ufunc_for(prim, in_dtypes):
     if uf is None or P.PRIMITIVES.get(prim.name) is not prim:
         return None
     if prim.name in _FLOAT_ONLY and any(np.dtype(d).kind not in "fc" for d in in_dtypes):
+        return None
+    if prim.name in _REAL_ONLY and any(np.dtype(d).kind == "c" for d in in_dtypes):
         return None
     return uf
 
