@@ -1146,8 +1146,12 @@ _register(P.abs_p, _vjp_abs, _jvp_abs)
 # complex parts, with the transpose convention (pairing <ct, t> = Re(ct * t)): real's transpose
 # is g + 0j, imag's is -g j, conj's is conj; complex(re, im)'s is (real(g), -imag(g))
 deflinear(P.conj_p, lambda g, ans, x: bind(P.conj_p, g))
-deflinear(P.real_p, lambda g, ans, x: bind(P.complex_p, g, _zeros(g)))
-deflinear(P.imag_p, lambda g, ans, x: bind(P.complex_p, _zeros(g), _neg(g)))
+# (of a real operand: real is the identity, imag the zero map; a complex cotangent there would be
+# cast back to real with a ComplexWarning)
+deflinear(P.real_p, lambda g, ans, x: bind(P.complex_p, g, _zeros(g)) if x.dtype.kind == "c"
+          else g)
+deflinear(P.imag_p, lambda g, ans, x: bind(P.complex_p, _zeros(g), _neg(g))
+          if x.dtype.kind == "c" else _zeros(g))
 
 
 def _vjp_complex(g, ans, args, params, need):
