@@ -859,11 +859,19 @@ def _inv(a):
 
 
 @_impl("slogdet")
-def _slogdet(a):
-    an = a._np()
-    with np.errstate(invalid="ignore"):      # NaN in, NaN out (its warning is NumPy's own)
-        sign, logabsdet = np.linalg.slogdet(an)
-    return _packed([np.asarray(sign, an.dtype), logabsdet], an.shape[:-2])
+def _slogdet(a, lu):
+    """From a's packed LU factorization (``lu_factor``, WP-linalg-perf): the sign is the
+    product of U's diagonal signs and the pivots' parity, log|det| the sum of log|U_ii| (as
+    NumPy's slogdet, which factors the same column-major copy of a)."""
+    n = a.shape[-1]
+    packed = lu._np()
+    diag = packed[..., :n * n:n + 1]
+    swaps = np.count_nonzero(packed[..., n * n:].real != np.arange(n), axis=-1)
+    mag = np.abs(diag)
+    unit = diag / np.where(mag == 0, 1, mag)          # sign(d), d / |d| for complex d
+    sign = np.prod(unit, axis=-1) * np.where(swaps % 2, -1, 1)
+    return _packed([np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)],
+                   packed.shape[:-1])
 
 
 @_impl("eigh")
@@ -906,3 +914,93 @@ def _pinv(a, *, rtol):
 def _lstsq(a, b, *, rcond):
     x, _, _, s = np.linalg.lstsq(a._np(), b._np(), rcond=rcond)
     return _packed([x, s], ())
+
+
+# -- WP-linalg-perf: the Euclidean norm, the LU factorization reused by slogdet ----------------
+# norm2(x, axes, keepdims)  lu_factor(a)  lu_inverse(a, lu)  (and slogdet(a, lu) above)
+# lu_factor packs, per matrix, LAPACK getrf's result for a in column-major order (the n*n
+# entries of the combined unit-lower L and upper U, column after column) followed by the n
+# 0-based pivot rows as values of a's dtype; slogdet reads the determinant from it and
+# lu_inverse the inverse (getri), so that slogdet's derivative costs one getri instead of a
+# second factorization.  NumPy's slogdet and det factor the same column-major copy of a.
+
+def norm2_values(arr, axes, keepdims):
+    """sqrt(sum(arr ** 2)) over the sorted ``axes`` of a real float ndarray: one BLAS dot
+    product when every axis is reduced, one per matrix (a batched matmul) when the reduced
+    axes are the trailing ones, else the squares summed."""
+    nd = arr.ndim
+    k = len(axes)
+    if k == nd:
+        flat = arr.reshape(-1)
+        out = np.sqrt(np.dot(flat, flat))
+        return np.reshape(out, (1,) * nd) if keepdims else out
+    if axes == tuple(range(nd - k, nd)):
+        lead = arr.shape[:nd - k]
+        rows = arr.reshape(lead + (1, -1))
+        out = np.sqrt(np.matmul(rows, np.swapaxes(rows, -1, -2)))
+        return out.reshape(lead + (1,) * k if keepdims else lead)
+    return np.sqrt(np.add.reduce(arr * arr, axis=axes, keepdims=keepdims))
+
+
+@_impl("norm2")
+def _norm2(x, *, axes, keepdims):
+    return _out(norm2_values(x._np(), axes, keepdims))
+
+
+_LAPACK = {}
+
+
+def _lapack(name, dtype):
+    """SciPy's LAPACK routine ``name`` for ``dtype`` (cached)."""
+    fn = _LAPACK.get((name, dtype))
+    if fn is None:
+        from scipy.linalg.lapack import get_lapack_funcs
+        fn = _LAPACK[(name, dtype)] = get_lapack_funcs(name, dtype=dtype)
+    return fn
+
+
+@_impl("lu_factor")
+def _lu_factor(a):
+    an = a._np()
+    n = an.shape[-1]
+    out = np.empty(an.shape[:-2] + (n * n + n,), an.dtype)
+    if n == 0:
+        return _out(out)
+    getrf = _lapack("getrf", an.dtype)
+    for idx in np.ndindex(an.shape[:-2]):
+        row = out[idx]
+        lu = row[:n * n].reshape(n, n).T      # column-major storage inside the packed row
+        lu[...] = an[idx]
+        _, piv, _ = getrf(lu, overwrite_a=1)  # in place (a zero pivot leaves U singular)
+        row[n * n:] = piv
+    return _out(out)
+
+
+def _lu_parts(packed, n):
+    """(column-major LU views (..., n, n) as NumPy sees their transposes, 0-based pivots)."""
+    lu_t = packed[..., :n * n].reshape(packed.shape[:-1] + (n, n))
+    return lu_t, packed[..., n * n:].real.astype(np.int32)
+
+
+@_impl("lu_inverse")
+def _lu_inverse(a, lu):
+    """inv(a) from its packed factorization: getri per matrix, in place in the result's
+    memory, which is column-major (the result is a transposed view; no copy)."""
+    packed = lu._np()
+    n = a.shape[-1]
+    lu_t, piv = _lu_parts(packed, n)
+    out_t = np.array(lu_t, order="C", copy=True)   # row-major inv(a)^T = column-major inv(a)
+    if n:
+        getri = _lapack("getri", out_t.dtype)
+        lwork = _LAPACK.get(("getri_lwork", n, out_t.dtype))
+        if lwork is None:
+            lwork = int(_lapack("getri_lwork", out_t.dtype)(n)[0].real)
+            _LAPACK[("getri_lwork", n, out_t.dtype)] = lwork
+        for idx in np.ndindex(out_t.shape[:-2]):
+            w = out_t[idx].T
+            r, info = getri(w, piv[idx], lwork=lwork, overwrite_lu=1)
+            if info:
+                raise np.linalg.LinAlgError("Singular matrix")
+            if not np.shares_memory(r, w):
+                w[...] = r
+    return _wrap(np.swapaxes(out_t, -1, -2))

@@ -143,3 +143,7 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
  svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
     ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
      "svdvals", "qr", "pinv", "lstsq"]).values()
+
+
+# WP-linalg-perf: the fused Euclidean norm, and the LU factorization that slogdet reuses
+norm2_p, lu_factor_p, lu_inverse_p = _declare(["norm2", "lu_factor", "lu_inverse"]).values()

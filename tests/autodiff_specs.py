@@ -656,7 +656,6 @@ SPECS += [
           ((2,), 2, 3, False, 0, True), ((), 3, 1, False, 2, False)]),
     Spec("solve", P.solve_p, _solve_spec, [((), 3, 2), ((2,), 3, 1), ((2, 1), 2, 2)]),
     Spec("inv", P.inv_p, _la_unary(P.inv_p, _well_conditioned), SQUARE),
-    Spec("slogdet", P.slogdet_p, _la_unary(P.slogdet_p, _well_conditioned), SQUARE),
     Spec("eigh", P.eigh_p, _eigh_spec, [((), 3, True), ((2,), 3, False), ((), 1, True),
                                         ((2,), 2, True)]),
     Spec("eigvalsh", P.eigvalsh_p, _la_unary(P.eigvalsh_p, _spd, lower=True), SQUARE),
@@ -665,4 +664,31 @@ SPECS += [
     Spec("qr", P.qr_p, _rect_unary(P.qr_p, mode="reduced"), RECT),
     Spec("pinv", P.pinv_p, _rect_unary(P.pinv_p, rtol=1e-10), RECT),
     Spec("lstsq", P.lstsq_p, _lstsq_spec, [(4, 2, 1), (3, 3, 2), (2, 3, 2)]),
+]
+
+
+# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -------------
+
+def _norm2_spec(rng, case):
+    shape, axes, keepdims = case
+    return (lambda x: bind(P.norm2_p, x, axes=axes, keepdims=keepdims)), [anyv(rng, shape)]
+
+
+def _with_lu(prim):
+    """``prim`` applied to (a, lu_factor(a)): slogdet and lu_inverse take a's factorization as
+    a residual operand and differentiate with respect to a."""
+    def make(rng, case):
+        batch, n = case
+        return (lambda a: bind(prim, a, bind(P.lu_factor_p, a))), [_well_conditioned(rng, batch,
+                                                                                      n)]
+    return make
+
+
+NONDIFF_PRIMS += [P.lu_factor_p]
+SPECS += [
+    Spec("norm2", P.norm2_p, _norm2_spec,
+         [((2, 3, 4), (0, 1, 2), False), ((2, 3, 4), (1, 2), True), ((3, 4), (1,), False),
+          ((2, 3, 4), (0, 2), False), ((5,), (0,), True)]),
+    Spec("slogdet", P.slogdet_p, _with_lu(P.slogdet_p), SQUARE),   # now slogdet(a, lu)
+    Spec("lu_inverse", P.lu_inverse_p, _with_lu(P.lu_inverse_p), SQUARE),
 ]

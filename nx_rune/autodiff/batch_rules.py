@@ -579,3 +579,9 @@ for _p in (P.cholesky_p, P.triangular_solve_p, P.solve_p, P.inv_p, P.slogdet_p, 
            P.eigvalsh_p, P.svd_p, P.svdvals_p, P.qr_p, P.pinv_p):
     defleading(_p)
 defloop(P.lstsq_p)
+
+
+# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -----------
+defreduction(P.norm2_p)
+for _p in (P.lu_factor_p, P.lu_inverse_p):
+    defleading(_p)

@@ -1486,17 +1486,19 @@ _register(P.inv_p, _vjp_inv, _jvp_inv)
 
 
 def _vjp_slogdet(g, ans, args, params, need):
-    a = args[0]
+    a, lu = args
     _real_only("slogdet", a)
     g_log = la.unpack(g, [(), ()])[1]
-    ainv_t = bind(P.inv_p, _mT(a))                         # d log|det a| = tr(a^-1 da)
-    return (_bmul(ainv_t, ops.reshape(g_log, g_log.shape + (1, 1))),)
+    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))              # d log|det a| = tr(a^-1 da)
+    return (_bmul(ainv_t, ops.reshape(g_log, g_log.shape + (1, 1))), None)
 
 
 def _jvp_slogdet(tangents, ans, args, params):
-    a = args[0]
+    a, lu = args
     _real_only("slogdet", a)
-    dlog = ops.sum(ops.multiply(bind(P.inv_p, _mT(a)), tangents[0]), (-2, -1))
+    if tangents[0] is None:
+        return None
+    dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
     return ops.stack([ops.zeros_like_t(dlog), dlog], -1)
 
 
@@ -1780,3 +1782,46 @@ def _jvp_lstsq(tangents, ans, args, params):
 
 
 _register(P.lstsq_p, _vjp_lstsq, _jvp_lstsq)
+
+
+# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -------------
+# norm2 = sqrt(sum(x^2)) over ``axes``: its derivative x / norm2 is one product (the
+# composition sqrt(x . x) costs three passes over x), 0 at the origin (a subgradient, where
+# x / 0 would be NaN).  lu_factor is a residual: the factorization that slogdet and lu_inverse
+# take as a second operand so as not to factor a again; their rules give the whole derivative
+# with respect to a (lu_inverse's is inv's), so lu_factor's own derivative is not needed and is
+# declared zero.  The blocked Cholesky derivative is with the Cholesky rules above.
+
+def _norm2_scale(v, ans, shape, axes, keepdims):
+    """v / ans (0 where ans is 0) spread back to ``shape``."""
+    safe = bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans)
+    return _unreduce(_div(v, safe), shape, axes, keepdims)
+
+
+def _vjp_norm2(g, ans, args, params, need):
+    x = args[0]
+    return (_mul(x, _norm2_scale(g, ans, x.shape, params["axes"], params["keepdims"])),)
+
+
+def _jvp_norm2(tangents, ans, args, params):
+    axes, keepdims = params["axes"], params["keepdims"]
+    dot = bind(P.reduce_sum_p, _mul(args[0], tangents[0]), axes=axes, keepdims=keepdims)
+    return _div(dot, bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans))
+
+
+_register(P.norm2_p, _vjp_norm2, _jvp_norm2)
+defnondiff(P.lu_factor_p)
+
+
+def _vjp_lu_inverse(g, ans, args, params, need):
+    it = _mT(ans)
+    return (_mm(_mm(it, _neg(g)), it), None)
+
+
+def _jvp_lu_inverse(tangents, ans, args, params):
+    if tangents[0] is None:
+        return None
+    return _mm(_mm(ans, _neg(tangents[0])), ans)
+
+
+_register(P.lu_inverse_p, _vjp_lu_inverse, _jvp_lu_inverse)
