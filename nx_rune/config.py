@@ -6,25 +6,27 @@ numbers complex64; on, they are float64, int64 and complex128, and ``nx.random``
 does in x64 mode.  nx_rune keeps every dtype in both modes (a float64 array stays float64 with
 x64 off, unlike JAX, which narrows it): the mode changes defaults only.
 
-The setting has two levels, as JAX's:
+The setting is per context (``contextvars``): a thread or asyncio task that changes it changes
+nothing for the others.  Where a context has not set it, the process-wide value applies:
 
 - the process-wide value: read from the environment variable ``NX_RUNE_ENABLE_X64`` when
   nx_rune is imported (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``, any
-  case; unset is off) and changed by ``nx.config.update("enable_x64", True)``;
-- a per-context override, ``with nx.enable_x64():`` (``nx.enable_x64(False)`` turns it off in
-  a block), held in a ``contextvars.ContextVar``: a block entered in one thread or asyncio task
-  changes nothing for the others, and blocks nest.
-
-The process-wide value is global on purpose (as ``jax.config.update``): a setting made at the
-top of a program reaches worker threads (which start with an empty context) and the next cell
-of a notebook (whose kernel may run each cell in a context of its own).
+  case; unset is off), and set by ``nx.config.update("enable_x64", True)`` made at the top of
+  the program (the main thread, outside a running asyncio task), as ``jax.config.update``: it
+  then reaches worker threads, which start with an empty context, and every notebook cell;
+- ``nx.config.update`` made inside a worker thread or an asyncio task sets the value of that
+  thread or task only (its context, and the tasks it starts);
+- ``with nx.enable_x64():`` (``nx.enable_x64(False)`` turns it off) sets it for a block of the
+  current thread or task; blocks nest.
 """
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
 import os
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -52,7 +54,8 @@ def _env_flag(name: str, value: str | None) -> bool:
 
 # the process-wide value, a one-element list so that readers need no ``global`` statement
 _GLOBAL_X64 = [_env_flag(ENV_VAR, os.environ.get(ENV_VAR))]
-# the innermost ``enable_x64`` block of this context: True/False, or None outside every block
+# this context's setting (its innermost ``enable_x64`` block, or an update made in a worker
+# thread or task): True/False, or None where the context has not set it
 _SCOPED_X64: contextvars.ContextVar[bool | None] = contextvars.ContextVar("nx_rune_x64",
                                                                          default=None)
 # per context, the blocks entered and not yet exited, innermost last: (instance, token)
@@ -84,12 +87,25 @@ def _check_bool(value: Any, argname: str) -> bool:
 
 
 def update(name: str, value: Any) -> None:
-    """Set option ``name`` (``"enable_x64"``, or JAX's ``"jax_enable_x64"``) to ``value``
-    (a bool) for the whole process: every thread and task that is not inside an
-    ``nx.enable_x64`` block sees it.  ValueError naming an unknown option; TypeError for a
-    value of the wrong type."""
+    """Set option ``name`` (``"enable_x64"``, or JAX's ``"jax_enable_x64"``) to ``value`` (a
+    bool).  At the top of the program (the main thread, outside a running asyncio task) it
+    sets the process-wide value, as ``jax.config.update``: every thread and task that has not
+    set its own sees it.  In a worker thread or an asyncio task it sets that thread's or task's
+    value only (per context: nothing leaks into the others).  ValueError naming an unknown
+    option; TypeError for a value of the wrong type."""
     _option(name)
-    _GLOBAL_X64[0] = _check_bool(value, "value")
+    value = _check_bool(value, "value")
+    if threading.current_thread() is threading.main_thread() and not _in_task():
+        _GLOBAL_X64[0] = value
+    else:
+        _SCOPED_X64.set(value)
+
+
+def _in_task() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:   # no running event loop
+        return False
 
 
 def read(name: str) -> Any:

@@ -427,6 +427,58 @@ def test_blocks_do_not_leak_between_threads():
         assert seen == {"inside": other, "outside": base, "inside after": base}
 
 
+def test_update_in_a_worker_thread_or_task_stays_there():
+    """config.update made in a worker thread or an asyncio task is per context (no leak into
+    the main thread, other threads or sibling tasks); made at the top of the program it is
+    process-wide and reaches threads started afterwards, as jax.config.update."""
+    config.update("enable_x64", False)
+    barrier = threading.Barrier(2, timeout=10)
+    seen = {}
+
+    def setter():
+        config.update("enable_x64", True)
+        barrier.wait()
+        seen["setter"] = nx.zeros(1).dtype
+        barrier.wait()
+
+    def other():
+        barrier.wait()
+        seen["other"] = nx.zeros(1).dtype
+        barrier.wait()
+
+    threads = [threading.Thread(target=setter), threading.Thread(target=other)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert seen == {"setter": np.dtype(np.float64), "other": np.dtype(np.float32)}
+    assert nx.zeros(1).dtype == np.float32 and not config.read("enable_x64")
+
+    async def main():
+        async def setter_task():
+            config.update("enable_x64", True)
+            await asyncio.sleep(0)
+            return nx.zeros(1).dtype
+
+        async def sibling():
+            await asyncio.sleep(0)
+            return nx.zeros(1).dtype
+        return await asyncio.gather(setter_task(), sibling())
+
+    assert asyncio.run(main()) == [np.dtype(np.float64), np.dtype(np.float32)]
+    assert nx.zeros(1).dtype == np.float32
+
+    config.update("enable_x64", True)       # top of the program: process-wide
+    try:
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("dt", nx.zeros(1).dtype))
+        th.start()
+        th.join()
+        assert out["dt"] == np.float64
+    finally:
+        config.update("enable_x64", False)
+
+
 def test_one_instance_shared_by_threads():
     config.update("enable_x64", False)
     block = nx.enable_x64()
