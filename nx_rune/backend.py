@@ -1019,3 +1019,40 @@ def _lu_inverse(a, lu):
             if not np.shares_memory(r, w):
                 w[...] = r
     return _wrap(np.swapaxes(out_t, -1, -2))
+
+
+# -- WP-linalg-perf: the regularized incomplete gamma and beta functions -------------------------
+# gammainc(a, x)  gammaincc(a, x)  betainc(a, b, x): scipy.special's loops (operands of one shape
+# and dtype), as the special functions above.  gammainc_da(a, x) = dP/da, betainc_da(a, b, x) and
+# betainc_db(a, b, x) = dI/da, dI/db: forward-mode derivatives of the series / continued
+# fractions (nx_rune._kernels.incomplete), in float64, cast back to the operands' dtype.
+
+def _special_ternary(name, fname):
+    def impl(a, b, x):
+        an = a._np()
+        return _out(_in_dtype(getattr(_special(), fname)(an, b._np(), x._np()), an.dtype))
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
+
+
+_special_binary("gammainc", "gammainc")
+_special_binary("gammaincc", "gammaincc")
+_special_ternary("betainc", "betainc")
+
+
+@_impl("gammainc_da")
+def _gammainc_da(a, x):
+    from nx_rune._kernels.incomplete import gammainc_da
+    an = a._np()
+    return _out(_in_dtype(gammainc_da(an, x._np()), an.dtype))
+
+
+def _betainc_part(which):
+    def impl(a, b, x):
+        from nx_rune._kernels.incomplete import betainc_dab
+        an = a._np()
+        return _out(_in_dtype(betainc_dab(an, b._np(), x._np())[which], an.dtype))
+    return impl
+
+
+IMPLS["betainc_da"], IMPLS["betainc_db"] = _betainc_part(0), _betainc_part(1)

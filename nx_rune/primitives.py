@@ -147,3 +147,8 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
 
 # WP-linalg-perf: the fused Euclidean norm, and the LU factorization that slogdet reuses
 norm2_p, lu_factor_p, lu_inverse_p = _declare(["norm2", "lu_factor", "lu_inverse"]).values()
+
+# WP-linalg-perf: the regularized incomplete gamma and beta functions and their derivatives in
+# the shape parameters
+(gammainc_p, gammaincc_p, gammainc_da_p, betainc_p, betainc_da_p, betainc_db_p) = _declare(
+    ["gammainc", "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db"]).values()

@@ -692,3 +692,40 @@ SPECS += [
     Spec("slogdet", P.slogdet_p, _with_lu(P.slogdet_p), SQUARE),   # now slogdet(a, lu)
     Spec("lu_inverse", P.lu_inverse_p, _with_lu(P.lu_inverse_p), SQUARE),
 ]
+
+
+# -- WP-linalg-perf: the incomplete gamma and beta functions --------------------------------------
+# First order in every operand; second order only in x (a second derivative in a or b raises
+# NotImplementedError, see tests/test_incomplete.py), so the shape parameters of the
+# derivative primitives are constants here.
+
+def _unit_open(rng, shape):
+    return rng.uniform(0.15, 0.85, shape)
+
+
+def _shape_fixed(prim, n_shape):
+    """prim(shape params fixed, x) as a function of x alone."""
+    def make(rng, shape):
+        params = [c(pos(rng, shape)) for _ in range(n_shape)]
+        dom = pos if n_shape == 1 else _unit_open
+        return (lambda x: bind(prim, *params, x)), [dom(rng, shape)]
+    return make
+
+
+def _betainc_spec(rng, shape):
+    return (lambda a, b, x: bind(P.betainc_p, a, b, x)), [pos(rng, shape), pos(rng, shape),
+                                                         _unit_open(rng, shape)]
+
+
+SPECS += [
+    Spec("gammainc", P.gammainc_p, binary(P.gammainc_p, pos, pos), ELEMENTWISE,
+         second_order=False),
+    Spec("gammaincc", P.gammaincc_p, binary(P.gammaincc_p, pos, pos), ELEMENTWISE,
+         second_order=False),
+    Spec("betainc", P.betainc_p, _betainc_spec, ELEMENTWISE, second_order=False),
+    Spec("gammainc_x", P.gammainc_p, _shape_fixed(P.gammainc_p, 1), ELEMENTWISE),
+    Spec("betainc_x", P.betainc_p, _shape_fixed(P.betainc_p, 2), ELEMENTWISE),
+    Spec("gammainc_da", P.gammainc_da_p, _shape_fixed(P.gammainc_da_p, 1), ELEMENTWISE),
+    Spec("betainc_da", P.betainc_da_p, _shape_fixed(P.betainc_da_p, 2), ELEMENTWISE),
+    Spec("betainc_db", P.betainc_db_p, _shape_fixed(P.betainc_db_p, 2), ELEMENTWISE),
+]

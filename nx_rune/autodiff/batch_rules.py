@@ -585,3 +585,9 @@ defloop(P.lstsq_p)
 defreduction(P.norm2_p)
 for _p in (P.lu_factor_p, P.lu_inverse_p):
     defleading(_p)
+
+
+# -- WP-linalg-perf: the incomplete gamma and beta functions (elementwise) ----------------------
+for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
+           P.betainc_db_p):
+    defbroadcast(_p)

@@ -1825,3 +1825,72 @@ def _jvp_lu_inverse(tangents, ans, args, params):
 
 
 _register(P.lu_inverse_p, _vjp_lu_inverse, _jvp_lu_inverse)
+
+
+# -- WP-linalg-perf: the regularized incomplete gamma and beta functions ------------------------
+# In x, the derivatives are the densities: P(a, x)' = x^(a-1) e^-x / Gamma(a) (Q's is its
+# negative), I_x(a, b)' = x^(a-1) (1-x)^(b-1) / B(a, b), in logs through xlogy / xlog1py (so
+# that a = 1 or b = 1 at the ends of the support gives the finite limit, not 0 * -inf).  In the
+# shape parameters they are the primitives gammainc_da, betainc_da, betainc_db, whose own
+# derivatives in x are those of the densities in a (b): density * (log x - digamma(a)) for the
+# gamma, density * (log x - digamma(a) + digamma(a + b)) (log1p(-x) - digamma(b) + ... for b)
+# for the beta; their derivatives in the shape parameters (second derivatives of P and I in a,
+# b) are not implemented and raise.
+
+def _gamma_density(a, x):
+    log_d = _sub(_sub(bind(P.xlogy_p, _sub(a, _c(1, a)), x), x), bind(P.lgamma_p, a))
+    return _exp(log_d)
+
+
+def _beta_density(a, b, x):
+    log_d = _add(bind(P.xlogy_p, _sub(a, _c(1, a)), x),
+                 bind(P.xlog1py_p, _sub(b, _c(1, b)), _neg(x)))
+    return _exp(_sub(log_d, bind(P.betaln_p, a, b)))
+
+
+def _no_second_shape_derivative(name):
+    def rule(*args, **params):
+        raise NotImplementedError(
+            f"the second derivative of {name} in its shape parameters is not implemented "
+            "(only first derivatives in a and b, and any order in x)")
+    return rule
+
+
+defvjp(P.gammainc_p, lambda g, ans, a, x: _mul(g, bind(P.gammainc_da_p, a, x)),
+       lambda g, ans, a, x: _mul(g, _gamma_density(a, x)))
+defjvp(P.gammainc_p, lambda t, ans, a, x: _mul(t, bind(P.gammainc_da_p, a, x)),
+       lambda t, ans, a, x: _mul(t, _gamma_density(a, x)))
+defvjp(P.gammaincc_p, lambda g, ans, a, x: _neg(_mul(g, bind(P.gammainc_da_p, a, x))),
+       lambda g, ans, a, x: _neg(_mul(g, _gamma_density(a, x))))
+defjvp(P.gammaincc_p, lambda t, ans, a, x: _neg(_mul(t, bind(P.gammainc_da_p, a, x))),
+       lambda t, ans, a, x: _neg(_mul(t, _gamma_density(a, x))))
+
+
+def _d_gammainc_da_x(a, x):
+    return _mul(_gamma_density(a, x), _sub(bind(P.log_p, x), bind(P.digamma_p, a)))
+
+
+_no_gamma2 = _no_second_shape_derivative("gammainc")
+defvjp(P.gammainc_da_p, _no_gamma2, lambda g, ans, a, x: _mul(g, _d_gammainc_da_x(a, x)))
+defjvp(P.gammainc_da_p, _no_gamma2, lambda t, ans, a, x: _mul(t, _d_gammainc_da_x(a, x)))
+
+
+def _d_betainc_shape_x(a, b, x, wrt_b):
+    log_term = bind(P.log1p_p, _neg(x)) if wrt_b else bind(P.log_p, x)
+    psi = bind(P.digamma_p, b if wrt_b else a)
+    return _mul(_beta_density(a, b, x),
+                _add(_sub(log_term, psi), bind(P.digamma_p, _add(a, b))))
+
+
+defvjp(P.betainc_p, lambda g, ans, a, b, x: _mul(g, bind(P.betainc_da_p, a, b, x)),
+       lambda g, ans, a, b, x: _mul(g, bind(P.betainc_db_p, a, b, x)),
+       lambda g, ans, a, b, x: _mul(g, _beta_density(a, b, x)))
+defjvp(P.betainc_p, lambda t, ans, a, b, x: _mul(t, bind(P.betainc_da_p, a, b, x)),
+       lambda t, ans, a, b, x: _mul(t, bind(P.betainc_db_p, a, b, x)),
+       lambda t, ans, a, b, x: _mul(t, _beta_density(a, b, x)))
+_no_beta2 = _no_second_shape_derivative("betainc")
+for _p, _wrt_b in ((P.betainc_da_p, False), (P.betainc_db_p, True)):
+    defvjp(_p, _no_beta2, _no_beta2,
+           lambda g, ans, a, b, x, _w=_wrt_b: _mul(g, _d_betainc_shape_x(a, b, x, _w)))
+    defjvp(_p, _no_beta2, _no_beta2,
+           lambda t, ans, a, b, x, _w=_wrt_b: _mul(t, _d_betainc_shape_x(a, b, x, _w)))
