@@ -842,11 +842,16 @@ def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
     Fortran-ordered x^T, which solves x^T op(a)^T = b^T from the right, with a's C-ordered
     memory read as the Fortran matrix a^T (no copy of a either).  A zero on the diagonal
     raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it)."""
-    an, bn = a._np(), b._np()
+    return _out(triangular_solve_values(a._np(), b._np(), lower, trans, unit_diagonal))
+
+
+def triangular_solve_values(an, bn, lower, trans, unit_diagonal):
+    """The ndarray computation of ``triangular_solve`` (an (..., n, n), bn (..., n, k) of one
+    dtype and batch shape); also nx.scipy.linalg.cho_solve's direct path (WP-linalg-perf)."""
     out = np.array(bn, order="C", copy=True)
     n = an.shape[-1]
     if out.size == 0 or n == 0:
-        return _out(out)
+        return out
     if not unit_diagonal:
         zero = np.diagonal(an, axis1=-2, axis2=-1) == 0
         if zero.any():
@@ -860,7 +865,7 @@ def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
                  diag=bool(unit_diagonal), overwrite_b=1)
         if not np.shares_memory(r, xt):
             xt[...] = r
-    return _out(out)
+    return out
 
 
 @_impl("solve")
@@ -1132,3 +1137,9 @@ def cholesky_vjp_values(lmat, g):
         if j:
             lbar[..., j:j2, :j] -= np.matmul(dbar + tr(dbar), lmat[..., j:j2, :j])
     return out
+
+
+@_impl("cholesky_grad")
+def _cholesky_grad(lmat, g):
+    """cholesky_vjp_values of the lower triangles of lmat and g (what the primitive reads)."""
+    return _out(cholesky_vjp_values(np.tril(lmat._np()), g._np()))

@@ -152,3 +152,6 @@ norm2_p, lu_factor_p, lu_inverse_p = _declare(["norm2", "lu_factor", "lu_inverse
 # the shape parameters
 (gammainc_p, gammaincc_p, gammainc_da_p, betainc_p, betainc_da_p, betainc_db_p) = _declare(
     ["gammainc", "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db"]).values()
+
+# WP-linalg-perf: the Cholesky derivative as one primitive (blocked, on concrete values)
+cholesky_grad_p = _declare(["cholesky_grad"])["cholesky_grad"]

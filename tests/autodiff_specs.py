@@ -729,3 +729,17 @@ SPECS += [
     Spec("betainc_da", P.betainc_da_p, _shape_fixed(P.betainc_da_p, 2), ELEMENTWISE),
     Spec("betainc_db", P.betainc_db_p, _shape_fixed(P.betainc_db_p, 2), ELEMENTWISE),
 ]
+
+
+# -- WP-linalg-perf: the Cholesky derivative as a primitive (L from a well-conditioned SPD
+# matrix, any cotangent G; both read from their lower triangles) ---------------------------------
+
+def _cholesky_grad_spec(rng, case):
+    batch, n = case
+    lmat = np.linalg.cholesky(_spd(rng, batch, n))
+    return ((lambda l, g: bind(P.cholesky_grad_p, l, g)),
+            [lmat, rng.standard_normal(batch + (n, n))])
+
+
+SPECS += [Spec("cholesky_grad", P.cholesky_grad_p, _cholesky_grad_spec,
+               [((), 3), ((2,), 3), ((), 1), ((2, 1), 2), ((), 5)])]

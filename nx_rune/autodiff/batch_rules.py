@@ -591,3 +591,4 @@ for _p in (P.lu_factor_p, P.lu_inverse_p):
 for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
            P.betainc_db_p):
     defbroadcast(_p)
+defleading(P.cholesky_grad_p)     # WP-linalg-perf: the Cholesky derivative (trailing matrices)

@@ -49,7 +49,7 @@ from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, whe
 from nx_rune.frontend.movement import reshape, shrink, swapaxes
 from nx_rune.primitives import bind
 from nx_rune import tensor as _tensor_module
-from nx_rune.backend import norm2_values
+from nx_rune.backend import norm2_values, triangular_solve_values
 from nx_rune.tensor import DISPATCH, ArrayBase, Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
@@ -825,11 +825,9 @@ def _direct_cho_solve(c, b, lower, check_finite):
         return None
     if check_finite and not (np.isfinite(carr).all() and np.isfinite(barr).all()):
         return None      # the general path raises, naming the argument
-    y = bind(P.triangular_solve_p, c, Tensor._wrap(barr), lower=lower, trans=0 if lower else 1,
-             unit_diagonal=False)
-    x = bind(P.triangular_solve_p, c, y, lower=lower, trans=1 if lower else 0,
-             unit_diagonal=False)
-    return Tensor._wrap(x._np()[..., 0]) if vec else x
+    y = triangular_solve_values(carr, barr, lower, 0 if lower else 1, False)
+    x = triangular_solve_values(carr, y, lower, 1 if lower else 0, False)
+    return wrap_result(x[..., 0] if vec else x)
 
 
 # Pade approximation of exp by scaling and squaring: Higham (2005), "The scaling and squaring
