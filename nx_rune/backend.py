@@ -1113,10 +1113,12 @@ def _chol_block_adjoint(ljj, lbar):
 
 
 def cholesky_vjp_values(lmat, g):
-    """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, real, lower) and
-    L's cotangent g (only its lower triangle is read); see the block comment above."""
+    """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, real) and L's
+    cotangent g (only their lower triangles are read); see the block comment above."""
     n = lmat.shape[-1]
-    lbar = np.tril(g).astype(lmat.dtype, copy=False)
+    # only lower triangles are read: below the diagonal blocks the steps touch lower entries
+    # alone, and the diagonal blocks are cut to their lower triangles (L) or cut by Phi (Lbar)
+    lbar = np.array(g, dtype=lmat.dtype, copy=True)
     out = np.zeros(lmat.shape, lmat.dtype)
     if n == 0:
         return out
@@ -1124,7 +1126,7 @@ def cholesky_vjp_values(lmat, g):
     starts = list(range(0, n, _CHOL_BLOCK))
     for j in reversed(starts):
         j2 = min(j + _CHOL_BLOCK, n)
-        ljj = lmat[..., j:j2, j:j2]
+        ljj = np.tril(lmat[..., j:j2, j:j2])
         if j2 < n:
             cbar = _trsm_right_lower(lbar[..., j2:, j:j2], ljj, trans=False)
             lbar[..., j:j2, j:j2] -= np.matmul(tr(cbar), lmat[..., j2:, j:j2])
@@ -1141,5 +1143,5 @@ def cholesky_vjp_values(lmat, g):
 
 @_impl("cholesky_grad")
 def _cholesky_grad(lmat, g):
-    """cholesky_vjp_values of the lower triangles of lmat and g (what the primitive reads)."""
-    return _out(cholesky_vjp_values(np.tril(lmat._np()), g._np()))
+    """cholesky_vjp_values (which reads the lower triangles of lmat and g only)."""
+    return _out(cholesky_vjp_values(lmat._np(), g._np()))
