@@ -863,7 +863,7 @@ def triangular_solve_values(an, bn, lower, trans, unit_diagonal):
         xt = out[idx].T
         r = trsm(1.0, an[idx].T, xt, side=1, lower=not lower, trans_a=trans,
                  diag=bool(unit_diagonal), overwrite_b=1)
-        if not np.shares_memory(r, xt):
+        if not np.may_share_memory(r, xt):
             xt[...] = r
     return out
 
@@ -1021,7 +1021,7 @@ def _lu_inverse(a, lu):
             r, info = getri(w, piv[idx], lwork=lwork, overwrite_lu=1)
             if info:
                 raise np.linalg.LinAlgError("Singular matrix")
-            if not np.shares_memory(r, w):
+            if not np.may_share_memory(r, w):
                 w[...] = r
     return _wrap(np.swapaxes(out_t, -1, -2))
 
@@ -1093,22 +1093,34 @@ def _trsm_right_lower(b, lmat, trans):
         xt = out[idx].T
         r = trsm(1.0, lmat[idx].T, xt, side=0, lower=0, trans_a=1 if trans else 0,
                  overwrite_b=1)
-        if not np.shares_memory(r, xt):
+        if not np.may_share_memory(r, xt):
             xt[...] = r
     return out
 
 
+_PHI = {}
+
+
+def _phi_weights(nb, dtype):
+    """(nb, nb): 1 below the diagonal, 1/2 on it, 0 above (Murray's Phi as weights)."""
+    w = _PHI.get((nb, dtype))
+    if w is None:
+        w = np.tri(nb, dtype=dtype)
+        np.fill_diagonal(w, 0.5)
+        w = _PHI[(nb, dtype)] = w
+    return w
+
+
 def _chol_block_adjoint(ljj, lbar):
     """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks): the symbolic rule."""
-    nb = ljj.shape[-1]
-    p = np.tril(np.matmul(np.swapaxes(ljj, -1, -2), lbar))
-    p[..., np.arange(nb), np.arange(nb)] *= 0.5
+    w = _phi_weights(ljj.shape[-1], ljj.dtype)
+    p = np.matmul(np.swapaxes(ljj, -1, -2), lbar)
+    p *= w
     # S = L^-T P L^-1: X = P L^-1 (right solve), then S^T = (L^-T X)^T = X^T L^-1
     x = _trsm_right_lower(p, ljj, trans=False)
     st = _trsm_right_lower(np.swapaxes(x, -1, -2), ljj, trans=False)
     d = st + np.swapaxes(st, -1, -2)
-    d = np.tril(d)
-    d[..., np.arange(nb), np.arange(nb)] *= 0.5
+    d *= w
     return d
 
 
@@ -1126,7 +1138,7 @@ def cholesky_vjp_values(lmat, g):
     starts = list(range(0, n, _CHOL_BLOCK))
     for j in reversed(starts):
         j2 = min(j + _CHOL_BLOCK, n)
-        ljj = np.tril(lmat[..., j:j2, j:j2])
+        ljj = lmat[..., j:j2, j:j2] * np.tri(j2 - j, dtype=lmat.dtype)
         if j2 < n:
             cbar = _trsm_right_lower(lbar[..., j2:, j:j2], ljj, trans=False)
             lbar[..., j:j2, j:j2] -= np.matmul(tr(cbar), lmat[..., j2:, j:j2])
