@@ -1157,3 +1157,26 @@ def cholesky_vjp_values(lmat, g):
 def _cholesky_grad(lmat, g):
     """cholesky_vjp_values (which reads the lower triangles of lmat and g only)."""
     return _out(cholesky_vjp_values(lmat._np(), g._np()))
+
+
+def cho_solve_values(carr, barr, lower):
+    """x solving (c c^T) x = b (``lower``) or (c^T c) x = b for real Cholesky factors carr
+    (..., n, n) and barr (..., n, k) of one dtype and batch shape: LAPACK potrs per matrix (both
+    triangular solves in one call, as SciPy's cho_solve), reading only c's triangle; c's
+    C-ordered memory is the Fortran c^T, the factor of the other triangle.  A zero on the
+    diagonal raises LinAlgError, as the two triangular solves do (WP-linalg-perf: the direct
+    path of nx.scipy.linalg.cho_solve)."""
+    n = carr.shape[-1]
+    out = np.empty(barr.shape, barr.dtype)
+    if out.size == 0 or n == 0:
+        out[...] = barr
+        return out
+    zero = np.diagonal(carr, axis1=-2, axis2=-1) == 0
+    if zero.any():
+        first = int(np.argmax(zero.reshape(-1, n).any(0)))
+        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {first}")
+    potrs = _lapack("potrs", carr.dtype)
+    for idx in np.ndindex(carr.shape[:-2]):
+        x, _ = potrs(carr[idx].T, barr[idx], lower=0 if lower else 1)
+        out[idx] = x
+    return out

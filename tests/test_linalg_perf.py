@@ -212,6 +212,14 @@ def test_direct_path_errors_name_the_argument():
     bad[1, 0] = np.inf
     with pytest.raises(ValueError, match="c"):
         SL.cho_solve((nx.asarray(bad), True), nx.asarray(np.ones(3)))
+    singular = c.copy()
+    singular[2, 2] = 0.0
+    for lower in (True, False):
+        cs = nx.asarray(singular if lower else singular.T.copy())
+        with pytest.raises(LinAlgError, match="singular"):
+            SL.cho_solve((cs, lower), nx.asarray(np.ones(3)))
+        with pytest.raises(LinAlgError, match="singular"):      # the general path too
+            nx.grad(lambda v: nx.sum(SL.cho_solve((cs, lower), v)))(nx.asarray(np.ones(3)))
     nan_a = np.eye(3)
     nan_a[0, 1] = np.nan
     with pytest.raises(ValueError, match="a"):

@@ -49,7 +49,7 @@ from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, whe
 from nx_rune.frontend.movement import reshape, shrink, swapaxes
 from nx_rune.primitives import bind
 from nx_rune import tensor as _tensor_module
-from nx_rune.backend import norm2_values, triangular_solve_values
+from nx_rune.backend import cho_solve_values, norm2_values
 from nx_rune.tensor import DISPATCH, ArrayBase, Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
@@ -810,8 +810,8 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
 
 
 def _direct_cho_solve(c, b, lower, check_finite):
-    """cho_solve's two triangular solves on the direct path (real c and b of one dtype and
-    matching batch shapes), else None."""
+    """cho_solve on the direct path (real c and b of one dtype and matching batch shapes),
+    else None."""
     carr, barr = _direct_square(c), _direct(b)
     if carr is None or barr is None or carr.dtype != barr.dtype or carr.dtype.char not in "fd":
         return None
@@ -825,8 +825,7 @@ def _direct_cho_solve(c, b, lower, check_finite):
         return None
     if check_finite and not (np.isfinite(carr).all() and np.isfinite(barr).all()):
         return None      # the general path raises, naming the argument
-    y = triangular_solve_values(carr, barr, lower, 0 if lower else 1, False)
-    x = triangular_solve_values(carr, y, lower, 1 if lower else 0, False)
+    x = cho_solve_values(carr, barr, lower)      # LAPACK potrs: both solves in one call
     return wrap_result(x[..., 0] if vec else x)
 
 
