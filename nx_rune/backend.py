@@ -1180,3 +1180,31 @@ def cho_solve_values(carr, barr, lower):
         x, _ = potrs(carr[idx].T, barr[idx], lower=0 if lower else 1)
         out[idx] = x
     return out
+
+
+def cho_factor_values(arr, lower):
+    """The Cholesky factor of each real symmetric positive-definite matrix of arr (..., n, n):
+    lower (arr = L L^T, from arr's lower triangle) or upper (arr = U^T U, from its upper one),
+    the other triangle zero; the ``cholesky`` primitive's routines (NumPy below n = 32, else
+    potrf on arr's C-ordered memory read as the Fortran arr^T, whose upper (lower) triangle is
+    arr's lower (upper) one).  LinAlgError when not positive definite (WP-linalg-perf: the
+    direct path of nx.scipy.linalg.cho_factor)."""
+    n = arr.shape[-1]
+    if n < 32:
+        if lower:
+            return np.linalg.cholesky(arr)
+        return np.ascontiguousarray(np.swapaxes(np.linalg.cholesky(np.swapaxes(arr, -1, -2)),
+                                                -1, -2))
+    potrf = _lapack("potrf", arr.dtype)
+    if arr.ndim == 2:            # the Fortran-ordered factor's transpose is C-ordered: no copy
+        c, info = potrf(arr.T, lower=0 if lower else 1, clean=1)
+        if info:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        return c.T
+    out = np.empty(arr.shape, arr.dtype)
+    for idx in np.ndindex(arr.shape[:-2]):
+        c, info = potrf(arr[idx].T, lower=0 if lower else 1, clean=1)
+        if info:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        out[idx] = c.T
+    return out

@@ -143,6 +143,11 @@ DIRECT = {   # name: (function, argument maker)
     "expm_big": (SL.expm, lambda r: [_a(r) * 4]),          # scaling and squaring
     "cho_factor_upper": (lambda x: SL.cho_factor(x)[0], lambda r: [spd(r, (2,), 4)]),
     "cho_factor_lower": (lambda x: SL.cho_factor(x, lower=True)[0], lambda r: [spd(r, (2,), 4)]),
+    # from n = 32 on: LAPACK potrf directly (one matrix: no copy; a batch: one per matrix)
+    "cho_factor_upper_40": (lambda x: SL.cho_factor(x)[0], lambda r: [spd(r, (), 40)]),
+    "cho_factor_lower_40": (lambda x: SL.cho_factor(x, lower=True)[0],
+                            lambda r: [spd(r, (2,), 40)]),
+    "cho_factor_upper_40_batch": (lambda x: SL.cho_factor(x)[0], lambda r: [spd(r, (2,), 40)]),
     "cho_solve_lower": (lambda c, b: SL.cho_solve((c, True), b),
                         lambda r: [np.linalg.cholesky(spd(r, (2,), 4)),
                                    r.standard_normal((2, 4, 3))]),
@@ -224,8 +229,12 @@ def test_direct_path_errors_name_the_argument():
     nan_a[0, 1] = np.nan
     with pytest.raises(ValueError, match="a"):
         SL.cho_factor(nx.asarray(nan_a))
-    with pytest.raises(LinAlgError):
-        SL.cho_factor(nx.asarray(-np.eye(3)))
+    for n in (3, 40):
+        for lower in (False, True):
+            with pytest.raises(LinAlgError, match="positive definite"):
+                SL.cho_factor(nx.asarray(-np.eye(n)), lower=lower)
+            with pytest.raises(LinAlgError, match="positive definite"):
+                SL.cho_factor(nx.asarray(-np.ones((2, n, n)) - np.eye(n)), lower=lower)
 
 
 def test_nan_input_gives_nan_silently():

@@ -49,7 +49,7 @@ from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, whe
 from nx_rune.frontend.movement import reshape, shrink, swapaxes
 from nx_rune.primitives import bind
 from nx_rune import tensor as _tensor_module
-from nx_rune.backend import cho_solve_values, norm2_values
+from nx_rune.backend import cho_factor_values, cho_solve_values, norm2_values
 from nx_rune.tensor import DISPATCH, ArrayBase, Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
@@ -773,13 +773,10 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     default).  The other triangle of c is zero (SciPy leaves the input's values there).
     LinAlgError when not positive definite; ``check_finite`` as in ``solve_triangular``."""
     arr = _direct_square(a)
-    if arr is not None and arr.dtype.char in "fd":     # the primitive straight away
+    if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
         if check_finite and not np.isfinite(arr).all():
             _check_finite(a, "a")
-        if lower:
-            return bind(P.cholesky_p, a), True
-        lo = bind(P.cholesky_p, Tensor._wrap(np.swapaxes(arr, -1, -2)))
-        return Tensor._wrap(np.swapaxes(lo._np(), -1, -2)), False
+        return wrap_result(cho_factor_values(arr, bool(lower))), bool(lower)
     x = _matrix(a, "a", square=True)
     if check_finite:
         _check_finite(x, "a")
