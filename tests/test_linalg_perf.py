@@ -259,9 +259,9 @@ def test_direct_results_do_not_share_the_input_memory():
 
 # -- the primitives behind them -------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape, axes, keepdims", [((3, 4), (0, 1), False), ((2, 3, 4), (1, 2), True),
-                                                   ((2, 3, 4), (0, 2), False), ((5,), (0,), True),
-                                                   ((0, 3), (0,), False)])
+@pytest.mark.parametrize("shape, axes, keepdims", [
+    ((3, 4), (0, 1), False), ((2, 3, 4), (1, 2), True), ((2, 3, 4), (0, 2), False),
+    ((5,), (0,), True), ((0, 3), (0,), False)])
 def test_norm2_values_are_numpys(shape, axes, keepdims):
     x = np.random.default_rng(7).standard_normal(shape)
     got = np.asarray(bind(P.norm2_p, nx.asarray(x), axes=axes, keepdims=keepdims))
