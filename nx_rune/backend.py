@@ -1186,25 +1186,25 @@ def cho_factor_values(arr, lower):
     """The Cholesky factor of each real symmetric positive-definite matrix of arr (..., n, n):
     lower (arr = L L^T, from arr's lower triangle) or upper (arr = U^T U, from its upper one),
     the other triangle zero; the ``cholesky`` primitive's routines (NumPy below n = 32, else
-    potrf on arr's C-ordered memory read as the Fortran arr^T, whose upper (lower) triangle is
-    arr's lower (upper) one).  LinAlgError when not positive definite (WP-linalg-perf: the
+    LAPACK potrf).  LinAlgError when not positive definite (WP-linalg-perf: the
     direct path of nx.scipy.linalg.cho_factor)."""
     n = arr.shape[-1]
     if n < 32:
         if lower:
             return np.linalg.cholesky(arr)
-        return np.ascontiguousarray(np.swapaxes(np.linalg.cholesky(np.swapaxes(arr, -1, -2)),
-                                                -1, -2))
+        return np.swapaxes(np.linalg.cholesky(np.swapaxes(arr, -1, -2)), -1, -2)
+    # potrf's upper variant always (OpenBLAS's lower one is about 2x slower at n = 256): for L
+    # on arr^T (arr's C-ordered memory as Fortran, its lower triangle as the upper one), whose
+    # factor U' = L^T comes back Fortran-ordered, i.e. L C-ordered; for U on arr itself (a copy
+    # into Fortran order), whose factor U is returned Fortran-ordered (a batch: as the
+    # transposed view of C-ordered U^T, so that every copy is a plain one)
     potrf = _lapack("potrf", arr.dtype)
-    if arr.ndim == 2:            # the Fortran-ordered factor's transpose is C-ordered: no copy
-        c, info = potrf(arr.T, lower=0 if lower else 1, clean=1)
-        if info:
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
-        return c.T
-    out = np.empty(arr.shape, arr.dtype)
+    out = None if arr.ndim == 2 else np.empty(arr.shape, arr.dtype)
     for idx in np.ndindex(arr.shape[:-2]):
-        c, info = potrf(arr[idx].T, lower=0 if lower else 1, clean=1)
+        c, info = potrf(arr[idx].T if lower else arr[idx], lower=0, clean=1)
         if info:
             raise np.linalg.LinAlgError("Matrix is not positive definite")
+        if out is None:
+            return c.T if lower else c
         out[idx] = c.T
-    return out
+    return out if lower else np.swapaxes(out, -1, -2)

@@ -776,7 +776,8 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
         if check_finite and not np.isfinite(arr).all():
             _check_finite(a, "a")
-        return wrap_result(cho_factor_values(arr, bool(lower))), bool(lower)
+        # (upper factors come Fortran-ordered, as SciPy's: wrapped as they are, no copy)
+        return Tensor._wrap(cho_factor_values(arr, bool(lower))), bool(lower)
     x = _matrix(a, "a", square=True)
     if check_finite:
         _check_finite(x, "a")
