@@ -114,6 +114,39 @@ CASES = {f"{f.__name__}_1e6" if not f.__name__.endswith(("grad", "1e6", "1000"))
              gammaln_grad, logsumexp_1e6, logsumexp_rows_1000x1000, logsumexp_grad_1e6]}
 
 
+
+# -- WP-linalg-perf: the incomplete gamma and beta functions, the derivative in a ---------------
+
+def gammainc_1e6():
+    a, t = _pos()
+    x, u = _prob()
+    return lambda: S.gammainc(t, u), lambda: sc.gammainc(a, x)
+
+
+def betainc_1e6():
+    a, t = _pos()
+    x, u = _prob()
+    return lambda: S.betainc(t, t, u), lambda: sc.betainc(a, a, x)
+
+
+def gammainc_grad_a():
+    """The derivative in a (series / continued fraction with the derivative carried) against
+    the cheapest NumPy estimate: a central difference of two SciPy calls in float64."""
+    a, t = _pos()
+    x, u = _prob()
+    g = nx.grad(lambda s: nx.sum(S.gammainc(s, u)))
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+
+    def numpy_fd():
+        h = 1e-6 * np.maximum(a64, 1.0)
+        return ((sc.gammainc(a64 + h, x64) - sc.gammainc(a64 - h, x64)) / (2 * h)).astype(
+            np.float32)
+    return lambda: g(t), numpy_fd
+
+
+CASES.update({f.__name__: f for f in [gammainc_1e6, betainc_1e6, gammainc_grad_a]})
+
+
 @functools.cache
 def _case(name):
     ours, ref_fn = CASES[name]()

@@ -842,11 +842,16 @@ def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
     Fortran-ordered x^T, which solves x^T op(a)^T = b^T from the right, with a's C-ordered
     memory read as the Fortran matrix a^T (no copy of a either).  A zero on the diagonal
     raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it)."""
-    an, bn = a._np(), b._np()
+    return _out(triangular_solve_values(a._np(), b._np(), lower, trans, unit_diagonal))
+
+
+def triangular_solve_values(an, bn, lower, trans, unit_diagonal):
+    """The ndarray computation of ``triangular_solve`` (an (..., n, n), bn (..., n, k) of one
+    dtype and batch shape); also nx.scipy.linalg.cho_solve's direct path (WP-linalg-perf)."""
     out = np.array(bn, order="C", copy=True)
     n = an.shape[-1]
     if out.size == 0 or n == 0:
-        return _out(out)
+        return out
     if not unit_diagonal:
         zero = np.diagonal(an, axis1=-2, axis2=-1) == 0
         if zero.any():
@@ -858,9 +863,9 @@ def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
         xt = out[idx].T
         r = trsm(1.0, an[idx].T, xt, side=1, lower=not lower, trans_a=trans,
                  diag=bool(unit_diagonal), overwrite_b=1)
-        if not np.shares_memory(r, xt):
+        if not np.may_share_memory(r, xt):
             xt[...] = r
-    return _out(out)
+    return out
 
 
 @_impl("solve")
@@ -874,11 +879,19 @@ def _inv(a):
 
 
 @_impl("slogdet")
-def _slogdet(a):
-    an = a._np()
-    with np.errstate(invalid="ignore"):      # NaN in, NaN out (its warning is NumPy's own)
-        sign, logabsdet = np.linalg.slogdet(an)
-    return _packed([np.asarray(sign, an.dtype), logabsdet], an.shape[:-2])
+def _slogdet(a, lu):
+    """From a's packed LU factorization (``lu_factor``, WP-linalg-perf): the sign is the
+    product of U's diagonal signs and the pivots' parity, log|det| the sum of log|U_ii| (as
+    NumPy's slogdet, which factors the same column-major copy of a)."""
+    n = a.shape[-1]
+    packed = lu._np()
+    diag = packed[..., :n * n:n + 1]
+    swaps = np.count_nonzero(packed[..., n * n:].real != np.arange(n), axis=-1)
+    mag = np.abs(diag)
+    unit = diag / np.where(mag == 0, 1, mag)          # sign(d), d / |d| for complex d
+    sign = np.prod(unit, axis=-1) * np.where(swaps % 2, -1, 1)
+    return _packed([np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)],
+                   packed.shape[:-1])
 
 
 @_impl("eigh")
@@ -929,3 +942,277 @@ def _lstsq(a, b, *, rcond):
 @_impl("stop_gradient")
 def _stop_gradient(x):
     return x
+
+
+# -- WP-linalg-perf: the Euclidean norm, the LU factorization reused by slogdet ----------------
+# norm2(x, axes, keepdims)  lu_factor(a)  lu_inverse(a, lu)  (and slogdet(a, lu) above)
+# lu_factor packs, per matrix, LAPACK getrf's result for a in column-major order (the n*n
+# entries of the combined unit-lower L and upper U, column after column) followed by the n
+# 0-based pivot rows as values of a's dtype; slogdet reads the determinant from it and
+# lu_inverse the inverse (getri), so that slogdet's derivative costs one getri instead of a
+# second factorization.  NumPy's slogdet and det factor the same column-major copy of a.
+
+def norm2_values(arr, axes, keepdims):
+    """sqrt(sum(arr ** 2)) over the sorted ``axes`` of a real float ndarray: one BLAS dot
+    product when every axis is reduced, one per matrix (a batched matmul) when the reduced
+    axes are the trailing ones, else the squares summed."""
+    nd = arr.ndim
+    k = len(axes)
+    if k == nd:
+        flat = arr.reshape(-1)
+        out = np.sqrt(np.dot(flat, flat))
+        return np.reshape(out, (1,) * nd) if keepdims else out
+    if axes == tuple(range(nd - k, nd)):
+        lead = arr.shape[:nd - k]
+        rows = arr.reshape(lead + (1, -1))
+        out = np.sqrt(np.matmul(rows, np.swapaxes(rows, -1, -2)))
+        return out.reshape(lead + (1,) * k if keepdims else lead)
+    return np.sqrt(np.add.reduce(arr * arr, axis=axes, keepdims=keepdims))
+
+
+@_impl("norm2")
+def _norm2(x, *, axes, keepdims):
+    return _out(norm2_values(x._np(), axes, keepdims))
+
+
+_LAPACK = {}
+
+
+def _lapack(name, dtype):
+    """SciPy's LAPACK routine ``name`` for ``dtype`` (cached)."""
+    fn = _LAPACK.get((name, dtype))
+    if fn is None:
+        from scipy.linalg.lapack import get_lapack_funcs
+        fn = _LAPACK[(name, dtype)] = get_lapack_funcs(name, dtype=dtype)
+    return fn
+
+
+@_impl("lu_factor")
+def _lu_factor(a):
+    an = a._np()
+    n = an.shape[-1]
+    out = np.empty(an.shape[:-2] + (n * n + n,), an.dtype)
+    if n == 0:
+        return _out(out)
+    getrf = _lapack("getrf", an.dtype)
+    for idx in np.ndindex(an.shape[:-2]):
+        row = out[idx]
+        lu = row[:n * n].reshape(n, n).T      # column-major storage inside the packed row
+        lu[...] = an[idx]
+        _, piv, _ = getrf(lu, overwrite_a=1)  # in place (a zero pivot leaves U singular)
+        row[n * n:] = piv
+    return _out(out)
+
+
+def _lu_parts(packed, n):
+    """(column-major LU views (..., n, n) as NumPy sees their transposes, 0-based pivots)."""
+    lu_t = packed[..., :n * n].reshape(packed.shape[:-1] + (n, n))
+    return lu_t, packed[..., n * n:].real.astype(np.int32)
+
+
+@_impl("lu_inverse")
+def _lu_inverse(a, lu):
+    """inv(a) from its packed factorization: getri per matrix, in place in the result's
+    memory, which is column-major (the result is a transposed view; no copy)."""
+    packed = lu._np()
+    n = a.shape[-1]
+    lu_t, piv = _lu_parts(packed, n)
+    out_t = np.array(lu_t, order="C", copy=True)   # row-major inv(a)^T = column-major inv(a)
+    if n:
+        getri = _lapack("getri", out_t.dtype)
+        lwork = _LAPACK.get(("getri_lwork", n, out_t.dtype))
+        if lwork is None:
+            lwork = int(_lapack("getri_lwork", out_t.dtype)(n)[0].real)
+            _LAPACK[("getri_lwork", n, out_t.dtype)] = lwork
+        for idx in np.ndindex(out_t.shape[:-2]):
+            w = out_t[idx].T
+            r, info = getri(w, piv[idx], lwork=lwork, overwrite_lu=1)
+            if info:
+                raise np.linalg.LinAlgError("Singular matrix")
+            if not np.may_share_memory(r, w):
+                w[...] = r
+    return _wrap(np.swapaxes(out_t, -1, -2))
+
+
+# -- WP-linalg-perf: the regularized incomplete gamma and beta functions -------------------------
+# gammainc(a, x)  gammaincc(a, x)  betainc(a, b, x): scipy.special's loops (operands of one shape
+# and dtype), as the special functions above.  gammainc_da(a, x) = dP/da, betainc_da(a, b, x) and
+# betainc_db(a, b, x) = dI/da, dI/db: forward-mode derivatives of the series / continued
+# fractions (nx_rune._kernels.incomplete), in float64, cast back to the operands' dtype.
+
+def _special_ternary(name, fname):
+    def impl(a, b, x):
+        an = a._np()
+        return _out(_in_dtype(getattr(_special(), fname)(an, b._np(), x._np()), an.dtype))
+    impl.__name__ = f"_{name}"
+    IMPLS[name] = impl
+
+
+_special_binary("gammainc", "gammainc")
+_special_binary("gammaincc", "gammaincc")
+_special_ternary("betainc", "betainc")
+
+
+@_impl("gammainc_da")
+def _gammainc_da(a, x):
+    from nx_rune._kernels.incomplete import gammainc_da
+    an = a._np()
+    return _out(_in_dtype(gammainc_da(an, x._np()), an.dtype))
+
+
+def _betainc_part(which):
+    def impl(a, b, x):
+        from nx_rune._kernels.incomplete import betainc_dab
+        an = a._np()
+        return _out(_in_dtype(betainc_dab(an, b._np(), x._np())[which], an.dtype))
+    return impl
+
+
+IMPLS["betainc_da"], IMPLS["betainc_db"] = _betainc_part(0), _betainc_part(1)
+
+
+# -- WP-linalg-perf: the Cholesky derivative, blocked (values only) ------------------------------
+# cholesky_vjp_values(L, g): a's cotangent (lower triangular: the cotangent of the lower triangle
+# that cholesky reads) for L = cholesky(a) and L's cotangent g, by reverse-mode differentiation
+# of the blocked left-looking Cholesky algorithm (as LAPACK potrf factors, in blocks of
+# _CHOL_BLOCK columns), following Murray (2016), "Differentiation of the Cholesky decomposition":
+# per block J, last to first (K: the rows below J, :j the columns left of it), the forward steps
+#   D = A_JJ - L_J:j L_J:j^T,  L_JJ = chol(D),  C = A_KJ - L_K:j L_J:j^T,  L_KJ = C L_JJ^-T
+# are reversed as
+#   Cbar = Lbar_KJ L_JJ^-1 (= Abar_KJ),  Lbar_JJ -= Cbar^T L_KJ,
+#   Lbar_K:j -= Cbar L_J:j,  Lbar_J:j -= Cbar^T L_K:j,
+#   Dbar = (S + S^T) weighted 1 below / 1/2 on the diagonal, S = L_JJ^-T Phi(L_JJ^T Lbar_JJ)
+#          L_JJ^-1 (the symbolic rule on the block; = Abar_JJ),  Lbar_J:j -= (Dbar + Dbar^T) L_J:j.
+# Level-3 BLAS throughout (trsm, gemm), about twice the forward's flops, where the symbolic rule
+# on the whole matrix costs a matmul and two full triangular solves (~9x the forward's flops).
+# The autodiff rule uses it only on concrete values (nothing differentiates the result); traced
+# values take the symbolic rule, written with primitives.
+
+_CHOL_BLOCK = 64
+
+
+def _trsm_right_lower(b, lmat, trans):
+    """b op(lmat)^-1 for each matrix of the stacks (lower-triangular lmat): X op(L) = b."""
+    out = np.array(b, order="C", copy=True)
+    trsm = _trsm(out.dtype)
+    for idx in np.ndindex(out.shape[:-2]):
+        # C-ordered X is the Fortran X^T: X op(L) = B  <=>  op(L)^T X^T = B^T (left side), and
+        # L's C-ordered memory is the Fortran L^T (upper)
+        xt = out[idx].T
+        r = trsm(1.0, lmat[idx].T, xt, side=0, lower=0, trans_a=1 if trans else 0,
+                 overwrite_b=1)
+        if not np.may_share_memory(r, xt):
+            xt[...] = r
+    return out
+
+
+_PHI = {}
+
+
+def _phi_weights(nb, dtype):
+    """(nb, nb): 1 below the diagonal, 1/2 on it, 0 above (Murray's Phi as weights)."""
+    w = _PHI.get((nb, dtype))
+    if w is None:
+        w = np.tri(nb, dtype=dtype)
+        np.fill_diagonal(w, 0.5)
+        w = _PHI[(nb, dtype)] = w
+    return w
+
+
+def _chol_block_adjoint(ljj, lbar):
+    """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks): the symbolic rule."""
+    w = _phi_weights(ljj.shape[-1], ljj.dtype)
+    p = np.matmul(np.swapaxes(ljj, -1, -2), lbar)
+    p *= w
+    # S = L^-T P L^-1: X = P L^-1 (right solve), then S^T = (L^-T X)^T = X^T L^-1
+    x = _trsm_right_lower(p, ljj, trans=False)
+    st = _trsm_right_lower(np.swapaxes(x, -1, -2), ljj, trans=False)
+    d = st + np.swapaxes(st, -1, -2)
+    d *= w
+    return d
+
+
+def cholesky_vjp_values(lmat, g):
+    """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, real) and L's
+    cotangent g (only their lower triangles are read); see the block comment above."""
+    n = lmat.shape[-1]
+    # only lower triangles are read: below the diagonal blocks the steps touch lower entries
+    # alone, and the diagonal blocks are cut to their lower triangles (L) or cut by Phi (Lbar)
+    lbar = np.array(g, dtype=lmat.dtype, copy=True)
+    out = np.zeros(lmat.shape, lmat.dtype)
+    if n == 0:
+        return out
+    tr = lambda m: np.swapaxes(m, -1, -2)    # noqa: E731
+    starts = list(range(0, n, _CHOL_BLOCK))
+    for j in reversed(starts):
+        j2 = min(j + _CHOL_BLOCK, n)
+        ljj = lmat[..., j:j2, j:j2] * np.tri(j2 - j, dtype=lmat.dtype)
+        if j2 < n:
+            cbar = _trsm_right_lower(lbar[..., j2:, j:j2], ljj, trans=False)
+            lbar[..., j:j2, j:j2] -= np.matmul(tr(cbar), lmat[..., j2:, j:j2])
+            out[..., j2:, j:j2] = cbar
+            if j:
+                lbar[..., j2:, :j] -= np.matmul(cbar, lmat[..., j:j2, :j])
+                lbar[..., j:j2, :j] -= np.matmul(tr(cbar), lmat[..., j2:, :j])
+        dbar = _chol_block_adjoint(ljj, lbar[..., j:j2, j:j2])
+        out[..., j:j2, j:j2] = dbar
+        if j:
+            lbar[..., j:j2, :j] -= np.matmul(dbar + tr(dbar), lmat[..., j:j2, :j])
+    return out
+
+
+@_impl("cholesky_grad")
+def _cholesky_grad(lmat, g):
+    """cholesky_vjp_values (which reads the lower triangles of lmat and g only)."""
+    return _out(cholesky_vjp_values(lmat._np(), g._np()))
+
+
+def cho_solve_values(carr, barr, lower):
+    """x solving (c c^T) x = b (``lower``) or (c^T c) x = b for real Cholesky factors carr
+    (..., n, n) and barr (..., n, k) of one dtype and batch shape: LAPACK potrs per matrix (both
+    triangular solves in one call, as SciPy's cho_solve), reading only c's triangle; c's
+    C-ordered memory is the Fortran c^T, the factor of the other triangle.  A zero on the
+    diagonal raises LinAlgError, as the two triangular solves do (WP-linalg-perf: the direct
+    path of nx.scipy.linalg.cho_solve)."""
+    n = carr.shape[-1]
+    out = np.empty(barr.shape, barr.dtype)
+    if out.size == 0 or n == 0:
+        out[...] = barr
+        return out
+    zero = np.diagonal(carr, axis1=-2, axis2=-1) == 0
+    if zero.any():
+        first = int(np.argmax(zero.reshape(-1, n).any(0)))
+        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {first}")
+    potrs = _lapack("potrs", carr.dtype)
+    for idx in np.ndindex(carr.shape[:-2]):
+        x, _ = potrs(carr[idx].T, barr[idx], lower=0 if lower else 1)
+        out[idx] = x
+    return out
+
+
+def cho_factor_values(arr, lower):
+    """The Cholesky factor of each real symmetric positive-definite matrix of arr (..., n, n):
+    lower (arr = L L^T, from arr's lower triangle) or upper (arr = U^T U, from its upper one),
+    the other triangle zero; the ``cholesky`` primitive's routines (NumPy below n = 32, else
+    LAPACK potrf).  LinAlgError when not positive definite (WP-linalg-perf: the
+    direct path of nx.scipy.linalg.cho_factor)."""
+    n = arr.shape[-1]
+    if n < 32:
+        if lower:
+            return np.linalg.cholesky(arr)
+        return np.swapaxes(np.linalg.cholesky(np.swapaxes(arr, -1, -2)), -1, -2)
+    # potrf's upper variant always (OpenBLAS's lower one is about 2x slower at n = 256): for L
+    # on arr^T (arr's C-ordered memory as Fortran, its lower triangle as the upper one), whose
+    # factor U' = L^T comes back Fortran-ordered, i.e. L C-ordered; for U on arr itself (a copy
+    # into Fortran order), whose factor U is returned Fortran-ordered (a batch: as the
+    # transposed view of C-ordered U^T, so that every copy is a plain one)
+    potrf = _lapack("potrf", arr.dtype)
+    out = None if arr.ndim == 2 else np.empty(arr.shape, arr.dtype)
+    for idx in np.ndindex(arr.shape[:-2]):
+        c, info = potrf(arr[idx].T if lower else arr[idx], lower=0, clean=1)
+        if info:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        if out is None:
+            return c.T if lower else c
+        out[idx] = c.T
+    return out if lower else np.swapaxes(out, -1, -2)

@@ -163,3 +163,15 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
 # -- WP-jit: stop_gradient, the identity with a zero derivative (so that a traced program keeps
 # the stop: nx.stop_gradient on a value traced by jit binds it; on other values it is free)
 stop_gradient_p, = _declare(["stop_gradient"]).values()
+
+
+# WP-linalg-perf: the fused Euclidean norm, and the LU factorization that slogdet reuses
+norm2_p, lu_factor_p, lu_inverse_p = _declare(["norm2", "lu_factor", "lu_inverse"]).values()
+
+# WP-linalg-perf: the regularized incomplete gamma and beta functions and their derivatives in
+# the shape parameters
+(gammainc_p, gammaincc_p, gammainc_da_p, betainc_p, betainc_da_p, betainc_db_p) = _declare(
+    ["gammainc", "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db"]).values()
+
+# WP-linalg-perf: the Cholesky derivative as one primitive (blocked, on concrete values)
+cholesky_grad_p = _declare(["cholesky_grad"])["cholesky_grad"]

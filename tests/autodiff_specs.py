@@ -656,7 +656,6 @@ SPECS += [
           ((2,), 2, 3, False, 0, True), ((), 3, 1, False, 2, False)]),
     Spec("solve", P.solve_p, _solve_spec, [((), 3, 2), ((2,), 3, 1), ((2, 1), 2, 2)]),
     Spec("inv", P.inv_p, _la_unary(P.inv_p, _well_conditioned), SQUARE),
-    Spec("slogdet", P.slogdet_p, _la_unary(P.slogdet_p, _well_conditioned), SQUARE),
     Spec("eigh", P.eigh_p, _eigh_spec, [((), 3, True), ((2,), 3, False), ((), 1, True),
                                         ((2,), 2, True)]),
     Spec("eigvalsh", P.eigvalsh_p, _la_unary(P.eigvalsh_p, _spd, lower=True), SQUARE),
@@ -670,3 +669,81 @@ SPECS += [
 
 # -- WP-jit: stop_gradient (identity, zero derivative) ----------------------------------------------
 NONDIFF_PRIMS += [P.stop_gradient_p]
+
+
+# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -------------
+
+def _norm2_spec(rng, case):
+    shape, axes, keepdims = case
+    return (lambda x: bind(P.norm2_p, x, axes=axes, keepdims=keepdims)), [anyv(rng, shape)]
+
+
+def _with_lu(prim):
+    """``prim`` applied to (a, lu_factor(a)): slogdet and lu_inverse take a's factorization as
+    a residual operand and differentiate with respect to a."""
+    def make(rng, case):
+        batch, n = case
+        return (lambda a: bind(prim, a, bind(P.lu_factor_p, a))), [_well_conditioned(rng, batch,
+                                                                                      n)]
+    return make
+
+
+NONDIFF_PRIMS += [P.lu_factor_p]
+SPECS += [
+    Spec("norm2", P.norm2_p, _norm2_spec,
+         [((2, 3, 4), (0, 1, 2), False), ((2, 3, 4), (1, 2), True), ((3, 4), (1,), False),
+          ((2, 3, 4), (0, 2), False), ((5,), (0,), True)]),
+    Spec("slogdet", P.slogdet_p, _with_lu(P.slogdet_p), SQUARE),   # now slogdet(a, lu)
+    Spec("lu_inverse", P.lu_inverse_p, _with_lu(P.lu_inverse_p), SQUARE),
+]
+
+
+# -- WP-linalg-perf: the incomplete gamma and beta functions --------------------------------------
+# First order in every operand; second order only in x (a second derivative in a or b raises
+# NotImplementedError, see tests/test_incomplete.py), so the shape parameters of the
+# derivative primitives are constants here.
+
+def _unit_open(rng, shape):
+    return rng.uniform(0.15, 0.85, shape)
+
+
+def _shape_fixed(prim, n_shape):
+    """prim(shape params fixed, x) as a function of x alone."""
+    def make(rng, shape):
+        params = [c(pos(rng, shape)) for _ in range(n_shape)]
+        dom = pos if n_shape == 1 else _unit_open
+        return (lambda x: bind(prim, *params, x)), [dom(rng, shape)]
+    return make
+
+
+def _betainc_spec(rng, shape):
+    return (lambda a, b, x: bind(P.betainc_p, a, b, x)), [pos(rng, shape), pos(rng, shape),
+                                                         _unit_open(rng, shape)]
+
+
+SPECS += [
+    Spec("gammainc", P.gammainc_p, binary(P.gammainc_p, pos, pos), ELEMENTWISE,
+         second_order=False),
+    Spec("gammaincc", P.gammaincc_p, binary(P.gammaincc_p, pos, pos), ELEMENTWISE,
+         second_order=False),
+    Spec("betainc", P.betainc_p, _betainc_spec, ELEMENTWISE, second_order=False),
+    Spec("gammainc_x", P.gammainc_p, _shape_fixed(P.gammainc_p, 1), ELEMENTWISE),
+    Spec("betainc_x", P.betainc_p, _shape_fixed(P.betainc_p, 2), ELEMENTWISE),
+    Spec("gammainc_da", P.gammainc_da_p, _shape_fixed(P.gammainc_da_p, 1), ELEMENTWISE),
+    Spec("betainc_da", P.betainc_da_p, _shape_fixed(P.betainc_da_p, 2), ELEMENTWISE),
+    Spec("betainc_db", P.betainc_db_p, _shape_fixed(P.betainc_db_p, 2), ELEMENTWISE),
+]
+
+
+# -- WP-linalg-perf: the Cholesky derivative as a primitive (L from a well-conditioned SPD
+# matrix, any cotangent G; both read from their lower triangles) ---------------------------------
+
+def _cholesky_grad_spec(rng, case):
+    batch, n = case
+    lmat = np.linalg.cholesky(_spd(rng, batch, n))
+    return ((lambda l, g: bind(P.cholesky_grad_p, l, g)),
+            [lmat, rng.standard_normal(batch + (n, n))])
+
+
+SPECS += [Spec("cholesky_grad", P.cholesky_grad_p, _cholesky_grad_spec,
+               [((), 3), ((2,), 3), ((), 1), ((2, 1), 2), ((), 5)])]

@@ -114,6 +114,9 @@ NONDIFF_CASES = {
                               nx.asarray(np.array([[2.0, 0.0], [6.0, 1.5]]))]),
     "stop_gradient": lambda: (lambda x: bind(P.stop_gradient_p, x) * x,
                               [nx.asarray(np.array([1.0, -2.0]))]),
+    "lu_factor": lambda: (lambda a: bind(P.lu_factor_p, a),
+                          [nx.asarray(np.array([[[4.0, 1.0], [2.0, 3.0]], [[1.0, 2.0],
+                                                                         [3.0, 4.0]]]))]),
 }
 
 # WP-elementwise's primitives with zero derivatives (rounding, tests, bit shifts), on values that

@@ -583,3 +583,16 @@ defloop(P.lstsq_p)
 
 # -- WP-jit: stop_gradient is the identity (elementwise) --------------------------------------
 defbroadcast(P.stop_gradient_p)
+
+
+# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -----------
+defreduction(P.norm2_p)
+for _p in (P.lu_factor_p, P.lu_inverse_p):
+    defleading(_p)
+
+
+# -- WP-linalg-perf: the incomplete gamma and beta functions (elementwise) ----------------------
+for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
+           P.betainc_db_p):
+    defbroadcast(_p)
+defleading(P.cholesky_grad_p)     # WP-linalg-perf: the Cholesky derivative (trailing matrices)

@@ -451,3 +451,23 @@ def _lstsq(avals, *, rcond):
     m, n = a.shape
     k = b.shape[1]
     return AbstractValue((n * k + min(m, n),), np.result_type(a.dtype, b.dtype))
+
+
+# -- WP-linalg-perf's primitives: the fused Euclidean norm, the LU residual and its inverse, the
+# Cholesky derivative, the incomplete gamma and beta functions (elementwise in their operands)
+def_abstract(P.norm2_p, _reduced)
+
+
+@def_abstract(P.lu_factor_p)
+def _lu_factor(avals):
+    a = avals[0]
+    n = a.shape[-1]
+    return AbstractValue(a.shape[:-2] + (n * n + n,), a.dtype)
+
+
+def_abstract(P.lu_inverse_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
+def_abstract(P.cholesky_grad_p, lambda avals: AbstractValue(
+    avals[0].shape, np.result_type(avals[0].dtype, avals[1].dtype)))
+for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
+           P.betainc_db_p):
+    register_elementwise(_p, lambda avals: np.result_type(*[a.dtype for a in avals]))

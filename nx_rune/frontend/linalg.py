@@ -48,7 +48,9 @@ from nx_rune.frontend._core import (as_inexact, astype, broadcast_shapes, broadc
 from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, where
 from nx_rune.frontend.movement import reshape, shrink, swapaxes
 from nx_rune.primitives import bind
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune import tensor as _tensor_module
+from nx_rune.backend import cho_factor_values, cho_solve_values, norm2_values
+from nx_rune.tensor import DISPATCH, ArrayBase, Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
 __all__ = ["LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
@@ -206,6 +208,51 @@ def _eps(dt):
     return float(np.finfo(real_dtype(dt)).eps)
 
 
+# -- the direct path -------------------------------------------------------------------------
+# With no transformation active, nothing records a call on concrete Tensors, so a function
+# whose work is one NumPy/SciPy call (det, slogdet, qr, eigh, svd, norms, matrix_power, the
+# Cholesky solves) may make that call on the values and wrap its results, skipping the front
+# end's checks, the primitive's packing and the unpacking views: on (64, 64) matrices those
+# cost as much as the LAPACK call.  The values are those of the primitives (the same LAPACK
+# routine on the same data; det is NumPy's, equal to sign * exp(logabsdet) to an ulp or two).
+# Anything else (a tracer, an ndarray or a list, float16, ints, a shape the call would reject)
+# takes the general path, which checks and raises as documented.
+
+_DIRECT_DTYPES = "fdFD"           # float32, float64, complex64, complex128
+_QUIET_VAR, _QUIET = _tensor_module._np_errstate_var, _tensor_module._NP_QUIET
+
+
+def _direct(x):
+    """x's ndarray when x is a concrete Tensor of a LAPACK dtype and no transformation is
+    active (the direct path), else None."""
+    if type(x) is Tensor and DISPATCH.get() is None:
+        arr = x._np()
+        if arr.dtype.char in _DIRECT_DTYPES:
+            return arr
+    return None
+
+
+def _direct_square(x):
+    """``_direct(x)`` when it is a stack of square matrices, else None."""
+    arr = _direct(x)
+    if arr is not None and arr.ndim >= 2 and arr.shape[-1] == arr.shape[-2]:
+        return arr
+    return None
+
+
+def _quiet(fn, *args):
+    """fn(*args) with NumPy's floating-point warnings off (a NaN input gives NaN, silently, as
+    in the backend), through NumPy's error-state ContextVar (cheaper than np.errstate)."""
+    if _QUIET_VAR is None:    # pragma: no cover (another NumPy layout)
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    token = _QUIET_VAR.set(_QUIET)
+    try:
+        return fn(*args)
+    finally:
+        _QUIET_VAR.reset(token)
+
+
 # -- decompositions and solves --------------------------------------------------------------
 
 def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Array:
@@ -310,8 +357,13 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
     (x's dtype; a unit complex number for complex x, 0 for a singular matrix) and log|det| (the
     real dtype; -inf for a singular matrix), both of shape x.shape[:-2].  The derivative of
     logabsdet is inv(x)^T (a singular matrix raises LinAlgError there); the sign's is 0."""
+    arr = _direct_square(x)
+    if arr is not None:
+        sign, logabs = _quiet(np.linalg.slogdet, arr)
+        return SlogdetResult(wrap_result(sign), wrap_result(logabs))
     a = _matrix(x, "x", square=True)
-    sign, logabs = unpack(bind(P.slogdet_p, a), [(), ()])
+    # the LU factorization is an operand, so that the derivative reuses it (lu_inverse)
+    sign, logabs = unpack(bind(P.slogdet_p, a, bind(P.lu_factor_p, a)), [(), ()])
     return SlogdetResult(sign, _real(logabs))
 
 
@@ -321,6 +373,9 @@ def det(x: ArrayLike, /) -> Array:
     to an ulp or two: NumPy's scalar exp against the exp ufunc); its derivative
     det * inv(x)^T needs an invertible real x (a singular one raises LinAlgError, a complex
     one NotImplementedError, through slogdet)."""
+    arr = _direct_square(x)
+    if arr is not None:      # NumPy's det: the same LU, the product of the pivots
+        return wrap_result(_quiet(np.linalg.det, arr))
     sign, logabs = slogdet(x)
     return multiply(sign, exp(logabs))
 
@@ -341,9 +396,14 @@ def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
     while first derivatives of functions of the eigenvalues alone stay finite and right (the
     unused eigenvector part contributes nothing, as a symbolic zero in JAX).
     """
+    lower = _uplo(UPLO)
+    arr = _direct_square(x)
+    if arr is not None:
+        w, v = np.linalg.eigh(arr, UPLO=UPLO)
+        return EighResult(wrap_result(w), wrap_result(v))
     a = _matrix(x, "x", square=True)
     n = a.shape[-1]
-    w, v = unpack(bind(P.eigh_p, a, lower=_uplo(UPLO)), [(n,), (n, n)])
+    w, v = unpack(bind(P.eigh_p, a, lower=lower), [(n,), (n, n)])
     return EighResult(_real(w), v)
 
 
@@ -368,6 +428,10 @@ def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True) ->
     at exactly repeated singular values (and, for U with m > n or Vh with n > m, at a zero
     one), while those of functions of S alone stay finite.
     """
+    arr = _direct(x)
+    if arr is not None and compute_uv and arr.ndim >= 2:
+        u, s, vh = np.linalg.svd(arr, full_matrices=bool(full_matrices))
+        return SVDResult(wrap_result(u), wrap_result(s), wrap_result(vh))
     a = _matrix(x, "x")
     if not compute_uv:
         return svdvals(a)
@@ -398,6 +462,10 @@ def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
     """
     if mode not in ("reduced", "complete"):
         raise ValueError(f"mode: must be 'reduced' or 'complete', got {mode!r}")
+    arr = _direct(x)
+    if arr is not None and arr.ndim >= 2:
+        q, r = np.linalg.qr(arr, mode=mode)
+        return QRResult(wrap_result(q), wrap_result(r))
     a = _matrix(x, "x")
     m, n = a.shape[-2:]
     k = m if mode == "complete" else builtins.min(m, n)
@@ -492,6 +560,9 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
         n = operator.index(n)
     except TypeError:
         raise TypeError(f"n: the exponent must be an integer, got {n!r}") from None
+    arr = _direct_square(x)
+    if arr is not None:      # the same binary powering (and inv for n < 0) as below
+        return wrap_result(np.linalg.matrix_power(arr, n))
     a = operand(x)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise LinAlgError(f"x: expected a stack of square matrices, got shape {a.shape}")
@@ -561,12 +632,10 @@ def _safe_sqrt(s):
 
 
 def _two_norm(x, axes, keepdims):
-    """sqrt(sum |x|^2) over ``axes``; a BLAS dot product when the whole real x is reduced."""
+    """sqrt(sum |x|^2) over ``axes``: for real x the ``norm2`` primitive (BLAS dot products;
+    its derivative x / norm is one product, 0 at the origin)."""
     if not dtypes.is_complex(x.dtype):
-        if len(axes) == x.ndim and not keepdims and x.ndim:
-            flat = reshape(x, (-1,))
-            return _safe_sqrt(products.matmul(flat, flat))
-        return _safe_sqrt(reductions.sum(multiply(x, x), axes, keepdims))
+        return bind(P.norm2_p, x, axes=tuple(sorted(axes)), keepdims=keepdims)
     m = _abs(x)
     return _safe_sqrt(reductions.sum(multiply(m, m), axes, keepdims))
 
@@ -594,6 +663,10 @@ def vector_norm(x: ArrayLike, /, *, axis: Axis = None, keepdims: bool = False,
     ((sum |x|^p)^(1/p)).  Shape: x's without the reduced axes (kept as 1 with ``keepdims``);
     real float dtype.  The 2-norm's derivative at x = 0 is 0 (a subgradient) rather than NaN.
     """
+    if axis is None and type(ord) in (int, float) and ord == 2:
+        arr = _direct(x)
+        if arr is not None and arr.dtype.char in "fd":
+            return wrap_result(norm2_values(arr, tuple(range(arr.ndim)), bool(keepdims)))
     x = _inexact(x, "x")
     if isinstance(ord, (bool, str)) or not isinstance(ord, (int, float, np.integer, np.floating)):
         raise ValueError(f"ord: expected a number, got {ord!r}")
@@ -607,6 +680,11 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False,
     singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum
     of |x|), inf / -inf (max / min row sum).  Shape x.shape[:-2] ((..., 1, 1) with
     ``keepdims``); real float dtype."""
+    if ord == "fro":
+        arr = _direct(x)
+        if arr is not None and arr.dtype.char in "fd" and arr.ndim >= 2:
+            nd = arr.ndim
+            return wrap_result(norm2_values(arr, (nd - 2, nd - 1), bool(keepdims)))
     x = _matrix(x, "x")
     return _matrix_norm_axes(x, (x.ndim - 2, x.ndim - 1), bool(keepdims), ord)
 
@@ -653,6 +731,10 @@ def norm(x: ArrayLike, ord: int | float | str | None = None, axis: Axis = None,
     None, else the vector norm of a 1-D x or the matrix norm of a 2-D x; an int axis gives
     vector norms along it, a pair of axes matrix norms over them.  Orders as ``vector_norm``
     and ``matrix_norm`` (None is 2 for vectors, 'fro' for matrices).  Real float dtype."""
+    if ord is None and axis is None:
+        arr = _direct(x)
+        if arr is not None and arr.dtype.char in "fd":
+            return wrap_result(norm2_values(arr, tuple(range(arr.ndim)), bool(keepdims)))
     x = _inexact(x, "x")
     if axis is None:
         if ord is None:
@@ -690,6 +772,12 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     ``lower``, else upper-triangular (a = c^H c, read from a's upper triangle, SciPy's
     default).  The other triangle of c is zero (SciPy leaves the input's values there).
     LinAlgError when not positive definite; ``check_finite`` as in ``solve_triangular``."""
+    arr = _direct_square(a)
+    if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
+        if check_finite and not np.isfinite(arr).all():
+            _check_finite(a, "a")
+        # (upper factors come Fortran-ordered, as SciPy's: wrapped as they are, no copy)
+        return Tensor._wrap(cho_factor_values(arr, bool(lower))), bool(lower)
     x = _matrix(a, "a", square=True)
     if check_finite:
         _check_finite(x, "a")
@@ -709,11 +797,34 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
         c, lower = c_and_lower
     except (TypeError, ValueError):
         raise TypeError("c_and_lower: expected a pair (c, lower) as cho_factor returns") from None
+    x = _direct_cho_solve(c, b, bool(lower), check_finite)
+    if x is not None:
+        return x
     if lower:
         y = solve_triangular(c, b, 0, True, check_finite=check_finite)
         return solve_triangular(c, y, 2, True, check_finite=False)
     y = solve_triangular(c, b, 2, False, check_finite=check_finite)
     return solve_triangular(c, y, 0, False, check_finite=False)
+
+
+def _direct_cho_solve(c, b, lower, check_finite):
+    """cho_solve on the direct path (real c and b of one dtype and matching batch shapes),
+    else None."""
+    carr, barr = _direct_square(c), _direct(b)
+    if carr is None or barr is None or carr.dtype != barr.dtype or carr.dtype.char not in "fd":
+        return None
+    n = carr.shape[-1]
+    vec = barr.ndim == carr.ndim - 1 or barr.ndim == 1
+    if vec:
+        if barr.shape != carr.shape[:-1]:
+            return None
+        barr = barr[..., None]
+    elif barr.ndim != carr.ndim or barr.shape[:-2] != carr.shape[:-2] or barr.shape[-2] != n:
+        return None
+    if check_finite and not (np.isfinite(carr).all() and np.isfinite(barr).all()):
+        return None      # the general path raises, naming the argument
+    x = cho_solve_values(carr, barr, lower)      # LAPACK potrs: both solves in one call
+    return wrap_result(x[..., 0] if vec else x)
 
 
 # Pade approximation of exp by scaling and squaring: Higham (2005), "The scaling and squaring
@@ -731,32 +842,71 @@ def _pade_coefficients(m):
     return tuple(f(2 * m - j) * f(m) / (f(2 * m) * f(j) * f(m - j)) for j in range(m + 1))
 
 
-def _pade(a, m):
+class _TensorOps:
+    """The operations of ``_pade`` and ``_expm`` on tensors (differentiable)."""
+    mm = staticmethod(products.matmul)
+    add = staticmethod(add)
+    sub = staticmethod(subtract)
+    mul = staticmethod(multiply)
+    solve = staticmethod(lambda a, b: solve(a, b))
+    eye = staticmethod(eye_like)
+
+
+class _ArrayOps:
+    """The same operations on ndarrays, for the direct path: the same NumPy calls as the
+    primitives make, in the same order, so the same values."""
+    mm = staticmethod(np.matmul)
+    add = staticmethod(np.add)
+    sub = staticmethod(np.subtract)
+    mul = staticmethod(np.multiply)
+    solve = staticmethod(np.linalg.solve)
+    eye = staticmethod(lambda n, dtype: np.eye(n, dtype=dtype))
+
+
+def _pade(a, m, ops=_TensorOps):
     """(U, V): the odd and even parts of the degree-m Pade numerator at a, so that
     exp(a) ~ (V - U)^-1 (V + U)."""
     c = _pade_coefficients(m)
-    ident = eye_like(a.shape[-1], a.dtype)
-    mm = products.matmul
+    ident = ops.eye(a.shape[-1], a.dtype)
+    mm, add_, mul = ops.mm, ops.add, ops.mul
     a2 = mm(a, a)
     if m == 13:
         a4 = mm(a2, a2)
         a6 = mm(a4, a2)
-        u_hi = add(add(multiply(a6, c[13]), multiply(a4, c[11])), multiply(a2, c[9]))
-        u = mm(a, add(mm(a6, u_hi), add(add(add(multiply(a6, c[7]), multiply(a4, c[5])),
-                                             multiply(a2, c[3])), multiply(ident, c[1]))))
-        v_hi = add(add(multiply(a6, c[12]), multiply(a4, c[10])), multiply(a2, c[8]))
-        v = add(mm(a6, v_hi), add(add(add(multiply(a6, c[6]), multiply(a4, c[4])),
-                                      multiply(a2, c[2])), multiply(ident, c[0])))
+        u_hi = add_(add_(mul(a6, c[13]), mul(a4, c[11])), mul(a2, c[9]))
+        u = mm(a, add_(mm(a6, u_hi), add_(add_(add_(mul(a6, c[7]), mul(a4, c[5])),
+                                                mul(a2, c[3])), mul(ident, c[1]))))
+        v_hi = add_(add_(mul(a6, c[12]), mul(a4, c[10])), mul(a2, c[8]))
+        v = add_(mm(a6, v_hi), add_(add_(add_(mul(a6, c[6]), mul(a4, c[4])),
+                                         mul(a2, c[2])), mul(ident, c[0])))
         return u, v
     powers = [None, a2]                       # powers[i] = a^(2i)
     for _ in range(2, m // 2 + 1):
         powers.append(mm(powers[-1], a2))
-    u_inner = multiply(ident, c[1])
-    v = multiply(ident, c[0])
+    u_inner = mul(ident, c[1])
+    v = mul(ident, c[0])
     for i in range(1, m // 2 + 1):
-        u_inner = add(u_inner, multiply(powers[i], c[2 * i + 1]))
-        v = add(v, multiply(powers[i], c[2 * i]))
+        u_inner = add_(u_inner, mul(powers[i], c[2 * i + 1]))
+        v = add_(v, mul(powers[i], c[2 * i]))
     return mm(a, u_inner), v
+
+
+def _expm(a, v, ops):
+    """expm of a (tensor or ndarray, per ``ops``) whose values are the ndarray v."""
+    norm1 = float(np.max(np.abs(v).sum(axis=-2))) if v.size else 0.0
+    if not np.isfinite(norm1):
+        return None
+    for m, theta in _THETA[:-1]:
+        if norm1 <= theta:
+            u, w = _pade(a, m, ops)
+            return ops.solve(ops.sub(w, u), ops.add(w, u))
+    theta13 = _THETA[-1][1]
+    s = builtins.max(0, math.ceil(math.log2(norm1 / theta13))) if norm1 > theta13 else 0
+    u, w = _pade(ops.mul(a, 2.0 ** -s) if s else a, 13, ops)
+    r = ops.solve(ops.sub(w, u), ops.add(w, u))
+    for _ in range(s):
+        r = ops.mm(r, r)
+    return r
 
 
 def expm(A: ArrayLike) -> Array:
@@ -764,6 +914,11 @@ def expm(A: ArrayLike) -> Array:
     scaling and squaring (Higham 2005), one degree and scaling for the whole batch (chosen for
     its largest 1-norm).  Same shape, float dtype.  Differentiable (the derivative of the
     approximant, accurate like the value)."""
+    arr = _direct_square(A)
+    if arr is not None and arr.shape[-1]:
+        r = _quiet(_expm, arr, arr, _ArrayOps)
+        if r is not None:
+            return wrap_result(r)
     a = _matrix(A, "A", square=True)
     if a.shape[-1] == 0:
         return a
@@ -771,19 +926,9 @@ def expm(A: ArrayLike) -> Array:
     if v is None:
         raise TypeError("A: expm needs known values to pick its Pade degree (got an abstract "
                         "tracer)")
-    norm1 = float(np.max(np.abs(v).sum(axis=-2))) if v.size else 0.0
-    if not np.isfinite(norm1):
-        return add(a, math.nan)  # NaN/inf in, NaN out (SciPy's result too), same shape and dtype
-    for m, theta in _THETA[:-1]:
-        if norm1 <= theta:
-            u, w = _pade(a, m)
-            return solve(subtract(w, u), add(w, u))
-    theta13 = _THETA[-1][1]
-    s = builtins.max(0, math.ceil(math.log2(norm1 / theta13))) if norm1 > theta13 else 0
-    u, w = _pade(multiply(a, 2.0 ** -s) if s else a, 13)
-    r = solve(subtract(w, u), add(w, u))
-    for _ in range(s):
-        r = products.matmul(r, r)
+    r = _expm(a, v, _TensorOps)
+    if r is None:   # NaN/inf in, NaN out (SciPy's result too), same shape and dtype
+        return add(a, math.nan)
     return r
 
 

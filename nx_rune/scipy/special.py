@@ -33,7 +33,8 @@ from nx_rune.typing import Array, ArrayLike, Axis
 
 __all__ = ["gammaln", "digamma", "polygamma", "gamma", "betaln", "multigammaln", "erf", "erfc",
            "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "entr",
-           "logsumexp", "softmax", "log_softmax", "i0", "i0e", "i1", "i1e"]
+           "logsumexp", "softmax", "log_softmax", "i0", "i0e", "i1", "i1e",
+           "gammainc", "gammaincc", "betainc"]
 
 
 def _unary(prim, x, name, arg="x"):
@@ -252,3 +253,32 @@ def softmax(x: ArrayLike, axis: Axis = None) -> Array:
 def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
     """x - logsumexp(x) over ``axis`` (default None: all axes): same shape, float dtype."""
     return F.log_softmax(_real(x, "x", "log_softmax"), axis)
+
+
+# -- WP-linalg-perf: the regularized incomplete gamma and beta functions ------------------------
+
+def gammainc(a: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized lower incomplete gamma function P(a, x) = int_0^x t^(a-1) e^-t dt /
+    Gamma(a) (the gamma distribution's cdf), SciPy's values: a > 0, x >= 0 (nan outside).
+    Broadcast shape, promoted float dtype.  Derivatives: x^(a-1) e^-x / Gamma(a) in x (any
+    order); in a, the forward-mode derivative of the series / continued fraction that computes
+    P (``nx_rune._kernels.incomplete``, ~1e-12 relative in float64; first order only: a second
+    derivative in a raises NotImplementedError)."""
+    return _binary(P.gammainc_p, "gammainc", a=a, x=x)
+
+
+def gammaincc(a: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), computed without
+    the cancellation (SciPy's values): a > 0, x >= 0.  Broadcast shape, promoted float dtype.
+    Derivatives: those of ``gammainc``, negated."""
+    return _binary(P.gammaincc_p, "gammaincc", a=a, x=x)
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized incomplete beta function I_x(a, b) = int_0^x t^(a-1) (1-t)^(b-1) dt /
+    B(a, b) (the beta distribution's cdf), SciPy's values: a > 0, b > 0, 0 <= x <= 1 (nan
+    outside).  Broadcast shape, promoted float dtype.  Derivatives: x^(a-1) (1-x)^(b-1) /
+    B(a, b) in x (any order); in a and b, forward-mode derivatives of the continued fraction
+    (``nx_rune._kernels.incomplete``, ~1e-12 relative in float64; first order only: a second
+    derivative in a or b raises NotImplementedError)."""
+    return _binary(P.betainc_p, "betainc", a=a, b=b, x=x)

@@ -2,9 +2,9 @@
 argument names (``loc``, ``scale``, ``df``, ``a``, ``b``, ``alpha``, ``mu``, ``n``, ``p``),
 SciPy's values, differentiable in every continuous argument.
 
-Continuous: ``norm`` (logpdf pdf cdf logcdf sf logsf ppf), ``t``, ``gamma``, ``beta``,
-``dirichlet`` (logpdf pdf), ``expon``, ``laplace``, ``cauchy``, ``logistic``, ``uniform``
-(logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf).  Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
+Continuous: ``norm`` (logpdf pdf cdf logcdf sf logsf ppf), ``gamma``, ``beta`` (logpdf pdf cdf
+logcdf sf logsf), ``t``, ``dirichlet`` (logpdf pdf), ``expon``, ``laplace``, ``cauchy``,
+``logistic``, ``uniform`` (logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf).  Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
 Conventions (see ``_common``): nan for a parameter outside its domain, -inf log-density outside
 the support.
 """
