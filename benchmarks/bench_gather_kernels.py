@@ -1,11 +1,14 @@
-"""Gather / scatter / fold kernels against their NumPy equivalents (pytest-benchmark).
+"""Gather / scatter / fold kernels against NumPy and PyTorch (pytest-benchmark).
 
-Each group holds one case twice, ``nx_rune`` and ``numpy``; read the ratio of the medians:
+Each group holds one case as ``nx_rune`` and ``numpy`` and, for gather and scatter, as
+``torch_1t`` / ``torch_2t`` (``torch.gather`` / ``scatter_`` / ``scatter_add_`` /
+``scatter_reduce_`` under ``torch.set_num_threads(1 or 2)``); read the ratio of the medians:
 
-    python -m pytest benchmarks/bench_gather_kernels.py --benchmark-only \
-        --benchmark-columns=median,iqr,rounds --benchmark-sort=name
+    python -m benchmarks benchmarks/bench_gather_kernels.py
 
-Both sides return a new array (scatter's NumPy side copies the template first, as ours does).
+Every side returns a new array (scatter's NumPy and torch sides copy the template first, as
+ours does).  torch takes int64 indices only, converted once outside the timing, and no
+negative ones (gather_1d's are wrapped for it).
 """
 import functools
 import math
@@ -17,6 +20,11 @@ from nx_rune._kernels.fold import fold, unfold
 from nx_rune._kernels.gather import gather, scatter
 
 from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
+
+try:
+    import torch
+except ImportError:                 # the torch columns need it; the others do not
+    torch = None
 
 RNG_SEED = 0
 CONV = dict(shape=(8, 16, 32, 32), kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(1, 1))
@@ -44,57 +52,100 @@ def _rows(n):
 
 # --- gather / scatter cases: each returns (nx_rune callable, numpy callable) --------------
 
+def _t(a):
+    return None if torch is None else torch.from_numpy(np.ascontiguousarray(a))
+
+
+def _torch_gather(x, i, axis):
+    tx, ti = _t(x), _t(np.asarray(i, np.int64) % x.shape[axis])
+    return lambda: torch.gather(tx, axis, ti)
+
+
+def _torch_scatter(t, i, u, axis, mode):
+    tt, ti, tu = _t(t), _t(np.asarray(i, np.int64)), _t(np.broadcast_to(u, i.shape))
+    if mode == "set":
+        return lambda: tt.clone().scatter_(axis, ti, tu)
+    if mode == "add":
+        return lambda: tt.clone().scatter_add_(axis, ti, tu)
+    return lambda: tt.clone().scatter_reduce_(axis, ti, tu, "amax")
+
+
 def gather_1d():
     x, i = _rng().random(10**6), _rng().integers(-10**6, 10**6, 10**6)
-    return lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0)
+    return lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0), _torch_gather(x, i, 0)
 
 
 def gather_2d_axis1():
     x, i = _rng().random((1000, 1000)), _rng().integers(0, 1000, (1000, 1000))
-    return lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1)
+    return (lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1),
+            _torch_gather(x, i, 1))
 
 
 def gather_2d_axis1_int32_float32():
     x = _rng().random((1000, 1000)).astype(np.float32)
     i = _rng().integers(0, 1000, (1000, 1000)).astype(np.int32)
-    return lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1)
+    return (lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1),
+            _torch_gather(x, i, 1))
 
 
 def gather_2d_axis0():
     x, i = _rng().random((1000, 1000)), _rng().integers(0, 1000, (1000, 1000))
-    return lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0)
+    return (lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0),
+            _torch_gather(x, i, 0))
 
 
 def scatter_set_1d():
     t, u = np.zeros(10**6), _rng().random(10**6)
     i = _rng().permutation(10**6)
-    return lambda: scatter(t, i, u, 0, "set"), lambda: _put_along_axis(t, i, u, 0)
+    return (lambda: scatter(t, i, u, 0, "set"), lambda: _put_along_axis(t, i, u, 0),
+            _torch_scatter(t, i, u, 0, "set"))
 
 
 def scatter_set_2d_axis1():
     t, u = np.zeros((1000, 1000)), _rng().random((1000, 1000))
     i = np.argsort(_rng().random((1000, 1000)), axis=1)
-    return lambda: scatter(t, i, u, 1, "set"), lambda: _put_along_axis(t, i, u, 1)
+    return (lambda: scatter(t, i, u, 1, "set"), lambda: _put_along_axis(t, i, u, 1),
+            _torch_scatter(t, i, u, 1, "set"))
 
 
 def scatter_add_1d_duplicates():
     # 1e6 updates into 1000 bins: every bin is hit about 1000 times.
     t, u = np.zeros(1000), _rng().random(10**6)
     i = _rng().integers(0, 1000, 10**6)
-    return lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u)
+    return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
+            _torch_scatter(t, i, u, 0, "add"))
+
+
+def scatter_add_1d_1e5_bins():
+    # 1e6 updates into 1e5 bins (about 10 per bin): issue 17's case
+    t, u = np.zeros(10**5), _rng().random(10**6)
+    i = _rng().integers(0, 10**5, 10**6)
+    return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
+            _torch_scatter(t, i, u, 0, "add"))
 
 
 def scatter_add_1d_duplicates_int32():
     t, u = np.zeros(1000), _rng().random(10**6)
     i = _rng().integers(0, 1000, 10**6).astype(np.int32)
-    return lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u)
+    return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
+            _torch_scatter(t, i, u, 0, "add"))
 
 
 def scatter_add_2d_axis1_duplicates():
     # (1000, 1000) updates into (1000, 100): each row's 100 bins hit about 10 times.
     t, u = np.zeros((1000, 100)), _rng().random((1000, 1000))
     i = _rng().integers(0, 100, (1000, 1000))
-    return lambda: scatter(t, i, u, 1, "add"), lambda: _add_at(t, (_rows(1000), i), u)
+    return (lambda: scatter(t, i, u, 1, "add"), lambda: _add_at(t, (_rows(1000), i), u),
+            _torch_scatter(t, i, u, 1, "add"))
+
+
+def scatter_add_2d_axis0_duplicates():
+    # (1000, 1000) updates into (100, 1000) along axis 0
+    t, u = np.zeros((100, 1000)), _rng().random((1000, 1000))
+    i = _rng().integers(0, 100, (1000, 1000))
+    return (lambda: scatter(t, i, u, 0, "add"),
+            lambda: _add_at(t, (i, np.arange(1000)[None, :]), u),
+            _torch_scatter(t, i, u, 0, "add"))
 
 
 def scatter_max_2d_axis1_duplicates():
@@ -105,7 +156,7 @@ def scatter_max_2d_axis1_duplicates():
         out = t.copy()
         np.maximum.at(out, (_rows(1000), i), u)
         return out
-    return lambda: scatter(t, i, u, 1, "max"), numpy_max
+    return lambda: scatter(t, i, u, 1, "max"), numpy_max, _torch_scatter(t, i, u, 1, "max")
 
 
 # --- fold / unfold -----------------------------------------------------------------------
@@ -133,21 +184,40 @@ def fold_2d_conv():
 
 CASES = {f.__name__: f for f in [
     gather_1d, gather_2d_axis1, gather_2d_axis1_int32_float32, gather_2d_axis0,
-    scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates,
+    scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates, scatter_add_1d_1e5_bins,
     scatter_add_1d_duplicates_int32, scatter_add_2d_axis1_duplicates,
-    scatter_max_2d_axis1_duplicates, unfold_2d_conv, unfold_2d_strided_dilated, fold_2d_conv,
+    scatter_add_2d_axis0_duplicates, scatter_max_2d_axis1_duplicates, unfold_2d_conv,
+    unfold_2d_strided_dilated, fold_2d_conv,
 ]}
+WITH_TORCH = [n for n in CASES if n.startswith(("gather", "scatter"))]
 
 
 @functools.cache
 def _case(name):
-    ours, numpy_fn = CASES[name]()
-    np.testing.assert_allclose(ours(), numpy_fn(), rtol=1e-5)   # same computation, checked once
-    return {"nx_rune": ours, "numpy": numpy_fn}
+    fns = CASES[name]()
+    ours, numpy_fn = fns[:2]
+    want = numpy_fn()
+    np.testing.assert_allclose(ours(), want, rtol=1e-5)   # same computation, checked once
+    impls = {"nx_rune": ours, "numpy": numpy_fn}
+    if len(fns) > 2 and torch is not None:
+        np.testing.assert_allclose(fns[2]().numpy(), want, rtol=1e-5)
+        impls["torch"] = fns[2]
+    return impls
 
 
-@pytest.mark.parametrize("impl", ["nx_rune", "numpy"])
-@pytest.mark.parametrize("name", list(CASES))
+PARAMS = [(n, i) for n in CASES for i in ("nx_rune", "numpy")] + \
+    ([(n, i) for n in WITH_TORCH for i in ("torch_1t", "torch_2t")] if torch is not None else [])
+
+
+@pytest.mark.parametrize("name, impl", PARAMS)
 def test_bench(benchmark, name, impl):
     benchmark.group = name
-    benchmark(_case(name)[impl])
+    if not impl.startswith("torch"):
+        benchmark(_case(name)[impl])
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(int(impl[-2]))
+    try:
+        benchmark(_case(name)["torch"])
+    finally:
+        torch.set_num_threads(old)

@@ -1,7 +1,10 @@
-"""Random-bit throughput: nx.random vs NumPy's Philox vs jax.random under jit.
+"""Random-bit and sampler throughput: nx.random vs NumPy's Philox vs jax.random under jit.
 
 Run: ``python -m pytest benchmarks/bench_random.py --benchmark-group-by=group``.
 Every case in a group makes the same number of values, so the group's table reads as ratios.
+The jitted JAX functions are compiled once, outside the timing.  nx.random's uniform, normal,
+truncated_normal and gumbel are one fused kernel pass (counter -> bits -> float -> transform),
+threaded like the bits (``nx_rune._kernels.threefry.set_num_threads``).
 """
 import numpy as np
 import pytest
@@ -20,13 +23,46 @@ def jax_bits():
     return lambda: fn(key).block_until_ready()
 
 
-@pytest.fixture(scope="module")
-def jax_uniform():
+def _jitted(sampler, dtype="float32"):
     jax = pytest.importorskip("jax")
     key = jax.random.PRNGKey(42)
-    fn = jax.jit(lambda k: jax.random.uniform(k, (N,)))
-    fn(key).block_until_ready()
+    fn = jax.jit(lambda k: sampler(jax)(k, dtype))
+    fn(key).block_until_ready()                          # compile outside the timing
     return lambda: fn(key).block_until_ready()
+
+
+@pytest.fixture(scope="module")
+def jax_uniform():
+    return _jitted(lambda jax: lambda k, dt: jax.random.uniform(k, (N,)))
+
+
+@pytest.fixture(scope="module")
+def jax_normal():
+    return _jitted(lambda jax: lambda k, dt: jax.random.normal(k, (N,)))
+
+
+@pytest.fixture(scope="module")
+def jax_gumbel():
+    return _jitted(lambda jax: lambda k, dt: jax.random.gumbel(k, (N,)))
+
+
+@pytest.fixture(scope="module")
+def jax_truncated_normal():
+    return _jitted(lambda jax: lambda k, dt: jax.random.truncated_normal(k, -1.0, 2.0, (N,)))
+
+
+@pytest.fixture(scope="module")
+def jax_normal_f64():
+    jax = pytest.importorskip("jax")
+    with jax.enable_x64(True):
+        key = jax.random.PRNGKey(42)
+        fn = jax.jit(lambda k: jax.random.normal(k, (N,), jax.numpy.float64))
+        fn(key).block_until_ready()
+
+    def run():
+        with jax.enable_x64(True):
+            return fn(key).block_until_ready()
+    return run
 
 
 # --- 2**24 uint32 random words ------------------------------------------------------------
@@ -78,3 +114,75 @@ def test_uniform_numpy_philox(benchmark):
 @pytest.mark.benchmark(group="uniform float32 x 2**24")
 def test_uniform_jax_jit(benchmark, jax_uniform):
     benchmark(jax_uniform)
+
+
+# --- 2**24 float32 normals (inverse CDF: JAX's erfinv polynomial) -------------------------------
+
+@pytest.mark.benchmark(group="normal float32 x 2**24")
+def test_normal_nx(benchmark):
+    key = nxr.PRNGKey(42)
+    out = benchmark(nxr.normal, key, (N,))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.benchmark(group="normal float32 x 2**24")
+def test_normal_numpy_philox(benchmark):
+    # NumPy's ziggurat: another algorithm, for scale
+    gen = np.random.Generator(np.random.Philox(42))
+    out = benchmark(gen.standard_normal, N, np.float32)
+    assert out.dtype == np.float32
+
+
+@pytest.mark.benchmark(group="normal float32 x 2**24")
+def test_normal_jax_jit(benchmark, jax_normal):
+    benchmark(jax_normal)
+
+
+@pytest.mark.benchmark(group="normal float64 x 2**24")
+def test_normal_f64_nx(benchmark):
+    key = nxr.PRNGKey(42)
+    out = benchmark(nxr.normal, key, (N,), np.float64)
+    assert out.dtype == np.float64
+
+
+@pytest.mark.benchmark(group="normal float64 x 2**24")
+def test_normal_f64_numpy_philox(benchmark):
+    gen = np.random.Generator(np.random.Philox(42))
+    benchmark(gen.standard_normal, N)
+
+
+@pytest.mark.benchmark(group="normal float64 x 2**24")
+def test_normal_f64_jax_jit(benchmark, jax_normal_f64):
+    benchmark(jax_normal_f64)
+
+
+# --- 2**24 float32 Gumbel and truncated normal samples ----------------------------------------
+
+@pytest.mark.benchmark(group="gumbel float32 x 2**24")
+def test_gumbel_nx(benchmark):
+    key = nxr.PRNGKey(42)
+    out = benchmark(nxr.gumbel, key, (N,))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.benchmark(group="gumbel float32 x 2**24")
+def test_gumbel_numpy_philox(benchmark):
+    gen = np.random.Generator(np.random.Philox(42))
+    benchmark(gen.gumbel, size=N)           # float64 only in NumPy
+
+
+@pytest.mark.benchmark(group="gumbel float32 x 2**24")
+def test_gumbel_jax_jit(benchmark, jax_gumbel):
+    benchmark(jax_gumbel)
+
+
+@pytest.mark.benchmark(group="truncated_normal(-1, 2) float32 x 2**24")
+def test_truncated_normal_nx(benchmark):
+    key = nxr.PRNGKey(42)
+    out = benchmark(nxr.truncated_normal, key, -1.0, 2.0, (N,))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.benchmark(group="truncated_normal(-1, 2) float32 x 2**24")
+def test_truncated_normal_jax_jit(benchmark, jax_truncated_normal):
+    benchmark(jax_truncated_normal)

@@ -27,9 +27,7 @@ bool = bool_  # noqa: A001  (the standard's name; nx.bool is numpy's bool dtype,
 
 __version__ = "0.1.0"
 
-# nx.fft and nx.scipy (special functions, distributions) (WP-fft-special)
-from nx_rune import fft, linalg, scipy  # noqa: E402
-
-# WP-x64: run-time settings (``nx.config.update("enable_x64", True)``) and x64 blocks
-from nx_rune import config  # noqa: E402
+# namespaces: FFT, linear algebra, SciPy-style functions; run-time settings (x64 mode); data
+# parallelism (Ray and Dask are imported only when a DataParallel is made)
+from nx_rune import config, distributed, fft, linalg, scipy  # noqa: E402
 from nx_rune.config import enable_x64  # noqa: E402,F401

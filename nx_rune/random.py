@@ -18,6 +18,11 @@ polynomial, fused as XLA fuses it), ``truncated_normal`` and ``gumbel`` agree wi
 or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)``
 take an argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
 
+The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
+``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as
+one fused kernel pass from counter to float (``_kernels/threefry``, threaded like the bits),
+which gives the same values bit for bit (tests/test_random.py checks every float32 mantissa).
+
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors. Sampling works on concrete values: nothing here is differentiable.
 """
@@ -104,6 +109,9 @@ def _shape(shape, name="shape"):
         raise TypeError(f"{name} must be a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ValueError(f"{name} must have non-negative sizes, got {shape}")
+    if math.prod(d or 1 for d in shape) * 8 > 2**63 - 1:    # NumPy's limit, 8-byte items
+        raise ValueError(f"{name} {shape} is too large to address (counting the nonzero "
+                         f"sizes)")
     return shape
 
 
@@ -227,11 +235,16 @@ def _fma(a, b, c, dtype):
     return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dtype)
 
 
-def _unit_floats(k, shape, dtype):
-    """Floats in [0, 1) from the top mantissa bits: bitcast((b >> (nbits - nmant)) | 1.0) - 1."""
-    info = np.finfo(dtype)
-    nbits, nmant = info.bits, info.nmant
-    b = _random_bits(k, nbits, shape)
+# The samplers below are defined by NumPy operations on the random bits (the "reference":
+# ``*_from_bits``); for float32 and float64 with scalar parameters the fused kernels in
+# ``_kernels/threefry`` compute the same values in one pass (see ``_fused_*``).
+
+def _unit_floats_from_bits(b, dtype):
+    """Floats in [0, 1) from the top mantissa bits: bitcast((b >> (nbits - nmant)) | 1.0) - 1.
+
+    ``b``: unsigned bits of ``dtype``'s width (modified in place).
+    """
+    nbits, nmant = np.finfo(dtype).bits, np.finfo(dtype).nmant
     b >>= _UINT[nbits].type(nbits - nmant)
     b |= np.array(1.0, dtype).view(_UINT[nbits])
     f = b.view(dtype)
@@ -239,19 +252,37 @@ def _unit_floats(k, shape, dtype):
     return f
 
 
-def _uniform(k, shape, dtype, minval=0.0, maxval=1.0):
-    """``max(minval, floats * (maxval - minval) + minval)`` with XLA:CPU's fused multiply-add."""
-    floats = _unit_floats(k, shape, dtype)
-    lo = np.asarray(minval).astype(dtype)
-    hi = np.asarray(maxval).astype(dtype)
-    if lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1 and not np.signbit(lo):
+def _unit_floats(k, shape, dtype):
+    return _unit_floats_from_bits(_random_bits(k, np.finfo(dtype).bits, shape), dtype)
+
+
+def _is_unit_range(lo, hi):
+    return lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1 and not np.signbit(lo)
+
+
+def _uniform_from_bits(b, dtype, lo, hi):
+    """``max(lo, floats * (hi - lo) + lo)`` with XLA:CPU's fused multiply-add (lo, hi: arrays
+    of ``dtype`` broadcasting against ``b``)."""
+    floats = _unit_floats_from_bits(b, dtype)
+    if _is_unit_range(lo, hi):
         return floats                       # fma(f, 1, 0) == f and f >= 0
     span = hi - lo
     if dtype == np.float16:
         scaled = floats * span + lo         # XLA does not fuse float16 (two roundings)
     else:
         scaled = _fma(floats, span, lo, dtype)
-    return np.maximum(lo, scaled).reshape(shape)
+    return np.maximum(lo, scaled)
+
+
+def _uniform(k, shape, dtype, minval=0.0, maxval=1.0):
+    """``max(minval, floats * (maxval - minval) + minval)`` with XLA:CPU's fused multiply-add."""
+    lo = np.asarray(minval).astype(dtype)
+    hi = np.asarray(maxval).astype(dtype)
+    fused = _fused_uniform(k, shape, dtype, lo, hi)
+    if fused is not None:
+        return fused
+    b = _random_bits(k, np.finfo(dtype).bits, shape)
+    return _uniform_from_bits(b, dtype, lo, hi).reshape(shape)
 
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), as XLA evaluates it:
@@ -352,10 +383,21 @@ def _erfinv(x, dtype):
     return _erfinv32(x.astype(np.float32)).astype(dtype)
 
 
-def _normal_real(k, shape, dtype):
-    lo = np.nextafter(dtype.type(-1), dtype.type(0))
-    u = _uniform(k, shape, dtype, lo, 1.0)
+def _normal_lo(dtype):
+    return np.nextafter(dtype.type(-1), dtype.type(0))
+
+
+def _normal_from_bits(b, dtype):
+    u = _uniform_from_bits(b, dtype, np.asarray(_normal_lo(dtype)), np.asarray(dtype.type(1)))
     return (dtype.type(_SQRT2) * _erfinv(u, dtype)).astype(dtype)
+
+
+def _normal_real(k, shape, dtype):
+    fused = _fused_erfinv(k, shape, dtype, _normal_lo(dtype), dtype.type(1))
+    if fused is not None:
+        return fused
+    b = _random_bits(k, np.finfo(dtype).bits, shape)
+    return _normal_from_bits(b, dtype)
 
 
 def _normal(k, shape, dtype):
@@ -374,9 +416,16 @@ def _log(x):
         return np.log(x.astype(np.float64)).astype(x.dtype)
 
 
-def _gumbel(k, shape, dtype):
-    u = _uniform(k, shape, dtype, np.finfo(dtype).tiny, 1.0)
+def _gumbel_from_bits(b, dtype):
+    u = _uniform_from_bits(b, dtype, np.asarray(np.finfo(dtype).tiny), np.asarray(dtype.type(1)))
     return -_log(-_log(u))
+
+
+def _gumbel(k, shape, dtype):
+    fused = _fused_gumbel(k, shape, dtype)
+    if fused is not None:
+        return fused
+    return _gumbel_from_bits(_random_bits(k, np.finfo(dtype).bits, shape), dtype)
 
 
 def _clip_to(val, dtype):
@@ -457,6 +506,117 @@ def _float_dtype_of(arr):
     if arr.dtype.itemsize == 8 and x64_enabled():
         return np.dtype(np.float64)
     return np.dtype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# fused kernels: the same values as the ``*_from_bits`` references, in one pass
+# ---------------------------------------------------------------------------------------------
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_F64_SAFE = 2.0 ** 900       # _fma64's emulation is exact for magnitudes in [1/_F64_SAFE, _F64_SAFE]
+
+
+def _scalar_params(*arrays):
+    return all(np.ndim(a) == 0 for a in arrays)
+
+
+def _plain_bound(x):
+    """A finite bound that is not -0.0 (at -0.0 np.maximum's choice between zeros of opposite
+    sign is NumPy's own business: those calls stay on the reference)."""
+    return bool(np.isfinite(x)) and not (x == 0 and np.signbit(x))
+
+
+def _f64_safe(x):
+    return x == 0 or 1.0 / _F64_SAFE <= abs(float(x)) <= _F64_SAFE
+
+
+def _range_params(dtype, lo, hi):
+    """(lo, span) for the fused uniform of ``dtype`` over [lo, hi), or None when the
+    reference must compute it (non-scalar, non-finite or extreme parameters)."""
+    if not _scalar_params(lo, hi):
+        return None
+    span = hi - lo
+    if not (_plain_bound(lo) and np.isfinite(span)):
+        return None
+    if dtype == _F64 and not (_f64_safe(lo) and _f64_safe(span)):
+        return None
+    return float(lo), float(span)
+
+
+def _bits_at(k, nbits, index):
+    """The random bits of flat elements ``index`` of the iota stream (uint of nbits)."""
+    fn = _K.iota_bits64 if nbits == 64 else _K.iota_bits32
+    return np.concatenate([fn(k[0], k[1], 1, int(i)) for i in index]).astype(_UINT[nbits])
+
+
+def _fused32(k, shape, reference, op, **params):
+    """``sample_f32`` over ``shape``, its hard elements redone by ``reference(bits)``."""
+    out, hard = _K.sample_f32(k[0], k[1], _size(shape), op, **params)
+    if hard is None:                        # more than the kernel lists: all by the reference
+        return reference(_random_bits(k, 32, shape)).reshape(shape)
+    if hard.size:
+        out[hard] = reference(_bits_at(k, 32, hard))
+    return out.reshape(shape)
+
+
+def _fused_uniform(k, shape, dtype, lo, hi):
+    if dtype == _F32 or dtype == _F64:
+        if _is_unit_range(lo, hi):
+            prm = (0.0, 1.0)
+        else:
+            prm = _range_params(dtype, lo, hi)
+        if prm is None:
+            return None
+        ranged = not _is_unit_range(lo, hi)
+        if dtype == _F64:
+            return _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], ranged).reshape(shape)
+        if not ranged:
+            return _K.sample_f32(k[0], k[1], _size(shape), "unit")[0].reshape(shape)
+        return _K.sample_f32(k[0], k[1], _size(shape), "uniform", lo=prm[0],
+                             span=prm[1])[0].reshape(shape)
+    return None
+
+
+def _fused_erfinv(k, shape, dtype, a, b, clip_lo=None, clip_hi=None):
+    """sqrt(2) * erfinv of the uniforms on [a, b) (then clipped): ``normal`` (a = -1 + ulp,
+    b = 1) and ``truncated_normal``; None where the reference computes it."""
+    if dtype != _F32 and dtype != _F64:
+        return None
+    prm = _range_params(dtype, a, b)
+    clip = clip_lo is not None
+    if prm is None or (clip and not (_scalar_params(clip_lo, clip_hi) and clip_lo != 0
+                                     and clip_hi != 0 and not np.isnan(clip_lo)
+                                     and not np.isnan(clip_hi))):
+        return None
+    if dtype == _F32:
+        if clip:
+            def reference(bits):
+                return _truncated_normal_from_bits(bits, dtype, np.asarray(a), np.asarray(b),
+                                                   clip_lo, clip_hi)
+            return _fused32(k, shape, reference, "truncated_normal", lo=prm[0], span=prm[1],
+                            clip_lo=float(clip_lo), clip_hi=float(clip_hi))
+        return _fused32(k, shape, lambda bits: _normal_from_bits(bits, dtype), "normal",
+                        lo=prm[0], span=prm[1])
+    # float64: the uniforms and x * -x fused, NumPy's own log1p, then erfinv fused
+    x, sq = _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], True, square=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.log1p(sq, out=sq)
+    if clip:
+        _K.erfinv_f64(x, sq, float(clip_lo), float(clip_hi))
+    else:
+        _K.erfinv_f64(x, sq)
+    return x.reshape(shape)
+
+
+def _fused_gumbel(k, shape, dtype):
+    tiny = np.finfo(dtype).tiny
+    if dtype == _F32:
+        return _fused32(k, shape, lambda bits: _gumbel_from_bits(bits, dtype), "gumbel",
+                        lo=float(tiny), span=float(dtype.type(1) - tiny))
+    if dtype == _F64:
+        u = _K.uniform_f64(k[0], k[1], _size(shape), float(tiny), float(1.0 - tiny), True)
+        return (-_log(-_log(u))).reshape(shape)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,10 +712,18 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
     erf = np.vectorize(math.erf, otypes=[np.float64])
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
     b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
-    u = _uniform(k, shape, dt, a, b)
-    out = (sqrt2 * _erfinv(u, dt)).astype(dt)
-    return _out(np.clip(out, np.nextafter(lo, dt.type(np.inf)),
-                        np.nextafter(hi, dt.type(-np.inf))).astype(dt))
+    clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
+    fused = _fused_erfinv(k, shape, dt, a, b, clip_lo, clip_hi)
+    if fused is not None:
+        return _out(fused)
+    return _out(_truncated_normal_from_bits(_random_bits(k, np.finfo(dt).bits, shape), dt, a,
+                                            b, clip_lo, clip_hi))
+
+
+def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
+    u = _uniform_from_bits(bits, dt, a, b)
+    out = (dt.type(_SQRT2) * _erfinv(u, dt)).astype(dt)
+    return np.clip(out, clip_lo, clip_hi).astype(dt)
 
 
 def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLike,

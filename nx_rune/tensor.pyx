@@ -744,9 +744,14 @@ def _to_ndarrays(x, fname):
     if isinstance(x, Tensor):
         return x._np()
     if isinstance(x, ArrayBase):
-        raise TypeError(f"numpy.{fname} got a traced value (shape {x.shape}, dtype {x.dtype}) "
-                        f"inside a transformation: NumPy cannot differentiate it; use the "
-                        f"nx_rune function (nx.{fname}) or nx.stop_gradient")
+        # a traced value: its own conversion raises TracerArrayConversionError naming the
+        # transformation (that of a finished transformation gives its values)
+        try:
+            return np.asarray(x)
+        except TypeError as e:
+            e.args = (f"numpy.{fname} got a traced value: {e.args[0] if e.args else e}; "
+                      f"here: nx.{fname}",)
+            raise
     if isinstance(x, (list, tuple)):
         return type(x)(_to_ndarrays(v, fname) for v in x) if type(x) in (list, tuple) else x
     return x
@@ -766,7 +771,9 @@ def _span(arr):
     """A C-contiguous 1-D ndarray over the bytes ``arr``'s elements span (arr's memory, no
     copy): the memory a Buffer of arr's values wraps."""
     if arr.size == 0:
-        return np.empty(0, arr.dtype)
+        empty = np.empty(0, arr.dtype)
+        empty.flags.writeable = arr.flags.writeable   # a read-only empty array stays read-only
+        return empty
     # the element at the lowest address: index 0 on every axis once negative strides are flipped
     flipped = arr[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in arr.strides)
                   + (Ellipsis,)]   # (an index of ints alone would give a NumPy scalar: a copy)

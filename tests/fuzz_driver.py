@@ -9,6 +9,16 @@ One target (``threefry threads+signals``) stresses the threaded kernel instead: 
 while a SIGALRM handler raises in the middle of them, while other threads draw, or while
 ``set_num_threads`` changes the count (every completed draw must give the reference values).
 
+Five targets cover the paths of issue 13 (see their docstrings): ``containers of tracers``
+and ``NumPy on tracers`` (values against NumPy, derivatives under grad/jvp/vjp/hvp against
+float64 central finite differences of a NumPy mirror of the function), ``huge sizes`` (sizes,
+steps, offsets near and beyond 2**31 .. 2**64 against NumPy or a model of the result's
+shape; errors must name the argument), ``in-place writes`` (``x[idx] = v`` and ``x op= v`` on
+views against NumPy on copies; writes after recording: ModifiedInPlaceError) and ``Array API
+functions``.  In these, some exceptions NumPy would not raise are failures too (a
+TracerArrayConversionError for a container, a TypeError that does not name the
+transformation, an error message that does not name the argument).
+
 Run it in its own process, so that a segfault shows up as a failure instead of killing pytest::
 
     python -X faulthandler tests/fuzz_driver.py --calls 100000 --seed 1 --json report.json
@@ -27,6 +37,7 @@ import faulthandler
 import functools
 import json
 import math
+import operator
 import os
 import signal
 import sys
@@ -34,6 +45,7 @@ import threading
 import time
 import traceback
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -49,14 +61,20 @@ from nx_rune._kernels import gather as KG  # noqa: E402
 from nx_rune._kernels import strided as KS  # noqa: E402
 from nx_rune._kernels import threefry as KT  # noqa: E402
 from nx_rune._kernels import view as KV  # noqa: E402
+from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError  # noqa: E402
+from nx_rune.tensor import ArrayBase  # noqa: E402
 
 ACCEPTED = (TypeError, ValueError, IndexError, ZeroDivisionError, MemoryError, OverflowError)
 UNKNOWN = object()          # a reference that cannot tell (the call may return or raise)
 MAX_REF = 20000             # elements: larger results are checked by shape only
 
+# the other spelling of a 64-bit integer: NumPy has two chars for them ('l'/'q', 'L'/'Q' on
+# LP64; np.asarray([2**63]) is a 'Q'), equal dtypes that a table keyed by dtype.char tells apart
+ALT_SPELLINGS = [d for d in (np.dtype("q"), np.dtype("Q"), np.dtype("l"), np.dtype("L"))
+                 if d.char not in (np.dtype(np.int64).char, np.dtype(np.uint64).char)]
 GOOD_DTYPES = [np.dtype(d) for d in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128")]
+    "float16", "float32", "float64", "complex64", "complex128")] + ALT_SPELLINGS
 BAD_DTYPES = [np.dtype(object), np.dtype("U3"), np.dtype("M8[s]"), np.dtype("m8[s]"),
               np.dtype(np.longdouble), np.dtype(np.clongdouble), np.dtype("V8"),
               np.dtype([("a", "i4"), ("b", "f4")])]
@@ -816,10 +834,11 @@ def t_view_methods(g):
             return "checked"
         if v is None:
             return None
-        if meth == "as_strided":
-            out = KV.materialize(buf, v)
-        else:
-            out = KV.materialize(buf, v)
+        if 2**26 < math.prod(v.shape) * dt.itemsize < 2**35:
+            # gigabytes that fit in memory: filling them takes a minute and tells nothing
+            # (larger ones must fail at once, and are materialized)
+            return "not materialized"
+        out = KV.materialize(buf, v)
         return out.as_ndarray(v.shape, KV.c_strides(v.shape), 0)
 
     def ref():
@@ -832,7 +851,7 @@ def t_view_methods(g):
             if meth not in ("reshape", "pad"):
                 raise Mismatch(f"{meth} returned None")
             return
-        if meth == "check_within":
+        if meth == "check_within" or isinstance(got, str):
             return
         same(got, r, f"View.{meth}")
     return f"View{a.shape}[{dt}].{meth}{args!r}"[:300], call, ref, compare
@@ -1215,6 +1234,152 @@ def t_threefry(g):
             lambda: call(k0, k1, n, start, rounds), ref, _exact(fn))
 
 
+# --- wp-kernels: the fused sampler kernels (threefry.sample_f32 / transform_f32 / uniform_f64
+# / erfinv_f64) under hostile arguments: bad ops, non-finite or non-numeric parameters, bad
+# arrays.  Exact references for the unit and uniform transforms; for the others the values'
+# shape, dtype, finiteness where it must hold, and the hard list's form.
+_SAMPLER_OPS = ["unit", "uniform", "normal", "truncated_normal", "gumbel"]
+
+
+def _param(g):
+    return g.pick([0.0, 1.0, -2.0, 0.5, 1e-30, 3e38, -0.0, float("inf"), float("-inf"),
+                   float("nan"), 2, np.float32(0.25), "1", None, True])
+
+
+def _sampler_values_ok(op, n):
+    def check(got, ref):
+        out, hard = got
+        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != (n,):
+            raise Mismatch(f"out: {type(out).__name__} {getattr(out, 'shape', '')}")
+        if hard is not None and (hard.dtype != np.int64 or hard.ndim != 1
+                                 or np.any(np.diff(hard) <= 0) or np.any(hard < 0)
+                                 or np.any(hard >= max(n, 1))):
+            raise Mismatch(f"hard list malformed: {hard[:5]}")
+        if ref is not UNKNOWN:
+            same(out, ref, f"sample_f32 {op}")
+    return check
+
+
+@target("fused samplers", 2)
+def t_fused_samplers(g):
+    fn = g.pick(["sample", "sample", "transform", "uniform64", "erfinv64"])
+    k0, k1 = _word(g), _word(g)
+    n = g.pick([0, 1, 2, 5, 1023, 1025, 3000, -1, 2**62, 1.5, None])
+    op = g.pick(_SAMPLER_OPS + ["poisson", 3, None])
+    lo, span, clip_lo, clip_hi = _param(g), _param(g), _param(g), _param(g)
+
+    def real(x):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.floating)):
+            raise BadReference("param")
+        return float(x)
+
+    def common():
+        for w in (k0, k1):
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < 2**32:
+                raise BadReference("word")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise BadReference("n")
+        if n > 2**40:
+            raise BadReference("too big")
+
+    def unit_and_uniform(bits, o, a, b):
+        f = ((bits >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+        if o == "unit":
+            return f
+        if o == "uniform":
+            with np.errstate(all="ignore"):
+                r = (f.astype(np.float64) * np.float64(np.float32(b))
+                     + np.float64(np.float32(a))).astype(np.float32)
+                lo32 = np.float32(a)
+                return np.where(np.isnan(lo32) | (lo32 > r), lo32, r).astype(np.float32)
+        return UNKNOWN
+
+    if fn in ("sample", "transform"):
+        bits = None
+        if fn == "transform":
+            bits = g.array(shape=g.pick([(n if isinstance(n, int) and 0 <= n < 5000 else 3,),
+                                         g.shape()]),
+                           dtype=np.uint32 if g.p(0.8) else g.dtype(0))
+
+        def ref():
+            if fn == "sample":
+                common()
+            elif bits.dtype != np.uint32 or bits.ndim != 1:
+                raise BadReference("bits")
+            if op not in _SAMPLER_OPS:
+                raise BadReference("op")
+            a, b, c, d = real(lo), real(span), real(clip_lo), real(clip_hi)
+            m = n if fn == "sample" else bits.shape[0]
+            if m > 4096:
+                return UNKNOWN
+            src = KT.iota_bits32(k0, k1, m) if fn == "sample" else bits
+            return unit_and_uniform(src, op, a, b), a, b, c, d, m
+
+        def call():
+            if fn == "sample":
+                return KT.sample_f32(k0, k1, n, op, lo=lo, span=span, clip_lo=clip_lo,
+                                     clip_hi=clip_hi)
+            return KT.transform_f32(bits, op, lo=lo, span=span, clip_lo=clip_lo,
+                                    clip_hi=clip_hi)
+
+        def check(got, r):
+            if r is UNKNOWN:
+                return
+            want, a, b, c, d, m = r
+            _sampler_values_ok(op, m)(got, want)
+        return (f"{fn}_f32({op!r}, n={n!r}, lo={lo!r}, span={span!r}, clip={clip_lo!r},"
+                f"{clip_hi!r})", call, ref, check)
+
+    if fn == "uniform64":
+        ranged, square = g.p(0.5), g.p(0.5)
+
+        def ref():
+            common()
+            a, b = real(lo), real(span)
+            if n > 4096:
+                return UNKNOWN
+            f = (KT.iota_bits64(k0, k1, n) >> np.uint64(12)).astype(np.float64) / 2.0**52
+            if not ranged:
+                return f
+            return UNKNOWN if not (np.isfinite(a) and np.isfinite(b)) else \
+                np.array([max(a, float(Fraction(x) * Fraction(b) + Fraction(a))) for x in f])
+
+        def check(got, r):
+            out = got[0] if square else got
+            if r is not UNKNOWN:
+                same(out, r, "uniform_f64")
+            if square:
+                same(got[1], out * -out, "uniform_f64 square")
+        return (f"uniform_f64(n={n!r}, lo={lo!r}, span={span!r}, ranged={ranged})",
+                lambda: KT.uniform_f64(k0, k1, n, lo, span, ranged, square=square), ref, check)
+
+    x = g.array(shape=g.pick([(7,), (0,), (1000,), g.shape()]),
+                dtype=np.float64 if g.p(0.8) else g.dtype(0))
+    l_arr = g.array(shape=x.shape if g.p(0.8) else g.shape(), dtype=np.float64 if g.p(0.8)
+                    else g.dtype(0))
+    clip = g.p(0.5)
+    x = np.clip(x, -1, 1) if x.dtype == np.float64 else x
+
+    def ref():
+        for name, a in (("x", x), ("l", l_arr)):
+            if a.dtype != np.float64 or a.ndim != 1 or not a.flags.c_contiguous:
+                raise BadReference(name)
+        if x.shape != l_arr.shape or not x.flags.writeable:
+            raise BadReference("shape")
+        if clip and (clip_lo is None) != (clip_hi is None):
+            raise BadReference("clip pair")
+        if clip and clip_lo is not None:
+            real(clip_lo), real(clip_hi)
+        return UNKNOWN
+
+    def call():
+        if clip:
+            return KT.erfinv_f64(x, l_arr, clip_lo, clip_hi)
+        return KT.erfinv_f64(x, l_arr)
+    return (f"erfinv_f64({x.dtype}{x.shape}, {l_arr.dtype}{l_arr.shape}, clip={clip})", call,
+            ref, lambda got, r: None)
+
+
 class _Interrupt(Exception):
     """Raised by the SIGALRM handler of the threads+signals target; never leaves the target."""
 
@@ -1421,9 +1586,19 @@ def t_prim_movement(g):
                    "contiguous", "copy", "cast", "where", "assign"])
     if name == "reshape":
         shape = g.shape(bad=0.2) if g.p(0.6) else tuple(reversed(a.shape))
-        return (f"reshape_p({a.shape}, {shape})", _prim_call(name, t, shape=shape),
-                _np_ref(lambda: a.reshape(tuple(_ints(shape))) if all(
-                    int(v) >= 0 for v in shape) else _raise("neg")), _exact(name))
+        def ref():
+            r = _np_ref(lambda: a.reshape(tuple(_ints(shape))) if all(
+                int(v) >= 0 for v in shape) else _raise("neg"))
+            try:
+                return r()
+            except BadReference:
+                sh = tuple(_ints(shape))
+                if a.size == 0 and math.prod(sh) == 0 and -1 not in sh and all(
+                        v >= 0 for v in sh) and math.prod(v or 1 for v in sh) < 2**63:
+                    return UNKNOWN      # a huge empty shape NumPy refuses (nx_rune allows)
+                raise
+        return (f"reshape_p({a.shape}, {shape})", _prim_call(name, t, shape=shape), ref,
+                _exact(name))
     if name == "expand":
         shape = tuple(g.small(0, 3) if d == 1 else d for d in a.shape)
         if g.p(0.3):
@@ -1752,6 +1927,8 @@ def _gather_ref(a, idx, axis):
         if idx.ndim != 1:
             raise BadReference("axis None needs 1-D indices")
         a, axis = a.reshape(-1), 0
+    if isinstance(axis, bool) and idx.ndim == a.ndim and -a.ndim <= axis < a.ndim:
+        return UNKNOWN          # the kernels take True as 1 (operator.index)
     if idx.ndim != a.ndim or isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) \
             or not -a.ndim <= axis < a.ndim:
         raise BadReference("rank/axis")
@@ -2171,6 +2348,1950 @@ def _front_reduce(g, name, t, a, nd, axis):
         same(got, r, name, rtol=rtol, check_dtype=name not in ("mean",))
     return f"nx.{name}({a.dtype}{a.shape}, {axis!r}, {keep})", \
         lambda: F(t, axis, keep), _guard(ref), compare
+
+
+# ---------------------------------------------------------------------------------------------
+# transformations (issue 13): containers of tracers, NumPy on tracers, huge sizes, in-place
+# writes, and the Array API functions.  Derivatives are checked against float64 central finite
+# differences of a NumPy mirror of the function (never against nx_rune itself).
+# ---------------------------------------------------------------------------------------------
+
+MODES = ("grad", "jvp", "vjp", "hvp", "eager")
+
+
+def _f64(a):
+    """A float64 tensor with its own copy of ``a``."""
+    return nx.asarray(np.array(a, dtype=np.float64))
+
+
+def _smooth_values(g, shape):
+    """float64 values of ``shape``: distinct, at least 0.3 apart and 0.1 away from 0 and +-1,
+    so that no kink (abs, max, sort, clip at +-1) or tie is within a finite-difference step."""
+    n = math.prod(shape)
+    k = g.r.permutation(np.arange(-n - 2, n + 2))[:n]
+    vals = k * 0.37 + 0.17 + g.r.uniform(0.0, 0.05, n)
+    return vals.reshape(shape)
+
+
+def _fd(fn, x, eps=1e-6):
+    """Central differences of the NumPy function ``fn`` (float64 array -> array) at ``x``:
+    the Jacobian, of shape ``fn(x).shape + x.shape``."""
+    flat = x.reshape(-1)
+    cols = []
+    for k in range(flat.size):
+        e = np.zeros_like(flat)
+        e[k] = eps
+        hi = np.asarray(fn((flat + e).reshape(x.shape)), dtype=np.float64)
+        lo = np.asarray(fn((flat - e).reshape(x.shape)), dtype=np.float64)
+        cols.append((hi - lo) / (2 * eps))
+    if not cols:
+        return np.zeros(np.shape(fn(x)) + x.shape)
+    return np.stack(cols, axis=-1).reshape(cols[0].shape + x.shape)
+
+
+def _fd_hvp(loss, x, t, h=1e-4):
+    """H t of the scalar NumPy function ``loss`` at ``x`` by mixed central differences."""
+    flat, tf = x.reshape(-1), t.reshape(-1)
+    out = np.zeros(flat.size)
+    for k in range(flat.size):
+        e = np.zeros_like(flat)
+        e[k] = h
+        s = 0.0
+        for a, b in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+            s += a * b * float(loss((flat + a * h * tf + b * e).reshape(x.shape)))
+        out[k] = s / (4 * h * h)
+    return out.reshape(x.shape)
+
+
+def _derivative_ref(mode, mirror, x, w, t):
+    """The expected derivative of ``mode`` for the function whose NumPy mirror is ``mirror``
+    at ``x`` (cotangent / loss weights ``w``, tangent ``t``): a float64 ndarray, or None for
+    "eager" (no derivative)."""
+    if mode == "eager":
+        return None
+    if mode == "hvp":
+        return _fd_hvp(lambda z: np.sum(w * np.asarray(mirror(z), np.float64)), x, t)
+    J = _fd(mirror, x)
+    out_nd = J.ndim - x.ndim
+    if mode == "jvp":
+        return np.tensordot(J, t, axes=x.ndim) if x.ndim else J * t
+    return np.tensordot(w, J, axes=out_nd) if out_nd else w * J
+
+
+def _run_mode(mode, f, x, w, t):
+    """Run ``f`` (tensor -> tensor) at the float64 tensor ``x`` under ``mode``: returns
+    (f's value, the derivative), as for :func:`_derivative_ref` (the value read from the
+    finished tracer).  An output whose shape is not ``w``'s is a Mismatch (not the error the
+    derivative of a wrong shape would raise)."""
+    seen = []
+    w = np.asarray(w)
+
+    def f_(a):
+        out = f(a)
+        if tuple(out.shape) != w.shape:
+            raise Mismatch(f"output shape {tuple(out.shape)} != reference {w.shape}")
+        seen.append(out)
+        return out
+
+    def loss(a):
+        return nx.sum(nx.asarray(w) * f_(a))
+    if mode == "eager":
+        return f_(x), None
+    if mode == "grad":
+        d = nx.grad(loss)(x)
+    elif mode == "vjp":
+        _, fn = nx.vjp(f_, x)
+        (d,) = fn(nx.asarray(w))
+    elif mode == "jvp":
+        _, d = nx.jvp(f_, (x,), (nx.asarray(t),))
+    else:
+        _, d = nx.jvp(nx.grad(loss), (x,), (nx.asarray(t),))
+    return seen[0], d
+
+
+def _value_tol(dtype):
+    dtype = np.dtype(dtype)
+    return 1e-6 if dtype in (np.float32, np.complex64) else 2e-3 if dtype == np.float16 else 1e-9
+
+
+def _compare_value_and_derivative(got, ref, what, expect=None):
+    """``got`` = (value, derivative) from :func:`_run_mode`, ``ref`` = (float64 value,
+    derivative); ``expect``: the dtype the value must have (None: not checked)."""
+    (val, der), (rval, rder) = got, ref
+    v = as_ndarray(val)
+    if expect is not None and v.dtype != np.dtype(expect):
+        raise Mismatch(f"{what}: dtype {v.dtype}, expected {np.dtype(expect)}")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = np.asarray(rval).astype(v.dtype) if v.dtype.kind in "iub" else np.asarray(rval)
+    same(v, r, f"{what} value", rtol=_value_tol(v.dtype) if v.dtype.kind in "fc" else 0.0,
+         check_dtype=False)
+    if rder is None:
+        return
+    d = as_ndarray(der).astype(np.float64)
+    if d.shape != rder.shape:
+        raise Mismatch(f"{what}: derivative of shape {d.shape}, finite differences {rder.shape}")
+    tol = 2e-4 if v.dtype in (np.float32, np.complex64) else 2e-5
+    scale = max(1.0, float(np.max(np.abs(rder), initial=0.0)))
+    bad = ~np.isclose(d, rder, rtol=tol, atol=tol * scale)
+    if bad.any():
+        raise Mismatch(f"{what}: derivative {d[bad][:4]} != finite differences {rder[bad][:4]} "
+                       f"at {np.argwhere(bad)[:4].tolist()}")
+
+
+# -- containers of tracers ----------------------------------------------------------------------
+
+def _c_scalar(g, n, traced):
+    """One 0-d element of a container: (text, nx maker, NumPy maker), each a function of the
+    input (a tensor, or its float64 ndarray)."""
+    kind = g.pick(["trace", "trace", "trace", "tensor", "ndarray", "py", "npscalar"]
+                  if traced else ["tensor", "ndarray", "py", "npscalar"])
+    if kind == "trace":
+        i, c = g.small(0, n - 1), g.pick([1.0, -2.0, 0.5, 3])
+        return f"a[{i}]*{c}", (lambda a: a[i] * c), (lambda a: a[i] * c)
+    if kind == "tensor":
+        v = g.pick([np.float64(1.5), np.float32(-0.75), np.int32(3), np.bool_(True),
+                    np.float64(-2.25)])
+        return f"T({v!r})", (lambda a: nx.asarray(np.asarray(v))), (lambda a: np.asarray(v))
+    if kind == "ndarray":
+        v = np.asarray(g.pick([1.25, -3.0, 2.0]), dtype=g.pick([np.float64, np.float32,
+                                                               np.int64]))
+        return f"nd({v!r})", (lambda a: v), (lambda a: v)
+    if kind == "py":
+        v = g.pick([1, -2, 0.5, 2.75, True])
+        return repr(v), (lambda a: v), (lambda a: v)
+    v = g.pick([np.float64(0.75), np.float32(1.5), np.int64(-3), np.int8(2)])
+    return f"{type(v).__name__}({v})", (lambda a: v), (lambda a: v)
+
+
+def _c_vector(g, n, k, traced):
+    """One 1-d element of length k (a slice of the traced input, a tensor, an ndarray, or a
+    nested list of scalar elements)."""
+    kind = g.pick(["trace", "trace", "tensor", "ndarray", "list"] if traced and k <= n else
+                  ["tensor", "ndarray", "list"])
+    if kind == "trace":
+        s, c = g.small(0, n - k), g.pick([1.0, -1.5, 2])
+        rev = g.p(0.3)
+        sl = slice(s + k - 1, s - 1 if s else None, -1) if rev else slice(s, s + k)
+        return f"a[{sl.start}:{sl.stop}:{sl.step}]*{c}", (lambda a: a[sl] * c), \
+            (lambda a: a[sl] * c)
+    if kind in ("tensor", "ndarray"):
+        arr = ((np.arange(k) + 1) * 1.25 * (-1.0) ** np.arange(k)).astype(
+            g.pick([np.float64, np.float32, np.int32]))
+        if kind == "tensor":
+            return f"T{arr.tolist()}", (lambda a: nx.asarray(arr)), (lambda a: arr)
+        return f"nd{arr.tolist()}", (lambda a: arr), (lambda a: arr)
+    items = [_c_scalar(g, n, traced) for _ in range(k)]
+    seq = list if g.p(0.7) else tuple
+    return ("[" + ", ".join(d for d, _, _ in items) + "]",
+            lambda a: seq(m(a) for _, m, _ in items), lambda a: [m(a) for _, _, m in items])
+
+
+def _c_nested(g, n, traced, dims, k, ragged):
+    """A nested list/tuple of shape ``dims`` whose elements are scalars (k None) or vectors of
+    length k; ``ragged``: one element of another shape (NumPy refuses such a sequence)."""
+    if not dims:
+        kk = k
+        if ragged:
+            kk = g.pick([None, 1, 2, 3]) if k is None else g.pick([None, k + 1])
+        return _c_scalar(g, n, traced) if kk is None else _c_vector(g, n, kk, traced)
+    bad = g.small(0, dims[0] - 1) if ragged else -1
+    parts = [_c_nested(g, n, traced, dims[1:], k, i == bad) for i in range(dims[0])]
+    seq = list if g.p(0.7) else tuple
+    return ("[" + ", ".join(d for d, _, _ in parts) + "]",
+            lambda a: seq(m(a) for _, m, _ in parts), lambda a: [m(a) for _, _, m in parts])
+
+
+def _container(g, n, traced, max_depth=2):
+    dims = [g.small(1, 3) for _ in range(g.small(1, max_depth))]
+    k = None if g.p(0.6) else g.small(1, 3)
+    return _c_nested(g, n, traced, dims, k, g.p(0.06))
+
+
+def _np_mirror(fn):
+    """A NumPy reference computed in float64 (the refusal of NumPy means the input is bad)."""
+    def ref(a):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                out = fn(a)
+            except (TypeError, ValueError, IndexError, OverflowError) as e:
+                raise BadReference(str(e)) from None
+        return np.asarray(out)
+    return ref
+
+
+CONTAINER_OPS = ("asarray", "array", "asarray_dtype", "binary", "rbinary", "nx_binary",
+                 "concatenate", "stack", "full", "full_like", "pad", "where")
+
+
+@target("containers of tracers", 4)
+def t_containers(g):
+    """Nested lists/tuples mixing traced values (under grad/jvp/vjp/hvp), tensors, ndarrays and
+    Python/NumPy scalars, given to asarray/array, binary operators, concatenate/stack, full,
+    full_like, pad and where: values against NumPy on the concrete values, derivatives against
+    float64 finite differences, or an exception where NumPy refuses (a traced value must
+    never be refused with TracerArrayConversionError: nothing here asks NumPy for it)."""
+    mode = g.pick(MODES)
+    n = g.small(2, 5)
+    x = _smooth_values(g, (n,))
+    traced = True
+    op = g.pick(CONTAINER_OPS)
+    desc, make, mirror_obj = _container(g, n, traced)
+    dt = None
+    if op == "asarray_dtype":
+        dt = g.pick([np.float64, "float64", nx.float32, np.int32, None])
+    if op in ("asarray", "array", "asarray_dtype"):
+        fn = nx.asarray if op != "array" else nx.array
+        nx_f = (lambda a: fn(make(a), dtype=dt)) if dt is not None else (lambda a: fn(make(a)))
+
+        def np_f(a):
+            return np.asarray(mirror_obj(a), dtype=np.float64)
+        text = f"nx.{'array' if op == 'array' else 'asarray'}({desc}, dtype={dt!r})"
+        out_dtype = np.dtype(dt) if dt is not None else \
+            np.dtype(np.float64) if "a[" in desc else None
+    elif op in ("binary", "rbinary", "nx_binary"):
+        sym = g.pick(["+", "-", "*", "/"])
+        pyop = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                "/": operator.truediv}[sym]
+        nxop = {"+": nx.add, "-": nx.subtract, "*": nx.multiply, "/": nx.divide}[sym]
+        lead = g.p(0.5)
+        tshape = (n,) if lead else ()
+
+        def left(a):
+            return a * 1.5 if lead else a[0] + 0.05
+        if op == "binary":
+            nx_f = lambda a: pyop(left(a), make(a))               # noqa: E731
+            np_f = lambda a: pyop(left(a), np.asarray(mirror_obj(a), np.float64))  # noqa: E731
+        elif op == "rbinary":
+            nx_f = lambda a: pyop(make(a), left(a))               # noqa: E731
+            np_f = lambda a: pyop(np.asarray(mirror_obj(a), np.float64), left(a))  # noqa: E731
+        else:
+            nx_f = lambda a: nxop(make(a), left(a))               # noqa: E731
+            np_f = lambda a: pyop(np.asarray(mirror_obj(a), np.float64), left(a))  # noqa: E731
+        text = f"{op} {sym}: {'a*1.5' if lead else 'a[0]+0.05'}{tshape} with {desc}"
+        out_dtype = np.dtype(np.float64)
+    elif op in ("concatenate", "stack"):
+        items = []
+        for _ in range(g.small(1, 3)):
+            u = g.small(0, 3)
+            if u == 0:
+                s = g.small(0, n - 1)
+                items.append((f"a[{s}:]", (lambda a, s=s: a[s:]), (lambda a, s=s: a[s:])))
+            elif u == 1:
+                items.append(_c_vector(g, n, g.small(1, 3), traced))
+            else:
+                items.append(_container(g, n, traced))
+        axis = g.pick([0, 0, -1, 1, None])
+        fn, npfn = (nx.concatenate, np.concatenate) if op == "concatenate" else \
+            (nx.stack, np.stack)
+        seq = list if g.p(0.8) else tuple
+        nx_f = lambda a: fn(seq(m(a) for _, m, _ in items), axis=axis)  # noqa: E731
+
+        def np_f(a):
+            if axis is None and op == "stack":
+                raise TypeError("stack: axis None")
+            return npfn([np.asarray(m(a), np.float64) for _, _, m in items], axis=axis)
+        text = f"nx.{op}([{', '.join(d for d, _, _ in items)}], axis={axis})"
+        out_dtype = np.dtype(np.float64) if any("a[" in d for d, _, _ in items) else None
+    elif op in ("full", "full_like"):
+        u = g.small(0, 2)
+        if u == 0:
+            fdesc, fmake, fmirror = _c_scalar(g, n, traced)
+        else:
+            fdesc, fmake, fmirror = _c_vector(g, n, g.small(1, 3), traced)
+        shape = tuple(g.small(0, 3) for _ in range(g.small(0, 2))) + \
+            ((g.pick([1, 2, 3]),) if g.p(0.8) else ())
+        fdt = g.pick([None, None, np.float64, nx.float32])
+        if op == "full":
+            nx_f = lambda a: nx.full(shape, fmake(a), fdt)         # noqa: E731
+            text = f"nx.full({shape}, {fdesc}, {fdt!r})"
+            like = None
+        else:
+            like = g.pick(["traced", "f32", "f64"])
+            like_arr = np.zeros(shape, np.float32 if like == "f32" else np.float64)
+
+            def nx_f(a):
+                ref_t = nx.broadcast_to(a[0], shape) if like == "traced" else \
+                    nx.asarray(like_arr)
+                return nx.full_like(ref_t, fmake(a), fdt)
+            text = f"nx.full_like({like}{shape}, {fdesc}, {fdt!r})"
+
+        def np_f(a):
+            return np.full(shape, np.asarray(fmirror(a), np.float64), dtype=np.float64)
+        out_dtype = np.dtype(fdt) if fdt is not None else \
+            np.dtype(np.float32) if like == "f32" else np.dtype(np.float64) if like in (
+                "traced", "f64") or "a[" in fdesc else None
+    elif op == "pad":
+        u = g.small(0, 3)
+        if u == 0:
+            fdesc, fmake, fmirror = _c_scalar(g, n, traced)
+        elif u == 1:
+            fdesc, fmake, fmirror = _c_vector(g, n, g.pick([1, 1, 2]), traced)
+        else:
+            fdesc, fmake, fmirror = _container(g, n, traced)
+        width = g.pick([1, (0, 2), ((1, 2),), 0])
+
+        def nx_f(a):
+            return nx.pad(a * 2.0, width, constant_values=fmake(a))
+
+        def np_f(a):
+            fill = np.asarray(fmirror(a), np.float64)
+            if fill.size != 1:
+                raise ValueError("nx_rune takes one scalar fill")
+            return np.pad(a * 2.0, width, constant_values=fill.reshape(()))
+        text = f"nx.pad(a*2, {width}, constant_values={fdesc})"
+        out_dtype = np.dtype(np.float64)
+    else:   # where
+        cond = g.r.random(n) < 0.5
+        nx_f = lambda a: nx.where(cond, make(a), a * 0.5)           # noqa: E731
+        np_f = lambda a: np.where(cond, np.asarray(mirror_obj(a), np.float64), a * 0.5)  # noqa
+        text = f"nx.where(cond{cond.shape}, {desc}, a*0.5)"
+        out_dtype = np.dtype(np.float64)
+
+    ref_f = _np_mirror(np_f)
+    w_box, t = [], g.r.standard_normal(n)
+
+    def ref():
+        val = ref_f(x)
+        w = g.r.standard_normal(val.shape)
+        w_box.append(w)
+        if out_dtype is not None and out_dtype.kind not in "fc":     # no derivative
+            return val, (None if mode == "eager" else np.zeros(val.shape) if mode == "jvp"
+                         else np.zeros(x.shape))
+        return val, _derivative_ref(mode, ref_f, x, w, t)
+
+    def call():
+        try:
+            return _run_mode(mode, nx_f, _f64(x), w_box[0] if w_box else np.ones(()), t)
+        except TracerArrayConversionError as e:
+            raise Mismatch(f"a traced value in a container was handed to NumPy: {e}") from None
+
+    def compare(got, r):
+        _compare_value_and_derivative(got, r, f"{mode} of {op}", out_dtype)
+    return f"{mode}: {text}"[:300], call, ref, compare
+
+
+# -- NumPy on tracers ---------------------------------------------------------------------------
+
+def _setitem_0d(u):
+    b = np.zeros(2)
+    b[0] = u[0]          # NumPy reads one element through float(): a constant, as float(u[0])
+    return b
+
+
+def _fill_0d(u):
+    b = np.zeros(2)
+    b.fill(u[0])
+    return b
+
+
+def _F32(u):
+    """float32 for a tracer, float64 for the NumPy mirror's ndarray."""
+    return np.float64 if isinstance(u, np.ndarray) else np.float32
+
+
+# name: (function of u (a tracer, or its ndarray for the reference), flags, input shapes)
+#   flags: "py" Python scalars of the values are the documented result (float(), .item(): read
+#   the value, as control flow may; no derivative); "const": piecewise constant (derivative 0);
+#   "raise": must raise (a TypeError naming the transformation, or "te": any TypeError, as for
+#   a concrete tensor); shapes: the shapes u may take ("v": (3,) or (4,), "m": (2, 3), "s":
+#   (2, 2)).
+NP_ON_TRACER = {
+    "np.asarray": (np.asarray, "", "vm"),
+    "np.array": (np.array, "", "vm"),
+    "np.asanyarray": (np.asanyarray, "", "vm"),
+    "np.ascontiguousarray": (np.ascontiguousarray, "", "vm"),
+    "np.asarray(float32)": (lambda u: np.asarray(u, dtype=np.float32), "", "v"),
+    "np.asarray(object)": (lambda u: np.asarray(u, dtype=object).astype(float), "", "v"),
+    "np.copy": (np.copy, "", "vm"),
+    "np.array([u0, u1])": (lambda u: np.array([u[0], u[1]]), "", "v"),
+    "np.array([u0, 1.0])": (lambda u: np.array([u[0], 1.0]), "", "v"),
+    "np.array(list(u))": (lambda u: np.array(list(u)), "", "vm"),
+    "np.stack": (lambda u: np.stack([u, u]), "", "vm"),
+    "np.concatenate": (lambda u: np.concatenate([u, u]), "", "vm"),
+    "np.vstack": (lambda u: np.vstack([u, u]), "", "v"),
+    "np.atleast_2d": (np.atleast_2d, "", "v"),
+    "np.expand_dims": (lambda u: np.expand_dims(u, 0), "", "vm"),
+    "np.ravel": (np.ravel, "", "vm"),
+    "np.broadcast_to": (lambda u: np.broadcast_to(u, (2,) + u.shape), "", "v"),
+    "np.tile": (lambda u: np.tile(u, 2), "", "v"),
+    "np.pad": (lambda u: np.pad(u, 1), "", "v"),
+    "np.roll": (lambda u: np.roll(u, 1), "", "v"),
+    "np.sort": (np.sort, "", "vm"),
+    "np.argsort": (np.argsort, "", "v"),
+    "np.unique": (np.unique, "", "v"),
+    "np.searchsorted": (lambda u: np.searchsorted(np.sort(u), 0.5), "", "v"),
+    "np.diff": (np.diff, "", "vm"),
+    "np.outer": (lambda u: np.outer(u, u), "", "v"),
+    "np.dot": (lambda u: np.dot(u, u), "", "v"),
+    "np.matmul": (lambda u: np.matmul(u, u.T), "", "vm"),
+    "np.einsum": (lambda u: np.einsum("i,i", u, u), "", "v"),
+    "np.cross": (lambda u: np.cross(u, u[::-1]), "", "3"),
+    "np.linalg.norm": (np.linalg.norm, "", "vm"),
+    "np.linalg.det": (np.linalg.det, "", "s"),
+    "np.median": (np.median, "", "v"),
+    "np.average": (np.average, "", "vm"),
+    "np.ptp": (np.ptp, "", "v"),
+    "np.nansum": (np.nansum, "", "v"),
+    "np.percentile": (lambda u: np.percentile(u, 30), "", "v"),
+    "np.allclose": (lambda u: np.allclose(u, 0), "", "v"),
+    "np.isclose": (lambda u: np.isclose(u, 0), "", "v"),
+    "np.isnan": (np.isnan, "", "v"),
+    "np.sin": (np.sin, "", "vm"),
+    "np.exp": (np.exp, "", "vm"),
+    "np.abs": (np.abs, "", "v"),
+    "np.add(u, 1)": (lambda u: np.add(u, 1), "", "v"),
+    "np.multiply(u, u)": (lambda u: np.multiply(u, u), "", "v"),
+    "np.maximum": (lambda u: np.maximum(u, 0), "", "v"),
+    "np.where": (lambda u: np.where(u > 0, u, 0), "", "v"),
+    "np.fft.fft": (lambda u: np.fft.fft(u).real, "", "v"),
+    "np.from_dlpack": (np.from_dlpack, "", "vm"),
+    "np.fromiter": (lambda u: np.fromiter(u, float), "py", "v"),
+    "ndarray[0] = u[0]": (_setitem_0d, "py", "v"),
+    "ndarray.fill(u[0])": (_fill_0d, "py", "v"),
+    "ndarray[:] = u": (lambda u: np.zeros(u.shape).__setitem__(slice(None), u), "raise", "v"),
+    "memoryview": (memoryview, "raise te", "v"),
+    "np.frombuffer": (np.frombuffer, "raise te", "v"),
+    "u.numpy()": (lambda u: u.numpy() if not isinstance(u, np.ndarray) else u.copy(), "", "v"),
+    "u.__array__()": (lambda u: u.__array__(), "", "v"),
+    "u.__array_interface__": (lambda u: u.__array_interface__, "raise", "v"),
+    "u.__dlpack__()": (lambda u: u.__dlpack__(), "raise", "v"),
+    # NumPy calls the tracer's own method (or operator): a traced result
+    "np.sum": (np.sum, "", "vm"),
+    "np.sum(axis=0)": (lambda u: np.sum(u, axis=0), "", "vm"),
+    "np.sum(keepdims)": (lambda u: np.sum(u, keepdims=True), "", "vm"),
+    "np.sum(dtype=float64)": (lambda u: np.sum(u, dtype=np.float64), "", "v"),
+    "np.mean": (np.mean, "", "vm"),
+    "np.mean(axis=-1)": (lambda u: np.mean(u, axis=-1), "", "vm"),
+    "np.max": (np.max, "", "vm"),
+    "np.min(axis=0)": (lambda u: np.min(u, axis=0), "", "vm"),
+    "np.amax": (np.amax, "", "v"),
+    "np.prod": (np.prod, "", "vm"),
+    "np.std": (np.std, "", "vm"),
+    "np.var(ddof=1)": (lambda u: np.var(u, ddof=1), "", "v"),
+    "np.cumsum": (np.cumsum, "", "vm"),
+    "np.cumprod": (lambda u: np.cumprod(u, axis=0), "", "vm"),
+    "np.clip": (lambda u: np.clip(u, -1, 1), "", "vm"),
+    "np.transpose": (np.transpose, "", "vm"),
+    "np.squeeze": (np.squeeze, "", "v"),
+    "np.moveaxis": (lambda u: np.moveaxis(u, 0, -1), "", "m"),
+    "np.flip": (np.flip, "", "vm"),
+    "np.repeat": (lambda u: np.repeat(u, 2), "", "v"),
+    "np.split": (lambda u: np.split(u, u.shape[0]), "", "vm"),
+    "np.real": (np.real, "", "v"),
+    "np.imag": (np.imag, "", "v"),
+    "np.round": (lambda u: np.round(u, 1), "const", "v"),
+    "np.argmax": (np.argmax, "const", "vm"),
+    "np.any": (lambda u: np.any(u > 0), "const", "v"),
+    "np.nonzero": (lambda u: np.nonzero(u > 0), "const", "v"),
+    "np.shape": (np.shape, "const", "vm"),
+    "np.ndim": (np.ndim, "const", "vm"),
+    "np.float64(u[0])": (lambda u: np.float64(u[0]), "py", "v"),
+    "ndarray + u": (lambda u: np.ones(u.shape) + u, "", "vm"),
+    "ndarray * u": (lambda u: np.arange(1.0, 1.0 + u.size).reshape(u.shape) * u, "", "vm"),
+    "ndarray - u": (lambda u: np.ones(u.shape) - u, "", "v"),
+    "ndarray / u": (lambda u: np.ones(u.shape) / u, "", "v"),
+    "u ** ndarray": (lambda u: u ** np.full(u.shape, 2.0), "", "v"),
+    "ndarray @ u": (lambda u: np.ones(u.shape) @ u, "", "v"),
+    "u @ ndarray": (lambda u: u @ np.ones(u.shape[-1]), "", "vm"),
+    "ndarray < u": (lambda u: np.zeros(u.shape) < u, "const", "v"),
+    "np.float64 * u": (lambda u: np.float64(2.5) * u, "", "v"),
+    "np.float32 + u": (lambda u: np.float32(0.5) + u, "", "v"),
+    "np.int64 * u": (lambda u: np.int64(3) * u, "", "v"),
+    "sum(u)": (sum, "", "v"),
+    "max(u)": (max, "", "v"),
+    "sorted(u)": (sorted, "", "v"),
+    "abs(u)": (abs, "", "v"),
+    "math.prod(u)": (math.prod, "", "v"),
+    "float(u[0])": (lambda u: float(u[0]), "py", "v"),
+    "int(u[0])": (lambda u: int(u[0]), "py", "v"),
+    "bool(u[0] > 0)": (lambda u: bool(u[0] > 0), "py", "v"),
+    "u[0].item()": (lambda u: u[0].item(), "py", "v"),
+    "u.tolist()": (lambda u: u.tolist(), "py", "vm"),
+    "math.sin(u[0])": (lambda u: math.sin(u[0]), "py", "v"),
+    "math.fsum(u)": (math.fsum, "py", "v"),
+    "float(u[:1])": (lambda u: float(u[:1].reshape(())) if isinstance(u, np.ndarray) else
+                     float(u[:1]), "py", "v"),
+    "np.sum(list of tracers)": (lambda u: np.sum([u[0], u[1]]), "", "v"),
+    # (the NumPy mirror stays in float64: finite differences of float32 values are noise)
+    "np.mean(dtype=float32)": (lambda u: np.mean(u, dtype=_F32(u)), "", "vm"),
+    "np.cumsum(dtype=float32)": (lambda u: np.cumsum(u, dtype=_F32(u)), "", "v"),
+    "np.std(ddof=1, keepdims)": (lambda u: np.std(u, ddof=1, keepdims=True), "", "vm"),
+    "np.sum(axis=(0,))": (lambda u: np.sum(u, axis=(0,)), "", "vm"),
+    "np.clip(a_min, a_max)": (lambda u: np.clip(u, a_min=-1, a_max=1), "", "v"),
+    "np.repeat(axis=0)": (lambda u: np.repeat(u, 2, axis=0), "", "vm"),
+    "np.squeeze(axis=0)": (lambda u: np.squeeze(u[None], axis=0), "", "vm"),
+    "np.transpose(axes)": (lambda u: np.transpose(u[None], (1, 0) if u.ndim == 1 else
+                                                  (2, 1, 0)), "", "vm"),
+    "np.take(axis=0)": (lambda u: np.take(u, [0, 1], axis=0), "", "v"),
+    "u.dot(ndarray)": (lambda u: u.dot(np.ones(u.shape[-1])), "", "vm"),
+    "u.astype(float32)": (lambda u: u.astype(_F32(u)), "", "v"),
+    "u.copy()": (lambda u: u.copy(), "", "vm"),
+}
+
+_VALUE_TYPES = (bool, int, float, np.bool_, np.number)
+
+
+def _value_leaves(r, out):
+    """The numeric values inside a result (nested lists/tuples): arrays, tracers, numbers."""
+    if isinstance(r, (list, tuple)):
+        for v in r:
+            _value_leaves(v, out)
+    elif isinstance(r, nx.Tensor) or (isinstance(r, np.ndarray) and r.dtype.kind in "biuf"):
+        out.append(r)
+    elif isinstance(r, ArrayBase) or isinstance(r, _VALUE_TYPES):
+        out.append(r)
+    return out
+
+
+@target("NumPy on tracers", 3)
+def t_numpy_on_tracers(g):
+    """NumPy functions, ufuncs, conversions and protocols applied to traced values inside
+    grad/jvp/vjp/hvp: TracerArrayConversionError (a TypeError) naming the transformation and
+    the shape, or, where NumPy calls the tracer's own method or operator, a traced result
+    whose value matches NumPy's and whose derivative matches finite differences.  A NumPy
+    result computed from traced values (a silently zero derivative) fails."""
+    mode = g.pick(MODES[:4])
+    name = g.pick(sorted(NP_ON_TRACER))
+    fn, flags, shapes = NP_ON_TRACER[name]
+    kind = g.pick(shapes)
+    shape = {"v": (g.small(3, 4),), "m": (2, 3), "s": (2, 2), "3": (3,)}[kind]
+    x = _smooth_values(g, shape)
+    c = g.pick([1.0, -1.0, 0.5])
+    t = g.r.standard_normal(shape)
+    names = {"grad": ("grad",), "vjp": ("vjp",), "jvp": ("jvp",), "hvp": ("grad", "jvp")}[mode]
+    must_raise = "raise" in flags
+    zero_derivative = "py" in flags or "const" in flags
+
+    def mirror_leaves(z):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _value_leaves(fn(z * c), [])
+
+    def mirror(z):
+        parts = [np.asarray(v, np.float64).reshape(-1) for v in mirror_leaves(z)]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    low = []           # a float32 result: compared with float32's precision
+
+    def nx_f(a):
+        r = fn(a * c)
+        parts = []
+        for v in _value_leaves(r, []):
+            # a float computed by NumPy, or a Python float, from traced values has lost its
+            # derivative (integers and bools carry none)
+            if "py" not in flags and (isinstance(v, float) or isinstance(
+                    v, (np.ndarray, np.generic)) and v.dtype.kind in "fc"):
+                raise Mismatch(f"{name} returned a {type(v).__name__} computed from a traced "
+                               f"value: its derivative would silently be zero")
+            if getattr(v, "dtype", None) == np.float32:
+                low.append(True)
+            v = nx.astype(v, nx.float64) if isinstance(v, ArrayBase) else \
+                nx.asarray(np.asarray(v, dtype=np.float64))
+            parts.append(nx.reshape(v, (-1,)))
+        return nx.concatenate(parts) if parts else nx.zeros((0,), nx.float64)
+
+    w_box = []
+
+    def ref():
+        if must_raise:
+            return UNKNOWN
+        try:
+            val = mirror(x)
+        except (TypeError, ValueError) as e:
+            raise BadReference(str(e)) from None
+        w = g.r.standard_normal(val.shape)
+        w_box.append(w)
+        if zero_derivative:
+            der = np.zeros(val.shape if mode == "jvp" else shape)
+        else:
+            der = _derivative_ref(mode, mirror, x, w, t)
+        return val, der
+
+    def call():
+        w = w_box[0] if w_box else np.zeros(0)
+        try:
+            got = _run_mode(mode, nx_f, _f64(x), w, t)
+        except TracerArrayConversionError as e:
+            msg = str(e)
+            if not any(nm in msg for nm in names) or "shape" not in msg:
+                raise Mismatch(f"{name}: the message does not name the transformation "
+                               f"({'/'.join(names)}) and the shape: {msg}") from None
+            raise
+        except TypeError as e:
+            if "te" in flags:
+                with np.errstate(all="ignore"):
+                    try:                        # a concrete tensor must refuse it too
+                        fn(nx.asarray(x))
+                    except TypeError:
+                        raise e from None
+                raise Mismatch(f"{name}: TypeError for a tracer, none for a tensor: {e}") \
+                    from None
+            raise Mismatch(f"{name}: TypeError that is not TracerArrayConversionError: "
+                           f"{type(e).__name__}: {e}") from None
+        except Mismatch:
+            raise
+        except Exception as e:
+            raise Mismatch(f"{name}: {type(e).__name__} where NumPy answers: {e}") from None
+        if must_raise:
+            raise Mismatch(f"{name} returned for a traced value (it must raise)")
+        return (as_ndarray(got[0]).astype(np.float32), got[1]) if low else got
+
+    def compare(got, r):
+        _compare_value_and_derivative(got, r, f"{mode} of {name}")
+    return f"{mode}: {name} on a traced {shape} (x {c})", call, ref, compare
+
+
+# -- huge sizes -----------------------------------------------------------------------------------
+
+class ShapeOnly:
+    """A reference that knows the result's shape only (too big to compare, or one NumPy
+    refuses to make): the call returns a result of this shape, or raises."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def __repr__(self):
+        return f"ShapeOnly{self.shape}"
+
+
+_MAX_BYTES = 2**40          # nothing this big can be allocated: the call must raise
+
+
+def _size_ref(shape, itemsize, make, view=False):
+    """The reference for a result of ``shape`` (Python ints): BadReference when no array can
+    have it (a negative size, more than 2**63 - 1 elements counting the nonzero sizes, or,
+    unless ``view``, more bytes than can exist), the shape only when it is too big to compare,
+    else ``make()`` (NumPy's answer; shape only where NumPy refuses a huge empty shape)."""
+    if any(d < 0 for d in shape):
+        raise BadReference("negative size")
+    if math.prod(d or 1 for d in shape) > 2**63 - 1:
+        raise BadReference("more than 2**63 - 1 elements")
+    n = math.prod(shape)
+    if not view and n * itemsize > _MAX_BYTES:
+        raise BadReference("too big for memory")
+    if n > MAX_REF or max(shape, default=0) > 2**40:
+        return ShapeOnly(shape)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return make()
+        except (ValueError, MemoryError, OverflowError, TypeError):
+            if n == 0:
+                return ShapeOnly(shape)
+            raise
+
+
+def _big(g, small=(0, 1, 2, 3)):
+    """A size: a huge one (both signs) half of the time, else a small one."""
+    return g.pick(HUGE_INTS) if g.p(0.5) else g.pick(small)
+
+
+def _tame(dims, itemsize):
+    """``dims`` with a huge size replaced by 0 where the result would fit in memory but be
+    large (2**22 .. 2**35 bytes): such a call would allocate gigabytes, slowly, before the
+    reference could tell anything."""
+    dims = list(dims)
+    n = math.prod(dims) if all(isinstance(d, int) and d >= 0 for d in dims) else 0
+    if dims and 2**22 < n * itemsize < 2**35:
+        dims[int(np.argmax(dims))] = 0
+    return tuple(dims)
+
+
+HUGE_CASES = ("zeros", "full", "reshape", "broadcast_to", "slice", "index", "pad", "repeat",
+              "tile", "as_strided", "linspace", "arange", "eye", "roll", "diag", "tri_k",
+              "split", "random", "diff", "rot90", "pieces")
+
+
+@target("huge sizes", 3)
+def t_huge(g):
+    """Shapes, slice starts/stops/steps, pad widths, reshape targets, broadcast shapes, repeat
+    counts, tile reps, as_strided strides/offsets, linspace num, arange spans, eye/tri/diag
+    offsets, roll shifts, random shapes near and beyond 2**31, 2**32, 2**62, 2**63, 2**64: the
+    result NumPy gives (or one of the right shape, where it is too big to compare or NumPy
+    refuses a huge empty shape), or ValueError/TypeError/IndexError naming the argument (or
+    MemoryError/OverflowError); never a crash or a wrong shape."""
+    case = g.pick(HUGE_CASES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        desc, call, ref, names = _huge_case(g, case)
+
+    def checked():
+        try:
+            return call()
+        except (ValueError, TypeError, IndexError) as e:
+            msg = str(e).lower()
+            if names and not any(nm.lower() in msg for nm in names):
+                raise Mismatch(f"{type(e).__name__} does not name the argument "
+                               f"({' / '.join(names)}): {e}") from None
+            raise
+
+    def compare(got, r):
+        if isinstance(r, ShapeOnly):
+            if tuple(got.shape) != r.shape:
+                raise Mismatch(f"{case}: shape {tuple(got.shape)} != {r.shape}")
+            return
+        if isinstance(r, list):
+            if len(got) != len(r):
+                raise Mismatch(f"{case}: {len(got)} parts != {len(r)}")
+            for a, b in zip(got, r):
+                same(a, b, case, check_dtype=False)
+            return
+        gv = as_ndarray(got)
+        if gv.dtype.kind in "iu" and np.asarray(r).dtype == object:
+            if gv.tolist() != np.asarray(r).tolist():
+                raise Mismatch(f"{case}: values {gv.tolist()[:4]} != {np.asarray(r).tolist()[:4]}")
+            return
+        same(gv, r, case, rtol=1e-6 if gv.dtype.kind == "f" else 0.0, check_dtype=False)
+    return f"{case}: {desc}"[:300], checked, _guard(ref), compare
+
+
+def _huge_case(g, case):
+    """(description, call, reference, argument names an error must mention)."""
+    if case in ("zeros", "full"):
+        dt = np.dtype(g.pick(["float32", "float64", "int8", "bool", "complex128"]))
+        as_int = g.p(0.1)                      # the shape as an int
+        shape = _tame([_big(g) for _ in range(1 if as_int else g.small(1, 3))], dt.itemsize)
+        if as_int:
+            shape = shape[0]
+        fill = g.pick([1, 2.5, -3])
+        sh = (shape,) if isinstance(shape, int) else shape
+        if case == "zeros":
+            fn = g.pick([nx.zeros, nx.ones, nx.empty])
+            make = {nx.zeros: lambda: np.zeros(sh, dt), nx.ones: lambda: np.ones(sh, dt),
+                    nx.empty: lambda: None}[fn]
+
+            def ref():
+                r = _size_ref(sh, dt.itemsize, make)
+                return ShapeOnly(sh) if fn is nx.empty else r
+            return f"nx.{fn.__name__}({shape}, {dt})", lambda: fn(shape, dt), ref, ["shape"]
+        return (f"nx.full({shape}, {fill}, {dt})", lambda: nx.full(shape, fill, dt),
+                lambda: _size_ref(sh, dt.itemsize, lambda: np.full(sh, fill, dt)), ["shape"])
+    if case == "reshape":
+        n0 = g.pick([0, 0, 1, 6])
+        x = np.arange(n0, dtype=np.float32).reshape(g.pick([(n0,), (n0, 1)]) if n0 else
+                                                     g.pick([(0,), (0, 3), (2, 0)]))
+        target_ = [g.pick([-1, 0, 1, 2, 3, 6] + HUGE_INTS) for _ in range(g.small(1, 3))]
+
+        def ref():
+            if sum(d == -1 for d in target_) > 1 or any(d < -1 for d in target_):
+                raise BadReference("shape")
+            known = math.prod(d for d in target_ if d != -1)
+            if -1 in target_:
+                if known == 0 or x.size % known:
+                    raise BadReference("-1 cannot be inferred")
+                shape = [x.size // known if d == -1 else d for d in target_]
+            else:
+                shape = target_
+                if math.prod(shape) != x.size:
+                    raise BadReference("size")
+            return _size_ref(shape, 4, lambda: x.reshape(shape), view=True)
+        return (f"nx.reshape({x.shape}, {tuple(target_)})",
+                lambda: nx.reshape(nx.asarray(x), tuple(target_)), ref, ["shape"])
+    if case == "broadcast_to":
+        x = np.arange(g.pick([1, 1, 3]), dtype=np.float32).reshape(g.pick([(-1,), (1, -1)]))
+        shape = [_big(g, (0, 1, 2, 3)) for _ in range(g.small(1, 3))] + \
+            ([x.shape[-1]] if g.p(0.7) else [])
+
+        def ref():
+            if any(d < 0 for d in shape) or len(shape) < x.ndim:
+                raise BadReference("shape")
+            for have, want in zip(x.shape[::-1], shape[::-1]):
+                if have != 1 and have != want:
+                    raise BadReference("broadcast")
+            return _size_ref(shape, 4, lambda: np.broadcast_to(x, shape), view=True)
+        return (f"nx.broadcast_to({x.shape}, {tuple(shape)})",
+                lambda: nx.broadcast_to(nx.asarray(x), tuple(shape)), ref, ["shape"])
+    if case in ("slice", "index"):
+        a = np.arange(g.pick([0, 1, 5, 6]), dtype=np.int16)
+        if case == "slice":
+            parts = tuple(_big(g, (None, 0, 1, -1, 3, -4)) for _ in range(3))
+            if parts[2] == 0:
+                parts = parts[:2] + (None,)
+            sl = slice(*parts)
+            traced = g.p(0.3) and a.size > 0
+
+            def call():
+                if not traced:
+                    return nx.asarray(a)[sl]
+                af = a.astype(np.float64)
+                grad = nx.grad(lambda z: nx.sum(z[sl] * 2.0))(_f64(af))
+                want = np.zeros(a.size)
+                want[sl] = 2.0
+                same(grad, want, "grad through the slice")
+                return nx.asarray(a)[sl]
+            return f"x{a.shape}[{sl}] (traced: {traced})", call, lambda: a[sl], []
+        idx = _big(g, (0, -1, 2))
+        if g.p(0.3):
+            idx = [idx]
+
+        def ref():
+            try:
+                return a[idx]
+            except (IndexError, ValueError, OverflowError, TypeError) as e:
+                raise BadReference(str(e)) from None
+        return f"x{a.shape}[{idx!r}]", lambda: nx.asarray(a)[idx], ref, ["index"]
+    if case == "pad":
+        x = np.ones(g.pick([(0,), (2,), (0, 2), (2, 0), (1, 1)]), np.float32)
+        widths = [[_big(g, (0, 1, 2)), _big(g, (0, 1, 2))] for _ in range(x.ndim)]
+        out = [d + b + c for d, (b, c) in zip(x.shape, widths)]
+        if all(v >= 0 for v in out) and 2**22 < math.prod(out) * 4 < 2**35:
+            widths[int(np.argmax(out))] = [0, 0]
+        widths = [tuple(w) for w in widths]
+
+        def ref():
+            if any(b < 0 or c < 0 for b, c in widths):
+                raise BadReference("negative width")
+            shape = [d + b + c for d, (b, c) in zip(x.shape, widths)]
+            return _size_ref(shape, 4, lambda: np.pad(x, widths), view=True)   # a padded view
+        return (f"nx.pad({x.shape}, {widths})", lambda: nx.pad(nx.asarray(x), widths), ref,
+                ["pad_width"])
+    if case == "repeat":
+        x = np.arange(g.pick([0, 1, 3]), dtype=np.float32)
+        reps = _big(g, (0, 1, 2))
+        if g.p(0.3) and x.size:
+            reps = [_big(g, (0, 1, 2)) for _ in range(x.size)]
+        total = sum(reps) if isinstance(reps, list) else reps * x.size
+        if total > 0 and 2**22 < total * 4 < 2**35:
+            reps = [0] * x.size if isinstance(reps, list) else 0
+
+        def ref():
+            r = reps if isinstance(reps, list) else [reps] * x.size
+            if any(v < 0 for v in r) or (not isinstance(reps, list) and reps < 0):
+                raise BadReference("negative")
+            if any(v > 2**63 - 1 for v in r) or (not isinstance(reps, list) and
+                                                  reps > 2**63 - 1):
+                raise BadReference("not an int64")
+            return _size_ref([sum(r)], 4, lambda: np.repeat(x, reps))
+        return (f"nx.repeat({x.shape}, {reps})", lambda: nx.repeat(nx.asarray(x), reps), ref,
+                ["repeats"])
+    if case == "tile":
+        x = np.arange(g.pick([0, 1, 3]), dtype=np.float32)
+        reps = _tame([_big(g, (0, 1, 2)) for _ in range(g.small(1, 2))], 4 * max(x.size, 1))
+
+        def ref():
+            if any(v < 0 for v in reps):
+                raise BadReference("negative")
+            xs = (1,) * (len(reps) - x.ndim) + x.shape
+            rs = (1,) * (x.ndim - len(reps)) + tuple(reps)
+            return _size_ref([a * b for a, b in zip(xs, rs)], 4, lambda: np.tile(x, reps))
+        return (f"nx.tile({x.shape}, {reps})", lambda: nx.tile(nx.asarray(x), tuple(reps)), ref,
+                ["repetitions", "reps"])
+    if case == "as_strided":
+        x = np.arange(6, dtype=np.float32)
+        shape = _tame([g.pick([0, 1, 2, 3]) if g.p(0.7) else _big(g) for _ in
+                       range(g.small(1, 2))], 4)
+        strides = [_big(g, (0, 1, -1, 2)) for _ in shape]
+        offset = _big(g, (0, 1, 5))
+
+        def ref():
+            _size_ref(shape, 4, lambda: None, view=True)     # sizes that no view can have
+            if math.prod(shape) == 0:
+                return UNKNOWN if offset < 0 or offset > 2**63 - 1 else _size_ref(
+                    shape, 4, lambda: np.empty(shape, np.float32), view=True)
+            return view_reference(x, shape, strides, offset)
+        return (f"nx.as_strided(6, {shape}, {strides}, {offset})",
+                lambda: nx.as_strided(nx.asarray(x), tuple(shape), tuple(strides), offset), ref,
+                ["shape", "strides", "offset"])
+    if case == "linspace":
+        num = _big(g, (0, 1, 2, 5))
+        lo, hi = g.pick([0, -2**63, 2**62, 1.5]), g.pick([1, 2**64, -2**31, 10**30])
+        num = _tame([num], 8)[0]
+
+        def ref():
+            if num < 0:
+                raise BadReference("num")
+            return _size_ref([num], 4, lambda: np.linspace(float(lo), float(hi), num))
+        return (f"nx.linspace({lo}, {hi}, {num})", lambda: nx.linspace(lo, hi, num), ref,
+                ["num"])
+    if case == "arange":
+        start = _big(g, (0, 1, -3))
+        step = g.pick([1, -1, 3, 2**31, 2**62, -2**62, 2**63 - 1, 2**64, 2**40 + 1])
+        span = g.pick([0, 3, 7, -5]) * abs(step) + g.small(0, 2) if g.p(0.8) else _big(g)
+        stop = start + span
+        if 2**22 < max(0, -(-(stop - start) // step)) * 8 < 2**35:
+            stop = start                         # (gigabytes: slow, and tells nothing)
+
+        def ref():
+            n = max(0, -(-(stop - start) // step))
+            if n * 4 > _MAX_BYTES:
+                raise BadReference("too long")
+            if n > MAX_REF:
+                return ShapeOnly((n,))
+            vals = [start + k * step for k in range(n)]
+            if vals and (min(vals) < -2**63 or max(vals) > 2**64 - 1 or
+                         (min(vals) < 0 and max(vals) > 2**63 - 1)):
+                raise BadReference("no integer dtype holds the values")
+            return np.array(vals, dtype=object)
+        return (f"nx.arange({start}, {stop}, {step})", lambda: nx.arange(start, stop, step),
+                ref, ["arange", "start", "stop", "step"])
+    if case == "eye":
+        n, m, k = _big(g, (0, 1, 3)), g.pick([None, 0, 2] + HUGE_INTS), _big(g, (0, 1, -1))
+        if n > 0 and 2**22 < n * (n if m is None else m) * 4 < 2**35:
+            n = 0
+
+        def ref():
+            mm = n if m is None else m
+            if n < 0 or mm < 0:
+                raise BadReference("negative")
+            return _size_ref([n, mm], 4, lambda: np.eye(n, mm, k=k, dtype=np.float32))
+        return f"nx.eye({n}, {m}, k={k})", lambda: nx.eye(n, m, k=k), ref, ["n", "m", "k"]
+    if case == "roll":
+        x = np.arange(g.pick([0, 1, 5, 6]), dtype=np.int32)
+        shift = _big(g, (0, 1, -2))
+        return (f"nx.roll({x.shape}, {shift})", lambda: nx.roll(nx.asarray(x), shift),
+                lambda: np.roll(x, shift % x.size if x.size else 0), ["shift"])
+    if case == "diag":
+        k = _big(g, (0, 1, -2))
+        if g.p(0.5):
+            x = np.arange(1, g.pick([1, 3, 4]), dtype=np.float32)
+
+            def ref():
+                return _size_ref([x.size + abs(k)] * 2, 4, lambda: np.diag(x, k))
+        else:
+            x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+            def ref():          # (NumPy's own offset overflows for k = -2**31)
+                return np.diag(x, max(min(k, 5), -5))
+        return f"nx.diag({x.shape}, {k})", lambda: nx.diag(nx.asarray(x), k), ref, ["k"]
+    if case == "tri_k":
+        x = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
+        k = _big(g, (0, 1, -1))
+        fn = g.pick(["triu", "tril"])
+        npfn = np.triu if fn == "triu" else np.tril
+        kk = max(min(k, 10), -10)
+        return (f"nx.{fn}({x.shape}, {k})", lambda: getattr(nx, fn)(nx.asarray(x), k),
+                lambda: npfn(x, kk), ["k"])
+    if case == "split":
+        x = np.arange(g.pick([0, 4, 6]), dtype=np.float32)
+        idx = sorted(_big(g, (0, 1, 2, 3)) for _ in range(g.small(1, 2)))
+        clipped = [min(max(v, -x.size - 1), x.size + 1) for v in idx]
+
+        def ref():
+            return np.split(x, clipped)
+        return (f"nx.split({x.shape}, {idx})", lambda: nx.split(nx.asarray(x), idx), ref,
+                ["sections", "indices"])
+    if case == "random":
+        key = nx.random.key(g.small(0, 3))
+        shape = _tame([_big(g, (0, 1, 2)) for _ in range(g.small(1, 2))], 4)
+        fn = g.pick(["uniform", "normal", "bits", "randint", "bernoulli"])
+
+        def call():
+            if fn == "randint":
+                return nx.random.randint(key, tuple(shape), 0, 10)
+            if fn == "bernoulli":
+                return nx.random.bernoulli(key, 0.5, tuple(shape))
+            return getattr(nx.random, fn)(key, tuple(shape))
+
+        def ref():
+            _size_ref(shape, 4, lambda: None)       # raises where no result can exist
+            return ShapeOnly(shape)
+        return f"nx.random.{fn}(key, {tuple(shape)})", call, ref, ["shape"]
+    if case == "diff":
+        x = np.arange(g.pick([0, 3, 5]), dtype=np.float64) ** 2
+        n = _big(g, (0, 1, 2))
+
+        def ref():
+            if n < 0:
+                raise BadReference("n")
+            return np.diff(x, min(n, x.size + 1)) if x.size or n == 0 else np.zeros(0)
+        return f"nx.diff({x.shape}, {n})", lambda: nx.diff(nx.asarray(x), n), ref, ["n"]
+    if case == "pieces":        # calls that return one tensor per piece
+        k = _big(g, (0, 1, 2, 3))
+        fn = g.pick(["array_split", "split", "unstack"])
+        x = np.arange(g.pick([0, 6]), dtype=np.float32)
+
+        def ref():
+            if k < 0 or (k == 0 and fn != "unstack"):
+                raise BadReference("no pieces")
+            if k > 2**26:
+                raise BadReference("more tensors than memory holds")
+            if fn == "array_split":
+                return np.array_split(x, k)
+            if fn == "split":
+                return np.split(x[:0], k)
+            return list(np.zeros((k, 0), np.float32))
+
+        def call():
+            if fn == "array_split":
+                return nx.array_split(nx.asarray(x), k)
+            if fn == "split":
+                return nx.split(nx.asarray(x[:0]), k)
+            return list(nx.unstack(nx.zeros((k, 0))))
+        return (f"nx.{fn}({x.shape if fn == 'array_split' else (0,)}, {k})", call, ref,
+                ["indices_or_sections", "sections", "axis", "shape"])
+    x = np.arange(6, dtype=np.int16).reshape(2, 3)          # rot90
+    k = _big(g, (0, 1, -1, 3))
+    return (f"nx.rot90({x.shape}, {k})", lambda: nx.rot90(nx.asarray(x), k),
+            lambda: np.rot90(x, k % 4), ["k"])
+
+
+# -- in-place writes -----------------------------------------------------------------------------
+
+def _write_views(g, shape):
+    """A chain of views to apply to a base of ``shape`` (the same on a tensor and an ndarray):
+    a list of (name, nx function, NumPy function); NumPy None: the view is read-only in
+    nx_rune (padded or broadcast)."""
+    chain = []
+    nd = len(shape)
+    for _ in range(g.small(0, 2)):
+        kind = g.pick(["flip", "T", "step", "slice", "moveaxis", "newaxis", "unpad"])
+        if nd == 0 and kind in ("flip", "T", "step", "slice", "moveaxis", "unpad"):
+            kind = "newaxis"
+        if kind == "flip":
+            ax = g.small(0, nd - 1)
+            chain.append((f"flip({ax})", lambda t, ax=ax: nx.flip(t, ax),
+                          lambda a, ax=ax: np.flip(a, ax)))
+        elif kind == "T":
+            chain.append(("T", lambda t: t.T, lambda a: a.T))
+        elif kind == "step":
+            chain.append(("[..., ::-2]", lambda t: t[..., ::-2], lambda a: a[..., ::-2]))
+        elif kind == "slice":
+            chain.append(("[1:]", lambda t: t[1:], lambda a: a[1:]))
+        elif kind == "moveaxis":
+            chain.append(("moveaxis(0, -1)", lambda t: nx.moveaxis(t, 0, -1),
+                          lambda a: np.moveaxis(a, 0, -1)))
+        elif kind == "newaxis":
+            chain.append(("[None]", lambda t: t[None], lambda a: a[None]))
+            nd += 1
+        else:       # a padded view cut back to its data: a plain (writable) view again
+            chain.append(("pad(1)[1:-1]", lambda t: nx.pad(t, 1)[(slice(1, -1),) * t.ndim],
+                          lambda a: a[...]))
+    final = np.empty(shape, np.int8)
+    for _, _, npf in chain:
+        final = npf(final)
+    u = g.r.random()
+    if u < 0.1 and final.ndim:
+        chain.append(("pad(1)", lambda t: nx.pad(t, 1), None))
+    elif u < 0.17 and final.ndim and final.shape[-1] > 1:
+        # an empty broadcast view has no elements sharing memory: writes into it are no-ops
+        chain.append(("broadcast", lambda t: nx.broadcast_to(t[..., :1], t.shape),
+                      (lambda a: a) if final.size == 0 else None))
+    elif u < 0.2 and final.ndim:
+        chain.append(("pad(1)[:-1]", lambda t: nx.pad(t, 1)[:-1], None))
+    return chain
+
+
+def _write_value(g, shape, dt):
+    """A value to write: a Python scalar, an ndarray or tensor of a shape that (mostly)
+    broadcasts to ``shape``, a list."""
+    u = g.r.random()
+    if u < 0.35:
+        return g.pick([0, 1, -1, 7, 300, -2**40, 2.5, -0.5, float("nan"), float("inf"), True,
+                       1j, 2 + 0j, np.float32(1.5), np.int8(-3), np.uint8(200)])
+    vshape = tuple(d if g.p(0.7) else 1 for d in shape)[g.small(0, len(shape)):] \
+        if g.p(0.9) else g.shape(max_ndim=2)
+    vdt = dt if g.p(0.6) else g.dtype(0)
+    v = g.values(vshape, vdt)
+    if u < 0.55:
+        return nx.asarray(v)
+    if u < 0.65 and v.ndim:
+        return v.tolist()
+    return v
+
+
+def _as_np(v):
+    """The ndarray nx_rune makes of a value: a tensor's own; Python data with JAX's x32
+    defaults (float64 -> float32, complex128 -> complex64, int64 -> int32 where it fits)."""
+    if isinstance(v, nx.Tensor):
+        return np.asarray(v)
+    if isinstance(v, list):
+        a = np.asarray(v)
+        if a.dtype == np.float64:
+            return a.astype(np.float32)
+        if a.dtype == np.complex128:
+            return a.astype(np.complex64)
+        if a.dtype == np.int64 and (a.size == 0 or (a.min() >= -2**31 and a.max() < 2**31)):
+            return a.astype(np.int32)
+        return a
+    return v
+
+
+IOPS = [("+=", operator.iadd), ("-=", operator.isub), ("*=", operator.imul),
+        ("/=", operator.itruediv), ("//=", operator.ifloordiv), ("%=", operator.imod),
+        ("**=", operator.ipow), ("&=", operator.iand), ("|=", operator.ior),
+        ("^=", operator.ixor), ("<<=", operator.ilshift), (">>=", operator.irshift),
+        ("@=", operator.imatmul)]
+
+
+@target("in-place writes", 3)
+def t_inplace(g):
+    """``x[idx] = v`` and ``x op= v`` on views (flipped, transposed, stepped, sliced, moved,
+    a padded view cut back to its data; padded, broadcast and read-only ones must raise
+    ValueError) against NumPy doing the same on copies: the whole base must match afterwards.
+    A third of the calls write, under grad/vjp/linearize, into memory a recorded operation
+    needs: ModifiedInPlaceError when the write touches it after the recording, else the
+    gradient of finite differences (with the values the operation saw); some write into a
+    traced value itself (it is rebound), under grad/jvp/vjp/hvp, against finite differences
+    of NumPy doing the same writes on copies."""
+    u = g.r.random()
+    if u < 0.3:
+        return _inplace_recorded(g)
+    if u < 0.45:
+        return _inplace_traced(g)
+    dt = np.dtype(g.pick(["float64", "float32", "int32", "int8", "uint8", "bool", "complex64",
+                          "int64", "float16", "uint32"]))
+    shape = g.shape(max_ndim=3, max_dim=3)
+    vals = g.values(shape, dt)
+    readonly = g.p(0.07)
+    src = vals.copy()
+    if readonly:
+        src.flags.writeable = False
+    base, ref_base = nx.asarray(src), vals.copy()
+    chain = _write_views(g, shape)
+    x, rx = base, ref_base
+    for _, f, npf in chain:
+        x = f(x)
+        rx = npf(rx) if npf is not None and rx is not None else None
+    unwritable = readonly or rx is None
+    if g.p(0.5):
+        index = _random_index(g, np.empty(x.shape, np.int8))
+        value = _write_value(g, _np_index_shape(x.shape, index), dt)
+        what = f"x[{index!r}] = {_short(value)}"
+
+        def write(t, v):
+            t[index] = v
+        np_write = write
+        setitem = True       # (Python data keeps its precision: cast as NumPy's setitem)
+    else:
+        sym, op = g.pick(IOPS)
+        value = _write_value(g, x.shape, dt)
+        if sym == "@=" and x.ndim == 2 and x.shape[0] == x.shape[1] and g.p(0.7):
+            value = g.values(x.shape, dt if g.p(0.8) else g.dtype(0))
+        if g.p(0.12) and not unwritable:
+            value = "overlap"          # the operand is a view of the same memory
+        what = f"x {sym} {_short(value)}"
+
+        def write(t, v):
+            r = op(t, v)
+            if r is not t:
+                raise Mismatch(f"{sym} returned a new object, not x")
+
+        def np_write(a, v):
+            op(a, v)
+        setitem = False      # (Python data is an operand: JAX's x32 defaults)
+    desc = (f"{dt}{shape} {'read-only ' if readonly else ''}view "
+            f"{'.'.join(n for n, _, _ in chain) or 'x'}{x.shape}: {what}")
+
+    def operand_for(t, arr):
+        if isinstance(value, str):
+            return (nx.flip(t) if t.ndim else t) if isinstance(t, nx.Tensor) else \
+                (np.flip(arr) if arr.ndim else arr)
+        if isinstance(t, nx.Tensor):
+            return value
+        return value.numpy() if isinstance(value, nx.Tensor) else value if setitem else \
+            _as_np(value)
+
+    def ref():
+        if unwritable:
+            raise BadReference("a read-only view")
+        a = ref_base.copy()
+        v = a                   # the chain again, on a copy of the base
+
+        for _, _, npf in chain:
+            v = npf(v)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                np_write(v, operand_for(None, v))
+            except (TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError) as e:
+                if v.ndim == 0 and np.size(operand_for(None, v)) == 1 and setitem:
+                    return UNKNOWN    # NumPy refuses one value of shape (1,) into a 0-d array
+                raise BadReference(f"{type(e).__name__}: {e}") from None
+            except np.exceptions.ComplexWarning:
+                raise BadReference("NumPy discards the imaginary part") from None
+            except Warning:
+                return UNKNOWN
+        return a
+
+    def call():
+        before = np.array(np.asarray(base), copy=True)
+        try:
+            write(x, operand_for(x, None))
+        except ACCEPTED as e:
+            if not np.array_equal(np.asarray(base), before, equal_nan=True):
+                raise Mismatch(f"{type(e).__name__} raised after writing into the base: "
+                               f"{e}") from None
+            raise
+        return base
+
+    def compare(got, r):
+        # a few ulps for floats (the complex power may round differently from NumPy's)
+        tol = 2e-3 if dt == np.float16 else 4 * np.finfo(dt).eps if dt.kind in "fc" else 0.0
+        same(got, r, "the base after the write", rtol=tol)
+    return desc[:300], call, ref, compare
+
+
+def _short(v):
+    if isinstance(v, (np.ndarray, nx.Tensor)):
+        return f"{type(v).__name__}{v.dtype}{v.shape}"
+    if isinstance(v, list):
+        return f"list{np.shape(v)}"
+    return repr(v)
+
+
+def _np_index_shape(shape, index):
+    """The shape ``np.empty(shape)[index]`` has (the shape of x itself where NumPy refuses)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.empty(shape, np.int8)[index].shape
+    except Exception:
+        return shape
+
+
+def _inplace_traced(g):
+    """``x[idx] = v`` then ``x op= y`` on a traced x (not a view of another traced value: a
+    write through such a view does not reach its base, see docs/reliability.md)."""
+    mode = g.pick(MODES[:4])
+    n = g.small(2, 4)
+    shape = g.pick([(n,), (2, n)])
+    w0 = _smooth_values(g, shape)
+    index = _random_index(g, np.empty(shape, np.int8))
+    ishape = _np_index_shape(shape, index)
+    vkind = g.pick(["const", "scalar", "traced scalar", "traced"])
+    vc = g.r.standard_normal(ishape[g.small(0, len(ishape)):])
+    sym, op = g.pick(IOPS[:4])
+
+    def value(w, lib):
+        if vkind == "const":
+            return vc
+        if vkind == "scalar":
+            return 0.75
+        s = (nx.sum(w) if lib is nx else np.sum(w)) * 0.3
+        if vkind == "traced scalar" or tuple(ishape) != tuple(shape):
+            return s
+        return w[::-1] * -2.0 + s if len(shape) == 1 else w * -2.0 + s
+
+    def f(w):
+        x = w * 1.5
+        x[index] = value(w, nx)
+        r = op(x, w * 0.5 + 2.0)
+        if r is not x:
+            raise Mismatch(f"{sym} on a tracer returned a new object")
+        return x
+
+    def mirror(w):
+        x = w * 1.5
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            x[index] = value(w, np)
+        op(x, w * 0.5 + 2.0)
+        return x
+    ref_f = _np_mirror(mirror)
+    t = g.r.standard_normal(shape)
+    w_box = []
+
+    def ref():
+        try:
+            val = ref_f(w0)
+        except Warning:
+            return UNKNOWN
+        w = g.r.standard_normal(val.shape)
+        w_box.append(w)
+        return val, _derivative_ref(mode, ref_f, w0, w, t)
+
+    def call():
+        return _run_mode(mode, f, _f64(w0), w_box[0] if w_box else np.ones(shape), t)
+
+    def compare(got, r):
+        _compare_value_and_derivative(got, r, f"{mode} of traced writes", np.float64)
+    return (f"{mode}: x = w{shape} * 1.5; x[{index!r}] = {vkind}; x {sym} w*0.5+2"[:300],
+            call, ref, compare)
+
+
+RECORD_OPS = {
+    # name: (nx function of (w, c), NumPy mirror, whether its derivative reads c)
+    "w * c": (lambda w, c: w * c, lambda w, c: w * c, True),
+    "sin(w * c)": (lambda w, c: nx.sin(w * c), lambda w, c: np.sin(w * c), True),
+    "w / c": (lambda w, c: w / c, lambda w, c: w / c, True),
+    "w + c": (lambda w, c: w + c, lambda w, c: w + c, False),
+    "exp(c) * w": (lambda w, c: nx.exp(c) * w, lambda w, c: np.exp(c) * w, False),
+    "c[::-1] * w": (lambda w, c: c[::-1] * w, lambda w, c: c[::-1] * w, True),
+    "sum(w * c) * w": (lambda w, c: nx.sum(w * c) * w, lambda w, c: np.sum(w * c) * w, True),
+}
+
+
+def _inplace_recorded(g):
+    n = g.small(2, 5)
+    base_np = np.round(_smooth_values(g, (2 * n,)), 3) + 0.0
+    off = g.small(0, n)
+    c_sl = slice(off, off + n) if g.p(0.7) else slice(off + n - 1 if off else n - 1,
+                                                     off - 1 if off else None, -1)
+    c_ids = np.arange(2 * n)[c_sl]
+    opname = g.pick(sorted(RECORD_OPS))
+    nx_op, np_op, needs_c = RECORD_OPS[opname]
+    when = g.pick(["after", "after", "after", "before"])
+    how = g.pick(["grad", "vjp", "linearize"]) if when == "after" else "grad"
+    kind = g.small(0, 3)
+    if kind == 0:
+        idx = g.small(0, 2 * n - 1)
+        write_ids = np.array([idx])
+        wdesc = f"base[{idx}] = 0.5"
+
+        def do_write(b):
+            b[idx] = 0.5
+    elif kind == 1:
+        st = g.pick([2, 3, -1, -2])
+        start = g.small(0, 2 * n - 1)
+        sl = slice(start, None, st)
+        write_ids = np.arange(2 * n)[sl]
+        wdesc = f"base[{start}::{st}] *= 2"
+
+        def do_write(b):
+            b[sl] *= 2.0
+    elif kind == 2:
+        k = g.small(0, n)
+        write_ids = np.arange(2 * n)[:k] if g.p(0.5) else np.arange(2 * n)[2 * n - k:]
+        ids = write_ids.copy()
+        wdesc = f"base[{ids.tolist()}] += 1"
+
+        def do_write(b):
+            b[ids] += 1.0
+    else:
+        mask = g.r.random(2 * n) < 0.3
+        write_ids = np.flatnonzero(mask)
+        wdesc = f"base[mask {write_ids.tolist()}] = -1"
+
+        def do_write(b):
+            b[mask] = -1.0
+    touched = bool(np.intersect1d(write_ids, c_ids).size)
+    after_vals = base_np.copy()
+    for_np = after_vals
+    if kind == 0:
+        for_np[write_ids] = 0.5
+    elif kind == 1:
+        for_np[write_ids] *= 2.0
+    elif kind == 2:
+        for_np[write_ids] += 1.0
+    else:
+        for_np[write_ids] = -1.0
+    c_seen = (base_np if when == "after" else after_vals)[c_sl]
+    w0 = g.r.standard_normal(n)
+    cot = g.r.standard_normal(n)
+    expect_error = when == "after" and touched and needs_c
+    desc = (f"{how}: y = {opname} (c = base[{c_sl.start}:{c_sl.stop}:{c_sl.step}]); "
+            f"{wdesc} {when} the recording")
+
+    def call():
+        base = _f64(base_np)
+        c = base[c_sl]
+        try:
+            if how == "grad":
+                def f(w):
+                    if when == "before":
+                        do_write(base)
+                    y = nx_op(w, c)
+                    if when == "after":
+                        do_write(base)
+                    return nx.sum(y * nx.asarray(cot))
+                return nx.grad(f)(_f64(w0))
+            if how == "vjp":
+                _, fn = nx.vjp(lambda w: nx_op(w, c), _f64(w0))
+                do_write(base)
+                return fn(nx.asarray(cot))[0]
+            _, fjvp = nx.linearize(lambda w: nx.sum(nx_op(w, c) * nx.asarray(cot)), _f64(w0))
+            do_write(base)
+            return nx.stack([fjvp(nx.asarray(np.eye(n)[i])) for i in range(n)])
+        except ModifiedInPlaceError as e:
+            if "after" not in desc or not str(e):
+                raise Mismatch(f"ModifiedInPlaceError for a write before the recording: {e}") \
+                    from None
+            return e
+
+    def ref():
+        J = _fd(lambda w: np_op(w, c_seen), w0)
+        return cot @ J
+
+    def compare(got, r):
+        if isinstance(got, ModifiedInPlaceError):
+            if not expect_error:
+                raise Mismatch(f"ModifiedInPlaceError although the write "
+                               f"{'misses c' if not touched else 'is of a value not needed'}"
+                               f": {got}")
+            return
+        if expect_error:
+            raise Mismatch("a write into a recorded value after the recording gave a gradient "
+                           "instead of ModifiedInPlaceError")
+        d = as_ndarray(got).astype(np.float64)
+        if not np.allclose(d, r, rtol=2e-5, atol=2e-5):
+            raise Mismatch(f"gradient {d} != finite differences {r}")
+    return desc, call, ref, compare
+
+
+# -- the Array API functions ----------------------------------------------------------------------
+
+API_DTYPES = [np.dtype(d) for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                    "uint32", "uint64", "float16", "float32", "float64",
+                                    "complex64", "complex128")] + ALT_SPELLINGS
+
+
+def _api_values(g, shape, dt, special=True, small_ints=True):
+    """Values for the Array API functions: moderate floats (NaN/inf sometimes), small ints
+    (sums and products stay exact), ties (for sorting and unique) often."""
+    n = math.prod(shape)
+    if dt.kind == "b":
+        return g.r.random(n).reshape(shape) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo, hi = (max(info.min, -9), min(info.max, 9)) if small_ints or g.p(0.7) else \
+            (info.min, info.max)
+        return g.r.integers(lo, int(hi) + 1, n, dtype=dt if lo < 0 or dt.kind == "u" else
+                            np.int64).astype(dt).reshape(shape)
+    scale = 1.0 if dt == np.float16 else g.pick([1.0, 1.0, 10.0])
+    v = g.r.standard_normal(n) * scale
+    if g.p(0.4):
+        v = np.round(v * 2) / 2          # ties
+    if special and g.p(0.3):
+        m = g.r.random(n)
+        v = np.where(m < 0.1, np.nan, np.where(m < 0.15, np.inf, np.where(m < 0.2, -np.inf, v)))
+    if dt.kind == "c":
+        w = g.r.standard_normal(n) * scale
+        if g.p(0.4):
+            w = np.round(w)
+        v = v + 1j * w
+    with np.errstate(all="ignore"):
+        return v.astype(dt).reshape(shape)
+
+
+def _api_operand(g, dt=None, shape=None, kinds="biufc", special=True, small_ints=True):
+    """(tensor, ndarray): random values of a dtype of ``kinds``, as a contiguous tensor or a
+    flipped / transposed / stepped / padded (fill inside the values' range) view."""
+    if dt is None:
+        dt = g.pick([d for d in API_DTYPES if d.kind in kinds])
+    if shape is None:
+        shape = g.shape(max_ndim=3, max_dim=4)
+    a = _api_values(g, shape, dt, special, small_ints)
+    t = nx.asarray(a.copy())
+    kind = g.small(0, 5)
+    if kind == 1 and a.ndim:
+        t, a = nx.flip(t), np.flip(a)
+    elif kind == 2 and a.ndim:
+        t, a = t.T, a.T
+    elif kind == 3 and a.ndim:
+        t, a = t[..., ::-2], a[..., ::-2]
+    elif kind == 4 and a.ndim:
+        fill = a.reshape(-1)[0] if a.size else dt.type(0)
+        t, a = nx.pad(t, 1, constant_values=fill), np.pad(a, 1, constant_values=fill)
+    return t, a
+
+
+def _api_axis(g, nd, tuple_ok=True, none_ok=True):
+    u = g.r.random()
+    if u < 0.2 and none_ok:
+        return None
+    if u < 0.3 and tuple_ok and nd:
+        return tuple(sorted(set(int(v) for v in g.r.integers(-nd, nd, g.small(1, nd)))))
+    if u < 0.36:
+        return g.pick([nd, -nd - 1, 1.0, True, "0", (0, 0) if nd else 5, 2**63])
+    return g.small(-nd, nd - 1) if nd else g.pick([None, 0, -1])
+
+
+def _acc_dtype(dt):
+    """The accumulator dtype of nx_rune's integer sums and products (JAX's x32 rules)."""
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize <= 4):
+        return np.dtype(np.int32)
+    if dt.kind == "u" and dt.itemsize <= 4:
+        return np.dtype(np.uint32)
+    return dt
+
+
+def _kinds_agree(got, ref):
+    """Integers of any signedness agree, bools with integers (nx_rune keeps a bool dtype
+    where NumPy computes in int8), integer results with NumPy's float ones (rint/round of
+    integers: the standard keeps the integer dtype)."""
+    gk, rk = got.dtype.kind, ref.dtype.kind
+    return gk == rk or {gk, rk} <= set("biu") or (gk in "biu" and rk == "f")
+
+
+def _api_same(got, ref, what, tol, scale=1.0, mask=None):
+    """One result against NumPy's: the shape exactly, the kind of dtype, the values (floats
+    within ``tol`` relative, ``tol * scale`` absolute; NaN where NumPy has NaN)."""
+    g_ = as_ndarray(got)
+    r = np.asarray(ref)
+    if g_.shape != r.shape:
+        raise Mismatch(f"{what}: shape {g_.shape} != NumPy's {r.shape}")
+    if not _kinds_agree(g_, r) and not (r.dtype.kind == "f" and g_.dtype.kind == "c"):
+        raise Mismatch(f"{what}: dtype {g_.dtype} where NumPy gives {r.dtype}")
+    if g_.size > MAX_REF:
+        return
+    if mask is not None:
+        g_, r = g_[np.broadcast_to(mask, g_.shape)], r[np.broadcast_to(mask, r.shape)]
+    if r.dtype.kind in "fc" or g_.dtype.kind in "fc":
+        wide = np.complex128 if "c" in (r.dtype.kind, g_.dtype.kind) else np.float64
+        gc, rc = g_.astype(wide), r.astype(wide)
+        with np.errstate(all="ignore"):
+            ok = np.isclose(gc, rc, rtol=tol, atol=tol * scale, equal_nan=True) | (gc == rc)
+            if wide is np.complex128:        # NaN in one part only: compare the parts
+                ok |= (np.isclose(gc.real, rc.real, rtol=tol, atol=tol * scale,
+                                  equal_nan=True) &
+                       np.isclose(gc.imag, rc.imag, rtol=tol, atol=tol * scale,
+                                  equal_nan=True))
+        if not ok.all():
+            raise Mismatch(f"{what}: values differ at {np.argwhere(~ok)[:3].tolist()}: "
+                           f"{gc[~ok][:3]} vs NumPy {rc[~ok][:3]}")
+        return
+    if g_.astype(object).tolist() != r.astype(object).tolist():
+        bad = np.argwhere(g_.astype(object) != r.astype(object))[:3].tolist()
+        raise Mismatch(f"{what}: values differ at {bad}: {g_.reshape(-1)[:4]} vs NumPy "
+                       f"{r.reshape(-1)[:4]}")
+
+
+def _tol(dt):
+    dt = np.dtype(dt)
+    return 3e-3 if dt == np.float16 else 2e-6 if dt in (np.float32, np.complex64) else 1e-12
+
+
+API_UNARY = {
+    "tan": np.tan, "arcsin": np.arcsin, "acos": np.arccos, "arctan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "arccosh": np.arccosh,
+    "atanh": np.arctanh, "log10": np.log10, "log2": np.log2, "exp2": np.exp2,
+    "sinc": np.sinc, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg, "angle": np.angle,
+    "rint": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "fix": np.fix,
+    "sign": np.sign, "signbit": np.signbit, "isnan": np.isnan, "isinf": np.isinf,
+    "isfinite": np.isfinite, "isposinf": np.isposinf, "isneginf": np.isneginf,
+    "abs": np.abs, "real": np.real, "imag": np.imag, "conj": np.conj, "square": np.square,
+    "nan_to_num": np.nan_to_num, "round": np.round, "positive": np.positive,
+}
+# these keep an integer (or bool) input's dtype: NumPy in the same dtype is the reference
+_KEEPS_INT = {"rint", "floor", "ceil", "trunc", "fix", "sign", "abs", "real", "conj", "square",
+              "nan_to_num", "round", "positive", "isnan", "isinf", "isfinite", "signbit",
+              "isposinf", "isneginf", "imag"}
+API_BINARY = {
+    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "logaddexp": np.logaddexp,
+    "logaddexp2": np.logaddexp2, "nextafter": np.nextafter, "heaviside": np.heaviside,
+    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+    "floor_divide": np.floor_divide, "remainder": np.remainder, "isclose": np.isclose,
+}
+
+
+def _api_unary(g):
+    name = g.pick(sorted(API_UNARY))
+    npfn = API_UNARY[name]
+    t, a = _api_operand(g)
+    args = {}
+    if name == "round" and g.p(0.5):
+        args = {"decimals": g.pick([1, 2, -1])}
+    fn = getattr(nx, name)
+
+    def ref():
+        if a.dtype.kind in "biu" and name in _KEEPS_INT:
+            if name == "round" and args.get("decimals", 0) < 0 and a.dtype.kind != "b":
+                return UNKNOWN      # rounding to tens in a small integer dtype may overflow
+            if a.dtype.kind == "b" and name in ("round", "rint", "sign", "square", "conj", "abs",
+                                                "positive", "fix", "floor", "ceil", "trunc",
+                                                "real", "imag", "nan_to_num"):
+                # NumPy computes these on bools as int8 (or refuses); nx_rune keeps bool
+                return UNKNOWN if name == "round" and args else np.asarray(npfn(a.astype(
+                    np.int8), **args)).astype(np.int64)
+            # rint/round of integers: NumPy gives floats, nx_rune (the standard) the integers
+            return _np_ref(lambda: npfn(a, **args))()
+        wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+        if name == "nan_to_num" and a.dtype.kind in "fc":
+            big = np.finfo(a.dtype)
+            r = np.nan_to_num(wide, posinf=float(big.max), neginf=float(big.min))
+            return r
+        return _np_ref(lambda: npfn(wide, **args))()
+
+    def compare(got, r):
+        gd = as_ndarray(got).dtype
+        mask = None
+        if a.dtype.kind == "c" and name not in ("isnan", "isinf", "isfinite", "abs", "real",
+                                                "imag", "conj", "positive", "square"):
+            mask = np.isfinite(a)              # C99's special cases are not NumPy's
+        _api_same(got, r, name, _tol(gd) * (8 if name in ("round", "sinc") else 1),
+                  mask=mask, scale=1.0 if name != "round" else 10.0)
+    return f"nx.{name}({a.dtype}{a.shape}, {args})", lambda: fn(t, **args), _guard(ref), compare
+
+
+def _api_binary(g):
+    name = g.pick(sorted(API_BINARY))
+    npfn = API_BINARY[name]
+    kinds = "iu" if name.startswith("bitwise") else "fc" if name == "isclose" else \
+        "iuf" if name in ("floor_divide", "remainder") else "f"
+    t1, a1 = _api_operand(g, kinds=kinds)
+    shape2 = a1.shape if g.p(0.7) else a1.shape[g.small(0, a1.ndim):] if g.p(0.7) else \
+        g.shape(max_ndim=2, max_dim=3)
+    t2, a2 = _api_operand(g, dt=a1.dtype if g.p(0.7) else None, shape=shape2, kinds=kinds)
+    if name.startswith("bitwise") and g.p(0.8):
+        a2 = np.abs(a2.astype(np.int64)) % 8
+        t2 = nx.asarray(a2.astype(a1.dtype))
+        a2 = a2.astype(a1.dtype)
+    fn = getattr(nx, name)
+
+    def ref():
+        if name.startswith("bitwise") and (a2.astype(np.int64) < 0).any():
+            return UNKNOWN          # negative counts: nx_rune refuses them
+        if name in ("floor_divide", "remainder") and a1.dtype.kind in "iu" and \
+                a2.dtype.kind in "iu" and not np.all(a2):
+            return UNKNOWN          # integer division by zero: nx_rune raises
+        if name == "heaviside" and (a1.dtype == np.float16 or a2.dtype == np.float16):
+            return UNKNOWN
+        if name == "nextafter":
+            out = np.result_type(a1.dtype, a2.dtype)
+            return _np_ref(lambda: np.nextafter(a1.astype(out), a2.astype(out)))()
+        if name.startswith("bitwise") or name in ("floor_divide", "remainder"):
+            return _np_ref(lambda: npfn(a1, a2))()
+        wide = np.complex128 if "c" in (a1.dtype.kind, a2.dtype.kind) else np.float64
+        return _np_ref(lambda: npfn(a1.astype(wide), a2.astype(wide)))()
+
+    def compare(got, r):
+        gd = as_ndarray(got).dtype
+        tol = 0.0 if name == "nextafter" else _tol(gd) if gd.kind in "fc" else 0.0
+        if name in ("floor_divide", "remainder") and gd.kind == "f":
+            # NumPy's float floor division and remainder, in the operands' own precision
+            with np.errstate(all="ignore"):
+                r = npfn(a1.astype(gd), a2.astype(gd))
+            _api_same(got, r, name, tol, scale=max(1.0, float(np.nanmax(np.abs(
+                np.where(np.isfinite(a1), a1, 0)).astype(np.float64), initial=1.0))))
+            return
+        _api_same(got, r, name, tol)
+    return (f"nx.{name}({a1.dtype}{a1.shape}, {a2.dtype}{a2.shape})", lambda: fn(t1, t2),
+            _guard(ref), compare)
+
+
+API_NAN_REDUCTIONS = {"nansum": np.nansum, "nanmean": np.nanmean, "nanmax": np.nanmax,
+                      "nanmin": np.nanmin, "nanprod": np.nanprod, "nanstd": np.nanstd,
+                      "nanvar": np.nanvar, "nanmedian": np.nanmedian,
+                      "nanquantile": np.nanquantile, "nanpercentile": np.nanpercentile,
+                      "count_nonzero": np.count_nonzero, "median": np.median,
+                      "quantile": np.quantile, "ptp": np.ptp}
+
+
+def _api_reduction(g):
+    name = g.pick(sorted(API_NAN_REDUCTIONS))
+    npfn = API_NAN_REDUCTIONS[name]
+    kinds = "biuf" if name not in ("nanmax", "nanmin", "nanmedian", "nanquantile",
+                                   "nanpercentile", "median", "quantile", "ptp") else "iuf"
+    t, a = _api_operand(g, kinds=kinds)
+    axis = _api_axis(g, a.ndim)
+    keep = g.p(0.3)
+    kw = {"axis": axis, "keepdims": keep}
+    pos = ()
+    if name in ("nanquantile", "quantile"):
+        pos = (g.pick([0.3, 0.0, 1.0, 0.5, [0.1, 0.9], 1.5]),)
+    elif name == "nanpercentile":
+        pos = (g.pick([30, 0, 100, [10, 90], -5]),)
+    if name in ("nanstd", "nanvar") and g.p(0.4):
+        kw["ddof"] = g.pick([1, 2])
+    fn = getattr(nx, name)
+
+    def ref():
+        if isinstance(axis, (bool, float, str)) or (isinstance(axis, int) and abs(axis) > 64):
+            raise BadReference("axis")
+        if isinstance(axis, tuple) and len(set(v % max(a.ndim, 1) for v in axis)) != len(axis):
+            raise BadReference("repeated axis")
+        kwargs = dict(kw)
+        if name in ("nansum", "nanprod") and a.dtype.kind in "biu":
+            kwargs["dtype"] = _acc_dtype(a.dtype)
+        if name == "count_nonzero" and axis is None and keep:
+            kwargs.pop("keepdims")
+            return _np_ref(lambda: np.reshape(npfn(a), (1,) * a.ndim))()
+        if name in ("median", "quantile") and a.dtype.kind == "f" and np.isnan(a).any():
+            return UNKNOWN            # NaN propagation through median: not specified here
+        if a.size == 0 and ("quantile" in name or "percentile" in name or "median" in name):
+            return UNKNOWN            # NumPy's quantiles of nothing: IndexError, wrong shapes
+        return _np_ref(lambda: npfn(a, *pos, **kwargs))()
+
+    def compare(got, r):
+        gd = as_ndarray(got).dtype
+        fin = np.abs(np.where(np.isfinite(a.astype(np.float64)), a.astype(np.float64), 0))
+        scale = max(1.0, float(fin.sum()) if a.size else 1.0)
+        if name in ("nanstd", "nanvar"):
+            scale = max(1.0, float(fin.max(initial=0.0)) ** 2 * max(a.size, 1))
+        tol = _tol(gd) if gd.kind == "f" else 0.0
+        if name == "nanprod" and gd.kind == "f":
+            tol, scale = 50 * _tol(gd), 1e-30
+        # no degrees of freedom left: NumPy gives inf or NaN, the standard NaN; NumPy's
+        # quantile interpolates inf - inf = NaN even for one element (nx_rune: that element)
+        mask = np.isfinite(r) if "ddof" in kw or "quantile" in name or "percentile" in name \
+            or "median" in name else None
+        _api_same(got, r, name, tol * 4, scale=scale, mask=mask)
+    return (f"nx.{name}({a.dtype}{a.shape}, {', '.join(map(repr, pos))} {kw})",
+            lambda: fn(t, *pos, **kw), _guard(ref), compare)
+
+
+def _api_sorting(g):
+    name = g.pick(["sort", "argsort", "searchsorted", "unique_values", "unique_counts",
+                   "unique_inverse", "unique_all"])
+    if name in ("sort", "argsort"):
+        t, a = _api_operand(g, kinds="biuf")
+        axis = _api_axis(g, a.ndim, tuple_ok=False)
+        desc_, stable = g.p(0.4), g.p(0.7)
+        fn = getattr(nx, name)
+
+        def ref():
+            if axis is not None and not _axis_ok(axis, a.ndim, False):
+                raise BadReference("axis")
+            b = a.reshape(-1) if axis is None else a
+            ax = -1 if axis is None else axis
+            if b.ndim == 0:
+                raise BadReference("0-d")
+            idx = np.argsort(np.flip(b, ax), axis=ax, kind="stable") if desc_ else \
+                np.argsort(b, axis=ax, kind="stable")
+            if desc_:
+                idx = np.flip(b.shape[ax] - 1 - idx, ax)
+            return idx, np.take_along_axis(b, idx, ax)
+
+        def compare(got, r):
+            idx, vals = r
+            if name == "sort":
+                _api_same(got, vals, "sort", 0.0)
+                return
+            gi = as_ndarray(got)
+            b = a.reshape(-1) if axis is None else a
+            ax = -1 if axis is None else axis
+            if gi.shape != idx.shape:
+                raise Mismatch(f"argsort: shape {gi.shape} != {idx.shape}")
+            if stable:
+                _api_same(gi, idx, "argsort (stable)", 0.0)
+            else:             # any order of ties: the values it sorts by must match
+                _api_same(np.take_along_axis(b, gi.astype(np.int64), ax), vals,
+                          "values in argsort's order", 0.0)
+        return (f"nx.{name}({a.dtype}{a.shape}, axis={axis!r}, descending={desc_}, "
+                f"stable={stable})", lambda: fn(t, axis=axis, descending=desc_, stable=stable),
+                _guard(ref), compare)
+    if name == "searchsorted":
+        dt = g.pick([d for d in API_DTYPES if d.kind in "iuf"])
+        x1 = np.sort(_api_values(g, (g.small(0, 6),), dt))
+        _, a2 = _api_operand(g, dt=dt if g.p(0.8) else None, kinds="iuf")
+        t2 = nx.asarray(a2)
+        side = g.pick(["left", "right", "left", "middle"])
+        use_sorter = g.p(0.3)
+        perm = g.r.permutation(x1.size)
+        x1u = x1[perm] if use_sorter else x1
+        sorter = np.argsort(x1u, kind="stable") if use_sorter else None
+
+        def ref():
+            if a2.dtype != x1.dtype and np.result_type(a2.dtype, x1.dtype).kind != \
+                    x1.dtype.kind:
+                return UNKNOWN       # promotion differs from NumPy's (weak types)
+            return _np_ref(lambda: np.searchsorted(x1u, a2, side=side, sorter=sorter))()
+        return (f"nx.searchsorted({dt}{x1.shape}, {a2.dtype}{a2.shape}, {side}, "
+                f"sorter={use_sorter})",
+                lambda: nx.searchsorted(nx.asarray(x1u), t2, side=side,
+                                        sorter=None if sorter is None else nx.asarray(sorter)),
+                _guard(ref), lambda got, r: _api_same(got, r, "searchsorted", 0.0))
+    t, a = _api_operand(g, kinds="biuf")
+    fn, npfn = getattr(nx, name), getattr(np, name)
+    if name == "unique_values":     # (NumPy's order is not specified; nx_rune's is sorted)
+        npfn = lambda v: np.sort(np.unique_values(v))          # noqa: E731
+
+    def compare(got, r):
+        got = tuple(got) if isinstance(got, tuple) else (got,)
+        r = tuple(r) if isinstance(r, tuple) else (r,)
+        if len(got) != len(r):
+            raise Mismatch(f"{name}: {len(got)} results, NumPy {len(r)}")
+        fields = {"unique_values": "v", "unique_counts": "vc", "unique_inverse": "vi",
+                  "unique_all": "vxic"}[name]
+        vals = as_ndarray(got[0])
+        for k, (x, y, f) in enumerate(zip(got, r, fields)):
+            if f in "vc":
+                _api_same(x, y, f"{name}[{k}]", 0.0)
+                continue
+            # every NaN is its own unique value, and which NaN takes which slot is not
+            # specified: check the defining property instead of NumPy's numbers
+            xi = as_ndarray(x)
+            if xi.shape != np.shape(y) or xi.dtype.kind not in "iu":
+                raise Mismatch(f"{name}[{k}]: {xi.dtype}{xi.shape}, NumPy {np.shape(y)}")
+            if f == "x":
+                _api_same(a.reshape(-1)[xi.astype(np.int64)], vals, f"x[{name} indices]", 0.0)
+            else:
+                _api_same(vals[xi.astype(np.int64)], a, f"values[{name} inverse]", 0.0)
+                nan_slots = np.flatnonzero(vals != vals)
+                used = np.sort(xi.reshape(-1)[np.isin(xi.reshape(-1), nan_slots)])
+                if not np.array_equal(used, nan_slots):
+                    raise Mismatch(f"{name}: the NaN slots {nan_slots} are used {used}")
+    return (f"nx.{name}({a.dtype}{a.shape})", lambda: fn(t), _np_ref(lambda: npfn(a)),
+            compare)
+
+
+def _api_arrangement(g):
+    name = g.pick(["tile", "repeat", "roll", "flip", "rot90", "diff", "tril", "triu", "unstack",
+                   "array_split", "cumulative_sum", "cumulative_prod", "clip"])
+    t, a = _api_operand(g, kinds="biuf" if name != "clip" else "iuf")
+    nd = a.ndim
+    if name == "tile":
+        reps = g.pick([2, (2, 1), (1, 0, 2), (3,), -1, 1.5, ()])
+        call, npcall = (lambda: nx.tile(t, reps)), (lambda: np.tile(a, reps))
+        args = reps
+    elif name == "repeat":
+        axis = _api_axis(g, nd, tuple_ok=False)
+        n = a.reshape(-1).size if axis is None else a.shape[axis] if \
+            isinstance(axis, int) and not isinstance(axis, bool) and -nd <= axis < nd else 2
+        reps = g.pick([0, 2, 3, [1], -1, "many"])
+        if reps == "many":
+            reps = [int(v) for v in g.r.integers(0, 3, n)]
+        call = lambda: nx.repeat(t, reps, axis=axis)        # noqa: E731
+        npcall = lambda: np.repeat(a, reps, axis=axis)      # noqa: E731
+        args = (reps, axis)
+    elif name == "roll":
+        axis = _api_axis(g, nd)
+        shift = g.pick([1, -2, 5, (1, 2), 0, 2**40])
+        call, npcall = (lambda: nx.roll(t, shift, axis)), (lambda: np.roll(a, shift, axis))
+        args = (shift, axis)
+    elif name == "flip":
+        axis = _api_axis(g, nd)
+        call, npcall = (lambda: nx.flip(t, axis)), (lambda: np.flip(a, axis))
+        args = axis
+    elif name == "rot90":
+        k = g.pick([1, 2, 3, -1, 5, 0])
+        axes = g.pick([(0, 1), (1, 0), (-1, 0), (0, 0), (0, 2)])
+        call, npcall = (lambda: nx.rot90(t, k, axes)), (lambda: np.rot90(a, k, axes))
+        args = (k, axes)
+    elif name == "diff":
+        n = g.pick([1, 2, 0, 3])
+        axis = g.pick([-1, 0, 1])
+        pre = g.pick([None, 0, np.zeros(a.shape[:-1] + (1,), a.dtype) if nd else None])
+        if a.dtype.kind == "b" and pre is not None and not isinstance(pre, np.ndarray):
+            pre = None        # (bool with a weak int promotes to int32, as in JAX)
+        call = lambda: nx.diff(t, n, axis, prepend=pre)       # noqa: E731
+        # (a Python 0 is weakly typed: a's dtype, where NumPy's concatenation promotes)
+        npcall = lambda: np.diff(a, n, axis, prepend=np.asarray(pre, a.dtype)) \
+            if pre is not None else np.diff(a, n, axis)        # noqa: E731
+        args = (n, axis, None if pre is None else np.shape(pre))
+    elif name in ("tril", "triu"):
+        k = g.pick([0, 1, -1, 5, -5])
+        call, npcall = (lambda: getattr(nx, name)(t, k)), (lambda: getattr(np, name)(a, k))
+        args = k
+    elif name == "unstack":
+        axis = g.pick([0, -1, 1, nd])
+
+        def npcall():
+            if nd == 0:
+                raise ValueError("0-d")
+            return list(np.moveaxis(a, axis, 0))
+        call = lambda: list(nx.unstack(t, axis=axis))         # noqa: E731
+        args = axis
+    elif name == "array_split":
+        sec = g.pick([1, 2, 3, [1, 3], [3, 1], 0, [-1]])
+        axis = g.pick([0, -1, 1])
+        call = lambda: nx.array_split(t, sec, axis)           # noqa: E731
+        npcall = lambda: np.array_split(a, sec, axis)         # noqa: E731
+        args = (sec, axis)
+    elif name in ("cumulative_sum", "cumulative_prod"):
+        axis = g.pick([None, 0, -1, 1, 5])
+        init = g.p(0.4)
+        dt = _acc_dtype(a.dtype) if a.dtype.kind in "biu" else None
+        npfn = getattr(np, name)
+        call = lambda: getattr(nx, name)(t, axis=axis, include_initial=init)  # noqa: E731
+
+        def npcall():
+            if axis is None and nd > 1:
+                raise ValueError("axis required")
+            if nd == 0:
+                return UNKNOWN          # (the standard asks for at least one axis)
+            return npfn(a, axis=axis, include_initial=init, dtype=dt)
+        args = (axis, init)
+    else:                                                       # clip
+        lo = g.pick([None, 0, -1, 2, "array"])
+        hi = g.pick([None, 1, 3, 0, "array"])
+
+        def bound(v):
+            if v != "array":
+                return v, v
+            b = _api_values(g, a.shape[g.small(0, nd):], a.dtype, special=False)
+            return nx.asarray(b), b
+        (lo_t, lo_a), (hi_t, hi_a) = bound(lo), bound(hi)
+        call = lambda: nx.clip(t, lo_t, hi_t)                  # noqa: E731
+
+        def npcall():
+            if lo_a is None and hi_a is None:
+                raise ValueError("nothing to clip")
+            # in exact arithmetic (a Python -1 is below every uint8), then back to a's dtype
+            wide = object if a.dtype.kind in "iu" else np.float64
+            out = a.astype(wide)
+            if lo_a is not None:
+                out = np.maximum(out, np.asarray(lo_a).astype(wide))
+            if hi_a is not None:
+                out = np.minimum(out, np.asarray(hi_a).astype(wide))
+            out = np.asarray(out, dtype=wide)
+            if a.dtype.kind in "iu" and out.size:
+                info = np.iinfo(a.dtype)
+                if min(out.reshape(-1)) < info.min or max(out.reshape(-1)) > info.max:
+                    raise ValueError("a bound outside the dtype's range")
+            return out.astype(a.dtype)
+        args = (_short(lo_t), _short(hi_t))
+
+    def ref():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if name == "clip" and args == ("None", "None"):
+                return UNKNOWN
+            r = _np_ref(npcall)()
+        return r
+
+    def compare(got, r):
+        if isinstance(r, (list, tuple)) or isinstance(got, (list, tuple)):
+            if len(got) != len(r):
+                raise Mismatch(f"{name}: {len(got)} parts, NumPy {len(r)}")
+            for k, (x, y) in enumerate(zip(got, r)):
+                _api_same(x, y, f"{name}[{k}]", 0.0)
+            return
+        gd = as_ndarray(got).dtype
+        fin = np.abs(np.where(np.isfinite(a.astype(np.float64)), a.astype(np.float64), 0))
+        tol = 4 * _tol(gd) if gd.kind == "f" and name.startswith("cumulative") else 0.0
+        if name == "cumulative_prod" and gd.kind == "f":
+            tol *= 10
+            fin = np.zeros(1)
+        _api_same(got, r, name, tol, scale=max(1.0, float(fin.sum())))
+    return (f"nx.{name}({a.dtype}{a.shape}, {args!r})", call, ref, compare)
+
+
+@target("Array API functions", 5)
+def t_array_api(g):
+    """The functions the Array API standard added (sort/argsort/searchsorted, unique_*,
+    tan/asin/.../sinc/heaviside/nextafter/shifts..., clip, nan-reductions and quantiles,
+    cumulative_sum/prod, tile/repeat/roll/flip/rot90/diff/tril/triu/unstack/array_split)
+    with random dtypes, shapes, views, axes and bad arguments, against NumPy (values within a
+    few ulps of the result's dtype; integer sums in nx_rune's int32/uint32 accumulators)."""
+    family = g.pick(["unary", "unary", "binary", "reduction", "reduction", "sorting",
+                     "sorting", "arrangement", "arrangement"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {"unary": _api_unary, "binary": _api_binary, "reduction": _api_reduction,
+                "sorting": _api_sorting, "arrangement": _api_arrangement}[family](g)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -440,3 +440,78 @@ def test_materialize_matches_numpy_for_all_layouts():
             c = nx.copy(v)
             assert nx.is_contiguous(c) and c.buffer is not t.buffer
             np.testing.assert_array_equal(c.numpy(), ref)
+
+
+# -- strided copy fast paths: register-blocked transposes, broadcast rows ------------------------
+
+from nx_rune._kernels import strided as KS  # noqa: E402
+
+
+def _copy_view(src_arr, shape, src_strides, offset=0):
+    """copy_strided of a view of src_arr (element strides) into a fresh C-contiguous Buffer,
+    returned as an ndarray."""
+    src = buffer_from_ndarray(np.ascontiguousarray(src_arr).reshape(-1))
+    dst = Buffer(int(np.prod(shape)), src_arr.dtype)
+    KS.copy_strided(src, offset, shape, src_strides, dst, 0, c_strides(shape))
+    return dst.as_ndarray(tuple(shape), c_strides(shape), 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(8, 8), (16, 16), (7, 9), (9, 7), (17, 33), (100, 37),
+                                   (1, 40), (40, 1), (3, 1000)])
+def test_transpose_copy_every_dtype_and_ragged_edges(dtype, shape):
+    a = sample(shape, dtype, seed=sum(shape))
+    np.testing.assert_array_equal(nx.contiguous(nx.asarray(a).T).numpy(), a.T)
+    rows, cols = shape
+    # the same through the kernel: view (cols, rows) with strides (1, cols) of a's buffer
+    np.testing.assert_array_equal(_copy_view(a, (cols, rows), (1, cols)), a.T)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.complex128])
+def test_transposes_of_batches_slices_and_flips(dtype):
+    a = sample((3, 24, 40), dtype, seed=5)
+    t = nx.asarray(a)
+    for axes in [(0, 2, 1), (2, 1, 0), (1, 2, 0), (2, 0, 1)]:
+        np.testing.assert_array_equal(nx.copy(nx.transpose(t, axes)).numpy(),
+                                      a.transpose(axes))
+    # strided and reversed sources take the general tiles
+    np.testing.assert_array_equal(nx.copy(t[:, ::2, 1:].T).numpy(), a[:, ::2, 1:].T)
+    np.testing.assert_array_equal(nx.copy(nx.flip(t, 2).T).numpy(), a[:, :, ::-1].T)
+    np.testing.assert_array_equal(nx.copy(t.T[::-1]).numpy(), a.T[::-1])
+
+
+def test_large_transpose_spans_several_tiles():
+    a = np.random.default_rng(3).random((1031, 1537), dtype=np.float32)   # > one 512-wide tile
+    np.testing.assert_array_equal(nx.contiguous(nx.asarray(a).T).numpy(), a.T)
+    b = a.astype(np.float64)[:777, :901]
+    np.testing.assert_array_equal(nx.contiguous(nx.asarray(b).T).numpy(), b.T)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8, 16, 17, 100])
+def test_broadcast_inner_axis_every_dtype(dtype, k):
+    a = sample((6, 7), dtype, seed=k)
+    t = nx.asarray(a)
+    np.testing.assert_array_equal(nx.repeat(t, k).numpy(), np.repeat(a, k))
+    np.testing.assert_array_equal(nx.copy(nx.broadcast_to(t[..., None], (6, 7, k))).numpy(),
+                                  np.broadcast_to(a[..., None], (6, 7, k)))
+    # a strided, reversed source row by row
+    np.testing.assert_array_equal(
+        nx.copy(nx.broadcast_to(t[::-2, 1::3, None], (3, 2, k))).numpy(),
+        np.broadcast_to(a[::-2, 1::3, None], (3, 2, k)))
+
+
+def test_broadcast_inner_axis_kernel_cases():
+    a = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(_copy_view(a, (10, 4), (1, 0)), np.repeat(a, 4).reshape(10, 4))
+    np.testing.assert_array_equal(_copy_view(a, (7,), (0,), offset=3), np.full(7, 3.0))
+    np.testing.assert_array_equal(_copy_view(a, (2, 5, 3), (5, 1, 0)),
+                                  np.broadcast_to(a.reshape(2, 5, 1), (2, 5, 3)))
+    # a broadcast inner axis into a strided destination takes the general rows
+    src = buffer_from_ndarray(a)
+    dst = Buffer(24, np.float32, True)
+    KS.copy_strided(src, 0, (4, 3), (1, 0), dst, 0, (6, 2))
+    got = dst.as_ndarray((24,), (1,), 0)
+    want = np.zeros(24, np.float32)
+    want.reshape(4, 6)[:, ::2] = np.arange(4, dtype=np.float32)[:, None]
+    np.testing.assert_array_equal(got, want)

@@ -83,6 +83,18 @@ def expm1_standard(z):
     return out
 
 
+def tanh_standard(z):
+    """np.tanh, except for complex z with an infinite real part and a finite imaginary part y:
+    +-1 with a zero imaginary part of y's sign, as the standard requires (C99 and NumPy give
+    the zero the sign of sin(2y))."""
+    out = np.asarray(np.tanh(z))
+    if out.dtype.kind == "c":
+        big = np.isinf(z.real) & np.isfinite(z.imag)
+        out.real[big] = np.copysign(1.0, z.real[big])
+        out.imag[big] = np.copysign(0.0, z.imag[big])
+    return out
+
+
 # (nx function, NumPy function, defined for complex)
 UNARY = [
     (nx.tan, np.tan, True), (nx.arcsin, np.arcsin, True), (nx.asin, np.arcsin, True),
@@ -92,7 +104,7 @@ UNARY = [
     (nx.arccosh, np.arccosh, True), (nx.acosh, np.arccosh, True),
     (nx.arctanh, np.arctanh, True), (nx.atanh, np.arctanh, True), (nx.log10, np.log10, True),
     (nx.sqrt, np.sqrt, True), (nx.exp, np.exp, True), (nx.log, np.log, True),
-    (nx.sin, np.sin, True), (nx.cos, np.cos, True), (nx.tanh, np.tanh, True),
+    (nx.sin, np.sin, True), (nx.cos, np.cos, True), (nx.tanh, tanh_standard, True),
     (nx.expm1, expm1_standard, True), (nx.log1p, np.log1p, True), (nx.log2, np.log2, True),
     (nx.exp2, np.exp2, True), (nx.abs, np.abs, True), (nx.absolute, np.abs, True),
     (nx.sign, np.sign, True), (nx.rint, np.rint, True), (nx.round, np.round, True),

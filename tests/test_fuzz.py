@@ -5,7 +5,9 @@ faulthandler``), so a segfault or a hang shows up here as a failure that names t
 instead of killing pytest.  Pass criterion, per call: NumPy's (or the reference model's)
 answer, or a Python exception from ``fuzz_driver.ACCEPTED`` with a message.
 
-* ``test_fuzz_short``: a few thousand calls, in the default suite (a few seconds).
+* ``test_fuzz_short``: a few thousand calls, in the default suite (a few seconds);
+  ``test_fuzz_issue_13_targets_short``: 1,500 calls of the five targets of issue 13 (containers
+  of tracers, NumPy on tracers, huge sizes, in-place writes, the Array API functions).
 * ``test_fuzz_long`` (``python -m pytest -m fuzz tests/test_fuzz.py``): 120,000 calls in four
   processes (two at a time).  ``NX_RUNE_FUZZ_CALLS``, ``NX_RUNE_FUZZ_SEED`` and
   ``NX_RUNE_FUZZ_JOBS`` override the size, seed and parallelism; ``NX_RUNE_FUZZ_REPORT`` names a
@@ -100,6 +102,23 @@ def test_fuzz_short():
         assert st["calls"] > 0, name
     assert report["checked"] > calls // 3
     assert sum(report["raised"].values()) > calls // 3
+    # the issue-13 targets checked results (values and derivatives) and saw refusals
+    for name in ISSUE_13_TARGETS:
+        st = report["targets"][name]
+        assert st["checked"] > 10 and sum(st["raised"].values()) > 10, (name, st)
+    assert report["targets"]["NumPy on tracers"]["raised"].get("TracerArrayConversionError")
+    _check(report)
+
+
+ISSUE_13_TARGETS = ("containers of tracers", "NumPy on tracers", "huge sizes", "in-place writes",
+                    "Array API functions")
+
+
+def test_fuzz_issue_13_targets_short():
+    """The five issue-13 targets alone, 1,500 calls (they are a quarter of a mixed run)."""
+    report = run_driver(1500, seed=13, timeout=300,
+                        extra=[a for n in ISSUE_13_TARGETS for a in ("--only", n)])
+    assert set(report["targets"]) == set(ISSUE_13_TARGETS)
     _check(report)
 
 

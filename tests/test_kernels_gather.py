@@ -457,3 +457,72 @@ def test_updates_that_do_not_cast():
 def test_axis_none_needs_1d_indices():
     with pytest.raises(ValueError, match="indices must be 1-D"):
         gather(np.zeros((2, 2)), np.zeros((2, 2), int), None)
+
+
+# ---------------------------------------------------------------------------------------
+# The fast paths: groups of four with one check, next-row prefetch, literal strides
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("m", [1, 3, 4, 5, 8, 9, 1001])
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_first_bad_index_is_reported_wherever_it_falls(m, index_dtype):
+    # a bad index at every position of a row (inside a group of four or in the tail), with
+    # other bad ones after it: the message names the first one in C order
+    rng = np.random.default_rng(m)
+    data = rng.random((3, 10))
+    for pos in range(min(m, 9)):
+        idx = rng.integers(-10, 10, (3, m)).astype(index_dtype)
+        idx[1, pos] = 10 + pos
+        idx[1, pos + 1:] = -11
+        idx[2, :] = 99
+        msg = rf"index {10 + pos} is out of bounds for axis 1 with size 10"
+        with pytest.raises(IndexError, match=msg):
+            gather(data, idx, 1)
+        for mode in MODES:
+            with pytest.raises(IndexError, match=msg):
+                scatter(np.zeros((3, 10)), idx, 1.0, 1, mode)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_gather_rows_with_mixed_signs_and_lengths(dtype, index_dtype):
+    rng = np.random.default_rng(1)
+    for rows, n, m in [(40, 37, 1), (40, 37, 6), (300, 513, 1030), (2, 20000, 4099)]:
+        data = random_values(rng, (rows, n), dtype)
+        idx = rng.integers(-n, n, (rows, m)).astype(index_dtype)
+        idx[::3] %= n                            # some rows all non-negative
+        want = np.take_along_axis(data, idx, 1)
+        np.testing.assert_array_equal(gather(data, idx, 1), want)
+        # the other axis, where the inner loop runs along contiguous columns
+        idx0 = rng.integers(-rows, rows, (min(m, 64), n)).astype(index_dtype)
+        np.testing.assert_array_equal(gather(data, idx0, 0), np.take_along_axis(data, idx0, 0))
+
+
+def test_gather_from_a_broadcast_table_and_repeated_rows():
+    # every row of the indices reads the same source row (the prefetch skips it)
+    table = np.arange(50.0)
+    idx = np.random.default_rng(2).integers(-50, 50, (64, 30))
+    src = np.broadcast_to(table, (64, 50))
+    np.testing.assert_array_equal(gather(src, idx, 1), table[idx % 50])
+    np.testing.assert_array_equal(gather(table[None, :], idx, 1), table[idx % 50])
+
+
+@pytest.mark.parametrize("mode", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_scatter_accumulating_rows_match_numpy(mode, index_dtype):
+    rng = np.random.default_rng(4)
+    for dtype in (np.float64, np.float32, np.int32, np.uint8):
+        t = random_values(rng, (50, 20), dtype, mode)
+        u = random_values(rng, (50, 300), dtype, mode)
+        idx = rng.integers(-20, 20, (50, 300)).astype(index_dtype)
+        want = t.copy()
+        with np.errstate(invalid="ignore"):          # NaN among the float values
+            NUMPY_AT[mode](want, (np.arange(50)[:, None], idx), u)
+        np.testing.assert_array_equal(scatter(t, idx, u, 1, mode), want)
+        # 1-D: every update into one array (the contiguous, zero-stride fast path)
+        t1 = random_values(rng, (20,), dtype, mode)
+        u1, i1 = u.ravel()[:5001], idx.ravel()[:5001]
+        want1 = t1.copy()
+        with np.errstate(invalid="ignore"):
+            NUMPY_AT[mode](want1, i1, u1)
+        np.testing.assert_array_equal(scatter(t1, i1, u1, 0, mode), want1)

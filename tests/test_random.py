@@ -550,3 +550,238 @@ def test_bad_choice_and_permutation():
 def test_bad_threefry_count():
     with pytest.raises(TypeError, match="count must have dtype uint32, got int32"):
         nxr.threefry_2x32(K42, np.arange(3, dtype=np.int32))
+
+
+# --- fused samplers: the values of the NumPy reference chain, bit for bit --------------------
+#
+# The model below is nx_rune.random's NumPy implementation as it was before the samplers were
+# fused into one kernel pass, frozen here: every step rounds as NumPy does (float32 arithmetic
+# in float32, XLA's fused multiply-adds as one rounding, float64 log/log1p from NumPy).  The
+# fused kernels must give its values exactly, for every dtype, shape, key and thread count.
+
+from fractions import Fraction  # noqa: E402
+
+from nx_rune._kernels import threefry as KT  # noqa: E402
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+SQRT2 = math.sqrt(2.0)
+ERFINV32 = [
+    [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+     -0.00125372503, -0.00417768164, 0.246640727, 1.50140941],
+    [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+     -0.0076224613, 0.00943887047, 1.00167406, 2.83297682]]
+
+
+def model_bits(key, n, dtype):
+    k0, k1 = (int(w) for w in (arr(key) if isinstance(key, Tensor) else key))
+    return KT.iota_bits64(k0, k1, n) if dtype == F64 else KT.iota_bits32(k0, k1, n)
+
+
+def model_unit(bits, dtype):
+    nbits, nmant = np.finfo(dtype).bits, np.finfo(dtype).nmant
+    b = (bits >> (nbits - nmant)) | np.array(1.0, dtype).view(bits.dtype)
+    return b.view(dtype) - dtype.type(1)
+
+
+def model_fma(a, b, c, dtype):
+    """a * b + c rounded once: exactly through float64 for float32, through Fractions for
+    float64 (correctly rounded by float(Fraction))."""
+    a, b, c = np.broadcast_arrays(a, b, c)
+    if dtype == F32:
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(F32)
+    def fma(x, y, z):
+        x, y, z = float(x), float(y), float(z)
+        if not all(map(math.isfinite, (x, y, z))):
+            return x * y + z                 # NaN or inf either way
+        return float(Fraction(x) * Fraction(y) + Fraction(z))
+    out = [fma(x, y, z) for x, y, z in zip(a.ravel(), b.ravel(), c.ravel())]
+    return np.array(out, F64).reshape(a.shape)
+
+
+def model_uniform(bits, dtype, lo, hi):
+    f = model_unit(bits, dtype)
+    lo, hi = dtype.type(lo), dtype.type(hi)
+    if lo == 0 and hi == 1 and not np.signbit(lo):
+        return f
+    return np.maximum(lo, model_fma(f, hi - lo, lo, dtype))
+
+
+def model_erfinv32(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = (-np.log1p((x * -x).astype(np.float64))).astype(F32)
+        large = w >= np.float32(5)
+        t = np.where(large, np.sqrt(w) - np.float32(3), w - np.float32(2.5)).astype(np.float64)
+        c = np.array(ERFINV32, F32).astype(np.float64)
+        p = np.where(large, c[1, 0], c[0, 0])
+        for i in range(1, 9):
+            p = (p * t + np.where(large, c[1, i], c[0, i])).astype(F32).astype(np.float64)
+        return np.where(np.abs(x) == 1, x * np.float32(np.inf), p.astype(F32) * x)
+
+
+def model_erfinv64(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(x * -x)
+        mid, high = w >= 6.25, w >= 16
+        root = np.sqrt(w)
+        t = np.where(high, root - 5.0, np.where(mid, root - 3.25, w - 3.125))
+        rows = [np.array(r) for r in (nxr._ERFINV64)]     # the published coefficients
+        table = np.array([[0.0] * (23 - len(r)) + list(r) for r in rows])
+        p = np.where(high, table[2, 0], np.where(mid, table[1, 0], table[0, 0]))
+        for i in range(1, 23):
+            p = p * t
+            p = p + np.where(high, table[2, i], np.where(mid, table[1, i], table[0, i]))
+        return np.where(np.abs(x) == 1, x * np.inf, p * x)
+
+
+def model_normal(bits, dtype):
+    u = model_uniform(bits, dtype, np.nextafter(dtype.type(-1), dtype.type(0)), 1.0)
+    e = model_erfinv32(u) if dtype == F32 else model_erfinv64(u)
+    return (dtype.type(SQRT2) * e).astype(dtype)
+
+
+def model_truncated_normal(bits, dtype, lower, upper):
+    lo, hi = dtype.type(lower), dtype.type(upper)
+    s2 = dtype.type(SQRT2)
+    a = dtype.type(math.erf(float(lo / s2)))
+    b = dtype.type(math.erf(float(hi / s2)))
+    u = model_uniform(bits, dtype, a, b)
+    e = model_erfinv32(u) if dtype == F32 else model_erfinv64(u)
+    out = (s2 * e).astype(dtype)
+    return np.clip(out, np.nextafter(lo, dtype.type(np.inf)),
+                   np.nextafter(hi, dtype.type(-np.inf))).astype(dtype)
+
+
+def model_gumbel(bits, dtype):
+    u = model_uniform(bits, dtype, np.finfo(dtype).tiny, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(u.astype(np.float64)).astype(dtype)
+        return -np.log((-a).astype(np.float64)).astype(dtype)
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return (a.dtype == b.dtype and a.shape == b.shape
+            and np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)))
+
+
+FUSED_KEYS = [nxr.PRNGKey(0), nxr.PRNGKey(42), nxr.PRNGKey(2**31 - 1),
+              np.array([0xDEADBEEF, 0xFFFFFFFF], np.uint32)]
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("shape", [(), (1,), (5,), (1023,), (1025,), (3, 7, 11)])
+def test_fused_samplers_match_the_reference(dtype, shape):
+    n = math.prod(shape)
+    for key in FUSED_KEYS:
+        bits = model_bits(key, n, dtype)
+        cases = {
+            "normal": (nxr.normal(key, shape, dtype), model_normal(bits, dtype)),
+            "gumbel": (nxr.gumbel(key, shape, dtype), model_gumbel(bits, dtype)),
+            "uniform": (nxr.uniform(key, shape, dtype), model_uniform(bits, dtype, 0.0, 1.0)),
+            "uniform(-2, 3)": (nxr.uniform(key, shape, dtype, -2.0, 3.0),
+                               model_uniform(bits, dtype, -2.0, 3.0)),
+            "uniform(5, -1)": (nxr.uniform(key, shape, dtype, 5.0, -1.0),
+                               model_uniform(bits, dtype, 5.0, -1.0)),
+            "uniform(1e-3, 2e30)": (nxr.uniform(key, shape, dtype, 1e-3, 2e30),
+                                    model_uniform(bits, dtype, 1e-3, 2e30)),
+            "truncated_normal(-1, 2)": (nxr.truncated_normal(key, -1.0, 2.0, shape, dtype),
+                                        model_truncated_normal(bits, dtype, -1.0, 2.0)),
+            "truncated_normal(-inf, -3)": (
+                nxr.truncated_normal(key, -np.inf, -3.0, shape, dtype),
+                model_truncated_normal(bits, dtype, -np.inf, -3.0)),
+        }
+        for name, (ours, want) in cases.items():
+            assert same_bits(arr(ours), np.asarray(want).reshape(shape)), f"{name}, key {key}"
+
+
+@pytest.mark.parametrize("lo, hi", [(-0.0, 1.0), (np.inf, 1.0), (0.0, np.nan), (-3e38, 3e38),
+                                    (2.0, 2.0)])
+def test_uniform_parameters_left_to_the_reference(lo, hi):
+    # -0.0, non-finite bounds or spans: the NumPy reference computes these (same values)
+    bits = model_bits(K42, 999, F32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = model_uniform(bits, F32, lo, hi)
+        assert same_bits(arr(nxr.uniform(K42, (999,), np.float32, lo, hi)), want)
+
+
+@pytest.mark.parametrize("lower, upper", [(-0.0, 1.0), (-1e-45, 1.0), (np.nan, 1.0),
+                                          (3.0, -1.0), (2.0, 2.0), (-10.0, -9.0)])
+def test_truncated_normal_edge_bounds(lower, upper):
+    for dtype in (F32, F64):
+        bits = model_bits(K42, 513, dtype)
+        with np.errstate(invalid="ignore"):
+            want = model_truncated_normal(bits, dtype, lower, upper)
+            ours = arr(nxr.truncated_normal(K42, lower, upper, (513,), dtype))
+        assert same_bits(ours, want), (lower, upper, dtype)
+
+
+def test_fused_float32_every_mantissa():
+    # float32 uniforms have 2**23 values: the whole domain of normal, gumbel and uniform
+    bits = np.arange(2**23, dtype=np.uint32) << np.uint32(9)
+    lo = float(np.nextafter(np.float32(-1), np.float32(0)))
+    tiny = float(np.finfo(np.float32).tiny)
+    for op, kw, want in [
+            ("normal", dict(lo=lo, span=2.0), model_normal(bits, F32)),
+            ("gumbel", dict(lo=tiny, span=1.0), model_gumbel(bits, F32)),
+            ("uniform", dict(lo=-2.0, span=5.0), model_uniform(bits, F32, -2.0, 3.0)),
+            ("unit", {}, model_unit(bits, F32))]:
+        out, hard = KT.transform_f32(bits, op, **kw)
+        assert hard is not None and hard.size < 16, op
+        out[hard] = want[hard]             # what nx.random does with them (see next test)
+        assert same_bits(out, want), op
+
+
+def test_fused_truncated_normal_mantissas():
+    bits = (np.arange(0, 2**23, 7, dtype=np.uint32) << np.uint32(9)) | np.uint32(0x1ab)
+    for lower, upper in [(-1.0, 2.0), (-np.inf, 0.5), (-8.0, 8.0)]:
+        want = model_truncated_normal(bits, F32, lower, upper)
+        s2 = np.float32(SQRT2)
+        a = np.float32(math.erf(float(np.float32(lower) / s2)))
+        b = np.float32(math.erf(float(np.float32(upper) / s2)))
+        out, hard = KT.transform_f32(
+            bits, "truncated_normal", lo=float(a), span=float(b - a),
+            clip_lo=float(np.nextafter(np.float32(lower), np.float32(np.inf))),
+            clip_hi=float(np.nextafter(np.float32(upper), np.float32(-np.inf))))
+        out[hard] = want[hard]
+        assert same_bits(out, want), (lower, upper)
+
+
+def test_hard_elements_are_recomputed_by_the_reference(monkeypatch):
+    # Elements the kernel reports (float64 log within a few ulps of a float32 tie) must come
+    # from the NumPy chain: simulate reports, with garbage in those places.
+    real = KT.sample_f32
+    reported = np.array([0, 5, 1000], np.int64)
+
+    def fake(*args, **kwargs):
+        out, _ = real(*args, **kwargs)
+        out[reported] = np.float32(123.0)
+        return out, reported
+    monkeypatch.setattr(nxr._K, "sample_f32", fake)
+    bits = model_bits(K42, 2000, F32)
+    assert same_bits(arr(nxr.normal(K42, (2000,))), model_normal(bits, F32))
+    assert same_bits(arr(nxr.gumbel(K42, (40, 50))), model_gumbel(bits, F32).reshape(40, 50))
+    assert same_bits(arr(nxr.truncated_normal(K42, -1.0, 2.0, (2000,))),
+                     model_truncated_normal(bits, F32, -1.0, 2.0))
+
+    def too_many(*args, **kwargs):
+        out, _ = real(*args, **kwargs)
+        return out * 0, None             # more than the kernel can list: all redone
+    monkeypatch.setattr(nxr._K, "sample_f32", too_many)
+    assert same_bits(arr(nxr.normal(K42, (2000,))), model_normal(bits, F32))
+
+
+def test_fused_samplers_do_not_depend_on_threads():
+    shape = ((1 << 18) + 12345,)            # several spans, ragged end
+    old = KT.get_num_threads()
+    draws = []
+    try:
+        for threads in (1, 3):
+            KT.set_num_threads(threads)
+            draws.append([arr(nxr.normal(K42, shape)), arr(nxr.normal(K42, shape, F64)),
+                          arr(nxr.gumbel(K42, shape)), arr(nxr.uniform(K42, shape, F64, -2, 3)),
+                          arr(nxr.truncated_normal(K42, -1.0, 2.0, shape))])
+    finally:
+        KT.set_num_threads(old)
+    assert all(same_bits(a, b) for a, b in zip(*draws))
+    bits = model_bits(K42, shape[0], F32)
+    assert same_bits(draws[0][0], model_normal(bits, F32))

@@ -1,5 +1,6 @@
 """The Threefry-2x32 kernel: known answers, JAX's array layout, iota counters, errors."""
 import json
+import math
 import pathlib
 
 import numpy as np
@@ -282,3 +283,90 @@ def test_iota_rejects_bad_arguments():
 def test_set_num_threads_rejects_zero():
     with pytest.raises(ValueError, match="n must be >= 1"):
         K.set_num_threads(0)
+
+
+# --- fused sampler kernels ---------------------------------------------------------------------
+# (their values against nx_rune.random's NumPy reference: tests/test_random.py)
+
+def test_sample_f32_unit_is_the_top_23_bits_of_iota_bits32():
+    n = 3000
+    out, hard = K.sample_f32(5, 6, n, "unit")
+    want = (K.iota_bits32(5, 6, n) >> np.uint32(9)).astype(np.float64) / 2**23
+    assert out.dtype == np.float32 and out.shape == (n,) and hard.size == 0
+    assert np.array_equal(out.astype(np.float64), want)
+
+
+def test_transform_f32_of_iota_bits_is_sample_f32():
+    n = 5000
+    bits = K.iota_bits32(7, 8, n)
+    for op, kw in [("unit", {}), ("uniform", dict(lo=-2.0, span=5.0)),
+                   ("normal", dict(lo=-0.99999994, span=2.0)),
+                   ("gumbel", dict(lo=1.1754944e-38, span=1.0)),
+                   ("truncated_normal", dict(lo=-0.5, span=1.2, clip_lo=-1.5, clip_hi=2.5))]:
+        a, ha = K.sample_f32(7, 8, n, op, **kw)
+        b, hb = K.transform_f32(bits, op, **kw)
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32)) and np.array_equal(ha, hb)
+        assert np.all(np.isfinite(a)), op
+        if op == "truncated_normal":
+            assert a.min() >= -1.5 and a.max() <= 2.5
+    # non-contiguous bits are read as values
+    out, _ = K.transform_f32(bits[::2], "unit")
+    assert np.array_equal(out, K.transform_f32(bits[::2].copy(), "unit")[0])
+
+
+def test_uniform_f64_is_the_top_52_bits_and_one_fma():
+    n = 4000
+    f = (K.iota_bits64(1, 2, n) >> np.uint64(12)).astype(np.float64) / 2**52   # exact
+    assert np.array_equal(K.uniform_f64(1, 2, n), f)
+    out, sq = K.uniform_f64(1, 2, n, -2.0, 4.0, True, square=True)
+    assert np.array_equal(out, f * 4.0 - 2.0)       # exact here, so any rounding agrees
+    assert np.array_equal(sq, out * -out)
+
+
+def test_erfinv_f64_in_place_with_and_without_clip():
+    x = np.array([-1.0, -0.999999, -0.5, 0.0, 0.25, 0.9999999999, 1.0])
+    with np.errstate(divide="ignore"):
+        l = np.log1p(x * -x)
+    y = x.copy()
+    K.erfinv_f64(y, l)
+    assert y[0] == -np.inf and y[-1] == np.inf and y[3] == 0.0
+    from scipy import special
+    # Giles' approximation: about 1e-15 in the centre, 1e-12 in the far tails
+    np.testing.assert_allclose(y[2:-2], math.sqrt(2) * special.erfinv(x[2:-2]), rtol=1e-14)
+    np.testing.assert_allclose(y[1:-1], math.sqrt(2) * special.erfinv(x[1:-1]), rtol=1e-11)
+    z = x.copy()
+    K.erfinv_f64(z, l, -1.0, 2.0)
+    assert np.array_equal(z, np.clip(y, -1.0, 2.0))
+    empty = np.empty(0)
+    K.erfinv_f64(empty, empty)
+
+
+def test_fused_kernels_reject_bad_arguments():
+    with pytest.raises(ValueError, match="op must be one of"):
+        K.sample_f32(0, 0, 3, "poisson")
+    with pytest.raises(ValueError, match="op must be one of"):
+        K.transform_f32(u32(1), 3)
+    with pytest.raises(TypeError, match="lo must be a real number"):
+        K.sample_f32(0, 0, 3, "uniform", lo="1")
+    with pytest.raises(TypeError, match="span must be a real number"):
+        K.uniform_f64(0, 0, 3, 0.0, None, True)
+    with pytest.raises(ValueError, match="n must be >= 0"):
+        K.sample_f32(0, 0, -1, "unit")
+    with pytest.raises(ValueError, match="k1 must be in"):
+        K.uniform_f64(0, 2**32, 3)
+    with pytest.raises(TypeError, match="bits must have dtype uint32"):
+        K.transform_f32(np.zeros(3, np.int32), "unit")
+    with pytest.raises(ValueError, match="bits must be 1-D"):
+        K.transform_f32(np.zeros((2, 2), np.uint32), "unit")
+    with pytest.raises(TypeError, match="x must be a 1-D C-contiguous float64"):
+        K.erfinv_f64(np.zeros(4)[::2], np.zeros(2))
+    with pytest.raises(TypeError, match="l must be a 1-D C-contiguous float64"):
+        K.erfinv_f64(np.zeros(2), np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match="x and l must have the same shape"):
+        K.erfinv_f64(np.zeros(2), np.zeros(3))
+    with pytest.raises(TypeError, match="clip_lo and clip_hi must be given together"):
+        K.erfinv_f64(np.zeros(2), np.zeros(2), 1.0)
+    ro = np.zeros(2)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="x must be writeable"):
+        K.erfinv_f64(ro, np.zeros(2))

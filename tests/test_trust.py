@@ -353,3 +353,128 @@ def test_functions_that_copy_in_numpy_copy(make):
     assert not nx.shares_memory(y, x)
     nx.assign(y, nx.zeros_like(y))
     np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))
+
+
+# -- found by the fuzzer's issue-13 targets (tests/fuzz_driver.py) --------------------------------
+
+FILL_CONTAINERS = {
+    "full_list": lambda a: nx.sum(nx.full((2, 3), [a[0], 1.0, a[2] * 2.0]) * a),
+    "full_nested_extra_axis": lambda a: nx.sum(nx.full((), [[a[1] * 3.0]])),
+    "full_like_list": lambda a: nx.sum(nx.full_like(a, [a[2], a[0], 0.5]) * a),
+    "pad_list_fill": lambda a: nx.sum(nx.pad(a, (1, 2), constant_values=[a[0] * a[1]]) ** 2),
+    "pad_nested_fill": lambda a: nx.sum(nx.pad(a, 1, constant_values=((a[2],),)) * 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILL_CONTAINERS))
+def test_fill_containers_holding_tracers_are_differentiable(name):
+    # was: TracerArrayConversionError (the container went to NumPy, which read the values)
+    f = FILL_CONTAINERS[name]
+    x = np.array([0.7, -1.3, 2.1])
+    np.testing.assert_allclose(nx.grad(f)(f64(x)).numpy(), fd_grad(f, x), rtol=1e-6, atol=1e-7)
+
+
+def test_fill_containers_of_tensors_keep_their_values():
+    np.testing.assert_array_equal(nx.full((2,), [nx.asarray(1.5), 2]).numpy(), [1.5, 2.0])
+    np.testing.assert_array_equal(nx.full((), [nx.asarray(2.5)]).numpy(), np.full((), [2.5]))
+    np.testing.assert_array_equal(nx.pad(nx.ones(1), 1, constant_values=[nx.asarray(4.0)]).numpy(),
+                                  [4.0, 1.0, 4.0])
+    with pytest.raises(ValueError, match="constant_values: must be a scalar"):
+        nx.pad(nx.ones(1), 1, constant_values=[nx.asarray(4.0), 5.0])
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp"])
+def test_numpy_function_given_a_tracer_and_a_tensor_names_the_transformation(transform):
+    # was: a plain TypeError "inside a transformation" (Tensor.__array_function__)
+    def f(u):
+        return nx.asarray(np.where(u > 0, u, nx.zeros(2, nx.float64))).sum()
+    x = f64([1.0, -2.0])
+    with pytest.raises(TracerArrayConversionError, match=f"numpy.where got a traced value.*"
+                                                         f"traced by {transform}.*shape \\(2,\\)"):
+        nx.grad(f)(x) if transform == "grad" else nx.jvp(f, (x,), (x,))
+
+
+@pytest.mark.parametrize("start,stop,step", [
+    (2**31, 13835058057429647362, 2**62), (2**63, 2**64, 2**63 - 1),
+    (-2**63, 2**62 + 1, 2**62), (1, 13835058055282163715, 2**62), (2**64 - 1, -1, -2**62),
+    (5, -3, -3), (0, 7, 2)])
+def test_arange_of_huge_integer_spans_has_the_exact_length(start, stop, step):
+    # was: one value short (NumPy computes the length in double precision), silently
+    got = nx.arange(start, stop, step)
+    assert got.tolist() == list(range(start, stop, step))
+
+
+def test_arange_empty_range_with_a_huge_stop():
+    # was: ValueError "Maximum allowed size exceeded" for a range with no values
+    assert nx.arange(2**31 - 1, 2**64 + 2**31, -1).shape == (0,)
+
+
+def test_linspace_takes_python_ints_beyond_int64():
+    # was: UFuncTypeError (NumPy made an object array of them)
+    np.testing.assert_allclose(nx.linspace(0, 10**30, 3).numpy(), [0.0, 5e29, 1e30], rtol=1e-6)
+    np.testing.assert_allclose(nx.linspace(-2**63, 2**64, 2, dtype=nx.float64).numpy(),
+                               [-2.0**63, 2.0**64])
+    with pytest.raises(ValueError, match="stop: .* too large for a float"):
+        nx.linspace(0, 10**400, 3)
+
+
+def test_huge_sizes_name_their_argument():
+    # were: errors naming "pad_width" or "shape" (an inner step), or NumPy's own messages
+    with pytest.raises(ValueError, match="^k: "):
+        nx.diag(nx.ones(2), 2**63)
+    with pytest.raises(ValueError, match="^k: "):
+        nx.diag(nx.ones(2), -2**40)
+    with pytest.raises(ValueError, match="^repetitions: "):
+        nx.tile(nx.ones(2), (2**62, 2**62))
+    with pytest.raises(ValueError, match="^repeats: "):
+        nx.repeat(nx.ones(3), 2**63 - 1)
+    with pytest.raises(ValueError, match="^repeats: "):
+        nx.repeat(nx.zeros(0), 2**63)
+    with pytest.raises(ValueError, match="^repeats: "):        # the int64 sum would wrap
+        nx.repeat(nx.ones(3), [0, 2**63 - 1, 1])
+    with pytest.raises(ValueError, match="^repeats: "):
+        nx.repeat(nx.ones(3), [2**31 - 1, 2**62, 2**32])
+    for shape in [(2**32, 2**64), (0, 2**63 - 1), (0, 10**30)]:
+        with pytest.raises(ValueError, match="^shape "):
+            nx.random.normal(nx.random.key(0), shape)
+    assert nx.random.uniform(nx.random.key(0), (0, 2**40)).shape == (0, 2**40)
+    np.testing.assert_array_equal(nx.diag(nx.ones(2), -3).numpy(), np.diag(np.ones(2), -3))
+
+
+def test_empty_tensors_of_every_dtype_spelling_read_back():
+    # was: KeyError 'Q' (np.asarray([2**63]) makes a uint64 of char 'Q'; a table keyed by
+    # dtype.char knew only 'L'), from any empty view of such a tensor, e.g. x += [2**63]
+    for ch in "qQlLiIhHbB?efdFD":
+        t = nx.asarray(np.empty((3, 0), np.dtype(ch)))
+        for v in (t[1:], nx.broadcast_to(t, (2, 3, 0)), t.T):
+            arr = np.asarray(v)
+            assert arr.size == 0 and arr.dtype == np.dtype(ch), ch
+    y = nx.asarray(np.zeros((3, 0), np.uint32))
+    y += [2**63]
+    assert y.shape == (3, 0) and y.dtype == np.uint32
+
+
+def test_huge_numbers_of_pieces_are_refused_at_once():
+    # was: minutes building tensors (2**31 sections of 6 elements, or of an empty axis), then
+    # a MemoryError without a message
+    x = nx.arange(6.0)
+    with pytest.raises(MemoryError, match="^indices_or_sections: 2147483647 pieces"):
+        nx.array_split(x, 2**31 - 1)
+    with pytest.raises(MemoryError, match="^sections: "):
+        nx.split(x[:0], 2**40)
+    with pytest.raises(MemoryError, match="^axis: "):
+        nx.unstack(nx.zeros((2**40, 0)))
+    assert [p.shape for p in nx.array_split(x, 8)] == [a.shape for a in
+                                                       np.array_split(np.arange(6.0), 8)]
+    assert len(nx.split(x[:0], 1000)) == 1000
+
+
+def test_empty_read_only_array_stays_read_only():
+    # an empty read-only ndarray wrapped by asarray refuses writes like a non-empty one
+    a = np.zeros((0, 1), np.float16)
+    a.flags.writeable = False
+    t = nx.asarray(a)
+    with pytest.raises(ValueError, match="read-only"):
+        t[()] = [1]
+    with pytest.raises(ValueError, match="read-only"):
+        t += 1

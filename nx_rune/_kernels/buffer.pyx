@@ -138,7 +138,8 @@ cdef class Buffer:
         if self.size == 0 or 0 in shape:
             if 0 not in shape:   # elements to read, but no memory: refuse (not _EMPTY's item)
                 raise ValueError(f"shape: {tuple(shape)} has elements but the buffer is empty")
-            return np.ndarray(shape, self.dtype, buffer=_EMPTY[self.dtype.char], strides=byte_strides)
+            return np.ndarray(shape, self.dtype, buffer=_EMPTY[self.dtype.kind, self.dtype.itemsize],
+                              strides=byte_strides)
         # Checked here, exactly: NumPy's own check of a buffer's extent overflows for huge
         # strides (shape (1, 2**32 + 1), strides (1, 2**31) passes it).
         if not _within(self.size, shape, strides, offset):
@@ -148,7 +149,9 @@ cdef class Buffer:
         return arr
 
 
-_EMPTY = {dt.char: np.empty(1, dt) for dt in SUPPORTED_DTYPES}
+# keyed by kind and size, not by dtype.char: NumPy has two chars for some dtypes (uint64 is
+# 'L' and 'Q' on LP64: np.asarray([2**63]) makes a 'Q' one)
+_EMPTY = {(dt.kind, dt.itemsize): np.empty(1, dt) for dt in SUPPORTED_DTYPES}
 
 
 cdef bint _within(Py_ssize_t size, shape, strides, Py_ssize_t offset) except -1:

@@ -51,15 +51,32 @@ cdef inline void _advance(Cursor* c, const Walk* w) noexcept nogil:
         d -= 1
 
 
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
+
+
 cdef inline bint _inner_contiguous(const Walk* w) noexcept nogil:
     cdef int last = w.ndim - 1
     return w.strides[OP_INDEX][last] == 1 and w.strides[OP_DENSE][last] == 1
 
 
 cdef inline Py_ssize_t _wrap(Py_ssize_t k, Py_ssize_t n) noexcept nogil:
-    """k + n for negative k, branch-free (random signs would mispredict a branch half the
-    time).  The caller then checks 0 <= k < n with one unsigned comparison."""
-    return k + (n & -(<Py_ssize_t>(k < 0)))
+    """k + n for negative k.  The caller then checks 0 <= k < n with one unsigned comparison.
+    Written as a select, which GCC makes a conditional move (lea, test, cmov): no branch for
+    random signs to mispredict, and one operation shorter on the way to the address than the
+    masked form k + (n & -(k < 0))."""
+    return k + n if k < 0 else k
+
+
+cdef enum:
+    NEGATIVE_SWITCH = 32    # negative indices a row takes on the side branch, see _accum_row
+
+
+cdef inline bint _any_bad4(Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k2, Py_ssize_t k3,
+                           Py_ssize_t n) noexcept nogil:
+    """Whether any of four wrapped indices is outside [0, n): one branch for four."""
+    return ((<size_t>k0 >= <size_t>n) | (<size_t>k1 >= <size_t>n) | (<size_t>k2 >= <size_t>n)
+            | (<size_t>k3 >= <size_t>n))
 
 
 # Each row kernel is called by its walk with literal unit strides for the index and dense
@@ -70,19 +87,40 @@ cdef inline Py_ssize_t _wrap(Py_ssize_t k, Py_ssize_t n) noexcept nogil:
 cdef inline int _gather_row(const item_t* src, const index_t* idx, item_t* out, Py_ssize_t m,
                             Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si, Py_ssize_t sa,
                             Py_ssize_t sd, int64_t* bad) noexcept nogil:
-    cdef Py_ssize_t j, k
-    for j in range(m):
+    cdef Py_ssize_t j = 0, k, k0, k1, k2, k3
+    # Four at a time with one check (the loop exits at a group with a bad index; the loop
+    # after it reports the first bad one), then the rest one by one.
+    while j + 4 <= m:
+        k0 = _wrap(idx[j * si], n)
+        k1 = _wrap(idx[(j + 1) * si], n)
+        k2 = _wrap(idx[(j + 2) * si], n)
+        k3 = _wrap(idx[(j + 3) * si], n)
+        if _any_bad4(k0, k1, k2, k3, n):
+            break
+        out[j * sd] = src[j * sa + k0 * ax]
+        out[(j + 1) * sd] = src[(j + 1) * sa + k1 * ax]
+        out[(j + 2) * sd] = src[(j + 2) * sa + k2 * ax]
+        out[(j + 3) * sd] = src[(j + 3) * sa + k3 * ax]
+        j += 4
+    while j < m:
         k = _wrap(idx[j * si], n)
         if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
         out[j * sd] = src[j * sa + k * ax]
+        j += 1
     return 0
+
+
+cdef inline void _prefetch_span(const void* p, Py_ssize_t nbytes) noexcept nogil:
+    cdef Py_ssize_t b
+    for b in range(0, nbytes, 64):
+        __builtin_prefetch(<const char*>p + b)
 
 
 cdef int gather_walk(const item_t* src, const index_t* idx, item_t* out,
                      const Walk* w, int64_t* bad) noexcept nogil:
-    cdef Cursor c
+    cdef Cursor c, ahead
     cdef Py_ssize_t r
     cdef int last = w.ndim - 1
     cdef Py_ssize_t m = w.shape[last]
@@ -91,11 +129,27 @@ cdef int gather_walk(const item_t* src, const index_t* idx, item_t* out,
     cdef Py_ssize_t sd = w.strides[OP_DENSE][last]
     cdef bint contiguous = _inner_contiguous(w)
     cdef int err
+    # Rows along a contiguous axis are read in random order: the hardware prefetchers cannot
+    # follow that, so the next row is fetched (in the background) while this one is gathered.
+    cdef bint prefetch = (contiguous and sa == 0 and w.axis_stride == 1 and w.rows > 1
+                          and w.n * <Py_ssize_t>sizeof(item_t) <= 65536)
     memset(&c, 0, sizeof(Cursor))
+    ahead = c
+    if prefetch:
+        _advance(&ahead, w)
     for r in range(w.rows):
-        if contiguous and sa == 0 and w.axis_stride == 1:
+        if prefetch:
+            if ahead.off[OP_ALONG] != c.off[OP_ALONG]:
+                _prefetch_span(src + ahead.off[OP_ALONG], w.n * <Py_ssize_t>sizeof(item_t))
+            _advance(&ahead, w)
             err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
                               m, w.n, 1, 1, 0, 1, bad)
+        elif contiguous and sa == 0 and w.axis_stride == 1:
+            err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
+                              m, w.n, 1, 1, 0, 1, bad)
+        elif contiguous and sa == 1:
+            err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
+                              m, w.n, w.axis_stride, 1, 1, 1, bad)
         elif contiguous:
             err = _gather_row(src + c.off[OP_ALONG], idx + c.off[OP_INDEX], out + c.off[OP_DENSE],
                               m, w.n, w.axis_stride, 1, sa, 1, bad)
@@ -111,13 +165,28 @@ cdef int gather_walk(const item_t* src, const index_t* idx, item_t* out,
 cdef inline int _set_row(item_t* out, const index_t* idx, const item_t* upd, Py_ssize_t m,
                          Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si, Py_ssize_t sa,
                          Py_ssize_t sd, int64_t* bad) noexcept nogil:
-    cdef Py_ssize_t j, k
-    for j in range(m):
+    cdef Py_ssize_t j = 0, k, k0, k1, k2, k3
+    # Four at a time with one check (the loop exits at a group with a bad index; the loop
+    # after it reports the first bad one), then the rest one by one.
+    while j + 4 <= m:
+        k0 = _wrap(idx[j * si], n)
+        k1 = _wrap(idx[(j + 1) * si], n)
+        k2 = _wrap(idx[(j + 2) * si], n)
+        k3 = _wrap(idx[(j + 3) * si], n)
+        if _any_bad4(k0, k1, k2, k3, n):
+            break
+        out[j * sa + k0 * ax] = upd[j * sd]
+        out[(j + 1) * sa + k1 * ax] = upd[(j + 1) * sd]
+        out[(j + 2) * sa + k2 * ax] = upd[(j + 2) * sd]
+        out[(j + 3) * sa + k3 * ax] = upd[(j + 3) * sd]
+        j += 4
+    while j < m:
         k = _wrap(idx[j * si], n)
         if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
         out[j * sa + k * ax] = upd[j * sd]
+        j += 1
     return 0
 
 
@@ -149,21 +218,43 @@ cdef int scatter_set_walk(item_t* out, const index_t* idx, const item_t* upd,
     return 0
 
 
+cdef inline void _accum_one(numeric_t* p, numeric_t u, int mode) noexcept nogil:
+    if mode == MODE_ADD:
+        p[0] = p[0] + u
+    else:
+        p[0] = p[0] * u
+
+
 cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* upd,
                            Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
                            Py_ssize_t sa, Py_ssize_t sd, int mode, int64_t* bad) noexcept nogil:
-    cdef Py_ssize_t j, k
-    cdef numeric_t* p
-    for j in range(m):
+    # One at a time: a read-modify-write may hit the element the one before it wrote, so
+    # grouping them (as gather does) only delays the loads.  The first loop is for
+    # non-negative indices (one comparison each); a negative one takes a side branch, and
+    # after NEGATIVE_SWITCH of them the rest of the row goes to the loop that wraps every
+    # index without a branch (random signs would mispredict the side branch half the time).
+    cdef Py_ssize_t j = 0, k, negatives = 0
+    while j < m:
+        k = idx[j * si]
+        if <size_t>k >= <size_t>n:
+            if k >= 0 or k < -n:
+                bad[0] = k
+                return 1
+            k += n
+            negatives += 1
+            if negatives > NEGATIVE_SWITCH:
+                _accum_one(out + j * sa + k * ax, upd[j * sd], mode)
+                j += 1
+                break
+        _accum_one(out + j * sa + k * ax, upd[j * sd], mode)
+        j += 1
+    while j < m:
         k = _wrap(idx[j * si], n)
         if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
-        p = out + j * sa + k * ax
-        if mode == MODE_ADD:
-            p[0] = p[0] + upd[j * sd]
-        else:
-            p[0] = p[0] * upd[j * sd]
+        _accum_one(out + j * sa + k * ax, upd[j * sd], mode)
+        j += 1
     return 0
 
 
@@ -172,6 +263,14 @@ cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const nu
                                     Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
                                     int64_t* bad) noexcept nogil:
     # Literal modes and strides so that each call site is compiled to its own tight loop.
+    if contiguous and sa == 0 and ax == 1:
+        if mode == MODE_ADD:
+            return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_ADD, bad)
+        return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MUL, bad)
+    if contiguous and sa == 1:
+        if mode == MODE_ADD:
+            return _accum_row(out, idx, upd, m, n, ax, 1, 1, 1, MODE_ADD, bad)
+        return _accum_row(out, idx, upd, m, n, ax, 1, 1, 1, MODE_MUL, bad)
     if contiguous:
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_ADD, bad)
@@ -205,28 +304,48 @@ cdef inline bint _isnan(real_t x) noexcept nogil:
         return False
 
 
+cdef inline void _order_one(real_t* p, real_t u, int mode) noexcept nogil:
+    cdef real_t cur = p[0]
+    cdef bint keep
+    # np.maximum / np.minimum exactly: a NaN on either side wins, and ties keep the update.
+    if mode == MODE_MAX:
+        keep = cur > u or _isnan(cur)
+    else:
+        keep = cur < u or _isnan(cur)
+    if not keep:
+        p[0] = u
+
+
 cdef inline int _order_row(real_t* out, const index_t* idx, const real_t* upd,
                            Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
                            Py_ssize_t sa, Py_ssize_t sd, int mode, int64_t* bad) noexcept nogil:
-    cdef Py_ssize_t j, k
-    cdef real_t* p
-    cdef real_t cur, u
-    cdef bint keep
-    for j in range(m):
+    # One at a time: a read-modify-write may hit the element the one before it wrote, so
+    # grouping them (as gather does) only delays the loads.  The first loop is for
+    # non-negative indices (one comparison each); a negative one takes a side branch, and
+    # after NEGATIVE_SWITCH of them the rest of the row goes to the loop that wraps every
+    # index without a branch (random signs would mispredict the side branch half the time).
+    cdef Py_ssize_t j = 0, k, negatives = 0
+    while j < m:
+        k = idx[j * si]
+        if <size_t>k >= <size_t>n:
+            if k >= 0 or k < -n:
+                bad[0] = k
+                return 1
+            k += n
+            negatives += 1
+            if negatives > NEGATIVE_SWITCH:
+                _order_one(out + j * sa + k * ax, upd[j * sd], mode)
+                j += 1
+                break
+        _order_one(out + j * sa + k * ax, upd[j * sd], mode)
+        j += 1
+    while j < m:
         k = _wrap(idx[j * si], n)
         if <size_t>k >= <size_t>n:
             bad[0] = idx[j * si]
             return 1
-        p = out + j * sa + k * ax
-        cur = p[0]
-        u = upd[j * sd]
-        # np.maximum / np.minimum exactly: a NaN on either side wins, and ties keep the update.
-        if mode == MODE_MAX:
-            keep = cur > u or _isnan(cur)
-        else:
-            keep = cur < u or _isnan(cur)
-        if not keep:
-            p[0] = u
+        _order_one(out + j * sa + k * ax, upd[j * sd], mode)
+        j += 1
     return 0
 
 
@@ -234,6 +353,10 @@ cdef inline int _order_row_dispatch(real_t* out, const index_t* idx, const real_
                                     Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
                                     Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
                                     int64_t* bad) noexcept nogil:
+    if contiguous and sa == 0 and ax == 1:
+        if mode == MODE_MAX:
+            return _order_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MAX, bad)
+        return _order_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MIN, bad)
     if contiguous:
         if mode == MODE_MAX:
             return _order_row(out, idx, upd, m, n, ax, 1, sa, 1, MODE_MAX, bad)

@@ -23,6 +23,7 @@ from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend import reductions
 from nx_rune.frontend._core import (as_inexact, astype, broadcast_shapes, broadcast_to, operand,
                                     promote)
+from nx_rune.frontend._core import normalize_shape
 from nx_rune.frontend.elementwise import (add, clip, divide, equal, greater, isnan, less,
                                           less_equal, logical_and, multiply, not_equal,
                                           subtract, where)
@@ -30,6 +31,7 @@ from nx_rune.frontend.indexing import concrete_value, take
 from nx_rune.frontend.movement import (concatenate, copy, flip, index_bounds, reshape,
                                        sections_count, shrink, shares_memory, split_at,
                                        swapaxes, transpose)
+from nx_rune.frontend.movement import check_pieces
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
@@ -105,6 +107,7 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
     x = operand(x)
     ax = normalize_axis(axis, x.ndim)
     rest = x.shape[:ax] + x.shape[ax + 1:]
+    check_pieces(x.shape[ax], "axis")
     out = []
     for i in range(x.shape[ax]):
         lim = [(0, d) for d in x.shape]
@@ -128,6 +131,7 @@ def tile(x: ArrayLike, repetitions: int | Sequence[int], /) -> Array:
     nd = builtins.max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x.shape
+    normalize_shape(tuple(d for r, n in zip(reps, shape) for d in (r, n)), "repetitions")
     inner = reshape(x, tuple(d for n in shape for d in (1, n)))
     wide = broadcast_to(inner, tuple(d for r, n in zip(reps, shape) for d in (r, n)))
     return _fresh(reshape(wide, tuple(r * n for r, n in zip(reps, shape))), x)
@@ -155,12 +159,18 @@ def repeat(x: ArrayLike, repeats: int | ArrayLike, /, axis: int | None = None) -
         r = int(counts.reshape(()))
         if r < 0:
             raise ValueError(f"repeats: must be non-negative, got {r}")
+        normalize_shape(x.shape[:ax + 1] + (r,) + x.shape[ax + 1:], "repeats")
         return _repeat_one_count(x, r, ax)
     if counts.shape != (n,):
         raise ValueError(f"repeats: shape {counts.shape} does not fit axis {ax} of size {n} "
                          f"(expected (1,) or ({n},))")
     if (counts < 0).any():
         raise ValueError("repeats: counts must be non-negative")
+    # the total in Python ints: NumPy's int64 sum would wrap around
+    total = builtins.sum(int(c) for c in counts)
+    normalize_shape(x.shape[:ax] + (total,) + x.shape[ax + 1:], "repeats")
+    if total * 8 > 2**63 - 1:
+        raise ValueError(f"repeats: {total} repetitions in all are too many to address")
     idx = np.repeat(np.arange(n, dtype=np.int64 if n > 2**31 - 1 else np.int32), counts)
     return take(x, Tensor._wrap(idx), axis=ax)
 
@@ -394,6 +404,7 @@ def array_split(ary: ArrayLike, indices_or_sections: int | Sequence[int],
         return split_at(x, index_bounds(indices_or_sections, n, "indices_or_sections"), ax)
     if k <= 0:
         raise ValueError(f"indices_or_sections: the number of sections must be > 0, got {k}")
+    check_pieces(k, "indices_or_sections")
     size, extra = divmod(n, k)
     bounds = [0]
     for i in range(k):

@@ -214,9 +214,16 @@ def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None, *,
     shape = normalize_shape(shape)
     dt = _fill_dtype(fill_value) if dtype is None else _dtype_or(dtype, None)
     _sized(shape, dt)
+    if isinstance(fill_value, (list, tuple)) and _core._holds_arrays(fill_value):
+        # a container of tensors or traced values: stacked by nx (NumPy would read the values
+        # of traced elements, and their derivatives would be lost)
+        fill_value = _core.asarray(fill_value)
     if isinstance(fill_value, ArrayBase):
         # a tensor or a traced value: broadcast it (differentiable in fill_value), then copy
-        # so that the result owns its memory, as np.full's does
+        # so that the result owns its memory, as np.full's does; leading size-1 axes beyond
+        # shape's go, as NumPy's copy into the result drops them
+        while fill_value.ndim > len(shape) and fill_value.shape[0] == 1:
+            fill_value = reshape(fill_value, fill_value.shape[1:])
         return copy_tensor(broadcast_to(_core.astype(fill_value, dt), shape))
     return Tensor._wrap(np.full(shape, np.asarray(fill_value), dtype=dt))
 
@@ -314,7 +321,7 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
             n = len(range(start, stop, step))
             last = start + (n - 1) * step if n else start
             dt = _int_dtype_for(builtins.min(start, last), builtins.max(start, last))
-            return Tensor._wrap(np.arange(start, stop, step, dtype=dt))
+            return Tensor._wrap(_int_range(start, step, n, dt))
         dt = dtypes.default_float()
     else:
         dt = _dtype_or(dtype, None)
@@ -331,11 +338,35 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
             if not lo <= v <= hi:
                 raise ValueError(f"{name}: the range ({start}, {stop}, {step}) has the value "
                                  f"{v}, which does not fit dtype {dt}")
+        if dt.kind in "iu":
+            return Tensor._wrap(_int_range(start, step, n, dt))
     try:
         return Tensor._wrap(np.arange(start, stop, step, dtype=dt))
     except OverflowError:
         raise ValueError(f"start, stop, step: ({start}, {stop}, {step}) do not fit dtype "
                          f"{dt}") from None
+
+
+def _py_int_as_float(v, name):
+    """A Python int as a float (the values are computed in floating point anyway; NumPy
+    would make an object array of one beyond int64 and fail)."""
+    if isinstance(v, int):
+        try:
+            return float(v)
+        except OverflowError:
+            raise ValueError(f"{name}: {v} is too large for a float") from None
+    return v
+
+
+def _int_range(start, step, n, dt):
+    """``start + k * step`` for k in [0, n), in the integer dtype ``dt`` that holds them all.
+    NumPy's arange computes its length in double precision (a value short or extra for spans
+    near 2**63): here the count is exact, and the values are computed modulo 2**64 (exact,
+    as each one fits dt)."""
+    k = np.arange(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        vals = k * np.uint64(step % 2**64) + np.uint64(start % 2**64)
+    return vals if dt == np.uint64 else vals.view(np.int64).astype(dt)
 
 
 def linspace(start: int | float | complex, stop: int | float | complex, num: int = 50,
@@ -352,6 +383,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
         raise TypeError(f"endpoint: expected True or False, got {endpoint!r}")
     start = start.item() if isinstance(start, ArrayBase) and start.ndim == 0 else start
     stop = stop.item() if isinstance(stop, ArrayBase) and stop.ndim == 0 else stop
+    start, stop = _py_int_as_float(start, "start"), _py_int_as_float(stop, "stop")
     is_complex = np.iscomplexobj(start) or np.iscomplexobj(stop)
     if dtype is None:
         dt = dtypes.default_complex() if is_complex else dtypes.default_float()
@@ -476,6 +508,7 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
     k = _offset(k)
     if v.ndim == 1:
         size = v.shape[0] + builtins.abs(k)
+        _sized((size, size), v.dtype, "k")
         padded = pad(v, (0, builtins.abs(k)))
         grid = broadcast_to(reshape(padded, (size, 1) if k >= 0 else (1, size)), (size, size))
         mask = _core.asarray(np.eye(size, k=k, dtype=bool))

@@ -189,8 +189,9 @@ def tan(x: ArrayLike) -> Array:
 
 
 def tanh(x: ArrayLike) -> Array:
-    """Hyperbolic tangent, same shape; float dtype."""
-    r = fast_unary(x, np.tanh)
+    """Hyperbolic tangent, same shape; float or complex dtype (complex: tanh(±inf + iy) is
+    ±1 with a zero imaginary part of y's sign, as the Array API specifies)."""
+    r = fast_unary(x, np.tanh, b"f")
     return bind(P.tanh_p, as_inexact(x)) if r is None else r
 
 

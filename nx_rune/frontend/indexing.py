@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -220,7 +220,9 @@ def advanced_getitem(x, index):
                                  "entries fixes the result's shape); it is a traced value here")
             shape = x.shape[x_axis:x_axis + mask.ndim]
             for j, (m, n) in enumerate(zip(mask.shape, shape)):
-                if m != n:
+                # NumPy (and the Array API suite) let a length-0 mask axis stand for any length:
+                # it selects nothing either way
+                if m != n and m != 0:
                     raise IndexError(f"index: bool mask of shape {mask.shape} does not match "
                                      f"axis {x_axis + j} of size {n} (tensor shape {x.shape})")
             for arr in np.nonzero(mask):
@@ -583,11 +585,12 @@ def _along_checks(fn, arr, idx, axis):
     return arr, axis, flat
 
 
-def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int) -> Array:
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Optional[int] = -1) -> Array:
     """``np.take_along_axis``: ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]``.
 
     arr: (..., n, ...); indices: integers of arr's rank (negative count from the end), which
-    broadcast against arr outside ``axis``; axis: int or None (arr flattened, indices 1-D).
+    broadcast against arr outside ``axis``; axis: int (default -1, the Array API's default) or
+    None (arr flattened, indices 1-D).
     Returns arr's dtype and the broadcast shape with ``indices.shape[axis]`` along ``axis``.
     IndexError for an index outside [-n, n); TypeError for non-integer indices.
     """

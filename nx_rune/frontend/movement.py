@@ -15,6 +15,7 @@ from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend._core import (astype, broadcast_to, const, normalize_shape, operand, promote,
                                     reduction_axes)
+from nx_rune.frontend._core import _holds_arrays
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, Axis, ShapeLike
@@ -171,6 +172,8 @@ def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
     x = operand(x)
     cfg = _pad_config(pad_width, x.ndim)
     normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)), "pad_width")
+    if isinstance(constant_values, (list, tuple)) and _holds_arrays(constant_values):
+        constant_values = operand(constant_values)    # stacked by nx: traced elements stay traced
     if constant_values is None or isinstance(constant_values, str):
         raise TypeError(f"constant_values: expected a number, got {constant_values!r}")
     if np.size(constant_values) != 1:
@@ -313,7 +316,20 @@ def split(x: ArrayLike, sections: int | Sequence[int], axis: int = 0) -> list[Ar
         return split_at(x, index_bounds(sections, n, "sections"), ax)
     if k <= 0 or n % k:
         raise ValueError(f"sections: {k} does not divide axis {ax} of size {n}")
+    check_pieces(k, "sections")
     return split_at(x, [i * (n // k) for i in range(k + 1)], ax)
+
+
+MAX_PIECES = 1 << 26
+
+
+def check_pieces(k, name):
+    """MemoryError naming ``name`` when a call would return ``k`` tensors, more than memory
+    can hold (each one is an object: 2**26 of them take gigabytes), instead of building them
+    for minutes before running out (split of an empty axis into 2**40 sections)."""
+    if k > MAX_PIECES:
+        raise MemoryError(f"{name}: {k} pieces are too many tensors to return (at most "
+                          f"{MAX_PIECES})")
 
 
 def sections_count(sections, name):
