@@ -240,9 +240,40 @@ def _cast(x, *, dtype):
 
 
 # -- movement (metadata only) ----------------------------------------------------------------
+# A Tensor over an unpadded view has an ndarray of its values (``_plain``): there the movement is
+# NumPy's view of it (an ndarray slice, transpose or reshape costs well under a microsecond), the
+# same elements and memory as the View algebra gives, without deriving the Buffer and View of a
+# Tensor that wraps a NumPy result.  Padded views take the View algebra.
+
+def _plain(x):
+    """x's values as an ndarray when its view is not padded, else None."""
+    arr = x._arr
+    if arr is None and x._view.mask is None:
+        arr = x._np()
+    return arr
+
+
+def _int_tuple(values):
+    """True when ``values`` is a tuple of Python ints (what the front end binds)."""
+    if type(values) is not tuple:
+        return False
+    for v in values:
+        if type(v) is not int:
+            return False
+    return True
+
 
 @_impl("reshape")
 def _reshape(x, *, shape):
+    arr = _plain(x)
+    if arr is not None and _int_tuple(shape):
+        try:
+            r = arr.reshape(shape, copy=False)
+        except ValueError:   # a copy is needed, or a bad shape: the View algebra decides
+            pass
+        else:
+            if r.shape == shape:   # (NumPy would also resolve a -1, which is refused here)
+                return _wrap(r)
     view = x.view.reshape(shape)
     if view is None:
         x = _copy(x)
@@ -252,11 +283,36 @@ def _reshape(x, *, shape):
 
 @_impl("expand")
 def _expand(x, *, shape):
+    arr = _plain(x)
+    if arr is not None and arr.size and arr.flags.c_contiguous and _int_tuple(shape):
+        lead = len(shape) - arr.ndim
+        strides = [0] * lead if lead >= 0 else None
+        for n in shape[:lead]:
+            if n < 0:
+                strides = None
+        if strides is not None:
+            for i, (n, s) in enumerate(zip(arr.shape, arr.strides)):
+                new = shape[lead + i]
+                if new == n:
+                    strides.append(s)
+                elif n == 1 and new >= 0:
+                    strides.append(0)
+                else:   # not a broadcast: the View algebra raises
+                    strides = None
+                    break
+        if strides is not None:
+            out = np.ndarray(shape, arr.dtype, buffer=arr, strides=tuple(strides))
+            out.flags.writeable = False   # elements share memory, as NumPy's broadcast_to
+            return _wrap(out)
     return _on_view(x, x.view.expand(shape))
 
 
 @_impl("permute")
 def _permute(x, *, axes):
+    arr = _plain(x)
+    if arr is not None and _int_tuple(axes) and len(axes) == arr.ndim \
+            and sorted(axes) == list(range(arr.ndim)):
+        return _wrap(arr.transpose(axes))
     return _on_view(x, x.view.permute(axes))
 
 
@@ -272,11 +328,31 @@ def _pad(x, *, config, fill):
 
 @_impl("shrink")
 def _shrink(x, *, limits):
+    arr = _plain(x)
+    if arr is not None and type(limits) is tuple and len(limits) == arr.ndim:
+        index = []
+        for lim, n in zip(limits, arr.shape):
+            if type(lim) is not tuple or len(lim) != 2:
+                break
+            a, b = lim
+            if type(a) is not int or type(b) is not int or not 0 <= a <= b <= n:
+                break
+            index.append(slice(a, b))
+        else:
+            return _wrap(arr[tuple(index)])
     return _on_view(x, x.view.shrink(limits))
+
+
+_REVERSED = slice(None, None, -1)
+_ALL = slice(None)
 
 
 @_impl("flip")
 def _flip(x, *, axes):
+    arr = _plain(x)
+    if arr is not None and _int_tuple(axes) and all(0 <= a < arr.ndim for a in axes):
+        nd = arr.ndim
+        return _wrap(arr[tuple(_REVERSED if i in axes else _ALL for i in range(nd))])
     return _on_view(x, x.view.flip(axes))
 
 
