@@ -13,6 +13,7 @@ Parameters of each primitive (positional operands; keyword parameters):
   unary(x)  binary(a, b)  where(cond, x, y)  cast(x, dtype)
   reshape(x, shape)  expand(x, shape)  permute(x, axes)  pad(x, config, fill)
   shrink(x, limits)  flip(x, axes)  as_strided(x, shape, strides, offset)  cat(*xs, axis)
+  roll(x, shift, axis)
   reduce_sum/reduce_max/reduce_prod(x, axes, keepdims)  argmax(x, axis, keepdims)
   associative_scan(x, axis, op)  with op in {"sum", "prod", "max", "min"}
   gather(data, indices, axis)  scatter(template, indices, updates, axis, mode)
@@ -364,6 +365,21 @@ def _as_strided(x, *, shape, strides, offset):
     x = _contiguous(x)
     v = View.as_strided(shape, strides, offset, x.size)
     return _on_view(x, View(v.shape, v.strides, v.offset + x.view.offset))
+
+
+@_impl("roll")
+def _roll(x, *, shift, axis):
+    """x's elements moved ``shift`` places along ``axis`` (an int of any sign, taken modulo the
+    axis length; those pushed past the end come back at the start): a new C-ordered tensor."""
+    a = x._np()
+    n = a.shape[axis]
+    s = shift % n if n else 0
+    if not s:
+        return _out(a.copy())
+    head = [slice(None)] * a.ndim
+    tail = list(head)
+    head[axis], tail[axis] = slice(n - s, None), slice(0, n - s)
+    return _out(np.concatenate((a[tuple(head)], a[tuple(tail)]), axis=axis))
 
 
 @_impl("cat")

@@ -143,3 +143,8 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
  svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
     ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
      "svdvals", "qr", "pinv", "lstsq"]).values()
+
+
+# WP-programs: roll along one axis (one primitive, whose transpose is the opposite roll, where a
+# composition of two shrinks and a cat costs five binds and two padded cotangents backward)
+(roll_p,) = _declare(["roll"]).values()

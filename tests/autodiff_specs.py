@@ -133,6 +133,11 @@ def _cat(rng, case):
     return (lambda *xs: bind(P.cat_p, *xs, axis=axis)), [anyv(rng, s) for s in shapes]
 
 
+def _roll(rng, case):
+    shape, shift, axis = case
+    return (lambda x: bind(P.roll_p, x, shift=shift, axis=axis)), [anyv(rng, shape)]
+
+
 def _reduce(prim, dom):
     def make(rng, case):
         shape, axes, keepdims = case
@@ -246,6 +251,7 @@ SPECS = [
          [((6,), (4, 3), (1, 1), 0, False), ((3, 4), (2, 2), (4, 2), 1, False),
           ((2, 3), (3, 2), (2, 1), 0, True), ((5,), (3,), (0,), 2, False)]),
     Spec("cat", P.cat_p, _cat, [([(2, 3), (2, 1), (2, 2)], 1), ([(1, 2), (3, 2)], 0)]),
+    Spec("roll", P.roll_p, _roll, [((2, 5), 2, 1), ((4, 3), -1, 0), ((3, 2, 4), 7, 2)]),
     Spec("reduce_sum", P.reduce_sum_p, _reduce(P.reduce_sum_p, anyv),
          [((2, 3, 4), (0, 2), False), ((2, 3, 4), (1,), True), ((3,), (0,), False)]),
     Spec("reduce_max", P.reduce_max_p, _reduce(P.reduce_max_p, distinct),

@@ -352,6 +352,14 @@ BATCH_RULES[P.as_strided_p] = _batch_as_strided
 BATCH_RULES[P.cat_p] = _batch_cat
 
 
+def _batch_roll(size, args, dims, *, shift, axis):
+    x, d = args[0], dims[0]
+    return bind(P.roll_p, x, shift=shift, axis=_full_axis(_norm(axis, x.ndim - 1), d)), d
+
+
+BATCH_RULES[P.roll_p] = _batch_roll
+
+
 # -- reductions and scans ---------------------------------------------------------------------------
 
 for _p in (P.reduce_sum_p, P.reduce_max_p, P.reduce_prod_p):

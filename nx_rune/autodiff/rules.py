@@ -559,6 +559,9 @@ def _jvp_cat(tangents, ans, args, params):
 
 _register(P.cat_p, _vjp_cat, _jvp_cat)
 
+# roll is a permutation: its transpose rolls the other way
+deflinear(P.roll_p, lambda g, ans, x, shift, axis: bind(P.roll_p, g, shift=-shift, axis=axis))
+
 
 # -- reductions ----------------------------------------------------------------------------------
 
