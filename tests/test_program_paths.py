@@ -1,0 +1,94 @@
+"""Paths the ported research programs (benchmarks/programs) made faster: logsumexp and
+softmax shift by their maximum as a constant (their values and derivatives do not depend on the
+shift), nx.roll is one primitive.  Values against NumPy, derivatives against closed forms."""
+import numpy as np
+import pytest
+
+import nx_rune as nx
+
+
+def _softmax(a, axis):
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("axis", [0, 1, (0, 1)])
+def test_logsumexp_gradient_is_softmax(axis):
+    a = np.random.default_rng(0).normal(size=(3, 4)) * 30.0
+    g = nx.grad(lambda x: nx.sum(nx.logsumexp(x, axis=axis)))(nx.asarray(a))
+    np.testing.assert_allclose(np.asarray(g), _softmax(a, axis), rtol=1e-13, atol=1e-300)
+
+
+def test_logsumexp_hessian_and_jvp():
+    a = np.array([0.3, -1.2, 2.0, 0.7])
+    p = _softmax(a, 0)
+    h = nx.hessian(nx.logsumexp)(nx.asarray(a))
+    np.testing.assert_allclose(np.asarray(h), np.diag(p) - np.outer(p, p), atol=1e-15)
+    v = np.array([1.0, -2.0, 0.5, 3.0])
+    val, tan = nx.jvp(nx.logsumexp, (nx.asarray(a),), (nx.asarray(v),))
+    np.testing.assert_allclose(float(val), np.log(np.exp(a).sum()), rtol=1e-15)
+    np.testing.assert_allclose(float(tan), p @ v, rtol=1e-14)
+
+
+def test_logsumexp_under_vmap_of_grad_matches_rows():
+    a = np.random.default_rng(1).normal(size=(5, 3))
+    g = nx.vmap(nx.grad(nx.logsumexp))(nx.asarray(a))
+    np.testing.assert_allclose(np.asarray(g), _softmax(a, 1), rtol=1e-14)
+    out = nx.vmap(lambda r: nx.logsumexp(r, keepdims=True))(nx.asarray(a))
+    np.testing.assert_allclose(np.asarray(out), np.log(np.exp(a).sum(1, keepdims=True)),
+                               rtol=1e-15)
+
+
+def test_logsumexp_non_finite_rows():
+    a = np.array([[-np.inf, -np.inf], [np.inf, 1.0], [-np.inf, 0.0], [np.nan, 1.0]])
+    out = np.asarray(nx.logsumexp(nx.asarray(a), axis=1))
+    np.testing.assert_array_equal(out, [-np.inf, np.inf, 0.0, np.nan])
+    g = np.asarray(nx.grad(lambda x: nx.logsumexp(x[2]))(nx.asarray(a)))
+    np.testing.assert_array_equal(g[2], [0.0, 1.0])     # exp(-inf) weighs nothing
+
+
+def test_logsumexp_of_complex_still_raises():
+    with pytest.raises(TypeError, match="complex"):
+        nx.logsumexp(nx.asarray(np.array([1 + 1j, 2.0])))
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_values_and_vjp(log):
+    fn = (lambda x: nx.log_softmax(x, axis=1)) if log else (lambda x: nx.softmax(x, axis=1))
+    if log:   # (x - max) - log(sum(exp(x - max))): log(softmax) would lose the small ones
+        ref = lambda a: (a - a.max(1, keepdims=True)) - np.log(  # noqa: E731
+            np.exp(a - a.max(1, keepdims=True)).sum(1, keepdims=True))
+    else:
+        ref = lambda a: _softmax(a, 1)  # noqa: E731
+    a = np.random.default_rng(2).normal(size=(2, 5)) * 10.0
+    np.testing.assert_allclose(np.asarray(fn(nx.asarray(a))), ref(a), rtol=1e-13)
+    # d/dx sum(w * log_softmax(x)) = w - p * sum(w); of softmax: p * (w - sum(w * p))
+    w = np.random.default_rng(3).normal(size=(2, 5))
+    g = np.asarray(nx.grad(lambda x: nx.sum(nx.asarray(w) * fn(x)))(nx.asarray(a)))
+    p = _softmax(a, 1)
+    if log:
+        want = w - p * w.sum(1, keepdims=True)
+    else:
+        want = p * (w - (w * p).sum(1, keepdims=True))
+    np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
+
+
+def test_softmax_row_with_inf_is_nan_as_jax():
+    out = np.asarray(nx.softmax(nx.asarray(np.array([[np.inf, 1.0], [1.0, 2.0]])), axis=1))
+    assert np.isnan(out[0]).all() and np.isfinite(out[1]).all()
+
+
+@pytest.mark.parametrize("shift, axis", [(3, 1), (-2, 0), ((1, 2), (0, 1)), (7, None)])
+def test_roll_values_gradient_and_vmap(shift, axis):
+    a = np.arange(20.0).reshape(4, 5) * 0.1
+    w = np.random.default_rng(4).normal(size=(4, 5))
+    np.testing.assert_array_equal(np.asarray(nx.roll(nx.asarray(a), shift, axis)),
+                                  np.roll(a, shift, axis))
+    # sum(w * roll(x)) = sum(roll(w, -shift) * x)
+    g = nx.grad(lambda x: nx.sum(nx.asarray(w) * nx.roll(x, shift, axis)))(nx.asarray(a))
+    neg = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+    np.testing.assert_allclose(np.asarray(g), np.roll(w, neg, axis), rtol=1e-15)
+    if axis is not None and not isinstance(axis, tuple):
+        b = np.stack([a, 2 * a])
+        out = nx.vmap(lambda x: nx.roll(x, shift, axis))(nx.asarray(b))
+        np.testing.assert_array_equal(np.asarray(out), np.roll(b, shift, axis + 1))
