@@ -92,3 +92,31 @@ def test_roll_values_gradient_and_vmap(shift, axis):
         b = np.stack([a, 2 * a])
         out = nx.vmap(lambda x: nx.roll(x, shift, axis))(nx.asarray(b))
         np.testing.assert_array_equal(np.asarray(out), np.roll(b, shift, axis + 1))
+
+
+@pytest.mark.parametrize("e", [2, 2.0, 1, 3, 0.5, -1.5, 0])
+def test_power_by_a_constant_first_and_second_derivatives(e):
+    a = np.array([0.5, 1.5, 2.0, 3.0])
+    f = lambda x: nx.sum(x ** e)  # noqa: E731
+    g = nx.grad(f)(nx.asarray(a))
+    np.testing.assert_allclose(np.asarray(g), e * a ** (e - 1) if e else 0.0, rtol=1e-14)
+    h = nx.hessian(f)(nx.asarray(a))
+    np.testing.assert_allclose(np.asarray(h), np.diag(e * (e - 1) * a ** (e - 2.0)),
+                               rtol=1e-13, atol=1e-300)
+    _, t = nx.jvp(f, (nx.asarray(a),), (nx.asarray(np.ones(4)),))
+    np.testing.assert_allclose(float(t), np.sum(e * a ** (e - 1)) if e else 0.0, rtol=1e-14)
+
+
+def test_power_constant_exponent_at_zero_and_complex():
+    g = nx.grad(lambda x: nx.sum(x ** 2 + x ** 1 + x ** 0))(nx.asarray(np.array([0.0, -1.0])))
+    np.testing.assert_array_equal(np.asarray(g), [1.0, -1.0])
+    z = np.array([1.0 + 2.0j, -0.5j])
+    _, t = nx.jvp(lambda x: x ** 2, (nx.asarray(z),), (nx.asarray(np.ones(2, complex)),))
+    np.testing.assert_allclose(np.asarray(t), 2 * z, rtol=1e-15)
+
+
+def test_power_with_an_array_exponent_keeps_both_derivatives():
+    a, b = np.array([0.5, 2.0]), np.array([2.0, 3.0])
+    ga, gb = nx.grad(lambda x, y: nx.sum(x ** y), argnums=(0, 1))(nx.asarray(a), nx.asarray(b))
+    np.testing.assert_allclose(np.asarray(ga), b * a ** (b - 1), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(gb), a ** b * np.log(a), rtol=1e-14)

@@ -381,6 +381,17 @@ def _jvp_fdiv(tangents, ans, args, params):
 def _pow_dbase(ans, a, b):
     """d a**b / da = b * a**(b-1), with 0 (not 0 * inf) where a == b == 0."""
     av, bv = _val(a), _val(b)
+    if bv.size and not any(bv.strides) and isinstance(b, Tensor):
+        # one constant exponent (x ** 2 binds a stride-0 one): keep a**(b-1) on NumPy's fast
+        # scalar-exponent loop (a full array of exponents takes libm's pow, ~50x slower), and
+        # b = 2 or 1 need no power at all
+        e = bv.flat[0].item()
+        if e == 2:
+            return _mul(b, a)
+        if e == 1:
+            return b
+        if e != 0:
+            return _mul(b, bind(P.pow_p, a, _c(e - 1, a)))
     sing = (av == 0) & (bv == 0)
     if sing.any():
         a = bind(P.where_p, _mask(sing, a), _c(1, a), a)
