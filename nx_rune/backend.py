@@ -10,7 +10,7 @@ implementation; ``nx_rune.primitives`` (the layer above) attaches them to the pr
 Parameters of each primitive (positional operands; keyword parameters):
   buffer(shape, dtype)  const_scalar(value, dtype)  const_array(array)
   contiguous(x)  copy(x)  assign(dst, src)
-  unary(x)  binary(a, b)  where(cond, x, y)  cast(x, dtype)
+  unary(x)  binary(a, b) (add sub mul fdiv ...)  where(cond, x, y)  cast(x, dtype)
   reshape(x, shape)  expand(x, shape)  permute(x, axes)  pad(x, config, fill)
   shrink(x, limits)  flip(x, axes)  as_strided(x, shape, strides, offset)  cat(*xs, axis)
   roll(x, shift, axis)
@@ -195,7 +195,7 @@ def _tanh(x):
             out.imag[big] = np.copysign(0.0, xn.imag[big])
     return _out(out)
 
-for _name, _ufunc in [("add", np.add), ("mul", np.multiply), ("fdiv", np.true_divide),
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("fdiv", np.true_divide),
                       ("max", np.maximum), ("cmplt", np.less), ("cmpne", np.not_equal),
                       ("xor", np.bitwise_xor), ("or", np.bitwise_or),
                       ("and", np.bitwise_and)]:
@@ -302,8 +302,12 @@ def _expand(x, *, shape):
                     strides = None
                     break
         if strides is not None:
-            out = np.ndarray(shape, arr.dtype, buffer=arr, strides=tuple(strides))
-            out.flags.writeable = False   # elements share memory, as NumPy's broadcast_to
+            try:
+                out = np.ndarray(shape, arr.dtype, buffer=arr, strides=tuple(strides))
+            except ValueError:   # beyond NumPy's size limit: the View algebra decides
+                return _on_view(x, x.view.expand(shape))
+            if out.size and any(s == 0 and n > 1 for n, s in zip(shape, strides)):
+                out.flags.writeable = False   # elements share memory, as NumPy's broadcast_to
             return _wrap(out)
     return _on_view(x, x.view.expand(shape))
 
@@ -339,8 +343,8 @@ def _shrink(x, *, limits):
             if type(a) is not int or type(b) is not int or not 0 <= a <= b <= n:
                 break
             index.append(slice(a, b))
-        else:
-            return _wrap(arr[tuple(index)])
+        else:   # (the Ellipsis keeps a 0-d result an array, not a NumPy scalar)
+            return _wrap(arr[tuple(index) + (Ellipsis,)])
     return _on_view(x, x.view.shrink(limits))
 
 
@@ -353,7 +357,7 @@ def _flip(x, *, axes):
     arr = _plain(x)
     if arr is not None and _int_tuple(axes) and all(0 <= a < arr.ndim for a in axes):
         nd = arr.ndim
-        return _wrap(arr[tuple(_REVERSED if i in axes else _ALL for i in range(nd))])
+        return _wrap(arr[tuple(_REVERSED if i in axes else _ALL for i in range(nd)) + (Ellipsis,)])
     return _on_view(x, x.view.flip(axes))
 
 

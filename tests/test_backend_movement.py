@@ -103,3 +103,28 @@ def test_gradients_through_the_views_match_numpy():
     want = np.zeros(6)
     want[picked] = 8.0 * a.ravel()[picked]
     np.testing.assert_allclose(g, want.reshape(2, 3))
+
+
+def test_expand_without_shared_elements_stays_writable():
+    x = nx.zeros(3)
+    y = bind(P.expand_p, x, shape=(1, 3))
+    y += 1.0                                   # writes through to x (no element shared)
+    np.testing.assert_array_equal(np.asarray(x), [1.0, 1.0, 1.0])
+    e = bind(P.expand_p, nx.asarray(np.ones(1)), shape=(0, 1))
+    e += 1.0                                   # empty: a no-op, not an error
+    assert e.shape == (0, 1)
+
+
+@pytest.mark.parametrize("prim, params", [
+    (P.flip_p, dict(axes=())), (P.shrink_p, dict(limits=())), (P.permute_p, dict(axes=())),
+    (P.reshape_p, dict(shape=())), (P.expand_p, dict(shape=()))])
+def test_movement_of_a_0d_tensor_gives_a_0d_tensor(prim, params):
+    out = bind(prim, nx.asarray(2.5), **params)
+    assert out.shape == () and isinstance(np.asarray(out), np.ndarray)
+    assert float(out) == 2.5
+
+
+def test_expand_beyond_numpys_size_limit_takes_the_view_algebra():
+    assert bind(P.expand_p, nx.zeros(()), shape=(0, 4, 2**60)).shape == (0, 4, 2**60)
+    with pytest.raises(ValueError, match="too many elements"):
+        bind(P.expand_p, nx.zeros(()), shape=(2**40, 2**40))
