@@ -146,5 +146,6 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
 
 
 # WP-programs: roll along one axis (one primitive, whose transpose is the opposite roll, where a
-# composition of two shrinks and a cat costs five binds and two padded cotangents backward)
-(roll_p,) = _declare(["roll"]).values()
+# composition of two shrinks and a cat costs five binds and two padded cotangents backward), and
+# sub (a - b as one primitive: add(a, neg(b)) took two binds forward and a neg backward)
+roll_p, sub_p = _declare(["roll", "sub"]).values()

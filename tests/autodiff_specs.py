@@ -228,6 +228,7 @@ SPECS = [
     Spec("log1p", P.log1p_p, unary(P.log1p_p, pos), ELEMENTWISE),
     Spec("expm1", P.expm1_p, unary(P.expm1_p, anyv), ELEMENTWISE),
     Spec("add", P.add_p, binary(P.add_p, anyv, anyv), ELEMENTWISE),
+    Spec("sub", P.sub_p, binary(P.sub_p, anyv, anyv), ELEMENTWISE),
     Spec("mul", P.mul_p, binary(P.mul_p, anyv, anyv), ELEMENTWISE),
     Spec("fdiv", P.fdiv_p, binary(P.fdiv_p, anyv, pos), ELEMENTWISE),
     Spec("pow", P.pow_p, binary(P.pow_p, pos, anyv), ELEMENTWISE),

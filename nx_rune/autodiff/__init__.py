@@ -30,4 +30,4 @@ __all__ += ["vmap", "checkpoint", "remat"]
 from nx_rune import primitives as _P  # noqa: E402
 from nx_rune.autodiff.core import VALUES_UNUSED as _VALUES_UNUSED  # noqa: E402
 
-_VALUES_UNUSED.add(_P.roll_p)
+_VALUES_UNUSED.update({_P.roll_p, _P.sub_p})

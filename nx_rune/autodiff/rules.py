@@ -375,7 +375,7 @@ def _jvp_fdiv(tangents, ans, args, params):
     if tb is None:
         return _div(ta, b)
     tb = _mul(tb, ans)
-    return _div(bind(P.neg_p, tb) if ta is None else _add(ta, bind(P.neg_p, tb)), b)
+    return _div(bind(P.neg_p, tb) if ta is None else _sub(ta, tb), b)
 
 
 def _pow_dbase(ans, a, b):
@@ -424,7 +424,7 @@ def _vjp_max(g, ans, args, params, need):
     a, b = args
     w = _max_weight(a, b)
     ga = _mul(g, w)
-    return (ga if need[0] else None, _add(g, bind(P.neg_p, ga)) if need[1] else None)
+    return (ga if need[0] else None, _sub(g, ga) if need[1] else None)
 
 
 def _jvp_max(tangents, ans, args, params):
@@ -436,10 +436,24 @@ def _jvp_max(tangents, ans, args, params):
     if tb is None:
         return _mul(ta, w)
     # ta * w + tb * (1 - w) = tb + (ta - tb) * w
-    return _add(tb, _mul(_add(ta, bind(P.neg_p, tb)), w))
+    return _add(tb, _mul(_sub(ta, tb), w))
 
 
 _register(P.add_p, _vjp_add, _jvp_add)
+
+
+def _vjp_sub(g, ans, args, params, need):
+    return (g, bind(P.neg_p, g) if need[1] else None)
+
+
+def _jvp_sub(tangents, ans, args, params):
+    ta, tb = tangents
+    if tb is None:
+        return ta
+    return bind(P.neg_p, tb) if ta is None else bind(P.sub_p, ta, tb)
+
+
+_register(P.sub_p, _vjp_sub, _jvp_sub)
 _register(P.mul_p, _vjp_mul, _jvp_mul)
 _register(P.fdiv_p, _vjp_fdiv, _jvp_fdiv)
 _register(P.max_p, _vjp_max, _jvp_max)
@@ -703,15 +717,15 @@ def _scan_extremum_vjp(g, ans, x, axis):
     cfg = [(0, 0)] * g.ndim
     cfg[axis] = (0, 1)
     tail = _gather(ops.pad(r, cfg), nxt, axis)
-    return _mul(_const(rec, g), _add(r, bind(P.neg_p, tail)))
+    return _mul(_const(rec, g), _sub(r, tail))
 
 
 def _scan_extremum_jvp(t, ans, x, axis):
     rec, inv, start, _ = _scan_extremum_plan(x, ans, axis)
     u = _mul(t, _const(rec, t))
     c = _scan(u, axis, "sum")
-    before = _gather(_add(c, bind(P.neg_p, u)), start, axis)
-    return _mul(_add(c, bind(P.neg_p, before)), _const(inv, t))
+    before = _gather(_sub(c, u), start, axis)
+    return _mul(_sub(c, before), _const(inv, t))
 
 
 def _vjp_scan(g, ans, args, params, need):
@@ -974,7 +988,7 @@ def _neg(x):
 
 
 def _sub(a, b):
-    return _add(a, _neg(b))
+    return bind(P.sub_p, a, b)
 
 
 def _sqrt(x):

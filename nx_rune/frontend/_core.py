@@ -267,7 +267,13 @@ def binary_op(prim, a, b):
     # fast paths: equal shapes and dtypes, or an array and a Python number of its dtype
     if isinstance(a, ArrayBase):
         if isinstance(b, ArrayBase):
-            if a.dtype == b.dtype and a.shape == b.shape:
+            if a.dtype == b.dtype:
+                if a.shape != b.shape:   # (no promotion to work out: broadcast only)
+                    shape = broadcast_shapes(a.shape, b.shape)
+                    if a.shape != shape:
+                        a = bind(P.expand_p, a, shape=shape)
+                    if b.shape != shape:
+                        b = bind(P.expand_p, b, shape=shape)
                 return bind(prim, a, b)
         else:
             kinds = _KEEPS_KIND.get(type(b))

@@ -52,9 +52,15 @@ def add(a: ArrayLike, b: ArrayLike) -> Array:
 
 
 def subtract(a: ArrayLike, b: ArrayLike) -> Array:
-    """a - b (as a + (-b)): broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
-    a, b = promote(a, b)
-    return add(a, negative(b))
+    """a - b: broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
+    r = fast_binary(a, b, np.subtract, b"iufc")
+    if r is not None:
+        return r
+    if not (isinstance(a, ArrayBase) and isinstance(b, ArrayBase) and a.dtype == b.dtype):
+        a, b = promote(a, b)
+    if dtypes.is_bool(a.dtype):
+        raise TypeError("subtract: not defined for bool tensors; use logical_xor")
+    return binary_op(P.sub_p, a, b)
 
 
 def multiply(a: ArrayLike, b: ArrayLike) -> Array:
