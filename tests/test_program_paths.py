@@ -120,3 +120,19 @@ def test_power_with_an_array_exponent_keeps_both_derivatives():
     ga, gb = nx.grad(lambda x, y: nx.sum(x ** y), argnums=(0, 1))(nx.asarray(a), nx.asarray(b))
     np.testing.assert_allclose(np.asarray(ga), b * a ** (b - 1), rtol=1e-14)
     np.testing.assert_allclose(np.asarray(gb), a ** b * np.log(a), rtol=1e-14)
+
+
+def test_subtract_is_one_primitive_with_numpys_values():
+    a = np.array([3, 1], np.uint8)
+    np.testing.assert_array_equal(np.asarray(nx.subtract(nx.asarray(a), 2)), a - np.uint8(2))
+    with pytest.raises(TypeError, match="subtract"):
+        nx.subtract(nx.asarray(np.array([True])), nx.asarray(np.array([False])))
+    x = np.array([[1.0, -2.0], [0.5, 4.0]])
+    y = np.array([0.25, 3.0])
+    gx, gy = nx.grad(lambda a, b: nx.sum((a - b) ** 2) + nx.sum(1.0 - a),
+                     argnums=(0, 1))(nx.asarray(x), nx.asarray(y))
+    np.testing.assert_allclose(np.asarray(gx), 2 * (x - y) - 1.0, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(gy), -2 * (x - y).sum(0), rtol=1e-15)
+    _, t = nx.jvp(lambda a, b: a - b, (nx.asarray(x), nx.asarray(x)),
+                  (nx.asarray(np.ones((2, 2))), nx.asarray(3 * np.ones((2, 2)))))
+    np.testing.assert_array_equal(np.asarray(t), -2.0)
