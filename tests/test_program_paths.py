@@ -136,3 +136,16 @@ def test_subtract_is_one_primitive_with_numpys_values():
     _, t = nx.jvp(lambda a, b: a - b, (nx.asarray(x), nx.asarray(x)),
                   (nx.asarray(np.ones((2, 2))), nx.asarray(3 * np.ones((2, 2)))))
     np.testing.assert_array_equal(np.asarray(t), -2.0)
+
+
+def test_binary_ops_broadcast_zero_d_constants_and_traced_scalars():
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    c = nx.asarray(np.float64(4.0))          # a concrete 0-d tensor: a constant operand
+    f = lambda a, s: nx.sum(nx.logaddexp(0.0, a / 4.0) * s + a / c - s)  # noqa: E731
+    ga, gs = nx.grad(f, argnums=(0, 1))(nx.asarray(x), nx.asarray(2.0))
+    sig = 1.0 / (1.0 + np.exp(-x / 4.0))
+    np.testing.assert_allclose(np.asarray(ga), sig / 4.0 * 2.0 + 0.25, rtol=1e-14)
+    np.testing.assert_allclose(float(gs), np.sum(np.logaddexp(0.0, x / 4.0)) - 6.0, rtol=1e-14)
+    out = nx.vmap(lambda r: r / c - 1.0)(nx.asarray(x))
+    np.testing.assert_array_equal(np.asarray(out), x / 4.0 - 1.0)
+    assert (nx.asarray(np.float32(2.0)) * nx.ones((2, 2), dtype=nx.float32)).dtype == np.float32

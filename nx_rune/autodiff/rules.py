@@ -223,7 +223,8 @@ def _keep_shape(shape, axes):
 
 def _unreduce(g, shape, axes, keepdims):
     """A cotangent of a reduction over ``axes`` spread back to the input ``shape``."""
-    if not keepdims:
+    if not keepdims and tuple(axes) != tuple(range(len(axes))):
+        # (reduced leading axes come back by broadcasting alone: no reshape)
         g = ops.reshape(g, _keep_shape(shape, axes))
     return ops.broadcast_to(g, shape)
 
