@@ -142,7 +142,7 @@ def test_binary_ops_broadcast_zero_d_constants_and_traced_scalars():
     x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     c = nx.asarray(np.float64(4.0))          # a concrete 0-d tensor: a constant operand
     f = lambda a, s: nx.sum(nx.logaddexp(0.0, a / 4.0) * s + a / c - s)  # noqa: E731
-    ga, gs = nx.grad(f, argnums=(0, 1))(nx.asarray(x), nx.asarray(2.0))
+    ga, gs = nx.grad(f, argnums=(0, 1))(nx.asarray(x), nx.asarray(np.float64(2.0)))
     sig = 1.0 / (1.0 + np.exp(-x / 4.0))
     np.testing.assert_allclose(np.asarray(ga), sig / 4.0 * 2.0 + 0.25, rtol=1e-14)
     np.testing.assert_allclose(float(gs), np.sum(np.logaddexp(0.0, x / 4.0)) - 6.0, rtol=1e-14)
