@@ -94,6 +94,9 @@ def _contiguous(x):
 
 @_impl("copy")
 def _copy(x):
+    arr = x._arr
+    if arr is not None:   # NumPy's C-ordered copy of the values (no Buffer/View derivation)
+        return _wrap(np.array(arr, order="C", copy=True))
     return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
 
 

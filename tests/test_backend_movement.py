@@ -128,3 +128,21 @@ def test_expand_beyond_numpys_size_limit_takes_the_view_algebra():
     assert bind(P.expand_p, nx.zeros(()), shape=(0, 4, 2**60)).shape == (0, 4, 2**60)
     with pytest.raises(ValueError, match="too many elements"):
         bind(P.expand_p, nx.zeros(()), shape=(2**40, 2**40))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _plain((2, 3)),
+    lambda: bind(P.expand_p, _plain((3,)), shape=(2, 3)),
+    lambda: bind(P.flip_p, bind(P.permute_p, _plain((3, 2)), axes=(1, 0)), axes=(0,)),
+    lambda: nx.asarray(np.float64(3.0)),
+    lambda: _padded(),
+])
+def test_copy_is_a_writable_c_ordered_tensor_of_its_own(make):
+    x = make()
+    want = np.asarray(x).copy()
+    c = bind(P.copy_p, x)
+    np.testing.assert_array_equal(np.asarray(c), want)
+    assert c.shape == want.shape and c.dtype == want.dtype
+    assert np.asarray(c).flags.c_contiguous and not _shares(c, x)
+    c += 1.0                                   # writable, and x keeps its values
+    np.testing.assert_array_equal(np.asarray(x), want)
