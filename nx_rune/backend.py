@@ -95,8 +95,8 @@ def _contiguous(x):
 @_impl("copy")
 def _copy(x):
     arr = x._arr
-    if arr is not None:   # NumPy's C-ordered copy of the values (no Buffer/View derivation)
-        return _wrap(np.array(arr, order="C", copy=True))
+    if arr is not None and arr.size:   # NumPy's C-ordered copy (no Buffer/View derivation; an
+        return _wrap(np.array(arr, order="C", copy=True))   # empty one keeps our strides)
     return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
 
 
@@ -290,28 +290,25 @@ def _expand(x, *, shape):
     arr = _plain(x)
     if arr is not None and arr.size and arr.flags.c_contiguous and _int_tuple(shape):
         lead = len(shape) - arr.ndim
-        strides = [0] * lead if lead >= 0 else None
-        for n in shape[:lead]:
-            if n < 0:
-                strides = None
-        if strides is not None:
-            for i, (n, s) in enumerate(zip(arr.shape, arr.strides)):
-                new = shape[lead + i]
+        if lead >= 0 and (not shape or min(shape) >= 0):
+            strides = [0] * lead
+            shared = lead and max(shape[:lead]) > 1
+            for n, s, new in zip(arr.shape, arr.strides, shape[lead:]):
                 if new == n:
                     strides.append(s)
-                elif n == 1 and new >= 0:
+                elif n == 1:
                     strides.append(0)
+                    shared = shared or new > 1
                 else:   # not a broadcast: the View algebra raises
-                    strides = None
                     break
-        if strides is not None:
-            try:
-                out = np.ndarray(shape, arr.dtype, buffer=arr, strides=tuple(strides))
-            except ValueError:   # beyond NumPy's size limit: the View algebra decides
-                return _on_view(x, x.view.expand(shape))
-            if out.size and any(s == 0 and n > 1 for n, s in zip(shape, strides)):
-                out.flags.writeable = False   # elements share memory, as NumPy's broadcast_to
-            return _wrap(out)
+            else:
+                try:
+                    out = np.ndarray(shape, arr.dtype, buffer=arr, strides=tuple(strides))
+                except ValueError:   # beyond NumPy's size limit: the View algebra decides
+                    return _on_view(x, x.view.expand(shape))
+                if shared and out.size:
+                    out.flags.writeable = False   # elements share memory (NumPy's broadcast_to)
+                return _wrap(out)
     return _on_view(x, x.view.expand(shape))
 
 
@@ -398,14 +395,14 @@ def _cat(*xs, axis):
 
 @_impl("reduce_sum")
 def _reduce_sum(x, *, axes, keepdims):
-    a = x._np()
-    return _out(np.sum(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
+    a = x._np()   # (np.add.reduce: what np.sum runs, without its Python wrapper)
+    return _out(np.add.reduce(a, axis=tuple(axes), dtype=a.dtype, keepdims=keepdims))
 
 
 @_impl("reduce_prod")
 def _reduce_prod(x, *, axes, keepdims):
     a = x._np()
-    return _out(np.prod(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
+    return _out(np.multiply.reduce(a, axis=tuple(axes), dtype=a.dtype, keepdims=keepdims))
 
 
 @_impl("reduce_max")

@@ -146,3 +146,9 @@ def test_copy_is_a_writable_c_ordered_tensor_of_its_own(make):
     assert np.asarray(c).flags.c_contiguous and not _shares(c, x)
     c += 1.0                                   # writable, and x keeps its values
     np.testing.assert_array_equal(np.asarray(x), want)
+
+
+def test_copy_of_an_empty_tensor_has_no_zero_strides_on_long_axes():
+    c = bind(P.copy_p, nx.zeros((4, 0)))
+    assert c.shape == (4, 0)
+    assert not any(s == 0 and n > 1 for n, s in zip(c.shape, c.strides))

@@ -192,6 +192,19 @@ _NARROW_MAX[np.dtype(np.complex64)] = _NARROW_MAX[np.dtype(np.float32)]
 
 def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
     """The NumPy broadcast of ``shapes``; ValueError naming them when incompatible."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if len(a) == len(b):   # (the common case, without the general loop)
+            out = []
+            for m, n in zip(a, b):
+                if m == n or n == 1:
+                    out.append(m)
+                elif m == 1:
+                    out.append(n)
+                else:
+                    break
+            else:
+                return tuple(out)
     nd = builtins.max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-nd, 0):

@@ -33,6 +33,8 @@ __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "arg
 def _sum_dtype(dt):
     """The standard's accumulation dtype: ints narrower than the default int (and bool) widen to
     it, unsigned ones to the unsigned int of its width; every other dtype is kept."""
+    if dt.kind in "fc":
+        return dt
     default = dtypes.DEFAULT_INT
     if dtypes.is_bool(dt) or (dt.kind == "i" and dt.itemsize < default.itemsize):
         return default
