@@ -149,3 +149,18 @@ def test_binary_ops_broadcast_zero_d_constants_and_traced_scalars():
     out = nx.vmap(lambda r: r / c - 1.0)(nx.asarray(x))
     np.testing.assert_array_equal(np.asarray(out), x / 4.0 - 1.0)
     assert (nx.asarray(np.float32(2.0)) * nx.ones((2, 2), dtype=nx.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("fn, ref", [(nx.divide, np.divide), (nx.logaddexp, np.logaddexp)])
+def test_float_binaries_keep_dtypes_without_promotion_and_promote_otherwise(fn, ref):
+    f32 = np.array([1.0, 2.5], np.float32)
+    for a, b in [(f32, 2), (f32, 0.5), (3, f32), (f32, f32)]:
+        args = [nx.asarray(v) if isinstance(v, np.ndarray) else v for v in (a, b)]
+        out = fn(*args)
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(out), ref(a, b).astype(np.float32), rtol=1e-6)
+    ints = nx.asarray(np.array([1, 2], np.int32))
+    assert fn(ints, 2).dtype == np.float32 and fn(ints, f32[0]).dtype != np.int32
+    if fn is nx.divide:
+        z = nx.asarray(np.array([1 + 1j]))
+        np.testing.assert_array_equal(np.asarray(z / 2), [0.5 + 0.5j])
