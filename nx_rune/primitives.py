@@ -14,7 +14,7 @@ threads and asyncio tasks each have their own.
 import contextlib
 
 from nx_rune.backend import IMPLS
-from nx_rune.tensor import DISPATCH
+from nx_rune.tensor import DISPATCH, Tensor
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
 
@@ -52,14 +52,20 @@ class Primitive:
 
 
 def bind(prim, *args, **params):
-    """Apply ``prim`` to ``args`` under the active transformations (if any)."""
+    """Apply ``prim`` to ``args`` under the active transformations (if any).
+
+    Operands that are all concrete Tensors are constants to every transformation (each
+    interpreter hands such a call down to its parent, and the last one to the implementation),
+    so the implementation computes them at once, as with no transformation active."""
     interp = _interpreter.get()
-    if interp is None:
-        impl = prim.impl
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return impl(*args, **params)
-    return interp.process(prim, args, params)
+    if interp is not None:
+        for a in args:
+            if a.__class__ is not Tensor:
+                return interp.process(prim, args, params)
+    impl = prim.impl
+    if impl is None:
+        raise NotImplementedError(f"primitive {prim.name} has no implementation")
+    return impl(*args, **params)
 
 
 def current_interpreter():

@@ -164,3 +164,24 @@ def test_float_binaries_keep_dtypes_without_promotion_and_promote_otherwise(fn, 
     if fn is nx.divide:
         z = nx.asarray(np.array([1 + 1j]))
         np.testing.assert_array_equal(np.asarray(z / 2), [0.5 + 0.5j])
+
+
+def test_ops_on_constants_under_transformations_compute_constants():
+    from nx_rune.tensor import Tensor
+    c = nx.asarray(np.arange(6.0).reshape(2, 3))
+    kinds = []
+
+    def f(x):
+        k = c[1] * 2.0 + nx.roll(c, 1, axis=1)[0]      # constants only: [8, 8, 11]
+        kinds.append(type(k))
+        return nx.sum(x * k) + nx.sum(x * x)
+    x = np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(np.asarray(nx.grad(f)(nx.asarray(x))), [8 + 2, 8 - 2, 11 + 1])
+    _, t = nx.jvp(f, (nx.asarray(x),), (nx.asarray(np.ones(3)),))
+    np.testing.assert_allclose(float(t), 27.0 + 2 * x.sum())
+    np.testing.assert_allclose(np.asarray(nx.hessian(f)(nx.asarray(x))), 2 * np.eye(3))
+    assert kinds and all(k is Tensor for k in kinds)
+    out = nx.vmap(lambda r: r * (c[0] + 1.0))(nx.asarray(np.ones((4, 3))))
+    np.testing.assert_array_equal(np.asarray(out), np.tile([1.0, 2.0, 3.0], (4, 1)))
+    with nx.no_grad():
+        assert type(c[0] + c[1]) is Tensor
