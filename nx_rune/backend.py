@@ -95,8 +95,13 @@ def _contiguous(x):
 @_impl("copy")
 def _copy(x):
     arr = x._arr
-    if arr is not None and arr.size:   # NumPy's C-ordered copy (no Buffer/View derivation; an
-        return _wrap(np.array(arr, order="C", copy=True))   # empty one keeps our strides)
+    if arr is not None and arr.size:
+        # NumPy copies the values into a Buffer of our own (aligned; the copy's views see it),
+        # without deriving the Buffer and View of the ndarray x holds first
+        view = View.contiguous(arr.shape)
+        buf = Buffer(arr.size, arr.dtype)
+        np.copyto(buf.as_ndarray(view.shape, view.strides, 0), arr)
+        return Tensor(buf, view)
     return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
 
 

@@ -144,6 +144,8 @@ def test_copy_is_a_writable_c_ordered_tensor_of_its_own(make):
     np.testing.assert_array_equal(np.asarray(c), want)
     assert c.shape == want.shape and c.dtype == want.dtype
     assert np.asarray(c).flags.c_contiguous and not _shares(c, x)
+    assert c.buffer.address % 64 == 0          # memory of our own (aligned), its views see it
+    assert bind(P.reshape_p, c, shape=(c.size,)).buffer is c.buffer
     c += 1.0                                   # writable, and x keeps its values
     np.testing.assert_array_equal(np.asarray(x), want)
 
