@@ -333,8 +333,7 @@ defelementwise(P.log1p_p, lambda v, ans, x: _div(v, _add(x, _c(1, x))))
 defelementwise(P.expm1_p, lambda v, ans, x: _mul(v, _add(ans, _c(1, ans))))
 defelementwise(P.sqrt_p, lambda v, ans, x: _div(v, _mul(ans, _c(2, ans))))
 defelementwise(P.recip_p, lambda v, ans, x: bind(P.neg_p, _mul(_mul(v, ans), ans)))
-defelementwise(P.tanh_p, lambda v, ans, x: _mul(v, _add(_c(1, ans),
-                                                        bind(P.neg_p, _mul(ans, ans)))))
+defelementwise(P.tanh_p, lambda v, ans, x: _mul(v, _sub(_c(1, ans), _mul(ans, ans))))
 
 
 # -- binary elementwise (operands of equal shape and dtype) -----------------------------------
