@@ -10,9 +10,10 @@ implementation; ``nx_rune.primitives`` (the layer above) attaches them to the pr
 Parameters of each primitive (positional operands; keyword parameters):
   buffer(shape, dtype)  const_scalar(value, dtype)  const_array(array)
   contiguous(x)  copy(x)  assign(dst, src)
-  unary(x)  binary(a, b)  where(cond, x, y)  cast(x, dtype)
+  unary(x)  binary(a, b) (add sub mul fdiv ...)  where(cond, x, y)  cast(x, dtype)
   reshape(x, shape)  expand(x, shape)  permute(x, axes)  pad(x, config, fill)
   shrink(x, limits)  flip(x, axes)  as_strided(x, shape, strides, offset)  cat(*xs, axis)
+  roll(x, shift, axis)
   reduce_sum/reduce_max/reduce_prod(x, axes, keepdims)  argmax(x, axis, keepdims)
   associative_scan(x, axis, op)  with op in {"sum", "prod", "max", "min"}
   gather(data, indices, axis)  scatter(template, indices, updates, axis, mode)
@@ -93,6 +94,14 @@ def _contiguous(x):
 
 @_impl("copy")
 def _copy(x):
+    arr = x._arr
+    if arr is not None and arr.size:
+        # NumPy copies the values into a Buffer of our own (aligned; the copy's views see it),
+        # without deriving the Buffer and View of the ndarray x holds first
+        view = View.contiguous(arr.shape)
+        buf = Buffer(arr.size, arr.dtype)
+        np.copyto(buf.as_ndarray(view.shape, view.strides, 0), arr)
+        return Tensor(buf, view)
     return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
 
 
@@ -194,7 +203,7 @@ def _tanh(x):
             out.imag[big] = np.copysign(0.0, xn.imag[big])
     return _out(out)
 
-for _name, _ufunc in [("add", np.add), ("mul", np.multiply), ("fdiv", np.true_divide),
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("fdiv", np.true_divide),
                       ("max", np.maximum), ("cmplt", np.less), ("cmpne", np.not_equal),
                       ("xor", np.bitwise_xor), ("or", np.bitwise_or),
                       ("and", np.bitwise_and)]:
@@ -240,9 +249,40 @@ def _cast(x, *, dtype):
 
 
 # -- movement (metadata only) ----------------------------------------------------------------
+# A Tensor over an unpadded view has an ndarray of its values (``_plain``): there the movement is
+# NumPy's view of it (an ndarray slice, transpose or reshape costs well under a microsecond), the
+# same elements and memory as the View algebra gives, without deriving the Buffer and View of a
+# Tensor that wraps a NumPy result.  Padded views take the View algebra.
+
+def _plain(x):
+    """x's values as an ndarray when its view is not padded, else None."""
+    arr = x._arr
+    if arr is None and x._view.mask is None:
+        arr = x._np()
+    return arr
+
+
+def _int_tuple(values):
+    """True when ``values`` is a tuple of Python ints (what the front end binds)."""
+    if type(values) is not tuple:
+        return False
+    for v in values:
+        if type(v) is not int:
+            return False
+    return True
+
 
 @_impl("reshape")
 def _reshape(x, *, shape):
+    arr = _plain(x)
+    if arr is not None and _int_tuple(shape):
+        try:
+            r = arr.reshape(shape, copy=False)
+        except ValueError:   # a copy is needed, or a bad shape: the View algebra decides
+            pass
+        else:
+            if r.shape == shape:   # (NumPy would also resolve a -1, which is refused here)
+                return _wrap(r)
     view = x.view.reshape(shape)
     if view is None:
         x = _copy(x)
@@ -252,11 +292,37 @@ def _reshape(x, *, shape):
 
 @_impl("expand")
 def _expand(x, *, shape):
+    arr = _plain(x)
+    if arr is not None and arr.size and arr.flags.c_contiguous and _int_tuple(shape):
+        lead = len(shape) - arr.ndim
+        if lead >= 0 and (not shape or min(shape) >= 0):
+            strides = [0] * lead
+            shared = lead and max(shape[:lead]) > 1
+            for n, s, new in zip(arr.shape, arr.strides, shape[lead:]):
+                if new == n:
+                    strides.append(s)
+                elif n == 1:
+                    strides.append(0)
+                    shared = shared or new > 1
+                else:   # not a broadcast: the View algebra raises
+                    break
+            else:
+                try:
+                    out = np.ndarray(shape, arr.dtype, buffer=arr, strides=tuple(strides))
+                except ValueError:   # beyond NumPy's size limit: the View algebra decides
+                    return _on_view(x, x.view.expand(shape))
+                if shared and out.size:
+                    out.flags.writeable = False   # elements share memory (NumPy's broadcast_to)
+                return _wrap(out)
     return _on_view(x, x.view.expand(shape))
 
 
 @_impl("permute")
 def _permute(x, *, axes):
+    arr = _plain(x)
+    if arr is not None and _int_tuple(axes) and len(axes) == arr.ndim \
+            and sorted(axes) == list(range(arr.ndim)):
+        return _wrap(arr.transpose(axes))
     return _on_view(x, x.view.permute(axes))
 
 
@@ -272,11 +338,31 @@ def _pad(x, *, config, fill):
 
 @_impl("shrink")
 def _shrink(x, *, limits):
+    arr = _plain(x)
+    if arr is not None and type(limits) is tuple and len(limits) == arr.ndim:
+        index = []
+        for lim, n in zip(limits, arr.shape):
+            if type(lim) is not tuple or len(lim) != 2:
+                break
+            a, b = lim
+            if type(a) is not int or type(b) is not int or not 0 <= a <= b <= n:
+                break
+            index.append(slice(a, b))
+        else:   # (the Ellipsis keeps a 0-d result an array, not a NumPy scalar)
+            return _wrap(arr[tuple(index) + (Ellipsis,)])
     return _on_view(x, x.view.shrink(limits))
+
+
+_REVERSED = slice(None, None, -1)
+_ALL = slice(None)
 
 
 @_impl("flip")
 def _flip(x, *, axes):
+    arr = _plain(x)
+    if arr is not None and _int_tuple(axes) and all(0 <= a < arr.ndim for a in axes):
+        nd = arr.ndim
+        return _wrap(arr[tuple(_REVERSED if i in axes else _ALL for i in range(nd)) + (Ellipsis,)])
     return _on_view(x, x.view.flip(axes))
 
 
@@ -290,6 +376,21 @@ def _as_strided(x, *, shape, strides, offset):
     return _on_view(x, View(v.shape, v.strides, v.offset + x.view.offset))
 
 
+@_impl("roll")
+def _roll(x, *, shift, axis):
+    """x's elements moved ``shift`` places along ``axis`` (an int of any sign, taken modulo the
+    axis length; those pushed past the end come back at the start): a new C-ordered tensor."""
+    a = x._np()
+    n = a.shape[axis]
+    s = shift % n if n else 0
+    if not s:
+        return _out(a.copy())
+    head = [slice(None)] * a.ndim
+    tail = list(head)
+    head[axis], tail[axis] = slice(n - s, None), slice(0, n - s)
+    return _out(np.concatenate((a[tuple(head)], a[tuple(tail)]), axis=axis))
+
+
 @_impl("cat")
 def _cat(*xs, axis):
     return _out(np.concatenate([x._np() for x in xs], axis=axis))
@@ -299,14 +400,14 @@ def _cat(*xs, axis):
 
 @_impl("reduce_sum")
 def _reduce_sum(x, *, axes, keepdims):
-    a = x._np()
-    return _out(np.sum(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
+    a = x._np()   # (np.add.reduce: what np.sum runs, without its Python wrapper)
+    return _out(np.add.reduce(a, axis=tuple(axes), dtype=a.dtype, keepdims=keepdims))
 
 
 @_impl("reduce_prod")
 def _reduce_prod(x, *, axes, keepdims):
     a = x._np()
-    return _out(np.prod(a, axis=tuple(axes), keepdims=keepdims, dtype=a.dtype))
+    return _out(np.multiply.reduce(a, axis=tuple(axes), dtype=a.dtype, keepdims=keepdims))
 
 
 @_impl("reduce_max")

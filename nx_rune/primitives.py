@@ -14,7 +14,7 @@ threads and asyncio tasks each have their own.
 import contextlib
 
 from nx_rune.backend import IMPLS
-from nx_rune.tensor import DISPATCH
+from nx_rune.tensor import DISPATCH, Tensor
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
 
@@ -55,19 +55,27 @@ class Primitive:
 
 
 def bind(prim, *args, **params):
-    """Apply ``prim`` to ``args`` under the active transformations (if any)."""
+    """Apply ``prim`` to ``args`` under the active transformations (if any).
+
+    Operands that are all concrete Tensors are constants to every transformation (each
+    interpreter hands such a call down to its parent, and the last one to the implementation),
+    so the implementation computes them at once, as with no transformation active; except
+    under an interpreter that records a program (``stages``: jit's trace records them too)."""
     interp = _interpreter.get()
-    if interp is None:
-        impl = prim.impl
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return impl(*args, **params)
-    out = interp.process(prim, args, params)
-    if prim.aliases:
-        # a view of a traced value: the transformation links the two, so that a write into
-        # either (x[idx] = v rebinds a tracer) cannot leave the other silently stale
-        ALIAS_HOOK[0](prim, args[0], params, out)
-    return out
+    if interp is not None:
+        for a in args:
+            if a.__class__ is not Tensor or interp.stages:
+                out = interp.process(prim, args, params)
+                if prim.aliases:
+                    # a view of a traced value: the transformation links the two, so that a
+                    # write into either (x[idx] = v rebinds a tracer) cannot leave the other
+                    # silently stale
+                    ALIAS_HOOK[0](prim, args[0], params, out)
+                return out
+    impl = prim.impl
+    if impl is None:
+        raise NotImplementedError(f"primitive {prim.name} has no implementation")
+    return impl(*args, **params)
 
 
 # set by the autodiff layer: ALIAS_HOOK[0](prim, operand, params, view) after an aliasing
@@ -175,3 +183,9 @@ norm2_p, lu_factor_p, lu_inverse_p = _declare(["norm2", "lu_factor", "lu_inverse
 
 # WP-linalg-perf: the Cholesky derivative as one primitive (blocked, on concrete values)
 cholesky_grad_p = _declare(["cholesky_grad"])["cholesky_grad"]
+
+
+# WP-programs: roll along one axis (one primitive, whose transpose is the opposite roll, where a
+# composition of two shrinks and a cat costs five binds and two padded cotangents backward), and
+# sub (a - b as one primitive: add(a, neg(b)) took two binds forward and a neg backward)
+roll_p, sub_p = _declare(["roll", "sub"]).values()

@@ -133,6 +133,11 @@ def _cat(rng, case):
     return (lambda *xs: bind(P.cat_p, *xs, axis=axis)), [anyv(rng, s) for s in shapes]
 
 
+def _roll(rng, case):
+    shape, shift, axis = case
+    return (lambda x: bind(P.roll_p, x, shift=shift, axis=axis)), [anyv(rng, shape)]
+
+
 def _reduce(prim, dom):
     def make(rng, case):
         shape, axes, keepdims = case
@@ -223,6 +228,7 @@ SPECS = [
     Spec("log1p", P.log1p_p, unary(P.log1p_p, pos), ELEMENTWISE),
     Spec("expm1", P.expm1_p, unary(P.expm1_p, anyv), ELEMENTWISE),
     Spec("add", P.add_p, binary(P.add_p, anyv, anyv), ELEMENTWISE),
+    Spec("sub", P.sub_p, binary(P.sub_p, anyv, anyv), ELEMENTWISE),
     Spec("mul", P.mul_p, binary(P.mul_p, anyv, anyv), ELEMENTWISE),
     Spec("fdiv", P.fdiv_p, binary(P.fdiv_p, anyv, pos), ELEMENTWISE),
     Spec("pow", P.pow_p, binary(P.pow_p, pos, anyv), ELEMENTWISE),
@@ -246,6 +252,7 @@ SPECS = [
          [((6,), (4, 3), (1, 1), 0, False), ((3, 4), (2, 2), (4, 2), 1, False),
           ((2, 3), (3, 2), (2, 1), 0, True), ((5,), (3,), (0,), 2, False)]),
     Spec("cat", P.cat_p, _cat, [([(2, 3), (2, 1), (2, 2)], 1), ([(1, 2), (3, 2)], 0)]),
+    Spec("roll", P.roll_p, _roll, [((2, 5), 2, 1), ((4, 3), -1, 0), ((3, 2, 4), 7, 2)]),
     Spec("reduce_sum", P.reduce_sum_p, _reduce(P.reduce_sum_p, anyv),
          [((2, 3, 4), (0, 2), False), ((2, 3, 4), (1,), True), ((3,), (0,), False)]),
     Spec("reduce_max", P.reduce_max_p, _reduce(P.reduce_max_p, distinct),

@@ -25,3 +25,9 @@ from nx_rune.autodiff.batching import vmap  # noqa: E402
 from nx_rune.autodiff.checkpoint import checkpoint, remat  # noqa: E402
 
 __all__ += ["vmap", "checkpoint", "remat"]
+
+# -- WP-programs: primitives declared after core.py whose rules read only shapes and parameters
+from nx_rune import primitives as _P  # noqa: E402
+from nx_rune.autodiff.core import VALUES_UNUSED as _VALUES_UNUSED  # noqa: E402
+
+_VALUES_UNUSED.update({_P.roll_p, _P.sub_p})

@@ -262,7 +262,7 @@ BATCH_RULES[P.assign_p] = _batch_assign
 
 for _p in (P.neg_p, P.log2_p, P.exp2_p, P.sin_p, P.sqrt_p, P.recip_p, P.exp_p, P.log_p,
            P.cos_p, P.tanh_p, P.log1p_p, P.expm1_p,
-           P.add_p, P.mul_p, P.fdiv_p, P.pow_p, P.max_p, P.idiv_p, P.mod_p,
+           P.add_p, P.sub_p, P.mul_p, P.fdiv_p, P.pow_p, P.max_p, P.idiv_p, P.mod_p,
            P.cmplt_p, P.cmpne_p, P.xor_p, P.or_p, P.and_p, P.where_p, P.cast_p):
     defbroadcast(_p)
 
@@ -350,6 +350,14 @@ BATCH_RULES[P.shrink_p] = _batch_shrink
 BATCH_RULES[P.flip_p] = _batch_flip
 BATCH_RULES[P.as_strided_p] = _batch_as_strided
 BATCH_RULES[P.cat_p] = _batch_cat
+
+
+def _batch_roll(size, args, dims, *, shift, axis):
+    x, d = args[0], dims[0]
+    return bind(P.roll_p, x, shift=shift, axis=_full_axis(_norm(axis, x.ndim - 1), d)), d
+
+
+BATCH_RULES[P.roll_p] = _batch_roll
 
 
 # -- reductions and scans ---------------------------------------------------------------------------

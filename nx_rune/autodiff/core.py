@@ -121,12 +121,15 @@ def _foreign(t):
 
 
 class Interpreter:
-    __slots__ = ("parent", "done", "name")
+    """``stages``: this interpreter or one below it records a program (jit's trace), so that
+    operations on constants are recorded too, not computed at once by ``bind``."""
+    __slots__ = ("parent", "done", "name", "stages")
 
     def __init__(self, name, parent=None):
         self.parent = parent
         self.done = False
         self.name = name
+        self.stages = parent is not None and parent.stages
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name}{' (done)' if self.done else ''}>"
@@ -795,6 +798,7 @@ class NoGradInterpreter(Interpreter):
     def __init__(self):
         Interpreter.__init__(self, "no_grad", None)
         self.below = _var.get()
+        self.stages = self.below is not None and self.below.stages
 
     def process(self, prim, args, params):
         args = [concrete(a) for a in args]

@@ -240,7 +240,8 @@ def _keep_shape(shape, axes):
 
 def _unreduce(g, shape, axes, keepdims):
     """A cotangent of a reduction over ``axes`` spread back to the input ``shape``."""
-    if not keepdims:
+    if not keepdims and tuple(axes) != tuple(range(len(axes))):
+        # (reduced leading axes come back by broadcasting alone: no reshape)
         g = ops.reshape(g, _keep_shape(shape, axes))
     return ops.broadcast_to(g, shape)
 
@@ -349,8 +350,7 @@ defelementwise(P.log1p_p, lambda v, ans, x: _div(v, _add(x, _c(1, x))))
 defelementwise(P.expm1_p, lambda v, ans, x: _mul(v, _add(ans, _c(1, ans))))
 defelementwise(P.sqrt_p, lambda v, ans, x: _div(v, _mul(ans, _c(2, ans))))
 defelementwise(P.recip_p, lambda v, ans, x: bind(P.neg_p, _mul(_mul(v, ans), ans)))
-defelementwise(P.tanh_p, lambda v, ans, x: _mul(v, _add(_c(1, ans),
-                                                        bind(P.neg_p, _mul(ans, ans)))))
+defelementwise(P.tanh_p, lambda v, ans, x: _mul(v, _sub(_c(1, ans), _mul(ans, ans))))
 
 
 # -- binary elementwise (operands of equal shape and dtype) -----------------------------------
@@ -392,7 +392,7 @@ def _jvp_fdiv(tangents, ans, args, params):
     if tb is None:
         return _div(ta, b)
     tb = _mul(tb, ans)
-    return _div(bind(P.neg_p, tb) if ta is None else _add(ta, bind(P.neg_p, tb)), b)
+    return _div(bind(P.neg_p, tb) if ta is None else _sub(ta, tb), b)
 
 
 def _pow_dbase(ans, a, b):
@@ -402,6 +402,17 @@ def _pow_dbase(ans, a, b):
         a = bind(P.where_p, sing, _c(1, a), a)
         return _mul(b, bind(P.pow_p, a, _add(b, _c(-1, b))))
     av, bv = _val(a), _val(b)
+    if bv.size and not any(bv.strides) and isinstance(b, Tensor):
+        # one constant exponent (x ** 2 binds a stride-0 one): keep a**(b-1) on NumPy's fast
+        # scalar-exponent loop (a full array of exponents takes libm's pow, ~50x slower), and
+        # b = 2 or 1 need no power at all
+        e = bv.flat[0].item()
+        if e == 2:
+            return _mul(b, a)
+        if e == 1:
+            return b
+        if e != 0:
+            return _mul(b, bind(P.pow_p, a, _c(e - 1, a)))
     sing = (av == 0) & (bv == 0)
     if sing.any():
         a = bind(P.where_p, _mask(sing, a), _c(1, a), a)
@@ -438,7 +449,7 @@ def _vjp_max(g, ans, args, params, need):
     a, b = args
     w = _max_weight(a, b)
     ga = _mul(g, w)
-    return (ga if need[0] else None, _add(g, bind(P.neg_p, ga)) if need[1] else None)
+    return (ga if need[0] else None, _sub(g, ga) if need[1] else None)
 
 
 def _jvp_max(tangents, ans, args, params):
@@ -452,10 +463,24 @@ def _jvp_max(tangents, ans, args, params):
     if tb is None:
         return _mul(ta, w)
     # ta * w + tb * (1 - w) = tb + (ta - tb) * w
-    return _add(tb, _mul(_add(ta, bind(P.neg_p, tb)), w))
+    return _add(tb, _mul(_sub(ta, tb), w))
 
 
 _register(P.add_p, _vjp_add, _jvp_add)
+
+
+def _vjp_sub(g, ans, args, params, need):
+    return (g, bind(P.neg_p, g) if need[1] else None)
+
+
+def _jvp_sub(tangents, ans, args, params):
+    ta, tb = tangents
+    if tb is None:
+        return ta
+    return bind(P.neg_p, tb) if ta is None else bind(P.sub_p, ta, tb)
+
+
+_register(P.sub_p, _vjp_sub, _jvp_sub)
 _register(P.mul_p, _vjp_mul, _jvp_mul)
 _register(P.fdiv_p, _vjp_fdiv, _jvp_fdiv)
 _register(P.max_p, _vjp_max, _jvp_max)
@@ -585,6 +610,9 @@ def _jvp_cat(tangents, ans, args, params):
 
 
 _register(P.cat_p, _vjp_cat, _jvp_cat)
+
+# roll is a permutation: its transpose rolls the other way
+deflinear(P.roll_p, lambda g, ans, x, shift, axis: bind(P.roll_p, g, shift=-shift, axis=axis))
 
 
 # -- reductions ----------------------------------------------------------------------------------
@@ -755,12 +783,19 @@ def _scan_extremum_vjp(g, ans, x, axis):
     return _mul(_share(rec, g), _add(r, bind(P.neg_p, tail)))
 
 
+    return _mul(_const(rec, g), _sub(r, tail))
+
+
 def _scan_extremum_jvp(t, ans, x, axis):
     rec, inv, start, _ = _scan_extremum_plan(x, ans, axis)
     u = _mul(t, _share(rec, t))
     c = _scan(u, axis, "sum")
     before = _gather(_add(c, bind(P.neg_p, u)), start, axis)
     return _mul(_add(c, bind(P.neg_p, before)), _share(inv, t))
+
+
+    before = _gather(_sub(c, u), start, axis)
+    return _mul(_sub(c, before), _const(inv, t))
 
 
 def _vjp_scan(g, ans, args, params, need):
@@ -1082,7 +1117,7 @@ def _neg(x):
 
 
 def _sub(a, b):
-    return _add(a, _neg(b))
+    return bind(P.sub_p, a, b)
 
 
 def _sqrt(x):

@@ -471,3 +471,7 @@ def_abstract(P.cholesky_grad_p, lambda avals: AbstractValue(
 for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
            P.betainc_db_p):
     register_elementwise(_p, lambda avals: np.result_type(*[a.dtype for a in avals]))
+
+# -- WP-programs' primitives: a - b (one ufunc), roll along one axis (same shape and dtype)
+register_elementwise(P.sub_p)
+def_abstract(P.roll_p, lambda avals, *, shift, axis: avals[0])

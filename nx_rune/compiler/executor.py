@@ -40,6 +40,7 @@ UFUNCS.update({
     "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
     "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2, "nextafter": np.nextafter,
 })
+UFUNCS["sub"] = np.subtract     # WP-programs' sub primitive (backend._binary)
 # ufuncs whose implementation checks integer operands (division by zero, negative powers)
 _FLOAT_ONLY = {"pow", "idiv", "mod"}
 # ufuncs whose implementation handles complex operands itself (expm1: C99's special values)

@@ -192,6 +192,7 @@ class TraceInterpreter(Interpreter):
 
     def __init__(self, name="jit", fname="<function>", hint=None):
         Interpreter.__init__(self, name, None)
+        self.stages = True          # operations on constants are recorded too (bind)
         self.eqns = []
         self.in_vars = []
         self.literals = {}

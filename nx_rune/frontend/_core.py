@@ -192,6 +192,19 @@ _NARROW_MAX[np.dtype(np.complex64)] = _NARROW_MAX[np.dtype(np.float32)]
 
 def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
     """The NumPy broadcast of ``shapes``; ValueError naming them when incompatible."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if len(a) == len(b):   # (the common case, without the general loop)
+            out = []
+            for m, n in zip(a, b):
+                if m == n or n == 1:
+                    out.append(m)
+                elif m == 1:
+                    out.append(n)
+                else:
+                    break
+            else:
+                return tuple(out)
     nd = builtins.max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-nd, 0):
@@ -278,11 +291,26 @@ _PY_NUMBERS = (float, int)
 _KEEPS_KIND = {float: "fc", int: "iufc"}
 
 
+def _broadcast_operand(x, shape):
+    """x broadcast to ``shape`` for a binary primitive: a concrete 0-d Tensor (a constant under
+    every transformation, e.g. a Python scalar that ``promote`` made) as a cached stride-0
+    constant, anything else through the expand primitive."""
+    if type(x) is Tensor and x.shape == ():
+        return Tensor._broadcast_scalar(x._np().item(), x.dtype, shape)
+    return bind(P.expand_p, x, shape=shape)
+
+
 def binary_op(prim, a, b):
     # fast paths: equal shapes and dtypes, or an array and a Python number of its dtype
     if isinstance(a, ArrayBase):
         if isinstance(b, ArrayBase):
-            if a.dtype == b.dtype and a.shape == b.shape:
+            if a.dtype == b.dtype:
+                if a.shape != b.shape:   # (no promotion to work out: broadcast only)
+                    shape = broadcast_shapes(a.shape, b.shape)
+                    if a.shape != shape:
+                        a = _broadcast_operand(a, shape)
+                    if b.shape != shape:
+                        b = _broadcast_operand(b, shape)
                 return bind(prim, a, b)
         else:
             kinds = _KEEPS_KIND.get(type(b))
@@ -294,7 +322,9 @@ def binary_op(prim, a, b):
             return bind(prim, Tensor._broadcast_scalar(a, b.dtype, b.shape), b)
     a, b = promote(a, b)
     if a.shape != b.shape:
-        a, b = broadcast_all(a, b)
+        shape = broadcast_shapes(a.shape, b.shape)
+        a = a if a.shape == shape else _broadcast_operand(a, shape)
+        b = b if b.shape == shape else _broadcast_operand(b, shape)
     return bind(prim, a, b)
 
 

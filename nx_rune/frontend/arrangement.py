@@ -210,7 +210,7 @@ def roll(x: ArrayLike, /, shift: int | Sequence[int], axis: Axis = None) -> Arra
     """x with its elements shifted by ``shift`` places along ``axis`` (those pushed past the end
     come back at the start).  shift and axis: ints or sequences (an int is used for every axis;
     shifts of a repeated axis add up); axis None rolls the flattened x and restores its shape.
-    Same shape and dtype; a new tensor (one concatenation of two slices per rolled axis)."""
+    Same shape and dtype; a new tensor (one roll primitive per rolled axis)."""
     x = operand(x)
     shifts = _ints(shift, "shift")
     if axis is None:
@@ -231,10 +231,7 @@ def roll(x: ArrayLike, /, shift: int | Sequence[int], axis: Axis = None) -> Arra
         n = x.shape[a]
         s = s % n if n else 0
         if s:
-            lo = [(0, d) for d in x.shape]
-            hi = list(lo)
-            lo[a], hi[a] = (n - s, n), (0, n - s)
-            out = concatenate([shrink(out, lo), shrink(out, hi)], a)
+            out = bind(P.roll_p, out, shift=s, axis=a)
     return out if out is not x else copy(x)
 
 

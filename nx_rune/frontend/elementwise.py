@@ -52,9 +52,15 @@ def add(a: ArrayLike, b: ArrayLike) -> Array:
 
 
 def subtract(a: ArrayLike, b: ArrayLike) -> Array:
-    """a - b (as a + (-b)): broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
-    a, b = promote(a, b)
-    return add(a, negative(b))
+    """a - b: broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
+    r = fast_binary(a, b, np.subtract, b"iufc")
+    if r is not None:
+        return r
+    if not (isinstance(a, ArrayBase) and isinstance(b, ArrayBase) and a.dtype == b.dtype):
+        a, b = promote(a, b)
+    if dtypes.is_bool(a.dtype):
+        raise TypeError("subtract: not defined for bool tensors; use logical_xor")
+    return binary_op(P.sub_p, a, b)
 
 
 def multiply(a: ArrayLike, b: ArrayLike) -> Array:
@@ -66,10 +72,25 @@ def multiply(a: ArrayLike, b: ArrayLike) -> Array:
 def divide(a: ArrayLike, b: ArrayLike) -> Array:
     """True division a / b: broadcast shape; the promoted dtype when it is float or complex,
     else float32 (float64 when the promoted integer dtype is 64-bit).  x / 0 is inf or nan."""
+    if _same_inexact(a, b, "fc"):
+        return binary_op(P.fdiv_p, a, b)
     a, b = promote(a, b)
     if not dtypes.is_inexact(a.dtype):
         a, b = as_inexact(a), as_inexact(b)
     return binary_op(P.fdiv_p, a, b)
+
+
+def _same_inexact(a, b, kinds):
+    """Whether a and b need no promotion for a float primitive: an array of a dtype of
+    ``kinds`` with an array of the same dtype or a Python float or int (weak: it takes the
+    array's dtype, which binary_op gives it)."""
+    if isinstance(a, ArrayBase):
+        if a.dtype.kind not in kinds:
+            return False
+        return type(b) is float or type(b) is int or (isinstance(b, ArrayBase)
+                                                       and b.dtype == a.dtype)
+    return (type(a) is float or type(a) is int) and isinstance(b, ArrayBase) \
+        and b.dtype.kind in kinds
 
 
 true_divide = divide
@@ -468,6 +489,8 @@ def _float_unary(prim, x, name=None):
 
 def _float_binary(prim, a, b, name):
     """``prim`` on a and b promoted, broadcast and made float; real dtypes only."""
+    if _same_inexact(a, b, "f"):
+        return binary_op(prim, a, b)
     a, b = promote(a, b)
     check_real(a, name)
     if not dtypes.is_inexact(a.dtype):

@@ -47,6 +47,13 @@ def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Arra
 
 
 def _resolve_shape(x, shape):
+    if type(shape) is tuple:   # the common case: non-negative Python ints of x's size
+        for s in shape:
+            if type(s) is not int or s < 0:
+                break
+        else:
+            if math.prod(shape) == x.size:
+                return shape
     if isinstance(shape, (str, bytes)):
         raise TypeError(f"shape: expected an int or a sequence of ints, got {shape!r}")
     if isinstance(shape, (int, np.integer)) or getattr(shape, "ndim", None) == 0:
@@ -272,7 +279,11 @@ def concatenate(tensors: Sequence[ArrayLike], axis: int | None = 0) -> Array:
     """Join tensors along an existing ``axis`` (None: of the flattened tensors): shapes must
     agree elsewhere (ValueError naming both); the result's axis is the sum of theirs; promoted
     dtype; always a new tensor (one tensor is copied, as NumPy does)."""
-    xs = promote(*tensors) if len(tensors) else []
+    if len(tensors) > 1 and builtins.all(isinstance(t, ArrayBase) for t in tensors) and \
+            builtins.all(t.dtype == tensors[0].dtype for t in tensors):
+        xs = list(tensors)    # nothing to promote (the common case: skip promote's overhead)
+    else:
+        xs = promote(*tensors) if len(tensors) else []
     if not xs:
         raise ValueError("tensors: need at least one tensor to concatenate")
     if axis is None:

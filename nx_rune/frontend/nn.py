@@ -194,7 +194,7 @@ def sigmoid(x: ArrayLike) -> Array:
 def _shifted(x, axes):
     """x - max(x) over ``axes``.  As JAX, a non-finite max is not replaced: a row holding +inf,
     or only -inf, gives nan throughout (inf - inf)."""
-    return subtract(x, reductions.max(x, axes, keepdims=True))
+    return subtract(x, reductions.shift_max(x, axes))
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:

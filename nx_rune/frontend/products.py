@@ -36,7 +36,8 @@ def matmul(a: ArrayLike, b: ArrayLike) -> Array:
     """Matrix product with NumPy's rules: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes
     broadcast, 1-D operands promoted and their axis removed.  Promoted dtype (bool operands
     multiply as int32).  ValueError naming both shapes when k differs or batches mismatch."""
-    a, b = promote(a, b)
+    if not (isinstance(a, ArrayBase) and isinstance(b, ArrayBase) and a.dtype == b.dtype):
+        a, b = promote(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must be at least 1-D, got shapes {a.shape} and "
                          f"{b.shape}")

@@ -22,6 +22,7 @@ from nx_rune.frontend.elementwise import (add, as_bool, bitwise_not, divide, exp
                                           logical_not, negative, sqrt, square, subtract, where)
 from nx_rune.frontend.movement import pad, reshape
 from nx_rune.primitives import bind
+from nx_rune.tensor import Tensor
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "argmax", "argmin",
@@ -32,6 +33,8 @@ __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "arg
 def _sum_dtype(dt):
     """The standard's accumulation dtype: ints narrower than the default int (and bool) widen to
     it, unsigned ones to the unsigned int of its width; every other dtype is kept."""
+    if dt.kind in "fc":
+        return dt
     default = dtypes.DEFAULT_INT
     if dtypes.is_bool(dt) or (dt.kind == "i" and dt.itemsize < default.itemsize):
         return default
@@ -253,6 +256,25 @@ def argmin(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> 
     return argmax(bitwise_not(x), axis, keepdims)
 
 
+def shift_max(x, axes, finite=False):
+    """max(x) over ``axes`` (kept as size 1), as the shift of a stable logsumexp or softmax;
+    with ``finite`` a non-finite maximum is replaced by 0.
+
+    Those functions' values do not depend on the shift, so neither do their derivatives: when
+    x's values are concrete (a Tensor, or the primal of an eager tracer) the shift is computed
+    with NumPy as a constant (no reduction, comparison and select on the tape; as JAX's
+    stop_gradient of the max).  Otherwise (under vmap) with the front-end ops."""
+    t = x._concrete_tensor() if x.dtype.kind != "c" else None   # (max raises for complex)
+    if t is not None:
+        v = t._np()
+        m = np.max(v, axis=axes, keepdims=True)
+        if finite:
+            m = np.where(np.isfinite(m), m, m.dtype.type(0))
+        return Tensor._wrap(np.ascontiguousarray(m, dtype=v.dtype))
+    m = max(x, axes, keepdims=True)
+    return where(isfinite(m), m, zeros_like_t(m)) if finite else m
+
+
 def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """log(sum(exp(x))) over ``axis``, computed stably (shifted by the maximum; -inf for an empty
     axis, inf and nan propagate).  Shape as ``sum``; float dtype."""
@@ -264,8 +286,7 @@ def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims \
             else tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return broadcast_to(const(-np.inf, x.dtype), out_shape)
-    m = max(x, axes, keepdims=True)
-    m = where(isfinite(m), m, zeros_like_t(m))
+    m = shift_max(x, axes, finite=True)
     out = add(log(sum(exp(subtract(x, m)), axes, keepdims=True)), m)
     if not keepdims:
         out = reshape(out, tuple(d for i, d in enumerate(x.shape) if i not in axes))

@@ -1,0 +1,41 @@
+"""Black-box stochastic variational inference (reparameterization trick) for a Bayesian
+logistic regression, with nx_rune (svi_autograd.py's program, ported); the noise from
+nx.random."""
+import math
+
+import nx_rune as nx
+
+PRIOR_VAR = 4.0
+
+
+def log_density(z, x, y):
+    """Unnormalised log posterior of each weight sample ``z`` (samples, d): a Gaussian prior
+    and the logistic likelihood of labels ``y`` (n,) in {-1, 1} for inputs ``x`` (n, d)."""
+    prior = -0.5 * nx.sum(z ** 2, axis=1) / PRIOR_VAR
+    margins = nx.dot(z, x.T) * y
+    return prior - nx.sum(nx.logaddexp(0.0, -margins), axis=1)
+
+
+def neg_elbo(params, x, y, eps):
+    """Monte-Carlo estimate of the negative ELBO of the diagonal Gaussian ``params`` = (mean,
+    log_std), from the standard normal draws ``eps`` (samples, d)."""
+    mean, log_std = params
+    z = mean + eps * nx.exp(log_std)
+    d = mean.shape[0]
+    entropy = nx.sum(log_std) + 0.5 * d * (1.0 + math.log(2.0 * math.pi))
+    return -(entropy + nx.mean(log_density(z, x, y)))
+
+
+neg_elbo_grad = nx.grad(neg_elbo)
+
+
+def fit(params, x, y, key, steps=5, samples=32, lr=0.01):
+    """``steps`` gradient steps on the ELBO, each from fresh noise drawn with ``key``
+    (an nx.random key)."""
+    mean, log_std = params
+    for _ in range(steps):
+        key, sub = nx.random.split(key)
+        eps = nx.random.normal(sub, (samples, mean.shape[0]), dtype=mean.dtype)
+        g_mean, g_log_std = neg_elbo_grad((mean, log_std), x, y, eps)
+        mean, log_std = mean - lr * g_mean, log_std - lr * g_log_std
+    return mean, log_std
