@@ -700,9 +700,19 @@ _nan_extremum("nanmax", np.fmax)
 _nan_extremum("nanmin", np.fmin)
 
 
+def _one_value(arr):
+    """A broadcast bound holding one value (stride 0 everywhere) as that value: NumPy's clip
+    takes its scalar loop then instead of reading a million copies."""
+    return arr.flat[0] if arr.size and not any(arr.strides) else arr
+
+
 @_impl("clip")
 def _clip(x, lo, hi, *, lower, upper):
-    return _out(np.clip(x._np(), lo._np(), hi._np()))
+    xn = x._np()
+    lo_n, hi_n = _one_value(lo._np()), _one_value(hi._np())
+    if np.ndim(lo_n) == 0 and np.ndim(hi_n) == 0 and xn.shape != ():
+        return _out(np.clip(xn, lo_n, hi_n))
+    return _out(np.clip(xn, lo._np(), hi._np()))
 
 
 # -- WP-elementwise: the Array API / NumPy elementwise functions (one NumPy loop each) --------
