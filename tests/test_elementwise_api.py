@@ -606,3 +606,13 @@ def test_names_of_both_spellings_are_the_same_functions():
     for a, b in pairs:
         assert getattr(nx, a) is getattr(nx, b), (a, b)
     assert_same(nx.pow(nx.asarray(np.float32(2.0)), 10), np.float32(1024.0))
+
+
+def test_sinc_is_numpys_sinc_bit_for_bit():
+    for dt in (np.float32, np.float64, np.complex64):
+        a = np.array([0.0, -0.0, 0.5, -2.25, 1e-30, 3.0, np.inf, -np.inf, np.nan]).astype(dt)
+        with np.errstate(all="ignore"):
+            want = np.sinc(a)
+        got = np.asarray(nx.sinc(nx.asarray(a)))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
