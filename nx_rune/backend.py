@@ -258,7 +258,10 @@ def _plain(x):
     """x's values as an ndarray when its view is not padded, else None."""
     arr = x._arr
     if arr is None and x._view.mask is None:
-        arr = x._np()
+        try:
+            arr = x._np()
+        except ValueError:   # a view NumPy cannot express (beyond its size limit): the View
+            return None      # algebra handles it, and its errors name the argument
     return arr
 
 
