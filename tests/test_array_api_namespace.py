@@ -244,6 +244,7 @@ def test_dlpack_of_a_read_only_tensor():
     t.__dlpack__(max_version=(1, 0), copy=False)
 
 
+@pytest.mark.peers
 def test_dlpack_to_torch():
     torch = pytest.importorskip("torch")
     a = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -543,6 +543,7 @@ def test_from_dlpack_numpy_and_nx_sources():
         nx.from_dlpack([1, 2, 3])
 
 
+@pytest.mark.peers
 def test_from_dlpack_torch_shares_memory():
     torch = pytest.importorskip("torch")
     src = torch.arange(6, dtype=torch.float32).reshape(2, 3)

@@ -203,6 +203,7 @@ def _assert_same(ours, theirs):
     assert np.array_equal(ours, theirs)
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("seed", SEEDS)
 def test_bit_exact_with_jax(seed):
     jax = _jax()
@@ -214,6 +215,7 @@ def test_bit_exact_with_jax(seed):
             raise AssertionError(f"{name} (seed {seed}) differs from JAX: {e}") from None
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("seed", SEEDS[:3])
 def test_bit_exact_with_jax_x64_dtypes(seed):
     jax = _jax()
@@ -239,6 +241,7 @@ def test_bit_exact_with_jax_x64_dtypes(seed):
             _assert_same(ours, theirs)
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("seed", SEEDS[:3])
 def test_close_to_jax_where_xla_transcendentals_differ(seed):
     jax = _jax()
