@@ -50,16 +50,22 @@ def _weak(avals):
     return bool(avals) and all(a.weak_type for a in avals)
 
 
+def _equal_shapes(prim, avals):
+    """The first operand's aval, after checking that every operand has its shape."""
+    a = avals[0]
+    for b in avals[1:]:
+        if b.shape != a.shape:
+            raise ValueError(f"{prim.name}: operands must have equal shapes, got "
+                             f"{', '.join(str(x.shape) for x in avals)}")
+    return a
+
+
 def register_elementwise(prim, out_dtype=None):
     """``prim`` maps operands of one shape to that shape, element by element; the result has
     ``out_dtype`` (a dtype, or a function of the operands' avals), or the first operand's
     dtype."""
     def rule(avals, **params):
-        a = avals[0]
-        for b in avals[1:]:
-            if b.shape != a.shape:
-                raise ValueError(f"{prim.name}: operands must have equal shapes, got "
-                                 f"{', '.join(str(x.shape) for x in avals)}")
+        a = _equal_shapes(prim, avals)
         if out_dtype is None:
             # operands of different dtypes (some derivative rules mix real and complex): the
             # implementation's NumPy promotion
@@ -318,11 +324,7 @@ def register_ufunc(prim, uf):
     """``prim`` is NumPy ufunc ``uf`` applied to operands of one shape (weakly typed when every
     operand is and the dtype is kept, as the other elementwise operations)."""
     def rule(avals, **params):
-        a = avals[0]
-        for b in avals[1:]:
-            if b.shape != a.shape:
-                raise ValueError(f"{prim.name}: operands must have equal shapes, got "
-                                 f"{', '.join(str(x.shape) for x in avals)}")
+        a = _equal_shapes(prim, avals)
         dt = _ufunc_dtype(uf, tuple(x.dtype for x in avals))
         return AbstractValue(a.shape, dt, _weak(avals) and dt == a.dtype)
     ABSTRACT_RULES[prim] = rule
