@@ -497,7 +497,7 @@ cdef class Tensor(ArrayBase):
     def __getitem__(self, index):
         arr = self._arr
         if arr is not None and _get_value(DISPATCH) is None:
-            key = _basic_key(index)
+            key = _basic_key(index, (<cnp.ndarray>arr).ndim)
             if key is not None:
                 try:
                     return wrap(arr[key])
@@ -900,19 +900,23 @@ cdef bint _all_ints(tuple items):
     return True
 
 
-cdef object _basic_key(object index):
+cdef object _basic_key(object index, Py_ssize_t ndim):
     """``index`` as a tuple NumPy reads as a view when every entry is an int (not a bool), a
     slice, None or Ellipsis (an Ellipsis is appended when absent, so that ints alone give a 0-d
     view, not a NumPy scalar); None for anything else (the front end handles it)."""
-    cdef bint ellipsis = False
+    cdef bint ints_only = True
     if type(index) is not tuple:
         index = (index,)
     for item in <tuple>index:
-        if item is Ellipsis:
-            ellipsis = True
-        elif not (type(item) is int or type(item) is slice or item is None):
+        if type(item) is int:
+            continue
+        if type(item) is slice or item is None or item is Ellipsis:
+            ints_only = False
+        else:
             return None
-    return index if ellipsis else index + (Ellipsis,)
+    # a slice, None or Ellipsis, or fewer ints than axes, already gives an ndarray (and NumPy
+    # parses an index without an Ellipsis faster); only an int per axis needs one
+    return index + (Ellipsis,) if ints_only and len(<tuple>index) >= ndim else index
 
 
 cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):

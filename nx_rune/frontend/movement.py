@@ -253,11 +253,19 @@ def shrink(x: ArrayLike, limits: Sequence[tuple[int, int]]) -> Array:
 def flip(x: ArrayLike, axis: Axis = None) -> Array:
     """Reverse the order along ``axis`` (int, tuple, or None for all axes); same shape and dtype;
     a view (negative strides)."""
+    if axis is None and type(x) is Tensor and P.current_interpreter() is None:
+        arr = x._arr
+        if arr is not None and arr.ndim:   # every axis reversed: NumPy's view of the values
+            return Tensor._wrap(arr[_REVERSED[arr.ndim] if arr.ndim < 8 else
+                                    (slice(None, None, -1),) * arr.ndim])
     x = operand(x)
     axes = reduction_axes(x, axis)
     if not axes:
         return x
     return bind(P.flip_p, x, axes=axes)
+
+
+_REVERSED = [(slice(None, None, -1),) * n for n in range(8)]
 
 
 def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: int = 0) -> Array:
