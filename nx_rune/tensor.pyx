@@ -491,7 +491,7 @@ cdef class Tensor(ArrayBase):
             except ValueError:   # the front end says what is wrong, in its words
                 pass
             else:
-                return self if r.shape == arr.shape else wrap(r)
+                return self if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr) else wrap(r)
         return _fe.reshape(self, shape)
 
     def __getitem__(self, index):
@@ -891,6 +891,16 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
         return None
     return _as_result(_quiet_call(ufunc, other, arr) if reflected else
                       _quiet_call(ufunc, arr, other))
+
+
+cdef bint _same_shape(cnp.ndarray a, cnp.ndarray b):
+    cdef int k
+    if a.ndim != b.ndim:
+        return False
+    for k in range(a.ndim):
+        if a.shape[k] != b.shape[k]:
+            return False
+    return True
 
 
 cdef bint _all_ints(tuple items):
