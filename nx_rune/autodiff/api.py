@@ -27,7 +27,7 @@ from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.batching import vmap
-from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, Tracer, concrete,
+from nx_rune.autodiff.core import (JVPInterpreter, call_finishing, NoGradInterpreter, Tape, Tracer, concrete,
                                    is_inexact)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import asarray, zeros
@@ -87,15 +87,6 @@ def _argnum(a):
 def _check_callable(f, fname):
     if not callable(f):
         raise TypeError(f"{fname}: expected a function, got {type(f).__name__}")
-
-
-def _under(interp, fn, args, kwargs):
-    token = _var.set(interp)
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _var.reset(token)
-        interp.done = True
 
 
 def _ours(x, interp):
@@ -279,7 +270,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         tape = Tape("grad", _var.get())
         args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input,
                                      holomorphic=holomorphic)
-        out = _under(tape, f, args, kwargs)
+        out = call_finishing(tape, f, *args, **kwargs)
         aux = None
         if has_aux:
             out, aux = _split_aux(out, "grad")
@@ -352,7 +343,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     tape = Tape("vjp", _var.get())
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "vjp", tape.new_input,
                                  require_float=False)
-    out = _under(tape, f, args, {})
+    out = call_finishing(tape, f, *args)
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "vjp")
@@ -425,7 +416,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
             else:
                 new.append(x)
         args.append(tree_unflatten(td, new))
-    out = _under(interp, f, args, {})
+    out = call_finishing(interp, f, *args)
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "jvp")
@@ -462,7 +453,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
     tape = Tape("linearize", _var.get())
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "linearize",
                                  tape.new_input, require_float=False)
-    out = _under(tape, f, args, {})
+    out = call_finishing(tape, f, *args)
     outs, out_td = tree_flatten(out)
     outs = [_arr(o, "linearize") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]

@@ -27,13 +27,14 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.batch_rules import BATCH_RULES, BroadcastRule, batch_at, moveaxis
-from nx_rune.autodiff.core import Interpreter, Tracer, _leaked, bind_at, concrete
+from nx_rune.autodiff.core import (Interpreter, Tracer, _leaked, bind_at, call_finishing,
+                                   concrete)
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
 from nx_rune.frontend import asarray
 from nx_rune.primitives import bind
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 __all__ = ["vmap", "BatchTracer", "BatchInterpreter", "call_rule", "map_concrete",
@@ -207,12 +208,7 @@ def batched_call(fn, leaves, treedef, dims, size, name="vmap"):
     interp = BatchInterpreter(size, name, _var.get())
     wrapped = [x if d is None else BatchTracer(interp, x, d) for x, d in zip(leaves, dims)]
     args, kwargs = tree_unflatten(treedef, wrapped)
-    token = _var.set(interp)
-    try:
-        out = fn(*args, **kwargs)
-    finally:
-        _var.reset(token)
-        interp.done = True
+    out = call_finishing(interp, fn, *args, **kwargs)
     o_leaves, o_td = tree_flatten(out)
     return tree_unflatten(o_td, [_out_leaf(interp, o, 0) if isinstance(o, ArrayBase) else o
                                  for o in o_leaves])
@@ -498,12 +494,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                     for td in tdefs[:len(args)]]
         new_kwargs = {k: tree_unflatten(td, [next(it) for _ in range(td.num_leaves)])
                       for k, td in zip(sorted(kwargs), tdefs[len(args):])}
-        token = _var.set(interp)
-        try:
-            out = fun(*new_args, **new_kwargs)
-        finally:
-            _var.reset(token)
-            interp.done = True
+        out = call_finishing(interp, fun, *new_args, **new_kwargs)
         return _unbatch_outputs(interp, out, out_axes)
 
     return vmap_f

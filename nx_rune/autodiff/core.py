@@ -89,6 +89,26 @@ def bind_at(interp, prim, args, params):
     return interp.process(prim, args, params)
 
 
+def call_in(interp, fn, /, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with ``interp`` (None: no transformation) as the innermost
+    interpreter of this context."""
+    token = _var.set(interp)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _var.reset(token)
+
+
+def call_finishing(interp, fn, /, *args, **kwargs):
+    """``call_in``, then ``interp`` is finished: a tracer of it used later is a leak."""
+    token = _var.set(interp)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _var.reset(token)
+        interp.done = True
+
+
 def _leaked(t):
     if isinstance(t._interp, _StaleLevel):
         _stale(t)
@@ -192,8 +212,8 @@ def _link_view(kind, x, params, view):
     group = getattr(x, "_alias", None)
     if group is None:
         group = x._alias = [weakref.ref(x)]
-    elif len(group) > 64:   # drop the views that died (a loop taking x[i - 1] each step)
-        group[:] = [r for r in group if r() is not None]
+    elif len(group) % 64 == 0:   # now and then, drop the views that died (a loop taking
+        group[:] = [r for r in group if r() is not None]   # x[i - 1] each step)
     theirs = getattr(view, "_alias", None)
     if theirs is None:
         group.append(weakref.ref(view))

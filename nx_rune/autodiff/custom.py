@@ -31,7 +31,7 @@ Keyword arguments are passed to the function and to ``fwd`` as non-differentiabl
 import functools
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.core import (JVPInterpreter, NoGradInterpreter, Tape, TapeTracer, Tracer,
+from nx_rune.autodiff.core import (JVPInterpreter, call_in, NoGradInterpreter, Tape, TapeTracer, Tracer,
                                    JVPTracer, is_inexact)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import zeros
@@ -78,14 +78,6 @@ def _zeros_like(x):
 
 def _diff(x):
     return isinstance(x, ArrayBase) and is_inexact(x.dtype)
-
-
-def _under(interp, fn, *args, **kwargs):
-    token = _var.set(interp)
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _var.reset(token)
 
 
 def _check_ct(ct, like, name):
@@ -136,7 +128,7 @@ class _VJPEntry(_Entry):
         ins = [tape.new_input(_zeros_like(o)) if _diff(o) else _zeros_like(o) for o in self.outs]
         pos = [g._idx if g.__class__ is TapeTracer else None for g in ins]   # before bwd runs
         try:
-            ct = _under(tape, self.cf.bwd, self.res, tree_unflatten(self.out_td, ins))
+            ct = call_in(tape, self.cf.bwd, self.res, tree_unflatten(self.out_td, ins))
         finally:
             tape.done = True
         leaves = tree_flatten_up_to(self.in_td, tuple(ct))
@@ -168,7 +160,7 @@ class _JVPEntry(_Entry):
         ins = [tape.new_input(_zeros_like(p)) if _diff(p) else None for p in self.primals]
         pos = [t._idx if t is not None else None for t in ins]   # before the rule runs
         try:
-            touts = _under(tape, self._rule, ins)
+            touts = call_in(tape, self._rule, ins)
         finally:
             tape.done = True
         seeds = [(t._idx, g) for t, g in zip(touts, gs)
@@ -231,7 +223,7 @@ class custom_vjp(_Custom):
         return self._dispatch(args, kwargs)
 
     def _fwd(self, interp, primals, in_td, kwargs):
-        pair = _under(interp.parent, self.fwd, *tree_unflatten(in_td, primals), **kwargs)
+        pair = call_in(interp.parent, self.fwd, *tree_unflatten(in_td, primals), **kwargs)
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise TypeError(f"custom_vjp {self.__name__}: fwd must return (output, residuals)")
         out, res = pair
@@ -243,7 +235,7 @@ class custom_vjp(_Custom):
 
     def _forward_jvp(self, interp, primals, in_td, kwargs, ts):
         entry, outs = self._fwd(interp, primals, in_td, kwargs)
-        touts = _under(interp.parent, entry.jvp, ts)
+        touts = call_in(interp.parent, entry.jvp, ts)
         return entry, outs, touts
 
 
@@ -267,14 +259,14 @@ class custom_jvp(_Custom):
 
     def _forward(self, interp, primals, in_td, kwargs):
         # the primal is this function again one level down, so outer levels use the rule too
-        out = _under(interp.parent, self, *tree_unflatten(in_td, primals), **kwargs)
+        out = call_in(interp.parent, self, *tree_unflatten(in_td, primals), **kwargs)
         outs, out_td = tree_flatten(out)
         return _JVPEntry(self, primals, in_td, outs, out_td, kwargs), outs
 
     def _forward_jvp(self, interp, primals, in_td, kwargs, ts):
         ts = [t if t is not None else _zeros_like(p) for t, p in zip(ts, primals)]
         args, targs = tree_unflatten(in_td, primals), tree_unflatten(in_td, ts)
-        out = _under(interp.parent, self.jvp_rule, args, targs)
+        out = call_in(interp.parent, self.jvp_rule, args, targs)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError(f"custom_jvp {self.__name__}: the rule must return "
                             f"(primal_out, tangent_out)")

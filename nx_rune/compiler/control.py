@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from nx_rune import primitives as P
+from nx_rune.autodiff.api import _arr  # a pytree leaf as an array, or TypeError naming it
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
@@ -43,7 +44,7 @@ from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.pipeline import sub_executable
 from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
-from nx_rune.frontend import asarray, astype, not_equal, stack, where, zeros, zeros_like_t
+from nx_rune.frontend import astype, not_equal, stack, where, zeros, zeros_like_t
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -71,16 +72,6 @@ def trace_active(values=()) -> bool:
 
 def _ours(v, interp):
     return isinstance(v, Tracer) and v._interp is interp
-
-
-def _arr(x, what):
-    if isinstance(x, ArrayBase):
-        return x
-    try:
-        return asarray(x)
-    except TypeError as e:
-        raise TypeError(f"{what}: expected arrays (or numbers) as leaves, got "
-                        f"{type(x).__name__}: {e}") from None
 
 
 def _aval(x):

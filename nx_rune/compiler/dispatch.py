@@ -4,7 +4,7 @@ operands."""
 from __future__ import annotations
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.core import NoGradInterpreter, Tracer, concrete
+from nx_rune.autodiff.core import NoGradInterpreter, Tracer, call_in, concrete
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter
 
 __all__ = ["find_owner", "under"]
@@ -33,10 +33,4 @@ def find_owner(values):
     return None
 
 
-def under(interp, fn, *args):
-    """``fn(*args)`` with ``interp`` as the innermost interpreter."""
-    token = _var.set(interp)
-    try:
-        return fn(*args)
-    finally:
-        _var.reset(token)
+under = call_in     # ``fn(*args)`` with ``interp`` as the innermost interpreter

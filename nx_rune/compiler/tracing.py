@@ -27,7 +27,7 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (_GETITEM, Interpreter, Tracer, _link_view, _stale, _StaleLevel,
-                                   _write_through)
+                                   _write_through, call_finishing)
 from nx_rune.compiler.abstract import abstract_eval
 from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
 from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
@@ -37,7 +37,6 @@ from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["JitTracer", "TraceInterpreter", "Traced", "trace", "user_frame"]
 
-_var = P._interpreter
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STORAGE = frozenset(["_np", "_arr", "_buf", "_view", "view", "buffer", "strides"])
 
@@ -374,12 +373,7 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     names = arg_names or [None] * len(in_avals)
     leaves = [interp.new_input(a, n) for a, n in zip(in_avals, names)]
     args, kwargs = tree_unflatten(in_tree, leaves)
-    token = _var.set(interp)
-    try:
-        out = fn(*args, **kwargs)
-    finally:
-        _var.reset(token)
-        interp.done = True
+    out = call_finishing(interp, fn, *args, **kwargs)
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
     in_vars = interp.in_vars + [interp.captured_vars[id(c)] for c in interp.captured]
