@@ -34,6 +34,12 @@ def add_1e6():
     return lambda: nx.add(t, u), lambda: np.add(a, b)
 
 
+def sub_1e6():
+    # the sub primitive (a - b in one ufunc call, not add and neg)
+    a, b, t, u = _vectors()
+    return lambda: t - u, lambda: a - b
+
+
 def mul_1e6():
     a, b, t, u = _vectors()
     return lambda: t * u, lambda: a * b
@@ -110,7 +116,7 @@ def conv2d_3x3():
 
 
 CASES = {f.__name__: f for f in [
-    add_1e6, mul_1e6, mul_scalar_1e6, exp_1e6, sum_1e6, sum_axis1_1000x1000, cumsum_1e6,
+    add_1e6, sub_1e6, mul_1e6, mul_scalar_1e6, exp_1e6, sum_1e6, sum_axis1_1000x1000, cumsum_1e6,
     matmul_512, softmax_1000x1000, unfold_conv3x3, fold_conv3x3, conv2d_3x3,
 ]}
 
