@@ -330,3 +330,38 @@ def test_threaded_kernels_share_the_work_exactly(threads, shape):
     finally:
         threefry.set_num_threads(old)
     np.testing.assert_array_equal(got, np.asarray(f(x)))
+
+
+def test_threaded_kernels_from_concurrent_threads_share_one_pool():
+    """Threaded kernels take their workers from the kernels' one pool (the random draws'):
+    calls from several Python threads at once, with large draws in between, each get their
+    own exact results (a call that finds the pool busy runs in its own thread)."""
+    import threading
+    from nx_rune._kernels import threefry
+    rng = np.random.default_rng(6)
+    xs = [t(rng.standard_normal(2 ** 19 + 11 * k).astype(np.float32)) for k in range(4)]
+    f = lambda x: nx.tanh(x * 0.5 + 1.0) * x  # noqa: E731
+    jf = nx.jit(f)
+    want = [np.asarray(f(x)) for x in xs]
+    key = nx.random.key(3)
+    draw = np.asarray(nx.random.normal(key, (2 ** 19,)))
+    bad = []
+
+    def work(k):
+        for _ in range(5):
+            if not np.array_equal(np.asarray(jf(xs[k])), want[k]):
+                bad.append(("kernel", k))
+            if not np.array_equal(np.asarray(nx.random.normal(key, (2 ** 19,))), draw):
+                bad.append(("draw", k))
+
+    old = threefry.get_num_threads()
+    threefry.set_num_threads(2)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        threefry.set_num_threads(old)
+    assert bad == []

@@ -51,14 +51,11 @@ cdef extern from "fusion_loops.h":
     nxr_segloop nxr_row_entry(int op, int type) noexcept nogil
     intp nxr_next_chunk(intp *counter) noexcept nogil
 
-cdef extern from "pythread.h":
-    ctypedef void *PyThread_type_lock
-    unsigned long _start_thread "PyThread_start_new_thread" (
-        void (*)(void *) noexcept nogil, void *)
-    PyThread_type_lock PyThread_allocate_lock()
-    void PyThread_free_lock(PyThread_type_lock)
-    int PyThread_acquire_lock(PyThread_type_lock, int mode) nogil
-    void PyThread_release_lock(PyThread_type_lock) nogil
+cdef extern from *:
+    int __atomic_fetch_or(int *ptr, int val, int order) noexcept nogil
+    int __ATOMIC_RELAXED
+
+from nx_rune._kernels.threefry cimport run_spans
 
 cdef extern from "numpy/arrayobject.h":
     object _new_from_descr "PyArray_NewFromDescr" (
@@ -226,30 +223,21 @@ cdef struct KData:
 cdef struct Job:
     KData *kd
     char **base
-    intp *next          # the next chunk to take (shared by the threads of one run)
-    intp nchunks, chunk, total
-    int result
-    PyThread_type_lock done
+    intp scale          # rows of dim 0 per unit of work (the block, for one dim)
+    intp total          # rows of dim 0
+    int result          # the OR of the spans' results (set atomically)
 
 
-cdef int _run_chunks(Job *j) noexcept nogil:
-    """Take chunks (``chunk`` rows of dim 0) until none is left; the OR of the results."""
-    cdef intp c, lo, hi
-    cdef int rc = 0
-    while True:
-        c = nxr_next_chunk(j.next)
-        if c >= j.nchunks:
-            return rc
-        lo = min(c * j.chunk, j.total)
-        hi = min(lo + j.chunk, j.total)
-        if lo < hi:
-            rc |= _exec(j.kd, j.base, lo, hi)
-
-
-cdef void _worker(void *arg) noexcept nogil:
-    cdef Job *j = <Job *> arg
-    j.result = _run_chunks(j)
-    PyThread_release_lock(j.done)
+cdef void _run_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """The units [lo, hi) of one run (a span of the pool's, see ``_run_threads``)."""
+    cdef Job *j = <Job *> ctx
+    cdef intp a = min(lo * j.scale, j.total)
+    cdef intp b = min(hi * j.scale, j.total)
+    cdef int rc
+    if a < b:
+        rc = _exec(j.kd, j.base, a, b)
+        if rc:
+            __atomic_fetch_or(&j.result, rc, __ATOMIC_RELAXED)
 
 
 # kernels over at least this many elements split their work between threads (each thread
@@ -502,52 +490,27 @@ cdef class Kernel:
         return hi + itemsize
 
     cdef int _run_threads(self, char **base, intp nt) except -1:
-        """Share dim 0 (or the blocks of the one dim) between this thread and nt - 1 new ones
-        (joined before returning): the work is cut into 4 chunks per thread that the threads
-        take in turn, so that a thread the OS runs late (a busy machine) leaves its share to
-        the others instead of delaying the kernel; a thread that cannot start takes none."""
-        cdef intp t, per, nchunks, scale, total = self.kd.shape[0]
-        cdef intp counter = 0
-        cdef int rc = 0
+        """Share dim 0 (or the blocks of the one dim) between this thread and up to nt - 1 of
+        the kernels' pool workers (threefry.run_spans): the work is cut into 4 spans per
+        thread that the threads take in turn, so that a thread the OS runs late (a busy
+        machine) leaves its share to the others; the caller waits only for spans a worker
+        has taken, never for a worker that has not woken."""
+        cdef intp per, nspans, total = self.kd.shape[0]
+        cdef int rc
+        cdef Job job
         if nt <= 1:
             with nogil:
                 rc = _exec(&self.kd, base, 0, total)
             return rc
-        cdef Job *jobs = <Job *> malloc(nt * sizeof(Job))
-        if jobs == NULL:
-            return 1
-        scale = 1 if self.kd.nd >= 2 else self.kd.block
-        nchunks = min(self.units, 4 * nt)
-        per = (self.units + nchunks - 1) // nchunks
-        for t in range(nt):
-            jobs[t].kd = &self.kd
-            jobs[t].base = base
-            jobs[t].next = &counter
-            jobs[t].nchunks = nchunks
-            jobs[t].chunk = per * scale
-            jobs[t].total = total
-            jobs[t].result = 0
-            jobs[t].done = NULL
-        for t in range(1, nt):
-            jobs[t].done = PyThread_allocate_lock()
-            if jobs[t].done != NULL:
-                PyThread_acquire_lock(jobs[t].done, 1)
-                if _start_thread(_worker, &jobs[t]) == <unsigned long> -1:
-                    PyThread_release_lock(jobs[t].done)
-                    PyThread_free_lock(jobs[t].done)
-                    jobs[t].done = NULL
-        with nogil:
-            rc = _run_chunks(&jobs[0])
-            for t in range(1, nt):
-                if jobs[t].done != NULL:
-                    PyThread_acquire_lock(jobs[t].done, 1)
-                    PyThread_release_lock(jobs[t].done)
-                    rc |= jobs[t].result
-        for t in range(1, nt):
-            if jobs[t].done != NULL:
-                PyThread_free_lock(jobs[t].done)
-        free(jobs)
-        return rc
+        job.kd = &self.kd
+        job.base = base
+        job.scale = 1 if self.kd.nd >= 2 else self.kd.block
+        job.total = total
+        job.result = 0
+        nspans = min(self.units, 4 * nt)
+        per = (self.units + nspans - 1) // nspans
+        run_spans(_run_span, &job, self.units, per, nt)
+        return job.result
 
     def run(self, tuple ins, tuple outs):
         """Run on input arrays ``ins`` and output arrays ``outs`` (C-contiguous, large enough

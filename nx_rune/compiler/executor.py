@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from nx_rune import primitives as P
+from nx_rune.compiler import split_matmul
 from nx_rune.compiler.ir import Literal, Program
 from nx_rune.primitives import Primitive
 from nx_rune.tensor import Tensor
@@ -212,7 +213,10 @@ def _emit_flip(cg, e, ins, plan):
 
 def _emit_matmul(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
-    f = cg.const(np.matmul, "m")
+    a, b = (v.aval for v in e.ins)
+    big = (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.kind == "f"
+           and a.shape[0] * a.shape[1] * b.shape[1] >= split_matmul.MIN_MACS)
+    f = cg.const(split_matmul.matmul if big else np.matmul, "m")
     buf = plan.get(e.outs[0]) if plan else None
     if buf is not None:
         cg.emit(f"{out} = {f}({ins[0]}, {ins[1]}, out={cg.name(buf)})")
