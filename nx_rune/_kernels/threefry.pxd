@@ -18,11 +18,3 @@ cdef enum IotaMode:
 
 cdef void threefry_iota(uint32_t k0, uint32_t k1, uint64_t start, Py_ssize_t n,
                         int rounds, IotaMode mode, void* out) noexcept nogil
-
-
-# The kernels' thread pool, for other kernel modules (call with the GIL held): fn(ctx, lo, hi)
-# over the spans [k * step, (k + 1) * step) of [0, n), without the GIL, taken in turn by this
-# thread and up to `threads` - 1 workers; returns when every span is done.
-ctypedef void (*span_fn)(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
-cdef void run_spans(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                    Py_ssize_t threads) noexcept

@@ -309,19 +309,13 @@ cdef extern from *:
         nx_tf_pool_busy = 0;
     }
 
-    /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on this thread
-       and up to `threads` - 1 workers (woken one by one, so that a pool grown by an earlier
-       call with more threads does not wake them all); returns when every span is done.  A
-       worker that wakes late finds no span left and claims none: the caller waits only for
-       spans actually claimed, never for a thread the OS has not run yet. */
+    /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
+       count - 1 workers and this thread; returns when every span is done. */
     static void nx_tf_pool_run(nx_tf_span_fn fn, const void *ctx, Py_ssize_t n,
-                               Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
+                               Py_ssize_t step, Py_ssize_t count) {
         nx_tf_pool *p = &nx_tf_the_pool;
-        Py_ssize_t wake;
-        if (threads > count)
-            threads = count;
         pthread_mutex_lock(&p->mu);
-        while (p->workers < threads - 1) {
+        while (p->workers < count - 1) {
             pthread_t tid;
             pthread_attr_t attr;
             int ok;
@@ -342,8 +336,7 @@ cdef extern from *:
         p->running = 0;
         p->next = 0;
         p->count = count;
-        for (wake = 0; wake < threads - 1 && wake < p->workers; wake++)
-            pthread_cond_signal(&p->work);
+        pthread_cond_broadcast(&p->work);
         nx_tf_claim_spans(p);
         while (p->running > 0)
             pthread_cond_wait(&p->done, &p->mu);
@@ -356,8 +349,8 @@ cdef extern from *:
     static int nx_tf_pool_acquire(void) { return 0; }
     static void nx_tf_pool_release(void) {}
     static void nx_tf_pool_run(nx_tf_span_fn fn, const void *ctx, Py_ssize_t n,
-                               Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
-        (void)step; (void)count; (void)threads;
+                               Py_ssize_t step, Py_ssize_t count) {
+        (void)step; (void)count;
         fn(ctx, 0, n);                /* no thread API known here: one span, this thread */
     }
     #endif
@@ -366,7 +359,7 @@ cdef extern from *:
     int nx_tf_pool_acquire() noexcept
     void nx_tf_pool_release() noexcept
     void nx_tf_pool_run(nx_tf_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                        Py_ssize_t count, Py_ssize_t threads) noexcept nogil
+                        Py_ssize_t count) noexcept nogil
     int NX_TF_HAVE_THREADS
 
 
@@ -459,26 +452,11 @@ cdef void _run(nx_tf_span_fn fn, const void* job, Py_ssize_t n) noexcept:
     step, count = _plan(n, _num_threads)
     if count > 1 and nx_tf_pool_acquire():
         with nogil:
-            nx_tf_pool_run(fn, job, n, step, count, count)
+            nx_tf_pool_run(fn, job, n, step, count)
         nx_tf_pool_release()
     else:
         with nogil:
             fn(job, 0, n)
-
-
-cdef void run_spans(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                    Py_ssize_t threads) noexcept:
-    """For other kernel modules (called with the GIL held): ``fn(ctx, lo, hi)`` over the
-    spans ``[k * step, (k + 1) * step)`` of [0, n), without the GIL, taken in turn by this
-    thread and up to ``threads`` - 1 of the pool's workers (all in this thread when another
-    call owns the pool).  Returns when every span is done."""
-    if threads > 1 and step < n and nx_tf_pool_acquire():
-        with nogil:
-            nx_tf_pool_run(<nx_tf_span_fn> fn, ctx, n, step, (n + step - 1) // step, threads)
-        nx_tf_pool_release()
-    else:
-        with nogil:
-            fn(ctx, 0, n)
 
 
 # ---------------------------------------------------------------------------------------------
