@@ -39,7 +39,8 @@ def setup_mod():
 # -- the configuration (default suite) ------------------------------------------------------------
 
 def test_kernels_found():
-    assert PYX == ["buffer", "fold", "fusion", "gather", "strided", "threefry", "view"]  # WP-jit: fusion
+    assert PYX == ["buffer", "fold", "fusion", "gather", "pool", "strided", "threefry",
+                   "view"]  # WP-jit: fusion; WP-gather: pool
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):

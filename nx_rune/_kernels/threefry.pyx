@@ -5,12 +5,18 @@ Kernel layer: NumPy arrays in, NumPy arrays out. The wrappers here validate ever
 
 All arithmetic is on ``uint32_t``, so it wraps modulo 2**32 as the algorithm requires.
 """
-import os
-
 import numpy as np
 
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+
+from nx_rune._kernels.pool cimport num_threads as _pool_threads
+from nx_rune._kernels.pool cimport pool_acquire as nx_tf_pool_acquire
+from nx_rune._kernels.pool cimport pool_has_threads
+from nx_rune._kernels.pool cimport pool_release as nx_tf_pool_release
+from nx_rune._kernels.pool cimport pool_run as nx_tf_pool_run
+from nx_rune._kernels.pool cimport span_fn as nx_tf_span_fn
+from nx_rune._kernels.pool import get_num_threads, set_num_threads  # noqa: F401
 
 cnp.import_array()
 
@@ -197,170 +203,8 @@ cdef void threefry_iota(uint32_t k0, uint32_t k1, uint64_t start, Py_ssize_t n,
 
 # ---------------------------------------------------------------------------------------------
 # Threads: large inputs are cut into one contiguous span per core, each hashed without the GIL
-#
-# The parallel part of a call is one nogil C function that returns only when every span is
-# done, so no Python exception (Ctrl-C's KeyboardInterrupt, a SIGALRM handler's) can interrupt
-# it: a signal handler runs after it returns, when no worker touches the arrays any more.
-# (Python's ThreadPoolExecutor cannot give that: an exception raised in the waiting thread skips
-# the wait, or strands one of its locks.)
-#
-# The workers are plain OS threads of one process-wide pool, started when first needed and kept
-# (they wait on a condition variable).  They block the asynchronous signals, so Ctrl-C and
-# timers go to the Python threads: when another thread receives a signal, CPython 3.11 may not
-# run its Python handler until a later signal (seen with OpenBLAS's threads, which do not block
-# them).  The workers know nothing of Python, so interpreter shutdown
-# (atexit handlers, threads still drawing after the main thread ended) does not stop them.
-# One call at a time owns the pool (taken and given back under the GIL); a concurrent call
-# hashes in its own thread.  ``set_num_threads`` only sets the count the next calls use.  A
-# forked child starts a new pool.  When no worker can be started, the caller does every span.
+# on the kernels' pool (nx_rune/_kernels/pool.pyx: how it waits, signals, fork).
 # ---------------------------------------------------------------------------------------------
-
-cdef extern from *:
-    """
-    typedef void (*nx_tf_span_fn)(const void *ctx, Py_ssize_t lo, Py_ssize_t hi);
-
-    #if defined(__unix__) || defined(__APPLE__)
-    #include <pthread.h>
-    #include <signal.h>
-    #include <unistd.h>
-    #define NX_TF_HAVE_THREADS 1
-
-    typedef struct {
-        pthread_mutex_t mu;
-        pthread_cond_t work;          /* a job has spans left to claim */
-        pthread_cond_t done;          /* the job's last claimed span finished */
-        int workers;                  /* threads started (never stopped) */
-        /* the job: spans [k * step, min((k + 1) * step, n)) for k in [0, count) */
-        nx_tf_span_fn fn;
-        const void *ctx;
-        Py_ssize_t n, step, count;
-        Py_ssize_t next;              /* next span to claim */
-        Py_ssize_t running;           /* claimed spans not finished yet */
-    } nx_tf_pool;
-
-    static nx_tf_pool nx_tf_the_pool;
-    static pid_t nx_tf_pool_pid = 0;  /* the process whose threads the pool holds */
-    static int nx_tf_pool_busy = 0;   /* a call owns the pool (read and set under the GIL) */
-
-    /* Claim and run spans until none is left; called and returns with mu held. */
-    static void nx_tf_claim_spans(nx_tf_pool *p) {
-        while (p->next < p->count) {
-            Py_ssize_t k = p->next++;
-            Py_ssize_t lo = k * p->step, hi = lo + p->step < p->n ? lo + p->step : p->n;
-            nx_tf_span_fn fn = p->fn;
-            const void *ctx = p->ctx;
-            p->running++;
-            pthread_mutex_unlock(&p->mu);
-            fn(ctx, lo, hi);
-            pthread_mutex_lock(&p->mu);
-            if (--p->running == 0 && p->next >= p->count)
-                pthread_cond_broadcast(&p->done);
-        }
-    }
-
-    static void *nx_tf_worker(void *arg) {
-        nx_tf_pool *p = (nx_tf_pool *)arg;
-        /* Asynchronous signals stay with the Python threads; faults remain deliverable here
-           (so faulthandler reports them). */
-        sigset_t block;
-        sigfillset(&block);
-        sigdelset(&block, SIGSEGV); sigdelset(&block, SIGBUS); sigdelset(&block, SIGFPE);
-        sigdelset(&block, SIGILL); sigdelset(&block, SIGABRT); sigdelset(&block, SIGTRAP);
-        pthread_sigmask(SIG_BLOCK, &block, NULL);
-        pthread_mutex_lock(&p->mu);
-        for (;;) {
-            while (p->next >= p->count)
-                pthread_cond_wait(&p->work, &p->mu);
-            nx_tf_claim_spans(p);
-        }
-        return NULL;
-    }
-
-    /* Called with the GIL held: 1 if this call now owns the pool, 0 if another call does. */
-    static int nx_tf_pool_acquire(void) {
-        pid_t pid = getpid();
-        if (nx_tf_pool_pid != pid) {
-            /* First use, or a forked child: the parent's workers do not exist here. */
-            nx_tf_pool *p = &nx_tf_the_pool;
-            if (pthread_mutex_init(&p->mu, NULL) != 0)
-                return 0;
-            if (pthread_cond_init(&p->work, NULL) != 0) {
-                pthread_mutex_destroy(&p->mu);
-                return 0;
-            }
-            if (pthread_cond_init(&p->done, NULL) != 0) {
-                pthread_cond_destroy(&p->work);
-                pthread_mutex_destroy(&p->mu);
-                return 0;
-            }
-            p->workers = 0;
-            p->next = p->count = p->running = 0;
-            nx_tf_pool_pid = pid;
-            nx_tf_pool_busy = 0;
-        }
-        if (nx_tf_pool_busy)
-            return 0;
-        nx_tf_pool_busy = 1;
-        return 1;
-    }
-
-    /* Called with the GIL held, by the owner once its run has returned. */
-    static void nx_tf_pool_release(void) {
-        nx_tf_pool_busy = 0;
-    }
-
-    /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
-       count - 1 workers and this thread; returns when every span is done. */
-    static void nx_tf_pool_run(nx_tf_span_fn fn, const void *ctx, Py_ssize_t n,
-                               Py_ssize_t step, Py_ssize_t count) {
-        nx_tf_pool *p = &nx_tf_the_pool;
-        pthread_mutex_lock(&p->mu);
-        while (p->workers < count - 1) {
-            pthread_t tid;
-            pthread_attr_t attr;
-            int ok;
-            if (pthread_attr_init(&attr) != 0)
-                break;
-            pthread_attr_setstacksize(&attr, (size_t)1 << 18);   /* the cores need ~20 KiB */
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            ok = pthread_create(&tid, &attr, nx_tf_worker, p) == 0;
-            pthread_attr_destroy(&attr);
-            if (!ok)
-                break;                /* fewer workers: this thread claims more spans */
-            p->workers++;
-        }
-        p->fn = fn;
-        p->ctx = ctx;
-        p->n = n;
-        p->step = step;
-        p->running = 0;
-        p->next = 0;
-        p->count = count;
-        pthread_cond_broadcast(&p->work);
-        nx_tf_claim_spans(p);
-        while (p->running > 0)
-            pthread_cond_wait(&p->done, &p->mu);
-        p->fn = NULL;
-        p->ctx = NULL;
-        pthread_mutex_unlock(&p->mu);
-    }
-    #else
-    #define NX_TF_HAVE_THREADS 0
-    static int nx_tf_pool_acquire(void) { return 0; }
-    static void nx_tf_pool_release(void) {}
-    static void nx_tf_pool_run(nx_tf_span_fn fn, const void *ctx, Py_ssize_t n,
-                               Py_ssize_t step, Py_ssize_t count) {
-        (void)step; (void)count;
-        fn(ctx, 0, n);                /* no thread API known here: one span, this thread */
-    }
-    #endif
-    """
-    ctypedef void (*nx_tf_span_fn)(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
-    int nx_tf_pool_acquire() noexcept
-    void nx_tf_pool_release() noexcept
-    void nx_tf_pool_run(nx_tf_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                        Py_ssize_t count) noexcept nogil
-    int NX_TF_HAVE_THREADS
 
 
 cdef enum:
@@ -368,42 +212,11 @@ cdef enum:
     MAX_THREADS = 1024
 
 
-def _default_num_threads():
-    env = os.environ.get("NX_RUNE_NUM_THREADS")
-    if env:
-        return max(1, int(env))
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:           # not on Linux
-        return os.cpu_count() or 1
-
-
-_num_threads = _default_num_threads()
-
-
-def get_num_threads():
-    """Number of threads the kernels use for large inputs (env ``NX_RUNE_NUM_THREADS``)."""
-    return _num_threads
-
-
-def set_num_threads(n):
-    """Set the number of threads used for large inputs (``n >= 1``); results do not change.
-
-    The calls that start afterwards use it; safe while other threads draw.
-    """
-    global _num_threads
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an int, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    _num_threads = int(n)
-
-
 cdef (Py_ssize_t, Py_ssize_t) _plan(Py_ssize_t n, Py_ssize_t threads):
     """(step, count): [0, n) cut into ``count`` spans of ``step`` lanes (the last one ragged),
     at most ``threads`` of them, each a multiple of CHUNK lanes long."""
     cdef Py_ssize_t t = min(threads, n // MIN_LANES_PER_THREAD, <Py_ssize_t>MAX_THREADS)
-    if t <= 1 or not NX_TF_HAVE_THREADS:
+    if t <= 1 or not pool_has_threads():
         return n, 1
     cdef Py_ssize_t step = (n + t - 1) // t
     step = (step + CHUNK - 1) // CHUNK * CHUNK
@@ -446,10 +259,10 @@ cdef void _iota_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
 
 
 cdef void _run(nx_tf_span_fn fn, const void* job, Py_ssize_t n) noexcept:
-    """``fn(job, lo, hi)`` over [0, n), without the GIL, on up to ``_num_threads`` threads;
+    """``fn(job, lo, hi)`` over [0, n), without the GIL, on up to ``get_num_threads()`` threads;
     returns when every span is done.  The caller keeps the arrays behind ``job`` alive."""
     cdef Py_ssize_t step, count
-    step, count = _plan(n, _num_threads)
+    step, count = _plan(n, _pool_threads())
     if count > 1 and nx_tf_pool_acquire():
         with nogil:
             nx_tf_pool_run(fn, job, n, step, count)

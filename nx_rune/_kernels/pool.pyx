@@ -1,0 +1,250 @@
+"""The kernels' thread pool: large inputs are cut into spans, each run without the GIL.
+
+Kernel layer, shared by the threaded kernels (threefry, gather).  A Cython module cimports
+``run_spans`` (or the acquire / run / release triple) from pool.pxd; Python code reads and
+sets the thread count with ``get_num_threads`` / ``set_num_threads`` (env
+``NX_RUNE_NUM_THREADS``; default: the cores this process may run on).
+"""
+import os
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------
+# The parallel part of a call is one nogil C function that returns only when every span is
+# done, so no Python exception (Ctrl-C's KeyboardInterrupt, a SIGALRM handler's) can interrupt
+# it: a signal handler runs after it returns, when no worker touches the arrays any more.
+# (Python's ThreadPoolExecutor cannot give that: an exception raised in the waiting thread skips
+# the wait, or strands one of its locks.)
+#
+# The workers are plain OS threads of one process-wide pool, started when first needed and kept
+# (they wait on a condition variable).  They block the asynchronous signals, so Ctrl-C and
+# timers go to the Python threads: when another thread receives a signal, CPython 3.11 may not
+# run its Python handler until a later signal (seen with OpenBLAS's threads, which do not block
+# them).  The workers know nothing of Python, so interpreter shutdown
+# (atexit handlers, threads still drawing after the main thread ended) does not stop them.
+# One call at a time owns the pool (taken and given back under the GIL); a concurrent call
+# runs its spans in its own thread.  ``set_num_threads`` only sets the count the next calls
+# use.  A forked child starts a new pool.  When no worker can be started, the caller does
+# every span.
+# ---------------------------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    typedef void (*nx_pool_span_fn)(const void *ctx, Py_ssize_t lo, Py_ssize_t hi);
+
+    #if defined(__unix__) || defined(__APPLE__)
+    #include <pthread.h>
+    #include <signal.h>
+    #include <unistd.h>
+    #define NX_POOL_HAVE_THREADS 1
+
+    typedef struct {
+        pthread_mutex_t mu;
+        pthread_cond_t work;          /* a job has spans left to claim */
+        pthread_cond_t done;          /* the job's last claimed span finished */
+        int workers;                  /* threads started (never stopped) */
+        /* the job: spans [k * step, min((k + 1) * step, n)) for k in [0, count) */
+        nx_pool_span_fn fn;
+        const void *ctx;
+        Py_ssize_t n, step, count;
+        Py_ssize_t next;              /* next span to claim */
+        Py_ssize_t running;           /* claimed spans not finished yet */
+    } nx_pool_state;
+
+    static nx_pool_state nx_pool_the_pool;
+    static pid_t nx_pool_pid = 0;  /* the process whose threads the pool holds */
+    static int nx_pool_busy = 0;   /* a call owns the pool (read and set under the GIL) */
+
+    /* Claim and run spans until none is left; called and returns with mu held. */
+    static void nx_pool_claim_spans(nx_pool_state *p) {
+        while (p->next < p->count) {
+            Py_ssize_t k = p->next++;
+            Py_ssize_t lo = k * p->step, hi = lo + p->step < p->n ? lo + p->step : p->n;
+            nx_pool_span_fn fn = p->fn;
+            const void *ctx = p->ctx;
+            p->running++;
+            pthread_mutex_unlock(&p->mu);
+            fn(ctx, lo, hi);
+            pthread_mutex_lock(&p->mu);
+            if (--p->running == 0 && p->next >= p->count)
+                pthread_cond_broadcast(&p->done);
+        }
+    }
+
+    static void *nx_pool_worker(void *arg) {
+        nx_pool_state *p = (nx_pool_state *)arg;
+        /* Asynchronous signals stay with the Python threads; faults remain deliverable here
+           (so faulthandler reports them). */
+        sigset_t block;
+        sigfillset(&block);
+        sigdelset(&block, SIGSEGV); sigdelset(&block, SIGBUS); sigdelset(&block, SIGFPE);
+        sigdelset(&block, SIGILL); sigdelset(&block, SIGABRT); sigdelset(&block, SIGTRAP);
+        pthread_sigmask(SIG_BLOCK, &block, NULL);
+        pthread_mutex_lock(&p->mu);
+        for (;;) {
+            while (p->next >= p->count)
+                pthread_cond_wait(&p->work, &p->mu);
+            nx_pool_claim_spans(p);
+        }
+        return NULL;
+    }
+
+    /* Called with the GIL held: 1 if this call now owns the pool, 0 if another call does. */
+    static int nx_pool_acquire(void) {
+        pid_t pid = getpid();
+        if (nx_pool_pid != pid) {
+            /* First use, or a forked child: the parent's workers do not exist here. */
+            nx_pool_state *p = &nx_pool_the_pool;
+            if (pthread_mutex_init(&p->mu, NULL) != 0)
+                return 0;
+            if (pthread_cond_init(&p->work, NULL) != 0) {
+                pthread_mutex_destroy(&p->mu);
+                return 0;
+            }
+            if (pthread_cond_init(&p->done, NULL) != 0) {
+                pthread_cond_destroy(&p->work);
+                pthread_mutex_destroy(&p->mu);
+                return 0;
+            }
+            p->workers = 0;
+            p->next = p->count = p->running = 0;
+            nx_pool_pid = pid;
+            nx_pool_busy = 0;
+        }
+        if (nx_pool_busy)
+            return 0;
+        nx_pool_busy = 1;
+        return 1;
+    }
+
+    /* Called with the GIL held, by the owner once its run has returned. */
+    static void nx_pool_release(void) {
+        nx_pool_busy = 0;
+    }
+
+    /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
+       count - 1 workers and this thread; returns when every span is done. */
+    static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                               Py_ssize_t step, Py_ssize_t count) {
+        nx_pool_state *p = &nx_pool_the_pool;
+        pthread_mutex_lock(&p->mu);
+        while (p->workers < count - 1) {
+            pthread_t tid;
+            pthread_attr_t attr;
+            int ok;
+            if (pthread_attr_init(&attr) != 0)
+                break;
+            pthread_attr_setstacksize(&attr, (size_t)1 << 18);   /* the span functions need ~20 KiB */
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            ok = pthread_create(&tid, &attr, nx_pool_worker, p) == 0;
+            pthread_attr_destroy(&attr);
+            if (!ok)
+                break;                /* fewer workers: this thread claims more spans */
+            p->workers++;
+        }
+        p->fn = fn;
+        p->ctx = ctx;
+        p->n = n;
+        p->step = step;
+        p->running = 0;
+        p->next = 0;
+        p->count = count;
+        pthread_cond_broadcast(&p->work);
+        nx_pool_claim_spans(p);
+        while (p->running > 0)
+            pthread_cond_wait(&p->done, &p->mu);
+        p->fn = NULL;
+        p->ctx = NULL;
+        pthread_mutex_unlock(&p->mu);
+    }
+    #else
+    #define NX_POOL_HAVE_THREADS 0
+    static int nx_pool_acquire(void) { return 0; }
+    static void nx_pool_release(void) {}
+    static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                               Py_ssize_t step, Py_ssize_t count) {
+        (void)step; (void)count;
+        fn(ctx, 0, n);                /* no thread API known here: one span, this thread */
+    }
+    #endif
+    """
+    ctypedef void (*nx_pool_span_fn)(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    int nx_pool_acquire() noexcept
+    void nx_pool_release() noexcept
+    void nx_pool_run(nx_pool_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
+                        Py_ssize_t count) noexcept nogil
+    int NX_POOL_HAVE_THREADS
+
+
+cdef int pool_acquire() noexcept:
+    return nx_pool_acquire()
+
+
+cdef void pool_release() noexcept:
+    nx_pool_release()
+
+
+cdef void pool_run(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
+                   Py_ssize_t count) noexcept nogil:
+    nx_pool_run(<nx_pool_span_fn>fn, ctx, n, step, count)
+
+
+cdef bint pool_has_threads() noexcept:
+    return NX_POOL_HAVE_THREADS
+
+
+cdef void run_spans(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
+                    Py_ssize_t count) noexcept:
+    """``fn(ctx, lo, hi)`` for each of the ``count`` spans ``[k * step, min((k + 1) * step,
+    n))``, on the pool when it is free (in this thread otherwise, span after span); returns
+    when every span is done.  Called with the GIL, which it releases meanwhile."""
+    cdef Py_ssize_t k, lo, hi
+    if count > 1 and NX_POOL_HAVE_THREADS and nx_pool_acquire():
+        with nogil:
+            nx_pool_run(<nx_pool_span_fn>fn, ctx, n, step, count)
+        nx_pool_release()
+        return
+    with nogil:
+        for k in range(count):
+            lo = k * step
+            hi = lo + step if lo + step < n else n
+            fn(ctx, lo, hi)
+
+
+# ---------------------------------------------------------------------------------------------
+# The thread count
+# ---------------------------------------------------------------------------------------------
+
+def _default_num_threads():
+    env = os.environ.get("NX_RUNE_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:           # not on Linux
+        return os.cpu_count() or 1
+
+
+cdef Py_ssize_t _num_threads = _default_num_threads()
+
+
+cdef Py_ssize_t num_threads() noexcept:
+    return _num_threads
+
+
+def get_num_threads():
+    """Number of threads the kernels use for large inputs (env ``NX_RUNE_NUM_THREADS``)."""
+    return _num_threads
+
+
+def set_num_threads(n):
+    """Set the number of threads used for large inputs (``n >= 1``).
+
+    The calls that start afterwards use it; safe while other threads run kernels.
+    """
+    global _num_threads
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    _num_threads = int(n)
