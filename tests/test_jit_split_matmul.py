@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
-from nx_rune._kernels import threefry
+from nx_rune._kernels import pool
 from nx_rune.compiler import split_matmul as S
 
 
@@ -14,12 +14,12 @@ from nx_rune.compiler import split_matmul as S
 def pinned(monkeypatch):
     """As if NumPy's BLAS were pinned to one thread, with ``threads`` kernel threads."""
     monkeypatch.setattr(S, "BLAS_SINGLE_THREADED", True)
-    old = threefry.get_num_threads()
+    old = pool.get_num_threads()
 
     def use(threads):
-        threefry.set_num_threads(threads)
+        pool.set_num_threads(threads)
     yield use
-    threefry.set_num_threads(old)
+    pool.set_num_threads(old)
 
 
 def _operands(rng, m, k, n, dtype, a_t=False, b_t=False):

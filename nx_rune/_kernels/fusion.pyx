@@ -55,7 +55,7 @@ cdef extern from *:
     int __atomic_fetch_or(int *ptr, int val, int order) noexcept nogil
     int __ATOMIC_RELAXED
 
-from nx_rune._kernels.threefry cimport run_spans
+from nx_rune._kernels.pool cimport num_threads, run_spans_threads
 
 cdef extern from "numpy/arrayobject.h":
     object _new_from_descr "PyArray_NewFromDescr" (
@@ -242,17 +242,8 @@ cdef void _run_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogi
 
 # kernels over at least this many elements split their work between threads (each thread
 # then has at least half of it); the count is the kernels' setting (NX_RUNE_NUM_THREADS,
-# nx_rune._kernels.threefry.set_num_threads)
+# nx_rune._kernels.pool.set_num_threads)
 THREADED_SIZE = 1 << 18
-_threefry = None
-
-
-def _num_threads():
-    global _threefry
-    if _threefry is None:
-        from nx_rune._kernels import threefry as _tf
-        _threefry = _tf
-    return _threefry.get_num_threads()
 
 
 cdef class Kernel:
@@ -491,7 +482,7 @@ cdef class Kernel:
 
     cdef int _run_threads(self, char **base, intp nt) except -1:
         """Share dim 0 (or the blocks of the one dim) between this thread and up to nt - 1 of
-        the kernels' pool workers (threefry.run_spans): the work is cut into 4 spans per
+        the kernels' pool workers (pool.run_spans_threads): the work is cut into 4 spans per
         thread that the threads take in turn, so that a thread the OS runs late (a busy
         machine) leaves its share to the others; the caller waits only for spans a worker
         has taken, never for a worker that has not woken."""
@@ -509,7 +500,7 @@ cdef class Kernel:
         job.result = 0
         nspans = min(self.units, 4 * nt)
         per = (self.units + nspans - 1) // nspans
-        run_spans(_run_span, &job, self.units, per, nt)
+        run_spans_threads(_run_span, &job, self.units, per, nt)
         return job.result
 
     def run(self, tuple ins, tuple outs):
@@ -547,7 +538,7 @@ cdef class Kernel:
                                      f"writes {self.kd.out_need[k]}")
                 base[self.kd.n_in + k] = <char *> cnp.PyArray_DATA(a) + self.kd.out_offset[k]
             if self.kd.size >= THREADED_SIZE and self.units > 1:
-                k = self._run_threads(base, min(_num_threads(), self.units, 8,
+                k = self._run_threads(base, min(num_threads(), self.units, 8,
                                                 self.kd.size // (THREADED_SIZE // 2)))
             elif self.kd.size >= 65536:
                 with nogil:

@@ -248,3 +248,80 @@ def set_num_threads(n):
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     _num_threads = int(n)
+
+
+# ---------------------------------------------------------------------------------------------
+# More spans than threads (the fused kernels of nx.jit: 4 spans per thread, taken in turn, so
+# that a thread the OS runs late leaves its share to the others)
+# ---------------------------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    #if NX_POOL_HAVE_THREADS
+    /* As nx_pool_run, on this thread and at most `threads` - 1 workers, woken one by one (a
+       pool grown by an earlier call with more threads is not woken whole).  A worker that
+       wakes after the last span was claimed claims none: the caller waits only for spans
+       a worker has taken, never for a worker the OS has not run yet. */
+    static void nx_pool_run_threads(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                                    Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
+        nx_pool_state *p = &nx_pool_the_pool;
+        Py_ssize_t wake;
+        if (threads > count)
+            threads = count;
+        pthread_mutex_lock(&p->mu);
+        while (p->workers < threads - 1) {
+            pthread_t tid;
+            pthread_attr_t attr;
+            int ok;
+            if (pthread_attr_init(&attr) != 0)
+                break;
+            pthread_attr_setstacksize(&attr, (size_t)1 << 18);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            ok = pthread_create(&tid, &attr, nx_pool_worker, p) == 0;
+            pthread_attr_destroy(&attr);
+            if (!ok)
+                break;
+            p->workers++;
+        }
+        p->fn = fn;
+        p->ctx = ctx;
+        p->n = n;
+        p->step = step;
+        p->running = 0;
+        p->next = 0;
+        p->count = count;
+        for (wake = 0; wake < threads - 1 && wake < p->workers; wake++)
+            pthread_cond_signal(&p->work);
+        nx_pool_claim_spans(p);
+        while (p->running > 0)
+            pthread_cond_wait(&p->done, &p->mu);
+        p->fn = NULL;
+        p->ctx = NULL;
+        pthread_mutex_unlock(&p->mu);
+    }
+    #else
+    static void nx_pool_run_threads(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                                    Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
+        (void)step; (void)count; (void)threads;
+        fn(ctx, 0, n);
+    }
+    #endif
+    """
+    void nx_pool_run_threads(nx_pool_span_fn fn, const void* ctx, Py_ssize_t n,
+                             Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) noexcept nogil
+
+
+cdef void run_spans_threads(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
+                            Py_ssize_t threads) noexcept:
+    """``fn(ctx, lo, hi)`` over the spans ``[k * step, min((k + 1) * step, n))`` of [0, n),
+    taken in turn by this thread and up to ``threads`` - 1 of the pool's workers (by this
+    thread alone when another call owns the pool); returns when every span is done.  Called
+    with the GIL, which it releases meanwhile."""
+    if threads > 1 and step < n and NX_POOL_HAVE_THREADS and nx_pool_acquire():
+        with nogil:
+            nx_pool_run_threads(<nx_pool_span_fn>fn, ctx, n, step, (n + step - 1) // step,
+                                threads)
+        nx_pool_release()
+    else:
+        with nogil:
+            fn(ctx, 0, n)

@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from nx_rune._kernels import threefry as _threads
+from nx_rune._kernels import pool as _threads
 
 # a product of at least this many multiply-adds is split (about 100 us on one core: below
 # it, waking a helper costs more than it saves)
