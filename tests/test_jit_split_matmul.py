@@ -127,3 +127,19 @@ def test_jitted_mlp_step_splits_its_large_products_and_equals_eager(pinned):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-6)
     # the forward product and the weight gradient (784x128 @ 128x256); not the small ones
     assert sorted(calls) == sorted([((128, 784), (784, 256)), ((784, 128), (128, 256))])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_helpers(pinned):
+    """The parent's helper threads do not exist in a forked child: it starts new ones (and
+    does not wait for bands nobody would take)."""
+    import os
+    pinned(2)
+    a, b = _operands(np.random.default_rng(5), 256, 256, 256, np.float64)
+    S.matmul(a, b)                      # the parent's helpers exist now
+    pid = os.fork()
+    if pid == 0:                        # the child: exit code 0 when the product is right
+        ok = np.allclose(S.matmul(a, b), a @ b, rtol=1e-12) and len(S._helpers) == 1
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -110,6 +110,18 @@ _helpers_lock = threading.Lock()
 _busy = threading.Lock()     # one split product at a time; a concurrent one runs unsplit
 
 
+def _forget_helpers():
+    """In a forked child: the parent's helper threads do not exist here."""
+    global _helpers_lock, _busy
+    _helpers.clear()
+    _helpers_lock = threading.Lock()
+    _busy = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers)
+
+
 def _get_helpers(n):
     with _helpers_lock:
         while len(_helpers) < n:
