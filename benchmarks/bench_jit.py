@@ -2,10 +2,12 @@
 
 Run:  python benchmarks/bench_jit.py          (pytest-benchmark, then a table of nx / jax)
       python -m pytest benchmarks/bench_jit.py --benchmark-only --benchmark-group-by=group
-Pin the math libraries to one thread for stable numbers on a shared machine:
-OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+Pin both libraries to one thread for a per-thread comparison on a shared machine:
+OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 NX_RUNE_NUM_THREADS=1
 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-(the table's script sets these when they are unset).
+(the table's script sets these when they are unset; ``python -m benchmarks`` leaves both
+libraries their own threads: XLA's pool, and nx_rune's kernel pool, which also splits a
+compiled program's large products when the BLAS is pinned to one thread).
 
 Groups (each with an nx_rune and a JAX row; "numpy" rows where a NumPy baseline exists):
 * jit_chain50_grad: jit(grad) of a 51-op elementwise chain on (10,) float64 (per-op overhead).
@@ -458,6 +460,7 @@ if __name__ == "__main__":
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("NX_RUNE_NUM_THREADS", "1")
     env.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                 "intra_op_parallelism_threads=1")
     fd, path = tempfile.mkstemp(suffix=".json")
