@@ -19,6 +19,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t,
 from libc.string cimport memset
 
 from nx_rune._kernels._types cimport index_t, item16_t, item_t, numeric_t, real_t
+from nx_rune._kernels.pool cimport num_threads, pool_has_threads, run_spans
 
 cnp.import_array()
 
@@ -258,12 +259,42 @@ cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* 
     return 0
 
 
+cdef enum:
+    FAR_BYTES = 1 << 18     # a 1-D target larger than this (about L2's share) is prefetched
+    FAR_AHEAD = 24          # updates ahead that the prefetch reaches
+
+
+cdef int _accum_far(numeric_t* out, const index_t* idx, const numeric_t* upd, Py_ssize_t m,
+                    Py_ssize_t n, int mode, int64_t* bad) noexcept nogil:
+    """_accum_row for a contiguous 1-D walk into a target larger than the caches: the
+    element FAR_AHEAD updates on is prefetched (random targets defeat the hardware's
+    prefetchers, and each miss would otherwise stall the read-modify-write)."""
+    cdef Py_ssize_t j = 0, k, f
+    while j < m:
+        if j + FAR_AHEAD < m:
+            f = _wrap(idx[j + FAR_AHEAD], n)
+            __builtin_prefetch(out + (f if <size_t>f < <size_t>n else 0))
+        k = idx[j]
+        if <size_t>k >= <size_t>n:
+            if k >= 0 or k < -n:
+                bad[0] = k
+                return 1
+            k += n
+        _accum_one(out + k, upd[j], mode)
+        j += 1
+    return 0
+
+
 cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const numeric_t* upd,
                                     Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
                                     Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
                                     int64_t* bad) noexcept nogil:
     # Literal modes and strides so that each call site is compiled to its own tight loop.
     if contiguous and sa == 0 and ax == 1:
+        if n * <Py_ssize_t>sizeof(numeric_t) > FAR_BYTES:
+            if mode == MODE_ADD:
+                return _accum_far(out, idx, upd, m, n, MODE_ADD, bad)
+            return _accum_far(out, idx, upd, m, n, MODE_MUL, bad)
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_ADD, bad)
         return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MUL, bad)
@@ -475,6 +506,154 @@ cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, 
 
 
 # ----------------------------------------------------------------------------------------
+# Threads: one walk cut into spans along one of its dimensions, each span a walk of its own
+# ----------------------------------------------------------------------------------------
+#
+# A gather may cut any dimension.  A scatter cuts only a dimension along which the target
+# moves (a nonzero OP_ALONG stride): every target element is then written by one span, in
+# the C order of that span, so the result is the single-threaded one bit for bit.  A scatter
+# with no such dimension (a 1-D target: every update may hit any element) in mode "add"
+# gives each span after the first a private zeroed copy of the target (when the target is
+# small against the updates: "few bins") and adds the copies to the target in span order.
+# That changes the order of floating-point sums against one thread (integers: the same
+# result); for a given thread count it is the same on every run.
+#
+# A span that meets a bad index stops; the walk is then run again in one thread to find the
+# first bad index in C order (the error path only: the output is thrown away).
+
+cdef enum:
+    MAX_SPANS = 64
+    GATHER_OP = -1               # Job.op of a gather (scatter's are the ScatterMode values)
+
+# A walk is cut only when it has at least this many elements (below it, waking the workers
+# costs about as much as the work; see benchmarks/bench_gather_kernels.py's *_small cases).
+# A Python global so that the tests can lower it to cover the threaded path on small inputs.
+THREADED_SIZE = 1 << 16
+# Private targets are used only while (spans - 1) * target size * this <= the updates.
+HISTOGRAM_RATIO = 4
+
+ctypedef struct Job:
+    const Walk* w
+    int split                     # the walk dimension the spans cut
+    int op                        # GATHER_OP or a ScatterMode
+    int itemsize                  # of the along / dense items
+    int code                      # type code of the arithmetic modes
+    bint idx64
+    char* along                   # gather's source / scatter's target
+    char* idx
+    char* dense                   # gather's output / scatter's updates
+    char* private_                # spans 1.. accumulate into private targets here, or NULL
+    Py_ssize_t private_bytes      # bytes of one private target (= the target's)
+    Py_ssize_t step
+    int err[MAX_SPANS]
+
+
+cdef int _walk_items(char* along, char* idx, char* dense, const Job* j, const Walk* w,
+                     int64_t* bad) noexcept nogil:
+    """The single-threaded walk of a gather or scatter over w."""
+    if j.op == GATHER_OP:
+        if j.idx64:
+            return _gather_items(along, <const int64_t*>idx, dense, j.itemsize, w, bad)
+        return _gather_items(along, <const int32_t*>idx, dense, j.itemsize, w, bad)
+    if j.idx64:
+        return _scatter_typed(along, <const int64_t*>idx, dense, j.itemsize, j.code, j.op,
+                              w, bad)
+    return _scatter_typed(along, <const int32_t*>idx, dense, j.itemsize, j.code, j.op, w, bad)
+
+
+cdef void _walk_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Job* j = <Job*>ctx
+    cdef Walk sub = j.w[0]
+    cdef int d = j.split, e
+    cdef Py_ssize_t k = lo // j.step
+    cdef int64_t bad = 0
+    cdef char* along = j.along + lo * sub.strides[OP_ALONG][d] * j.itemsize
+    cdef char* idx = j.idx + lo * sub.strides[OP_INDEX][d] * (8 if j.idx64 else 4)
+    cdef char* dense = j.dense + lo * sub.strides[OP_DENSE][d] * j.itemsize
+    cdef char* private_
+    sub.shape[d] = hi - lo
+    sub.rows = 1
+    for e in range(sub.ndim - 1):
+        sub.rows *= sub.shape[e]
+    if j.private_ != NULL and k > 0:
+        private_ = j.private_ + (k - 1) * j.private_bytes
+        memset(private_, 0, j.private_bytes)
+        along = private_ + (along - j.along)
+    j.err[k] = _walk_items(along, idx, dense, j, &sub, &bad)
+
+
+cdef int _choose_split(const Walk* w, int op, Py_ssize_t threads) noexcept:
+    """The dimension to cut (-1: none): the outermost allowed one with at least two items a
+    thread, else the longest allowed one with at least one a thread."""
+    cdef int d, best = -1
+    for d in range(w.ndim):
+        if op != GATHER_OP and w.strides[OP_ALONG][d] == 0:
+            continue
+        if w.shape[d] >= 2 * threads:
+            return d
+        if best < 0 or w.shape[d] > w.shape[best]:
+            best = d
+    if best >= 0 and w.shape[best] >= threads:
+        return best
+    return -1
+
+
+cdef int _longest(const Walk* w) noexcept:
+    cdef int d, best = 0
+    for d in range(1, w.ndim):
+        if w.shape[d] > w.shape[best]:
+            best = d
+    return best
+
+
+cdef int _execute(Job* j, out, int64_t* bad) except -1:
+    """Run the walk j.w (on the pool when it is large); 1 with bad[0] set on a bad index.
+    out: scatter's target array (a C-contiguous ndarray), for the private targets."""
+    cdef const Walk* w = j.w
+    cdef Py_ssize_t threads = min(num_threads(), <Py_ssize_t>MAX_SPANS)
+    cdef Py_ssize_t total = w.rows * w.shape[w.ndim - 1], size, count, k
+    cdef int err
+    cdef bint histogram = False
+    private = None
+    j.split = -1
+    j.private_ = NULL
+    if threads > 1 and total >= THREADED_SIZE and pool_has_threads():
+        j.split = _choose_split(w, j.op, threads)
+        if j.split < 0 and j.op == MODE_ADD and \
+                (threads - 1) * out.size * HISTOGRAM_RATIO <= total:
+            j.split = _longest(w)
+            histogram = w.shape[j.split] >= threads
+            if not histogram:
+                j.split = -1
+    if j.split < 0:
+        with nogil:
+            err = _walk_items(j.along, j.idx, j.dense, j, w, bad)
+        return err
+    size = w.shape[j.split]
+    j.step = (size + threads - 1) // threads
+    if j.split == w.ndim - 1 and j.step > 16:
+        j.step = (j.step + 15) // 16 * 16         # no cache line of output split between spans
+    count = (size + j.step - 1) // j.step
+    if histogram and count > 1:
+        private = np.empty((count - 1, out.size), dtype=out.dtype)
+        j.private_ = _ptr(private)
+        j.private_bytes = out.nbytes
+    for k in range(count):
+        j.err[k] = 0
+    run_spans(_walk_span, j, size, j.step, count)
+    for k in range(count):
+        if j.err[k]:
+            with nogil:
+                err = _walk_items(j.along, j.idx, j.dense, j, w, bad)
+            return 1
+    if private is not None:
+        flat = out.reshape(-1)
+        for k in range(count - 1):
+            flat += private[k]
+    return 0
+
+
+# ----------------------------------------------------------------------------------------
 # Validation and planning (Python level)
 # ----------------------------------------------------------------------------------------
 
@@ -647,12 +826,8 @@ def gather(data, indices, axis):
     (axis) and IndexError (an index outside [-n, n), n = D[axis]).
     """
     cdef Walk w
+    cdef Job j
     cdef int64_t bad = 0
-    cdef int err, itemsize
-    cdef bint idx64
-    cdef char* src_p
-    cdef char* idx_p
-    cdef char* out_p
     data = _numeric_array(data, "data", "gather")
     data, indices, axis, shape = _prepare(data, "data", indices, axis, "gather")
     out = np.empty(shape, dtype=data.dtype)
@@ -660,14 +835,10 @@ def gather(data, indices, axis):
         return out
     data, indices = _kernel_ready(data), _kernel_ready(indices)
     _plan_along(&w, data, indices, out, shape, axis)
-    src_p, idx_p, out_p = _ptr(data), _ptr(indices), _ptr(out)
-    itemsize, idx64 = data.itemsize, indices.itemsize == 8
-    with nogil:
-        if idx64:
-            err = _gather_items(src_p, <const int64_t*>idx_p, out_p, itemsize, &w, &bad)
-        else:
-            err = _gather_items(src_p, <const int32_t*>idx_p, out_p, itemsize, &w, &bad)
-    if err:
+    j.w, j.op, j.itemsize, j.code = &w, GATHER_OP, data.itemsize, 0
+    j.idx64 = indices.itemsize == 8
+    j.along, j.idx, j.dense = _ptr(data), _ptr(indices), _ptr(out)
+    if _execute(&j, None, &bad):
         _raise_bad_index("gather", bad, axis, data.shape[axis])
     return out
 
@@ -753,12 +924,9 @@ def scatter(template, indices, updates, axis, mode="set"):
     can differ from NumPy's per-step float16 rounding in the last place.
     """
     cdef Walk w
+    cdef Job j
     cdef int64_t bad = 0
-    cdef int err, itemsize, code = 0, op
-    cdef bint idx64
-    cdef char* out_p
-    cdef char* idx_p
-    cdef char* upd_p
+    cdef int code = 0, op
     template = _numeric_array(template, "template", "scatter")
     op = _mode_code(mode)
     out_shape, dtype = template.shape, template.dtype.newbyteorder("=")
@@ -772,15 +940,9 @@ def scatter(template, indices, updates, axis, mode="set"):
         if op != MODE_SET:
             codes = _ACCUM_CODES if op in (MODE_ADD, MODE_MUL) else _ORDER_CODES
             code = codes[f"{work.kind}{work.itemsize}"]
-        out_p, idx_p, upd_p = _ptr(out), _ptr(indices), _ptr(upd)
-        itemsize, idx64 = work.itemsize, indices.itemsize == 8
-        with nogil:
-            if idx64:
-                err = _scatter_typed(out_p, <const int64_t*>idx_p, upd_p, itemsize, code, op,
-                                     &w, &bad)
-            else:
-                err = _scatter_typed(out_p, <const int32_t*>idx_p, upd_p, itemsize, code, op,
-                                     &w, &bad)
-        if err:
+        j.w, j.op, j.itemsize, j.code = &w, op, work.itemsize, code
+        j.idx64 = indices.itemsize == 8
+        j.along, j.idx, j.dense = _ptr(out), _ptr(indices), _ptr(upd)
+        if _execute(&j, out, &bad):
             _raise_bad_index("scatter", bad, axis, template.shape[axis])
     return _to_work(out, dtype).reshape(out_shape)
