@@ -710,3 +710,62 @@ def test_threaded_calls_from_many_python_threads():
             for got_add, got_g in ex.map(work, range(16)):
                 assert_same(got_add, want_add)
                 assert_same(got_g, want_g)
+
+
+# ---------------------------------------------------------------------------------------
+# The AVX2 rows of gather (WP-gather): the same values and errors as the scalar rows
+# ---------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def simd(on):
+    old = gather_module._set_simd(on)
+    try:
+        yield
+    finally:
+        gather_module._set_simd(old)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64, np.complex64,
+                                   np.int16, np.complex128])
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_simd_rows_are_the_scalar_rows(dtype, index_dtype):
+    # row lengths around the 4- and 8-lane groups, both axes, broadcast and reversed sources
+    rng = np.random.default_rng(11)
+    for shape, m, axis in [((37, 41), 41, 1), ((37, 41), 29, 0), ((3, 1000), 1003, 1),
+                           ((1000,), 999, 0), ((5, 7), 8, 1), ((9, 3), 7, 0), ((2, 1), 17, 1)]:
+        data = random_values(rng, shape, dtype)
+        n = shape[axis]
+        ishape = shape[:axis] + (m,) + shape[axis + 1:]
+        idx = rng.integers(-n, n, ishape).astype(index_dtype)
+        for src in (data, data[::-1], np.flip(data, -1), np.broadcast_to(data[:1], data.shape)):
+            want = np.take_along_axis(src, idx, axis)
+            with simd(False):
+                scalar = gather(src, idx, axis)
+            with simd(True):
+                vector = gather(src, idx, axis)
+            assert_same(scalar, want)
+            assert_same(vector, want)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_simd_rows_check_every_index(dtype, index_dtype):
+    # bad indices at every lane of the vector groups and in the tail, extremes of the index
+    # type included: the message names the first one in C order either way
+    info = np.iinfo(index_dtype)
+    data = np.arange(50, dtype=dtype).reshape(5, 10)
+    for bad in (10, -11, int(info.max), int(info.min), 11, -1000):
+        for pos in range(0, 21):
+            idx = np.zeros((5, 21), index_dtype)
+            idx[2, pos] = bad
+            idx[3, :] = 10                              # later bad ones
+            for on in (False, True):
+                with simd(on), pytest.raises(
+                        IndexError, match=rf"index {bad} is out of bounds for axis 1 "
+                                          rf"with size 10"):
+                    gather(data, idx, 1)
+        idx0 = np.zeros((3, 10), index_dtype)
+        idx0[1, 7] = bad if bad not in (10, 11) else 5 + bad
+        with simd(True), pytest.raises(IndexError, match=rf"index {idx0[1, 7]} is out of "
+                                                           rf"bounds for axis 0 with size 5"):
+            gather(data, idx0, 0)
