@@ -92,8 +92,9 @@ def gather_2d_axis1_int32_float32():
 
 
 def gather_2d_axis1_small():
-    # 256 * 256 = THREADED_SIZE elements: the size where walks start to use threads
-    x, i = _rng().random((256, 256)), _rng().integers(0, 256, (256, 256))
+    # THREADED_SIZE elements (rows of 256): the size where walks start to use threads
+    x = _rng().random((THREADED_SIZE // 256, 256))
+    i = _rng().integers(0, 256, (THREADED_SIZE // 256, 256))
     return (lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1),
             _torch_gather(x, i, 1))
 

@@ -596,26 +596,28 @@ def test_threaded_large_cases_every_dtype(dtype, index_dtype):
     # the sizes of the benchmarks, at the default threshold: rows cut (axis 1), columns cut
     # (axis 0 scatter), the 1-D gather cut, and the 1-D add with private targets
     rng = np.random.default_rng(7)
-    data = random_values(rng, (300, 400), dtype)
-    idx = rng.integers(-400, 400, (300, 400)).astype(index_dtype)
-    idx0 = rng.integers(-300, 300, (300, 400)).astype(index_dtype)
-    flat = random_values(rng, (1 << 17,), dtype)
-    iflat = rng.integers(-(1 << 17), 1 << 17, 1 << 17).astype(index_dtype)
+    size = gather_module.THREADED_SIZE
+    rows = size // 400 + 1
+    data = random_values(rng, (rows, 400), dtype)
+    idx = rng.integers(-400, 400, (rows, 400)).astype(index_dtype)
+    idx0 = rng.integers(-rows, rows, (rows, 400)).astype(index_dtype)
+    flat = random_values(rng, (size,), dtype)
+    iflat = rng.integers(-size, size, size).astype(index_dtype)
     for threads in (2, 4):
         with threaded(threads, size=gather_module.THREADED_SIZE):
             assert_same(gather(data, idx, 1), np.take_along_axis(data, idx, 1))
             assert_same(gather(data, idx0, 0), np.take_along_axis(data, idx0, 0))
             assert_same(gather(flat, iflat, 0), np.take_along_axis(flat, iflat, 0))
             for mode in ("add", "max") if np.dtype(dtype).kind != "c" else ("add",):
-                u = random_values(rng, (300, 400), dtype, mode)
-                t = random_values(rng, (300, 400), dtype, mode)
+                u = random_values(rng, (rows, 400), dtype, mode)
+                t = random_values(rng, (rows, 400), dtype, mode)
                 assert_same(scatter(t, idx, u, 1, mode), scatter_reference(t, idx, u, 1, mode))
-                t0 = random_values(rng, (300, 400), dtype, mode)
+                t0 = random_values(rng, (rows, 400), dtype, mode)
                 assert_same(scatter(t0, idx0, u, 0, mode),
                             scatter_reference(t0, idx0, u, 0, mode))
             bins = random_values(rng, (1000,), dtype, "add")
-            ib = rng.integers(-1000, 1000, 1 << 17).astype(index_dtype)
-            ub = random_values(rng, (1 << 17,), dtype, "add")
+            ib = rng.integers(-1000, 1000, size).astype(index_dtype)
+            ub = random_values(rng, (size,), dtype, "add")
             assert_same(scatter(bins, ib, ub, 0, "add"), scatter_reference(bins, ib, ub, 0, "add"))
 
 
@@ -627,7 +629,7 @@ def test_threaded_float_add_with_private_targets_is_close_and_repeatable(dtype, 
     # receives k updates is a sum of k + 1 terms in some order, within k * eps * sum(|terms|)
     # of the exact sum (the float64 np.add.at reference, far more exact than float32).
     rng = np.random.default_rng(threads)
-    n_upd, bins = 1 << 17, 300
+    n_upd, bins = gather_module.THREADED_SIZE, 300
     template = (rng.standard_normal(bins) * 10).astype(dtype)
     upd = rng.standard_normal(n_upd).astype(dtype)
     if np.dtype(dtype).kind == "c":
@@ -699,8 +701,9 @@ def test_threaded_calls_from_many_python_threads():
     # One call owns the pool at a time; the others run their spans in their own thread (the
     # same spans, so the same private targets and the same float sums).
     rng = np.random.default_rng(5)
-    bins, u, i = np.zeros(1000), rng.standard_normal(1 << 17), rng.integers(0, 1000, 1 << 17)
-    x, ix = rng.random((256, 512)), rng.integers(0, 512, (256, 512))
+    size = gather_module.THREADED_SIZE
+    bins, u, i = np.zeros(1000), rng.standard_normal(size), rng.integers(0, 1000, size)
+    x, ix = rng.random((size // 512, 512)), rng.integers(0, 512, (size // 512, 512))
     with threaded(2, size=gather_module.THREADED_SIZE):
         want_add, want_g = scatter(bins, i, u, 0, "add"), gather(x, ix, 1)
 

@@ -450,42 +450,12 @@ cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* 
     return 0
 
 
-cdef enum:
-    FAR_BYTES = 1 << 18     # a 1-D target larger than this (about L2's share) is prefetched
-    FAR_AHEAD = 24          # updates ahead that the prefetch reaches
-
-
-cdef int _accum_far(numeric_t* out, const index_t* idx, const numeric_t* upd, Py_ssize_t m,
-                    Py_ssize_t n, int mode, int64_t* bad) noexcept nogil:
-    """_accum_row for a contiguous 1-D walk into a target larger than the caches: the
-    element FAR_AHEAD updates on is prefetched (random targets defeat the hardware's
-    prefetchers, and each miss would otherwise stall the read-modify-write)."""
-    cdef Py_ssize_t j = 0, k, f
-    while j < m:
-        if j + FAR_AHEAD < m:
-            f = _wrap(idx[j + FAR_AHEAD], n)
-            __builtin_prefetch(out + (f if <size_t>f < <size_t>n else 0))
-        k = idx[j]
-        if <size_t>k >= <size_t>n:
-            if k >= 0 or k < -n:
-                bad[0] = k
-                return 1
-            k += n
-        _accum_one(out + k, upd[j], mode)
-        j += 1
-    return 0
-
-
 cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const numeric_t* upd,
                                     Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
                                     Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
                                     int64_t* bad) noexcept nogil:
     # Literal modes and strides so that each call site is compiled to its own tight loop.
     if contiguous and sa == 0 and ax == 1:
-        if n * <Py_ssize_t>sizeof(numeric_t) > FAR_BYTES:
-            if mode == MODE_ADD:
-                return _accum_far(out, idx, upd, m, n, MODE_ADD, bad)
-            return _accum_far(out, idx, upd, m, n, MODE_MUL, bad)
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_ADD, bad)
         return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MUL, bad)
@@ -716,10 +686,12 @@ cdef enum:
     MAX_SPANS = 64
     GATHER_OP = -1               # Job.op of a gather (scatter's are the ScatterMode values)
 
-# A walk is cut only when it has at least this many elements (below it, waking the workers
-# costs about as much as the work; see benchmarks/bench_gather_kernels.py's *_small cases).
+# A walk is cut only when it has at least this many elements.  Measured on 2 cores (min of
+# 300 calls, 1 -> 2 threads; gather rows of 256, 1-D add into size/64 bins): 2**16: gather
+# 33.4 -> 33.8 us, add 35.3 -> 37.0 us; 2**17: 65.4 -> 59.6, 63.8 -> 65.4; 2**18: 132 -> 98,
+# 129 -> 112 (benchmarks/bench_gather_kernels.py's *_small cases sit at the threshold).
 # A Python global so that the tests can lower it to cover the threaded path on small inputs.
-THREADED_SIZE = 1 << 16
+THREADED_SIZE = 1 << 17
 # Private targets are used only while (spans - 1) * target size * this <= the updates.
 HISTOGRAM_RATIO = 4
 
