@@ -707,6 +707,7 @@ ctypedef struct Job:
     char* dense                   # gather's output / scatter's updates
     char* private_                # spans 1.. accumulate into private targets here, or NULL
     Py_ssize_t private_bytes      # bytes of one private target (= the target's)
+    Py_ssize_t parts              # private targets
     Py_ssize_t step
     int err[MAX_SPANS]
 
@@ -745,6 +746,41 @@ cdef void _walk_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
     j.err[k] = _walk_items(along, idx, dense, j, &sub, &bad)
 
 
+cdef void _reduce_items(numeric_t* out, const numeric_t* private_, Py_ssize_t size,
+                        Py_ssize_t parts, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """out[b] += private_[0][b], then += private_[1][b]...: the span order, per element."""
+    cdef Py_ssize_t b, k
+    cdef numeric_t acc
+    for b in range(lo, hi):
+        acc = out[b]
+        for k in range(parts):
+            acc = acc + private_[k * size + b]
+        out[b] = acc
+
+
+cdef void _reduce_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const Job* j = <const Job*>ctx
+    cdef Py_ssize_t size = j.private_bytes // j.itemsize, parts = j.parts
+    if j.code == T_U8:
+        _reduce_items(<uint8_t*>j.along, <const uint8_t*>j.private_, size, parts, lo, hi)
+    elif j.code == T_U16:
+        _reduce_items(<uint16_t*>j.along, <const uint16_t*>j.private_, size, parts, lo, hi)
+    elif j.code == T_U32:
+        _reduce_items(<uint32_t*>j.along, <const uint32_t*>j.private_, size, parts, lo, hi)
+    elif j.code == T_U64:
+        _reduce_items(<uint64_t*>j.along, <const uint64_t*>j.private_, size, parts, lo, hi)
+    elif j.code == T_F32:
+        _reduce_items(<float*>j.along, <const float*>j.private_, size, parts, lo, hi)
+    elif j.code == T_F64:
+        _reduce_items(<double*>j.along, <const double*>j.private_, size, parts, lo, hi)
+    elif j.code == T_C64:
+        _reduce_items(<float complex*>j.along, <const float complex*>j.private_, size, parts,
+                      lo, hi)
+    else:
+        _reduce_items(<double complex*>j.along, <const double complex*>j.private_, size, parts,
+                      lo, hi)
+
+
 cdef int _choose_split(const Walk* w, int op, Py_ssize_t threads) noexcept:
     """The dimension to cut (-1: none): the outermost allowed one with at least two items a
     thread, else the longest allowed one with at least one a thread."""
@@ -774,7 +810,7 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
     out: scatter's target array (a C-contiguous ndarray), for the private targets."""
     cdef const Walk* w = j.w
     cdef Py_ssize_t threads = min(num_threads(), <Py_ssize_t>MAX_SPANS)
-    cdef Py_ssize_t total = w.rows * w.shape[w.ndim - 1], size, count, k
+    cdef Py_ssize_t total = w.rows * w.shape[w.ndim - 1], size, count, k, step
     cdef int err
     cdef bint histogram = False
     private = None
@@ -810,9 +846,11 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
                 err = _walk_items(j.along, j.idx, j.dense, j, w, bad)
             return 1
     if private is not None:
-        flat = out.reshape(-1)
-        for k in range(count - 1):
-            flat += private[k]
+        # the private targets into the target, cut by element (each span adds in span order)
+        j.parts = count - 1
+        size = out.size
+        step = max((size + threads - 1) // threads, <Py_ssize_t>4096)
+        run_spans(_reduce_span, j, size, step, (size + step - 1) // step)
     return 0
 
 
