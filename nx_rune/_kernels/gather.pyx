@@ -683,7 +683,8 @@ cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, 
 # first bad index in C order (the error path only: the output is thrown away).
 
 cdef enum:
-    MAX_SPANS = 64
+    MAX_SPANS = 256
+    SPANS_PER_THREAD = 4         # (not with private targets: one each) see run_spans
     GATHER_OP = -1               # Job.op of a gather (scatter's are the ScatterMode values)
 
 # A walk is cut only when it has at least this many elements.  Measured on 2 cores (min of
@@ -810,7 +811,7 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
     out: scatter's target array (a C-contiguous ndarray), for the private targets."""
     cdef const Walk* w = j.w
     cdef Py_ssize_t threads = min(num_threads(), <Py_ssize_t>MAX_SPANS)
-    cdef Py_ssize_t total = w.rows * w.shape[w.ndim - 1], size, count, k, step
+    cdef Py_ssize_t total = w.rows * w.shape[w.ndim - 1], size, count, k, step, spans
     cdef int err
     cdef bint histogram = False
     private = None
@@ -829,7 +830,8 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
             err = _walk_items(j.along, j.idx, j.dense, j, w, bad)
         return err
     size = w.shape[j.split]
-    j.step = (size + threads - 1) // threads
+    spans = threads if histogram else min(threads * SPANS_PER_THREAD, <Py_ssize_t>MAX_SPANS)
+    j.step = (size + spans - 1) // spans
     if j.split == w.ndim - 1 and j.step > 16:
         j.step = (j.step + 15) // 16 * 16         # no cache line of output split between spans
     count = (size + j.step - 1) // j.step
@@ -839,7 +841,7 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
         j.private_bytes = out.nbytes
     for k in range(count):
         j.err[k] = 0
-    run_spans(_walk_span, j, size, j.step, count)
+    run_spans(_walk_span, j, size, j.step, count, threads)
     for k in range(count):
         if j.err[k]:
             with nogil:
@@ -850,7 +852,7 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
         j.parts = count - 1
         size = out.size
         step = max((size + threads - 1) // threads, <Py_ssize_t>4096)
-        run_spans(_reduce_span, j, size, step, (size + step - 1) // step)
+        run_spans(_reduce_span, j, size, step, (size + step - 1) // step, threads)
     return 0
 
 
