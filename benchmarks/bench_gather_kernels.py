@@ -1,8 +1,10 @@
 """Gather / scatter / fold kernels against NumPy and PyTorch (pytest-benchmark).
 
 Each group holds one case as ``nx_rune`` and ``numpy`` and, for gather and scatter, as
-``torch_1t`` / ``torch_2t`` (``torch.gather`` / ``scatter_`` / ``scatter_add_`` /
-``scatter_reduce_`` under ``torch.set_num_threads(1 or 2)``); read the ratio of the medians:
+``nx_rune_1t`` (nx_rune on one thread: ``nx_rune._kernels.pool.set_num_threads(1)``; plain
+``nx_rune`` uses the kernels' default count, the cores available) and ``torch_1t`` /
+``torch_2t`` (``torch.gather`` / ``scatter_`` / ``scatter_add_`` / ``scatter_reduce_`` under
+``torch.set_num_threads(1 or 2)``); read the ratio of the medians:
 
     python -m benchmarks benchmarks/bench_gather_kernels.py
 
@@ -16,8 +18,9 @@ import math
 import numpy as np
 import pytest
 
+from nx_rune._kernels import pool
 from nx_rune._kernels.fold import fold, unfold
-from nx_rune._kernels.gather import gather, scatter
+from nx_rune._kernels.gather import THREADED_SIZE, gather, scatter
 
 from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
 
@@ -88,6 +91,14 @@ def gather_2d_axis1_int32_float32():
             _torch_gather(x, i, 1))
 
 
+def gather_2d_axis1_small():
+    # THREADED_SIZE elements (rows of 256): the size where walks start to use threads
+    x = _rng().random((THREADED_SIZE // 256, 256))
+    i = _rng().integers(0, 256, (THREADED_SIZE // 256, 256))
+    return (lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1),
+            _torch_gather(x, i, 1))
+
+
 def gather_2d_axis0():
     x, i = _rng().random((1000, 1000)), _rng().integers(0, 1000, (1000, 1000))
     return (lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0),
@@ -120,6 +131,14 @@ def scatter_add_1d_1e5_bins():
     # 1e6 updates into 1e5 bins (about 10 per bin): issue 17's case
     t, u = np.zeros(10**5), _rng().random(10**6)
     i = _rng().integers(0, 10**5, 10**6)
+    return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
+            _torch_scatter(t, i, u, 0, "add"))
+
+
+def scatter_add_1d_small():
+    # THREADED_SIZE updates into 1000 bins: the threshold of threads (private targets)
+    t, u = np.zeros(1000), _rng().random(THREADED_SIZE)
+    i = _rng().integers(0, 1000, THREADED_SIZE)
     return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
             _torch_scatter(t, i, u, 0, "add"))
 
@@ -183,9 +202,9 @@ def fold_2d_conv():
 
 
 CASES = {f.__name__: f for f in [
-    gather_1d, gather_2d_axis1, gather_2d_axis1_int32_float32, gather_2d_axis0,
-    scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates, scatter_add_1d_1e5_bins,
-    scatter_add_1d_duplicates_int32, scatter_add_2d_axis1_duplicates,
+    gather_1d, gather_2d_axis1, gather_2d_axis1_int32_float32, gather_2d_axis1_small,
+    gather_2d_axis0, scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates,
+    scatter_add_1d_1e5_bins, scatter_add_1d_small, scatter_add_1d_duplicates_int32, scatter_add_2d_axis1_duplicates,
     scatter_add_2d_axis0_duplicates, scatter_max_2d_axis1_duplicates, unfold_2d_conv,
     unfold_2d_strided_dilated, fold_2d_conv,
 ]}
@@ -206,12 +225,21 @@ def _case(name):
 
 
 PARAMS = [(n, i) for n in CASES for i in ("nx_rune", "numpy")] + \
+    [(n, "nx_rune_1t") for n in WITH_TORCH] + \
     ([(n, i) for n in WITH_TORCH for i in ("torch_1t", "torch_2t")] if torch is not None else [])
 
 
 @pytest.mark.parametrize("name, impl", PARAMS)
 def test_bench(benchmark, name, impl):
     benchmark.group = name
+    if impl == "nx_rune_1t":
+        old = pool.get_num_threads()
+        pool.set_num_threads(1)
+        try:
+            benchmark(_case(name)["nx_rune"])
+        finally:
+            pool.set_num_threads(old)
+        return
     if not impl.startswith("torch"):
         benchmark(_case(name)[impl])
         return

@@ -526,3 +526,249 @@ def test_scatter_accumulating_rows_match_numpy(mode, index_dtype):
         with np.errstate(invalid="ignore"):
             NUMPY_AT[mode](want1, i1, u1)
         np.testing.assert_array_equal(scatter(t1, i1, u1, 0, mode), want1)
+
+
+# ---------------------------------------------------------------------------------------
+# Threads (WP-gather): a walk cut into spans on the kernels' pool
+# ---------------------------------------------------------------------------------------
+
+import concurrent.futures  # noqa: E402
+import contextlib  # noqa: E402
+
+from nx_rune._kernels import gather as gather_module  # noqa: E402
+from nx_rune._kernels import pool  # noqa: E402
+
+
+@contextlib.contextmanager
+def threaded(threads, size=1, histogram_ratio=None):
+    """Run the kernels on `threads` threads from walks of `size` elements on (every walk
+    by default); histogram_ratio=0 lets a 1-D "add" take private targets at any size."""
+    old = (pool.get_num_threads(), gather_module.THREADED_SIZE, gather_module.HISTOGRAM_RATIO)
+    pool.set_num_threads(threads)
+    gather_module.THREADED_SIZE = size
+    if histogram_ratio is not None:
+        gather_module.HISTOGRAM_RATIO = histogram_ratio
+    try:
+        yield
+    finally:
+        pool.set_num_threads(old[0])
+        gather_module.THREADED_SIZE, gather_module.HISTOGRAM_RATIO = old[1:]
+
+
+def one_thread(fn, *args):
+    with threaded(1, size=1 << 62):
+        return fn(*args)
+
+
+@settings(max_examples=200, deadline=None)
+@given(along_cases(), st.sampled_from([2, 3, 4]))
+def test_threaded_gather_is_the_one_thread_gather(case, threads):
+    # every dtype and layout (strided, reversed, broadcast), empty shapes included
+    rng = np.random.default_rng(case["seed"])
+    data = with_layout(random_values(rng, case["data_shape"], case["dtype"]),
+                       case["data_layout"])
+    indices = make_indices(rng, case)
+    want = one_thread(gather, data, indices, case["axis"])
+    with threaded(threads):
+        got = gather(data, indices, case["axis"])
+    assert_same(got, want)
+    assert_same(got, np.take_along_axis(data, indices, case["axis"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(along_cases(), st.sampled_from(MODES), st.sampled_from([2, 3, 4]), st.booleans())
+def test_threaded_scatter_is_the_one_thread_scatter(case, mode, threads, histogram):
+    # Small integer values: sums are exact in every dtype, so even "add" with private
+    # targets (histogram=True lets any 1-D add take them) equals one thread bit for bit.
+    if mode in ("max", "min") and np.dtype(case["dtype"]).kind == "c":
+        return
+    template, indices, updates = scatter_case(case, mode)
+    want = one_thread(scatter, template, indices, updates, case["axis"], mode)
+    with threaded(threads, histogram_ratio=0 if histogram else None):
+        got = scatter(template, indices, updates, case["axis"], mode)
+    assert_same(got, want)
+    assert_same(got, scatter_reference(template, indices, updates, case["axis"], mode))
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_threaded_large_cases_every_dtype(dtype, index_dtype):
+    # the sizes of the benchmarks, at the default threshold: rows cut (axis 1), columns cut
+    # (axis 0 scatter), the 1-D gather cut, and the 1-D add with private targets
+    rng = np.random.default_rng(7)
+    size = gather_module.THREADED_SIZE
+    rows = size // 400 + 1
+    data = random_values(rng, (rows, 400), dtype)
+    idx = rng.integers(-400, 400, (rows, 400)).astype(index_dtype)
+    idx0 = rng.integers(-rows, rows, (rows, 400)).astype(index_dtype)
+    flat = random_values(rng, (size,), dtype)
+    iflat = rng.integers(-size, size, size).astype(index_dtype)
+    for threads in (2, 4):
+        with threaded(threads, size=gather_module.THREADED_SIZE):
+            assert_same(gather(data, idx, 1), np.take_along_axis(data, idx, 1))
+            assert_same(gather(data, idx0, 0), np.take_along_axis(data, idx0, 0))
+            assert_same(gather(flat, iflat, 0), np.take_along_axis(flat, iflat, 0))
+            for mode in ("add", "max") if np.dtype(dtype).kind != "c" else ("add",):
+                u = random_values(rng, (rows, 400), dtype, mode)
+                t = random_values(rng, (rows, 400), dtype, mode)
+                assert_same(scatter(t, idx, u, 1, mode), scatter_reference(t, idx, u, 1, mode))
+                t0 = random_values(rng, (rows, 400), dtype, mode)
+                assert_same(scatter(t0, idx0, u, 0, mode),
+                            scatter_reference(t0, idx0, u, 0, mode))
+            bins = random_values(rng, (1000,), dtype, "add")
+            ib = rng.integers(-1000, 1000, size).astype(index_dtype)
+            ub = random_values(rng, (size,), dtype, "add")
+            assert_same(scatter(bins, ib, ub, 0, "add"), scatter_reference(bins, ib, ub, 0, "add"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_threaded_float_add_with_private_targets_is_close_and_repeatable(dtype, threads):
+    # Private targets change the order of the sums (one per span, added in span order), so
+    # float results may differ from one thread in the last places.  The tolerance: a bin that
+    # receives k updates is a sum of k + 1 terms in some order, within k * eps * sum(|terms|)
+    # of the exact sum (the float64 np.add.at reference, far more exact than float32).
+    rng = np.random.default_rng(threads)
+    n_upd, bins = gather_module.THREADED_SIZE, 300
+    template = (rng.standard_normal(bins) * 10).astype(dtype)
+    upd = rng.standard_normal(n_upd).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        upd = (upd + 1j * rng.standard_normal(n_upd)).astype(dtype)
+    idx = rng.integers(-bins, bins, n_upd)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    exact = template.astype(wide)
+    np.add.at(exact, idx, upd.astype(wide))
+    total_abs = np.abs(template).astype(np.float64)
+    np.add.at(total_abs, idx, np.abs(upd).astype(np.float64))
+    hits = np.bincount(idx % bins, minlength=bins)
+    eps = np.finfo(dtype).eps
+    with threaded(threads, size=gather_module.THREADED_SIZE):
+        got = scatter(template, idx, upd, 0, "add")
+        again = scatter(template, idx, upd, 0, "add")
+    assert_same(got, again)                      # the same every run at a given thread count
+    assert got.dtype == template.dtype
+    assert np.all(np.abs(got.astype(wide) - exact) <= hits * eps * total_abs * 1.01 + 1e-300)
+    # one thread: np.add.at's order exactly
+    assert_same(one_thread(scatter, template, idx, upd, 0, "add"),
+                scatter_reference(template, idx, upd, 0, "add"))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.uint64, np.bool_])
+def test_threaded_integer_add_with_private_targets_is_exact(dtype):
+    # integers wrap the same way in any order
+    rng = np.random.default_rng(3)
+    template = rng.integers(0, 100, 50).astype(dtype)
+    idx = rng.integers(-50, 50, 1 << 17)
+    upd = rng.integers(0, 1 << 40, 1 << 17).astype(dtype)
+    with threaded(4, size=gather_module.THREADED_SIZE, histogram_ratio=0):
+        assert_same(scatter(template, idx, upd, 0, "add"),
+                    scatter_reference(template, idx, upd, 0, "add"))
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("mode", ["gather"] + MODES)
+def test_threaded_bad_index_reports_the_first_in_c_order(mode, index_dtype):
+    # Bad indices in several spans: whichever span meets one first, the message names the
+    # first in C order.  Scatter cuts the columns here (every row writes every column),
+    # so the first bad one (row 5, column 3000) lies in a later span than a bad one of an
+    # earlier column (row 10, column 3).
+    rng = np.random.default_rng(0)
+    idx = rng.integers(-100, 100, (64, 4096)).astype(index_dtype)
+    idx[5, 3000] = 100 + 7
+    idx[10, 3] = -101 - 8
+    idx[63, 0] = 10**6
+    with threaded(4):
+        for axis, data in ((0, np.zeros((100, 4096))), (1, np.zeros((64, 100)))):
+            with pytest.raises(IndexError, match=rf"index 107 is out of bounds for axis {axis} "
+                                                 rf"with size 100"):
+                if mode == "gather":
+                    gather(data, idx, axis)
+                else:
+                    scatter(data, idx, 1.0, axis, mode)
+        # 1-D with private targets: the first bad one lies in the last span
+        flat = rng.integers(-100, 100, 1 << 17).astype(index_dtype)
+        flat[-5] = 100 + 3
+        flat[-1] = -1000
+        with pytest.raises(IndexError, match=r"index 103 is out of bounds for axis 0 "
+                                             r"with size 100"):
+            if mode == "gather":
+                gather(np.zeros(100), flat, 0)
+            else:
+                scatter(np.zeros(100), flat, 1.0, 0, mode)
+
+
+def test_threaded_calls_from_many_python_threads():
+    # One call owns the pool at a time; the others run their spans in their own thread (the
+    # same spans, so the same private targets and the same float sums).
+    rng = np.random.default_rng(5)
+    size = gather_module.THREADED_SIZE
+    bins, u, i = np.zeros(1000), rng.standard_normal(size), rng.integers(0, 1000, size)
+    x, ix = rng.random((size // 512, 512)), rng.integers(0, 512, (size // 512, 512))
+    with threaded(2, size=gather_module.THREADED_SIZE):
+        want_add, want_g = scatter(bins, i, u, 0, "add"), gather(x, ix, 1)
+
+        def work(_):
+            return scatter(bins, i, u, 0, "add"), gather(x, ix, 1)
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            for got_add, got_g in ex.map(work, range(16)):
+                assert_same(got_add, want_add)
+                assert_same(got_g, want_g)
+
+
+# ---------------------------------------------------------------------------------------
+# The AVX2 rows of gather (WP-gather): the same values and errors as the scalar rows
+# ---------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def simd(on):
+    old = gather_module._set_simd(on)
+    try:
+        yield
+    finally:
+        gather_module._set_simd(old)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64, np.complex64,
+                                   np.int16, np.complex128])
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_simd_rows_are_the_scalar_rows(dtype, index_dtype):
+    # row lengths around the 4- and 8-lane groups, both axes, broadcast and reversed sources
+    rng = np.random.default_rng(11)
+    for shape, m, axis in [((37, 41), 41, 1), ((37, 41), 29, 0), ((3, 1000), 1003, 1),
+                           ((1000,), 999, 0), ((5, 7), 8, 1), ((9, 3), 7, 0), ((2, 1), 17, 1)]:
+        data = random_values(rng, shape, dtype)
+        n = shape[axis]
+        ishape = shape[:axis] + (m,) + shape[axis + 1:]
+        idx = rng.integers(-n, n, ishape).astype(index_dtype)
+        for src in (data, data[::-1], np.flip(data, -1), np.broadcast_to(data[:1], data.shape)):
+            want = np.take_along_axis(src, idx, axis)
+            with simd(False):
+                scalar = gather(src, idx, axis)
+            with simd(True):
+                vector = gather(src, idx, axis)
+            assert_same(scalar, want)
+            assert_same(vector, want)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_simd_rows_check_every_index(dtype, index_dtype):
+    # bad indices at every lane of the vector groups and in the tail, extremes of the index
+    # type included: the message names the first one in C order either way
+    info = np.iinfo(index_dtype)
+    data = np.arange(50, dtype=dtype).reshape(5, 10)
+    for bad in (10, -11, int(info.max), int(info.min), 11, -1000):
+        for pos in range(0, 21):
+            idx = np.zeros((5, 21), index_dtype)
+            idx[2, pos] = bad
+            idx[3, :] = 10                              # later bad ones
+            for on in (False, True):
+                with simd(on), pytest.raises(
+                        IndexError, match=rf"index {bad} is out of bounds for axis 1 "
+                                          rf"with size 10"):
+                    gather(data, idx, 1)
+        idx0 = np.zeros((3, 10), index_dtype)
+        idx0[1, 7] = bad if bad not in (10, 11) else 5 + bad
+        with simd(True), pytest.raises(IndexError, match=rf"index {idx0[1, 7]} is out of "
+                                                           rf"bounds for axis 0 with size 5"):
+            gather(data, idx0, 0)

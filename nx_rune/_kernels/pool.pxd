@@ -14,9 +14,11 @@ cdef void pool_run(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
                    Py_ssize_t count) noexcept nogil
 # Whether this platform has the pool at all (otherwise pool_run runs one span [0, n)).
 cdef bint pool_has_threads() noexcept
-# With the GIL (released meanwhile): every span, on the pool if free, else in this thread.
+# With the GIL (released meanwhile): every span, on up to `threads` threads of the pool if
+# it is free, else in this thread.  Spans are claimed one at a time: more spans than threads
+# let the others take over the share of a thread the scheduler holds up.
 cdef void run_spans(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                    Py_ssize_t count) noexcept
+                    Py_ssize_t count, Py_ssize_t threads) noexcept
 # The thread count the next calls use (set_num_threads, env NX_RUNE_NUM_THREADS).
 cdef Py_ssize_t num_threads() noexcept
 # With the GIL (released meanwhile): the spans [k * step, ...) of [0, n) taken in turn by this

@@ -123,12 +123,16 @@ cdef extern from *:
     }
 
     /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
-       count - 1 workers and this thread; returns when every span is done. */
-    static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
-                               Py_ssize_t step, Py_ssize_t count) {
+       min(count, threads) - 1 workers and this thread (spans are claimed one at a time, so a
+       thread held up by the scheduler leaves its share to the others); returns when every
+       span is done. */
+    static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                               Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
         nx_pool_state *p = &nx_pool_the_pool;
         pthread_mutex_lock(&p->mu);
-        while (p->workers < count - 1) {
+        if (threads > count)
+            threads = count;
+        while (p->workers < threads - 1) {
             pthread_t tid;
             pthread_attr_t attr;
             int ok;
@@ -157,14 +161,23 @@ cdef extern from *:
         p->ctx = NULL;
         pthread_mutex_unlock(&p->mu);
     }
+
+    static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                            Py_ssize_t step, Py_ssize_t count) {
+        nx_pool_run_on(fn, ctx, n, step, count, count);
+    }
     #else
     #define NX_POOL_HAVE_THREADS 0
     static int nx_pool_acquire(void) { return 0; }
     static void nx_pool_release(void) {}
-    static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
-                               Py_ssize_t step, Py_ssize_t count) {
-        (void)step; (void)count;
+    static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                               Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
+        (void)step; (void)count; (void)threads;
         fn(ctx, 0, n);                /* no thread API known here: one span, this thread */
+    }
+    static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
+                            Py_ssize_t step, Py_ssize_t count) {
+        nx_pool_run_on(fn, ctx, n, step, count, count);
     }
     #endif
     """
@@ -172,7 +185,9 @@ cdef extern from *:
     int nx_pool_acquire() noexcept
     void nx_pool_release() noexcept
     void nx_pool_run(nx_pool_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                        Py_ssize_t count) noexcept nogil
+                     Py_ssize_t count) noexcept nogil
+    void nx_pool_run_on(nx_pool_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
+                        Py_ssize_t count, Py_ssize_t threads) noexcept nogil
     int NX_POOL_HAVE_THREADS
 
 
@@ -194,14 +209,15 @@ cdef bint pool_has_threads() noexcept:
 
 
 cdef void run_spans(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                    Py_ssize_t count) noexcept:
+                    Py_ssize_t count, Py_ssize_t threads) noexcept:
     """``fn(ctx, lo, hi)`` for each of the ``count`` spans ``[k * step, min((k + 1) * step,
-    n))``, on the pool when it is free (in this thread otherwise, span after span); returns
-    when every span is done.  Called with the GIL, which it releases meanwhile."""
+    n))``, on up to ``threads`` threads of the pool when it is free (in this thread otherwise,
+    span after span); returns when every span is done.  Called with the GIL, which it
+    releases meanwhile."""
     cdef Py_ssize_t k, lo, hi
-    if count > 1 and NX_POOL_HAVE_THREADS and nx_pool_acquire():
+    if count > 1 and threads > 1 and NX_POOL_HAVE_THREADS and nx_pool_acquire():
         with nogil:
-            nx_pool_run(<nx_pool_span_fn>fn, ctx, n, step, count)
+            nx_pool_run_on(<nx_pool_span_fn>fn, ctx, n, step, count, threads)
         nx_pool_release()
         return
     with nogil:
