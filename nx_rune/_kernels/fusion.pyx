@@ -55,7 +55,7 @@ cdef extern from *:
     int __atomic_fetch_or(int *ptr, int val, int order) noexcept nogil
     int __ATOMIC_RELAXED
 
-from nx_rune._kernels.pool cimport num_threads, run_spans_threads
+from nx_rune._kernels.pool cimport num_threads, run_spans
 
 cdef extern from "numpy/arrayobject.h":
     object _new_from_descr "PyArray_NewFromDescr" (
@@ -482,7 +482,7 @@ cdef class Kernel:
 
     cdef int _run_threads(self, char **base, intp nt) except -1:
         """Share dim 0 (or the blocks of the one dim) between this thread and up to nt - 1 of
-        the kernels' pool workers (pool.run_spans_threads): the work is cut into 4 spans per
+        the kernels' pool workers (pool.run_spans): the work is cut into 4 spans per
         thread that the threads take in turn, so that a thread the OS runs late (a busy
         machine) leaves its share to the others; the caller waits only for spans a worker
         has taken, never for a worker that has not woken."""
@@ -500,7 +500,7 @@ cdef class Kernel:
         job.result = 0
         nspans = min(self.units, 4 * nt)
         per = (self.units + nspans - 1) // nspans
-        run_spans_threads(_run_span, &job, self.units, per, nt)
+        run_spans(_run_span, &job, self.units, per, (self.units + per - 1) // per, nt)
         return job.result
 
     def run(self, tuple ins, tuple outs):

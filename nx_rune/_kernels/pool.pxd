@@ -21,8 +21,3 @@ cdef void run_spans(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
                     Py_ssize_t count, Py_ssize_t threads) noexcept
 # The thread count the next calls use (set_num_threads, env NX_RUNE_NUM_THREADS).
 cdef Py_ssize_t num_threads() noexcept
-# With the GIL (released meanwhile): the spans [k * step, ...) of [0, n) taken in turn by this
-# thread and up to `threads` - 1 workers (more spans than threads; this thread alone when
-# another call owns the pool).
-cdef void run_spans_threads(span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
-                            Py_ssize_t threads) noexcept
