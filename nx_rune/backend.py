@@ -997,15 +997,19 @@ def _slogdet(a, lu):
     """From a's packed LU factorization (``lu_factor``, WP-linalg-perf): the sign is the
     product of U's diagonal signs and the pivots' parity, log|det| the sum of log|U_ii| (as
     NumPy's slogdet, which factors the same column-major copy of a)."""
-    n = a.shape[-1]
     packed = lu._np()
+    return _packed(list(lu_sign_logabs(packed, a.shape[-1])), packed.shape[:-1])
+
+
+def lu_sign_logabs(packed, n):
+    """(sign in the packed factorization's dtype, log|det| in its real dtype) of each matrix
+    from its ``lu_factor`` result (..., n * n + n)."""
     diag = packed[..., :n * n:n + 1]
     swaps = np.count_nonzero(packed[..., n * n:].real != np.arange(n), axis=-1)
     mag = np.abs(diag)
     unit = diag / np.where(mag == 0, 1, mag)          # sign(d), d / |d| for complex d
     sign = np.prod(unit, axis=-1) * np.where(swaps % 2, -1, 1)
-    return _packed([np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)],
-                   packed.shape[:-1])
+    return np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)
 
 
 @_impl("eigh")
@@ -1128,8 +1132,13 @@ def _lu_parts(packed, n):
 def _lu_inverse(a, lu):
     """inv(a) from its packed factorization: getri per matrix, in place in the result's
     memory, which is column-major (the result is a transposed view; no copy)."""
-    packed = lu._np()
-    n = a.shape[-1]
+    out_t = lu_inverse_t_values(lu._np(), a.shape[-1])
+    return _wrap(np.swapaxes(out_t, -1, -2))
+
+
+def lu_inverse_t_values(packed, n):
+    """inv(a)^T, C-ordered (..., n, n), from a's packed factorization (getri per matrix, in
+    place in the result's memory); LinAlgError for a singular matrix."""
     lu_t, piv = _lu_parts(packed, n)
     out_t = np.array(lu_t, order="C", copy=True)   # row-major inv(a)^T = column-major inv(a)
     if n:
@@ -1145,7 +1154,7 @@ def _lu_inverse(a, lu):
                 raise np.linalg.LinAlgError("Singular matrix")
             if not np.may_share_memory(r, w):
                 w[...] = r
-    return _wrap(np.swapaxes(out_t, -1, -2))
+    return out_t
 
 
 # -- WP-linalg-perf: the regularized incomplete gamma and beta functions -------------------------
@@ -1330,3 +1339,66 @@ def cho_factor_values(arr, lower):
             return c.T if lower else c
         out[idx] = c.T
     return out if lower else np.swapaxes(out, -1, -2)
+
+
+# -- WP-linalg-vjp: the determinant from the LU factorization, fused derivatives ----------------
+# lu_det(a, lu, part)  det_grad(a, lu, s)  norm2_grad(x, ans, g, axes, keepdims)
+# triangular_solve_grad(ct_b, x, lower, trans, unit_diagonal)
+# lu_det reads part "det" (sign * exp(log|det|), as NumPy's det), "logabsdet" (real dtype) or
+# "sign" of each matrix from its packed factorization.  The others compute, in one NumPy/LAPACK
+# pass, what a derivative rule would otherwise compose from several primitives (the rules use
+# them on concrete values only; their values are those of the compositions, see
+# nx_rune.autodiff.rules):
+#   det_grad = s * inv(a)^T (getri on the saved factorization; s has a's batch shape),
+#   norm2_grad = x * (g / ans) spread over the reduced ``axes`` (ans = 1 where it is 0),
+#   triangular_solve_grad = -ct_b x^T (trans 0) or -x ct_b^T (trans 1) restricted to the part
+#     of a that the solve reads (its triangle, strict with unit_diagonal; the rest times 0).
+
+@_impl("lu_det")
+def _lu_det(a, lu, *, part):
+    sign, logabs = lu_sign_logabs(lu._np(), a.shape[-1])
+    if part == "sign":
+        return _out(sign)
+    if part == "logabsdet":
+        return _out(logabs)
+    return _out(sign * np.exp(logabs))
+
+
+@_impl("det_grad")
+def _det_grad(a, lu, s):
+    out = lu_inverse_t_values(lu._np(), a.shape[-1])
+    out *= s._np()[..., None, None]
+    return _out(out)
+
+
+@_impl("norm2_grad")
+def _norm2_grad(x, ans, g, *, axes, keepdims):
+    an = ans._np()
+    scale = g._np() / np.where(an == 0, 1, an)
+    if not keepdims:
+        scale = np.expand_dims(scale, axes)
+    return _out(x._np() * scale)
+
+
+_TRI_READ = {}
+
+
+def tri_read_weights(n, lower, unit_diagonal, dtype):
+    """(n, n) weights: 1 on the part of a matrix that a triangular solve reads, 0 elsewhere."""
+    key = (n, lower, unit_diagonal, np.dtype(dtype))
+    w = _TRI_READ.get(key)
+    if w is None:
+        k = (-1 if lower else 1) if unit_diagonal else 0
+        w = np.tri(n, n, k, dtype=dtype) if lower else 1 - np.tri(n, n, k - 1, dtype=dtype)
+        w = _TRI_READ[key] = w
+    return w
+
+
+@_impl("triangular_solve_grad")
+def _triangular_solve_grad(ct_b, x, *, lower, trans, unit_diagonal):
+    u, v = ct_b._np(), x._np()
+    if trans:
+        u, v = v, u
+    out = np.matmul(np.negative(u), np.swapaxes(v, -1, -2))
+    out *= tri_read_weights(out.shape[-1], lower, unit_diagonal, out.dtype)
+    return _out(out)

@@ -1607,7 +1607,11 @@ def _vjp_triangular_solve(g, ans, args, params, need):
     t = _trans_of(a, params, "solve_triangular")
     ct_b = _trs(a, g, lower, 1 - t, unit)                  # op(a)^-T g
     ct_a = None
-    if need[0]:                                            # -ct_b x^T, transposed for t = 1
+    if need[0] and type(ct_b) is Tensor and type(ans) is Tensor:
+        # concrete values: the product and its triangle in one primitive (WP-linalg-vjp)
+        ct_a = bind(P.triangular_solve_grad_p, ct_b, ans, lower=lower, trans=t,
+                    unit_diagonal=unit)
+    elif need[0]:                                          # -ct_b x^T, transposed for t = 1
         neg_x = _neg(ans)
         ct_m = _mm(ct_b, _mT(neg_x)) if t == 0 else _mm(neg_x, _mT(ct_b))
         ct_a = _tri_read(ct_m, lower, unit)
@@ -1980,6 +1984,8 @@ def _norm2_scale(v, ans, shape, axes, keepdims):
 
 def _vjp_norm2(g, ans, args, params, need):
     x = args[0]
+    if type(x) is Tensor and type(g) is Tensor:     # concrete: one pass (WP-linalg-vjp)
+        return (bind(P.norm2_grad_p, x, ans, g, **params),)
     return (_mul(x, _norm2_scale(g, ans, x.shape, params["axes"], params["keepdims"])),)
 
 
@@ -2131,3 +2137,152 @@ def _vjp_cholesky_grad(c, ans, args, params, need):
 
 
 _register(P.cholesky_grad_p, _vjp_cholesky_grad, _jvp_cholesky_grad)
+
+
+# -- WP-linalg-vjp: the determinant from the LU factorization, fused derivatives ----------------
+# lu_det(a, lu, part): d det = det tr(a^-1 da), d log|det a| = tr(a^-1 da) (Giles 2008), the
+# sign (real a) is piecewise constant.  On concrete values (nothing differentiates the rule) the
+# cotangent s * inv(a)^T is the one primitive det_grad (getri on the saved factorization);
+# traced values take the composition through lu_inverse, so that higher orders work.
+# det_grad(a, lu, s) = s B, B = inv(a)^T: dB = -B da^T B, so
+#   d det_grad = ds B - s B da^T B;  VJP of C: a gets -B (s C)^T B, s gets sum(C * B).
+# norm2_grad(x, ans, g) = x * S, S = g / ans spread over the reduced axes (ans taken as 1 where
+# it is 0, where x is 0 too):  d = dx S + x (dg - g dans / ans) / ans (spread; the dans term is
+# 0 where ans is 0, as the where in the composition makes it).
+# triangular_solve_grad(u, v) = -tri(P Q^T), (P, Q) = (u, v) for trans 0, (v, u) for trans 1,
+# tri the part of a the solve reads: bilinear, d = -tri(dP Q^T + P dQ^T); VJP of C (T = tri(C)):
+# P gets -T Q, Q gets -T^T P.
+
+def _lu_det_scale(g, ans, part):
+    """The factor s of inv(a)^T in a's cotangent: g det for det, g for log|det|."""
+    if part == "det":
+        return _mul(g, ans)
+    return g
+
+
+def _vjp_lu_det(g, ans, args, params, need):
+    a, lu = args
+    _real_only("det and slogdet", a)
+    part = params["part"]
+    if part == "sign" or not need[0]:
+        return (None, None)
+    s = _lu_det_scale(g, ans, part)
+    if type(s) is Tensor and type(a) is Tensor and type(lu) is Tensor:
+        return (bind(P.det_grad_p, a, lu, s), None)
+    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))
+    return (_bmul(ainv_t, ops.reshape(s, s.shape + (1, 1))), None)
+
+
+def _jvp_lu_det(tangents, ans, args, params):
+    a, lu = args
+    _real_only("det and slogdet", a)
+    part = params["part"]
+    if tangents[0] is None or part == "sign":
+        return None
+    dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
+    return _mul(dlog, ans) if part == "det" else dlog
+
+
+_register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
+
+
+def _vjp_det_grad(c, ans, args, params, need):
+    a, lu, s = args
+    b = _mT(bind(P.lu_inverse_p, a, lu))
+    ct_a = ct_s = None
+    if need[0]:
+        sc = _bmul(c, ops.reshape(s, s.shape + (1, 1)))
+        ct_a = _neg(_mm(_mm(b, _mT(sc)), b))
+    if need[2]:
+        ct_s = ops.sum(_mul(c, b), (-2, -1))
+    return (ct_a, None, ct_s)
+
+
+def _jvp_det_grad(tangents, ans, args, params):
+    a, lu, s = args
+    da, _, ds = tangents
+    b = _mT(bind(P.lu_inverse_p, a, lu))
+    out = None
+    if da is not None:
+        out = _neg(_bmul(_mm(_mm(b, _mT(da)), b), ops.reshape(s, s.shape + (1, 1))))
+    if ds is not None:
+        term = _bmul(b, ops.reshape(ds, ds.shape + (1, 1)))
+        out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.det_grad_p, _vjp_det_grad, _jvp_det_grad)
+
+
+def _norm2_grad_safe(ans):
+    return bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans)
+
+
+def _vjp_norm2_grad(c, ans, args, params, need):
+    x, norm, g = args
+    axes, keepdims = params["axes"], params["keepdims"]
+    safe = _norm2_grad_safe(norm)
+    ct_x = ct_n = ct_g = None
+    if need[0]:
+        ct_x = _mul(c, _unreduce(_div(g, safe), x.shape, axes, keepdims))
+    if need[1] or need[2]:
+        q = _div(bind(P.reduce_sum_p, _mul(c, x), axes=axes, keepdims=keepdims), safe)
+        if need[2]:
+            ct_g = q
+        if need[1]:
+            zero = ops.equal(norm, 0)
+            ct_n = bind(P.where_p, zero, _c(0, norm), _neg(_div(_mul(q, g), safe)))
+    return (ct_x, ct_n, ct_g)
+
+
+def _jvp_norm2_grad(tangents, ans, args, params):
+    x, norm, g = args
+    dx, dn, dg = tangents
+    axes, keepdims = params["axes"], params["keepdims"]
+    safe = _norm2_grad_safe(norm)
+    out = None
+    if dx is not None:
+        out = _mul(dx, _unreduce(_div(g, safe), x.shape, axes, keepdims))
+    inner = None
+    if dg is not None:
+        inner = dg
+    if dn is not None:
+        zero = ops.equal(norm, 0)
+        term = bind(P.where_p, zero, _c(0, norm), _neg(_div(_mul(g, dn), safe)))
+        inner = term if inner is None else _add(inner, term)
+    if inner is not None:
+        term = _mul(x, _unreduce(_div(inner, safe), x.shape, axes, keepdims))
+        out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.norm2_grad_p, _vjp_norm2_grad, _jvp_norm2_grad)
+
+
+def _tsg_pair(args, params):
+    """(P, Q, whether they are swapped) of triangular_solve_grad's formula."""
+    u, v = args
+    return (v, u, True) if params["trans"] else (u, v, False)
+
+
+def _vjp_triangular_solve_grad(c, ans, args, params, need):
+    p, q, swapped = _tsg_pair(args, params)
+    t = _tri_read(c, params["lower"], params["unit_diagonal"])
+    ct_p = _neg(_mm(t, q))
+    ct_q = _neg(_mm(_mT(t), p))
+    return (ct_q, ct_p) if swapped else (ct_p, ct_q)
+
+
+def _jvp_triangular_solve_grad(tangents, ans, args, params):
+    p, q, swapped = _tsg_pair(args, params)
+    dp, dq = (tangents[1], tangents[0]) if swapped else tuple(tangents)
+    out = None
+    if dp is not None:
+        out = _mm(dp, _mT(q))
+    if dq is not None:
+        term = _mm(p, _mT(dq))
+        out = term if out is None else _add(out, term)
+    return _neg(_tri_read(out, params["lower"], params["unit_diagonal"]))
+
+
+_register(P.triangular_solve_grad_p, _vjp_triangular_solve_grad, _jvp_triangular_solve_grad)

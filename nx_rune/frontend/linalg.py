@@ -363,7 +363,12 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
         return SlogdetResult(wrap_result(sign), wrap_result(logabs))
     a = _matrix(x, "x", square=True)
     # the LU factorization is an operand, so that the derivative reuses it (lu_inverse)
-    sign, logabs = unpack(bind(P.slogdet_p, a, bind(P.lu_factor_p, a)), [(), ()])
+    lu = bind(P.lu_factor_p, a)
+    if not dtypes.is_complex(a.dtype):
+        # one primitive per result, so that log|det|'s derivative is one rule (WP-linalg-vjp)
+        return SlogdetResult(bind(P.lu_det_p, a, lu, part="sign"),
+                             bind(P.lu_det_p, a, lu, part="logabsdet"))
+    sign, logabs = unpack(bind(P.slogdet_p, a, lu), [(), ()])
     return SlogdetResult(sign, _real(logabs))
 
 
@@ -376,7 +381,10 @@ def det(x: ArrayLike, /) -> Array:
     arr = _direct_square(x)
     if arr is not None:      # NumPy's det: the same LU, the product of the pivots
         return wrap_result(_quiet(np.linalg.det, arr))
-    sign, logabs = slogdet(x)
+    a = _matrix(x, "x", square=True)
+    if not dtypes.is_complex(a.dtype):      # sign * exp(logabsdet) as one primitive
+        return bind(P.lu_det_p, a, bind(P.lu_factor_p, a), part="det")
+    sign, logabs = slogdet(a)
     return multiply(sign, exp(logabs))
 
 
