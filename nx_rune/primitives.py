@@ -198,3 +198,7 @@ roll_p, sub_p = _declare(["roll", "sub"]).values()
 # triangular_solve_grad(ct_b, x) = a's cotangent of a triangular solve
 lu_det_p, det_grad_p, norm2_grad_p, triangular_solve_grad_p = _declare(
     ["lu_det", "det_grad", "norm2_grad", "triangular_solve_grad"]).values()
+# cho_solve(c, b, lower): x solving (c c^T) x = b (c^T c for upper c) from a real Cholesky
+# factor, LAPACK potrs (both solves in one call, one derivative rule); cho_solve_grad(c, x,
+# ct_b, lower): its cotangent of c, fused
+cho_solve_p, cho_solve_grad_p = _declare(["cho_solve", "cho_solve_grad"]).values()

@@ -803,3 +803,26 @@ SPECS += [
          [((), 3, 2, True, 0, False), ((2,), 3, 1, False, 1, False), ((), 3, 2, True, 1, True),
           ((2,), 2, 3, False, 0, True)]),
 ]
+
+
+def _cho_factor_of(rng, batch, n, lower):
+    c = np.linalg.cholesky(_spd(rng, batch, n))
+    return c if lower else np.swapaxes(c, -1, -2).copy()
+
+
+def _cho_solve_spec(rng, case):
+    batch, n, k, lower = case
+    return ((lambda c, b: bind(P.cho_solve_p, c, b, lower=lower)),
+            [_cho_factor_of(rng, batch, n, lower), anyv(rng, batch + (n, k))])
+
+
+def _cho_solve_grad_spec(rng, case):
+    batch, n, k, lower = case
+    return ((lambda c, x, u: bind(P.cho_solve_grad_p, c, x, u, lower=lower)),
+            [_cho_factor_of(rng, batch, n, lower), anyv(rng, batch + (n, k)),
+             anyv(rng, batch + (n, k))])
+
+
+CHO_CASES = [((), 3, 2, True), ((2,), 3, 1, False), ((), 1, 1, True), ((2, 1), 2, 3, False)]
+SPECS += [Spec("cho_solve", P.cho_solve_p, _cho_solve_spec, CHO_CASES),
+          Spec("cho_solve_grad", P.cho_solve_grad_p, _cho_solve_grad_spec, CHO_CASES)]

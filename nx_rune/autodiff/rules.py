@@ -2286,3 +2286,102 @@ def _jvp_triangular_solve_grad(tangents, ans, args, params):
 
 
 _register(P.triangular_solve_grad_p, _vjp_triangular_solve_grad, _jvp_triangular_solve_grad)
+
+
+# cho_solve(c, b, lower): x = a^-1 b with a = c c^T (lower) or c^T c (upper), read from c's
+# triangle.  dx = a^-1 (db - da x) with da = dc c^T + c dc^T (dc^T c + c^T dc); reversed, b
+# gets ct_b = a^-1 g (a symmetric) and c the triangle of -S c (lower) or -c S (upper),
+# S = ct_b x^T + x ct_b^T: on concrete values the fused cho_solve_grad, else the formula.
+# cho_solve_grad(c, x, u) = -tri(S C) (lower) / -tri(C S) (upper), C = tri(c),
+# S = u x^T + x u^T: trilinear; with K = tri(cotangent), the VJP gives C -S K (lower) / -K S
+# (upper), u -(K C^T + C K^T) x (lower) / -(C^T K + K^T C) x (upper), x the same with u.
+
+def _cho_solve_grad_formula(c, x, u, lower):
+    tc = _tri(c, lower)
+    if lower:
+        s_c = _add(_mm(u, _mm(_mT(x), tc)), _mm(x, _mm(_mT(u), tc)))
+    else:
+        s_c = _add(_mm(_mm(tc, u), _mT(x)), _mm(_mm(tc, x), _mT(u)))
+    return _neg(_tri(s_c, lower))
+
+
+def _vjp_cho_solve(g, ans, args, params, need):
+    c = args[0]
+    _real_only("cho_solve", c)
+    lower = params["lower"]
+    ct_b = bind(P.cho_solve_p, c, g, lower=lower)
+    ct_c = None
+    if need[0]:
+        if type(ct_b) is Tensor and type(ans) is Tensor and type(c) is Tensor:
+            ct_c = bind(P.cho_solve_grad_p, c, ans, ct_b, lower=lower)
+        else:
+            ct_c = _cho_solve_grad_formula(c, ans, ct_b, lower)
+    return (ct_c, ct_b if need[1] else None)
+
+
+def _jvp_cho_solve(tangents, ans, args, params):
+    c = args[0]
+    _real_only("cho_solve", c)
+    dc, db = tangents
+    lower = params["lower"]
+    rhs = db
+    if dc is not None:
+        tc, dct = _tri(c, lower), _tri(dc, lower)
+        if lower:       # da x = dc (c^T x) + c (dc^T x)
+            dax = _add(_mm(dct, _mm(_mT(tc), ans)), _mm(tc, _mm(_mT(dct), ans)))
+        else:           # da x = dc^T (c x) + c^T (dc x)
+            dax = _add(_mm(_mT(dct), _mm(tc, ans)), _mm(_mT(tc), _mm(dct, ans)))
+        rhs = _neg(dax) if rhs is None else _sub(rhs, dax)
+    return bind(P.cho_solve_p, c, rhs, lower=lower)
+
+
+_register(P.cho_solve_p, _vjp_cho_solve, _jvp_cho_solve)
+
+
+def _vjp_cho_solve_grad(k, ans, args, params, need):
+    c, x, u = args
+    lower = params["lower"]
+    tc, kt = _tri(c, lower), _tri(k, lower)
+    ct_c = ct_x = ct_u = None
+    if need[0]:
+        if lower:       # -S K
+            full = _add(_mm(u, _mm(_mT(x), kt)), _mm(x, _mm(_mT(u), kt)))
+        else:           # -K S
+            full = _add(_mm(_mm(kt, u), _mT(x)), _mm(_mm(kt, x), _mT(u)))
+        ct_c = _neg(_tri(full, lower))
+    if need[1] or need[2]:
+        m = _mm(kt, _mT(tc)) if lower else _mm(_mT(tc), kt)
+        sym = _add(m, _mT(m))
+        if need[1]:
+            ct_x = _neg(_mm(sym, u))
+        if need[2]:
+            ct_u = _neg(_mm(sym, x))
+    return (ct_c, ct_x, ct_u)
+
+
+def _jvp_cho_solve_grad(tangents, ans, args, params):
+    c, x, u = args
+    dc, dx, du = tangents
+    lower = params["lower"]
+    tc = _tri(c, lower)
+    out = None
+    ds = None
+    if du is not None:
+        m = _mm(du, _mT(x))
+        ds = _add(m, _mT(m))
+    if dx is not None:
+        m = _mm(u, _mT(dx))
+        m = _add(m, _mT(m))
+        ds = m if ds is None else _add(ds, m)
+    if ds is not None:
+        out = _mm(ds, tc) if lower else _mm(tc, ds)
+    if dc is not None:
+        m = _mm(u, _mT(x))
+        s = _add(m, _mT(m))
+        dct = _tri(dc, lower)
+        term = _mm(s, dct) if lower else _mm(dct, s)
+        out = term if out is None else _add(out, term)
+    return _neg(_tri(out, lower))
+
+
+_register(P.cho_solve_grad_p, _vjp_cho_solve_grad, _jvp_cho_solve_grad)

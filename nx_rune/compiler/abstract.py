@@ -486,3 +486,6 @@ def_abstract(P.norm2_grad_p, lambda avals, *, axes, keepdims: AbstractValue(aval
                                                                             avals[0].dtype))
 def_abstract(P.triangular_solve_grad_p, lambda avals, *, lower, trans, unit_diagonal:
              AbstractValue(avals[0].shape[:-1] + (avals[0].shape[-2],), avals[0].dtype))
+def_abstract(P.cho_solve_p, lambda avals, *, lower: AbstractValue(avals[1].shape, avals[1].dtype))
+def_abstract(P.cho_solve_grad_p, lambda avals, *, lower: AbstractValue(avals[0].shape,
+                                                                       avals[0].dtype))

@@ -808,6 +808,15 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
     x = _direct_cho_solve(c, b, bool(lower), check_finite)
     if x is not None:
         return x
+    cm, bm = _matrices(c, b, "c", "b")
+    if not dtypes.is_complex(cm.dtype):
+        # one primitive (LAPACK potrs), whose derivative is one rule (WP-linalg-vjp)
+        if check_finite:
+            _check_finite(cm, "c")
+            _check_finite(bm, "b")
+        c2, b2, vec = _rhs(cm, bm, "c", "b")
+        x = bind(P.cho_solve_p, c2, b2, lower=bool(lower))
+        return reshape(x, x.shape[:-1]) if vec else x
     if lower:
         y = solve_triangular(c, b, 0, True, check_finite=check_finite)
         return solve_triangular(c, y, 2, True, check_finite=False)
