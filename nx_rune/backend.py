@@ -1243,14 +1243,31 @@ def _phi_weights(nb, dtype):
 
 
 def _chol_block_adjoint(ljj, lbar):
-    """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks): the symbolic rule."""
+    """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks; only their lower triangles are
+    read): the symbolic rule, per matrix in one buffer by BLAS in place (WP-linalg-vjp):
+    P = Phi(L^T Lbar) (trmm), X = P L^-1, S^T = X^T L^-1 (trsm twice), then Phi(S + S^T)."""
     w = _phi_weights(ljj.shape[-1], ljj.dtype)
-    p = np.matmul(np.swapaxes(ljj, -1, -2), lbar)
-    p *= w
-    # S = L^-T P L^-1: X = P L^-1 (right solve), then S^T = (L^-T X)^T = X^T L^-1
-    x = _trsm_right_lower(p, ljj, trans=False)
-    st = _trsm_right_lower(np.swapaxes(x, -1, -2), ljj, trans=False)
-    d = st + np.swapaxes(st, -1, -2)
+    buf = np.array(lbar, dtype=ljj.dtype, order="C", copy=True)
+    if buf.size == 0:
+        return buf
+    trmm, trsm = _blas("trmm", buf.dtype), _trsm(buf.dtype)
+    # a C-ordered matrix is the Fortran transpose: f holds buf^T, and ljj[idx].T is L^T (upper)
+    for idx in np.ndindex(buf.shape[:-2]):
+        f, lt = buf[idx].T, ljj[idx].T
+        r = trmm(1.0, lt, f, side=1, lower=0, trans_a=1, overwrite_b=1)  # Lbar^T L = P^T
+        if not np.may_share_memory(r, f):
+            f[...] = r
+    buf *= w
+    for idx in np.ndindex(buf.shape[:-2]):
+        f, lt = buf[idx].T, ljj[idx].T
+        r = trsm(1.0, lt, f, side=0, lower=0, trans_a=0, overwrite_b=1)  # L^-T P^T = X^T
+        if not np.may_share_memory(r, f):
+            f[...] = r
+        # buf is X now, f = X^T: X^T L^-1 = S^T lands in f, so buf becomes S
+        r = trsm(1.0, lt, f, side=1, lower=0, trans_a=1, overwrite_b=1)
+        if not np.may_share_memory(r, f):
+            f[...] = r
+    d = buf + np.swapaxes(buf, -1, -2)
     d *= w
     return d
 
@@ -1259,9 +1276,12 @@ def cholesky_vjp_values(lmat, g):
     """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, real) and L's
     cotangent g (only their lower triangles are read); see the block comment above."""
     n = lmat.shape[-1]
+    if 0 < n <= _CHOL_BLOCK:      # one block: the symbolic rule on the whole matrix
+        return _chol_block_adjoint(lmat, g)
     # only lower triangles are read: below the diagonal blocks the steps touch lower entries
-    # alone, and the diagonal blocks are cut to their lower triangles (L) or cut by Phi (Lbar)
-    lbar = np.array(g, dtype=lmat.dtype, copy=True)
+    # alone, and the diagonal blocks are read by BLAS from their lower triangles (L) or cut by
+    # Phi (Lbar)
+    lbar = np.array(g, dtype=lmat.dtype, order="C", copy=True)   # (g may be a transposed view)
     out = np.zeros(lmat.shape, lmat.dtype)
     if n == 0:
         return out
@@ -1269,7 +1289,7 @@ def cholesky_vjp_values(lmat, g):
     starts = list(range(0, n, _CHOL_BLOCK))
     for j in reversed(starts):
         j2 = min(j + _CHOL_BLOCK, n)
-        ljj = lmat[..., j:j2, j:j2] * np.tri(j2 - j, dtype=lmat.dtype)
+        ljj = np.ascontiguousarray(lmat[..., j:j2, j:j2])
         if j2 < n:
             cbar = _trsm_right_lower(lbar[..., j2:, j:j2], ljj, trans=False)
             lbar[..., j:j2, j:j2] -= np.matmul(tr(cbar), lmat[..., j2:, j:j2])
