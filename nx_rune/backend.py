@@ -1296,11 +1296,14 @@ def cholesky_vjp_values(lmat, g):
             out[..., j2:, j:j2] = cbar
             if j:
                 lbar[..., j2:, :j] -= np.matmul(cbar, lmat[..., j:j2, :j])
-                lbar[..., j:j2, :j] -= np.matmul(tr(cbar), lmat[..., j2:, :j])
         dbar = _chol_block_adjoint(ljj, lbar[..., j:j2, j:j2])
         out[..., j:j2, j:j2] = dbar
         if j:
-            lbar[..., j:j2, :j] -= np.matmul(dbar + tr(dbar), lmat[..., j:j2, :j])
+            # Lbar_J:j -= (Dbar + Dbar^T) L_J:j + Cbar^T L_K:j, as one product
+            left = dbar + tr(dbar)
+            if j2 < n:
+                left = np.concatenate([left, tr(cbar)], axis=-1)
+            lbar[..., j:j2, :j] -= np.matmul(left, lmat[..., j:, :j])
     return out
 
 

@@ -7,10 +7,16 @@ Decompositions and solves are primitives computed by LAPACK through NumPy/SciPy 
 ``svdvals``, ``qr``, ``pinv``, ``lstsq``), batched over leading axes; their derivative rules
 (``nx_rune.autodiff.rules``) are written with front-end ops, so every function here is
 differentiable to any order.  A primitive with several results returns them packed along one
-last axis (see ``nx_rune.backend``); the functions here split that into views.  The rest are
-compositions: ``det`` is ``sign * exp(logabsdet)`` (NumPy computes it so too), ``matrix_power``
-repeated squaring, ``expm`` Pade approximation with scaling and squaring, ``cho_solve`` two
-triangular solves, the norms reductions or singular values.
+last axis (see ``nx_rune.backend``); the functions here split that into views.  Real
+determinants (``det``: sign * exp(logabsdet), as NumPy computes it; slogdet's two results) are
+read from the LU factorization by one primitive per result (``lu_det``), and real ``cho_solve``
+is one primitive (LAPACK potrs), so that each derivative is one rule; the 2-norms are the
+``norm2`` primitive.  The rest are compositions: ``matrix_power`` repeated squaring, ``expm``
+Pade approximation with scaling and squaring, complex ``det`` and ``cho_solve`` through slogdet
+and two triangular solves, the other norms reductions or singular values.  On concrete values
+the derivative rules of cholesky, solve_triangular, cho_solve, det/slogdet and the 2-norms
+compute the cotangent with one fused primitive each (WP-linalg-vjp); traced values take the
+formulas, which are differentiable again.
 
 Conventions:
 - Matrices are the last two axes; leading (batch) axes broadcast between operands.
@@ -803,7 +809,8 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
 
 def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bool = False,
               check_finite: bool = True) -> Array:
-    """x solving a x = b from ``(c, lower) = cho_factor(a)``: two triangular solves.  b as in
+    """x solving a x = b from ``(c, lower) = cho_factor(a)`` (LAPACK potrs; two triangular
+    solves for complex c), reading only c's triangle ``lower`` names.  b as in
     ``solve_triangular`` ((..., n) vectors when b.ndim == c.ndim - 1, else (..., n, k));
     result b's (broadcast) shape, promoted float dtype."""
     try:
