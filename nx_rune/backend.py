@@ -1396,11 +1396,15 @@ def _det_grad(a, lu, s):
 
 @_impl("norm2_grad")
 def _norm2_grad(x, ans, g, *, axes, keepdims):
-    an = ans._np()
+    an, xn = ans._np(), x._np()
+    if an.ndim == 0 and xn.dtype.char == "d":
+        # one norm of float64 values: the same IEEE division on Python floats, one product
+        d = float(an)
+        return _out(xn * (float(g._np()) / (d if d != 0 else 1.0)))
     scale = g._np() / np.where(an == 0, 1, an)
     if not keepdims:
         scale = np.expand_dims(scale, axes)
-    return _out(x._np() * scale)
+    return _out(xn * scale)
 
 
 _TRI_READ = {}
