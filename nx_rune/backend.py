@@ -1482,3 +1482,61 @@ def _blas(name, dtype):
         from scipy.linalg.blas import get_blas_funcs
         fn = _BLAS[(name, dtype)] = get_blas_funcs(name, dtype=dtype)
     return fn
+
+
+# matrix_power_parts(a, n)  matrix_power(a, parts, n)   (n >= 2)
+# Binary powering as NumPy's matrix_power does it (n = 2: a a; n = 3: (a a) a; else squares
+# z <- z z and, for each set bit of n, result <- result z), as a program of products over the
+# values V = [a, products...]: ``power_program(n)`` = (steps (i, j): V.append(V[i] @ V[j]),
+# index of a^n in V).  matrix_power_parts stacks the products (..., len(steps), m, m): the
+# residual from which matrix_power reads a^n (a copy) and its derivative the intermediate
+# products, where the composition of matmuls records one tape entry per product.
+
+_POWER_PROGRAMS = {}
+
+
+def power_program(n):
+    """(steps, result index) of binary powering for the exponent n >= 2 (see above)."""
+    prog = _POWER_PROGRAMS.get(n)
+    if prog is not None:
+        return prog
+    if n == 2:
+        prog = (((0, 0),), 1)
+    elif n == 3:
+        prog = (((0, 0), (1, 0)), 2)
+    else:
+        steps, z, result, k = [], None, None, n
+        while k > 0:
+            if z is None:
+                z = 0
+            else:
+                steps.append((z, z))
+                z = len(steps)
+            k, bit = divmod(k, 2)
+            if bit:
+                if result is None:
+                    result = z
+                else:
+                    steps.append((result, z))
+                    result = len(steps)
+        prog = (tuple(steps), result)
+    _POWER_PROGRAMS[n] = prog
+    return prog
+
+
+@_impl("matrix_power_parts")
+def _matrix_power_parts(a, *, n):
+    an = a._np()
+    steps, _ = power_program(n)
+    m = an.shape[-1]
+    out = np.empty(an.shape[:-2] + (len(steps), m, m), an.dtype)
+    vals = [an]
+    for k, (i, j) in enumerate(steps):
+        vals.append(np.matmul(vals[i], vals[j], out=out[..., k, :, :]))
+    return _out(out)
+
+
+@_impl("matrix_power")
+def _matrix_power(a, parts, *, n):
+    _, res = power_program(n)
+    return _out(np.array(parts._np()[..., res - 1, :, :]))

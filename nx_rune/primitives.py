@@ -202,3 +202,6 @@ lu_det_p, det_grad_p, norm2_grad_p, triangular_solve_grad_p = _declare(
 # factor, LAPACK potrs (both solves in one call, one derivative rule); cho_solve_grad(c, x,
 # ct_b, lower): its cotangent of c, fused
 cho_solve_p, cho_solve_grad_p = _declare(["cho_solve", "cho_solve_grad"]).values()
+# matrix_power_parts(a, n): every product of binary powering (a nondifferentiable residual);
+# matrix_power(a, parts, n): a^n read from it, whose derivative reuses the products
+matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_power"]).values()

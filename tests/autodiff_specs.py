@@ -826,3 +826,15 @@ def _cho_solve_grad_spec(rng, case):
 CHO_CASES = [((), 3, 2, True), ((2,), 3, 1, False), ((), 1, 1, True), ((2, 1), 2, 3, False)]
 SPECS += [Spec("cho_solve", P.cho_solve_p, _cho_solve_spec, CHO_CASES),
           Spec("cho_solve_grad", P.cho_solve_grad_p, _cho_solve_grad_spec, CHO_CASES)]
+
+
+def _matrix_power_spec(rng, case):
+    batch, m, n = case
+    a = rng.uniform(-1.0, 1.0, batch + (m, m)) * (1.5 / m)
+    return ((lambda x: bind(P.matrix_power_p, x, bind(P.matrix_power_parts_p, x, n=n), n=n)),
+            [a])
+
+
+NONDIFF_PRIMS += [P.matrix_power_parts_p]     # a residual: matrix_power's rules differentiate a
+SPECS += [Spec("matrix_power", P.matrix_power_p, _matrix_power_spec,
+               [((), 3, 2), ((2,), 3, 3), ((), 2, 7), ((2, 1), 2, 5), ((), 3, 4), ((), 2, 13)])]

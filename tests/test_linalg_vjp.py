@@ -8,7 +8,9 @@ composition of primitives otherwise.  Here the backward pass of ``nx.vjp`` on co
 (the fused path) is compared with the same backward pass under ``nx.jit`` (every value a tracer:
 the formula) and with a reference computed by NumPy/SciPy, batched, in float32 and float64, in
 complex128 where the function differentiates complex inputs (solve_triangular); the fused
-primitives' own implementations are compared with NumPy formulas.  Also: the determinant's
+primitives' own implementations are compared with NumPy formulas.  matrix_power's rule reads
+the products of binary powering from its residual on concrete values and recomputes them
+otherwise: both against the closed form sum_k (a^T)^k g (a^T)^(n-1-k).  Also: the determinant's
 primitive (lu_det) against NumPy, singular inputs, the errors of the new general path of
 cho_solve, and norm's scalar fast path.
 """
@@ -431,3 +433,55 @@ def test_fused_primitive_runs_on_concrete_values_only(prim_name, fn, kind, monke
     assert len(calls) == 1
     nx.jit(lambda x, c: nx.vjp(fn, x)[1](c))(nx.asarray(a), ct)
     assert len(calls) == 1          # traced values: the formula, not the fused primitive
+
+
+# -- matrix_power ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.complex128])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 7, 13])
+def test_matrix_power_backward_from_the_residual_is_the_formula(n, dtype):
+    rng = np.random.default_rng(16)
+    m = 4
+    a = rng.uniform(-1, 1, (3, m, m)) * (1.5 / m)
+    ct = rng.standard_normal((3, m, m))
+    if dtype == np.complex128:
+        a = a + 1j * rng.uniform(-1, 1, a.shape) * (1.0 / m)
+        ct = ct + 1j * rng.standard_normal(ct.shape)
+    a, ct = a.astype(dtype), ct.astype(dtype)
+    fn = lambda x: L.matrix_power(x, n)          # noqa: E731
+    (eager,), (traced,) = backward_both_ways(fn, [a], ct)
+    # reference: d(a^n) = sum_k a^k da a^(n-1-k), so a's cotangent is
+    # sum_k (a^T)^k ct (a^T)^(n-1-k) (the transpose convention for complex, as matmul's)
+    at = np.swapaxes(a.astype(np.complex128), -1, -2)
+    powers = [np.broadcast_to(np.eye(m), at.shape)]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ at)
+    want = sum(powers[k] @ ct @ powers[n - 1 - k] for k in range(n))
+    if not np.iscomplexobj(a):
+        want = want.real
+    scaled_close(eager, want, dtype)
+    scaled_close(traced, want, dtype)
+
+
+def test_matrix_power_values_and_second_order():
+    rng = np.random.default_rng(17)
+    a = rng.uniform(-1, 1, (2, 3, 3)) * 0.5
+    for n in (2, 3, 5, 7, -3):
+        got = nx.jit(lambda x: L.matrix_power(x, n))(nx.asarray(a))   # the primitives' path
+        np.testing.assert_array_equal(np.asarray(got), np.linalg.matrix_power(a, n))
+    # hessian-vector product against central differences of the gradient
+    w = rng.standard_normal((2, 3, 3))
+
+    def f(x):
+        return nx.sum(nx.multiply(L.matrix_power(x, 7), nx.asarray(w)))
+    v = rng.standard_normal(a.shape)
+    _, hv = nx.jvp(nx.grad(f), (nx.asarray(a),), (nx.asarray(v),))
+    h = 1e-5
+    fd = (np.asarray(nx.grad(f)(nx.asarray(a + h * v)))
+          - np.asarray(nx.grad(f)(nx.asarray(a - h * v)))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(hv), fd, rtol=1e-6, atol=1e-8)
+    # integer matrices keep the matmul composition (and their dtype)
+    ints = nx.asarray(np.array([[1, 2], [3, 4]], np.int64))
+    got = nx.jit(lambda x: L.matrix_power(x, 5))(ints)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(np.asarray(got), np.linalg.matrix_power([[1, 2], [3, 4]], 5))

@@ -626,3 +626,5 @@ def _batch_norm2_grad(size, args, dims, *, axes, keepdims):
 BATCH_RULES[P.norm2_grad_p] = _batch_norm2_grad
 for _p in (P.cho_solve_p, P.cho_solve_grad_p):     # WP-linalg-vjp (trailing matrices)
     defleading(_p)
+for _p in (P.matrix_power_parts_p, P.matrix_power_p):     # WP-linalg-vjp (trailing matrices)
+    defleading(_p)

@@ -2385,3 +2385,70 @@ def _jvp_cho_solve_grad(tangents, ans, args, params):
 
 
 _register(P.cho_solve_grad_p, _vjp_cho_solve_grad, _jvp_cho_solve_grad)
+
+
+# matrix_power(a, parts, n): the product rule through binary powering (backend.power_program):
+# for each product V_k = V_i V_j, dV_k = dV_i V_j + V_i dV_j, reversed ct_i += ct_k V_j^T,
+# ct_j += V_i^T ct_k.  The intermediate products are read from the residual ``parts`` on
+# concrete values (one rule instead of one tape entry per product); traced values recompute
+# them from a, so that higher derivatives flow through them (parts has no derivative).
+
+def _power_values(a, parts, steps, concrete):
+    """[a, the products of binary powering] as tensors (on concrete values, views of ``parts``
+    for the products that are operands of later ones, None for the others)."""
+    vals = [a]
+    if concrete:
+        used = {i for step in steps for i in step}
+        m = a.shape[-1]
+        whole = tuple((0, d) for d in parts.shape[:-3])
+        for k in range(len(steps)):
+            if k + 1 not in used:
+                vals.append(None)
+                continue
+            part = bind(P.shrink_p, parts, limits=whole + ((k, k + 1), (0, m), (0, m)))
+            vals.append(bind(P.reshape_p, part, shape=a.shape))
+    else:
+        for i, j in steps:
+            vals.append(_mm(vals[i], vals[j]))
+    return vals
+
+
+def _vjp_matrix_power(g, ans, args, params, need):
+    a, parts = args
+    steps, res = la.power_program(params["n"])
+    concrete = type(a) is Tensor and type(parts) is Tensor and type(g) is Tensor
+    vals = _power_values(a, parts, steps, concrete)
+    trans = {}                     # each operand's transpose, once
+
+    def t(i):
+        v = trans.get(i)
+        if v is None:
+            v = trans[i] = _mT(vals[i])
+        return v
+    cts = [None] * len(vals)
+    cts[res] = g
+    for k in range(len(steps) - 1, -1, -1):
+        c = cts[k + 1]
+        if c is None:
+            continue
+        i, j = steps[k]
+        for idx, term in ((i, _mm(c, t(j))), (j, _mm(t(i), c))):
+            cts[idx] = term if cts[idx] is None else _add(cts[idx], term)
+    return (cts[0], None)
+
+
+def _jvp_matrix_power(tangents, ans, args, params):
+    a, parts = args
+    da = tangents[0]
+    if da is None:
+        return None
+    steps, res = la.power_program(params["n"])
+    vals = _power_values(a, parts, steps, type(a) is Tensor and type(parts) is Tensor)
+    dvals = [da]
+    for i, j in steps:
+        dvals.append(_add(_mm(dvals[i], vals[j]), _mm(vals[i], dvals[j])))
+    return dvals[res]
+
+
+_register(P.matrix_power_p, _vjp_matrix_power, _jvp_matrix_power)
+defnondiff(P.matrix_power_parts_p)

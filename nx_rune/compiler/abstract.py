@@ -489,3 +489,9 @@ def_abstract(P.triangular_solve_grad_p, lambda avals, *, lower, trans, unit_diag
 def_abstract(P.cho_solve_p, lambda avals, *, lower: AbstractValue(avals[1].shape, avals[1].dtype))
 def_abstract(P.cho_solve_grad_p, lambda avals, *, lower: AbstractValue(avals[0].shape,
                                                                        avals[0].dtype))
+from nx_rune.backend import power_program  # noqa: E402  (the products of binary powering)
+
+def_abstract(P.matrix_power_parts_p, lambda avals, *, n: AbstractValue(
+    avals[0].shape[:-2] + (len(power_program(n)[0]),) + avals[0].shape[-2:], avals[0].dtype))
+def_abstract(P.matrix_power_p, lambda avals, *, n: AbstractValue(avals[0].shape,
+                                                                 avals[0].dtype))

@@ -11,7 +11,9 @@ last axis (see ``nx_rune.backend``); the functions here split that into views.  
 determinants (``det``: sign * exp(logabsdet), as NumPy computes it; slogdet's two results) are
 read from the LU factorization by one primitive per result (``lu_det``), and real ``cho_solve``
 is one primitive (LAPACK potrs), so that each derivative is one rule; the 2-norms are the
-``norm2`` primitive.  The rest are compositions: ``matrix_power`` repeated squaring, ``expm``
+``norm2`` primitive; ``matrix_power`` of a float or complex matrix is binary powering as one
+primitive over a residual of its products (``matrix_power_parts``), which its derivative reuses.
+The rest are compositions: ``matrix_power`` of integers repeated squaring, ``expm``
 Pade approximation with scaling and squaring, complex ``det`` and ``cho_solve`` through slogdet
 and two triangular solves, the other norms reductions or singular values.  On concrete values
 the derivative rules of cholesky, solve_triangular, cho_solve, det/slogdet and the 2-norms
@@ -55,7 +57,8 @@ from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, whe
 from nx_rune.frontend.movement import reshape, shrink, swapaxes
 from nx_rune.primitives import bind
 from nx_rune import tensor as _tensor_module
-from nx_rune.backend import cho_factor_values, cho_solve_values, norm2_values
+from nx_rune.backend import (cho_factor_values, cho_solve_values, norm2_values,
+                             power_program)
 from nx_rune.tensor import DISPATCH, ArrayBase, Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
@@ -586,6 +589,10 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
         a, n = inv(a), -n
     if n == 1:
         return a
+    if dtypes.is_inexact(a.dtype):
+        # the products as one residual, so that the derivative is one rule (WP-linalg-vjp)
+        parts = bind(P.matrix_power_parts_p, a, n=n)
+        return bind(P.matrix_power_p, a, parts, n=n)
     if n == 2:
         return products.matmul(a, a)
     if n == 3:
