@@ -1281,11 +1281,19 @@ def cholesky_vjp_values(lmat, g):
     # only lower triangles are read: below the diagonal blocks the steps touch lower entries
     # alone, and the diagonal blocks are read by BLAS from their lower triangles (L) or cut by
     # Phi (Lbar)
-    lbar = np.array(g, dtype=lmat.dtype, order="C", copy=True)   # (g may be a transposed view)
-    out = np.zeros(lmat.shape, lmat.dtype)
+    tr = lambda m: np.swapaxes(m, -1, -2)    # noqa: E731
+    if _transposed_layout(g):
+        # g is the transposed view of C-ordered memory (the cotangent of an upper factor,
+        # U = L^T): work in that layout (plain copies, strided products) and return the
+        # result in it too, so that its transpose, the upper factor's cotangent, is
+        # C-contiguous (WP-linalg-vjp: no transposing copy of the matrices either way)
+        lbar = tr(np.array(tr(g), dtype=lmat.dtype, order="C", copy=True))
+        out = tr(np.zeros(lmat.shape[:-2] + (n, n), lmat.dtype))
+    else:
+        lbar = np.array(g, dtype=lmat.dtype, order="C", copy=True)
+        out = np.zeros(lmat.shape, lmat.dtype)
     if n == 0:
         return out
-    tr = lambda m: np.swapaxes(m, -1, -2)    # noqa: E731
     starts = list(range(0, n, _CHOL_BLOCK))
     for j in reversed(starts):
         j2 = min(j + _CHOL_BLOCK, n)
@@ -1307,10 +1315,18 @@ def cholesky_vjp_values(lmat, g):
     return out
 
 
+def _transposed_layout(x):
+    """Whether the stack x is the transposed view of C-ordered memory (and not C-ordered)."""
+    return (x.ndim >= 2 and not x.flags.c_contiguous
+            and np.swapaxes(x, -1, -2).flags.c_contiguous)
+
+
 @_impl("cholesky_grad")
 def _cholesky_grad(lmat, g):
-    """cholesky_vjp_values (which reads the lower triangles of lmat and g only)."""
-    return _out(cholesky_vjp_values(lmat._np(), g._np()))
+    """cholesky_vjp_values (which reads the lower triangles of lmat and g only); a result in
+    the transposed layout (see there) is wrapped as it is."""
+    out = cholesky_vjp_values(lmat._np(), g._np())
+    return _wrap(out) if _transposed_layout(out) else _out(out)
 
 
 def cho_solve_values(carr, barr, lower):
