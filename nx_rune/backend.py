@@ -997,15 +997,19 @@ def _slogdet(a, lu):
     """From a's packed LU factorization (``lu_factor``, WP-linalg-perf): the sign is the
     product of U's diagonal signs and the pivots' parity, log|det| the sum of log|U_ii| (as
     NumPy's slogdet, which factors the same column-major copy of a)."""
-    n = a.shape[-1]
     packed = lu._np()
+    return _packed(list(lu_sign_logabs(packed, a.shape[-1])), packed.shape[:-1])
+
+
+def lu_sign_logabs(packed, n):
+    """(sign in the packed factorization's dtype, log|det| in its real dtype) of each matrix
+    from its ``lu_factor`` result (..., n * n + n)."""
     diag = packed[..., :n * n:n + 1]
     swaps = np.count_nonzero(packed[..., n * n:].real != np.arange(n), axis=-1)
     mag = np.abs(diag)
     unit = diag / np.where(mag == 0, 1, mag)          # sign(d), d / |d| for complex d
     sign = np.prod(unit, axis=-1) * np.where(swaps % 2, -1, 1)
-    return _packed([np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)],
-                   packed.shape[:-1])
+    return np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)
 
 
 @_impl("eigh")
@@ -1128,8 +1132,13 @@ def _lu_parts(packed, n):
 def _lu_inverse(a, lu):
     """inv(a) from its packed factorization: getri per matrix, in place in the result's
     memory, which is column-major (the result is a transposed view; no copy)."""
-    packed = lu._np()
-    n = a.shape[-1]
+    out_t = lu_inverse_t_values(lu._np(), a.shape[-1])
+    return _wrap(np.swapaxes(out_t, -1, -2))
+
+
+def lu_inverse_t_values(packed, n):
+    """inv(a)^T, C-ordered (..., n, n), from a's packed factorization (getri per matrix, in
+    place in the result's memory); LinAlgError for a singular matrix."""
     lu_t, piv = _lu_parts(packed, n)
     out_t = np.array(lu_t, order="C", copy=True)   # row-major inv(a)^T = column-major inv(a)
     if n:
@@ -1145,7 +1154,7 @@ def _lu_inverse(a, lu):
                 raise np.linalg.LinAlgError("Singular matrix")
             if not np.may_share_memory(r, w):
                 w[...] = r
-    return _wrap(np.swapaxes(out_t, -1, -2))
+    return out_t
 
 
 # -- WP-linalg-perf: the regularized incomplete gamma and beta functions -------------------------
@@ -1234,14 +1243,31 @@ def _phi_weights(nb, dtype):
 
 
 def _chol_block_adjoint(ljj, lbar):
-    """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks): the symbolic rule."""
+    """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks; only their lower triangles are
+    read): the symbolic rule, per matrix in one buffer by BLAS in place (WP-linalg-vjp):
+    P = Phi(L^T Lbar) (trmm), X = P L^-1, S^T = X^T L^-1 (trsm twice), then Phi(S + S^T)."""
     w = _phi_weights(ljj.shape[-1], ljj.dtype)
-    p = np.matmul(np.swapaxes(ljj, -1, -2), lbar)
-    p *= w
-    # S = L^-T P L^-1: X = P L^-1 (right solve), then S^T = (L^-T X)^T = X^T L^-1
-    x = _trsm_right_lower(p, ljj, trans=False)
-    st = _trsm_right_lower(np.swapaxes(x, -1, -2), ljj, trans=False)
-    d = st + np.swapaxes(st, -1, -2)
+    buf = np.array(lbar, dtype=ljj.dtype, order="C", copy=True)
+    if buf.size == 0:
+        return buf
+    trmm, trsm = _blas("trmm", buf.dtype), _trsm(buf.dtype)
+    # a C-ordered matrix is the Fortran transpose: f holds buf^T, and ljj[idx].T is L^T (upper)
+    for idx in np.ndindex(buf.shape[:-2]):
+        f, lt = buf[idx].T, ljj[idx].T
+        r = trmm(1.0, lt, f, side=1, lower=0, trans_a=1, overwrite_b=1)  # Lbar^T L = P^T
+        if not np.may_share_memory(r, f):
+            f[...] = r
+    buf *= w
+    for idx in np.ndindex(buf.shape[:-2]):
+        f, lt = buf[idx].T, ljj[idx].T
+        r = trsm(1.0, lt, f, side=0, lower=0, trans_a=0, overwrite_b=1)  # L^-T P^T = X^T
+        if not np.may_share_memory(r, f):
+            f[...] = r
+        # buf is X now, f = X^T: X^T L^-1 = S^T lands in f, so buf becomes S
+        r = trsm(1.0, lt, f, side=1, lower=0, trans_a=1, overwrite_b=1)
+        if not np.may_share_memory(r, f):
+            f[...] = r
+    d = buf + np.swapaxes(buf, -1, -2)
     d *= w
     return d
 
@@ -1250,35 +1276,57 @@ def cholesky_vjp_values(lmat, g):
     """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, real) and L's
     cotangent g (only their lower triangles are read); see the block comment above."""
     n = lmat.shape[-1]
+    if 0 < n <= _CHOL_BLOCK:      # one block: the symbolic rule on the whole matrix
+        return _chol_block_adjoint(lmat, g)
     # only lower triangles are read: below the diagonal blocks the steps touch lower entries
-    # alone, and the diagonal blocks are cut to their lower triangles (L) or cut by Phi (Lbar)
-    lbar = np.array(g, dtype=lmat.dtype, copy=True)
-    out = np.zeros(lmat.shape, lmat.dtype)
+    # alone, and the diagonal blocks are read by BLAS from their lower triangles (L) or cut by
+    # Phi (Lbar)
+    tr = lambda m: np.swapaxes(m, -1, -2)    # noqa: E731
+    if _transposed_layout(g):
+        # g is the transposed view of C-ordered memory (the cotangent of an upper factor,
+        # U = L^T): work in that layout (plain copies, strided products) and return the
+        # result in it too, so that its transpose, the upper factor's cotangent, is
+        # C-contiguous (WP-linalg-vjp: no transposing copy of the matrices either way)
+        lbar = tr(np.array(tr(g), dtype=lmat.dtype, order="C", copy=True))
+        out = tr(np.zeros(lmat.shape[:-2] + (n, n), lmat.dtype))
+    else:
+        lbar = np.array(g, dtype=lmat.dtype, order="C", copy=True)
+        out = np.zeros(lmat.shape, lmat.dtype)
     if n == 0:
         return out
-    tr = lambda m: np.swapaxes(m, -1, -2)    # noqa: E731
     starts = list(range(0, n, _CHOL_BLOCK))
     for j in reversed(starts):
         j2 = min(j + _CHOL_BLOCK, n)
-        ljj = lmat[..., j:j2, j:j2] * np.tri(j2 - j, dtype=lmat.dtype)
+        ljj = np.ascontiguousarray(lmat[..., j:j2, j:j2])
         if j2 < n:
             cbar = _trsm_right_lower(lbar[..., j2:, j:j2], ljj, trans=False)
             lbar[..., j:j2, j:j2] -= np.matmul(tr(cbar), lmat[..., j2:, j:j2])
             out[..., j2:, j:j2] = cbar
             if j:
                 lbar[..., j2:, :j] -= np.matmul(cbar, lmat[..., j:j2, :j])
-                lbar[..., j:j2, :j] -= np.matmul(tr(cbar), lmat[..., j2:, :j])
         dbar = _chol_block_adjoint(ljj, lbar[..., j:j2, j:j2])
         out[..., j:j2, j:j2] = dbar
         if j:
-            lbar[..., j:j2, :j] -= np.matmul(dbar + tr(dbar), lmat[..., j:j2, :j])
+            # Lbar_J:j -= (Dbar + Dbar^T) L_J:j + Cbar^T L_K:j, as one product
+            left = dbar + tr(dbar)
+            if j2 < n:
+                left = np.concatenate([left, tr(cbar)], axis=-1)
+            lbar[..., j:j2, :j] -= np.matmul(left, lmat[..., j:, :j])
     return out
+
+
+def _transposed_layout(x):
+    """Whether the stack x is the transposed view of C-ordered memory (and not C-ordered)."""
+    return (x.ndim >= 2 and not x.flags.c_contiguous
+            and np.swapaxes(x, -1, -2).flags.c_contiguous)
 
 
 @_impl("cholesky_grad")
 def _cholesky_grad(lmat, g):
-    """cholesky_vjp_values (which reads the lower triangles of lmat and g only)."""
-    return _out(cholesky_vjp_values(lmat._np(), g._np()))
+    """cholesky_vjp_values (which reads the lower triangles of lmat and g only); a result in
+    the transposed layout (see there) is wrapped as it is."""
+    out = cholesky_vjp_values(lmat._np(), g._np())
+    return _wrap(out) if _transposed_layout(out) else _out(out)
 
 
 def cho_solve_values(carr, barr, lower):
@@ -1330,3 +1378,181 @@ def cho_factor_values(arr, lower):
             return c.T if lower else c
         out[idx] = c.T
     return out if lower else np.swapaxes(out, -1, -2)
+
+
+# -- WP-linalg-vjp: the determinant from the LU factorization, fused derivatives ----------------
+# lu_det(a, lu, part)  det_grad(a, lu, s)  norm2_grad(x, ans, g, axes, keepdims)
+# triangular_solve_grad(ct_b, x, lower, trans, unit_diagonal)
+# lu_det reads part "det" (sign * exp(log|det|), as NumPy's det), "logabsdet" (real dtype) or
+# "sign" of each matrix from its packed factorization.  The others compute, in one NumPy/LAPACK
+# pass, what a derivative rule would otherwise compose from several primitives (the rules use
+# them on concrete values only; their values are those of the compositions, see
+# nx_rune.autodiff.rules):
+#   det_grad = s * inv(a)^T (getri on the saved factorization; s has a's batch shape),
+#   norm2_grad = x * (g / ans) spread over the reduced ``axes`` (ans = 1 where it is 0),
+#   triangular_solve_grad = -ct_b x^T (trans 0) or -x ct_b^T (trans 1) restricted to the part
+#     of a that the solve reads (its triangle, strict with unit_diagonal; the rest times 0).
+
+@_impl("lu_det")
+def _lu_det(a, lu, *, part):
+    sign, logabs = lu_sign_logabs(lu._np(), a.shape[-1])
+    if part == "sign":
+        return _out(sign)
+    if part == "logabsdet":
+        return _out(logabs)
+    return _out(sign * np.exp(logabs))
+
+
+@_impl("det_grad")
+def _det_grad(a, lu, s):
+    out = lu_inverse_t_values(lu._np(), a.shape[-1])
+    out *= s._np()[..., None, None]
+    return _out(out)
+
+
+@_impl("norm2_grad")
+def _norm2_grad(x, ans, g, *, axes, keepdims):
+    an, xn = ans._np(), x._np()
+    if an.ndim == 0 and xn.dtype.char == "d":
+        # one norm of float64 values: the same IEEE division on Python floats, one product
+        d = float(an)
+        return _out(xn * (float(g._np()) / (d if d != 0 else 1.0)))
+    scale = g._np() / np.where(an == 0, 1, an)
+    if not keepdims:
+        scale = np.expand_dims(scale, axes)
+    return _out(xn * scale)
+
+
+_TRI_READ = {}
+
+
+def tri_read_weights(n, lower, unit_diagonal, dtype):
+    """(n, n) weights: 1 on the part of a matrix that a triangular solve reads, 0 elsewhere."""
+    key = (n, lower, unit_diagonal, np.dtype(dtype))
+    w = _TRI_READ.get(key)
+    if w is None:
+        k = (-1 if lower else 1) if unit_diagonal else 0
+        w = np.tri(n, n, k, dtype=dtype) if lower else 1 - np.tri(n, n, k - 1, dtype=dtype)
+        w = _TRI_READ[key] = w
+    return w
+
+
+@_impl("triangular_solve_grad")
+def _triangular_solve_grad(ct_b, x, *, lower, trans, unit_diagonal):
+    u, v = ct_b._np(), x._np()
+    if trans:
+        u, v = v, u
+    out = np.matmul(np.negative(u), np.swapaxes(v, -1, -2))
+    out *= tri_read_weights(out.shape[-1], lower, unit_diagonal, out.dtype)
+    return _out(out)
+
+
+# cho_solve(c, b, lower)  cho_solve_grad(c, x, ct_b, lower)
+# cho_solve: cho_solve_values on real operands of one dtype and batch shape (b: (..., n, k)).
+# cho_solve_grad: the cotangent of c (its triangle ``lower`` names, the factor's) of x =
+# cho_solve(c, b) given x and b's cotangent ct_b: with S = ct_b x^T + x ct_b^T (symmetric),
+# -tril(S c) for lower c (a = c c^T), -triu(c S) for upper c (a = c^T c), computed as the
+# rank-2k product [ct_b | x] [x^T c ; ct_b^T c] (BLAS: ~4 n^2 k flops where S c costs 2 n^3).
+# Only c's triangle is read.
+
+@_impl("cho_solve")
+def _cho_solve(c, b, *, lower):
+    return _out(cho_solve_values(c._np(), b._np(), lower))
+
+
+@_impl("cho_solve_grad")
+def _cho_solve_grad(c, x, ct_b, *, lower):
+    cn, xn, gn = c._np(), x._np(), ct_b._np()
+    n, k = xn.shape[-2], xn.shape[-1]
+    tr = lambda m: np.swapaxes(m, -1, -2)                   # noqa: E731
+    # lower: S c = [ct_b | x] R^T, R = c^T [x | ct_b];  upper: c S = R [x | ct_b]^T,
+    # R = c [ct_b | x]; R by BLAS trmm per matrix (c's triangle only, half a product's flops),
+    # in place in rt = R^T (C-ordered, i.e. the Fortran R)
+    first, second = (xn, gn) if lower else (gn, xn)
+    rt = np.concatenate([tr(first), tr(second)], axis=-2)     # (..., 2k, n)
+    if n and k:
+        trmm = _blas("trmm", rt.dtype)
+        for idx in np.ndindex(rt.shape[:-2]):
+            # cn[idx].T is the Fortran c (lower c: op = transpose for c^T; upper: none);
+            # the C-ordered memory of c is the Fortran c^T, triangle flipped
+            r = rt[idx].T
+            res = trmm(1.0, cn[idx].T, r, side=0, lower=0 if lower else 1,
+                       trans_a=0 if lower else 1, overwrite_b=1)
+            if not np.may_share_memory(res, r):
+                r[...] = res
+    if lower:
+        out = np.matmul(np.negative(np.concatenate([gn, xn], axis=-1)), rt)
+    else:
+        out = np.matmul(np.negative(tr(rt)), np.concatenate([tr(xn), tr(gn)], axis=-2))
+    out *= tri_read_weights(n, lower, False, out.dtype)
+    return _out(out)
+
+
+_BLAS = {}
+
+
+def _blas(name, dtype):
+    """SciPy's BLAS routine ``name`` for ``dtype`` (cached)."""
+    fn = _BLAS.get((name, dtype))
+    if fn is None:
+        from scipy.linalg.blas import get_blas_funcs
+        fn = _BLAS[(name, dtype)] = get_blas_funcs(name, dtype=dtype)
+    return fn
+
+
+# matrix_power_parts(a, n)  matrix_power(a, parts, n)   (n >= 2)
+# Binary powering as NumPy's matrix_power does it (n = 2: a a; n = 3: (a a) a; else squares
+# z <- z z and, for each set bit of n, result <- result z), as a program of products over the
+# values V = [a, products...]: ``power_program(n)`` = (steps (i, j): V.append(V[i] @ V[j]),
+# index of a^n in V).  matrix_power_parts stacks the products (..., len(steps), m, m): the
+# residual from which matrix_power reads a^n (a copy) and its derivative the intermediate
+# products, where the composition of matmuls records one tape entry per product.
+
+_POWER_PROGRAMS = {}
+
+
+def power_program(n):
+    """(steps, result index) of binary powering for the exponent n >= 2 (see above)."""
+    prog = _POWER_PROGRAMS.get(n)
+    if prog is not None:
+        return prog
+    if n == 2:
+        prog = (((0, 0),), 1)
+    elif n == 3:
+        prog = (((0, 0), (1, 0)), 2)
+    else:
+        steps, z, result, k = [], None, None, n
+        while k > 0:
+            if z is None:
+                z = 0
+            else:
+                steps.append((z, z))
+                z = len(steps)
+            k, bit = divmod(k, 2)
+            if bit:
+                if result is None:
+                    result = z
+                else:
+                    steps.append((result, z))
+                    result = len(steps)
+        prog = (tuple(steps), result)
+    _POWER_PROGRAMS[n] = prog
+    return prog
+
+
+@_impl("matrix_power_parts")
+def _matrix_power_parts(a, *, n):
+    an = a._np()
+    steps, _ = power_program(n)
+    m = an.shape[-1]
+    out = np.empty(an.shape[:-2] + (len(steps), m, m), an.dtype)
+    vals = [an]
+    for k, (i, j) in enumerate(steps):
+        vals.append(np.matmul(vals[i], vals[j], out=out[..., k, :, :]))
+    return _out(out)
+
+
+@_impl("matrix_power")
+def _matrix_power(a, parts, *, n):
+    _, res = power_program(n)
+    return _out(np.array(parts._np()[..., res - 1, :, :]))

@@ -189,3 +189,19 @@ cholesky_grad_p = _declare(["cholesky_grad"])["cholesky_grad"]
 # composition of two shrinks and a cat costs five binds and two padded cotangents backward), and
 # sub (a - b as one primitive: add(a, neg(b)) took two binds forward and a neg backward)
 roll_p, sub_p = _declare(["roll", "sub"]).values()
+
+
+# WP-linalg-vjp: the determinant read from a's LU factorization (lu_det(a, lu, part): det,
+# log|det| or its sign, one primitive per use, so that its derivative is one rule), and fused
+# derivatives that the rules use on concrete values (one LAPACK/BLAS computation each):
+# det_grad(a, lu, s) = s * inv(a)^T, norm2_grad(x, ans, g) = g * x / ans (0 at ans = 0),
+# triangular_solve_grad(ct_b, x) = a's cotangent of a triangular solve
+lu_det_p, det_grad_p, norm2_grad_p, triangular_solve_grad_p = _declare(
+    ["lu_det", "det_grad", "norm2_grad", "triangular_solve_grad"]).values()
+# cho_solve(c, b, lower): x solving (c c^T) x = b (c^T c for upper c) from a real Cholesky
+# factor, LAPACK potrs (both solves in one call, one derivative rule); cho_solve_grad(c, x,
+# ct_b, lower): its cotangent of c, fused
+cho_solve_p, cho_solve_grad_p = _declare(["cho_solve", "cho_solve_grad"]).values()
+# matrix_power_parts(a, n): every product of binary powering (a nondifferentiable residual);
+# matrix_power(a, parts, n): a^n read from it, whose derivative reuses the products
+matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_power"]).values()

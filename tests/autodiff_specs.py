@@ -754,3 +754,87 @@ def _cholesky_grad_spec(rng, case):
 
 SPECS += [Spec("cholesky_grad", P.cholesky_grad_p, _cholesky_grad_spec,
                [((), 3), ((2,), 3), ((), 1), ((2, 1), 2), ((), 5)])]
+
+
+# -- WP-linalg-vjp: the determinant from the LU factorization and the fused derivative
+# primitives (their first-order rules on concrete values are themselves fused; second order and
+# jit take the formulas) ---------------------------------------------------------------------------
+
+def _lu_det_spec(part):
+    def make(rng, case):
+        batch, n = case
+        return ((lambda a: bind(P.lu_det_p, a, bind(P.lu_factor_p, a), part=part)),
+                [_well_conditioned(rng, batch, n)])
+    return make
+
+
+def _det_grad_spec(rng, case):
+    batch, n = case
+    return ((lambda a, s: bind(P.det_grad_p, a, bind(P.lu_factor_p, a), s)),
+            [_well_conditioned(rng, batch, n), anyv(rng, batch)])
+
+
+def _norm2_grad_spec(rng, case):
+    shape, axes, keepdims = case
+    red = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
+        tuple(d for i, d in enumerate(shape) if i not in axes)
+    return ((lambda x, ans, g: bind(P.norm2_grad_p, x, ans, g, axes=axes, keepdims=keepdims)),
+            [anyv(rng, shape), pos(rng, red), anyv(rng, red)])
+
+
+def _triangular_solve_grad_spec(rng, case):
+    batch, n, k, lower, trans, unit = case
+
+    def fn(u, v):
+        return bind(P.triangular_solve_grad_p, u, v, lower=lower, trans=trans,
+                    unit_diagonal=unit)
+    return fn, [anyv(rng, batch + (n, k)), anyv(rng, batch + (n, k))]
+
+
+SPECS += [
+    Spec("lu_det", P.lu_det_p, _lu_det_spec("det"), SQUARE),
+    Spec("lu_det_logabsdet", P.lu_det_p, _lu_det_spec("logabsdet"), SQUARE),
+    Spec("lu_det_sign", P.lu_det_p, _lu_det_spec("sign"), SQUARE),
+    Spec("det_grad", P.det_grad_p, _det_grad_spec, SQUARE),
+    Spec("norm2_grad", P.norm2_grad_p, _norm2_grad_spec,
+         [((2, 3, 4), (0, 1, 2), False), ((2, 3, 4), (1, 2), True), ((3, 4), (1,), False),
+          ((2, 3, 4), (0, 2), False), ((5,), (0,), True)]),
+    Spec("triangular_solve_grad", P.triangular_solve_grad_p, _triangular_solve_grad_spec,
+         [((), 3, 2, True, 0, False), ((2,), 3, 1, False, 1, False), ((), 3, 2, True, 1, True),
+          ((2,), 2, 3, False, 0, True)]),
+]
+
+
+def _cho_factor_of(rng, batch, n, lower):
+    c = np.linalg.cholesky(_spd(rng, batch, n))
+    return c if lower else np.swapaxes(c, -1, -2).copy()
+
+
+def _cho_solve_spec(rng, case):
+    batch, n, k, lower = case
+    return ((lambda c, b: bind(P.cho_solve_p, c, b, lower=lower)),
+            [_cho_factor_of(rng, batch, n, lower), anyv(rng, batch + (n, k))])
+
+
+def _cho_solve_grad_spec(rng, case):
+    batch, n, k, lower = case
+    return ((lambda c, x, u: bind(P.cho_solve_grad_p, c, x, u, lower=lower)),
+            [_cho_factor_of(rng, batch, n, lower), anyv(rng, batch + (n, k)),
+             anyv(rng, batch + (n, k))])
+
+
+CHO_CASES = [((), 3, 2, True), ((2,), 3, 1, False), ((), 1, 1, True), ((2, 1), 2, 3, False)]
+SPECS += [Spec("cho_solve", P.cho_solve_p, _cho_solve_spec, CHO_CASES),
+          Spec("cho_solve_grad", P.cho_solve_grad_p, _cho_solve_grad_spec, CHO_CASES)]
+
+
+def _matrix_power_spec(rng, case):
+    batch, m, n = case
+    a = rng.uniform(-1.0, 1.0, batch + (m, m)) * (1.5 / m)
+    return ((lambda x: bind(P.matrix_power_p, x, bind(P.matrix_power_parts_p, x, n=n), n=n)),
+            [a])
+
+
+NONDIFF_PRIMS += [P.matrix_power_parts_p]     # a residual: matrix_power's rules differentiate a
+SPECS += [Spec("matrix_power", P.matrix_power_p, _matrix_power_spec,
+               [((), 3, 2), ((2,), 3, 3), ((), 2, 7), ((2, 1), 2, 5), ((), 3, 4), ((), 2, 13)])]

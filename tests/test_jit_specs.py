@@ -135,6 +135,11 @@ for _name in ("lshift", "rshift"):
                                                [_ints([5, -6, 7, 1]), _ints([0, 1, 3, 31])]))(
         getattr(P, _name + "_p"))
 
+# WP-linalg-vjp: the products of binary powering (matrix_power's residual)
+NONDIFF_CASES["matrix_power_parts"] = lambda: (
+    lambda a: bind(P.matrix_power_parts_p, a, n=7),
+    [nx.asarray(np.array([[[0.5, 0.25], [-0.75, 1.0]], [[0.1, 0.2], [0.3, -0.4]]]))])
+
 
 def test_every_nondiff_primitive_has_a_case():
     assert {p.name for p in NONDIFF_PRIMS} == set(NONDIFF_CASES)

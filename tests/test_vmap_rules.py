@@ -335,6 +335,11 @@ OTHER = [
 ]
 # WP-jit: stop_gradient (the identity; zero derivative)
 OTHER += [("stop_gradient", P.stop_gradient_p, _un(P.stop_gradient_p, _specials), SHAPES)]
+# WP-linalg-vjp: matrix_power's residual (the products of binary powering; not differentiated)
+OTHER += [("matrix_power_parts", P.matrix_power_parts_p,
+           lambda rng, case: ((lambda a: bind(P.matrix_power_parts_p, a, n=7)),
+                              [_anyf(rng, case)]),
+           [(3, 3), (2, 4, 4), (1, 1)])]
 OTHER_CASES = [(o, i) for o in OTHER for i in range(len(o[3]))]
 
 

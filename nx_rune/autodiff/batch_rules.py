@@ -604,3 +604,27 @@ for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_
            P.betainc_db_p):
     defbroadcast(_p)
 defleading(P.cholesky_grad_p)     # WP-linalg-perf: the Cholesky derivative (trailing matrices)
+
+
+# -- WP-linalg-vjp: the determinant from the LU factorization and the fused derivatives (trailing
+# matrices, or a reduction for norm2_grad: its operands x, ans, g keep their own shapes, ans
+# and g being reduced over ``axes``)
+for _p in (P.lu_det_p, P.det_grad_p, P.triangular_solve_grad_p):
+    defleading(_p)
+
+
+def _batch_norm2_grad(size, args, dims, *, axes, keepdims):
+    x, ans, g = args
+    dx, da, dg = dims
+    nd = x.ndim - (dx is not None)
+    axes = tuple(_norm(a, nd) for a in axes)
+    x, ans, g = batch_at(x, dx, size, 0), batch_at(ans, da, size, 0), batch_at(g, dg, size, 0)
+    return bind(P.norm2_grad_p, x, ans, g, axes=tuple(a + 1 for a in axes),
+                keepdims=keepdims), 0
+
+
+BATCH_RULES[P.norm2_grad_p] = _batch_norm2_grad
+for _p in (P.cho_solve_p, P.cho_solve_grad_p):     # WP-linalg-vjp (trailing matrices)
+    defleading(_p)
+for _p in (P.matrix_power_parts_p, P.matrix_power_p):     # WP-linalg-vjp (trailing matrices)
+    defleading(_p)

@@ -1607,7 +1607,11 @@ def _vjp_triangular_solve(g, ans, args, params, need):
     t = _trans_of(a, params, "solve_triangular")
     ct_b = _trs(a, g, lower, 1 - t, unit)                  # op(a)^-T g
     ct_a = None
-    if need[0]:                                            # -ct_b x^T, transposed for t = 1
+    if need[0] and type(ct_b) is Tensor and type(ans) is Tensor:
+        # concrete values: the product and its triangle in one primitive (WP-linalg-vjp)
+        ct_a = bind(P.triangular_solve_grad_p, ct_b, ans, lower=lower, trans=t,
+                    unit_diagonal=unit)
+    elif need[0]:                                          # -ct_b x^T, transposed for t = 1
         neg_x = _neg(ans)
         ct_m = _mm(ct_b, _mT(neg_x)) if t == 0 else _mm(neg_x, _mT(ct_b))
         ct_a = _tri_read(ct_m, lower, unit)
@@ -1980,6 +1984,8 @@ def _norm2_scale(v, ans, shape, axes, keepdims):
 
 def _vjp_norm2(g, ans, args, params, need):
     x = args[0]
+    if type(x) is Tensor and type(g) is Tensor:     # concrete: one pass (WP-linalg-vjp)
+        return (bind(P.norm2_grad_p, x, ans, g, **params),)
     return (_mul(x, _norm2_scale(g, ans, x.shape, params["axes"], params["keepdims"])),)
 
 
@@ -2131,3 +2137,318 @@ def _vjp_cholesky_grad(c, ans, args, params, need):
 
 
 _register(P.cholesky_grad_p, _vjp_cholesky_grad, _jvp_cholesky_grad)
+
+
+# -- WP-linalg-vjp: the determinant from the LU factorization, fused derivatives ----------------
+# lu_det(a, lu, part): d det = det tr(a^-1 da), d log|det a| = tr(a^-1 da) (Giles 2008), the
+# sign (real a) is piecewise constant.  On concrete values (nothing differentiates the rule) the
+# cotangent s * inv(a)^T is the one primitive det_grad (getri on the saved factorization);
+# traced values take the composition through lu_inverse, so that higher orders work.
+# det_grad(a, lu, s) = s B, B = inv(a)^T: dB = -B da^T B, so
+#   d det_grad = ds B - s B da^T B;  VJP of C: a gets -B (s C)^T B, s gets sum(C * B).
+# norm2_grad(x, ans, g) = x * S, S = g / ans spread over the reduced axes (ans taken as 1 where
+# it is 0, where x is 0 too):  d = dx S + x (dg - g dans / ans) / ans (spread; the dans term is
+# 0 where ans is 0, as the where in the composition makes it).
+# triangular_solve_grad(u, v) = -tri(P Q^T), (P, Q) = (u, v) for trans 0, (v, u) for trans 1,
+# tri the part of a the solve reads: bilinear, d = -tri(dP Q^T + P dQ^T); VJP of C (T = tri(C)):
+# P gets -T Q, Q gets -T^T P.
+
+def _lu_det_scale(g, ans, part):
+    """The factor s of inv(a)^T in a's cotangent: g det for det, g for log|det|."""
+    if part == "det":
+        return _mul(g, ans)
+    return g
+
+
+def _vjp_lu_det(g, ans, args, params, need):
+    a, lu = args
+    _real_only("det and slogdet", a)
+    part = params["part"]
+    if part == "sign" or not need[0]:
+        return (None, None)
+    s = _lu_det_scale(g, ans, part)
+    if type(s) is Tensor and type(a) is Tensor and type(lu) is Tensor:
+        return (bind(P.det_grad_p, a, lu, s), None)
+    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))
+    return (_bmul(ainv_t, ops.reshape(s, s.shape + (1, 1))), None)
+
+
+def _jvp_lu_det(tangents, ans, args, params):
+    a, lu = args
+    _real_only("det and slogdet", a)
+    part = params["part"]
+    if tangents[0] is None or part == "sign":
+        return None
+    dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
+    return _mul(dlog, ans) if part == "det" else dlog
+
+
+_register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
+
+
+def _vjp_det_grad(c, ans, args, params, need):
+    a, lu, s = args
+    b = _mT(bind(P.lu_inverse_p, a, lu))
+    ct_a = ct_s = None
+    if need[0]:
+        sc = _bmul(c, ops.reshape(s, s.shape + (1, 1)))
+        ct_a = _neg(_mm(_mm(b, _mT(sc)), b))
+    if need[2]:
+        ct_s = ops.sum(_mul(c, b), (-2, -1))
+    return (ct_a, None, ct_s)
+
+
+def _jvp_det_grad(tangents, ans, args, params):
+    a, lu, s = args
+    da, _, ds = tangents
+    b = _mT(bind(P.lu_inverse_p, a, lu))
+    out = None
+    if da is not None:
+        out = _neg(_bmul(_mm(_mm(b, _mT(da)), b), ops.reshape(s, s.shape + (1, 1))))
+    if ds is not None:
+        term = _bmul(b, ops.reshape(ds, ds.shape + (1, 1)))
+        out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.det_grad_p, _vjp_det_grad, _jvp_det_grad)
+
+
+def _norm2_grad_safe(ans):
+    return bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans)
+
+
+def _vjp_norm2_grad(c, ans, args, params, need):
+    x, norm, g = args
+    axes, keepdims = params["axes"], params["keepdims"]
+    safe = _norm2_grad_safe(norm)
+    ct_x = ct_n = ct_g = None
+    if need[0]:
+        ct_x = _mul(c, _unreduce(_div(g, safe), x.shape, axes, keepdims))
+    if need[1] or need[2]:
+        q = _div(bind(P.reduce_sum_p, _mul(c, x), axes=axes, keepdims=keepdims), safe)
+        if need[2]:
+            ct_g = q
+        if need[1]:
+            zero = ops.equal(norm, 0)
+            ct_n = bind(P.where_p, zero, _c(0, norm), _neg(_div(_mul(q, g), safe)))
+    return (ct_x, ct_n, ct_g)
+
+
+def _jvp_norm2_grad(tangents, ans, args, params):
+    x, norm, g = args
+    dx, dn, dg = tangents
+    axes, keepdims = params["axes"], params["keepdims"]
+    safe = _norm2_grad_safe(norm)
+    out = None
+    if dx is not None:
+        out = _mul(dx, _unreduce(_div(g, safe), x.shape, axes, keepdims))
+    inner = None
+    if dg is not None:
+        inner = dg
+    if dn is not None:
+        zero = ops.equal(norm, 0)
+        term = bind(P.where_p, zero, _c(0, norm), _neg(_div(_mul(g, dn), safe)))
+        inner = term if inner is None else _add(inner, term)
+    if inner is not None:
+        term = _mul(x, _unreduce(_div(inner, safe), x.shape, axes, keepdims))
+        out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.norm2_grad_p, _vjp_norm2_grad, _jvp_norm2_grad)
+
+
+def _tsg_pair(args, params):
+    """(P, Q, whether they are swapped) of triangular_solve_grad's formula."""
+    u, v = args
+    return (v, u, True) if params["trans"] else (u, v, False)
+
+
+def _vjp_triangular_solve_grad(c, ans, args, params, need):
+    p, q, swapped = _tsg_pair(args, params)
+    t = _tri_read(c, params["lower"], params["unit_diagonal"])
+    ct_p = _neg(_mm(t, q))
+    ct_q = _neg(_mm(_mT(t), p))
+    return (ct_q, ct_p) if swapped else (ct_p, ct_q)
+
+
+def _jvp_triangular_solve_grad(tangents, ans, args, params):
+    p, q, swapped = _tsg_pair(args, params)
+    dp, dq = (tangents[1], tangents[0]) if swapped else tuple(tangents)
+    out = None
+    if dp is not None:
+        out = _mm(dp, _mT(q))
+    if dq is not None:
+        term = _mm(p, _mT(dq))
+        out = term if out is None else _add(out, term)
+    return _neg(_tri_read(out, params["lower"], params["unit_diagonal"]))
+
+
+_register(P.triangular_solve_grad_p, _vjp_triangular_solve_grad, _jvp_triangular_solve_grad)
+
+
+# cho_solve(c, b, lower): x = a^-1 b with a = c c^T (lower) or c^T c (upper), read from c's
+# triangle.  dx = a^-1 (db - da x) with da = dc c^T + c dc^T (dc^T c + c^T dc); reversed, b
+# gets ct_b = a^-1 g (a symmetric) and c the triangle of -S c (lower) or -c S (upper),
+# S = ct_b x^T + x ct_b^T: on concrete values the fused cho_solve_grad, else the formula.
+# cho_solve_grad(c, x, u) = -tri(S C) (lower) / -tri(C S) (upper), C = tri(c),
+# S = u x^T + x u^T: trilinear; with K = tri(cotangent), the VJP gives C -S K (lower) / -K S
+# (upper), u -(K C^T + C K^T) x (lower) / -(C^T K + K^T C) x (upper), x the same with u.
+
+def _cho_solve_grad_formula(c, x, u, lower):
+    tc = _tri(c, lower)
+    if lower:
+        s_c = _add(_mm(u, _mm(_mT(x), tc)), _mm(x, _mm(_mT(u), tc)))
+    else:
+        s_c = _add(_mm(_mm(tc, u), _mT(x)), _mm(_mm(tc, x), _mT(u)))
+    return _neg(_tri(s_c, lower))
+
+
+def _vjp_cho_solve(g, ans, args, params, need):
+    c = args[0]
+    _real_only("cho_solve", c)
+    lower = params["lower"]
+    ct_b = bind(P.cho_solve_p, c, g, lower=lower)
+    ct_c = None
+    if need[0]:
+        if type(ct_b) is Tensor and type(ans) is Tensor and type(c) is Tensor:
+            ct_c = bind(P.cho_solve_grad_p, c, ans, ct_b, lower=lower)
+        else:
+            ct_c = _cho_solve_grad_formula(c, ans, ct_b, lower)
+    return (ct_c, ct_b if need[1] else None)
+
+
+def _jvp_cho_solve(tangents, ans, args, params):
+    c = args[0]
+    _real_only("cho_solve", c)
+    dc, db = tangents
+    lower = params["lower"]
+    rhs = db
+    if dc is not None:
+        tc, dct = _tri(c, lower), _tri(dc, lower)
+        if lower:       # da x = dc (c^T x) + c (dc^T x)
+            dax = _add(_mm(dct, _mm(_mT(tc), ans)), _mm(tc, _mm(_mT(dct), ans)))
+        else:           # da x = dc^T (c x) + c^T (dc x)
+            dax = _add(_mm(_mT(dct), _mm(tc, ans)), _mm(_mT(tc), _mm(dct, ans)))
+        rhs = _neg(dax) if rhs is None else _sub(rhs, dax)
+    return bind(P.cho_solve_p, c, rhs, lower=lower)
+
+
+_register(P.cho_solve_p, _vjp_cho_solve, _jvp_cho_solve)
+
+
+def _vjp_cho_solve_grad(k, ans, args, params, need):
+    c, x, u = args
+    lower = params["lower"]
+    tc, kt = _tri(c, lower), _tri(k, lower)
+    ct_c = ct_x = ct_u = None
+    if need[0]:
+        if lower:       # -S K
+            full = _add(_mm(u, _mm(_mT(x), kt)), _mm(x, _mm(_mT(u), kt)))
+        else:           # -K S
+            full = _add(_mm(_mm(kt, u), _mT(x)), _mm(_mm(kt, x), _mT(u)))
+        ct_c = _neg(_tri(full, lower))
+    if need[1] or need[2]:
+        m = _mm(kt, _mT(tc)) if lower else _mm(_mT(tc), kt)
+        sym = _add(m, _mT(m))
+        if need[1]:
+            ct_x = _neg(_mm(sym, u))
+        if need[2]:
+            ct_u = _neg(_mm(sym, x))
+    return (ct_c, ct_x, ct_u)
+
+
+def _jvp_cho_solve_grad(tangents, ans, args, params):
+    c, x, u = args
+    dc, dx, du = tangents
+    lower = params["lower"]
+    tc = _tri(c, lower)
+    out = None
+    ds = None
+    if du is not None:
+        m = _mm(du, _mT(x))
+        ds = _add(m, _mT(m))
+    if dx is not None:
+        m = _mm(u, _mT(dx))
+        m = _add(m, _mT(m))
+        ds = m if ds is None else _add(ds, m)
+    if ds is not None:
+        out = _mm(ds, tc) if lower else _mm(tc, ds)
+    if dc is not None:
+        m = _mm(u, _mT(x))
+        s = _add(m, _mT(m))
+        dct = _tri(dc, lower)
+        term = _mm(s, dct) if lower else _mm(dct, s)
+        out = term if out is None else _add(out, term)
+    return _neg(_tri(out, lower))
+
+
+_register(P.cho_solve_grad_p, _vjp_cho_solve_grad, _jvp_cho_solve_grad)
+
+
+# matrix_power(a, parts, n): the product rule through binary powering (backend.power_program):
+# for each product V_k = V_i V_j, dV_k = dV_i V_j + V_i dV_j, reversed ct_i += ct_k V_j^T,
+# ct_j += V_i^T ct_k.  The intermediate products are read from the residual ``parts`` on
+# concrete values (one rule instead of one tape entry per product); traced values recompute
+# them from a, so that higher derivatives flow through them (parts has no derivative).
+
+def _power_values(a, parts, steps, concrete):
+    """[a, the products of binary powering] as tensors (on concrete values, views of ``parts``
+    for the products that are operands of later ones, None for the others)."""
+    vals = [a]
+    if concrete:
+        used = {i for step in steps for i in step}
+        m = a.shape[-1]
+        whole = tuple((0, d) for d in parts.shape[:-3])
+        for k in range(len(steps)):
+            if k + 1 not in used:
+                vals.append(None)
+                continue
+            part = bind(P.shrink_p, parts, limits=whole + ((k, k + 1), (0, m), (0, m)))
+            vals.append(bind(P.reshape_p, part, shape=a.shape))
+    else:
+        for i, j in steps:
+            vals.append(_mm(vals[i], vals[j]))
+    return vals
+
+
+def _vjp_matrix_power(g, ans, args, params, need):
+    a, parts = args
+    steps, res = la.power_program(params["n"])
+    concrete = type(a) is Tensor and type(parts) is Tensor and type(g) is Tensor
+    vals = _power_values(a, parts, steps, concrete)
+    trans = {}                     # each operand's transpose, once
+
+    def t(i):
+        v = trans.get(i)
+        if v is None:
+            v = trans[i] = _mT(vals[i])
+        return v
+    cts = [None] * len(vals)
+    cts[res] = g
+    for k in range(len(steps) - 1, -1, -1):
+        c = cts[k + 1]
+        if c is None:
+            continue
+        i, j = steps[k]
+        for idx, term in ((i, _mm(c, t(j))), (j, _mm(t(i), c))):
+            cts[idx] = term if cts[idx] is None else _add(cts[idx], term)
+    return (cts[0], None)
+
+
+def _jvp_matrix_power(tangents, ans, args, params):
+    a, parts = args
+    da = tangents[0]
+    if da is None:
+        return None
+    steps, res = la.power_program(params["n"])
+    vals = _power_values(a, parts, steps, type(a) is Tensor and type(parts) is Tensor)
+    dvals = [da]
+    for i, j in steps:
+        dvals.append(_add(_mm(dvals[i], vals[j]), _mm(vals[i], dvals[j])))
+    return dvals[res]
+
+
+_register(P.matrix_power_p, _vjp_matrix_power, _jvp_matrix_power)
+defnondiff(P.matrix_power_parts_p)

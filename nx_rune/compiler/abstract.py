@@ -477,3 +477,21 @@ for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_
 # -- WP-programs' primitives: a - b (one ufunc), roll along one axis (same shape and dtype)
 register_elementwise(P.sub_p)
 def_abstract(P.roll_p, lambda avals, *, shift, axis: avals[0])
+
+# -- WP-linalg-vjp's primitives: the determinant from the LU factorization, fused derivatives
+def_abstract(P.lu_det_p, lambda avals, *, part: AbstractValue(
+    avals[0].shape[:-2], _real_of(avals[0].dtype) if part == "logabsdet" else avals[0].dtype))
+def_abstract(P.det_grad_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
+def_abstract(P.norm2_grad_p, lambda avals, *, axes, keepdims: AbstractValue(avals[0].shape,
+                                                                            avals[0].dtype))
+def_abstract(P.triangular_solve_grad_p, lambda avals, *, lower, trans, unit_diagonal:
+             AbstractValue(avals[0].shape[:-1] + (avals[0].shape[-2],), avals[0].dtype))
+def_abstract(P.cho_solve_p, lambda avals, *, lower: AbstractValue(avals[1].shape, avals[1].dtype))
+def_abstract(P.cho_solve_grad_p, lambda avals, *, lower: AbstractValue(avals[0].shape,
+                                                                       avals[0].dtype))
+from nx_rune.backend import power_program  # noqa: E402  (the products of binary powering)
+
+def_abstract(P.matrix_power_parts_p, lambda avals, *, n: AbstractValue(
+    avals[0].shape[:-2] + (len(power_program(n)[0]),) + avals[0].shape[-2:], avals[0].dtype))
+def_abstract(P.matrix_power_p, lambda avals, *, n: AbstractValue(avals[0].shape,
+                                                                 avals[0].dtype))

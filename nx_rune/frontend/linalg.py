@@ -7,10 +7,18 @@ Decompositions and solves are primitives computed by LAPACK through NumPy/SciPy 
 ``svdvals``, ``qr``, ``pinv``, ``lstsq``), batched over leading axes; their derivative rules
 (``nx_rune.autodiff.rules``) are written with front-end ops, so every function here is
 differentiable to any order.  A primitive with several results returns them packed along one
-last axis (see ``nx_rune.backend``); the functions here split that into views.  The rest are
-compositions: ``det`` is ``sign * exp(logabsdet)`` (NumPy computes it so too), ``matrix_power``
-repeated squaring, ``expm`` Pade approximation with scaling and squaring, ``cho_solve`` two
-triangular solves, the norms reductions or singular values.
+last axis (see ``nx_rune.backend``); the functions here split that into views.  Real
+determinants (``det``: sign * exp(logabsdet), as NumPy computes it; slogdet's two results) are
+read from the LU factorization by one primitive per result (``lu_det``), and real ``cho_solve``
+is one primitive (LAPACK potrs), so that each derivative is one rule; the 2-norms are the
+``norm2`` primitive; ``matrix_power`` of a float or complex matrix is binary powering as one
+primitive over a residual of its products (``matrix_power_parts``), which its derivative reuses.
+The rest are compositions: ``matrix_power`` of integers repeated squaring, ``expm``
+Pade approximation with scaling and squaring, complex ``det`` and ``cho_solve`` through slogdet
+and two triangular solves, the other norms reductions or singular values.  On concrete values
+the derivative rules of cholesky, solve_triangular, cho_solve, det/slogdet and the 2-norms
+compute the cotangent with one fused primitive each (WP-linalg-vjp); traced values take the
+formulas, which are differentiable again.
 
 Conventions:
 - Matrices are the last two axes; leading (batch) axes broadcast between operands.
@@ -49,7 +57,8 @@ from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, whe
 from nx_rune.frontend.movement import reshape, shrink, swapaxes
 from nx_rune.primitives import bind
 from nx_rune import tensor as _tensor_module
-from nx_rune.backend import cho_factor_values, cho_solve_values, norm2_values
+from nx_rune.backend import (cho_factor_values, cho_solve_values, norm2_values,
+                             power_program)
 from nx_rune.tensor import DISPATCH, ArrayBase, Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 
@@ -363,7 +372,12 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
         return SlogdetResult(wrap_result(sign), wrap_result(logabs))
     a = _matrix(x, "x", square=True)
     # the LU factorization is an operand, so that the derivative reuses it (lu_inverse)
-    sign, logabs = unpack(bind(P.slogdet_p, a, bind(P.lu_factor_p, a)), [(), ()])
+    lu = bind(P.lu_factor_p, a)
+    if not dtypes.is_complex(a.dtype):
+        # one primitive per result, so that log|det|'s derivative is one rule (WP-linalg-vjp)
+        return SlogdetResult(bind(P.lu_det_p, a, lu, part="sign"),
+                             bind(P.lu_det_p, a, lu, part="logabsdet"))
+    sign, logabs = unpack(bind(P.slogdet_p, a, lu), [(), ()])
     return SlogdetResult(sign, _real(logabs))
 
 
@@ -376,7 +390,10 @@ def det(x: ArrayLike, /) -> Array:
     arr = _direct_square(x)
     if arr is not None:      # NumPy's det: the same LU, the product of the pivots
         return wrap_result(_quiet(np.linalg.det, arr))
-    sign, logabs = slogdet(x)
+    a = _matrix(x, "x", square=True)
+    if not dtypes.is_complex(a.dtype):      # sign * exp(logabsdet) as one primitive
+        return bind(P.lu_det_p, a, bind(P.lu_factor_p, a), part="det")
+    sign, logabs = slogdet(a)
     return multiply(sign, exp(logabs))
 
 
@@ -572,6 +589,10 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
         a, n = inv(a), -n
     if n == 1:
         return a
+    if dtypes.is_inexact(a.dtype):
+        # the products as one residual, so that the derivative is one rule (WP-linalg-vjp)
+        parts = bind(P.matrix_power_parts_p, a, n=n)
+        return bind(P.matrix_power_p, a, parts, n=n)
     if n == 2:
         return products.matmul(a, a)
     if n == 3:
@@ -734,6 +755,11 @@ def norm(x: ArrayLike, ord: int | float | str | None = None, axis: Axis = None,
     if ord is None and axis is None:
         arr = _direct(x)
         if arr is not None and arr.dtype.char in "fd":
+            if arr.dtype.char == "d" and not keepdims:
+                # norm2_values' dot product with a scalar square root (WP-linalg-vjp: NumPy's
+                # own norm is this call; the ufunc and the generic wrapping cost a third more)
+                flat = arr.reshape(-1)
+                return Tensor._wrap(np.asarray(math.sqrt(flat.dot(flat))))
             return wrap_result(norm2_values(arr, tuple(range(arr.ndim)), bool(keepdims)))
     x = _inexact(x, "x")
     if axis is None:
@@ -790,7 +816,8 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
 
 def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bool = False,
               check_finite: bool = True) -> Array:
-    """x solving a x = b from ``(c, lower) = cho_factor(a)``: two triangular solves.  b as in
+    """x solving a x = b from ``(c, lower) = cho_factor(a)`` (LAPACK potrs; two triangular
+    solves for complex c), reading only c's triangle ``lower`` names.  b as in
     ``solve_triangular`` ((..., n) vectors when b.ndim == c.ndim - 1, else (..., n, k));
     result b's (broadcast) shape, promoted float dtype."""
     try:
@@ -800,6 +827,15 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
     x = _direct_cho_solve(c, b, bool(lower), check_finite)
     if x is not None:
         return x
+    cm, bm = _matrices(c, b, "c", "b")
+    if not dtypes.is_complex(cm.dtype):
+        # one primitive (LAPACK potrs), whose derivative is one rule (WP-linalg-vjp)
+        if check_finite:
+            _check_finite(cm, "c")
+            _check_finite(bm, "b")
+        c2, b2, vec = _rhs(cm, bm, "c", "b")
+        x = bind(P.cho_solve_p, c2, b2, lower=bool(lower))
+        return reshape(x, x.shape[:-1]) if vec else x
     if lower:
         y = solve_triangular(c, b, 0, True, check_finite=check_finite)
         return solve_triangular(c, y, 2, True, check_finite=False)
