@@ -29,16 +29,24 @@ from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from cpython.contextvars cimport get_value as _get_value
 
 from libc.string cimport strchr
+from cpython.object cimport PyObject
+
+
+cdef extern from "Python.h":
+    object PyObject_Call(object callable, object args, PyObject* kwargs)
+    Py_ssize_t PyDict_GET_SIZE(object d)
 
 cnp.import_array()
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
+from nx_rune._kernels.quiet import call1 as _call1, call2 as _call2
 from nx_rune._kernels.view import View, c_strides, materialize
 from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
-           "install_frontend", "SUPPORTED_API_VERSIONS"]
+           "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
+           "ALIAS_HOOK", "DISPATCH"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -796,9 +804,8 @@ cdef inline Tensor wrap(object arr):
 # front end does in that case: it binds the primitive straight away (binary_op's first test),
 # whose implementation is one NumPy ufunc call.  So the operators call the ufunc here, skipping
 # the front end and bind, and give the same values.  NumPy's floating-point warnings are off for
-# the call, as the backend has them off (IEEE results, as JAX): NumPy keeps that setting in a
-# ContextVar, set for the call and reset after it.  Where NumPy lacks that ContextVar the fast
-# path is off.
+# the call, as the backend has them off (IEEE results, as JAX): the ufunc is called from a frame
+# of nx_rune._kernels.quiet, whose RuntimeWarnings are filtered out.
 
 # The innermost active transformation (None: none); nx_rune.primitives reads and sets it.
 DISPATCH = contextvars.ContextVar("nx_rune_interpreter", default=None)
@@ -813,6 +820,7 @@ _REAL_KINDS = b"biuf"       # ordering of complex numbers: the front end decides
 _ALL_KINDS = b"biufc"
 cdef const char* _WEAK_KINDS = b"fc"  # a Python float or int keeps these dtypes (NumPy, JAX)
 
+# NumPy's errstate ContextVar and its quiet value (read by the front end's linalg module)
 try:
     from numpy._core._multiarray_umath import _extobj_contextvar as _np_errstate_var
     with np.errstate(all="ignore"):
@@ -822,11 +830,10 @@ except (ImportError, AttributeError):   # pragma: no cover (another NumPy layout
 
 
 cdef inline object _quiet_call(object ufunc, object a, object b):
-    token = PyContextVar_Set(_np_errstate_var, _NP_QUIET)
-    try:
-        return ufunc(a, b) if b is not None else ufunc(a)
-    finally:
-        PyContextVar_Reset(_np_errstate_var, token)
+    # through a Python frame of nx_rune._kernels.quiet, whose RuntimeWarnings a warnings filter
+    # ignores: free when nothing warns (an errstate ContextVar set and reset per call cost about
+    # 0.1 us, a third of a small add)
+    return _call2(ufunc, a, b) if b is not None else _call1(ufunc, a)
 
 
 cdef inline object _as_result(object r):
@@ -867,7 +874,7 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
     """``ufunc`` on the values when the fast path applies, else None (see above)."""
     cdef cnp.ndarray p, q
     cdef int k
-    if _NP_QUIET is None or _get_value(DISPATCH) is not None:
+    if _get_value(DISPATCH) is not None:
         return None
     arr = self._arr
     if arr is None:
@@ -930,7 +937,7 @@ cdef object _basic_key(object index, Py_ssize_t ndim):
 
 
 cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
-    if _NP_QUIET is None or _get_value(DISPATCH) is not None:
+    if _get_value(DISPATCH) is not None:
         return None
     arr = self._arr
     if arr is None or not _kind_in((<cnp.ndarray>arr).descr.kind, kinds):
@@ -939,6 +946,108 @@ cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
 
 
 _SCALAR_TENSORS = {}
+
+
+# -- bind: the dispatch of every primitive (nx_rune.primitives.bind is this function) ------------
+# Here in C because every operation of every transformation passes through it: with no
+# transformation active it calls the primitive's implementation; otherwise the innermost
+# interpreter's ``process``, unless every operand is a concrete Tensor and no interpreter records
+# a program (constants to every transformation: computed at once).  The primitive and the
+# interpreter are duck-typed (``impl``/``aliases``, ``process``/``stages``): this layer knows
+# nothing of the transformations.
+
+# ALIAS_HOOK[0](prim, operand, params, view): set by the autodiff layer, called after an aliasing
+# primitive (a movement op: its result is a view of its first operand) ran under a transformation
+ALIAS_HOOK = [lambda prim, x, params, view: None]
+
+
+cdef object _bind(object prim, tuple args, dict params):
+    interp = _get_value(DISPATCH)
+    if interp is not None:
+        for a in args:
+            if type(a) is not Tensor or interp.stages:
+                out = interp.process(prim, args, params)
+                if prim.aliases:
+                    # a view of a traced value: the transformation links the two, so that a
+                    # write into either (x[idx] = v rebinds a tracer) cannot leave the other
+                    # silently stale
+                    ALIAS_HOOK[0](prim, args[0], params, out)
+                return out
+    impl = prim.impl
+    if impl is None:
+        raise NotImplementedError(f"primitive {prim.name} has no implementation")
+    # (no copy of params: the implementation's keyword arguments are a dict of its own)
+    return PyObject_Call(impl, args, <PyObject*>params if PyDict_GET_SIZE(params) else NULL)
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim`` to ``args`` under the active transformations (if any); see
+    nx_rune.primitives."""
+    return _bind(prim, args, params)
+
+
+cdef inline bint _inexact_kind(object dt):
+    """Whether ``dt`` (an array's dtype) is a float or complex dtype."""
+    return isinstance(dt, cnp.dtype) and _kind_in((<cnp.dtype>dt).kind, _WEAK_KINDS)
+
+
+def unary_op(x, ufunc, prim, kinds=b"fc"):
+    """A unary float function (``sin``, ``exp``, ...) of the front end on its common cases:
+    ``ufunc(x)`` on the eager fast path (see ``fast_unary``), else ``prim`` bound on ``x``
+    when x is an array (a Tensor or tracer) of a float or complex dtype, which the front end
+    would bind unchanged (``as_inexact`` is the identity there).  None otherwise: the caller
+    takes its general path (integer operands, Python data, ``kinds`` excluding the dtype)."""
+    if type(x) is Tensor:
+        r = _unary_fast(<Tensor>x, ufunc, kinds)
+        if r is not None:
+            return r
+    elif not isinstance(x, ArrayBase):
+        return None
+    if _inexact_kind(x.dtype):
+        return _bind(prim, (x,), {})
+    return None
+
+
+def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
+    """A binary function of the front end on its common cases: ``ufunc(a, b)`` on the eager
+    fast path (see ``fast_binary``), else ``prim`` bound on the operands when they need no
+    promotion and no broadcasting (what the front end's ``binary_op`` does first): two arrays of
+    one dtype and shape, or an array and a Python float (int) that its float (numeric) dtype
+    keeps, as a stride-0 constant of the array's dtype and shape.  The array's dtype kind must
+    be in ``kinds``.  None otherwise: the caller takes its general path."""
+    cdef char k
+    if type(a) is Tensor:
+        r = _binary_fast(<Tensor>a, b, ufunc, kinds, False)
+        if r is not None:
+            return r
+    if isinstance(a, ArrayBase):
+        dt = a.dtype
+        if not isinstance(dt, cnp.dtype):
+            return None
+        k = (<cnp.dtype>dt).kind
+        if not _kind_in(k, kinds):
+            return None
+        if isinstance(b, ArrayBase):
+            if b.dtype is dt or b.dtype == dt:
+                shape = a.shape
+                if b.shape == shape:
+                    return _bind(prim, (a, b), {})
+            return None
+        if (type(b) is float and _kind_in(k, _WEAK_KINDS)) or \
+                (type(b) is int and _kind_in(k, b"iufc")):
+            return _bind(prim, (a, Tensor._broadcast_scalar(b, dt, a.shape)), {})
+        return None
+    if isinstance(b, ArrayBase):
+        dt = b.dtype
+        if not isinstance(dt, cnp.dtype):
+            return None
+        k = (<cnp.dtype>dt).kind
+        if not _kind_in(k, kinds):
+            return None
+        if (type(a) is float and _kind_in(k, _WEAK_KINDS)) or \
+                (type(a) is int and _kind_in(k, b"iufc")):
+            return _bind(prim, (Tensor._broadcast_scalar(a, dt, b.shape), b), {})
+    return None
 
 
 def _overlapping(view):

@@ -1,0 +1,143 @@
+# cython: binding=True, boundscheck=True, wraparound=True
+"""The reverse-mode tape's two hot loops, in C: recording one op (``Tape.process``) and the
+backward pass (``Tape.backward``).  See nx_rune/autodiff/core.py for the tape's design; this
+module holds only these loops (every op under ``grad`` runs the first, every tape entry the
+second, and their Python frames and list handling were most of an op's cost under ``grad``).
+
+The names they use (the tracer classes, the rule tables, ...) are handed over by core.py when
+it loads (``configure``): core imports this module, so this module cannot import core.
+"""
+from cpython.object cimport PyObject
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
+
+cdef extern from "Python.h":
+    object PyObject_Call(object callable, object args, PyObject* kwargs)
+    Py_ssize_t PyDict_GET_SIZE(object d)
+
+cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
+cdef object NONDIFF = None, INEXACT = None
+cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
+cdef object add_p = None, bind = None
+cdef object ZERO = 0
+
+
+def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
+              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn):
+    """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
+    global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
+    global user_vjp, Proj, add_p, bind
+    Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
+    NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
+    user_vjp, Proj, add_p, bind = user_vjp_fn, proj, add_prim, bind_fn
+
+
+cdef inline list _nones(Py_ssize_t n, object fill):
+    cdef list out = PyList_New(n)
+    cdef Py_ssize_t k
+    for k in range(n):
+        Py_INCREF(fill)
+        PyList_SET_ITEM(out, k, fill)
+    return out
+
+
+def process(self, prim, args, params):
+    """Tape.process: ``prim`` on ``args``; with an operand ours, the primal is computed by the
+    parent level and the op recorded: (prim, params, primal operands, tape positions of our
+    operands (0: not ours), primal output).  Integer outputs and non-differentiable
+    primitives are not recorded (their results are constants)."""
+    cdef tuple targs = args if type(args) is tuple else tuple(args)
+    cdef Py_ssize_t n = len(targs), k, i
+    cdef bint ours = False
+    cdef list primals = list(targs)
+    cdef list idxs = _nones(n, ZERO)
+    cdef list tape
+    for k in range(n):
+        a = targs[k]
+        if isinstance(a, Tracer):
+            interp = a._interp
+            if interp is self:
+                ours = True
+                primals[k] = a.primal
+                idxs[k] = a._idx
+            elif interp.done:
+                leaked(a)
+    parent = self.parent
+    if not ours:
+        return bind_at(parent, prim, args, params)
+    if parent is None:
+        impl = prim.impl
+        if impl is None:
+            raise NotImplementedError(f"primitive {prim.name} has no implementation")
+        out = PyObject_Call(impl, tuple(primals),
+                            <PyObject*>params if PyDict_GET_SIZE(params) else NULL)
+    else:
+        out = parent.process(prim, primals, params)
+    if prim in NONDIFF:
+        return out
+    if out.dtype not in INEXACT:
+        return out
+    entry = (prim, params, primals, idxs, out)
+    tape = self.tape
+    tape.append(entry)
+    # threads running in copies of one context may record on one tape at once: the position
+    # is looked up after the append
+    i = len(tape) - 1
+    while tape[i] is not entry:
+        i -= 1
+    return TapeTracer(self, out, i)
+
+
+cdef inline object _accumulate(object prev, object ct):
+    return ct if prev is None else bind(add_p, prev, ct)
+
+
+def backward(self, seeds):
+    """Tape.backward: cotangents of every tape position from ``seeds`` [(position,
+    cotangent)]; rules run under the interpreter active now (so an enclosing transformation
+    differentiates them).  Returns the list of accumulated cotangents (None: zero); leaves
+    keep theirs."""
+    cdef list tape = self.tape
+    cdef Py_ssize_t n = len(tape), i, top = -1, j
+    cdef list acc = _nones(n, None)
+    for i, ct in seeds:
+        acc[i] = _accumulate(acc[i], ct)
+        if i > top:
+            top = i
+    rules = VJP_RULES
+    check = self._check_entry if self._wpos else None
+    for i in range(top, 0, -1):
+        g = acc[i]
+        if g is None:
+            continue
+        e = tape[i]
+        if e is None:
+            continue
+        if check is not None:
+            check(i, e)
+        acc[i] = None
+        if type(e) is tuple:
+            prim, params, primals, idxs, out = <tuple>e
+            rule = rules.get(prim)
+            if type(rule) is VJPRule:
+                unary = rule.unary
+                if unary is not None:
+                    cts = (unary(g, out, primals[0]),)
+                else:
+                    cts = rule.fn(g, out, primals, params, idxs)
+            else:
+                cts = user_vjp(rule, prim, g, out, primals, params)
+        elif type(e) is Proj:
+            src = acc[e.src]
+            if src is None:
+                src = acc[e.src] = [None] * len(tape[e.src].outs)
+            src[e.k] = _accumulate(src[e.k], g)
+            continue
+        else:
+            idxs = e.idxs
+            cts = e.vjp(g)
+        for pos, ct in zip(idxs, cts):
+            if ct is not None and pos:
+                j = pos
+                acc[j] = _accumulate(acc[j], ct)
+    return acc
