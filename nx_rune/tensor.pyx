@@ -46,7 +46,7 @@ from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
-           "ALIAS_HOOK", "DISPATCH"]
+           "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -483,24 +483,14 @@ cdef class Tensor(ArrayBase):
     # end's movement primitives give, in one step)
     @property
     def T(self):
-        arr = self._arr
-        if arr is not None and (<cnp.ndarray>arr).ndim >= 2 and _get_value(DISPATCH) is None:
-            return wrap(arr.T)
-        return _fe.transpose(self)
+        r = _transpose_fast(self)
+        return _fe.transpose(self) if r is None else r
 
     def reshape(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        arr = self._arr
-        if arr is not None and type(shape) is tuple and _get_value(DISPATCH) is None \
-                and _all_ints(shape):
-            try:
-                r = arr.reshape(shape)
-            except ValueError:   # the front end says what is wrong, in its words
-                pass
-            else:
-                return self if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr) else wrap(r)
-        return _fe.reshape(self, shape)
+        r = _reshape_fast(self, shape)
+        return _fe.reshape(self, shape) if r is None else r
 
     def __getitem__(self, index):
         arr = self._arr
@@ -526,19 +516,7 @@ cdef class Tensor(ArrayBase):
 
         Constants are immutable, so they are cached by (value, dtype, shape); the key keeps
         -0.0 apart from 0.0 (equal, with equal hashes, but not the same constant)."""
-        key = (type(value), value, dtype, shape)
-        if not value:
-            key = (type(value), repr(value), dtype, shape)
-        t = _SCALAR_TENSORS.get(key)
-        if t is not None:
-            return t
-        base = np.full(1, value, dtype=dtype)
-        base.flags.writeable = False
-        t = wrap(np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape)))
-        if len(_SCALAR_TENSORS) >= 4096:
-            _SCALAR_TENSORS.clear()
-        _SCALAR_TENSORS[key] = t
-        return t
+        return _scalar_tensor(value, dtype, shape)
 
     @property
     def view(self):
@@ -900,6 +878,66 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
                       _quiet_call(ufunc, arr, other))
 
 
+cdef object _transpose_fast(Tensor self):
+    """NumPy's reversed-axes view of the values, wrapped (what the permute primitive gives
+    eagerly), or None (a transformation is active, no ndarray, fewer than 2 axes)."""
+    arr = self._arr
+    if arr is not None and (<cnp.ndarray>arr).ndim >= 2 and _get_value(DISPATCH) is None:
+        return wrap(cnp.PyArray_Transpose(<cnp.ndarray>arr, NULL))
+    return None
+
+
+DEF _MAX_FAST_NDIM = 32
+
+
+cdef object _reshape_fast(Tensor self, object shape):
+    """The values reshaped by NumPy (a view when the strides allow, else a C-ordered copy, as
+    the reshape primitive), wrapped; ``self`` when the shape is its own; None when the fast path
+    does not apply (a transformation is active, no ndarray, ``shape`` not a tuple of ints, or
+    one NumPy refuses: the front end then says what is wrong, in its words)."""
+    cdef cnp.npy_intp dims_buf[_MAX_FAST_NDIM]
+    cdef cnp.PyArray_Dims dims
+    cdef Py_ssize_t k, n
+    arr = self._arr
+    if arr is None or type(shape) is not tuple or _get_value(DISPATCH) is not None:
+        return None
+    n = len(<tuple>shape)
+    if n > _MAX_FAST_NDIM:
+        return None
+    for k in range(n):
+        v = (<tuple>shape)[k]
+        if type(v) is not int:
+            return None
+        try:
+            dims_buf[k] = v
+        except OverflowError:
+            return None
+    dims.ptr = dims_buf
+    dims.len = <int>n
+    try:
+        r = cnp.PyArray_Newshape(<cnp.ndarray>arr, &dims, cnp.NPY_CORDER)
+    except ValueError:
+        return None
+    return self if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr) else wrap(r)
+
+
+def fast_transpose(x):
+    """``x`` with its axes reversed on the eager fast path (a concrete Tensor wrapping an ndarray
+    of 2 or more axes, no transformation active), else None: the caller takes its general
+    path."""
+    if type(x) is not Tensor:
+        return None
+    return _transpose_fast(<Tensor>x)
+
+
+def fast_reshape(x, shape):
+    """``x`` reshaped to the tuple of ints ``shape`` on the eager fast path (see
+    ``_reshape_fast``), else None: the caller takes its general path."""
+    if type(x) is not Tensor:
+        return None
+    return _reshape_fast(<Tensor>x, shape)
+
+
 cdef bint _same_shape(cnp.ndarray a, cnp.ndarray b):
     cdef int k
     if a.ndim != b.ndim:
@@ -946,6 +984,23 @@ cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
 
 
 _SCALAR_TENSORS = {}
+
+
+cdef object _scalar_tensor(object value, object dtype, object shape):
+    """Tensor._broadcast_scalar (a cached stride-0 constant), callable from C."""
+    key = (type(value), value, dtype, shape)
+    if not value:
+        key = (type(value), repr(value), dtype, shape)
+    t = _SCALAR_TENSORS.get(key)
+    if t is not None:
+        return t
+    base = np.full(1, value, dtype=dtype)
+    base.flags.writeable = False
+    t = wrap(np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape)))
+    if len(_SCALAR_TENSORS) >= 4096:
+        _SCALAR_TENSORS.clear()
+    _SCALAR_TENSORS[key] = t
+    return t
 
 
 # -- bind: the dispatch of every primitive (nx_rune.primitives.bind is this function) ------------
@@ -1035,7 +1090,7 @@ def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
             return None
         if (type(b) is float and _kind_in(k, _WEAK_KINDS)) or \
                 (type(b) is int and _kind_in(k, b"iufc")):
-            return _bind(prim, (a, Tensor._broadcast_scalar(b, dt, a.shape)), {})
+            return _bind(prim, (a, _scalar_tensor(b, dt, a.shape)), {})
         return None
     if isinstance(b, ArrayBase):
         dt = b.dtype
@@ -1046,7 +1101,7 @@ def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
             return None
         if (type(a) is float and _kind_in(k, _WEAK_KINDS)) or \
                 (type(a) is int and _kind_in(k, b"iufc")):
-            return _bind(prim, (Tensor._broadcast_scalar(a, dt, b.shape), b), {})
+            return _bind(prim, (_scalar_tensor(a, dt, b.shape), b), {})
     return None
 
 

@@ -243,7 +243,10 @@ def _unreduce(g, shape, axes, keepdims):
     if not keepdims and tuple(axes) != tuple(range(len(axes))):
         # (reduced leading axes come back by broadcasting alone: no reshape)
         g = ops.reshape(g, _keep_shape(shape, axes))
-    return ops.broadcast_to(g, shape)
+    # (g's shape broadcasts to shape by construction: the expand primitive at once, without the
+    # front end's checks)
+    shape = tuple(shape)
+    return g if g.shape == shape else bind(P.expand_p, g, shape=shape)
 
 
 def unbroadcast(x, shape):
