@@ -994,7 +994,8 @@ cdef object _scalar_tensor(object value, object dtype, object shape):
     t = _SCALAR_TENSORS.get(key)
     if t is not None:
         return t
-    base = np.full(1, value, dtype=dtype)
+    with np.errstate(over="ignore"):   # a float beyond a narrow float's range: inf, silently
+        base = np.full(1, value, dtype=dtype)
     base.flags.writeable = False
     t = wrap(np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape)))
     if len(_SCALAR_TENSORS) >= 4096:
