@@ -46,7 +46,8 @@ from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
-           "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape"]
+           "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
+           "install_operator_primitives"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -175,15 +176,40 @@ cdef class ArrayBase:
     def __ilshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_left_shift, "<<=")
     def __irshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_right_shift, ">>=")
 
-    # arithmetic
-    def __add__(self, o): return _fe.add(self, o)
-    def __radd__(self, o): return _fe.add(o, self)
-    def __sub__(self, o): return _fe.subtract(self, o)
-    def __rsub__(self, o): return _fe.subtract(o, self)
-    def __mul__(self, o): return _fe.multiply(self, o)
-    def __rmul__(self, o): return _fe.multiply(o, self)
-    def __truediv__(self, o): return _fe.divide(self, o)
-    def __rtruediv__(self, o): return _fe.divide(o, self)
+    # arithmetic (+ - * /: the primitive at once when the operands need no promotion or
+    # broadcasting, see binary_op_fast; else the front end)
+    def __add__(self, o):
+        r = _binary_any(self, o, _np_add, _ADD_P, _ALL_KINDS)
+        return _fe.add(self, o) if r is None else r
+
+    def __radd__(self, o):
+        r = _binary_any(o, self, _np_add, _ADD_P, _ALL_KINDS)
+        return _fe.add(o, self) if r is None else r
+
+    def __sub__(self, o):
+        r = _binary_any(self, o, _np_subtract, _SUB_P, _NUMBER_KINDS)
+        return _fe.subtract(self, o) if r is None else r
+
+    def __rsub__(self, o):
+        r = _binary_any(o, self, _np_subtract, _SUB_P, _NUMBER_KINDS)
+        return _fe.subtract(o, self) if r is None else r
+
+    def __mul__(self, o):
+        r = _binary_any(self, o, _np_multiply, _MUL_P, _ALL_KINDS)
+        return _fe.multiply(self, o) if r is None else r
+
+    def __rmul__(self, o):
+        r = _binary_any(o, self, _np_multiply, _MUL_P, _ALL_KINDS)
+        return _fe.multiply(o, self) if r is None else r
+
+    def __truediv__(self, o):
+        r = _binary_any(self, o, _np_divide, _DIV_P, _INEXACT_KINDS)
+        return _fe.divide(self, o) if r is None else r
+
+    def __rtruediv__(self, o):
+        r = _binary_any(o, self, _np_divide, _DIV_P, _INEXACT_KINDS)
+        return _fe.divide(o, self) if r is None else r
+
     def __floordiv__(self, o): return _fe.floor_divide(self, o)
     def __rfloordiv__(self, o): return _fe.floor_divide(o, self)
     def __mod__(self, o): return _fe.mod(self, o)
@@ -906,7 +932,7 @@ cdef object _reshape_fast(Tensor self, object shape):
         return None
     for k in range(n):
         v = (<tuple>shape)[k]
-        if type(v) is not int:
+        if type(v) is not int or v < -1:   # (NumPy reads any negative size as -1)
             return None
         try:
             dims_buf[k] = v
@@ -1064,6 +1090,17 @@ def unary_op(x, ufunc, prim, kinds=b"fc"):
     return None
 
 
+# the primitives of the operators + - * / (set by the front end: install_operator_primitives)
+cdef object _ADD_P = None, _SUB_P = None, _MUL_P = None, _DIV_P = None
+
+
+def install_operator_primitives(add, sub, mul, fdiv):
+    """The primitives that the arithmetic operators of tracers bind at once (see
+    ``binary_op_fast``); called by the front end when it loads."""
+    global _ADD_P, _SUB_P, _MUL_P, _DIV_P
+    _ADD_P, _SUB_P, _MUL_P, _DIV_P = add, sub, mul, fdiv
+
+
 def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
     """A binary function of the front end on its common cases: ``ufunc(a, b)`` on the eager
     fast path (see ``fast_binary``), else ``prim`` bound on the operands when they need no
@@ -1071,7 +1108,13 @@ def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
     one dtype and shape, or an array and a Python float (int) that its float (numeric) dtype
     keeps, as a stride-0 constant of the array's dtype and shape.  The array's dtype kind must
     be in ``kinds``.  None otherwise: the caller takes its general path."""
+    return _binary_any(a, b, ufunc, prim, kinds)
+
+
+cdef object _binary_any(object a, object b, object ufunc, object prim, const char* kinds):
     cdef char k
+    if prim is None:      # (the front end has not installed the operators' primitives yet)
+        return None
     if type(a) is Tensor:
         r = _binary_fast(<Tensor>a, b, ufunc, kinds, False)
         if r is not None:

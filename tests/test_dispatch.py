@@ -198,6 +198,11 @@ def test_nx_reshape_fast_path_refusals_take_the_front_end():
         nx.reshape(t, (4, 2))
     with pytest.raises(ValueError, match="shape"):
         nx.reshape(t, (-1, -1))
+    for x in (t, nx.zeros((2, 0))):     # NumPy reads any negative size as -1: refused here
+        with pytest.raises(ValueError, match="negative dimension"):
+            nx.reshape(x, (-2,))
+        with pytest.raises(ValueError, match="negative dimension"):
+            x.reshape(-2147483648)
     with pytest.raises((ValueError, OverflowError)):
         nx.reshape(t, (2**70, 1))
     with pytest.raises(TypeError, match="shape"):
@@ -306,16 +311,19 @@ def test_a_replaced_elementwise_vjp_rule_is_the_one_used():
 
 
 def test_bind_of_a_primitive_without_implementation():
-    from nx_rune.primitives import Primitive, bind
+    from nx_rune.primitives import PRIMITIVES, Primitive, bind
     p = Primitive("wp_dispatch_no_impl")
-    x = nx.asarray(np.ones(2))
-    with pytest.raises(NotImplementedError, match="wp_dispatch_no_impl has no implementation"):
-        bind(p, x)
-    with pytest.raises(NotImplementedError, match="wp_dispatch_no_impl has no implementation"):
-        nx.grad(lambda u: nx.sum(bind(p, u)))(x)
-    p.def_impl(lambda u, *, k: nx.asarray(u.numpy() * k))
-    same(bind(p, x, k=3.0), np.full(2, 3.0))
-    same(p.bind(x, k=2.0), np.full(2, 2.0))
+    try:
+        x = nx.asarray(np.ones(2))
+        with pytest.raises(NotImplementedError, match="wp_dispatch_no_impl has no implementation"):
+            bind(p, x)
+        with pytest.raises(NotImplementedError, match="wp_dispatch_no_impl has no implementation"):
+            nx.grad(lambda u: nx.sum(bind(p, u)))(x)
+        p.def_impl(lambda u, *, k: nx.asarray(u.numpy() * k))
+        same(bind(p, x, k=3.0), np.full(2, 3.0))
+        same(p.bind(x, k=2.0), np.full(2, 2.0))
+    finally:
+        del PRIMITIVES["wp_dispatch_no_impl"]   # (a test primitive: no rules, no spec)
 
 
 def test_fast_path_silences_only_its_own_warnings():

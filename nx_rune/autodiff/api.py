@@ -333,7 +333,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             out = _arr(out, "grad")
         _check_grad_output(out, holomorphic)
         if _ours(out, tape):
-            acc = tape.backward([(out._idx, Tensor._wrap(np.ones((), out.dtype)))])
+            # the seed: a cached read-only 1 (a gradient leaf that is the seed itself is
+            # copied by _unaliased, as every read-only one)
+            acc = tape.backward([(out._idx, Tensor._broadcast_scalar(1, out.dtype, ()))])
             value = out.primal
         else:
             acc, value = None, out
