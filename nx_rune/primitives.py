@@ -30,7 +30,10 @@ class Primitive:
     """One backend operation.  ``impl`` computes it on concrete Tensors.  ``aliases``: its
     result is a view of its first operand's memory on concrete Tensors (movement ops), so an
     in-place write into one shows in the other."""
-    __slots__ = ("name", "impl", "aliases")
+    # ufunc: the NumPy ufunc that implementation _ufunc_of is (a backend implementation marked
+    # with a ``ufunc`` attribute), which bind then calls itself on concrete operands; it is
+    # used only while impl is still that implementation
+    __slots__ = ("name", "impl", "aliases", "ufunc", "_ufunc_of")
 
     def __init__(self, name):
         if name in PRIMITIVES:
@@ -38,11 +41,13 @@ class Primitive:
         self.name = name
         self.impl = None
         self.aliases = False
+        self.ufunc = self._ufunc_of = None
         PRIMITIVES[name] = self
 
     def def_impl(self, fn):
         """Register ``fn(*args, **params) -> Tensor`` as the implementation (decorator)."""
         self.impl = fn
+        self.ufunc, self._ufunc_of = getattr(fn, "ufunc", None), fn
         return fn
 
     def bind(self, *args, **params):
@@ -85,7 +90,7 @@ def _declare(names):
     prims = {}
     for n in names:
         prim = prims[n] = Primitive(n)
-        prim.impl = IMPLS[n]
+        prim.def_impl(IMPLS[n])
     return prims
 
 

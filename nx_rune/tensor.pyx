@@ -1058,8 +1058,34 @@ cdef object _bind(object prim, tuple args, dict params):
     impl = prim.impl
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no implementation")
+    if PyDict_GET_SIZE(params) == 0:
+        ufunc = prim.ufunc
+        if ufunc is not None and prim._ufunc_of is impl:
+            # an implementation that is one NumPy ufunc: called here on the operands' values
+            # (what it does, without its Python frame), warnings off as on the fast path
+            r = _ufunc_on_values(ufunc, args)
+            if r is not None:
+                return r
+        return PyObject_Call(impl, args, NULL)
     # (no copy of params: the implementation's keyword arguments are a dict of its own)
-    return PyObject_Call(impl, args, <PyObject*>params if PyDict_GET_SIZE(params) else NULL)
+    return PyObject_Call(impl, args, <PyObject*>params)
+
+
+cdef object _ufunc_on_values(object ufunc, tuple args):
+    """``ufunc`` on the ndarrays of concrete Tensors ``args`` (one or two) as a Tensor, or None
+    when an operand is not a Tensor wrapping an ndarray."""
+    cdef Py_ssize_t n = len(args)
+    a = args[0]
+    if type(a) is not Tensor or (<Tensor>a)._arr is None:
+        return None
+    if n == 1:
+        return _as_result(_call1(ufunc, (<Tensor>a)._arr))
+    if n != 2:
+        return None
+    b = args[1]
+    if type(b) is not Tensor or (<Tensor>b)._arr is None:
+        return None
+    return _as_result(_call2(ufunc, (<Tensor>a)._arr, (<Tensor>b)._arr))
 
 
 def bind(prim, *args, **params):

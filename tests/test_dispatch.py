@@ -326,6 +326,31 @@ def test_bind_of_a_primitive_without_implementation():
         del PRIMITIVES["wp_dispatch_no_impl"]   # (a test primitive: no rules, no spec)
 
 
+def test_bind_calls_a_ufunc_implementation_only_while_it_is_the_implementation():
+    """bind calls the ufunc of an implementation marked with one (the backend's elementwise
+    ones) itself; an implementation set later, by def_impl or assignment, is the one used."""
+    from nx_rune.primitives import PRIMITIVES, Primitive, bind
+    p = Primitive("wp_dispatch_ufunc")
+    try:
+        def impl(u):
+            return nx.asarray(np.sin(u.numpy()))
+        impl.ufunc = np.sin
+        p.def_impl(impl)
+        x = nx.asarray(np.linspace(0, 1, 5))
+        same(bind(p, x), np.sin(np.linspace(0, 1, 5)))
+        same(bind(p, x.T), np.sin(np.linspace(0, 1, 5)))
+        p.impl = lambda u: nx.asarray(np.cos(u.numpy()))
+        same(bind(p, x), np.cos(np.linspace(0, 1, 5)))
+        p.def_impl(lambda u: nx.asarray(np.exp(u.numpy())))
+        same(bind(p, x), np.exp(np.linspace(0, 1, 5)))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", append=True)
+            p.def_impl(impl)
+            same(bind(p, nx.asarray(np.array([np.inf]))), np.array([np.nan]))
+    finally:
+        del PRIMITIVES["wp_dispatch_ufunc"]
+
+
 def test_fast_path_silences_only_its_own_warnings():
     """IEEE specials of nx operations are silent (warnings filtered for nx_rune's own ufunc
     calls); NumPy's calls elsewhere still warn as configured."""
