@@ -47,7 +47,7 @@ from nx_rune.writes import EPOCH
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
            "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
-           "install_operator_primitives"]
+           "install_operator_primitives", "call_impl"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -1055,6 +1055,10 @@ cdef object _bind(object prim, tuple args, dict params):
                     # silently stale
                     ALIAS_HOOK[0](prim, args[0], params, out)
                 return out
+    return _call_impl(prim, args, params)
+
+
+cdef object _call_impl(object prim, tuple args, dict params):
     impl = prim.impl
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no implementation")
@@ -1086,6 +1090,12 @@ cdef object _ufunc_on_values(object ufunc, tuple args):
     if type(b) is not Tensor or (<Tensor>b)._arr is None:
         return None
     return _as_result(_call2(ufunc, (<Tensor>a)._arr, (<Tensor>b)._arr))
+
+
+def call_impl(prim, args, params):
+    """``prim``'s implementation on the concrete operands ``args`` (a tuple or list) with the
+    parameters ``params`` (a dict), as bind calls it with no transformation active."""
+    return _call_impl(prim, args if type(args) is tuple else tuple(args), params)
 
 
 def bind(prim, *args, **params):

@@ -7,29 +7,24 @@ second, and their Python frames and list handling were most of an op's cost unde
 The names they use (the tracer classes, the rule tables, ...) are handed over by core.py when
 it loads (``configure``): core imports this module, so this module cannot import core.
 """
-from cpython.object cimport PyObject
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
-
-cdef extern from "Python.h":
-    object PyObject_Call(object callable, object args, PyObject* kwargs)
-    Py_ssize_t PyDict_GET_SIZE(object d)
 
 cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
 cdef object NONDIFF = None, INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
-cdef object add_p = None, bind = None
+cdef object add_p = None, bind = None, call_impl = None
 cdef object ZERO = 0
 
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
-              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn):
+              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
-    global user_vjp, Proj, add_p, bind
+    global user_vjp, Proj, add_p, bind, call_impl
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
-    user_vjp, Proj, add_p, bind = user_vjp_fn, proj, add_prim, bind_fn
+    user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
 
 
 cdef inline list _nones(Py_ssize_t n, object fill):
@@ -66,11 +61,7 @@ def process(self, prim, args, params):
     if not ours:
         return bind_at(parent, prim, args, params)
     if parent is None:
-        impl = prim.impl
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        out = PyObject_Call(impl, tuple(primals),
-                            <PyObject*>params if PyDict_GET_SIZE(params) else NULL)
+        out = call_impl(prim, tuple(primals), params)
     else:
         out = parent.process(prim, primals, params)
     if prim in NONDIFF:

@@ -52,7 +52,7 @@ from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
 from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
 from nx_rune.frontend.indexing import getitem, index_update
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
            "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
@@ -83,10 +83,7 @@ def concrete(x):
 def bind_at(interp, prim, args, params):
     """Apply ``prim`` at level ``interp`` (None: the implementation)."""
     if interp is None:
-        impl = prim.impl
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return impl(*args, **params)
+        return call_impl(prim, args, params)
     return interp.process(prim, args, params)
 
 
@@ -687,7 +684,8 @@ def _written(v, later):
 
 _tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_at_fn=bind_at,
                 nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
-                user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind)
+                user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
+                call_impl_fn=call_impl)
 
 
 # -- forward mode ------------------------------------------------------------------------------
