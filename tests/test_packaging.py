@@ -118,7 +118,8 @@ def test_package_data_ships_sources_not_generated_c():
     manifest = (ROOT / "MANIFEST.in").read_text().split("\n")
     assert "recursive-include nx_rune/_kernels *.pyx *.pxd *.pyi *.h" in manifest
     assert "include nx_rune/*.pyx nx_rune/*.pyi" in manifest
-    assert "include nx_rune/autodiff/*.pyx" in manifest and "autodiff/*.pyx" in data
+    assert "include nx_rune/autodiff/*.pyx nx_rune/autodiff/*.pyi" in manifest
+    assert "autodiff/*.pyx" in data and "autodiff/*.pyi" in data
     assert any(line.startswith("global-exclude") and "*.c" in line.split() and
                "*.so" in line.split() for line in manifest)
 
