@@ -986,6 +986,8 @@ cdef object _basic_key(object index, Py_ssize_t ndim):
     slice, None or Ellipsis (an Ellipsis is appended when absent, so that ints alone give a 0-d
     view, not a NumPy scalar); None for anything else (the front end handles it)."""
     cdef bint ints_only = True
+    if type(index) is slice:   # x[a:b]: NumPy's quickest index, as it is
+        return index
     if type(index) is not tuple:
         index = (index,)
     for item in <tuple>index:
