@@ -399,3 +399,26 @@ def test_argnums_are_checked_on_every_call():
     same(g(x, y)[0], np.ones(3))
     nums.append(1)
     assert len(g(x, y)) == 2
+
+
+def test_tape_tracers_made_in_c_equal_those_of_init():
+    """The tape makes its tracers without a Python frame when TapeTracer's layout is the
+    expected one (checked against its __init__ at import); a layout that __init__ extends
+    is detected, and such a class would be constructed by calling it."""
+    from nx_rune.autodiff import _tape
+    from nx_rune.autodiff.core import Tape, TapeTracer
+    assert _tape._same_as_init(TapeTracer)
+
+    class Extended(TapeTracer):
+        __slots__ = ("extra",)
+
+        def __init__(self, interp, primal, idx):
+            TapeTracer.__init__(self, interp, primal, idx)
+            self.extra = 1
+    assert not _tape._same_as_init(Extended)
+    tape = Tape("grad", None)
+    t = tape.new_input(nx.asarray(np.arange(3.0)))
+    y = tape.process(nx.primitives.sin_p, (t,), {})
+    assert type(y) is TapeTracer and y._interp is tape and y._idx == 2
+    assert y.shape == (3,) and y.dtype == np.float64 and y._alias is None and y._recipe is None
+    same(y.primal, np.sin(np.arange(3.0)))

@@ -8,13 +8,61 @@ The names they use (the tracer classes, the rule tables, ...) are handed over by
 it loads (``configure``): core imports this module, so this module cannot import core.
 """
 from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    object PyType_GenericAlloc(object tp, Py_ssize_t nitems)
+
+from types import MemberDescriptorType, SimpleNamespace
 
 cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
 cdef object NONDIFF = None, INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
 cdef object ZERO = 0
+
+
+# the byte offsets of the slots of TapeTracer that its __init__ sets, set by configure when its
+# layout is the expected one (slots only): TapeTracers are then made here without a Python
+# frame; else (-1) by calling the class
+cdef Py_ssize_t OFF[7]
+OFF[0] = -1
+_SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
+
+
+cdef Py_ssize_t _slot_offset(cls, str name) except -2:
+    for klass in cls.__mro__:
+        d = klass.__dict__.get(name)
+        if d is not None:
+            if type(d) is not MemberDescriptorType:
+                return -1
+            return (<PyMemberDescrObject*>d).d_member.offset
+    return -1
+
+
+cdef inline void _put(object o, Py_ssize_t off, object v):
+    Py_INCREF(v)
+    (<PyObject**>((<char*><PyObject*>o) + off))[0] = <PyObject*>v
+
+
+cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
+    """TapeTracer(interp, out, i): the slots its __init__ sets, set directly."""
+    if OFF[0] < 0:
+        return TapeTracer(interp, out, i)
+    t = PyType_GenericAlloc(TapeTracer, 0)
+    _put(t, OFF[0], interp)
+    _put(t, OFF[1], out)
+    _put(t, OFF[2], out.shape)
+    _put(t, OFF[3], out.dtype)
+    _put(t, OFF[4], i)
+    _put(t, OFF[5], None)
+    _put(t, OFF[6], None)
+    return t
 
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
@@ -25,6 +73,29 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
+    OFF[0] = -1
+    if tape_tracer.__dictoffset__ == 0:
+        offs = [_slot_offset(tape_tracer, n) for n in _SLOTS]
+        if min(offs) > 0:
+            for k in range(7):
+                OFF[k] = offs[k]
+            if not _same_as_init(tape_tracer):
+                OFF[0] = -1
+
+
+def _same_as_init(cls):
+    """Whether a tracer made here has every slot as one made by ``cls.__init__`` (checked once:
+    a slot that __init__ sets and this module does not switches the direct path off)."""
+    primal = SimpleNamespace(shape=(2,), dtype=object())
+    interp = object()
+    a, b = cls(interp, primal, 7), _tape_tracer(interp, primal, 7)
+    missing = object()
+    for klass in cls.__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name != "__weakref__" and \
+                    getattr(a, name, missing) is not getattr(b, name, missing):
+                return False
+    return True
 
 
 cdef inline list _nones(Py_ssize_t n, object fill):
@@ -76,7 +147,7 @@ def process(self, prim, args, params):
     i = len(tape) - 1
     while tape[i] is not entry:
         i -= 1
-    return TapeTracer(self, out, i)
+    return _tape_tracer(self, out, i)
 
 
 cdef inline object _accumulate(object prev, object ct):
