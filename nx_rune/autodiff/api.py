@@ -407,7 +407,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
 
     def vjp_fn(cotangent):
         try:
-            cts = tree_flatten_up_to(out_td, cotangent)
+            # (one array output: its cotangent is the whole tree given, as tree_flatten_up_to
+            # reads a leaf of the structure)
+            cts = [cotangent] if out_td is _LEAF_TD else tree_flatten_up_to(out_td, cotangent)
         except ValueError as e:
             raise ValueError(f"vjp_fn: the cotangent's structure does not match the output's "
                              f"{out_td}: {e}") from None
