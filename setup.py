@@ -72,7 +72,8 @@ def extensions(env=None):
     compile_args, link_args = build_flags(env)
     out = []
     paths = sorted(glob.glob(os.path.join(KERNELS, "*.pyx"))) + \
-        sorted(glob.glob(os.path.join("nx_rune", "*.pyx")))
+        sorted(glob.glob(os.path.join("nx_rune", "*.pyx"))) + \
+        sorted(glob.glob(os.path.join("nx_rune", "autodiff", "*.pyx")))   # WP-dispatch: the tape
     for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
         if only and name not in only:

@@ -9,6 +9,8 @@ magnitude): OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1".
 
 * elementwise50: grad of a 51-op elementwise chain on shape (10,) float64: per-op overhead.
+* vjp_one_mul: ``nx.vjp(lambda a: a * 2.0, x)[1](ct)`` on shape (10,) float64 (and its backward
+  pass alone): the fixed cost of reverse mode around one op.
 * mlp_grad: gradient of a 784-256-10 MLP cross-entropy loss at batch 128 (float32).
 * hessian: hessian of sum(sin(x) * x**2) for x of shape (20,) (float64).
 * mlp_jvp: a jvp of the MLP loss along a random direction in parameter space (float32).
@@ -96,6 +98,39 @@ def test_elementwise50_jax_eager_grad(benchmark):
     x = jnp.asarray(X10)
     g = jax.grad(lambda x: _chain(jnp, x, jnp.sin, jnp.tanh, jnp.exp, jnp.sum))
     benchmark(lambda: g(x).block_until_ready())
+
+
+# -- the fixed cost of reverse mode: vjp of one mul --------------------------------------------
+# nx.vjp(lambda a: a * 2.0, x)[1](ct) on shape (10,) float64: the transformation's own work
+# (tracing the input, recording one entry, the backward pass and its result handling) around
+# one NumPy multiply each way.
+
+@pytest.mark.benchmark(group="vjp_one_mul")
+def test_vjp_one_mul_numpy_forward(benchmark):
+    benchmark(lambda: X10 * 2.0)
+
+
+@pytest.mark.benchmark(group="vjp_one_mul")
+def test_vjp_one_mul_nx(benchmark):
+    x, ct = nx.asarray(X10), nx.asarray(np.ones(10))
+    out = benchmark(lambda: nx.vjp(lambda a: a * 2.0, x)[1](ct))
+    np.testing.assert_array_equal(np.asarray(out[0]), np.full(10, 2.0))
+
+
+@pytest.mark.benchmark(group="vjp_one_mul")
+def test_vjp_one_mul_nx_backward_only(benchmark):
+    x, ct = nx.asarray(X10), nx.asarray(np.ones(10))
+    _, f_vjp = nx.vjp(lambda a: a * 2.0, x)
+    out = benchmark(f_vjp, ct)
+    np.testing.assert_array_equal(np.asarray(out[0]), np.full(10, 2.0))
+
+
+@pytest.mark.benchmark(group="vjp_one_mul")
+def test_vjp_one_mul_torch(benchmark):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(X10, requires_grad=True)
+    ct = torch.ones(10, dtype=torch.float64)
+    benchmark(lambda: torch.autograd.grad(x * 2.0, x, ct)[0])
 
 
 # -- MLP ------------------------------------------------------------------------------------------

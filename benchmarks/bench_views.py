@@ -10,7 +10,9 @@ Copies of a 4096x4096 float32 (64 MiB) tensor: contiguous, transposed (the regis
 kernel), flipped, and a materialized pad; the ``*_into`` cases copy into a preallocated
 destination (torch's ``copy_``), which leaves out the page faults of a fresh 64 MiB (the GB/s
 of a case: 2 * 64 MiB / median).  Broadcast copies (``repeat``, ``tile``: a stride-0 inner
-axis).  And the per-call overhead of small ops (µs).
+axis).  And the per-call overhead of small ops on an (8, 8) float64 tensor (µs; the
+``overhead_*`` groups): ``t + u``, ``t + 1.0``, ``t * 2.0``, ``nx.sin``, ``t.reshape`` and
+``nx.reshape``, ``t.T`` and ``nx.transpose``, ``t[1:3]``, ``t[1:5, ::-1]``, ``nx.flip``.
 """
 import functools
 
@@ -37,8 +39,9 @@ def _big():
 
 @functools.cache
 def _small():
-    a = np.random.default_rng(1).random((8, 8), dtype=np.float32)
-    b = np.random.default_rng(2).random((8, 8), dtype=np.float32)
+    # (8, 8) float64: issue 17's dispatch goal (each op within 1.5x of NumPy's call)
+    a = np.random.default_rng(1).random((8, 8))
+    b = np.random.default_rng(2).random((8, 8))
     return a, b, nx.asarray(a), nx.asarray(b)
 
 
@@ -141,11 +144,43 @@ def overhead_add_scalar_8x8():
     return lambda: t + 1.0, lambda: a + 1.0
 
 
+def overhead_mul_scalar_8x8():
+    a, _, t, _ = _small()
+    return lambda: t * 2.0, lambda: a * 2.0
+
+
+def overhead_sin_8x8():
+    a, _, t, _ = _small()
+    return lambda: nx.sin(t), lambda: np.sin(a)
+
+
+def overhead_reshape_method_8x8():
+    a, _, t, _ = _small()
+    return lambda: t.reshape(4, 16), lambda: a.reshape(4, 16)
+
+
+def overhead_reshape_8x8():
+    a, _, t, _ = _small()
+    return lambda: nx.reshape(t, (4, 16)), lambda: np.reshape(a, (4, 16))
+
+
+def overhead_transpose_fn_8x8():
+    a, _, t, _ = _small()
+    return lambda: nx.transpose(t), lambda: np.transpose(a)
+
+
+def overhead_rows_8x8():
+    a, _, t, _ = _small()
+    return lambda: t[1:3], lambda: a[1:3]
+
+
 CASES = {f.__name__: f for f in [
     copy_contiguous, copy_transposed, copy_transposed_into, copy_plain_into, copy_flipped,
     copy_flipped_rows, pad_materialized, repeat_8_interleaved, tile_1_8,
     overhead_flip_8x8, overhead_slice_8x8, overhead_transpose_8x8, overhead_add_8x8,
-    overhead_add_scalar_8x8,
+    overhead_add_scalar_8x8, overhead_mul_scalar_8x8, overhead_sin_8x8,
+    overhead_reshape_method_8x8, overhead_reshape_8x8, overhead_transpose_fn_8x8,
+    overhead_rows_8x8,
 ]}
 WITH_TORCH = ["copy_transposed", "copy_transposed_into", "copy_plain_into",
               "repeat_8_interleaved", "tile_1_8"]

@@ -172,6 +172,7 @@ def _unary(name, ufunc):
     def impl(x):
         return _out(ufunc(x._np()))
     impl.__name__ = f"_{name}"
+    impl.ufunc = ufunc   # (WP-dispatch: bind calls the ufunc itself on concrete operands)
     IMPLS[name] = impl
 
 
@@ -179,6 +180,7 @@ def _binary(name, ufunc):
     def impl(a, b):
         return _out(ufunc(a._np(), b._np()))
     impl.__name__ = f"_{name}"
+    impl.ufunc = ufunc
     IMPLS[name] = impl
 
 

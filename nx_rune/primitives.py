@@ -14,7 +14,8 @@ threads and asyncio tasks each have their own.
 import contextlib
 
 from nx_rune.backend import IMPLS
-from nx_rune.tensor import DISPATCH, Tensor
+from nx_rune.tensor import ALIAS_HOOK, DISPATCH
+from nx_rune.tensor import bind as _bind
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
 
@@ -29,7 +30,10 @@ class Primitive:
     """One backend operation.  ``impl`` computes it on concrete Tensors.  ``aliases``: its
     result is a view of its first operand's memory on concrete Tensors (movement ops), so an
     in-place write into one shows in the other."""
-    __slots__ = ("name", "impl", "aliases")
+    # ufunc: the NumPy ufunc that implementation _ufunc_of is (a backend implementation marked
+    # with a ``ufunc`` attribute), which bind then calls itself on concrete operands; it is
+    # used only while impl is still that implementation
+    __slots__ = ("name", "impl", "aliases", "ufunc", "_ufunc_of")
 
     def __init__(self, name):
         if name in PRIMITIVES:
@@ -37,11 +41,13 @@ class Primitive:
         self.name = name
         self.impl = None
         self.aliases = False
+        self.ufunc = self._ufunc_of = None
         PRIMITIVES[name] = self
 
     def def_impl(self, fn):
         """Register ``fn(*args, **params) -> Tensor`` as the implementation (decorator)."""
         self.impl = fn
+        self.ufunc, self._ufunc_of = getattr(fn, "ufunc", None), fn
         return fn
 
     def bind(self, *args, **params):
@@ -54,33 +60,15 @@ class Primitive:
         return (PRIMITIVES.__getitem__, (self.name,))
 
 
-def bind(prim, *args, **params):
-    """Apply ``prim`` to ``args`` under the active transformations (if any).
-
-    Operands that are all concrete Tensors are constants to every transformation (each
-    interpreter hands such a call down to its parent, and the last one to the implementation),
-    so the implementation computes them at once, as with no transformation active; except
-    under an interpreter that records a program (``stages``: jit's trace records them too)."""
-    interp = _interpreter.get()
-    if interp is not None:
-        for a in args:
-            if a.__class__ is not Tensor or interp.stages:
-                out = interp.process(prim, args, params)
-                if prim.aliases:
-                    # a view of a traced value: the transformation links the two, so that a
-                    # write into either (x[idx] = v rebinds a tracer) cannot leave the other
-                    # silently stale
-                    ALIAS_HOOK[0](prim, args[0], params, out)
-                return out
-    impl = prim.impl
-    if impl is None:
-        raise NotImplementedError(f"primitive {prim.name} has no implementation")
-    return impl(*args, **params)
-
-
-# set by the autodiff layer: ALIAS_HOOK[0](prim, operand, params, view) after an aliasing
-# primitive ran under a transformation
-ALIAS_HOOK = [lambda prim, x, params, view: None]
+# bind runs in C (nx_rune.tensor.bind): every operation of every transformation passes through
+# it.  Its contract: apply ``prim`` to ``args`` under the active transformations (if any).
+# Operands that are all concrete Tensors are constants to every transformation (each
+# interpreter hands such a call down to its parent, and the last one to the implementation),
+# so the implementation computes them at once, as with no transformation active; except under
+# an interpreter that records a program (``stages``: jit's trace records them too).  After an
+# aliasing primitive ran under a transformation it calls ``ALIAS_HOOK[0](prim, operand,
+# params, view)`` (set by the autodiff layer).
+bind = _bind
 
 
 def current_interpreter():
@@ -102,7 +90,7 @@ def _declare(names):
     prims = {}
     for n in names:
         prim = prims[n] = Primitive(n)
-        prim.impl = IMPLS[n]
+        prim.def_impl(IMPLS[n])
     return prims
 
 

@@ -29,16 +29,25 @@ from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from cpython.contextvars cimport get_value as _get_value
 
 from libc.string cimport strchr
+from cpython.object cimport PyObject
+
+
+cdef extern from "Python.h":
+    object PyObject_Call(object callable, object args, PyObject* kwargs)
+    Py_ssize_t PyDict_GET_SIZE(object d)
 
 cnp.import_array()
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
+from nx_rune._kernels.quiet import call1 as _call1, call2 as _call2
 from nx_rune._kernels.view import View, c_strides, materialize
 from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
-           "install_frontend", "SUPPORTED_API_VERSIONS"]
+           "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
+           "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
+           "install_operator_primitives", "call_impl"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -167,15 +176,40 @@ cdef class ArrayBase:
     def __ilshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_left_shift, "<<=")
     def __irshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_right_shift, ">>=")
 
-    # arithmetic
-    def __add__(self, o): return _fe.add(self, o)
-    def __radd__(self, o): return _fe.add(o, self)
-    def __sub__(self, o): return _fe.subtract(self, o)
-    def __rsub__(self, o): return _fe.subtract(o, self)
-    def __mul__(self, o): return _fe.multiply(self, o)
-    def __rmul__(self, o): return _fe.multiply(o, self)
-    def __truediv__(self, o): return _fe.divide(self, o)
-    def __rtruediv__(self, o): return _fe.divide(o, self)
+    # arithmetic (+ - * /: the primitive at once when the operands need no promotion or
+    # broadcasting, see binary_op_fast; else the front end)
+    def __add__(self, o):
+        r = _binary_any(self, o, _np_add, _ADD_P, _ALL_KINDS)
+        return _fe.add(self, o) if r is None else r
+
+    def __radd__(self, o):
+        r = _binary_any(o, self, _np_add, _ADD_P, _ALL_KINDS)
+        return _fe.add(o, self) if r is None else r
+
+    def __sub__(self, o):
+        r = _binary_any(self, o, _np_subtract, _SUB_P, _NUMBER_KINDS)
+        return _fe.subtract(self, o) if r is None else r
+
+    def __rsub__(self, o):
+        r = _binary_any(o, self, _np_subtract, _SUB_P, _NUMBER_KINDS)
+        return _fe.subtract(o, self) if r is None else r
+
+    def __mul__(self, o):
+        r = _binary_any(self, o, _np_multiply, _MUL_P, _ALL_KINDS)
+        return _fe.multiply(self, o) if r is None else r
+
+    def __rmul__(self, o):
+        r = _binary_any(o, self, _np_multiply, _MUL_P, _ALL_KINDS)
+        return _fe.multiply(o, self) if r is None else r
+
+    def __truediv__(self, o):
+        r = _binary_any(self, o, _np_divide, _DIV_P, _INEXACT_KINDS)
+        return _fe.divide(self, o) if r is None else r
+
+    def __rtruediv__(self, o):
+        r = _binary_any(o, self, _np_divide, _DIV_P, _INEXACT_KINDS)
+        return _fe.divide(o, self) if r is None else r
+
     def __floordiv__(self, o): return _fe.floor_divide(self, o)
     def __rfloordiv__(self, o): return _fe.floor_divide(o, self)
     def __mod__(self, o): return _fe.mod(self, o)
@@ -475,24 +509,14 @@ cdef class Tensor(ArrayBase):
     # end's movement primitives give, in one step)
     @property
     def T(self):
-        arr = self._arr
-        if arr is not None and (<cnp.ndarray>arr).ndim >= 2 and _get_value(DISPATCH) is None:
-            return wrap(arr.T)
-        return _fe.transpose(self)
+        r = _transpose_fast(self)
+        return _fe.transpose(self) if r is None else r
 
     def reshape(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        arr = self._arr
-        if arr is not None and type(shape) is tuple and _get_value(DISPATCH) is None \
-                and _all_ints(shape):
-            try:
-                r = arr.reshape(shape)
-            except ValueError:   # the front end says what is wrong, in its words
-                pass
-            else:
-                return self if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr) else wrap(r)
-        return _fe.reshape(self, shape)
+        r = _reshape_fast(self, shape)
+        return _fe.reshape(self, shape) if r is None else r
 
     def __getitem__(self, index):
         arr = self._arr
@@ -518,19 +542,7 @@ cdef class Tensor(ArrayBase):
 
         Constants are immutable, so they are cached by (value, dtype, shape); the key keeps
         -0.0 apart from 0.0 (equal, with equal hashes, but not the same constant)."""
-        key = (type(value), value, dtype, shape)
-        if not value:
-            key = (type(value), repr(value), dtype, shape)
-        t = _SCALAR_TENSORS.get(key)
-        if t is not None:
-            return t
-        base = np.full(1, value, dtype=dtype)
-        base.flags.writeable = False
-        t = wrap(np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape)))
-        if len(_SCALAR_TENSORS) >= 4096:
-            _SCALAR_TENSORS.clear()
-        _SCALAR_TENSORS[key] = t
-        return t
+        return _scalar_tensor(value, dtype, shape)
 
     @property
     def view(self):
@@ -796,9 +808,8 @@ cdef inline Tensor wrap(object arr):
 # front end does in that case: it binds the primitive straight away (binary_op's first test),
 # whose implementation is one NumPy ufunc call.  So the operators call the ufunc here, skipping
 # the front end and bind, and give the same values.  NumPy's floating-point warnings are off for
-# the call, as the backend has them off (IEEE results, as JAX): NumPy keeps that setting in a
-# ContextVar, set for the call and reset after it.  Where NumPy lacks that ContextVar the fast
-# path is off.
+# the call, as the backend has them off (IEEE results, as JAX): the ufunc is called from a frame
+# of nx_rune._kernels.quiet, whose RuntimeWarnings are filtered out.
 
 # The innermost active transformation (None: none); nx_rune.primitives reads and sets it.
 DISPATCH = contextvars.ContextVar("nx_rune_interpreter", default=None)
@@ -813,6 +824,7 @@ _REAL_KINDS = b"biuf"       # ordering of complex numbers: the front end decides
 _ALL_KINDS = b"biufc"
 cdef const char* _WEAK_KINDS = b"fc"  # a Python float or int keeps these dtypes (NumPy, JAX)
 
+# NumPy's errstate ContextVar and its quiet value (read by the front end's linalg module)
 try:
     from numpy._core._multiarray_umath import _extobj_contextvar as _np_errstate_var
     with np.errstate(all="ignore"):
@@ -822,11 +834,10 @@ except (ImportError, AttributeError):   # pragma: no cover (another NumPy layout
 
 
 cdef inline object _quiet_call(object ufunc, object a, object b):
-    token = PyContextVar_Set(_np_errstate_var, _NP_QUIET)
-    try:
-        return ufunc(a, b) if b is not None else ufunc(a)
-    finally:
-        PyContextVar_Reset(_np_errstate_var, token)
+    # through a Python frame of nx_rune._kernels.quiet, whose RuntimeWarnings a warnings filter
+    # ignores: free when nothing warns (an errstate ContextVar set and reset per call cost about
+    # 0.1 us, a third of a small add)
+    return _call2(ufunc, a, b) if b is not None else _call1(ufunc, a)
 
 
 cdef inline object _as_result(object r):
@@ -867,7 +878,7 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
     """``ufunc`` on the values when the fast path applies, else None (see above)."""
     cdef cnp.ndarray p, q
     cdef int k
-    if _NP_QUIET is None or _get_value(DISPATCH) is not None:
+    if _get_value(DISPATCH) is not None:
         return None
     arr = self._arr
     if arr is None:
@@ -893,6 +904,66 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
                       _quiet_call(ufunc, arr, other))
 
 
+cdef object _transpose_fast(Tensor self):
+    """NumPy's reversed-axes view of the values, wrapped (what the permute primitive gives
+    eagerly), or None (a transformation is active, no ndarray, fewer than 2 axes)."""
+    arr = self._arr
+    if arr is not None and (<cnp.ndarray>arr).ndim >= 2 and _get_value(DISPATCH) is None:
+        return wrap(cnp.PyArray_Transpose(<cnp.ndarray>arr, NULL))
+    return None
+
+
+DEF _MAX_FAST_NDIM = 32
+
+
+cdef object _reshape_fast(Tensor self, object shape):
+    """The values reshaped by NumPy (a view when the strides allow, else a C-ordered copy, as
+    the reshape primitive), wrapped; ``self`` when the shape is its own; None when the fast path
+    does not apply (a transformation is active, no ndarray, ``shape`` not a tuple of ints, or
+    one NumPy refuses: the front end then says what is wrong, in its words)."""
+    cdef cnp.npy_intp dims_buf[_MAX_FAST_NDIM]
+    cdef cnp.PyArray_Dims dims
+    cdef Py_ssize_t k, n
+    arr = self._arr
+    if arr is None or type(shape) is not tuple or _get_value(DISPATCH) is not None:
+        return None
+    n = len(<tuple>shape)
+    if n > _MAX_FAST_NDIM:
+        return None
+    for k in range(n):
+        v = (<tuple>shape)[k]
+        if type(v) is not int or v < -1:   # (NumPy reads any negative size as -1)
+            return None
+        try:
+            dims_buf[k] = v
+        except OverflowError:
+            return None
+    dims.ptr = dims_buf
+    dims.len = <int>n
+    try:
+        r = cnp.PyArray_Newshape(<cnp.ndarray>arr, &dims, cnp.NPY_CORDER)
+    except ValueError:
+        return None
+    return self if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr) else wrap(r)
+
+
+def fast_transpose(x):
+    """``x`` with its axes reversed on the eager fast path (a concrete Tensor wrapping an ndarray
+    of 2 or more axes, no transformation active), else None: the caller takes its general
+    path."""
+    if type(x) is not Tensor:
+        return None
+    return _transpose_fast(<Tensor>x)
+
+
+def fast_reshape(x, shape):
+    """``x`` reshaped to the tuple of ints ``shape`` on the eager fast path (see
+    ``_reshape_fast``), else None: the caller takes its general path."""
+    if type(x) is not Tensor:
+        return None
+    return _reshape_fast(<Tensor>x, shape)
+
+
 cdef bint _same_shape(cnp.ndarray a, cnp.ndarray b):
     cdef int k
     if a.ndim != b.ndim:
@@ -915,6 +986,8 @@ cdef object _basic_key(object index, Py_ssize_t ndim):
     slice, None or Ellipsis (an Ellipsis is appended when absent, so that ints alone give a 0-d
     view, not a NumPy scalar); None for anything else (the front end handles it)."""
     cdef bint ints_only = True
+    if type(index) is slice:   # x[a:b]: NumPy's quickest index, as it is
+        return index
     if type(index) is not tuple:
         index = (index,)
     for item in <tuple>index:
@@ -930,7 +1003,7 @@ cdef object _basic_key(object index, Py_ssize_t ndim):
 
 
 cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
-    if _NP_QUIET is None or _get_value(DISPATCH) is not None:
+    if _get_value(DISPATCH) is not None:
         return None
     arr = self._arr
     if arr is None or not _kind_in((<cnp.ndarray>arr).descr.kind, kinds):
@@ -939,6 +1012,179 @@ cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
 
 
 _SCALAR_TENSORS = {}
+
+
+cdef object _scalar_tensor(object value, object dtype, object shape):
+    """Tensor._broadcast_scalar (a cached stride-0 constant), callable from C."""
+    key = (type(value), value, dtype, shape)
+    if not value:
+        key = (type(value), repr(value), dtype, shape)
+    t = _SCALAR_TENSORS.get(key)
+    if t is not None:
+        return t
+    with np.errstate(over="ignore"):   # a float beyond a narrow float's range: inf, silently
+        base = np.full(1, value, dtype=dtype)
+    base.flags.writeable = False
+    t = wrap(np.ndarray(shape, dtype, buffer=base, strides=(0,) * len(shape)))
+    if len(_SCALAR_TENSORS) >= 4096:
+        _SCALAR_TENSORS.clear()
+    _SCALAR_TENSORS[key] = t
+    return t
+
+
+# -- bind: the dispatch of every primitive (nx_rune.primitives.bind is this function) ------------
+# Here in C because every operation of every transformation passes through it: with no
+# transformation active it calls the primitive's implementation; otherwise the innermost
+# interpreter's ``process``, unless every operand is a concrete Tensor and no interpreter records
+# a program (constants to every transformation: computed at once).  The primitive and the
+# interpreter are duck-typed (``impl``/``aliases``, ``process``/``stages``): this layer knows
+# nothing of the transformations.
+
+# ALIAS_HOOK[0](prim, operand, params, view): set by the autodiff layer, called after an aliasing
+# primitive (a movement op: its result is a view of its first operand) ran under a transformation
+ALIAS_HOOK = [lambda prim, x, params, view: None]
+
+
+cdef object _bind(object prim, tuple args, dict params):
+    interp = _get_value(DISPATCH)
+    if interp is not None:
+        for a in args:
+            if type(a) is not Tensor or interp.stages:
+                out = interp.process(prim, args, params)
+                if prim.aliases:
+                    # a view of a traced value: the transformation links the two, so that a
+                    # write into either (x[idx] = v rebinds a tracer) cannot leave the other
+                    # silently stale
+                    ALIAS_HOOK[0](prim, args[0], params, out)
+                return out
+    return _call_impl(prim, args, params)
+
+
+cdef object _call_impl(object prim, tuple args, dict params):
+    impl = prim.impl
+    if impl is None:
+        raise NotImplementedError(f"primitive {prim.name} has no implementation")
+    if PyDict_GET_SIZE(params) == 0:
+        ufunc = prim.ufunc
+        if ufunc is not None and prim._ufunc_of is impl:
+            # an implementation that is one NumPy ufunc: called here on the operands' values
+            # (what it does, without its Python frame), warnings off as on the fast path
+            r = _ufunc_on_values(ufunc, args)
+            if r is not None:
+                return r
+        return PyObject_Call(impl, args, NULL)
+    # (no copy of params: the implementation's keyword arguments are a dict of its own)
+    return PyObject_Call(impl, args, <PyObject*>params)
+
+
+cdef object _ufunc_on_values(object ufunc, tuple args):
+    """``ufunc`` on the ndarrays of concrete Tensors ``args`` (one or two) as a Tensor, or None
+    when an operand is not a Tensor wrapping an ndarray."""
+    cdef Py_ssize_t n = len(args)
+    a = args[0]
+    if type(a) is not Tensor or (<Tensor>a)._arr is None:
+        return None
+    if n == 1:
+        return _as_result(_call1(ufunc, (<Tensor>a)._arr))
+    if n != 2:
+        return None
+    b = args[1]
+    if type(b) is not Tensor or (<Tensor>b)._arr is None:
+        return None
+    return _as_result(_call2(ufunc, (<Tensor>a)._arr, (<Tensor>b)._arr))
+
+
+def call_impl(prim, args, params):
+    """``prim``'s implementation on the concrete operands ``args`` (a tuple or list) with the
+    parameters ``params`` (a dict), as bind calls it with no transformation active."""
+    return _call_impl(prim, args if type(args) is tuple else tuple(args), params)
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim`` to ``args`` under the active transformations (if any); see
+    nx_rune.primitives."""
+    return _bind(prim, args, params)
+
+
+cdef inline bint _inexact_kind(object dt):
+    """Whether ``dt`` (an array's dtype) is a float or complex dtype."""
+    return isinstance(dt, cnp.dtype) and _kind_in((<cnp.dtype>dt).kind, _WEAK_KINDS)
+
+
+def unary_op(x, ufunc, prim, kinds=b"fc"):
+    """A unary float function (``sin``, ``exp``, ...) of the front end on its common cases:
+    ``ufunc(x)`` on the eager fast path (see ``fast_unary``), else ``prim`` bound on ``x``
+    when x is an array (a Tensor or tracer) of a float or complex dtype, which the front end
+    would bind unchanged (``as_inexact`` is the identity there).  None otherwise: the caller
+    takes its general path (integer operands, Python data, ``kinds`` excluding the dtype)."""
+    if type(x) is Tensor:
+        r = _unary_fast(<Tensor>x, ufunc, kinds)
+        if r is not None:
+            return r
+    elif not isinstance(x, ArrayBase):
+        return None
+    if _inexact_kind(x.dtype):
+        return _bind(prim, (x,), {})
+    return None
+
+
+# the primitives of the operators + - * / (set by the front end: install_operator_primitives)
+cdef object _ADD_P = None, _SUB_P = None, _MUL_P = None, _DIV_P = None
+
+
+def install_operator_primitives(add, sub, mul, fdiv):
+    """The primitives that the arithmetic operators of tracers bind at once (see
+    ``binary_op_fast``); called by the front end when it loads."""
+    global _ADD_P, _SUB_P, _MUL_P, _DIV_P
+    _ADD_P, _SUB_P, _MUL_P, _DIV_P = add, sub, mul, fdiv
+
+
+def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
+    """A binary function of the front end on its common cases: ``ufunc(a, b)`` on the eager
+    fast path (see ``fast_binary``), else ``prim`` bound on the operands when they need no
+    promotion and no broadcasting (what the front end's ``binary_op`` does first): two arrays of
+    one dtype and shape, or an array and a Python float (int) that its float (numeric) dtype
+    keeps, as a stride-0 constant of the array's dtype and shape.  The array's dtype kind must
+    be in ``kinds``.  None otherwise: the caller takes its general path."""
+    return _binary_any(a, b, ufunc, prim, kinds)
+
+
+cdef object _binary_any(object a, object b, object ufunc, object prim, const char* kinds):
+    cdef char k
+    if prim is None:      # (the front end has not installed the operators' primitives yet)
+        return None
+    if type(a) is Tensor:
+        r = _binary_fast(<Tensor>a, b, ufunc, kinds, False)
+        if r is not None:
+            return r
+    if isinstance(a, ArrayBase):
+        dt = a.dtype
+        if not isinstance(dt, cnp.dtype):
+            return None
+        k = (<cnp.dtype>dt).kind
+        if not _kind_in(k, kinds):
+            return None
+        if isinstance(b, ArrayBase):
+            if b.dtype is dt or b.dtype == dt:
+                shape = a.shape
+                if b.shape == shape:
+                    return _bind(prim, (a, b), {})
+            return None
+        if (type(b) is float and _kind_in(k, _WEAK_KINDS)) or \
+                (type(b) is int and _kind_in(k, b"iufc")):
+            return _bind(prim, (a, _scalar_tensor(b, dt, a.shape)), {})
+        return None
+    if isinstance(b, ArrayBase):
+        dt = b.dtype
+        if not isinstance(dt, cnp.dtype):
+            return None
+        k = (<cnp.dtype>dt).kind
+        if not _kind_in(k, kinds):
+            return None
+        if (type(a) is float and _kind_in(k, _WEAK_KINDS)) or \
+                (type(a) is int and _kind_in(k, b"iufc")):
+            return _bind(prim, (_scalar_tensor(a, dt, b.shape), b), {})
+    return None
 
 
 def _overlapping(view):

@@ -170,3 +170,255 @@ def test_views_of_views_feed_every_primitive():
     same(nx.as_strided(nx.contiguous(v), (2,), (1,)), np.ascontiguousarray(ref).reshape(-1)[:2])
     v[0, 0] = 99.0                               # in place through the derived buffer
     assert a.T[-1, 1] == 99.0
+
+
+# -- WP-dispatch: nx.reshape / nx.transpose fast paths, the traced fast paths, bind in C --------
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (-1,), (2, -1, 3), (24, 1, 1), (4, 6, 1)])
+def test_nx_reshape_and_transpose_fast_paths_equal_the_front_end(shape):
+    a = np.arange(24.0).reshape(4, 6)
+    t = nx.asarray(a)
+    for src, x in ((a, t), (a.T, t.T), (a[::-1], t[::-1]), (a[:, ::2].T, t[:, ::2].T)):
+        if src.size != 24:
+            continue
+        got = nx.reshape(x, shape)
+        same(got, src.reshape(shape))
+        same(got, slow(nx.reshape, x, shape))
+        # a view where NumPy's reshape gives one (the primitive's rule), else a copy
+        assert nx.shares_memory(got, x) == np.shares_memory(src.reshape(shape), src)
+        same(nx.transpose(x), src.T)
+        same(nx.transpose(x), slow(nx.transpose, x))
+        assert nx.shares_memory(nx.transpose(x), x)
+    assert nx.reshape(t, (4, 6)) is t and t.reshape(4, 6) is t   # its own shape: itself
+
+
+def test_nx_reshape_fast_path_refusals_take_the_front_end():
+    t = nx.asarray(np.arange(6.0))
+    with pytest.raises(ValueError, match="shape: cannot reshape"):
+        nx.reshape(t, (4, 2))
+    with pytest.raises(ValueError, match="shape"):
+        nx.reshape(t, (-1, -1))
+    for x in (t, nx.zeros((2, 0))):     # NumPy reads any negative size as -1: refused here
+        with pytest.raises(ValueError, match="negative dimension"):
+            nx.reshape(x, (-2,))
+        with pytest.raises(ValueError, match="negative dimension"):
+            x.reshape(-2147483648)
+    with pytest.raises((ValueError, OverflowError)):
+        nx.reshape(t, (2**70, 1))
+    with pytest.raises(TypeError, match="shape"):
+        nx.reshape(t, "23")
+    same(nx.reshape(t, [2, 3]), np.arange(6.0).reshape(2, 3))     # a list: the front end
+    same(nx.reshape(t, (np.int64(3), 2)), np.arange(6.0).reshape(3, 2))
+    same(nx.transpose(t), np.arange(6.0))                          # 1-d: itself
+    assert nx.transpose(t) is t
+    same(nx.transpose(nx.asarray(np.ones((2, 3, 4))), (1, 0, 2)), np.ones((3, 2, 4)))
+
+
+def test_nx_reshape_and_transpose_stay_differentiable():
+    a = np.arange(6.0)
+    g = nx.grad(lambda x: nx.sum(nx.transpose(nx.reshape(x, (2, 3))) * np.arange(6.0).reshape(3, 2)))(
+        nx.asarray(a))
+    np.testing.assert_array_equal(g.numpy(), np.arange(6.0).reshape(3, 2).T.reshape(-1))
+
+
+UNARY_FNS = ["sin", "cos", "exp", "log", "tanh", "sqrt", "expm1", "log1p", "exp2", "log2",
+             "reciprocal", "tan"]
+
+
+@pytest.mark.parametrize("name", UNARY_FNS)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float32, np.float64,
+                                   np.complex64], ids=lambda d: np.dtype(d).name)
+def test_unary_functions_on_traced_and_eager_operands_agree(name, dtype):
+    """The front end's unary functions bind a float operand at once (unary_op); ints and bools
+    go to float32 (float64 for 64-bit ints) on the general path, traced or not."""
+    fn = getattr(nx, name)
+    a = np.abs(values((6,), dtype, 3)) if np.dtype(dtype).kind != "c" else values((6,), dtype, 3)
+    x = nx.asarray(a)
+    want = fn(x)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", append=True)     # IEEE specials stay silent
+        got_slow = slow(fn, x)
+    same(got_slow, want)
+    out = nx.jvp(fn, (x,), (nx.zeros_like(x),))[0] if np.dtype(dtype).kind in "fc" else None
+    if out is not None:
+        same(out, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+def test_traced_binary_fast_path_keeps_weak_scalars_and_dtypes(dtype):
+    """Under grad/jvp, x op scalar binds with the scalar in x's dtype (weak), x op y of one
+    dtype and shape binds at once; mixed dtypes and shapes take the front end's promotion."""
+    a = values((5,), dtype, 4)
+    a = np.where(np.isfinite(a) & (a != 0), a, 1).astype(dtype)
+    x = nx.asarray(a)
+    for op in [lambda u: u * 2, lambda u: 2.5 * u, lambda u: u + 1, lambda u: 3 - u,
+               lambda u: u / 2, lambda u: 1.5 / u, lambda u: u - u, lambda u: u * u]:
+        want = op(x)
+        got, tan = nx.jvp(op, (x,), (nx.ones_like(x),))
+        same(got, want)
+        assert tan.dtype == want.dtype
+    y32 = nx.asarray(np.ones(5, np.float32))
+    if np.dtype(dtype) != np.float32:        # mixed dtypes: the front end promotes
+        got = nx.jvp(lambda u: u + y32, (x,), (nx.ones_like(x),))[0]
+        assert got.dtype == np.result_type(np.dtype(dtype), np.float32)
+    got = nx.jvp(lambda u: u * nx.ones((3, 1), dtype), (x,), (nx.ones_like(x),))[0]
+    assert got.shape == (3, 5)                 # broadcasting: the front end
+
+
+def test_traced_subtract_of_bools_still_refused():
+    b = nx.asarray(np.array([True, False]))
+    with pytest.raises(TypeError, match="subtract: not defined for bool"):
+        slow(nx.subtract, b, b)
+    with pytest.raises(TypeError, match="subtract: not defined for bool"):
+        slow(lambda u: u - u, b)
+
+
+def test_grad_through_the_fast_paths_matches_finite_differences():
+    def f(x):
+        y = x
+        for _ in range(3):
+            y = nx.sin(y) * 0.9 + x
+            y = nx.exp(nx.tanh(y)) / 2.0 - 1 / (y * y + 1.0)
+        return nx.sum(y)
+    a = np.linspace(0.1, 1.0, 7)
+    g = nx.grad(f)(nx.asarray(a)).numpy()
+    eps = 1e-6
+    fd = np.array([(float(f(nx.asarray(a + eps * e))) - float(f(nx.asarray(a - eps * e))))
+                   / (2 * eps) for e in np.eye(7)])
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
+    h = nx.grad(lambda x: nx.grad(f)(x)[0])(nx.asarray(a)).numpy()   # rules differentiate too
+    fd2 = np.array([(float(nx.grad(f)(nx.asarray(a + eps * e))[0])
+                     - float(nx.grad(f)(nx.asarray(a - eps * e))[0])) / (2 * eps)
+                    for e in np.eye(7)])
+    np.testing.assert_allclose(h, fd2, rtol=1e-5, atol=1e-7)
+
+
+def test_a_replaced_elementwise_vjp_rule_is_the_one_used():
+    """The tape's backward pass calls an elementwise rule's product directly; a rule assigned
+    into VJP_RULES in the public form replaces it."""
+    from nx_rune import primitives as P
+    from nx_rune.autodiff.rules import VJP_RULES
+    saved = VJP_RULES[P.sin_p]
+    try:
+        VJP_RULES[P.sin_p] = lambda ct, x, out: (ct * 7.0,)
+        g = nx.grad(lambda x: nx.sum(nx.sin(x)))(nx.asarray(np.arange(3.0)))
+    finally:
+        VJP_RULES[P.sin_p] = saved
+    np.testing.assert_array_equal(g.numpy(), [7.0, 7.0, 7.0])
+    g = nx.grad(lambda x: nx.sum(nx.sin(x)))(nx.asarray(np.arange(3.0)))
+    np.testing.assert_allclose(g.numpy(), np.cos(np.arange(3.0)), rtol=1e-15)
+
+
+def test_bind_of_a_primitive_without_implementation():
+    from nx_rune.primitives import PRIMITIVES, Primitive, bind
+    p = Primitive("wp_dispatch_no_impl")
+    try:
+        x = nx.asarray(np.ones(2))
+        with pytest.raises(NotImplementedError, match="wp_dispatch_no_impl has no implementation"):
+            bind(p, x)
+        with pytest.raises(NotImplementedError, match="wp_dispatch_no_impl has no implementation"):
+            nx.grad(lambda u: nx.sum(bind(p, u)))(x)
+        p.def_impl(lambda u, *, k: nx.asarray(u.numpy() * k))
+        same(bind(p, x, k=3.0), np.full(2, 3.0))
+        same(p.bind(x, k=2.0), np.full(2, 2.0))
+    finally:
+        del PRIMITIVES["wp_dispatch_no_impl"]   # (a test primitive: no rules, no spec)
+
+
+def test_bind_calls_a_ufunc_implementation_only_while_it_is_the_implementation():
+    """bind calls the ufunc of an implementation marked with one (the backend's elementwise
+    ones) itself; an implementation set later, by def_impl or assignment, is the one used."""
+    from nx_rune.primitives import PRIMITIVES, Primitive, bind
+    p = Primitive("wp_dispatch_ufunc")
+    try:
+        def impl(u):
+            return nx.asarray(np.sin(u.numpy()))
+        impl.ufunc = np.sin
+        p.def_impl(impl)
+        x = nx.asarray(np.linspace(0, 1, 5))
+        same(bind(p, x), np.sin(np.linspace(0, 1, 5)))
+        same(bind(p, x.T), np.sin(np.linspace(0, 1, 5)))
+        p.impl = lambda u: nx.asarray(np.cos(u.numpy()))
+        same(bind(p, x), np.cos(np.linspace(0, 1, 5)))
+        p.def_impl(lambda u: nx.asarray(np.exp(u.numpy())))
+        same(bind(p, x), np.exp(np.linspace(0, 1, 5)))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", append=True)
+            p.def_impl(impl)
+            same(bind(p, nx.asarray(np.array([np.inf]))), np.array([np.nan]))
+    finally:
+        del PRIMITIVES["wp_dispatch_ufunc"]
+
+
+def test_fast_path_silences_only_its_own_warnings():
+    """IEEE specials of nx operations are silent (warnings filtered for nx_rune's own ufunc
+    calls); NumPy's calls elsewhere still warn as configured."""
+    a = np.array([1.0, -1.0, 0.0])
+    x = nx.asarray(a)
+    with warnings.catch_warnings(record=True) as log:
+        warnings.filterwarnings("always", append=True)
+        same(x / 0.0, np.array([np.inf, -np.inf, np.nan]))
+        same(x - x * np.inf, np.array([-np.inf, np.inf, np.nan]))
+        same(-x * 1e308 * 10.0, np.array([-np.inf, np.inf, -0.0]))
+        x16 = nx.asarray(np.ones(2, np.float16))
+        same(1e300 - x16, np.full(2, np.inf, np.float16))        # the scalar rounds to inf
+        same(nx.grad(lambda u: nx.sum(1e300 - u * 2))(x16), np.full(2, -2.0, np.float16))
+        assert not [w for w in log if issubclass(w.category, RuntimeWarning)]
+        with np.errstate(all="warn"):
+            np.divide(a, 0.0)
+        assert [w for w in log if issubclass(w.category, RuntimeWarning)]
+
+
+def test_vjp_gradients_never_alias_the_cotangent_or_each_other():
+    x, y = nx.asarray(np.arange(3.0)), nx.asarray(np.ones(3))
+    ct = nx.asarray(np.full(3, 2.0))
+    (gx,) = nx.vjp(lambda a: a, x)[1](ct)           # the cotangent passes through
+    gx[0] = -5.0
+    same(ct, np.full(3, 2.0))
+    gx, gy = nx.vjp(lambda a, b: a + b, x, y)[1](ct)   # add hands one cotangent to both
+    gx[1] = -7.0
+    same(gy, np.full(3, 2.0))
+    same(ct, np.full(3, 2.0))
+    gx, gy = nx.grad(lambda a, b: nx.sum(a * 2.0 + b), argnums=(0, 1))(x, y)
+    gx[0] = 9.0
+    same(gy, np.ones(3))
+
+
+def test_argnums_are_checked_on_every_call():
+    f = lambda a, b: nx.sum(a * b)   # noqa: E731
+    x, y = nx.asarray(np.arange(3.0)), nx.asarray(np.ones(3))
+    g = nx.grad(f, argnums=1)
+    same(g(x, y), np.arange(3.0))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="argnums 1 is out of range"):
+            g(x)
+    same(g(x, y), np.arange(3.0))
+    nums = [0]
+    g = nx.grad(f, argnums=nums)        # a list: read on each call
+    same(g(x, y)[0], np.ones(3))
+    nums.append(1)
+    assert len(g(x, y)) == 2
+
+
+def test_tape_tracers_made_in_c_equal_those_of_init():
+    """The tape makes its tracers without a Python frame when TapeTracer's layout is the
+    expected one (checked against its __init__ at import); a layout that __init__ extends
+    is detected, and such a class would be constructed by calling it."""
+    from nx_rune.autodiff import _tape
+    from nx_rune.autodiff.core import Tape, TapeTracer
+    assert _tape._same_as_init(TapeTracer)
+
+    class Extended(TapeTracer):
+        __slots__ = ("extra",)
+
+        def __init__(self, interp, primal, idx):
+            TapeTracer.__init__(self, interp, primal, idx)
+            self.extra = 1
+    assert not _tape._same_as_init(Extended)
+    tape = Tape("grad", None)
+    t = tape.new_input(nx.asarray(np.arange(3.0)))
+    y = tape.process(nx.primitives.sin_p, (t,), {})
+    assert type(y) is TapeTracer and y._interp is tape and y._idx == 2
+    assert y.shape == (3,) and y.dtype == np.float64 and y._alias is None and y._recipe is None
+    same(y.primal, np.sin(np.arange(3.0)))

@@ -61,7 +61,8 @@ def test_debug_and_sanitizer_builds_keep_debug_info(setup_mod):
 
 def test_extensions_carry_the_flags(setup_mod):
     exts = setup_mod.extensions({})
-    assert [e.name for e in exts] == [f"nx_rune._kernels.{n}" for n in PYX] + ["nx_rune.tensor"]
+    assert [e.name for e in exts] == [f"nx_rune._kernels.{n}" for n in PYX] + \
+        ["nx_rune.tensor", "nx_rune.autodiff._tape"]   # WP-dispatch: the tape's loops in C
     flags = setup_mod.build_flags({})
     for e in exts:
         assert (e.extra_compile_args, e.extra_link_args) == flags
@@ -118,6 +119,8 @@ def test_package_data_ships_sources_not_generated_c():
     manifest = (ROOT / "MANIFEST.in").read_text().split("\n")
     assert "recursive-include nx_rune/_kernels *.pyx *.pxd *.pyi *.h" in manifest
     assert "include nx_rune/*.pyx nx_rune/*.pyi" in manifest
+    assert "include nx_rune/autodiff/*.pyx nx_rune/autodiff/*.pyi" in manifest
+    assert "autodiff/*.pyx" in data and "autodiff/*.pyi" in data
     assert any(line.startswith("global-exclude") and "*.c" in line.split() and
                "*.so" in line.split() for line in manifest)
 
@@ -183,6 +186,8 @@ def test_wheel_contents_and_install(tmp_path):
         assert [m for m in names if m.startswith(f"nx_rune/_kernels/{n}.") and m.endswith(
             (".so", ".pyd"))], f"no extension module for {n}"
     assert [m for m in names if m.startswith("nx_rune/tensor.") and m.endswith((".so", ".pyd"))]
+    assert [m for m in names if m.startswith("nx_rune/autodiff/_tape.") and
+            m.endswith((".so", ".pyd"))]
     for n in ("nx_rune/py.typed", "nx_rune/_kernels/_types.pxd", "nx_rune/_kernels/gather.pyi",
               "nx_rune/tensor.pyx", "nx_rune/tensor.pyi",
               "nx_rune/tree_util.py", "nx_rune/optimizers.py", "nx_rune/autodiff/api.py"):
@@ -228,5 +233,5 @@ def test_sdist_has_the_cython_sources_and_no_build_outputs(tmp_path):
     for n in PYX:
         assert f"nx_rune/_kernels/{n}.pyx" in names
     assert "nx_rune/_kernels/_types.pxd" in names and "setup.py" in names
-    assert "nx_rune/tensor.pyx" in names
+    assert "nx_rune/tensor.pyx" in names and "nx_rune/autodiff/_tape.pyx" in names
     assert not [n for n in names if n.endswith((".c", ".so"))]

@@ -78,6 +78,21 @@ def _argnums(argnums, nargs, fname):
     return tuple(out), single
 
 
+def _argnums_cache(argnums, fname="grad"):
+    """``nargs -> _argnums(argnums, nargs, fname)``, remembered per number of arguments when
+    ``argnums`` is immutable (an int or a tuple: the common case, checked once per arity)."""
+    if not (type(argnums) is int or type(argnums) is tuple):
+        return lambda nargs: _argnums(argnums, nargs, fname)
+    cache = {}
+
+    def argnums_for(nargs):
+        got = cache.get(nargs)
+        if got is None:
+            got = cache[nargs] = _argnums(argnums, nargs, fname)
+        return got
+    return argnums_for
+
+
 def _argnum(a):
     if isinstance(a, (bool, np.bool_)):  # an int to operator.index, but never meant as one
         raise TypeError(a)
@@ -124,13 +139,31 @@ def _cast_like(v, like, what):
     return v
 
 
+# the treedef of a single leaf: an argument that is an array needs no flattening
+_LEAF_TD = tree_flatten(0)[1]
+
+
+def _flatten(x):
+    """tree_flatten, at once for an array (the common argument)."""
+    if isinstance(x, ArrayBase):
+        return [x], _LEAF_TD
+    return tree_flatten(x)
+
+
+def _unflatten(td, leaves):
+    """tree_unflatten, at once for a single leaf."""
+    if td is _LEAF_TD:
+        return leaves[0]
+    return tree_unflatten(td, leaves)
+
+
 def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorphic=False):
     """Replace the leaves of args[i] (i in nums) by tracers from ``make(x)``; returns the new
     args and, per argnum, (tracers or None per leaf, treedef)."""
     args = list(args)
     inputs = []
     for i in nums:
-        leaves, td = tree_flatten(args[i])
+        leaves, td = _flatten(args[i])
         tracers = []
         for leaf in leaves:
             x = _arr(leaf, fname)
@@ -146,8 +179,8 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorph
                 tracers.append(None)
                 continue
             tracers.append(make(x))
-        args[i] = tree_unflatten(td, [t if t is not None else leaf
-                                      for t, leaf in zip(tracers, leaves)])
+        args[i] = _unflatten(td, [t if t is not None else leaf
+                                  for t, leaf in zip(tracers, leaves)])
         # the inputs as they are now: f may rebind a tracer (x[idx] = v), not its input
         inputs.append(([_Input(t) if t is not None else None for t in tracers], td))
     return args, inputs
@@ -169,7 +202,7 @@ def _unaliased(per, seeds=()):
                 else:
                     leaves[j] = ops.copy(g)
     seeds = [c for _, c in seeds if isinstance(c, Tensor)]
-    if len(found) + len(seeds) < 2:
+    if len(found) + len(seeds) < 2 or _distinct_owners([per[i][j] for i, j in found] + seeds):
         return per
     seeded = [(r.lo, r.hi) for r in map(writes.region_of, seeds) if r is not None]
     spans = []
@@ -189,6 +222,22 @@ def _unaliased(per, seeds=()):
             continue
         reach = hi if reach is None else max(reach, hi)
     return per
+
+
+def _distinct_owners(tensors):
+    """Whether the Tensors certainly share no memory: each wraps an ndarray that owns its memory
+    (no base: a fresh result), and no ndarray appears twice.  (Two such ndarrays never overlap;
+    anything else takes the byte-range comparison.)"""
+    arrs = []
+    for t in tensors:
+        arr = t._arr
+        if t._view is not None or arr is None or arr.base is not None:
+            return False
+        for other in arrs:
+            if other is arr:
+                return False
+        arrs.append(arr)
+    return True
 
 
 def _writable(t):
@@ -264,9 +313,11 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     _check_callable(f, "value_and_grad")
     holomorphic = _check_flag(holomorphic, "holomorphic", "value_and_grad")
 
+    argnums_for = _argnums_cache(argnums)
+
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        nums, single = _argnums(argnums, len(args), "grad")
+        nums, single = argnums_for(len(args))
         tape = Tape("grad", _var.get())
         args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input,
                                      holomorphic=holomorphic)
@@ -282,7 +333,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             out = _arr(out, "grad")
         _check_grad_output(out, holomorphic)
         if _ours(out, tape):
-            acc = tape.backward([(out._idx, Tensor._wrap(np.ones((), out.dtype)))])
+            # the seed: a cached read-only 1 (a gradient leaf that is the seed itself is
+            # copied by _unaliased, as every read-only one)
+            acc = tape.backward([(out._idx, Tensor._broadcast_scalar(1, out.dtype, ()))])
             value = out.primal
         else:
             acc, value = None, out
@@ -293,7 +346,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 g = acc[t._idx] if acc is not None else None
                 leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "grad"))
             per.append(leaves)
-        gs = [tree_unflatten(td, leaves) for (_, td), leaves in zip(inputs, _unaliased(per))]
+        gs = [_unflatten(td, leaves) for (_, td), leaves in zip(inputs, _unaliased(per))]
         g = gs[0] if single else tuple(gs)
         return ((value, aux) if has_aux else value), g
 
@@ -348,13 +401,15 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     if has_aux:
         out, aux = _split_aux(out, "vjp")
         aux = _strip(aux, tape)
-    outs, out_td = tree_flatten(out)
+    outs, out_td = _flatten(out)
     outs = [_arr(o, "vjp") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
 
     def vjp_fn(cotangent):
         try:
-            cts = tree_flatten_up_to(out_td, cotangent)
+            # (one array output: its cotangent is the whole tree given, as tree_flatten_up_to
+            # reads a leaf of the structure)
+            cts = [cotangent] if out_td is _LEAF_TD else tree_flatten_up_to(out_td, cotangent)
         except ValueError as e:
             raise ValueError(f"vjp_fn: the cotangent's structure does not match the output's "
                              f"{out_td}: {e}") from None
@@ -373,10 +428,10 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                 g = acc[t._idx]
                 leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "vjp"))
             per.append(leaves)
-        return tuple(tree_unflatten(td, leaves)
+        return tuple(_unflatten(td, leaves)
                      for (_, td), leaves in zip(inputs, _unaliased(per, seeds)))
 
-    value = tree_unflatten(out_td, values)
+    value = _unflatten(out_td, values)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 

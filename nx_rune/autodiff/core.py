@@ -47,11 +47,12 @@ import numpy as np
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune import writes
+from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
 from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
 from nx_rune.frontend.indexing import getitem, index_update
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
            "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
@@ -82,10 +83,7 @@ def concrete(x):
 def bind_at(interp, prim, args, params):
     """Apply ``prim`` at level ``interp`` (None: the implementation)."""
     if interp is None:
-        impl = prim.impl
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return impl(*args, **params)
+        return call_impl(prim, args, params)
     return interp.process(prim, args, params)
 
 
@@ -582,43 +580,13 @@ class Tape(Interpreter):
                     f"afterwards by {w.what}; its derivative would be wrong. Write into a copy "
                     f"(nx.copy(x)) or update functionally (x = x.at[idx].set(v)) instead")
 
-    def process(self, prim, args, params):
-        ours = False
-        primals = []
-        idxs = []
-        for a in args:
-            if isinstance(a, Tracer):
-                if a._interp is self:
-                    ours = True
-                    primals.append(a.primal)
-                    idxs.append(a._idx)
-                    continue
-                if a._interp.done:
-                    _leaked(a)
-            primals.append(a)
-            idxs.append(0)
-        parent = self.parent
-        if not ours:
-            return bind_at(parent, prim, args, params)
-        if parent is None:
-            impl = prim.impl
-            if impl is None:
-                raise NotImplementedError(f"primitive {prim.name} has no implementation")
-            out = impl(*primals, **params)
-        else:
-            out = parent.process(prim, primals, params)
-        if prim in NONDIFF:
-            return out
-        if out.dtype not in _INEXACT:
-            return out
-        # _append, inlined: this is the hot path
-        entry = (prim, params, primals, idxs, out)
-        tape = self.tape
-        tape.append(entry)
-        i = len(tape) - 1
-        while tape[i] is not entry:
-            i -= 1
-        return TapeTracer(self, out, i)
+    # process(prim, args, params) and backward(seeds): the loops in C (nx_rune.autodiff._tape,
+    # configured at the end of this module).  process records one entry per op on our tracers:
+    # (prim, params, primal operands, tape positions of our operands, primal output); backward
+    # walks the entries in reverse calling VJP_RULES with whatever interpreter is active when
+    # it runs, and returns the accumulated cotangent of every position (None: zero).
+    process = _tape.process
+    backward = _tape.backward
 
     def record_multi(self, entry, idxs, outs):
         """Record a multi-output entry (custom rules); returns one value per output leaf."""
@@ -632,52 +600,6 @@ class Tape(Interpreter):
             else:
                 res.append(o)
         return res
-
-    def backward(self, seeds):
-        """Cotangents of every tape position from ``seeds`` [(position, cotangent)]: rules run
-        under the interpreter active now (so an enclosing transformation differentiates them).
-        Returns the list of accumulated cotangents (None: zero); leaves keep theirs."""
-        tape = self.tape
-        acc = [None] * len(tape)
-        top = -1
-        for i, ct in seeds:
-            acc[i] = ct if acc[i] is None else P.bind(P.add_p, acc[i], ct)
-            top = max(top, i)
-        add_p, bind = P.add_p, P.bind
-        rules = VJP_RULES
-        check = self._check_entry if self._wpos else None
-        for i in range(top, 0, -1):
-            g = acc[i]
-            if g is None:
-                continue
-            e = tape[i]
-            if e is None:
-                continue
-            if check is not None:
-                check(i, e)
-            acc[i] = None
-            if e.__class__ is tuple:
-                prim, params, primals, idxs, out = e
-                rule = rules.get(prim)
-                if rule.__class__ is VJPRule:
-                    cts = rule.fn(g, out, primals, params, idxs)
-                else:
-                    cts = _user_vjp(rule, prim, g, out, primals, params)
-            elif e.__class__ is _Proj:
-                src = acc[e.src]
-                if src is None:
-                    src = acc[e.src] = [None] * len(tape[e.src].outs)
-                prev = src[e.k]
-                src[e.k] = g if prev is None else bind(add_p, prev, g)
-                continue
-            else:
-                idxs = e.idxs
-                cts = e.vjp(g)
-            for j, ct in zip(idxs, cts):
-                if j and ct is not None:
-                    prev = acc[j]
-                    acc[j] = ct if prev is None else bind(add_p, prev, ct)
-        return acc
 
     def forward(self, seeds):
         """Tangents of every tape position from ``seeds`` [(position, tangent)] (linearize)."""
@@ -758,6 +680,12 @@ def _written(v, later):
             if region and region.overlaps(w.region):
                 return w
     return None
+
+
+_tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_at_fn=bind_at,
+                nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
+                user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
+                call_impl_fn=call_impl)
 
 
 # -- forward mode ------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ overwritten; overwriting a value that recorded ops still need makes the backward
 ``ModifiedInPlaceError``, see autodiff/core.py); complex values get the transpose
 (non-conjugated) convention.
 """
+import functools
 import math
 
 import numpy as np
@@ -63,11 +64,14 @@ _scal = Tensor._broadcast_scalar
 
 class VJPRule:
     """A rule in the fast form ``fn(g, ans, args, params, need)``; calling it uses the public
-    form ``rule(ct, *primals, out, **params) -> tuple``."""
-    __slots__ = ("fn",)
+    form ``rule(ct, *primals, out, **params) -> tuple``.  ``unary``: for a unary elementwise
+    primitive, ``apply(g, ans, x)`` giving the one cotangent, which the tape's backward pass
+    calls directly (one Python frame less per entry than ``fn``)."""
+    __slots__ = ("fn", "unary")
 
-    def __init__(self, fn):
+    def __init__(self, fn, unary=None):
         self.fn = fn
+        self.unary = unary
 
     def __call__(self, ct, *args, **params):
         *primals, out = args
@@ -137,6 +141,7 @@ def defelementwise(prim, apply):
         return apply(tangents[0], ans, args[0])
     vjp.__name__, jvp.__name__ = f"vjp_{prim.name}", f"jvp_{prim.name}"
     _register(prim, vjp, jvp)
+    VJP_RULES[prim].unary = apply
 
 
 def deflinear(prim, transpose):
@@ -168,16 +173,11 @@ def _carr(arr, dtype=None):
     return np.asarray(arr, dtype=dtype, order="C")
 
 
-def _mul(a, b):
-    return bind(P.mul_p, a, b)
-
-
-def _add(a, b):
-    return bind(P.add_p, a, b)
-
-
-def _div(a, b):
-    return bind(P.fdiv_p, a, b)
+# _mul(a, b), _add(a, b), _div(a, b): the binary primitives on operands of one shape and dtype
+# (partials of bind, which runs in C: no Python frame of their own on the rules' hot path)
+_mul = functools.partial(bind, P.mul_p)
+_add = functools.partial(bind, P.add_p)
+_div = functools.partial(bind, P.fdiv_p)
 
 
 def _c(value, like):
@@ -243,7 +243,10 @@ def _unreduce(g, shape, axes, keepdims):
     if not keepdims and tuple(axes) != tuple(range(len(axes))):
         # (reduced leading axes come back by broadcasting alone: no reshape)
         g = ops.reshape(g, _keep_shape(shape, axes))
-    return ops.broadcast_to(g, shape)
+    # (g's shape broadcasts to shape by construction: the expand primitive at once, without the
+    # front end's checks)
+    shape = tuple(shape)
+    return g if g.shape == shape else bind(P.expand_p, g, shape=shape)
 
 
 def unbroadcast(x, shape):
@@ -1112,12 +1115,8 @@ _register(P.clip_p, _vjp_clip, _jvp_clip)
 LN10 = math.log(10.0)
 
 
-def _neg(x):
-    return bind(P.neg_p, x)
-
-
-def _sub(a, b):
-    return bind(P.sub_p, a, b)
+_neg = functools.partial(bind, P.neg_p)
+_sub = functools.partial(bind, P.sub_p)   # (WP-dispatch: partials, see _mul)
 
 
 def _sqrt(x):

@@ -22,7 +22,8 @@ from nx_rune import primitives as P
 from nx_rune.frontend._core import (as_inexact, astype, binary_op, broadcast_shapes, broadcast_to,
                                     check_int, check_real, const, operand, promote)
 from nx_rune.primitives import bind
-from nx_rune.tensor import ArrayBase, Tensor, fast_binary, fast_unary
+from nx_rune.tensor import (ArrayBase, Tensor, binary_op_fast, fast_unary,
+                            install_operator_primitives, unary_op)
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
@@ -42,18 +43,22 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide
            "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert"]
 
 
+# the operators + - * / of tracers bind these at once when no promotion is needed (WP-dispatch)
+install_operator_primitives(P.add_p, P.sub_p, P.mul_p, P.fdiv_p)
+
+
 # -- elementwise arithmetic ----------------------------------------------------------------------
 
 def add(a: ArrayLike, b: ArrayLike) -> Array:
     """a + b.  Shapes broadcast to their NumPy broadcast; dtype: NumPy promotion of the operands
     (a Python scalar is weak: ``x + 1`` keeps x's dtype, int + 2.5 gives float32)."""
-    r = fast_binary(a, b, np.add)
+    r = binary_op_fast(a, b, np.add, P.add_p)
     return binary_op(P.add_p, a, b) if r is None else r
 
 
 def subtract(a: ArrayLike, b: ArrayLike) -> Array:
     """a - b: broadcast shape, promoted dtype as ``add``; bool raises TypeError."""
-    r = fast_binary(a, b, np.subtract, b"iufc")
+    r = binary_op_fast(a, b, np.subtract, P.sub_p, b"iufc")
     if r is not None:
         return r
     if not (isinstance(a, ArrayBase) and isinstance(b, ArrayBase) and a.dtype == b.dtype):
@@ -65,13 +70,16 @@ def subtract(a: ArrayLike, b: ArrayLike) -> Array:
 
 def multiply(a: ArrayLike, b: ArrayLike) -> Array:
     """a * b: broadcast shape, promoted dtype as ``add``."""
-    r = fast_binary(a, b, np.multiply)
+    r = binary_op_fast(a, b, np.multiply, P.mul_p)
     return binary_op(P.mul_p, a, b) if r is None else r
 
 
 def divide(a: ArrayLike, b: ArrayLike) -> Array:
     """True division a / b: broadcast shape; the promoted dtype when it is float or complex,
     else float32 (float64 when the promoted integer dtype is 64-bit).  x / 0 is inf or nan."""
+    r = binary_op_fast(a, b, np.divide, P.fdiv_p, b"fc")
+    if r is not None:
+        return r
     if _same_inexact(a, b, "fc"):
         return binary_op(P.fdiv_p, a, b)
     a, b = promote(a, b)
@@ -137,7 +145,7 @@ def negative(x: ArrayLike) -> Array:
 
 def reciprocal(x: ArrayLike) -> Array:
     """1 / x, same shape; float dtype (ints and bools give float32, 64-bit ints float64)."""
-    r = fast_unary(x, np.reciprocal)
+    r = unary_op(x, np.reciprocal, P.recip_p)
     return bind(P.recip_p, as_inexact(x)) if r is None else r
 
 
@@ -150,69 +158,69 @@ def square(x: ArrayLike) -> Array:
 def sqrt(x: ArrayLike) -> Array:
     """Square root (nan below 0 for real input).  Same shape; float dtype (ints and bools give
     float32, 64-bit ints float64), as every transcendental function here."""
-    r = fast_unary(x, np.sqrt)
+    r = unary_op(x, np.sqrt, P.sqrt_p)
     return bind(P.sqrt_p, as_inexact(x)) if r is None else r
 
 
 def exp(x: ArrayLike) -> Array:
     """e ** x, same shape; float dtype (see ``sqrt``)."""
-    r = fast_unary(x, np.exp)
+    r = unary_op(x, np.exp, P.exp_p)
     return bind(P.exp_p, as_inexact(x)) if r is None else r
 
 
 def exp2(x: ArrayLike) -> Array:
     """2 ** x, same shape; float dtype."""
-    r = fast_unary(x, np.exp2)
+    r = unary_op(x, np.exp2, P.exp2_p)
     return bind(P.exp2_p, as_inexact(x)) if r is None else r
 
 
 def log(x: ArrayLike) -> Array:
     """Natural logarithm (-inf at 0, nan below), same shape; float dtype."""
-    r = fast_unary(x, np.log)
+    r = unary_op(x, np.log, P.log_p)
     return bind(P.log_p, as_inexact(x)) if r is None else r
 
 
 def log2(x: ArrayLike) -> Array:
     """Base-2 logarithm, same shape; float dtype."""
-    r = fast_unary(x, np.log2)
+    r = unary_op(x, np.log2, P.log2_p)
     return bind(P.log2_p, as_inexact(x)) if r is None else r
 
 
 def log1p(x: ArrayLike) -> Array:
     """log(1 + x), accurate near 0; same shape, float dtype."""
-    r = fast_unary(x, np.log1p)
+    r = unary_op(x, np.log1p, P.log1p_p)
     return bind(P.log1p_p, as_inexact(x)) if r is None else r
 
 
 def expm1(x: ArrayLike) -> Array:
     """exp(x) - 1, accurate near 0; same shape, float dtype."""
-    r = fast_unary(x, np.expm1, b"f")
+    r = unary_op(x, np.expm1, P.expm1_p, b"f")
     return bind(P.expm1_p, as_inexact(x)) if r is None else r
 
 
 def sin(x: ArrayLike) -> Array:
     """Sine (radians), same shape; float dtype."""
-    r = fast_unary(x, np.sin)
+    r = unary_op(x, np.sin, P.sin_p)
     return bind(P.sin_p, as_inexact(x)) if r is None else r
 
 
 def cos(x: ArrayLike) -> Array:
     """Cosine (radians), same shape; float dtype."""
-    r = fast_unary(x, np.cos)
+    r = unary_op(x, np.cos, P.cos_p)
     return bind(P.cos_p, as_inexact(x)) if r is None else r
 
 
 def tan(x: ArrayLike) -> Array:
     """Tangent (radians), same shape; float or complex dtype (one NumPy loop: complex tan does
     not overflow for a large imaginary part, as sin/cos would)."""
-    r = fast_unary(x, np.tan)
+    r = unary_op(x, np.tan, P.tan_p)
     return bind(P.tan_p, as_inexact(x)) if r is None else r
 
 
 def tanh(x: ArrayLike) -> Array:
     """Hyperbolic tangent, same shape; float or complex dtype (complex: tanh(±inf + iy) is
     ±1 with a zero imaginary part of y's sign, as the Array API specifies)."""
-    r = fast_unary(x, np.tanh, b"f")
+    r = unary_op(x, np.tanh, P.tanh_p, b"f")
     return bind(P.tanh_p, as_inexact(x)) if r is None else r
 
 

@@ -17,7 +17,7 @@ from nx_rune.frontend._core import (astype, broadcast_to, const, normalize_shape
                                     reduction_axes)
 from nx_rune.frontend._core import _holds_arrays
 from nx_rune.primitives import bind
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import ArrayBase, Tensor, fast_reshape, fast_transpose
 from nx_rune.typing import Array, ArrayLike, Axis, ShapeLike
 
 __all__ = ["reshape", "ravel", "transpose", "permute", "moveaxis", "swapaxes", "expand_dims",
@@ -33,6 +33,10 @@ def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Arra
     copy.  ``copy``: True always copies; False never does (ValueError when the strides need
     a copy; a traced value is never written in place, so it is not checked); None (default)
     copies only when needed.  ValueError naming both shapes when the element counts differ."""
+    if copy is None:
+        r = fast_reshape(x, shape)
+        if r is not None:
+            return r
     x = operand(x)
     shape = _resolve_shape(x, shape)
     if copy is None:
@@ -90,6 +94,10 @@ def ravel(x: ArrayLike) -> Array:
 def transpose(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Axes permuted: result axis i is x's axis ``axes[i]`` (reversed by default); same dtype; a
     view."""
+    if axes is None:
+        r = fast_transpose(x)
+        if r is not None:
+            return r
     x = operand(x)
     if axes is None:  # reversed: always a valid permutation
         nd = len(x.shape)

@@ -1,0 +1,205 @@
+# cython: binding=True, boundscheck=True, wraparound=True
+"""The reverse-mode tape's two hot loops, in C: recording one op (``Tape.process``) and the
+backward pass (``Tape.backward``).  See nx_rune/autodiff/core.py for the tape's design; this
+module holds only these loops (every op under ``grad`` runs the first, every tape entry the
+second, and their Python frames and list handling were most of an op's cost under ``grad``).
+
+The names they use (the tracer classes, the rule tables, ...) are handed over by core.py when
+it loads (``configure``): core imports this module, so this module cannot import core.
+"""
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    object PyType_GenericAlloc(object tp, Py_ssize_t nitems)
+
+from types import MemberDescriptorType, SimpleNamespace
+
+cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
+cdef object NONDIFF = None, INEXACT = None
+cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
+cdef object add_p = None, bind = None, call_impl = None
+cdef object ZERO = 0
+
+
+# the byte offsets of the slots of TapeTracer that its __init__ sets, set by configure when its
+# layout is the expected one (slots only): TapeTracers are then made here without a Python
+# frame; else (-1) by calling the class
+cdef Py_ssize_t OFF[7]
+OFF[0] = -1
+_SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
+
+
+cdef Py_ssize_t _slot_offset(cls, str name) except -2:
+    for klass in cls.__mro__:
+        d = klass.__dict__.get(name)
+        if d is not None:
+            if type(d) is not MemberDescriptorType:
+                return -1
+            return (<PyMemberDescrObject*>d).d_member.offset
+    return -1
+
+
+cdef inline void _put(object o, Py_ssize_t off, object v):
+    Py_INCREF(v)
+    (<PyObject**>((<char*><PyObject*>o) + off))[0] = <PyObject*>v
+
+
+cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
+    """TapeTracer(interp, out, i): the slots its __init__ sets, set directly."""
+    if OFF[0] < 0:
+        return TapeTracer(interp, out, i)
+    t = PyType_GenericAlloc(TapeTracer, 0)
+    _put(t, OFF[0], interp)
+    _put(t, OFF[1], out)
+    _put(t, OFF[2], out.shape)
+    _put(t, OFF[3], out.dtype)
+    _put(t, OFF[4], i)
+    _put(t, OFF[5], None)
+    _put(t, OFF[6], None)
+    return t
+
+
+def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
+              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn):
+    """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
+    global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
+    global user_vjp, Proj, add_p, bind, call_impl
+    Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
+    NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
+    user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
+    OFF[0] = -1
+    if tape_tracer.__dictoffset__ == 0:
+        offs = [_slot_offset(tape_tracer, n) for n in _SLOTS]
+        if min(offs) > 0:
+            for k in range(7):
+                OFF[k] = offs[k]
+            if not _same_as_init(tape_tracer):
+                OFF[0] = -1
+
+
+def _same_as_init(cls):
+    """Whether a tracer made here has every slot as one made by ``cls.__init__`` (checked once:
+    a slot that __init__ sets and this module does not switches the direct path off)."""
+    primal = SimpleNamespace(shape=(2,), dtype=object())
+    interp = object()
+    a, b = cls(interp, primal, 7), _tape_tracer(interp, primal, 7)
+    missing = object()
+    for klass in cls.__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name != "__weakref__" and \
+                    getattr(a, name, missing) is not getattr(b, name, missing):
+                return False
+    return True
+
+
+cdef inline list _nones(Py_ssize_t n, object fill):
+    cdef list out = PyList_New(n)
+    cdef Py_ssize_t k
+    for k in range(n):
+        Py_INCREF(fill)
+        PyList_SET_ITEM(out, k, fill)
+    return out
+
+
+def process(self, prim, args, params):
+    """Tape.process: ``prim`` on ``args``; with an operand ours, the primal is computed by the
+    parent level and the op recorded: (prim, params, primal operands, tape positions of our
+    operands (0: not ours), primal output).  Integer outputs and non-differentiable
+    primitives are not recorded (their results are constants)."""
+    cdef tuple targs = args if type(args) is tuple else tuple(args)
+    cdef Py_ssize_t n = len(targs), k, i
+    cdef bint ours = False
+    cdef list primals = list(targs)
+    cdef list idxs = _nones(n, ZERO)
+    cdef list tape
+    for k in range(n):
+        a = targs[k]
+        if isinstance(a, Tracer):
+            interp = a._interp
+            if interp is self:
+                ours = True
+                primals[k] = a.primal
+                idxs[k] = a._idx
+            elif interp.done:
+                leaked(a)
+    parent = self.parent
+    if not ours:
+        return bind_at(parent, prim, args, params)
+    if parent is None:
+        out = call_impl(prim, tuple(primals), params)
+    else:
+        out = parent.process(prim, primals, params)
+    if prim in NONDIFF:
+        return out
+    if out.dtype not in INEXACT:
+        return out
+    entry = (prim, params, primals, idxs, out)
+    tape = self.tape
+    tape.append(entry)
+    # threads running in copies of one context may record on one tape at once: the position
+    # is looked up after the append
+    i = len(tape) - 1
+    while tape[i] is not entry:
+        i -= 1
+    return _tape_tracer(self, out, i)
+
+
+cdef inline object _accumulate(object prev, object ct):
+    return ct if prev is None else bind(add_p, prev, ct)
+
+
+def backward(self, seeds):
+    """Tape.backward: cotangents of every tape position from ``seeds`` [(position,
+    cotangent)]; rules run under the interpreter active now (so an enclosing transformation
+    differentiates them).  Returns the list of accumulated cotangents (None: zero); leaves
+    keep theirs."""
+    cdef list tape = self.tape
+    cdef Py_ssize_t n = len(tape), i, top = -1, j
+    cdef list acc = _nones(n, None)
+    for i, ct in seeds:
+        acc[i] = _accumulate(acc[i], ct)
+        if i > top:
+            top = i
+    rules = VJP_RULES
+    check = self._check_entry if self._wpos else None
+    for i in range(top, 0, -1):
+        g = acc[i]
+        if g is None:
+            continue
+        e = tape[i]
+        if e is None:
+            continue
+        if check is not None:
+            check(i, e)
+        acc[i] = None
+        if type(e) is tuple:
+            prim, params, primals, idxs, out = <tuple>e
+            rule = rules.get(prim)
+            if type(rule) is VJPRule:
+                unary = rule.unary
+                if unary is not None:
+                    cts = (unary(g, out, primals[0]),)
+                else:
+                    cts = rule.fn(g, out, primals, params, idxs)
+            else:
+                cts = user_vjp(rule, prim, g, out, primals, params)
+        elif type(e) is Proj:
+            src = acc[e.src]
+            if src is None:
+                src = acc[e.src] = [None] * len(tape[e.src].outs)
+            src[e.k] = _accumulate(src[e.k], g)
+            continue
+        else:
+            idxs = e.idxs
+            cts = e.vjp(g)
+        for pos, ct in zip(idxs, cts):
+            if ct is not None and pos:
+                j = pos
+                acc[j] = _accumulate(acc[j], ct)
+    return acc
