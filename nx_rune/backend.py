@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from nx_rune import writes
+from nx_rune._kernels import quiet as _quiet
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
 from nx_rune.tensor import Tensor, wrap_result
@@ -170,7 +171,7 @@ def assign_index(dst, index, src, what="x[idx] = v"):
 
 def _unary(name, ufunc):
     def impl(x):
-        return _out(ufunc(x._np()))
+        return _out(_quiet.call1(ufunc, x._np()))
     impl.__name__ = f"_{name}"
     impl.ufunc = ufunc   # (WP-dispatch: bind calls the ufunc itself on concrete operands)
     IMPLS[name] = impl
@@ -178,7 +179,7 @@ def _unary(name, ufunc):
 
 def _binary(name, ufunc):
     def impl(a, b):
-        return _out(ufunc(a._np(), b._np()))
+        return _out(_quiet.call2(ufunc, a._np(), b._np()))
     impl.__name__ = f"_{name}"
     impl.ufunc = ufunc
     IMPLS[name] = impl

@@ -422,3 +422,23 @@ def test_tape_tracers_made_in_c_equal_those_of_init():
     assert type(y) is TapeTracer and y._interp is tape and y._idx == 2
     assert y.shape == (3,) and y.dtype == np.float64 and y._alias is None and y._recipe is None
     same(y.primal, np.sin(np.arange(3.0)))
+
+
+@pytest.mark.parametrize("errstate", ["ignore", "warn", "raise"])
+def test_ieee_results_even_when_the_user_makes_warnings_errors(errstate):
+    """pytest's ``-W error`` / ``warnings.simplefilter("error")`` comes before nx_rune's own
+    filters, and ``np.errstate(all="raise")`` makes NumPy raise: nx_rune still returns the IEEE
+    values silently (as JAX), on the eager fast path, through bind, and under grad."""
+    import warnings
+    x = nx.asarray(np.array([1.0, 0.0, -1.0]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want_div, want_log = np.array([1.0, 0.0, -1.0]) / 0.0, np.log([1.0, 0.0, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all=errstate):
+            np.testing.assert_array_equal(np.asarray(x / 0.0), want_div)
+            np.testing.assert_array_equal(np.asarray(nx.log(x)), want_log)
+            np.testing.assert_array_equal(np.asarray(nx.divide(x, nx.zeros(3, x.dtype))),
+                                          want_div)
+            g = nx.grad(lambda v: nx.sum(nx.log(v)))(x)
+            np.testing.assert_array_equal(np.asarray(g), [1.0, np.inf, -1.0])

@@ -8,19 +8,43 @@ path would warn at the user's line.  These one-line functions are that frame: th
 ignores RuntimeWarnings raised from this module only, as the backend's filter does for its own
 calls.  Nothing is paid when nothing warns, where setting and resetting NumPy's errstate
 ContextVar around each call costs about as much as the ufunc itself on small arrays.
+
+A filter that the user puts in front of this one (``warnings.simplefilter("error")``, pytest's
+``-W error`` or ``filterwarnings = error``) turns the warning into an exception, and
+``np.errstate(all="raise")`` raises FloatingPointError: the call then runs again under
+``np.errstate(all="ignore")``, so the result is the IEEE one in every case (the slow path pays
+only when a value is non-finite and the user asked NumPy to raise).
 """
 import warnings
 
+import numpy as np
+
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\._kernels\.quiet")
 
-__all__ = ["call1", "call2"]
+__all__ = ["call1", "call2", "QUIET_ERRORS"]
+
+# what NumPy raises for an IEEE special value when asked to (ComplexWarning, a RuntimeWarning
+# too, is a dropped imaginary part: never silenced; a plain ufunc call does not cast)
+QUIET_ERRORS = (RuntimeWarning, FloatingPointError)
 
 
 def call1(ufunc, a):
     """``ufunc(a)`` (IEEE warnings silenced: see the module's docstring)."""
-    return ufunc(a)
+    try:
+        return ufunc(a)
+    except QUIET_ERRORS as e:
+        if isinstance(e, np.exceptions.ComplexWarning):
+            raise
+        with np.errstate(all="ignore"):
+            return ufunc(a)
 
 
 def call2(ufunc, a, b):
     """``ufunc(a, b)`` (IEEE warnings silenced: see the module's docstring)."""
-    return ufunc(a, b)
+    try:
+        return ufunc(a, b)
+    except QUIET_ERRORS as e:
+        if isinstance(e, np.exceptions.ComplexWarning):
+            raise
+        with np.errstate(all="ignore"):
+            return ufunc(a, b)
