@@ -772,3 +772,30 @@ def test_simd_rows_check_every_index(dtype, index_dtype):
         with simd(True), pytest.raises(IndexError, match=rf"index {idx0[1, 7]} is out of "
                                                            rf"bounds for axis 0 with size 5"):
             gather(data, idx0, 0)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8, np.complex128])
+@pytest.mark.parametrize("mode", ["add", "mul"])
+def test_large_1d_target_streams_are_the_plain_row(mode, dtype, index_dtype):
+    # a 1-D target above FAR_BYTES (the non-temporal fetch path) against the plain row and
+    # NumPy: negative indices, odd lengths, a bad index near the end
+    rng = np.random.default_rng(9)
+    n = 70001
+    template = random_values(rng, (n,), dtype, mode)
+    for m in (1, 7, 8, 9, 4099, 50001):
+        idx = rng.integers(-n, n, m).astype(index_dtype)
+        upd = random_values(rng, (m,), dtype, mode)
+        old = gather_module._set_far(False)
+        try:
+            plain = scatter(template, idx, upd, 0, mode)
+        finally:
+            gather_module._set_far(old)
+        with threaded(1, size=1 << 62):
+            far = scatter(template, idx, upd, 0, mode)
+        assert_same(far, plain)
+        assert_same(far, scatter_reference(template, idx, upd, 0, mode))
+    idx[-3] = n
+    idx[-1] = -n - 1
+    with pytest.raises(IndexError, match=rf"index {n} is out of bounds for axis 0 with size {n}"):
+        scatter(template, idx, upd, 0, mode)

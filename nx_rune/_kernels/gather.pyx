@@ -262,6 +262,18 @@ cdef extern from *:
                       Py_ssize_t n, Py_ssize_t ax, Py_ssize_t sa) noexcept nogil
 
 
+cdef bint _far_on = True
+
+
+def _set_far(bint on):
+    """For the tests: whether 1-D adds into large targets take _accum_far (the streams
+    fetched ahead as non-temporal) or the plain row.  Returns the previous setting."""
+    global _far_on
+    old = _far_on
+    _far_on = on
+    return old
+
+
 cdef bint _HAVE_SIMD = nx_gather_simd_init()
 cdef bint _simd_on = _HAVE_SIMD
 
@@ -450,12 +462,57 @@ cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* 
     return 0
 
 
+cdef extern from *:
+    """
+    #define nx_gather_prefetch_nta(p) __builtin_prefetch((p), 0, 0)
+    """
+    void nx_gather_prefetch_nta(const void* p) noexcept nogil
+
+
+# Measured (1e6 float64 updates into 1e5 bins, one thread, min of 60 calls, pairs run
+# alternately in one process on the loaded 2-core machine): plain 1126-1362 us, with the
+# non-temporal fetches 750-1068 us; into 4e5 bins no difference.  (A prefetch of the target
+# element 24 updates ahead showed no gain, and was dropped.)
+cdef enum:
+    FAR_BYTES = 1 << 17     # 1-D targets larger than this stream their updates past the caches
+    FAR_AHEAD = 512         # bytes ahead that the streams are fetched
+
+
+cdef int _accum_far(numeric_t* out, const index_t* idx, const numeric_t* upd, Py_ssize_t m,
+                    Py_ssize_t n, int mode, int64_t* bad) noexcept nogil:
+    """_accum_row for a contiguous 1-D walk into a large target: the indices and updates,
+    read once, are fetched ahead as non-temporal, so that they do not push the (randomly
+    hit) target out of the caches."""
+    cdef Py_ssize_t j = 0, k, e
+    cdef Py_ssize_t ia = FAR_AHEAD // sizeof(index_t), ua = FAR_AHEAD // sizeof(numeric_t)
+    while j < m:
+        e = j + 8 if j + 8 < m else m
+        nx_gather_prefetch_nta(idx + j + ia)
+        nx_gather_prefetch_nta(upd + j + ua)
+        if sizeof(numeric_t) > 8:
+            nx_gather_prefetch_nta(upd + j + ua + 4)
+        while j < e:
+            k = idx[j]
+            if <size_t>k >= <size_t>n:
+                if k >= 0 or k < -n:
+                    bad[0] = k
+                    return 1
+                k += n
+            _accum_one(out + k, upd[j], mode)
+            j += 1
+    return 0
+
+
 cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const numeric_t* upd,
                                     Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si,
                                     Py_ssize_t sa, Py_ssize_t sd, bint contiguous, int mode,
                                     int64_t* bad) noexcept nogil:
     # Literal modes and strides so that each call site is compiled to its own tight loop.
     if contiguous and sa == 0 and ax == 1:
+        if _far_on and n * <Py_ssize_t>sizeof(numeric_t) > FAR_BYTES:
+            if mode == MODE_ADD:
+                return _accum_far(out, idx, upd, m, n, MODE_ADD, bad)
+            return _accum_far(out, idx, upd, m, n, MODE_MUL, bad)
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_ADD, bad)
         return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MUL, bad)
