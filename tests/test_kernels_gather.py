@@ -697,6 +697,20 @@ def test_threaded_bad_index_reports_the_first_in_c_order(mode, index_dtype):
                 scatter(np.zeros(100), flat, 1.0, 0, mode)
 
 
+@pytest.mark.parametrize("bins", [1 << 13, 1 << 14, 1 << 15, 1 << 16])
+def test_threaded_add_takes_the_private_targets_the_updates_pay_for(bins):
+    # 2**17 updates with 4 threads: 3, 2, 1 or no private targets (HISTOGRAM_RATIO = 4);
+    # small integer values, so every count gives NumPy's sums exactly
+    rng = np.random.default_rng(bins)
+    size = gather_module.THREADED_SIZE
+    template = random_values(rng, (bins,), np.float64, "add")
+    idx = rng.integers(-bins, bins, size)
+    upd = random_values(rng, (size,), np.float64, "add")
+    with threaded(4, size=size):
+        assert_same(scatter(template, idx, upd, 0, "add"),
+                    scatter_reference(template, idx, upd, 0, "add"))
+
+
 def test_threaded_calls_from_many_python_threads():
     # One call owns the pool at a time; the others run their spans in their own thread (the
     # same spans, so the same private targets and the same float sums).

@@ -229,7 +229,8 @@ cdef extern from *:
             if (!unit_ax)
                 k = _mm256_mullo_epi32(k, vax);
             k = _mm256_add_epi32(k, vjsa);
-            _mm256_storeu_si256((__m256i *)(out + j), _mm256_i32gather_epi32((const int *)src, k, 4));
+            _mm256_storeu_si256((__m256i *)(out + j),
+                                _mm256_i32gather_epi32((const int *)src, k, 4));
             vjsa = _mm256_add_epi32(vjsa, vstep);
         }
         NX_GATHER_TAIL
@@ -750,7 +751,8 @@ cdef enum:
 # 129 -> 112 (benchmarks/bench_gather_kernels.py's *_small cases sit at the threshold).
 # A Python global so that the tests can lower it to cover the threaded path on small inputs.
 THREADED_SIZE = 1 << 17
-# Private targets are used only while (spans - 1) * target size * this <= the updates.
+# A 1-D add takes k - 1 private targets (k spans, k <= threads) only while
+# (k - 1) * target size * this <= the updates.
 HISTOGRAM_RATIO = 4
 
 ctypedef struct Job:
@@ -876,10 +878,11 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
     j.private_ = NULL
     if threads > 1 and total >= THREADED_SIZE and pool_has_threads():
         j.split = _choose_split(w, j.op, threads)
-        if j.split < 0 and j.op == MODE_ADD and \
-                (threads - 1) * out.size * HISTOGRAM_RATIO <= total:
+        if j.split < 0 and j.op == MODE_ADD:
+            # as many private targets as the updates pay for (HISTOGRAM_RATIO), up to threads
+            threads = min(threads, 1 + total // max(out.size * HISTOGRAM_RATIO, 1))
             j.split = _longest(w)
-            histogram = w.shape[j.split] >= threads
+            histogram = threads > 1 and w.shape[j.split] >= threads
             if not histogram:
                 j.split = -1
     if j.split < 0:
