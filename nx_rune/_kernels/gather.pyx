@@ -1087,6 +1087,8 @@ def gather(data, indices, axis):
 
     Raises TypeError (dtype of data or indices), ValueError (ranks or shapes), AxisError
     (axis) and IndexError (an index outside [-n, n), n = D[axis]).
+    From THREADED_SIZE elements of B on, the work is shared by the kernels' threads
+    (nx_rune._kernels.pool.set_num_threads); the result does not depend on their number.
     """
     cdef Walk w
     cdef Job j
@@ -1185,6 +1187,11 @@ def scatter(template, indices, updates, axis, mode="set"):
     Returns a new C-contiguous array of shape T and template's dtype (in native byte order).
     float16 add/mul accumulate in float32 and round once at the end, so with duplicates they
     can differ from NumPy's per-step float16 rounding in the last place.
+    From THREADED_SIZE elements of B on, the work is shared by the kernels' threads
+    (nx_rune._kernels.pool.set_num_threads), with the one-thread result bit for bit, except
+    for "add" into a target that every update may hit (a 1-D template): then each thread
+    sums into its own copy and the copies are added in a fixed order, so float sums may
+    differ from one thread's (and NumPy's) in the last places (integers: the same).
     """
     cdef Walk w
     cdef Job j
