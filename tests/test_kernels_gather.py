@@ -813,3 +813,20 @@ def test_large_1d_target_streams_are_the_plain_row(mode, dtype, index_dtype):
     idx[-1] = -n - 1
     with pytest.raises(IndexError, match=rf"index {n} is out of bounds for axis 0 with size {n}"):
         scatter(template, idx, upd, 0, mode)
+
+
+def test_pool_thread_count_is_shared_with_threefry_and_checked():
+    from nx_rune._kernels import threefry
+    old = pool.get_num_threads()
+    try:
+        threefry.set_num_threads(3)
+        assert pool.get_num_threads() == 3
+        pool.set_num_threads(2)
+        assert threefry.get_num_threads() == 2
+        for bad, exc in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError),
+                         ("2", TypeError)):
+            with pytest.raises(exc, match="n must"):
+                pool.set_num_threads(bad)
+        assert pool.get_num_threads() == 2
+    finally:
+        pool.set_num_threads(old)
