@@ -329,6 +329,8 @@ cdef int gather_walk(const item_t* src, const index_t* idx, item_t* out,
                       and w.n <= 0x3FFFFFFF // w.axis_stride)
     # Rows along a contiguous axis are read in random order: the hardware prefetchers cannot
     # follow that, so the next row is fetched (in the background) while this one is gathered.
+    # (Measured with the AVX2 rows, 1000x1000 float64, one thread: 515-525 us; without the
+    # prefetch 2330-2450 us; fetching two rows ahead 565-580 us.)
     cdef bint prefetch = (contiguous and sa == 0 and w.axis_stride == 1 and w.rows > 1
                           and w.n * <Py_ssize_t>sizeof(item_t) <= 65536)
     memset(&c, 0, sizeof(Cursor))
