@@ -204,9 +204,9 @@ def fold_2d_conv():
 CASES = {f.__name__: f for f in [
     gather_1d, gather_2d_axis1, gather_2d_axis1_int32_float32, gather_2d_axis1_small,
     gather_2d_axis0, scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates,
-    scatter_add_1d_1e5_bins, scatter_add_1d_small, scatter_add_1d_duplicates_int32, scatter_add_2d_axis1_duplicates,
-    scatter_add_2d_axis0_duplicates, scatter_max_2d_axis1_duplicates, unfold_2d_conv,
-    unfold_2d_strided_dilated, fold_2d_conv,
+    scatter_add_1d_1e5_bins, scatter_add_1d_small, scatter_add_1d_duplicates_int32,
+    scatter_add_2d_axis1_duplicates, scatter_add_2d_axis0_duplicates,
+    scatter_max_2d_axis1_duplicates, unfold_2d_conv, unfold_2d_strided_dilated, fold_2d_conv,
 ]}
 WITH_TORCH = [n for n in CASES if n.startswith(("gather", "scatter"))]
 

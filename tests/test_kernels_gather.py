@@ -697,6 +697,20 @@ def test_threaded_bad_index_reports_the_first_in_c_order(mode, index_dtype):
                 scatter(np.zeros(100), flat, 1.0, 0, mode)
 
 
+@pytest.mark.parametrize("bins", [1 << 13, 1 << 14, 1 << 15, 1 << 16])
+def test_threaded_add_takes_the_private_targets_the_updates_pay_for(bins):
+    # 2**17 updates with 4 threads: 3, 2, 1 or no private targets (HISTOGRAM_RATIO = 4);
+    # small integer values, so every count gives NumPy's sums exactly
+    rng = np.random.default_rng(bins)
+    size = gather_module.THREADED_SIZE
+    template = random_values(rng, (bins,), np.float64, "add")
+    idx = rng.integers(-bins, bins, size)
+    upd = random_values(rng, (size,), np.float64, "add")
+    with threaded(4, size=size):
+        assert_same(scatter(template, idx, upd, 0, "add"),
+                    scatter_reference(template, idx, upd, 0, "add"))
+
+
 def test_threaded_calls_from_many_python_threads():
     # One call owns the pool at a time; the others run their spans in their own thread (the
     # same spans, so the same private targets and the same float sums).
@@ -772,3 +786,47 @@ def test_simd_rows_check_every_index(dtype, index_dtype):
         with simd(True), pytest.raises(IndexError, match=rf"index {idx0[1, 7]} is out of "
                                                            rf"bounds for axis 0 with size 5"):
             gather(data, idx0, 0)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8, np.complex128])
+@pytest.mark.parametrize("mode", ["add", "mul"])
+def test_large_1d_target_streams_are_the_plain_row(mode, dtype, index_dtype):
+    # a 1-D target above FAR_BYTES (the non-temporal fetch path) against the plain row and
+    # NumPy: negative indices, odd lengths, a bad index near the end
+    rng = np.random.default_rng(9)
+    n = 70001
+    template = random_values(rng, (n,), dtype, mode)
+    for m in (1, 7, 8, 9, 4099, 50001):
+        idx = rng.integers(-n, n, m).astype(index_dtype)
+        upd = random_values(rng, (m,), dtype, mode)
+        old = gather_module._set_far(False)
+        try:
+            plain = scatter(template, idx, upd, 0, mode)
+        finally:
+            gather_module._set_far(old)
+        with threaded(1, size=1 << 62):
+            far = scatter(template, idx, upd, 0, mode)
+        assert_same(far, plain)
+        assert_same(far, scatter_reference(template, idx, upd, 0, mode))
+    idx[-3] = n
+    idx[-1] = -n - 1
+    with pytest.raises(IndexError, match=rf"index {n} is out of bounds for axis 0 with size {n}"):
+        scatter(template, idx, upd, 0, mode)
+
+
+def test_pool_thread_count_is_shared_with_threefry_and_checked():
+    from nx_rune._kernels import threefry
+    old = pool.get_num_threads()
+    try:
+        threefry.set_num_threads(3)
+        assert pool.get_num_threads() == 3
+        pool.set_num_threads(2)
+        assert threefry.get_num_threads() == 2
+        for bad, exc in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError),
+                         ("2", TypeError)):
+            with pytest.raises(exc, match="n must"):
+                pool.set_num_threads(bad)
+        assert pool.get_num_threads() == 2
+    finally:
+        pool.set_num_threads(old)

@@ -17,3 +17,8 @@ def scatter(
     mode: ScatterMode = "set",
 ) -> NDArray[np.generic]:
     """A new array: template with updates written (or combined by mode) at indices along axis."""
+
+# Walks of at least THREADED_SIZE elements run on the kernels' pool
+# (nx_rune._kernels.pool.set_num_threads); see gather.pyx for HISTOGRAM_RATIO.
+THREADED_SIZE: int
+HISTOGRAM_RATIO: int

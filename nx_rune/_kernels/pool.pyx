@@ -138,7 +138,8 @@ cdef extern from *:
             int ok;
             if (pthread_attr_init(&attr) != 0)
                 break;
-            pthread_attr_setstacksize(&attr, (size_t)1 << 18);   /* the span functions need ~20 KiB */
+            /* the span functions need ~20 KiB */
+            pthread_attr_setstacksize(&attr, (size_t)1 << 18);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
             ok = pthread_create(&tid, &attr, nx_pool_worker, p) == 0;
             pthread_attr_destroy(&attr);
