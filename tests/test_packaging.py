@@ -39,7 +39,7 @@ def setup_mod():
 # -- the configuration (default suite) ------------------------------------------------------------
 
 def test_kernels_found():
-    assert PYX == ["buffer", "fold", "fusion", "gather", "pool", "strided", "threefry",
+    assert PYX == ["buffer", "fold", "fusion", "gather", "gemm", "pool", "strided", "threefry",
                    "view"]  # WP-jit: fusion; WP-gather: pool
 
 

@@ -243,7 +243,7 @@ cdef void _run_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogi
 # kernels over at least this many elements split their work between threads (each thread
 # then has at least half of it); the count is the kernels' setting (NX_RUNE_NUM_THREADS,
 # nx_rune._kernels.pool.set_num_threads)
-THREADED_SIZE = 1 << 18
+THREADED_SIZE = 1 << 17
 
 
 cdef class Kernel:

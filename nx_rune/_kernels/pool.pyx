@@ -36,6 +36,7 @@ cdef extern from *:
     #include <pthread.h>
     #include <signal.h>
     #include <unistd.h>
+    #include <time.h>
     #define NX_POOL_HAVE_THREADS 1
 
     typedef struct {
@@ -49,7 +50,43 @@ cdef extern from *:
         Py_ssize_t n, step, count;
         Py_ssize_t next;              /* next span to claim */
         Py_ssize_t running;           /* claimed spans not finished yet */
+        unsigned long gen;            /* jobs posted so far (read without mu while spinning) */
     } nx_pool_state;
+
+    /* A thread that has just finished spins this long (polling, without the lock) before it
+       sleeps on a condition variable: the next kernel of a compiled program, or the other
+       threads' last spans, usually come within that time, and waking a sleeping thread costs
+       tens of microseconds (more on a virtual machine whose idle CPU the host descheduled). */
+    #define NX_POOL_SPIN_NS 200000L
+
+    static long nx_pool_now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+    }
+
+    static void nx_pool_relax(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+    #endif
+    }
+
+    /* Spin until *word differs from `seen` or the spin time is over (called without mu). */
+    static void nx_pool_spin_while_equal(unsigned long *word, unsigned long seen) {
+        long start = nx_pool_now_ns();
+        int i;
+        for (;;) {
+            for (i = 0; i < 64; i++) {
+                if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
+                    return;
+                nx_pool_relax();
+            }
+            if (nx_pool_now_ns() - start > NX_POOL_SPIN_NS)
+                return;
+        }
+    }
 
     static nx_pool_state nx_pool_the_pool;
     static pid_t nx_pool_pid = 0;  /* the process whose threads the pool holds */
@@ -82,6 +119,12 @@ cdef extern from *:
         pthread_sigmask(SIG_BLOCK, &block, NULL);
         pthread_mutex_lock(&p->mu);
         for (;;) {
+            if (p->next >= p->count) {
+                unsigned long seen = p->gen;
+                pthread_mutex_unlock(&p->mu);
+                nx_pool_spin_while_equal(&p->gen, seen);
+                pthread_mutex_lock(&p->mu);
+            }
             while (p->next >= p->count)
                 pthread_cond_wait(&p->work, &p->mu);
             nx_pool_claim_spans(p);
@@ -108,6 +151,7 @@ cdef extern from *:
             }
             p->workers = 0;
             p->next = p->count = p->running = 0;
+            p->gen = 0;
             nx_pool_pid = pid;
             nx_pool_busy = 0;
         }
@@ -154,8 +198,20 @@ cdef extern from *:
         p->running = 0;
         p->next = 0;
         p->count = count;
+        __atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&p->work);
         nx_pool_claim_spans(p);
+        if (p->running > 0) {
+            /* the workers' last spans: spin for them before sleeping */
+            long start = nx_pool_now_ns();
+            while (p->running > 0 && nx_pool_now_ns() - start < NX_POOL_SPIN_NS) {
+                int i;
+                pthread_mutex_unlock(&p->mu);
+                for (i = 0; i < 64; i++)
+                    nx_pool_relax();
+                pthread_mutex_lock(&p->mu);
+            }
+        }
         while (p->running > 0)
             pthread_cond_wait(&p->done, &p->mu);
         p->fn = NULL;

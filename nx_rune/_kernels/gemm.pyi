@@ -1,0 +1,6 @@
+"""Bands of a matrix product run on the kernels' pool by the BLAS's gemm (typed Cython module)."""
+
+import numpy as np
+
+def available() -> bool: ...
+def matmul_bands(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int) -> bool: ...

@@ -1,0 +1,131 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Matrix products cut into bands of output rows run on the kernels' pool (pool.pyx), each band
+one call of the BLAS's gemm without the GIL.
+
+The gemm is SciPy's (``scipy.linalg.cython_blas``'s C entry points, Fortran order): a row-major
+``C = A @ B`` is the column-major ``C^T = B^T A^T``, so each band of rows ``[lo, hi)`` of C is one
+call on the matching rows of A.  Every band reads all of B (the BLAS packs it once per call), so
+there is one band per thread.  Values are the gemm's own for those rows: they equal a single
+call's to rounding.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+
+from nx_rune._kernels.pool cimport run_spans
+
+cnp.import_array()
+
+ctypedef void (*sgemm_t)(char *ta, char *tb, int *m, int *n, int *k, float *alpha, float *a,
+                         int *lda, float *b, int *ldb, float *beta, float *c,
+                         int *ldc) noexcept nogil
+ctypedef void (*dgemm_t)(char *ta, char *tb, int *m, int *n, int *k, double *alpha, double *a,
+                         int *lda, double *b, int *ldb, double *beta, double *c,
+                         int *ldc) noexcept nogil
+
+cdef sgemm_t _sgemm = NULL
+cdef dgemm_t _dgemm = NULL
+cdef bint _loaded = False
+
+
+cdef void *_entry(dict capi, str name) except? NULL:
+    cap = capi.get(name)
+    if cap is None:
+        return NULL
+    return PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
+
+
+def available():
+    """Whether SciPy's gemm entry points were found (loaded on first use)."""
+    global _sgemm, _dgemm, _loaded
+    if not _loaded:
+        _loaded = True
+        try:
+            from scipy.linalg import cython_blas
+            capi = cython_blas.__pyx_capi__
+            _sgemm = <sgemm_t> _entry(capi, "sgemm")
+            _dgemm = <dgemm_t> _entry(capi, "dgemm")
+        except (ImportError, AttributeError, ValueError):
+            _sgemm = NULL
+            _dgemm = NULL
+    return _sgemm != NULL and _dgemm != NULL
+
+
+cdef struct Job:
+    int dbl                  # float64 (else float32)
+    char ta, tb              # the ops of B^T's and A^T's storage (see _operand)
+    int n, k, lda, ldb, ldc
+    char *a
+    char *b
+    char *c
+    Py_ssize_t a_row, c_row  # bytes from one row of A (of C) to the next
+
+
+cdef void _band(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const Job *j = <const Job *> ctx
+    cdef int m = <int> (hi - lo)
+    cdef int n = j.n, k = j.k, lda = j.lda, ldb = j.ldb, ldc = j.ldc
+    cdef char ta = j.ta, tb = j.tb
+    cdef float s1 = 1.0, s0 = 0.0
+    cdef double d1 = 1.0, d0 = 0.0
+    if m <= 0:
+        return
+    if j.dbl:
+        _dgemm(&ta, &tb, &n, &m, &k, &d1, <double *> j.b, &ldb,
+               <double *> (j.a + lo * j.a_row), &lda, &d0, <double *> (j.c + lo * j.c_row), &ldc)
+    else:
+        _sgemm(&ta, &tb, &n, &m, &k, &s1, <float *> j.b, &ldb,
+               <float *> (j.a + lo * j.a_row), &lda, &s0, <float *> (j.c + lo * j.c_row), &ldc)
+
+
+cdef bint _operand(cnp.ndarray x, Py_ssize_t rows, Py_ssize_t cols, char *op, int *ld):
+    """The column-major view of row-major ``x`` (rows, cols) that gemm reads for x^T: its op
+    ('N': the storage is x^T; 'T': it is x) and leading dimension; False if x has neither unit
+    stride (or a dimension too large for the BLAS's int)."""
+    cdef Py_ssize_t item = x.itemsize
+    cdef Py_ssize_t s0 = x.strides[0], s1 = x.strides[1]
+    if s1 == item and s0 % item == 0 and s0 // item >= max(1, cols) and s0 // item < 2 ** 31:
+        op[0] = b'N'
+        ld[0] = <int> (s0 // item)
+        return True
+    if s0 == item and s1 % item == 0 and s1 // item >= max(1, rows) and s1 // item < 2 ** 31:
+        op[0] = b'T'
+        ld[0] = <int> (s1 // item)
+        return True
+    return False
+
+
+def matmul_bands(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):
+    """``out[...] = a @ b`` for 2-D float32/float64 ``a`` (m, k), ``b`` (k, n) and a C-contiguous
+    ``out`` (m, n) of their dtype, in ``threads`` bands of rows run on the kernels' pool.
+    Returns False (nothing written) when the operands do not suit gemm (dtype, layout,
+    sizes, overlap with out, gemm not found): the caller then uses NumPy."""
+    cdef Job job
+    cdef Py_ssize_t m, k, n, step
+    if not available() or a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
+        return False
+    dt = a.dtype
+    if b.dtype != dt or out.dtype != dt or dt.num not in (cnp.NPY_FLOAT32, cnp.NPY_FLOAT64):
+        return False
+    if not dt.isnative or not b.dtype.isnative or not out.dtype.isnative:
+        return False
+    m, k = a.shape[0], a.shape[1]
+    n = b.shape[1]
+    if b.shape[0] != k or out.shape[0] != m or out.shape[1] != n or m == 0 or n == 0 or k == 0:
+        return False
+    if max(m, n, k) >= 2 ** 31 or not cnp.PyArray_IS_C_CONTIGUOUS(out):
+        return False
+    if not cnp.PyArray_ISWRITEABLE(out) or np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return False
+    if not _operand(b, k, n, &job.ta, &job.ldb) or not _operand(a, m, k, &job.tb, &job.lda):
+        return False
+    job.dbl = dt.num == cnp.NPY_FLOAT64
+    job.n, job.k, job.ldc = <int> n, <int> k, <int> n
+    job.a, job.b, job.c = <char *> cnp.PyArray_DATA(a), <char *> cnp.PyArray_DATA(b), \
+        <char *> cnp.PyArray_DATA(out)
+    job.a_row, job.c_row = a.strides[0], out.strides[0]
+    threads = max(1, min(threads, m))
+    step = (m + threads - 1) // threads
+    run_spans(_band, &job, m, step, (m + step - 1) // step, threads)
+    return True
