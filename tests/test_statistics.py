@@ -683,6 +683,13 @@ def test_cov_against_numpy(vars_, obs, rowvar, bias, ddof, weights, with_y, dtyp
         want = np.cov(m.astype(np.float64), None if y is None else y.astype(np.float64),
                       rowvar, bias, ddof, fw, aw)
     got = nx.cov(m, y, rowvar, bias, ddof, fw, aw)
+    used = obs if fw is None else np.count_nonzero(fw)
+    if aw is not None and used == (1 if ddof is None and not bias else ddof):
+        # weighted, with exactly no degree of freedom left: the divisor is v1 - v1 (0) or a
+        # rounding residue of it, so NumPy's 0 * (1 / divisor) is nan or 0 by the last bit
+        g = got.numpy()
+        assert np.all(np.isnan(g) | (g == want) | ~np.isfinite(want)), (g, want)
+        return
     if not np.isfinite(want).all():
         # no degrees of freedom left (divisor <= 0): the values are 0/0 or x/0, and whether a
         # centred sum is exactly 0 (nan) or a rounding residue (inf) depends on the precision
