@@ -21,19 +21,13 @@ import scipy.linalg
 import nx_rune as nx
 from nx_rune import backend as B
 
+from test_linalg import well   # well-conditioned matrices, either sign of det
+
 L = nx.linalg
 SL = nx.scipy.linalg
 LinAlgError = np.linalg.LinAlgError
 DTYPES = [np.float32, np.float64]
 BATCHES = [(), (3,), (2, 2)]
-
-
-def well(rng, batch, n, dtype=np.float64):
-    """Matrices with singular values in [0.5, 2.5] (well conditioned, either sign of det)."""
-    q1 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
-    q2 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
-    s = rng.uniform(0.5, 2.5, batch + (n,))
-    return ((q1 * s[..., None, :]) @ q2).astype(dtype)
 
 
 def spd(rng, batch, n, dtype=np.float64):
