@@ -192,13 +192,14 @@ def test_wheel_contents_and_install(tmp_path):
               "nx_rune/tensor.pyx", "nx_rune/tensor.pyi",
               "nx_rune/tree_util.py", "nx_rune/optimizers.py", "nx_rune/autodiff/api.py"):
         assert n in names
-    # measured: 0.83 MB wheel, 2.05 MB unpacked (were 5.26 MB and 19.5 MB with the .c files and
-    # the debug information)
-    assert whl.stat().st_size < 1_200_000
+    # measured: 1.68 MB wheel, 4.39 MB unpacked (2026-12-03: eleven stripped extension modules,
+    # among them the jit's fusion VM, the pool, gemm bands and the tape; 0.83 and 2.05 MB with
+    # six), against 5.26 MB and 19.5 MB with the .c files and the debug information of six
+    assert whl.stat().st_size < 2_200_000
     unpacked = tmp_path / "unpacked"
     zipfile.ZipFile(whl).extractall(unpacked)
     total = sum(p.stat().st_size for p in unpacked.rglob("*") if p.is_file())
-    assert total < 3_000_000
+    assert total < 5_500_000
     if sys.platform.startswith("linux"):
         for so in unpacked.rglob("*.so"):
             sections = elf_section_names(so)
