@@ -203,6 +203,16 @@ class Program:
 
 # -- printing -----------------------------------------------------------------------------------
 
+def last_uses(eqns) -> dict:
+    """``{var: index of the last equation of eqns that reads it}``."""
+    last = {}
+    for i, e in enumerate(eqns):
+        for x in e.ins:
+            if isinstance(x, Var):
+                last[x] = i
+    return last
+
+
 def _name(k):
     letters = "abcdefghijklmnopqrstuvwxyz"
     s = ""

@@ -12,7 +12,7 @@ Program outputs stay live to the end; inputs are never written unless donated
 from __future__ import annotations
 
 from nx_rune import primitives as P
-from nx_rune.compiler.ir import Program, Var
+from nx_rune.compiler.ir import Program, Var, last_uses
 
 __all__ = ["plan_buffers", "check_donation", "ALIASING", "FRESH"]
 
@@ -31,11 +31,7 @@ def _is_ufunc_eqn(e):
 def plan_buffers(prog: Program, donate=()) -> dict:
     """``{var: donor var}`` for the equations of ``prog`` (see the module doc)."""
     n = len(prog.eqns)
-    last = {}
-    for i, e in enumerate(prog.eqns):
-        for x in e.ins:
-            if isinstance(x, Var):
-                last[x] = i
+    last = last_uses(prog.eqns)
     for x in prog.outs:
         if isinstance(x, Var):
             last[x] = n

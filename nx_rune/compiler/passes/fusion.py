@@ -23,7 +23,7 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.compiler.executor import ufunc_for
-from nx_rune.compiler.ir import Eqn, InternalOp, Literal, Program, Var
+from nx_rune.compiler.ir import Eqn, InternalOp, Literal, Program, Var, last_uses
 from nx_rune.primitives import Primitive
 
 __all__ = ["fuse", "absorb_concat", "FusedOp", "fused_op", "FusedSpec", "REDUCERS", "BLOCK"]
@@ -247,11 +247,7 @@ def _build_kernel(spec):
     n_const = len(consts)
     out_vars = list(spec.outputs)
     # temporaries: linear scan over the equations
-    last_use = {}
-    for i, e in enumerate(spec.eqns):
-        for x in e.ins:
-            if isinstance(x, Var):
-                last_use[x] = i
+    last_use = last_uses(spec.eqns)
     for e, _ in spec.reductions:
         last_use[e.ins[0]] = len(spec.eqns)
     outputs_set = set(out_vars)
