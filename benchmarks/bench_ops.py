@@ -115,9 +115,21 @@ def conv2d_3x3():
             lambda: np.matmul(w2, numpy_unfold(x, *args)).reshape(8, 32, 32, 32))
 
 
+def jit_matmul_bands_128x784x256():
+    """A jitted MLP's forward product (float32): one gemm band per kernel thread when NumPy's
+    BLAS is pinned to one thread (nx_rune/compiler/split_matmul.py; run with
+    OPENBLAS_NUM_THREADS=1, as the README's tables are), NumPy's one call otherwise."""
+    a = _rng(4).random((128, 784), dtype=np.float32)
+    b = _rng(5).random((784, 256), dtype=np.float32)
+    f = nx.jit(lambda x, w: x @ w)
+    t, u = nx.asarray(a), nx.asarray(b)
+    return lambda: f(t, u), lambda: a @ b
+
+
 CASES = {f.__name__: f for f in [
     add_1e6, sub_1e6, mul_1e6, mul_scalar_1e6, exp_1e6, sum_1e6, sum_axis1_1000x1000, cumsum_1e6,
     matmul_512, softmax_1000x1000, unfold_conv3x3, fold_conv3x3, conv2d_3x3,
+    jit_matmul_bands_128x784x256,
 ]}
 
 
