@@ -203,6 +203,37 @@ def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
     return not job.failed
 
 
+# the packed kernel's routing (the jit's products and the eager matmul): from this many
+# multiply-adds (below, NumPy's call costs less than the packing), on one thread below
+# PACKED_THREADED_MACS, and only with at least PACKED_MIN_N columns (tiles are 32 wide: fewer
+# columns would be mostly padding)
+PACKED_MIN_MACS = 1 << 16
+PACKED_THREADED_MACS = 1 << 21
+PACKED_MIN_N = 24
+
+
+def packed_worth(Py_ssize_t m, Py_ssize_t k, Py_ssize_t n):
+    """Whether a float32 product (m, k) @ (k, n) goes to the packed kernel (see above)."""
+    return avx512_available() and n >= PACKED_MIN_N and m * k * n >= PACKED_MIN_MACS
+
+
+def matmul_f32(cnp.ndarray a, cnp.ndarray b, out=None):
+    """``a @ b`` for 2-D float32 ``a`` (m, k) and ``b`` (k, n) by the packed kernel on the
+    pool's threads (one thread for small products) when ``packed_worth``, into ``out`` (a
+    C-contiguous (m, n) float32 array) or a new array; None when not taken (the caller uses
+    NumPy)."""
+    cdef Py_ssize_t m, k, n
+    if a.ndim != 2 or b.ndim != 2:
+        return None
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    if not packed_worth(m, k, n):
+        return None
+    dst = np.empty((m, n), np.float32) if out is None else out
+    from nx_rune._kernels import pool
+    threads = pool.get_num_threads() if m * k * n >= PACKED_THREADED_MACS else 1
+    return dst if matmul_f32_packed(a, b, dst, threads) else None
+
+
 def matmul_bands(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):
     """``out[...] = a @ b`` for 2-D float32/float64 ``a`` (m, k), ``b`` (k, n) and a C-contiguous
     ``out`` (m, n) of their dtype, in ``threads`` bands of rows run on the kernels' pool.

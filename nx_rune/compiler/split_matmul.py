@@ -29,12 +29,6 @@ from nx_rune._kernels import pool as _pool
 # a product of at least this many multiply-adds is split (about 100 us on one core: below
 # it, waking a worker costs more than it saves)
 MIN_MACS = 1 << 22
-# the packed float32 kernel: from this many multiply-adds (below, NumPy's call costs less than
-# the packing), on one thread below PACKED_THREADED_MACS, and only when the product has at
-# least PACKED_MIN_N columns (its tiles are 32 wide: fewer columns are mostly padding)
-PACKED_MIN_MACS = 1 << 16
-PACKED_THREADED_MACS = 1 << 21
-PACKED_MIN_N = 24
 _PINNED_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -55,22 +49,20 @@ def worth_routing(m: int, k: int, n: int, dtype: np.dtype) -> bool:
     """Whether a 2-D product (m, k) @ (k, n) of ``dtype`` may gain from ``matmul`` rather than
     NumPy's call (decided when a program is compiled)."""
     if np.dtype(dtype) == np.float32 and _gemm.avx512_available():
-        return n >= PACKED_MIN_N and m * k * n >= PACKED_MIN_MACS
+        return _gemm.packed_worth(m, k, n)
     return np.dtype(dtype).kind == "f" and m * k * n >= MIN_MACS
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(a, b[, out])`` for 2-D operands: float32 by the packed AVX-512 kernel where
-    the CPU has it, otherwise float32/float64 products of at least ``MIN_MACS`` multiply-adds
+    the CPU has it (``gemm.packed_worth``), otherwise float32/float64 products of at least ``MIN_MACS`` multiply-adds
     split into bands of rows between the kernels' threads when NumPy's BLAS is single-threaded
     (see the module).  a (m, k), b (k, n), out (m, n) or None."""
+    if a.dtype == np.float32 and b.dtype == np.float32:
+        r = _gemm.matmul_f32(a, b, out)
+        if r is not None:
+            return r
     threads = _pool.get_num_threads()
-    if (a.ndim == 2 and b.ndim == 2 and a.dtype == np.float32 and b.dtype == np.float32
-            and _gemm.avx512_available()):
-        macs = a.shape[0] * a.shape[1] * b.shape[1]
-        dst = out if out is not None else np.empty((a.shape[0], b.shape[1]), a.dtype)
-        if _gemm.matmul_f32_packed(a, b, dst, threads if macs >= PACKED_THREADED_MACS else 1):
-            return dst
     if (BLAS_SINGLE_THREADED and threads > 1 and a.ndim == 2 and b.ndim == 2
             and a.shape[0] >= 2 and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_MACS):
         dst = out if out is not None else np.empty((a.shape[0], b.shape[1]), a.dtype)
