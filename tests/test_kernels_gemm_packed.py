@@ -178,3 +178,34 @@ def test_jitted_float32_products_equal_eager():
     for f in (loss, nx.grad(loss)):
         np.testing.assert_allclose(np.asarray(nx.jit(f)(w, x)), np.asarray(f(w, x)),
                                    rtol=2e-4, atol=2e-5)
+
+
+def test_eager_float32_matmul_takes_the_packed_kernel_and_equals_numpy(monkeypatch):
+    """Eager 2-D float32 products (and their gradients' products) go to the packed kernel where
+    the CPU has it; stacks, float64 and small products stay NumPy's call."""
+    rng = np.random.default_rng(7)
+    a, b = _operand(rng, 96, 300, "c"), _operand(rng, 300, 64, "c")
+    calls = []
+    real = gemm.matmul_f32_packed
+
+    def spy(*args):
+        calls.append((args[0].shape, args[1].shape))
+        return real(*args)
+    monkeypatch.setattr(gemm, "matmul_f32_packed", spy)
+    got = np.asarray(nx.asarray(a) @ nx.asarray(b))
+    _check(a, b, got, 0)
+    assert calls == ([((96, 300), (300, 64))] if HAS else [])
+    calls.clear()
+    ga, gb = nx.grad(lambda p, q: nx.sum(p @ q), argnums=(0, 1))(nx.asarray(a), nx.asarray(b))
+    ones = np.ones((96, 64), np.float32)
+    _check(ones, b.T, np.asarray(ga), 0)
+    _check(a.T, ones, np.asarray(gb), 0)
+    assert len(calls) == (3 if HAS else 0)      # the forward and both cotangent products
+    calls.clear()
+    np.testing.assert_array_equal(np.asarray(nx.asarray(a[None]) @ nx.asarray(b[None])),
+                                  np.matmul(a[None], b[None]))
+    np.testing.assert_array_equal(np.asarray(nx.asarray(a[:8, :8]) @ nx.asarray(b[:8, :8])),
+                                  a[:8, :8] @ b[:8, :8])
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_array_equal(np.asarray(nx.asarray(a64) @ nx.asarray(b64)), a64 @ b64)
+    assert calls == []

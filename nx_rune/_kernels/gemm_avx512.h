@@ -143,7 +143,8 @@ NX_SG_TARGET static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t 
     ptrdiff_t r1 = hi * NX_SG_MR < j->m ? hi * NX_SG_MR : j->m;
     ptrdiff_t rows = r1 - r0;
     if (rows <= 0) return;
-    float *apack = (float *)aligned_alloc(64, (size_t)((hi - lo) * NX_SG_MR * j->kc) * sizeof(float));
+    size_t bytes = (size_t)((hi - lo) * NX_SG_MR * j->kc) * sizeof(float);
+    float *apack = (float *)aligned_alloc(64, (bytes + 63) / 64 * 64);  /* C11: a multiple */
     if (apack == NULL) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         return;
