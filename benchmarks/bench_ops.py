@@ -116,9 +116,10 @@ def conv2d_3x3():
 
 
 def jit_matmul_bands_128x784x256():
-    """A jitted MLP's forward product (float32): one gemm band per kernel thread when NumPy's
-    BLAS is pinned to one thread (nx_rune/compiler/split_matmul.py; run with
-    OPENBLAS_NUM_THREADS=1, as the README's tables are), NumPy's one call otherwise."""
+    """A jitted MLP's forward product (float32): on a CPU with AVX-512 the packed kernel on the
+    kernels' threads; elsewhere one gemm band per kernel thread when NumPy's BLAS is pinned to
+    one thread (nx_rune/compiler/split_matmul.py; run with OPENBLAS_NUM_THREADS=1, as the
+    README's tables are), NumPy's one call otherwise."""
     a = _rng(4).random((128, 784), dtype=np.float32)
     b = _rng(5).random((784, 256), dtype=np.float32)
     f = nx.jit(lambda x, w: x @ w)
@@ -126,10 +127,28 @@ def jit_matmul_bands_128x784x256():
     return lambda: f(t, u), lambda: a @ b
 
 
+def jit_matmul_one_thread_128x784x256():
+    """The same product with the kernels' pool at one thread: the packed AVX-512 kernel (where
+    the CPU has it) against the BLAS's own single-threaded gemm."""
+    a = _rng(4).random((128, 784), dtype=np.float32)
+    b = _rng(5).random((784, 256), dtype=np.float32)
+    f = nx.jit(lambda x, w: x @ w)
+    t, u = nx.asarray(a), nx.asarray(b)
+
+    def ours():
+        old = nx.get_num_threads()
+        nx.set_num_threads(1)
+        try:
+            return f(t, u)
+        finally:
+            nx.set_num_threads(old)
+    return ours, lambda: a @ b
+
+
 CASES = {f.__name__: f for f in [
     add_1e6, sub_1e6, mul_1e6, mul_scalar_1e6, exp_1e6, sum_1e6, sum_axis1_1000x1000, cumsum_1e6,
     matmul_512, softmax_1000x1000, unfold_conv3x3, fold_conv3x3, conv2d_3x3,
-    jit_matmul_bands_128x784x256,
+    jit_matmul_bands_128x784x256, jit_matmul_one_thread_128x784x256,
 ]}
 
 

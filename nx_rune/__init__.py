@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 # namespaces: FFT, linear algebra, SciPy-style functions; run-time settings (x64 mode); data
 # parallelism (Ray and Dask are imported only when a DataParallel is made)
 from nx_rune import config, distributed, fft, linalg, scipy  # noqa: E402
-from nx_rune.config import enable_x64  # noqa: E402,F401
+from nx_rune.config import enable_x64, get_num_threads, set_num_threads  # noqa: E402,F401
 
 # -- WP-jit: the compiler (nx.jit, nx.make_jaxpr) and lax control flow (nx.lax)
 from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401

@@ -26,6 +26,7 @@ import numpy as np
 
 from nx_rune import writes
 from nx_rune._kernels import quiet as _quiet
+from nx_rune._kernels import gemm as _gemm
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
 from nx_rune.tensor import Tensor, wrap_result
@@ -453,7 +454,15 @@ def _associative_scan(x, *, axis, op):
 
 @_impl("matmul")
 def _matmul(a, b):
-    return _out(np.matmul(a._np(), b._np()))
+    """NumPy's matmul; 2-D float32 products by the kernels' packed AVX-512 product where the CPU
+    has it and the product is large enough (_kernels/gemm.pyx: OpenBLAS runs its AVX2 kernels
+    on CPUs it does not know, such as AMD's Zen 5); equal to NumPy's to float32 rounding."""
+    x, y = a._np(), b._np()
+    if x.dtype == np.float32 and y.dtype == np.float32 and x.ndim == 2 and y.ndim == 2:
+        r = _gemm.matmul_f32(x, y)
+        if r is not None:
+            return _out(r)
+    return _out(np.matmul(x, y))
 
 
 # -- typed kernels: gather/scatter, windows, threefry ---------------------------------------------

@@ -29,9 +29,12 @@ import os
 import threading
 from typing import Any, Callable
 
+from nx_rune._kernels import pool as _pool
+
 import numpy as np
 
-__all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS"]
+__all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS",
+           "set_num_threads", "get_num_threads"]
 
 ENV_VAR = "NX_RUNE_ENABLE_X64"
 # option name -> canonical name (JAX's spelling is accepted, so ported code runs unchanged)
@@ -166,3 +169,17 @@ class enable_x64:
 
     def __repr__(self) -> str:
         return f"nx_rune.enable_x64({self.new_val})"
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n >= 1`` threads in the kernels that split large inputs (random draws, gather and
+    scatter, fused and matrix-product kernels of compiled programs), from the next call on; the
+    process-wide value, read first from the environment variable ``NX_RUNE_NUM_THREADS``
+    (default: the machine's cores).  Raises TypeError for a non-integer ``n``, ValueError for
+    ``n < 1``."""
+    _pool.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads the kernels use (see ``set_num_threads``)."""
+    return _pool.get_num_threads()

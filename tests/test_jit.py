@@ -469,7 +469,9 @@ def test_the_digits_example_jitted_equals_eager():
     close(loss, want_loss, rtol=1e-6)
     for k in params:
         close(g[k], want_g[k], rtol=1e-5, atol=1e-7)
-    close(nx.jit(train_mlp.forward)(params, xb), train_mlp.forward(params, xb), rtol=1e-6)
+    # float32 products summed in another order (the packed kernel) differ by rounding
+    close(nx.jit(train_mlp.forward)(params, xb), train_mlp.forward(params, xb), rtol=1e-6,
+          atol=2e-6)
 
 
 def test_readme_jit_block_runs():

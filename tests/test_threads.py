@@ -331,3 +331,27 @@ def test_two_threads_of_kernels_speed_up(big, record_property):
     # on request.  test_kernels_release_the_gil is the robust check of the GIL.
     if os.environ.get("NX_RUNE_STRICT_TIMING") == "1":
         assert max(ratios.values()) > 1.2, lines
+
+
+def test_public_thread_count_setting():
+    """``nx.set_num_threads``/``nx.get_num_threads`` set the kernels' pool (what the README
+    documents), with clear errors for bad counts; the draws do not depend on it."""
+    from nx_rune._kernels import pool
+    old = nx.get_num_threads()
+    key = nx.random.key(3)
+    try:
+        nx.set_num_threads(1)
+        assert nx.get_num_threads() == 1 == pool.get_num_threads()
+        one = np.asarray(nx.random.normal(key, (1 << 18,)))
+        nx.set_num_threads(3)
+        assert nx.get_num_threads() == 3 == pool.get_num_threads()
+        np.testing.assert_array_equal(np.asarray(nx.random.normal(key, (1 << 18,))), one)
+        with pytest.raises(ValueError, match="n must be >= 1"):
+            nx.set_num_threads(0)
+        with pytest.raises(TypeError, match="n must be an int"):
+            nx.set_num_threads(2.0)
+        with pytest.raises(TypeError, match="n must be an int"):
+            nx.set_num_threads(True)
+        assert nx.get_num_threads() == 3
+    finally:
+        nx.set_num_threads(old)

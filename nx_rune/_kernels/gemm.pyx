@@ -13,7 +13,31 @@ import numpy as np
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
+from libc.stdlib cimport free
+
 from nx_rune._kernels.pool cimport run_spans
+
+cdef extern from "stdlib.h" nogil:
+    void *aligned_alloc(size_t alignment, size_t size)
+
+cdef extern from "gemm_avx512.h" nogil:
+    enum:
+        NX_SG_MR
+        NX_SG_NR
+        NX_SG_KC
+        NX_SG_SIMD
+    ctypedef struct nx_sgemm_job:
+        const float *a
+        Py_ssize_t a_rs, a_cs
+        const float *b
+        Py_ssize_t b_rs, b_cs
+        float *c
+        Py_ssize_t ldc, m, n, k, kc, nkb, npanels
+        float *bpack
+        int failed
+    void nx_sgemm_pack_b(const nx_sgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
+    void nx_sgemm_rows(nx_sgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
+    int nx_sgemm512_supported()
 
 cnp.import_array()
 
@@ -94,6 +118,120 @@ cdef bint _operand(cnp.ndarray x, Py_ssize_t rows, Py_ssize_t cols, char *op, in
         ld[0] = <int> (s1 // item)
         return True
     return False
+
+
+cdef int _avx512 = -1
+
+
+def avx512_available():
+    """Whether this CPU (and build) runs the packed AVX-512 float32 product (checked once)."""
+    global _avx512
+    if _avx512 < 0:
+        _avx512 = 1 if NX_SG_SIMD and nx_sgemm512_supported() else 0
+    return _avx512 == 1
+
+
+cdef void _pack_b_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    nx_sgemm_pack_b(<const nx_sgemm_job *> ctx, lo, hi)
+
+
+cdef void _rows_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    nx_sgemm_rows(<nx_sgemm_job *> ctx, lo, hi)
+
+
+cdef bint _element_strides(cnp.ndarray x, Py_ssize_t *rs, Py_ssize_t *cs):
+    cdef Py_ssize_t item = x.itemsize
+    if x.strides[0] % item or x.strides[1] % item:
+        return False
+    rs[0] = x.strides[0] // item
+    cs[0] = x.strides[1] // item
+    return True
+
+
+def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):
+    """``out[...] = a @ b`` for 2-D float32 ``a`` (m, k), ``b`` (k, n) of any strides and a
+    C-contiguous float32 ``out`` (m, n), by the packed AVX-512 kernel (gemm_avx512.h) on
+    ``threads`` threads of the kernels' pool: B is packed once (its panels shared between the
+    threads), then each thread takes groups of rows of C.  Returns False (nothing promised
+    about ``out``) when the CPU lacks AVX-512, the operands do not suit (dtype, shapes,
+    overlap with out) or a buffer could not be allocated: the caller then uses NumPy."""
+    cdef nx_sgemm_job job
+    cdef Py_ssize_t m, k, n, nmp, step, count, size
+    if not avx512_available() or a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
+        return False
+    f32 = cnp.NPY_FLOAT32
+    if a.dtype.num != f32 or b.dtype.num != f32 or out.dtype.num != f32:
+        return False
+    if not (a.dtype.isnative and b.dtype.isnative and out.dtype.isnative):
+        return False
+    m, k = a.shape[0], a.shape[1]
+    n = b.shape[1]
+    if b.shape[0] != k or out.shape[0] != m or out.shape[1] != n or m == 0 or n == 0 or k == 0:
+        return False
+    if not cnp.PyArray_IS_C_CONTIGUOUS(out) or not cnp.PyArray_ISWRITEABLE(out):
+        return False
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return False
+    if not _element_strides(a, &job.a_rs, &job.a_cs) or \
+            not _element_strides(b, &job.b_rs, &job.b_cs):
+        return False
+    job.a = <const float *> cnp.PyArray_DATA(a)
+    job.b = <const float *> cnp.PyArray_DATA(b)
+    job.c = <float *> cnp.PyArray_DATA(out)
+    job.ldc, job.m, job.n, job.k = n, m, n, k
+    job.nkb = (k + NX_SG_KC - 1) // NX_SG_KC
+    job.kc = (k + job.nkb - 1) // job.nkb            # even blocks: 784 is 4 x 196
+    job.npanels = (n + NX_SG_NR - 1) // NX_SG_NR
+    job.failed = 0
+    size = job.nkb * job.kc * job.npanels * NX_SG_NR * sizeof(float)
+    job.bpack = <float *> aligned_alloc(64, (size + 63) // 64 * 64)
+    if job.bpack == NULL:
+        return False
+    threads = max(1, threads)
+    try:
+        count = min(threads, job.npanels)
+        step = (job.npanels + count - 1) // count
+        run_spans(_pack_b_span, &job, job.npanels, step, (job.npanels + step - 1) // step,
+                  threads)
+        # a few groups of rows per thread: one held up by the scheduler is taken over
+        nmp = (m + NX_SG_MR - 1) // NX_SG_MR
+        count = min(nmp, 2 * threads) if threads > 1 else 1
+        step = (nmp + count - 1) // count
+        run_spans(_rows_span, &job, nmp, step, (nmp + step - 1) // step, threads)
+    finally:
+        free(job.bpack)
+    return not job.failed
+
+
+# the packed kernel's routing (the jit's products and the eager matmul): from this many
+# multiply-adds (below, NumPy's call costs less than the packing), on one thread below
+# PACKED_THREADED_MACS, and only with at least PACKED_MIN_N columns (tiles are 32 wide: fewer
+# columns would be mostly padding)
+PACKED_MIN_MACS = 1 << 16
+PACKED_THREADED_MACS = 1 << 21
+PACKED_MIN_N = 24
+
+
+def packed_worth(Py_ssize_t m, Py_ssize_t k, Py_ssize_t n):
+    """Whether a float32 product (m, k) @ (k, n) goes to the packed kernel (see above)."""
+    return avx512_available() and n >= PACKED_MIN_N and m * k * n >= PACKED_MIN_MACS
+
+
+def matmul_f32(cnp.ndarray a, cnp.ndarray b, out=None):
+    """``a @ b`` for 2-D float32 ``a`` (m, k) and ``b`` (k, n) by the packed kernel on the
+    pool's threads (one thread for small products) when ``packed_worth``, into ``out`` (a
+    C-contiguous (m, n) float32 array) or a new array; None when not taken (the caller uses
+    NumPy)."""
+    cdef Py_ssize_t m, k, n
+    if a.ndim != 2 or b.ndim != 2:
+        return None
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    if not packed_worth(m, k, n):
+        return None
+    dst = np.empty((m, n), np.float32) if out is None else out
+    from nx_rune._kernels import pool
+    threads = pool.get_num_threads() if m * k * n >= PACKED_THREADED_MACS else 1
+    return dst if matmul_f32_packed(a, b, dst, threads) else None
 
 
 def matmul_bands(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):

@@ -214,8 +214,8 @@ def _emit_flip(cg, e, ins, plan):
 def _emit_matmul(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     a, b = (v.aval for v in e.ins)
-    big = (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.kind == "f"
-           and a.shape[0] * a.shape[1] * b.shape[1] >= split_matmul.MIN_MACS)
+    big = (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype
+           and split_matmul.worth_routing(a.shape[0], a.shape[1], b.shape[1], a.dtype))
     f = cg.const(split_matmul.matmul if big else np.matmul, "m")
     buf = plan.get(e.outs[0]) if plan else None
     if buf is not None:

@@ -10,6 +10,12 @@ pool without the GIL (nx_rune/_kernels/gemm.pyx: SciPy's BLAS entry points).  Va
 single call's to rounding (a BLAS may order one element's sum differently in a band).
 
 With a multi-threaded BLAS (the default) nothing is split: the BLAS's threads do the work.
+
+float32 products on a CPU with AVX-512 take another road whatever the BLAS's threads: the
+packed kernel of nx_rune/_kernels/gemm_avx512.h, on the kernels' threads.  OpenBLAS picks its
+AVX2 (Haswell) kernels on CPUs it does not know (AMD's Zen 5 among them), where this kernel is
+1.7-1.8x faster per thread (measured in benchmarks/bench_ops.py).  Its sums run in a different
+order than the BLAS's: values equal NumPy's to float32 rounding.
 """
 from __future__ import annotations
 
@@ -39,10 +45,23 @@ def _blas_single_threaded(environ=os.environ) -> bool:
 BLAS_SINGLE_THREADED = _blas_single_threaded()
 
 
+def worth_routing(m: int, k: int, n: int, dtype: np.dtype) -> bool:
+    """Whether a 2-D product (m, k) @ (k, n) of ``dtype`` may gain from ``matmul`` rather than
+    NumPy's call (decided when a program is compiled)."""
+    if np.dtype(dtype) == np.float32 and _gemm.avx512_available():
+        return _gemm.packed_worth(m, k, n)
+    return np.dtype(dtype).kind == "f" and m * k * n >= MIN_MACS
+
+
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.matmul(a, b[, out])``; for 2-D float32/float64 operands with at least ``MIN_MACS``
-    multiply-adds, split into bands of rows between the kernels' threads when NumPy's BLAS is
-    single-threaded (see the module)."""
+    """``np.matmul(a, b[, out])`` for 2-D operands: float32 by the packed AVX-512 kernel where
+    the CPU has it (``gemm.packed_worth``), otherwise float32/float64 products of at least ``MIN_MACS`` multiply-adds
+    split into bands of rows between the kernels' threads when NumPy's BLAS is single-threaded
+    (see the module).  a (m, k), b (k, n), out (m, n) or None."""
+    if a.dtype == np.float32 and b.dtype == np.float32:
+        r = _gemm.matmul_f32(a, b, out)
+        if r is not None:
+            return r
     threads = _pool.get_num_threads()
     if (BLAS_SINGLE_THREADED and threads > 1 and a.ndim == 2 and b.ndim == 2
             and a.shape[0] >= 2 and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_MACS):

@@ -1,0 +1,183 @@
+/* Packed AVX-512 float32 matrix product C = A @ B for the jit's large products (gemm.pyx).
+
+   The classic blocked scheme: B is packed once into K blocks of NR-column panels (zero-padded),
+   each thread packs the rows of A it owns into MR-row micro-panels per K block, and a register
+   kernel computes MR x NR tiles of C, the first K block storing and the others accumulating.
+   Edges use AVX-512's masked loads and stores, so the padded rows and columns are never
+   written.  One element's sum runs over k in increasing order within a K block, blocks in
+   order: the result differs from a BLAS's only by rounding.
+
+   Compiled for avx512f through a target attribute and chosen at run time
+   (nx_sgemm512_supported); elsewhere the functions exist but are never called. */
+#ifndef NX_GEMM_AVX512_H
+#define NX_GEMM_AVX512_H
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NX_SG_MR 8          /* rows of a register tile */
+#define NX_SG_NR 32         /* columns of a register tile: two 16-float vectors */
+#define NX_SG_KC 256        /* most k per block: a KC x NR panel of B is 32 KiB (L1) */
+
+typedef struct {
+    const float *a; ptrdiff_t a_rs, a_cs;   /* A (m, k), strides in elements */
+    const float *b; ptrdiff_t b_rs, b_cs;   /* B (k, n) */
+    float *c; ptrdiff_t ldc;                /* C (m, n), unit column stride */
+    ptrdiff_t m, n, k;
+    ptrdiff_t kc, nkb, npanels;             /* k per block, blocks, NR-panels of B */
+    float *bpack;                           /* nkb blocks of npanels panels of kc x NR */
+    int failed;                             /* set (never cleared) when a buffer was refused */
+} nx_sgemm_job;
+
+static ptrdiff_t nx_sg_kblock(const nx_sgemm_job *j, ptrdiff_t kb, ptrdiff_t *k0) {
+    *k0 = kb * j->kc;
+    ptrdiff_t left = j->k - *k0;
+    return left < j->kc ? left : j->kc;
+}
+
+/* Panels [lo, hi) of B, every K block (scalar: B's packing is k*n work against m*k*n). */
+static void nx_sgemm_pack_b(const nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
+    for (ptrdiff_t kb = 0; kb < j->nkb; kb++) {
+        ptrdiff_t k0, kcb = nx_sg_kblock(j, kb, &k0);
+        for (ptrdiff_t p = lo; p < hi; p++) {
+            float *dst = j->bpack + kb * j->kc * j->npanels * NX_SG_NR + p * kcb * NX_SG_NR;
+            ptrdiff_t c0 = p * NX_SG_NR;
+            ptrdiff_t cols = j->n - c0 < NX_SG_NR ? j->n - c0 : NX_SG_NR;
+            for (ptrdiff_t kk = 0; kk < kcb; kk++) {
+                const float *src = j->b + (k0 + kk) * j->b_rs + c0 * j->b_cs;
+                float *row = dst + kk * NX_SG_NR;
+                if (j->b_cs == 1) {
+                    memcpy(row, src, (size_t)cols * sizeof(float));
+                } else {
+                    for (ptrdiff_t jj = 0; jj < cols; jj++) row[jj] = src[jj * j->b_cs];
+                }
+                for (ptrdiff_t jj = cols; jj < NX_SG_NR; jj++) row[jj] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Rows [r0, r0 + rows) of A, K block (k0, kcb), as MR-row micro-panels of kcb x MR. */
+static void nx_sgemm_pack_a(const nx_sgemm_job *j, ptrdiff_t r0, ptrdiff_t rows, ptrdiff_t k0,
+                            ptrdiff_t kcb, float *dst) {
+    for (ptrdiff_t i0 = 0; i0 < rows; i0 += NX_SG_MR) {
+        ptrdiff_t mr = rows - i0 < NX_SG_MR ? rows - i0 : NX_SG_MR;
+        float *panel = dst + (i0 / NX_SG_MR) * kcb * NX_SG_MR;
+        for (ptrdiff_t ii = 0; ii < mr; ii++) {
+            const float *src = j->a + (r0 + i0 + ii) * j->a_rs + k0 * j->a_cs;
+            if (j->a_cs == 1) {
+                for (ptrdiff_t kk = 0; kk < kcb; kk++) panel[kk * NX_SG_MR + ii] = src[kk];
+            } else {
+                for (ptrdiff_t kk = 0; kk < kcb; kk++)
+                    panel[kk * NX_SG_MR + ii] = src[kk * j->a_cs];
+            }
+        }
+        for (ptrdiff_t ii = mr; ii < NX_SG_MR; ii++)
+            for (ptrdiff_t kk = 0; kk < kcb; kk++) panel[kk * NX_SG_MR + ii] = 0.0f;
+    }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define NX_SG_SIMD 1
+#define NX_SG_TARGET __attribute__((target("avx512f")))
+
+/* One MR x NR tile: C[0:mr, 0:nr] (=, or += when accumulate) A-panel @ B-panel. */
+NX_SG_TARGET static inline void nx_sg_tile(const float *ap, const float *bp, ptrdiff_t kcb,
+                                           float *c, ptrdiff_t ldc, ptrdiff_t mr, ptrdiff_t nr,
+                                           int accumulate) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
+    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    for (ptrdiff_t kk = 0; kk < kcb; kk++) {
+        __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+        __m512 a;
+#define NX_SG_ROW(i)                                                  \
+        a = _mm512_set1_ps(ap[i]);                                    \
+        c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0);                    \
+        c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);
+        NX_SG_ROW(0) NX_SG_ROW(1) NX_SG_ROW(2) NX_SG_ROW(3)
+        NX_SG_ROW(4) NX_SG_ROW(5) NX_SG_ROW(6) NX_SG_ROW(7)
+#undef NX_SG_ROW
+        ap += NX_SG_MR;
+        bp += NX_SG_NR;
+    }
+    __m512 acc[NX_SG_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                               {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    if (nr == NX_SG_NR) {
+        for (ptrdiff_t i = 0; i < mr; i++) {
+            float *row = c + i * ldc;
+            __m512 v0 = acc[i][0], v1 = acc[i][1];
+            if (accumulate) {
+                v0 = _mm512_add_ps(v0, _mm512_loadu_ps(row));
+                v1 = _mm512_add_ps(v1, _mm512_loadu_ps(row + 16));
+            }
+            _mm512_storeu_ps(row, v0);
+            _mm512_storeu_ps(row + 16, v1);
+        }
+    } else {
+        __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1u);
+        __mmask16 m1 = nr <= 16 ? (__mmask16)0 : (__mmask16)((1u << (nr - 16)) - 1u);
+        for (ptrdiff_t i = 0; i < mr; i++) {
+            float *row = c + i * ldc;
+            __m512 v0 = acc[i][0], v1 = acc[i][1];
+            if (accumulate) {
+                v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, row));
+                v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, row + 16));
+            }
+            _mm512_mask_storeu_ps(row, m0, v0);
+            _mm512_mask_storeu_ps(row + 16, m1, v1);
+        }
+    }
+}
+
+/* Micro-panels [lo, hi) of C's rows (MR rows each): pack A's rows, then every tile. */
+NX_SG_TARGET static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
+    ptrdiff_t r0 = lo * NX_SG_MR;
+    ptrdiff_t r1 = hi * NX_SG_MR < j->m ? hi * NX_SG_MR : j->m;
+    ptrdiff_t rows = r1 - r0;
+    if (rows <= 0) return;
+    size_t bytes = (size_t)((hi - lo) * NX_SG_MR * j->kc) * sizeof(float);
+    float *apack = (float *)aligned_alloc(64, (bytes + 63) / 64 * 64);  /* C11: a multiple */
+    if (apack == NULL) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (ptrdiff_t kb = 0; kb < j->nkb; kb++) {
+        ptrdiff_t k0, kcb = nx_sg_kblock(j, kb, &k0);
+        nx_sgemm_pack_a(j, r0, rows, k0, kcb, apack);
+        const float *bblock = j->bpack + kb * j->kc * j->npanels * NX_SG_NR;
+        for (ptrdiff_t p = 0; p < j->npanels; p++) {
+            ptrdiff_t c0 = p * NX_SG_NR;
+            ptrdiff_t nr = j->n - c0 < NX_SG_NR ? j->n - c0 : NX_SG_NR;
+            const float *bp = bblock + p * kcb * NX_SG_NR;
+            for (ptrdiff_t i0 = 0; i0 < rows; i0 += NX_SG_MR) {
+                ptrdiff_t mr = rows - i0 < NX_SG_MR ? rows - i0 : NX_SG_MR;
+                nx_sg_tile(apack + (i0 / NX_SG_MR) * kcb * NX_SG_MR, bp, kcb,
+                           j->c + (r0 + i0) * j->ldc + c0, j->ldc, mr, nr, kb > 0);
+            }
+        }
+    }
+    free(apack);
+}
+
+static int nx_sgemm512_supported(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? 1 : 0;
+}
+#else
+#define NX_SG_SIMD 0
+static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
+    (void)lo; (void)hi;
+    j->failed = 1;
+}
+static int nx_sgemm512_supported(void) { return 0; }
+#endif
+
+#endif

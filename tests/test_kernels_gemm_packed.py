@@ -1,0 +1,211 @@
+"""The packed AVX-512 float32 product of compiled programs (nx_rune/_kernels/gemm_avx512.h via
+gemm.matmul_f32_packed, routed by nx_rune/compiler/split_matmul.py).
+
+On a CPU without AVX-512 the kernel must decline every call without writing (asserted here
+instead of the values): the compiled programs then use NumPy's call."""
+import threading
+
+import numpy as np
+import pytest
+
+import nx_rune as nx
+from nx_rune._kernels import gemm, pool
+from nx_rune.compiler import split_matmul as S
+
+HAS = gemm.avx512_available()
+
+
+def _operand(rng, rows, cols, layout):
+    """A float32 (rows, cols) operand stored as ``layout``: C order, a transposed view, every
+    other column of a wider array, or reversed rows (a negative stride)."""
+    if layout == "c":
+        return rng.standard_normal((rows, cols)).astype(np.float32)
+    if layout == "t":
+        return rng.standard_normal((cols, rows)).astype(np.float32).T
+    if layout == "step":
+        return rng.standard_normal((rows, 2 * cols)).astype(np.float32)[:, ::2]
+    return rng.standard_normal((rows, cols)).astype(np.float32)[::-1]
+
+
+def _check(a, b, out, threads):
+    """out holds a @ b to float32 rounding: the error of a float32 dot product of length k is
+    at most ~k * eps * sum |a_i b_i|."""
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    k = a.shape[1]
+    bound = 2 * k * np.finfo(np.float32).eps * scale + 1e-30
+    assert (np.abs(out - want) <= bound).all(), (a.shape, b.shape, threads)
+
+
+@pytest.mark.parametrize("m,k,n", [
+    (1, 1, 1), (7, 3, 5), (8, 32, 32), (9, 300, 33), (16, 256, 64), (17, 257, 31),
+    (128, 784, 256), (784, 128, 256), (13, 517, 47), (100, 1, 100), (3, 1000, 2),
+])
+@pytest.mark.parametrize("a_layout,b_layout", [("c", "c"), ("t", "c"), ("c", "t"),
+                                               ("step", "rev"), ("rev", "step")])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_packed_product_matches_float64(m, k, n, a_layout, b_layout, threads):
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a = _operand(rng, m, k, a_layout)
+    b = _operand(rng, k, n, b_layout)
+    out = np.full((m, n), np.nan, np.float32)
+    done = gemm.matmul_f32_packed(a, b, out, threads)
+    assert done is HAS
+    if HAS:
+        _check(a, b, out, threads)
+    else:
+        assert np.isnan(out).all()
+
+
+def test_threads_do_not_change_the_values():
+    """Each element's sum runs in the same order whatever the threads: bit for bit equal."""
+    rng = np.random.default_rng(1)
+    a, b = _operand(rng, 300, 700, "c"), _operand(rng, 700, 90, "t")
+    outs = []
+    for threads in (1, 2, 3, 5):
+        out = np.empty((300, 90), np.float32)
+        assert gemm.matmul_f32_packed(a, b, out, threads) is HAS
+        outs.append(out)
+    if HAS:
+        for out in outs[1:]:
+            np.testing.assert_array_equal(out, outs[0])
+
+
+def test_nan_and_inf_reach_exactly_the_elements_they_touch():
+    rng = np.random.default_rng(2)
+    a, b = _operand(rng, 40, 300, "c"), _operand(rng, 300, 70, "c")
+    a[3, 7] = np.nan
+    a[20, 0] = np.inf
+    b[5, 66] = -np.inf
+    out = np.zeros((40, 70), np.float32)
+    if not gemm.matmul_f32_packed(a, b, out, 2):
+        assert not HAS
+        return
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    np.testing.assert_array_equal(np.isposinf(out), np.isposinf(want))
+    np.testing.assert_array_equal(np.isneginf(out), np.isneginf(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(out[fin], want[fin], rtol=1e-4, atol=1e-3)
+
+
+def test_what_the_kernel_declines_is_left_unwritten():
+    """Another dtype, mismatched shapes, an empty product, an output that is not C-contiguous,
+    read-only or overlapping an operand: False and ``out`` untouched."""
+    rng = np.random.default_rng(3)
+    a, b = _operand(rng, 64, 96, "c"), _operand(rng, 96, 48, "c")
+    out = np.full((64, 48), 7.0, np.float32)
+    assert not gemm.matmul_f32_packed(a.astype(np.float64), b, out, 2)
+    assert not gemm.matmul_f32_packed(a, b.astype(np.float16), out, 2)
+    assert not gemm.matmul_f32_packed(a, b[:95], out, 2)
+    assert not gemm.matmul_f32_packed(a[:, :0], b[:0], out, 2)
+    assert not gemm.matmul_f32_packed(a, b, out.astype(np.float64), 2)
+    assert not gemm.matmul_f32_packed(a, b, np.asfortranarray(out), 2)
+    assert not gemm.matmul_f32_packed(a, b, np.full((64, 48), 7.0, ">f4"), 2)
+    frozen = out.copy()
+    frozen.flags.writeable = False
+    assert not gemm.matmul_f32_packed(a, b, frozen, 2)
+    both = np.zeros((64, 144), np.float32)
+    assert not gemm.matmul_f32_packed(both[:, :96], b, both[:, 96:], 2)
+    assert (out == 7.0).all() and (frozen == 7.0).all() and (both == 0).all()
+    # the router then gives NumPy's values
+    np.testing.assert_allclose(S.matmul(both[:, :96], b), both[:, :96] @ b)
+
+
+def test_router_uses_the_packed_kernel_for_float32_and_numpy_otherwise(monkeypatch):
+    rng = np.random.default_rng(4)
+    a, b = _operand(rng, 128, 300, "c"), _operand(rng, 300, 64, "c")
+    calls = []
+    real = gemm.matmul_f32_packed
+
+    def spy(*args):
+        calls.append(args[0].shape)
+        return real(*args)
+    monkeypatch.setattr(gemm, "matmul_f32_packed", spy)
+    monkeypatch.setattr(S, "BLAS_SINGLE_THREADED", False)
+    got = S.matmul(a, b)
+    _check(a, b, got, 0)
+    assert calls == ([(128, 300)] if HAS else [])
+    d = S.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_array_equal(d, a.astype(np.float64) @ b.astype(np.float64))
+    assert len(calls) == (1 if HAS else 0)
+    assert S.worth_routing(128, 784, 256, np.float32)
+    assert S.worth_routing(128, 784, 10, np.float32) is (not HAS and 128 * 784 * 10 >= S.MIN_MACS)
+    assert not S.worth_routing(8, 8, 8, np.float32)
+    assert not S.worth_routing(8, 8, 8, np.float64)
+
+
+def test_concurrent_packed_products():
+    """Several Python threads calling at once: one owns the pool, the others run alone."""
+    rng = np.random.default_rng(5)
+    pairs = [(_operand(rng, 200, 300, "c"), _operand(rng, 300, 100, "c")) for _ in range(4)]
+    results = [None] * 4
+
+    def work(i):
+        a, b = pairs[i]
+        outs = []
+        for _ in range(5):
+            out = np.empty((200, 100), np.float32)
+            outs.append((gemm.matmul_f32_packed(a, b, out, 2), out))
+        results[i] = outs
+    old = pool.get_num_threads()
+    pool.set_num_threads(2)
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        pool.set_num_threads(old)
+    for (a, b), outs in zip(pairs, results):
+        for done, out in outs:
+            assert done is HAS
+            if HAS:
+                _check(a, b, out, 2)
+
+
+def test_jitted_float32_products_equal_eager():
+    """A compiled program whose products take the packed kernel (where the CPU has it) gives
+    the eager values to float32 rounding, forward and gradient."""
+    rng = np.random.default_rng(6)
+    w = nx.asarray((rng.standard_normal((300, 64)) / 17).astype(np.float32))
+    x = nx.asarray(rng.standard_normal((96, 300)).astype(np.float32))
+
+    def loss(w, x):
+        return nx.sum(nx.tanh(x @ w) ** 2)
+
+    for f in (loss, nx.grad(loss)):
+        np.testing.assert_allclose(np.asarray(nx.jit(f)(w, x)), np.asarray(f(w, x)),
+                                   rtol=2e-4, atol=2e-5)
+
+
+def test_eager_float32_matmul_takes_the_packed_kernel_and_equals_numpy(monkeypatch):
+    """Eager 2-D float32 products (and their gradients' products) go to the packed kernel where
+    the CPU has it; stacks, float64 and small products stay NumPy's call."""
+    rng = np.random.default_rng(7)
+    a, b = _operand(rng, 96, 300, "c"), _operand(rng, 300, 64, "c")
+    calls = []
+    real = gemm.matmul_f32_packed
+
+    def spy(*args):
+        calls.append((args[0].shape, args[1].shape))
+        return real(*args)
+    monkeypatch.setattr(gemm, "matmul_f32_packed", spy)
+    got = np.asarray(nx.asarray(a) @ nx.asarray(b))
+    _check(a, b, got, 0)
+    assert calls == ([((96, 300), (300, 64))] if HAS else [])
+    calls.clear()
+    ga, gb = nx.grad(lambda p, q: nx.sum(p @ q), argnums=(0, 1))(nx.asarray(a), nx.asarray(b))
+    ones = np.ones((96, 64), np.float32)
+    _check(ones, b.T, np.asarray(ga), 0)
+    _check(a.T, ones, np.asarray(gb), 0)
+    assert len(calls) == (3 if HAS else 0)      # the forward and both cotangent products
+    calls.clear()
+    np.testing.assert_array_equal(np.asarray(nx.asarray(a[None]) @ nx.asarray(b[None])),
+                                  np.matmul(a[None], b[None]))
+    np.testing.assert_array_equal(np.asarray(nx.asarray(a[:8, :8]) @ nx.asarray(b[:8, :8])),
+                                  a[:8, :8] @ b[:8, :8])
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_array_equal(np.asarray(nx.asarray(a64) @ nx.asarray(b64)), a64 @ b64)
+    assert calls == []
