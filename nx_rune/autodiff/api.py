@@ -124,6 +124,12 @@ def _zeros_for(x):
     return zeros(x.shape, x.dtype)
 
 
+def _same_aval(v, like):
+    """Whether ``v`` is an array of ``like``'s shape and dtype (``_cast_like`` returns it as
+    it is: the common case, checked without its call)."""
+    return isinstance(v, ArrayBase) and v.shape == like.shape and v.dtype == like.dtype
+
+
 def _cast_like(v, like, what):
     """``v`` as an array of ``like``'s shape and dtype (ValueError on a shape mismatch)."""
     v = _arr(v, what)
@@ -225,18 +231,26 @@ def _unaliased(per, seeds=()):
 
 
 def _distinct_owners(tensors):
-    """Whether the Tensors certainly share no memory: each wraps an ndarray that owns its memory
-    (no base: a fresh result), and no ndarray appears twice.  (Two such ndarrays never overlap;
-    anything else takes the byte-range comparison.)"""
-    arrs = []
+    """Whether the Tensors certainly share no memory: each wraps an ndarray whose memory belongs
+    to an ndarray without a base (a fresh result: the ndarray itself, or its ``base`` when that
+    is such an ndarray, as for ``nx.asarray`` of a NumPy array or a view of a result), and no
+    two have the same owner.  (The memory of two such owners never overlaps; anything else
+    takes the byte-range comparison.)"""
+    owners = []
     for t in tensors:
         arr = t._arr
-        if t._view is not None or arr is None or arr.base is not None:
+        if t._view is not None or arr is None:
             return False
-        for other in arrs:
+        base = arr.base
+        if base is not None:
+            # NumPy collapses a view's base to the ndarray that owns the memory
+            if type(base) is not np.ndarray or base.base is not None:
+                return False
+            arr = base
+        for other in owners:
             if other is arr:
                 return False
-        arrs.append(arr)
+        owners.append(arr)
     return True
 
 
@@ -344,7 +358,11 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             leaves = []
             for t in tracers:
                 g = acc[t._idx] if acc is not None else None
-                leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "grad"))
+                if g is None:
+                    g = _zeros_for(t)
+                elif not _same_aval(g, t):
+                    g = _cast_like(g, t, "grad")
+                leaves.append(g)
             per.append(leaves)
         gs = [_unflatten(td, leaves) for (_, td), leaves in zip(inputs, _unaliased(per))]
         g = gs[0] if single else tuple(gs)
@@ -404,19 +422,27 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     outs, out_td = _flatten(out)
     outs = [_arr(o, "vjp") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
+    # per output leaf: (tape position, primal value) when it is ours, else None (no seed)
+    seeds_of = [(o._idx, v) if _ours(o, tape) else None for o, v in zip(outs, values)]
 
     def vjp_fn(cotangent):
-        try:
-            # (one array output: its cotangent is the whole tree given, as tree_flatten_up_to
-            # reads a leaf of the structure)
-            cts = [cotangent] if out_td is _LEAF_TD else tree_flatten_up_to(out_td, cotangent)
-        except ValueError as e:
-            raise ValueError(f"vjp_fn: the cotangent's structure does not match the output's "
-                             f"{out_td}: {e}") from None
+        if out_td is _LEAF_TD:
+            # one array output: its cotangent is the whole tree given, as tree_flatten_up_to
+            # reads a leaf of the structure
+            cts = (cotangent,)
+        else:
+            try:
+                cts = tree_flatten_up_to(out_td, cotangent)
+            except ValueError as e:
+                raise ValueError(f"vjp_fn: the cotangent's structure does not match the "
+                                 f"output's {out_td}: {e}") from None
         seeds = []
-        for o, v, c in zip(outs, values, cts):
-            if c is not None and _ours(o, tape):
-                seeds.append((o._idx, _cast_like(c, v, "vjp_fn: cotangent")))
+        for s, c in zip(seeds_of, cts):
+            if c is not None and s is not None:
+                idx, v = s
+                if not _same_aval(c, v):
+                    c = _cast_like(c, v, "vjp_fn: cotangent")
+                seeds.append((idx, c))
         acc = tape.backward(seeds)
         per = []
         for tracers, td in inputs:
@@ -426,10 +452,16 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                     leaves.append(None)
                     continue
                 g = acc[t._idx]
-                leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "vjp"))
+                if g is None:
+                    g = _zeros_for(t)
+                elif not _same_aval(g, t):
+                    g = _cast_like(g, t, "vjp")
+                leaves.append(g)
             per.append(leaves)
-        return tuple(_unflatten(td, leaves)
-                     for (_, td), leaves in zip(inputs, _unaliased(per, seeds)))
+        per = _unaliased(per, seeds)
+        if len(per) == 1:
+            return (_unflatten(inputs[0][1], per[0]),)
+        return tuple([_unflatten(td, leaves) for (_, td), leaves in zip(inputs, per)])
 
     value = _unflatten(out_td, values)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
