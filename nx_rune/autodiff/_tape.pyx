@@ -8,6 +8,8 @@ The names they use (the tracer classes, the rule tables, ...) are handed over by
 it loads (``configure``): core imports this module, so this module cannot import core.
 """
 from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 
@@ -34,6 +36,11 @@ cdef Py_ssize_t OFF[7]
 OFF[0] = -1
 _SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
 
+# the byte offsets of the Tape slots ``parent`` and ``tape`` (-1: read them as attributes), so
+# that process reads them without an attribute lookup on an object of exactly that class
+cdef object TapeCls = None
+cdef Py_ssize_t TAPE_PARENT = -1, TAPE_TAPE = -1
+
 
 cdef Py_ssize_t _slot_offset(cls, str name) except -2:
     for klass in cls.__mro__:
@@ -43,6 +50,14 @@ cdef Py_ssize_t _slot_offset(cls, str name) except -2:
                 return -1
             return (<PyMemberDescrObject*>d).d_member.offset
     return -1
+
+
+cdef inline object _get(object o, Py_ssize_t off):
+    """The slot at byte offset ``off`` of ``o`` (one that its class's __init__ always sets)."""
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + off))[0]
+    if p == NULL:
+        raise AttributeError("slot not set")
+    return <object>p
 
 
 cdef inline void _put(object o, Py_ssize_t off, object v):
@@ -66,10 +81,10 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
 
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
-              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn):
+              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
-    global user_vjp, Proj, add_p, bind, call_impl
+    global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
@@ -81,6 +96,11 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
                 OFF[k] = offs[k]
             if not _same_as_init(tape_tracer):
                 OFF[0] = -1
+    TapeCls, TAPE_PARENT, TAPE_TAPE = tape_cls, -1, -1
+    if tape_cls is not None and tape_cls.__dictoffset__ == 0:
+        parent, tape = _slot_offset(tape_cls, "parent"), _slot_offset(tape_cls, "tape")
+        if parent > 0 and tape > 0:
+            TAPE_PARENT, TAPE_TAPE = parent, tape
 
 
 def _same_as_init(cls):
@@ -114,25 +134,38 @@ def process(self, prim, args, params):
     primitives are not recorded (their results are constants)."""
     cdef tuple targs = args if type(args) is tuple else tuple(args)
     cdef Py_ssize_t n = len(targs), k, i
-    cdef bint ours = False
-    cdef list primals = list(targs)
-    cdef list idxs = _nones(n, ZERO)
+    cdef bint ours = False, direct = OFF[0] >= 0
+    cdef tuple primals = PyTuple_New(n)
+    cdef tuple idxs = PyTuple_New(n)
     cdef list tape
     for k in range(n):
         a = targs[k]
-        if isinstance(a, Tracer):
+        v, pos = a, ZERO
+        if direct and type(a) is TapeTracer:
+            # (a TapeTracer's slots read at their offsets: no attribute lookup)
+            interp = _get(a, OFF[0])
+            if interp is self:
+                ours = True
+                v, pos = _get(a, OFF[1]), _get(a, OFF[4])
+            elif interp.done:
+                leaked(a)
+        elif isinstance(a, Tracer):
             interp = a._interp
             if interp is self:
                 ours = True
-                primals[k] = a.primal
-                idxs[k] = a._idx
+                v, pos = a.primal, a._idx
             elif interp.done:
                 leaked(a)
-    parent = self.parent
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(primals, k, v)
+        Py_INCREF(pos)
+        PyTuple_SET_ITEM(idxs, k, pos)
+    exact = TAPE_PARENT >= 0 and type(self) is TapeCls
+    parent = _get(self, TAPE_PARENT) if exact else self.parent
     if not ours:
         return bind_at(parent, prim, args, params)
     if parent is None:
-        out = call_impl(prim, tuple(primals), params)
+        out = call_impl(prim, primals, params)
     else:
         out = parent.process(prim, primals, params)
     if prim in NONDIFF:
@@ -140,7 +173,7 @@ def process(self, prim, args, params):
     if out.dtype not in INEXACT:
         return out
     entry = (prim, params, primals, idxs, out)
-    tape = self.tape
+    tape = _get(self, TAPE_TAPE) if exact else self.tape
     tape.append(entry)
     # threads running in copies of one context may record on one tape at once: the position
     # is looked up after the append
@@ -160,13 +193,14 @@ def backward(self, seeds):
     differentiates them).  Returns the list of accumulated cotangents (None: zero); leaves
     keep theirs."""
     cdef list tape = self.tape
-    cdef Py_ssize_t n = len(tape), i, top = -1, j
+    cdef Py_ssize_t n = len(tape), i, top = -1, j, k, m
     cdef list acc = _nones(n, None)
+    cdef dict rules = VJP_RULES
+    cdef PyObject* found
     for i, ct in seeds:
         acc[i] = _accumulate(acc[i], ct)
         if i > top:
             top = i
-    rules = VJP_RULES
     check = self._check_entry if self._wpos else None
     for i in range(top, 0, -1):
         g = acc[i]
@@ -180,13 +214,19 @@ def backward(self, seeds):
         acc[i] = None
         if type(e) is tuple:
             prim, params, primals, idxs, out = <tuple>e
-            rule = rules.get(prim)
+            found = PyDict_GetItem(rules, prim)
+            rule = <object>found if found != NULL else None
             if type(rule) is VJPRule:
                 unary = rule.unary
                 if unary is not None:
-                    cts = (unary(g, out, primals[0]),)
-                else:
-                    cts = rule.fn(g, out, primals, params, idxs)
+                    # one operand: its cotangent, and its position
+                    j = idxs[0]
+                    if j:
+                        ct = unary(g, out, primals[0])
+                        if ct is not None:
+                            acc[j] = _accumulate(acc[j], ct)
+                    continue
+                cts = rule.fn(g, out, primals, params, idxs)
             else:
                 cts = user_vjp(rule, prim, g, out, primals, params)
         elif type(e) is Proj:
@@ -198,8 +238,13 @@ def backward(self, seeds):
         else:
             idxs = e.idxs
             cts = e.vjp(g)
-        for pos, ct in zip(idxs, cts):
-            if ct is not None and pos:
-                j = pos
-                acc[j] = _accumulate(acc[j], ct)
+        if type(cts) is not tuple and type(cts) is not list:
+            cts = tuple(cts)
+        m = min(len(idxs), len(cts))
+        for k in range(m):
+            ct = cts[k]
+            if ct is not None:
+                j = idxs[k]
+                if j:
+                    acc[j] = _accumulate(acc[j], ct)
     return acc

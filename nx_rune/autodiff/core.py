@@ -685,7 +685,7 @@ def _written(v, later):
 _tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_at_fn=bind_at,
                 nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
                 user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
-                call_impl_fn=call_impl)
+                call_impl_fn=call_impl, tape_cls=Tape)
 
 
 # -- forward mode ------------------------------------------------------------------------------
