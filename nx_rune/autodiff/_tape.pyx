@@ -26,6 +26,7 @@ cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
 cdef object NONDIFF = None, INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
+cdef object Steps = None, scalar = None
 cdef object ZERO = 0
 
 
@@ -81,10 +82,13 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
 
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
-              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None):
+              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None,
+              steps_cls=None, scalar_fn=None):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
     global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
+    global Steps, scalar
+    Steps, scalar = steps_cls, scalar_fn
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
@@ -183,6 +187,35 @@ def process(self, prim, args, params):
     return _tape_tracer(self, out, i)
 
 
+cdef inline object _step_operand(object o, list res, object v, object ans, object x):
+    """An operand of a step of rules.Steps: an earlier step's result (k >= 0), v (-1), ans
+    (-2), x (-3), or a float constant in ans's dtype and shape."""
+    cdef Py_ssize_t k
+    if type(o) is int:
+        k = o
+        if k >= 0:
+            return res[k]
+        return v if k == -1 else (ans if k == -2 else x)
+    return scalar(o, ans.dtype, ans.shape)
+
+
+cdef object _run_steps(tuple code, object v, object ans, object x):
+    """rules.Steps.__call__(v, ans, x) without its Python frame: the steps bound in order."""
+    cdef list res = []
+    cdef tuple step
+    cdef Py_ssize_t k
+    r = None
+    for k in range(len(code)):
+        step = <tuple>code[k]
+        if len(step) == 2:
+            r = bind(step[0], _step_operand(step[1], res, v, ans, x))
+        else:
+            r = bind(step[0], _step_operand(step[1], res, v, ans, x),
+                     _step_operand(step[2], res, v, ans, x))
+        res.append(r)
+    return r
+
+
 cdef inline object _accumulate(object prev, object ct):
     return ct if prev is None else bind(add_p, prev, ct)
 
@@ -222,7 +255,10 @@ def backward(self, seeds):
                     # one operand: its cotangent, and its position
                     j = idxs[0]
                     if j:
-                        ct = unary(g, out, primals[0])
+                        if type(unary) is Steps:
+                            ct = _run_steps(<tuple>unary.code, g, out, primals[0])
+                        else:
+                            ct = unary(g, out, primals[0])
                         if ct is not None:
                             acc[j] = _accumulate(acc[j], ct)
                     continue

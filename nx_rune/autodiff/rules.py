@@ -343,17 +343,71 @@ _register(P.assign_p, _vjp_assign, _jvp_assign)
 # -- unary elementwise ---------------------------------------------------------------------
 
 deflinear(P.neg_p, lambda g, ans, x: bind(P.neg_p, g))
-defelementwise(P.sin_p, lambda v, ans, x: _mul(v, bind(P.cos_p, x)))
-defelementwise(P.cos_p, lambda v, ans, x: bind(P.neg_p, _mul(v, bind(P.sin_p, x))))
-defelementwise(P.exp_p, lambda v, ans, x: _mul(v, ans))
-defelementwise(P.exp2_p, lambda v, ans, x: _mul(v, _mul(ans, _c(LN2, ans))))
-defelementwise(P.log_p, lambda v, ans, x: _div(v, x))
-defelementwise(P.log2_p, lambda v, ans, x: _div(v, _mul(x, _c(LN2, x))))
-defelementwise(P.log1p_p, lambda v, ans, x: _div(v, _add(x, _c(1, x))))
-defelementwise(P.expm1_p, lambda v, ans, x: _mul(v, _add(ans, _c(1, ans))))
-defelementwise(P.sqrt_p, lambda v, ans, x: _div(v, _mul(ans, _c(2, ans))))
-defelementwise(P.recip_p, lambda v, ans, x: bind(P.neg_p, _mul(_mul(v, ans), ans)))
-defelementwise(P.tanh_p, lambda v, ans, x: _mul(v, _sub(_c(1, ans), _mul(ans, ans))))
+
+
+# WP-revmode: the commonest unary rules as Steps (data the tape's backward loop runs in C,
+# without a Python frame per entry; still binds of primitives, so differentiable)
+class Steps:
+    """``apply(v, ans, x)`` of a unary elementwise rule as a sequence of primitive
+    applications: each step is ``(prim, operand, ...)`` with operands ``"v"`` (the cotangent or
+    tangent), ``"ans"`` (the primal output), ``"x"`` (the primal operand), an int k (the
+    result of step k, k earlier) or a float (that constant in ans's dtype and shape); the
+    result is the last step's.  Calling it binds the steps in order; the tape's backward pass
+    runs the same steps in C (nx_rune/autodiff/_tape.pyx), one Python frame less per entry.
+    ``code``: the steps with the named operands as -1, -2, -3 (what the C loop reads)."""
+    __slots__ = ("steps", "code")
+
+    _NAMES = {"v": -1, "ans": -2, "x": -3}
+
+    def __init__(self, *steps):
+        code = []
+        for k, step in enumerate(steps):
+            if not (isinstance(step, tuple) and 2 <= len(step) <= 3
+                    and isinstance(step[0], P.Primitive)):
+                raise TypeError(f"steps: step {k} must be (primitive, operand[, operand]), "
+                                f"got {step!r}")
+            ops_ = []
+            for o in step[1:]:
+                if type(o) is int:
+                    if not 0 <= o < k:
+                        raise ValueError(f"steps: step {k} refers to step {o}, which is not "
+                                         f"an earlier one")
+                    ops_.append(o)
+                elif type(o) is float:
+                    ops_.append(o)
+                elif o in self._NAMES:
+                    ops_.append(self._NAMES[o])
+                else:
+                    raise ValueError(f"steps: step {k} has an unknown operand {o!r}")
+            code.append((step[0],) + tuple(ops_))
+        if not code:
+            raise ValueError("steps: at least one step is needed")
+        self.steps, self.code = steps, tuple(code)
+
+    def __call__(self, v, ans, x):
+        named = (None, v, ans, x)      # index -o for the named operands -1, -2, -3
+        res = []
+        for prim, *operands in self.code:
+            args = [res[o] if type(o) is int and o >= 0 else
+                    named[-o] if type(o) is int else _c(o, ans) for o in operands]
+            res.append(bind(prim, *args))
+        return res[-1]
+
+    def __repr__(self):
+        return f"<Steps {self.steps!r}>"
+
+
+defelementwise(P.sin_p, Steps((P.cos_p, "x"), (P.mul_p, "v", 0)))
+defelementwise(P.cos_p, Steps((P.sin_p, "x"), (P.mul_p, "v", 0), (P.neg_p, 1)))
+defelementwise(P.exp_p, Steps((P.mul_p, "v", "ans")))
+defelementwise(P.exp2_p, Steps((P.mul_p, "ans", LN2), (P.mul_p, "v", 0)))
+defelementwise(P.log_p, Steps((P.fdiv_p, "v", "x")))
+defelementwise(P.log2_p, Steps((P.mul_p, "x", LN2), (P.fdiv_p, "v", 0)))
+defelementwise(P.log1p_p, Steps((P.add_p, "x", 1.0), (P.fdiv_p, "v", 0)))
+defelementwise(P.expm1_p, Steps((P.add_p, "ans", 1.0), (P.mul_p, "v", 0)))
+defelementwise(P.sqrt_p, Steps((P.mul_p, "ans", 2.0), (P.fdiv_p, "v", 0)))
+defelementwise(P.recip_p, Steps((P.mul_p, "v", "ans"), (P.mul_p, 0, "ans"), (P.neg_p, 1)))
+defelementwise(P.tanh_p, Steps((P.mul_p, "ans", "ans"), (P.sub_p, 1.0, 0), (P.mul_p, "v", 1)))
 
 
 # -- binary elementwise (operands of equal shape and dtype) -----------------------------------
