@@ -187,31 +187,37 @@ def process(self, prim, args, params):
     return _tape_tracer(self, out, i)
 
 
-cdef inline object _step_operand(object o, list res, object v, object ans, object x):
+cdef inline object _step_operand(object o, list res, object v, object ans, tuple primals):
     """An operand of a step of rules.Steps: an earlier step's result (k >= 0), v (-1), ans
-    (-2), x (-3), or a float constant in ans's dtype and shape."""
+    (-2), the first (-3) or second (-4) primal operand, or a float constant in ans's dtype and
+    shape."""
     cdef Py_ssize_t k
     if type(o) is int:
         k = o
         if k >= 0:
             return res[k]
-        return v if k == -1 else (ans if k == -2 else x)
+        if k == -1:
+            return v
+        if k == -2:
+            return ans
+        return primals[-3 - k]
     return scalar(o, ans.dtype, ans.shape)
 
 
-cdef object _run_steps(tuple code, object v, object ans, object x):
-    """rules.Steps.__call__(v, ans, x) without its Python frame: the steps bound in order."""
+cdef object _run_steps(tuple code, object v, object ans, tuple primals):
+    """rules.Steps.__call__(v, ans, *primals) without its Python frame: the steps bound in
+    order (v itself when there is none)."""
     cdef list res = []
     cdef tuple step
     cdef Py_ssize_t k
-    r = None
+    r = v
     for k in range(len(code)):
         step = <tuple>code[k]
         if len(step) == 2:
-            r = bind(step[0], _step_operand(step[1], res, v, ans, x))
+            r = bind(step[0], _step_operand(step[1], res, v, ans, primals))
         else:
-            r = bind(step[0], _step_operand(step[1], res, v, ans, x),
-                     _step_operand(step[2], res, v, ans, x))
+            r = bind(step[0], _step_operand(step[1], res, v, ans, primals),
+                     _step_operand(step[2], res, v, ans, primals))
         res.append(r)
     return r
 
@@ -247,6 +253,8 @@ def backward(self, seeds):
         acc[i] = None
         if type(e) is tuple:
             prim, params, primals, idxs, out = <tuple>e
+            if type(primals) is not tuple:     # (a checkpoint's replay records lists)
+                primals = tuple(primals)
             found = PyDict_GetItem(rules, prim)
             rule = <object>found if found != NULL else None
             if type(rule) is VJPRule:
@@ -256,10 +264,21 @@ def backward(self, seeds):
                     j = idxs[0]
                     if j:
                         if type(unary) is Steps:
-                            ct = _run_steps(<tuple>unary.code, g, out, primals[0])
+                            ct = _run_steps(<tuple>unary.code, g, out, <tuple>primals)
                         else:
                             ct = unary(g, out, primals[0])
                         if ct is not None:
+                            acc[j] = _accumulate(acc[j], ct)
+                    continue
+                per = rule.operands
+                if per is not None:
+                    # one Steps per operand (None: no cotangent), run here
+                    m = min(len(idxs), len(per))
+                    for k in range(m):
+                        j = idxs[k]
+                        steps = per[k]
+                        if j and steps is not None:
+                            ct = _run_steps(<tuple>steps.code, g, out, <tuple>primals)
                             acc[j] = _accumulate(acc[j], ct)
                     continue
                 cts = rule.fn(g, out, primals, params, idxs)
