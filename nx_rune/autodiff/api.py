@@ -197,12 +197,21 @@ def _unaliased(per, seeds=()):
     its own: a leaf that cannot be written (a broadcast, padded or read-only constant, as the
     rules of sum or of slicing give) or that shares memory with another leaf or with a
     cotangent seed (add's rule hands one cotangent to both operands) is replaced by a copy,
-    so that ``gx *= lr`` works and leaves ``gy`` and the caller's cotangent alone."""
-    per = [list(leaves) for leaves in per]
+    so that ``gx *= lr`` works and leaves ``gy`` and the caller's cotangent alone.  (The
+    lists of ``per`` are updated in place and returned.)"""
+    if len(per) == 1 and len(per[0]) == 1 and type(per[0][0]) is Tensor and len(seeds) < 2:
+        # one gradient leaf and at most one seed (the common case), without the lists below
+        g = per[0][0]
+        if not _writable(g):
+            per[0][0] = ops.copy(g)
+            return per
+        if not seeds or not isinstance(seeds[0][1], Tensor) or \
+                _distinct_owners((g, seeds[0][1])):
+            return per
     found = []
     for i, leaves in enumerate(per):
         for j, g in enumerate(leaves):
-            if isinstance(g, Tensor):
+            if type(g) is Tensor or isinstance(g, Tensor):
                 if _writable(g):
                     found.append((i, j))
                 else:
@@ -257,7 +266,8 @@ def _distinct_owners(tensors):
 def _writable(t):
     arr = t._arr
     if t._view is None:   # wraps an ndarray: a result, or a stride-0 constant (read-only)
-        return arr.flags.writeable and arr.flags.c_contiguous
+        flags = arr.flags
+        return flags.writeable and flags.c_contiguous
     try:
         backend.check_writable(t)
     except ValueError:
