@@ -22,8 +22,11 @@ cdef extern from "Python.h":
 
 from types import MemberDescriptorType, SimpleNamespace
 
+from nx_rune.tensor import Tensor
+
 cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
-cdef object NONDIFF = None, INEXACT = None
+cdef set NONDIFF = None
+cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
 cdef object Steps = None, scalar = None
@@ -66,15 +69,16 @@ cdef inline void _put(object o, Py_ssize_t off, object v):
     (<PyObject**>((<char*><PyObject*>o) + off))[0] = <PyObject*>v
 
 
-cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
-    """TapeTracer(interp, out, i): the slots its __init__ sets, set directly."""
+cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=None):
+    """TapeTracer(interp, out, i): the slots its __init__ sets, set directly (``dtype``:
+    out.dtype when the caller has it)."""
     if OFF[0] < 0:
         return TapeTracer(interp, out, i)
     t = PyType_GenericAlloc(TapeTracer, 0)
     _put(t, OFF[0], interp)
     _put(t, OFF[1], out)
     _put(t, OFF[2], out.shape)
-    _put(t, OFF[3], out.dtype)
+    _put(t, OFF[3], out.dtype if dtype is None else dtype)
     _put(t, OFF[4], i)
     _put(t, OFF[5], None)
     _put(t, OFF[6], None)
@@ -153,6 +157,8 @@ def process(self, prim, args, params):
                 v, pos = _get(a, OFF[1]), _get(a, OFF[4])
             elif interp.done:
                 leaked(a)
+        elif type(a) is Tensor:
+            pass
         elif isinstance(a, Tracer):
             interp = a._interp
             if interp is self:
@@ -174,7 +180,8 @@ def process(self, prim, args, params):
         out = parent.process(prim, primals, params)
     if prim in NONDIFF:
         return out
-    if out.dtype not in INEXACT:
+    dtype = out.dtype
+    if dtype not in INEXACT:
         return out
     entry = (prim, params, primals, idxs, out)
     tape = _get(self, TAPE_TAPE) if exact else self.tape
@@ -184,7 +191,7 @@ def process(self, prim, args, params):
     i = len(tape) - 1
     while tape[i] is not entry:
         i -= 1
-    return _tape_tracer(self, out, i)
+    return _tape_tracer(self, out, i, dtype)
 
 
 cdef inline object _step_operand(object o, list res, object v, object ans, tuple primals):

@@ -169,7 +169,14 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorph
     args = list(args)
     inputs = []
     for i in nums:
-        leaves, td = _flatten(args[i])
+        a = args[i]
+        if isinstance(a, ArrayBase) and is_inexact(a.dtype) and \
+                not (holomorphic and a.dtype.kind != "c"):
+            # one float array (the common argument): what the loop below does for it
+            t = args[i] = make(a)
+            inputs.append(([_Input(t)], _LEAF_TD))
+            continue
+        leaves, td = _flatten(a)
         tracers = []
         for leaf in leaves:
             x = _arr(leaf, fname)
