@@ -245,3 +245,33 @@ def test_steps_reject_malformed_steps():
     # no step: the cotangent itself
     v = f64_tensor(X)
     assert R.Steps()(v, v, v) is v
+
+
+def test_one_leaf_paths_zero_and_read_only_results():
+    x = f64_tensor(X)
+    # a None cotangent: zeros, as on the general path
+    _, f1 = nx.vjp(_chain, x)
+    _, f2 = nx.vjp(lambda t: (_chain(t[0]),), (x,))
+    (g1,) = f1(None)
+    ((g2,),) = f2((None,))
+    _same(g1, np.zeros((3, 4)))
+    _same(g1, g2)
+    # the seed itself (read-only) and a broadcast of it (sum's rule) come back as writable
+    # copies, from grad and from vjp_fn
+    s = f64_tensor(2.0)
+    for g in (nx.grad(lambda t: t)(s), nx.grad(lambda t: nx.sum(t))(x),
+              nx.vjp(lambda t: nx.sum(t), x)[1](f64_tensor(1.0))[0]):
+        arr = _np(g)
+        assert arr.flags.writeable and arr.flags.c_contiguous
+        np.testing.assert_array_equal(arr, np.ones_like(arr))
+        g[...] = 5.0
+    assert float(nx.grad(lambda t: t)(s)) == 1.0      # the cached seed is unchanged
+
+
+def test_backward_under_an_enclosing_transformation_equals_central_differences():
+    # the inner backward pass binds under the outer tape (not the implementations at once)
+    x = X[0]
+    f = lambda t: nx.sum(_chain(t))                                # noqa: E731
+    hvp_row = nx.grad(lambda t: nx.sum(nx.grad(f)(t) * f64_tensor(np.ones(4))))(f64_tensor(x))
+    d1 = lambda v: _np(nx.grad(f)(f64_tensor(v))).sum()             # noqa: E731
+    np.testing.assert_allclose(_np(hvp_row), _fd_grad(d1, x), rtol=1e-6, atol=1e-8)

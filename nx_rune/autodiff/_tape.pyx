@@ -29,7 +29,10 @@ cdef set NONDIFF = None
 cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
-cdef object Steps = None, scalar = None
+cdef object Steps = None, scalar = None, interp_var = None
+# the parameters of a primitive applied by the backward pass itself (never written: the
+# implementations get their keyword arguments as a dict of their own)
+cdef dict NO_PARAMS = {}
 cdef object ZERO = 0
 
 
@@ -87,12 +90,12 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=N
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
               vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None,
-              steps_cls=None, scalar_fn=None):
+              steps_cls=None, scalar_fn=None, interp_var_=None):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
     global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
-    global Steps, scalar
-    Steps, scalar = steps_cls, scalar_fn
+    global Steps, scalar, interp_var
+    Steps, scalar, interp_var = steps_cls, scalar_fn, interp_var_
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
@@ -211,7 +214,15 @@ cdef inline object _step_operand(object o, list res, object v, object ans, tuple
     return scalar(o, ans.dtype, ans.shape)
 
 
-cdef object _run_steps(tuple code, object v, object ans, tuple primals):
+cdef inline object _apply(bint top, object prim, tuple args):
+    """``bind(prim, *args)``; ``top``: no transformation is active, where bind calls the
+    implementation (so it is called here at once, without bind's argument packing)."""
+    if top:
+        return call_impl(prim, args, NO_PARAMS)
+    return bind(prim, *args)
+
+
+cdef object _run_steps(bint top, tuple code, object v, object ans, tuple primals):
     """rules.Steps.__call__(v, ans, *primals) without its Python frame: the steps bound in
     order (v itself when there is none)."""
     cdef list res = []
@@ -221,16 +232,16 @@ cdef object _run_steps(tuple code, object v, object ans, tuple primals):
     for k in range(len(code)):
         step = <tuple>code[k]
         if len(step) == 2:
-            r = bind(step[0], _step_operand(step[1], res, v, ans, primals))
+            r = _apply(top, step[0], (_step_operand(step[1], res, v, ans, primals),))
         else:
-            r = bind(step[0], _step_operand(step[1], res, v, ans, primals),
-                     _step_operand(step[2], res, v, ans, primals))
+            r = _apply(top, step[0], (_step_operand(step[1], res, v, ans, primals),
+                                      _step_operand(step[2], res, v, ans, primals)))
         res.append(r)
     return r
 
 
-cdef inline object _accumulate(object prev, object ct):
-    return ct if prev is None else bind(add_p, prev, ct)
+cdef inline object _accumulate(object prev, object ct, bint top):
+    return ct if prev is None else _apply(top, add_p, (prev, ct))
 
 
 def backward(self, seeds):
@@ -243,8 +254,11 @@ def backward(self, seeds):
     cdef list acc = _nones(n, None)
     cdef dict rules = VJP_RULES
     cdef PyObject* found
+    # no transformation active: the loop's own binds (Steps, sums of cotangents) call the
+    # implementations at once
+    cdef bint plain = interp_var is not None and interp_var.get() is None
     for i, ct in seeds:
-        acc[i] = _accumulate(acc[i], ct)
+        acc[i] = _accumulate(acc[i], ct, plain)
         if i > top:
             top = i
     check = self._check_entry if self._wpos else None
@@ -271,11 +285,11 @@ def backward(self, seeds):
                     j = idxs[0]
                     if j:
                         if type(unary) is Steps:
-                            ct = _run_steps(<tuple>unary.code, g, out, <tuple>primals)
+                            ct = _run_steps(plain, <tuple>unary.code, g, out, <tuple>primals)
                         else:
                             ct = unary(g, out, primals[0])
                         if ct is not None:
-                            acc[j] = _accumulate(acc[j], ct)
+                            acc[j] = _accumulate(acc[j], ct, plain)
                     continue
                 per = rule.operands
                 if per is not None:
@@ -285,8 +299,8 @@ def backward(self, seeds):
                         j = idxs[k]
                         steps = per[k]
                         if j and steps is not None:
-                            ct = _run_steps(<tuple>steps.code, g, out, <tuple>primals)
-                            acc[j] = _accumulate(acc[j], ct)
+                            ct = _run_steps(plain, <tuple>steps.code, g, out, <tuple>primals)
+                            acc[j] = _accumulate(acc[j], ct, plain)
                     continue
                 cts = rule.fn(g, out, primals, params, idxs)
             else:
@@ -295,7 +309,7 @@ def backward(self, seeds):
             src = acc[e.src]
             if src is None:
                 src = acc[e.src] = [None] * len(tape[e.src].outs)
-            src[e.k] = _accumulate(src[e.k], g)
+            src[e.k] = _accumulate(src[e.k], g, plain)
             continue
         else:
             idxs = e.idxs
@@ -308,5 +322,5 @@ def backward(self, seeds):
             if ct is not None:
                 j = idxs[k]
                 if j:
-                    acc[j] = _accumulate(acc[j], ct)
+                    acc[j] = _accumulate(acc[j], ct, plain)
     return acc

@@ -370,6 +370,17 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             value = out.primal
         else:
             acc, value = None, out
+        if single and inputs[0][1] is _LEAF_TD:
+            # one array argument (the common case): what the loops below do for one leaf
+            t = inputs[0][0][0]
+            g = acc[t._idx] if acc is not None else None
+            if g is None:
+                g = _zeros_for(t)
+            elif not _same_aval(g, t):
+                g = _cast_like(g, t, "grad")
+            if type(g) is Tensor and not _writable(g):
+                g = ops.copy(g)
+            return ((value, aux) if has_aux else value), g
         per = []
         for tracers, td in inputs:
             leaves = []
@@ -441,8 +452,33 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     values = [o.primal if _ours(o, tape) else o for o in outs]
     # per output leaf: (tape position, primal value) when it is ours, else None (no seed)
     seeds_of = [(o._idx, v) if _ours(o, tape) else None for o, v in zip(outs, values)]
+    # one float array in, one array out that depends on it (the common case): vjp_fn takes
+    # the path below, what the general one does for one leaf each way, without its loops
+    one = None
+    if out_td is _LEAF_TD and seeds_of[0] is not None and len(inputs) == 1 and \
+            inputs[0][1] is _LEAF_TD and inputs[0][0][0] is not None:
+        one = seeds_of[0] + (inputs[0][0][0],)
 
     def vjp_fn(cotangent):
+        if one is not None:
+            idx, v, t = one
+            c = cotangent
+            if c is None:
+                seeds = []
+            else:
+                if not (isinstance(c, ArrayBase) and c.shape == v.shape and
+                        c.dtype == v.dtype):
+                    c = _cast_like(c, v, "vjp_fn: cotangent")
+                seeds = [(idx, c)]
+            g = tape.backward(seeds)[t._idx]
+            if g is None:
+                return (_zeros_for(t),)
+            if not (isinstance(g, ArrayBase) and g.shape == t.shape and g.dtype == t.dtype):
+                g = _cast_like(g, t, "vjp")
+            if type(g) is Tensor and (not _writable(g) or (
+                    seeds and isinstance(c, Tensor) and not _distinct_owners((g, c)))):
+                g = _unaliased([[g]], seeds)[0][0]
+            return (g,)
         if out_td is _LEAF_TD:
             # one array output: its cotangent is the whole tree given, as tree_flatten_up_to
             # reads a leaf of the structure

@@ -686,7 +686,7 @@ _tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_a
                 nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
                 user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
                 call_impl_fn=call_impl, tape_cls=Tape, steps_cls=Steps,
-                scalar_fn=Tensor._broadcast_scalar)
+                scalar_fn=Tensor._broadcast_scalar, interp_var_=_var)
 
 
 # -- forward mode ------------------------------------------------------------------------------
