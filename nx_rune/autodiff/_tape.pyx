@@ -8,6 +8,8 @@ The names they use (the tracer classes, the rule tables, ...) are handed over by
 it loads (``configure``): core imports this module, so this module cannot import core.
 """
 from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 
@@ -20,10 +22,17 @@ cdef extern from "Python.h":
 
 from types import MemberDescriptorType, SimpleNamespace
 
+from nx_rune.tensor import Tensor
+
 cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
-cdef object NONDIFF = None, INEXACT = None
+cdef set NONDIFF = None
+cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
+cdef object Steps = None, scalar = None, interp_var = None
+# the parameters of a primitive applied by the backward pass itself (never written: the
+# implementations get their keyword arguments as a dict of their own)
+cdef dict NO_PARAMS = {}
 cdef object ZERO = 0
 
 
@@ -33,6 +42,11 @@ cdef object ZERO = 0
 cdef Py_ssize_t OFF[7]
 OFF[0] = -1
 _SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
+
+# the byte offsets of the Tape slots ``parent`` and ``tape`` (-1: read them as attributes), so
+# that process reads them without an attribute lookup on an object of exactly that class
+cdef object TapeCls = None
+cdef Py_ssize_t TAPE_PARENT = -1, TAPE_TAPE = -1
 
 
 cdef Py_ssize_t _slot_offset(cls, str name) except -2:
@@ -45,20 +59,29 @@ cdef Py_ssize_t _slot_offset(cls, str name) except -2:
     return -1
 
 
+cdef inline object _get(object o, Py_ssize_t off):
+    """The slot at byte offset ``off`` of ``o`` (one that its class's __init__ always sets)."""
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + off))[0]
+    if p == NULL:
+        raise AttributeError("slot not set")
+    return <object>p
+
+
 cdef inline void _put(object o, Py_ssize_t off, object v):
     Py_INCREF(v)
     (<PyObject**>((<char*><PyObject*>o) + off))[0] = <PyObject*>v
 
 
-cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
-    """TapeTracer(interp, out, i): the slots its __init__ sets, set directly."""
+cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=None):
+    """TapeTracer(interp, out, i): the slots its __init__ sets, set directly (``dtype``:
+    out.dtype when the caller has it)."""
     if OFF[0] < 0:
         return TapeTracer(interp, out, i)
     t = PyType_GenericAlloc(TapeTracer, 0)
     _put(t, OFF[0], interp)
     _put(t, OFF[1], out)
     _put(t, OFF[2], out.shape)
-    _put(t, OFF[3], out.dtype)
+    _put(t, OFF[3], out.dtype if dtype is None else dtype)
     _put(t, OFF[4], i)
     _put(t, OFF[5], None)
     _put(t, OFF[6], None)
@@ -66,10 +89,13 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i):
 
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
-              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn):
+              vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None,
+              steps_cls=None, scalar_fn=None, interp_var_=None):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
-    global user_vjp, Proj, add_p, bind, call_impl
+    global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
+    global Steps, scalar, interp_var
+    Steps, scalar, interp_var = steps_cls, scalar_fn, interp_var_
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
@@ -81,6 +107,11 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
                 OFF[k] = offs[k]
             if not _same_as_init(tape_tracer):
                 OFF[0] = -1
+    TapeCls, TAPE_PARENT, TAPE_TAPE = tape_cls, -1, -1
+    if tape_cls is not None and tape_cls.__dictoffset__ == 0:
+        parent, tape = _slot_offset(tape_cls, "parent"), _slot_offset(tape_cls, "tape")
+        if parent > 0 and tape > 0:
+            TAPE_PARENT, TAPE_TAPE = parent, tape
 
 
 def _same_as_init(cls):
@@ -114,44 +145,103 @@ def process(self, prim, args, params):
     primitives are not recorded (their results are constants)."""
     cdef tuple targs = args if type(args) is tuple else tuple(args)
     cdef Py_ssize_t n = len(targs), k, i
-    cdef bint ours = False
-    cdef list primals = list(targs)
-    cdef list idxs = _nones(n, ZERO)
+    cdef bint ours = False, direct = OFF[0] >= 0
+    cdef tuple primals = PyTuple_New(n)
+    cdef tuple idxs = PyTuple_New(n)
     cdef list tape
     for k in range(n):
         a = targs[k]
-        if isinstance(a, Tracer):
+        v, pos = a, ZERO
+        if direct and type(a) is TapeTracer:
+            # (a TapeTracer's slots read at their offsets: no attribute lookup)
+            interp = _get(a, OFF[0])
+            if interp is self:
+                ours = True
+                v, pos = _get(a, OFF[1]), _get(a, OFF[4])
+            elif interp.done:
+                leaked(a)
+        elif type(a) is Tensor:
+            pass
+        elif isinstance(a, Tracer):
             interp = a._interp
             if interp is self:
                 ours = True
-                primals[k] = a.primal
-                idxs[k] = a._idx
+                v, pos = a.primal, a._idx
             elif interp.done:
                 leaked(a)
-    parent = self.parent
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(primals, k, v)
+        Py_INCREF(pos)
+        PyTuple_SET_ITEM(idxs, k, pos)
+    exact = TAPE_PARENT >= 0 and type(self) is TapeCls
+    parent = _get(self, TAPE_PARENT) if exact else self.parent
     if not ours:
         return bind_at(parent, prim, args, params)
     if parent is None:
-        out = call_impl(prim, tuple(primals), params)
+        out = call_impl(prim, primals, params)
     else:
         out = parent.process(prim, primals, params)
     if prim in NONDIFF:
         return out
-    if out.dtype not in INEXACT:
+    dtype = out.dtype
+    if dtype not in INEXACT:
         return out
     entry = (prim, params, primals, idxs, out)
-    tape = self.tape
+    tape = _get(self, TAPE_TAPE) if exact else self.tape
     tape.append(entry)
     # threads running in copies of one context may record on one tape at once: the position
     # is looked up after the append
     i = len(tape) - 1
     while tape[i] is not entry:
         i -= 1
-    return _tape_tracer(self, out, i)
+    return _tape_tracer(self, out, i, dtype)
 
 
-cdef inline object _accumulate(object prev, object ct):
-    return ct if prev is None else bind(add_p, prev, ct)
+cdef inline object _step_operand(object o, list res, object v, object ans, tuple primals):
+    """An operand of a step of rules.Steps: an earlier step's result (k >= 0), v (-1), ans
+    (-2), the first (-3) or second (-4) primal operand, or a float constant in ans's dtype and
+    shape."""
+    cdef Py_ssize_t k
+    if type(o) is int:
+        k = o
+        if k >= 0:
+            return res[k]
+        if k == -1:
+            return v
+        if k == -2:
+            return ans
+        return primals[-3 - k]
+    return scalar(o, ans.dtype, ans.shape)
+
+
+cdef inline object _apply(bint top, object prim, tuple args):
+    """``bind(prim, *args)``; ``top``: no transformation is active, where bind calls the
+    implementation (so it is called here at once, without bind's argument packing)."""
+    if top:
+        return call_impl(prim, args, NO_PARAMS)
+    return bind(prim, *args)
+
+
+cdef object _run_steps(bint top, tuple code, object v, object ans, tuple primals):
+    """rules.Steps.__call__(v, ans, *primals) without its Python frame: the steps bound in
+    order (v itself when there is none)."""
+    cdef list res = []
+    cdef tuple step
+    cdef Py_ssize_t k
+    r = v
+    for k in range(len(code)):
+        step = <tuple>code[k]
+        if len(step) == 2:
+            r = _apply(top, step[0], (_step_operand(step[1], res, v, ans, primals),))
+        else:
+            r = _apply(top, step[0], (_step_operand(step[1], res, v, ans, primals),
+                                      _step_operand(step[2], res, v, ans, primals)))
+        res.append(r)
+    return r
+
+
+cdef inline object _accumulate(object prev, object ct, bint top):
+    return ct if prev is None else _apply(top, add_p, (prev, ct))
 
 
 def backward(self, seeds):
@@ -160,13 +250,17 @@ def backward(self, seeds):
     differentiates them).  Returns the list of accumulated cotangents (None: zero); leaves
     keep theirs."""
     cdef list tape = self.tape
-    cdef Py_ssize_t n = len(tape), i, top = -1, j
+    cdef Py_ssize_t n = len(tape), i, top = -1, j, k, m
     cdef list acc = _nones(n, None)
+    cdef dict rules = VJP_RULES
+    cdef PyObject* found
+    # no transformation active: the loop's own binds (Steps, sums of cotangents) call the
+    # implementations at once
+    cdef bint plain = interp_var is not None and interp_var.get() is None
     for i, ct in seeds:
-        acc[i] = _accumulate(acc[i], ct)
+        acc[i] = _accumulate(acc[i], ct, plain)
         if i > top:
             top = i
-    rules = VJP_RULES
     check = self._check_entry if self._wpos else None
     for i in range(top, 0, -1):
         g = acc[i]
@@ -180,26 +274,53 @@ def backward(self, seeds):
         acc[i] = None
         if type(e) is tuple:
             prim, params, primals, idxs, out = <tuple>e
-            rule = rules.get(prim)
+            if type(primals) is not tuple:     # (a checkpoint's replay records lists)
+                primals = tuple(primals)
+            found = PyDict_GetItem(rules, prim)
+            rule = <object>found if found != NULL else None
             if type(rule) is VJPRule:
                 unary = rule.unary
                 if unary is not None:
-                    cts = (unary(g, out, primals[0]),)
-                else:
-                    cts = rule.fn(g, out, primals, params, idxs)
+                    # one operand: its cotangent, and its position
+                    j = idxs[0]
+                    if j:
+                        if type(unary) is Steps:
+                            ct = _run_steps(plain, <tuple>unary.code, g, out, <tuple>primals)
+                        else:
+                            ct = unary(g, out, primals[0])
+                        if ct is not None:
+                            acc[j] = _accumulate(acc[j], ct, plain)
+                    continue
+                per = rule.operands
+                if per is not None:
+                    # one Steps per operand (None: no cotangent), run here
+                    m = min(len(idxs), len(per))
+                    for k in range(m):
+                        j = idxs[k]
+                        steps = per[k]
+                        if j and steps is not None:
+                            ct = _run_steps(plain, <tuple>steps.code, g, out, <tuple>primals)
+                            acc[j] = _accumulate(acc[j], ct, plain)
+                    continue
+                cts = rule.fn(g, out, primals, params, idxs)
             else:
                 cts = user_vjp(rule, prim, g, out, primals, params)
         elif type(e) is Proj:
             src = acc[e.src]
             if src is None:
                 src = acc[e.src] = [None] * len(tape[e.src].outs)
-            src[e.k] = _accumulate(src[e.k], g)
+            src[e.k] = _accumulate(src[e.k], g, plain)
             continue
         else:
             idxs = e.idxs
             cts = e.vjp(g)
-        for pos, ct in zip(idxs, cts):
-            if ct is not None and pos:
-                j = pos
-                acc[j] = _accumulate(acc[j], ct)
+        if type(cts) is not tuple and type(cts) is not list:
+            cts = tuple(cts)
+        m = min(len(idxs), len(cts))
+        for k in range(m):
+            ct = cts[k]
+            if ct is not None:
+                j = idxs[k]
+                if j:
+                    acc[j] = _accumulate(acc[j], ct, plain)
     return acc

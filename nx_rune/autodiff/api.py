@@ -124,6 +124,12 @@ def _zeros_for(x):
     return zeros(x.shape, x.dtype)
 
 
+def _same_aval(v, like):
+    """Whether ``v`` is an array of ``like``'s shape and dtype (``_cast_like`` returns it as
+    it is: the common case, checked without its call)."""
+    return isinstance(v, ArrayBase) and v.shape == like.shape and v.dtype == like.dtype
+
+
 def _cast_like(v, like, what):
     """``v`` as an array of ``like``'s shape and dtype (ValueError on a shape mismatch)."""
     v = _arr(v, what)
@@ -163,7 +169,14 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorph
     args = list(args)
     inputs = []
     for i in nums:
-        leaves, td = _flatten(args[i])
+        a = args[i]
+        if isinstance(a, ArrayBase) and is_inexact(a.dtype) and \
+                not (holomorphic and a.dtype.kind != "c"):
+            # one float array (the common argument): what the loop below does for it
+            t = args[i] = make(a)
+            inputs.append(([_Input(t)], _LEAF_TD))
+            continue
+        leaves, td = _flatten(a)
         tracers = []
         for leaf in leaves:
             x = _arr(leaf, fname)
@@ -191,12 +204,21 @@ def _unaliased(per, seeds=()):
     its own: a leaf that cannot be written (a broadcast, padded or read-only constant, as the
     rules of sum or of slicing give) or that shares memory with another leaf or with a
     cotangent seed (add's rule hands one cotangent to both operands) is replaced by a copy,
-    so that ``gx *= lr`` works and leaves ``gy`` and the caller's cotangent alone."""
-    per = [list(leaves) for leaves in per]
+    so that ``gx *= lr`` works and leaves ``gy`` and the caller's cotangent alone.  (The
+    lists of ``per`` are updated in place and returned.)"""
+    if len(per) == 1 and len(per[0]) == 1 and type(per[0][0]) is Tensor and len(seeds) < 2:
+        # one gradient leaf and at most one seed (the common case), without the lists below
+        g = per[0][0]
+        if not _writable(g):
+            per[0][0] = ops.copy(g)
+            return per
+        if not seeds or not isinstance(seeds[0][1], Tensor) or \
+                _distinct_owners((g, seeds[0][1])):
+            return per
     found = []
     for i, leaves in enumerate(per):
         for j, g in enumerate(leaves):
-            if isinstance(g, Tensor):
+            if type(g) is Tensor or isinstance(g, Tensor):
                 if _writable(g):
                     found.append((i, j))
                 else:
@@ -225,25 +247,34 @@ def _unaliased(per, seeds=()):
 
 
 def _distinct_owners(tensors):
-    """Whether the Tensors certainly share no memory: each wraps an ndarray that owns its memory
-    (no base: a fresh result), and no ndarray appears twice.  (Two such ndarrays never overlap;
-    anything else takes the byte-range comparison.)"""
-    arrs = []
+    """Whether the Tensors certainly share no memory: each wraps an ndarray whose memory belongs
+    to an ndarray without a base (a fresh result: the ndarray itself, or its ``base`` when that
+    is such an ndarray, as for ``nx.asarray`` of a NumPy array or a view of a result), and no
+    two have the same owner.  (The memory of two such owners never overlaps; anything else
+    takes the byte-range comparison.)"""
+    owners = []
     for t in tensors:
         arr = t._arr
-        if t._view is not None or arr is None or arr.base is not None:
+        if t._view is not None or arr is None:
             return False
-        for other in arrs:
+        base = arr.base
+        if base is not None:
+            # NumPy collapses a view's base to the ndarray that owns the memory
+            if type(base) is not np.ndarray or base.base is not None:
+                return False
+            arr = base
+        for other in owners:
             if other is arr:
                 return False
-        arrs.append(arr)
+        owners.append(arr)
     return True
 
 
 def _writable(t):
     arr = t._arr
     if t._view is None:   # wraps an ndarray: a result, or a stride-0 constant (read-only)
-        return arr.flags.writeable and arr.flags.c_contiguous
+        flags = arr.flags
+        return flags.writeable and flags.c_contiguous
     try:
         backend.check_writable(t)
     except ValueError:
@@ -339,12 +370,27 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             value = out.primal
         else:
             acc, value = None, out
+        if single and inputs[0][1] is _LEAF_TD:
+            # one array argument (the common case): what the loops below do for one leaf
+            t = inputs[0][0][0]
+            g = acc[t._idx] if acc is not None else None
+            if g is None:
+                g = _zeros_for(t)
+            elif not _same_aval(g, t):
+                g = _cast_like(g, t, "grad")
+            if type(g) is Tensor and not _writable(g):
+                g = ops.copy(g)
+            return ((value, aux) if has_aux else value), g
         per = []
         for tracers, td in inputs:
             leaves = []
             for t in tracers:
                 g = acc[t._idx] if acc is not None else None
-                leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "grad"))
+                if g is None:
+                    g = _zeros_for(t)
+                elif not _same_aval(g, t):
+                    g = _cast_like(g, t, "grad")
+                leaves.append(g)
             per.append(leaves)
         gs = [_unflatten(td, leaves) for (_, td), leaves in zip(inputs, _unaliased(per))]
         g = gs[0] if single else tuple(gs)
@@ -404,19 +450,52 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     outs, out_td = _flatten(out)
     outs = [_arr(o, "vjp") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
+    # per output leaf: (tape position, primal value) when it is ours, else None (no seed)
+    seeds_of = [(o._idx, v) if _ours(o, tape) else None for o, v in zip(outs, values)]
+    # one float array in, one array out that depends on it (the common case): vjp_fn takes
+    # the path below, what the general one does for one leaf each way, without its loops
+    one = None
+    if out_td is _LEAF_TD and seeds_of[0] is not None and len(inputs) == 1 and \
+            inputs[0][1] is _LEAF_TD and inputs[0][0][0] is not None:
+        one = seeds_of[0] + (inputs[0][0][0],)
 
     def vjp_fn(cotangent):
-        try:
-            # (one array output: its cotangent is the whole tree given, as tree_flatten_up_to
-            # reads a leaf of the structure)
-            cts = [cotangent] if out_td is _LEAF_TD else tree_flatten_up_to(out_td, cotangent)
-        except ValueError as e:
-            raise ValueError(f"vjp_fn: the cotangent's structure does not match the output's "
-                             f"{out_td}: {e}") from None
+        if one is not None:
+            idx, v, t = one
+            c = cotangent
+            if c is None:
+                seeds = []
+            else:
+                if not (isinstance(c, ArrayBase) and c.shape == v.shape and
+                        c.dtype == v.dtype):
+                    c = _cast_like(c, v, "vjp_fn: cotangent")
+                seeds = [(idx, c)]
+            g = tape.backward(seeds)[t._idx]
+            if g is None:
+                return (_zeros_for(t),)
+            if not (isinstance(g, ArrayBase) and g.shape == t.shape and g.dtype == t.dtype):
+                g = _cast_like(g, t, "vjp")
+            if type(g) is Tensor and (not _writable(g) or (
+                    seeds and isinstance(c, Tensor) and not _distinct_owners((g, c)))):
+                g = _unaliased([[g]], seeds)[0][0]
+            return (g,)
+        if out_td is _LEAF_TD:
+            # one array output: its cotangent is the whole tree given, as tree_flatten_up_to
+            # reads a leaf of the structure
+            cts = (cotangent,)
+        else:
+            try:
+                cts = tree_flatten_up_to(out_td, cotangent)
+            except ValueError as e:
+                raise ValueError(f"vjp_fn: the cotangent's structure does not match the "
+                                 f"output's {out_td}: {e}") from None
         seeds = []
-        for o, v, c in zip(outs, values, cts):
-            if c is not None and _ours(o, tape):
-                seeds.append((o._idx, _cast_like(c, v, "vjp_fn: cotangent")))
+        for s, c in zip(seeds_of, cts):
+            if c is not None and s is not None:
+                idx, v = s
+                if not _same_aval(c, v):
+                    c = _cast_like(c, v, "vjp_fn: cotangent")
+                seeds.append((idx, c))
         acc = tape.backward(seeds)
         per = []
         for tracers, td in inputs:
@@ -426,10 +505,16 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                     leaves.append(None)
                     continue
                 g = acc[t._idx]
-                leaves.append(_zeros_for(t) if g is None else _cast_like(g, t, "vjp"))
+                if g is None:
+                    g = _zeros_for(t)
+                elif not _same_aval(g, t):
+                    g = _cast_like(g, t, "vjp")
+                leaves.append(g)
             per.append(leaves)
-        return tuple(_unflatten(td, leaves)
-                     for (_, td), leaves in zip(inputs, _unaliased(per, seeds)))
+        per = _unaliased(per, seeds)
+        if len(per) == 1:
+            return (_unflatten(inputs[0][1], per[0]),)
+        return tuple([_unflatten(td, leaves) for (_, td), leaves in zip(inputs, per)])
 
     value = _unflatten(out_td, values)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)

@@ -49,7 +49,7 @@ from nx_rune import primitives as P
 from nx_rune import writes
 from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
-from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, VJPRule
+from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
 from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
 from nx_rune.frontend.indexing import getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor, call_impl
@@ -685,7 +685,8 @@ def _written(v, later):
 _tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_at_fn=bind_at,
                 nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
                 user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
-                call_impl_fn=call_impl)
+                call_impl_fn=call_impl, tape_cls=Tape, steps_cls=Steps,
+                scalar_fn=Tensor._broadcast_scalar, interp_var_=_var)
 
 
 # -- forward mode ------------------------------------------------------------------------------

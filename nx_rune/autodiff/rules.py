@@ -66,12 +66,15 @@ class VJPRule:
     """A rule in the fast form ``fn(g, ans, args, params, need)``; calling it uses the public
     form ``rule(ct, *primals, out, **params) -> tuple``.  ``unary``: for a unary elementwise
     primitive, ``apply(g, ans, x)`` giving the one cotangent, which the tape's backward pass
-    calls directly (one Python frame less per entry than ``fn``)."""
-    __slots__ = ("fn", "unary")
+    calls directly (one Python frame less per entry than ``fn``).  ``operands`` (WP-revmode):
+    for a binary elementwise primitive, one ``Steps`` per operand (None: no cotangent), which
+    the backward pass runs in C; ``fn`` then runs the same steps."""
+    __slots__ = ("fn", "unary", "operands")
 
     def __init__(self, fn, unary=None):
         self.fn = fn
         self.unary = unary
+        self.operands = None
 
     def __call__(self, ct, *args, **params):
         *primals, out = args
@@ -343,35 +346,91 @@ _register(P.assign_p, _vjp_assign, _jvp_assign)
 # -- unary elementwise ---------------------------------------------------------------------
 
 deflinear(P.neg_p, lambda g, ans, x: bind(P.neg_p, g))
-defelementwise(P.sin_p, lambda v, ans, x: _mul(v, bind(P.cos_p, x)))
-defelementwise(P.cos_p, lambda v, ans, x: bind(P.neg_p, _mul(v, bind(P.sin_p, x))))
-defelementwise(P.exp_p, lambda v, ans, x: _mul(v, ans))
-defelementwise(P.exp2_p, lambda v, ans, x: _mul(v, _mul(ans, _c(LN2, ans))))
-defelementwise(P.log_p, lambda v, ans, x: _div(v, x))
-defelementwise(P.log2_p, lambda v, ans, x: _div(v, _mul(x, _c(LN2, x))))
-defelementwise(P.log1p_p, lambda v, ans, x: _div(v, _add(x, _c(1, x))))
-defelementwise(P.expm1_p, lambda v, ans, x: _mul(v, _add(ans, _c(1, ans))))
-defelementwise(P.sqrt_p, lambda v, ans, x: _div(v, _mul(ans, _c(2, ans))))
-defelementwise(P.recip_p, lambda v, ans, x: bind(P.neg_p, _mul(_mul(v, ans), ans)))
-defelementwise(P.tanh_p, lambda v, ans, x: _mul(v, _sub(_c(1, ans), _mul(ans, ans))))
+
+
+# WP-revmode: the commonest unary rules as Steps (data the tape's backward loop runs in C,
+# without a Python frame per entry; still binds of primitives, so differentiable)
+class Steps:
+    """``apply(v, ans, x)`` of a unary elementwise rule (or one operand's cotangent of a binary
+    one, see ``_register_steps``) as a sequence of primitive applications: each step is
+    ``(prim, operand, ...)`` with operands ``"v"`` (the cotangent or tangent), ``"ans"`` (the
+    primal output), ``"x"`` or ``"a"`` (the first primal operand), ``"b"`` (the second), an int
+    k (the result of step k, k earlier) or a float (that constant in ans's dtype and shape);
+    the result is the last step's (``v`` itself with no step).  Calling it binds the steps in
+    order; the tape's backward pass runs the same steps in C (nx_rune/autodiff/_tape.pyx), one
+    Python frame less per entry.  ``code``: the steps with the named operands as -1 (v), -2
+    (ans), -3 (x, a), -4 (b): what the C loop reads."""
+    __slots__ = ("steps", "code")
+
+    _NAMES = {"v": -1, "ans": -2, "x": -3, "a": -3, "b": -4}
+
+    def __init__(self, *steps):
+        code = []
+        for k, step in enumerate(steps):
+            if not (isinstance(step, tuple) and 2 <= len(step) <= 3
+                    and isinstance(step[0], P.Primitive)):
+                raise TypeError(f"steps: step {k} must be (primitive, operand[, operand]), "
+                                f"got {step!r}")
+            ops_ = []
+            for o in step[1:]:
+                if type(o) is int:
+                    if not 0 <= o < k:
+                        raise ValueError(f"steps: step {k} refers to step {o}, which is not "
+                                         f"an earlier one")
+                    ops_.append(o)
+                elif type(o) is float:
+                    ops_.append(o)
+                elif isinstance(o, str) and o in self._NAMES:
+                    ops_.append(self._NAMES[o])
+                else:
+                    raise ValueError(f"steps: step {k} has an unknown operand {o!r}")
+            code.append((step[0],) + tuple(ops_))
+        self.steps, self.code = steps, tuple(code)
+
+    def __call__(self, v, ans, *operands):
+        named = (None, v, ans) + operands      # index -o for the named operands -1, -2, ...
+        res = [v]
+        for prim, *args in self.code:
+            args = [res[o + 1] if type(o) is int and o >= 0 else
+                    named[-o] if type(o) is int else _c(o, ans) for o in args]
+            res.append(bind(prim, *args))
+        return res[-1]
+
+    def __repr__(self):
+        return f"<Steps {self.steps!r}>"
+
+
+def _register_steps(prim, operands, jvp):
+    """Both rules of a binary elementwise ``prim``: the VJP from one ``Steps`` per operand
+    (None: that operand gets no cotangent), run in C by the tape's backward pass."""
+    def vjp(g, ans, args, params, need):
+        return tuple(s(g, ans, *args) if n and s is not None else None
+                     for s, n in zip(operands, need))
+    vjp.__name__ = f"vjp_{prim.name}"
+    _register(prim, vjp, jvp)
+    VJP_RULES[prim].operands = tuple(operands)
+
+
+defelementwise(P.sin_p, Steps((P.cos_p, "x"), (P.mul_p, "v", 0)))
+defelementwise(P.cos_p, Steps((P.sin_p, "x"), (P.mul_p, "v", 0), (P.neg_p, 1)))
+defelementwise(P.exp_p, Steps((P.mul_p, "v", "ans")))
+defelementwise(P.exp2_p, Steps((P.mul_p, "ans", LN2), (P.mul_p, "v", 0)))
+defelementwise(P.log_p, Steps((P.fdiv_p, "v", "x")))
+defelementwise(P.log2_p, Steps((P.mul_p, "x", LN2), (P.fdiv_p, "v", 0)))
+defelementwise(P.log1p_p, Steps((P.add_p, "x", 1.0), (P.fdiv_p, "v", 0)))
+defelementwise(P.expm1_p, Steps((P.add_p, "ans", 1.0), (P.mul_p, "v", 0)))
+defelementwise(P.sqrt_p, Steps((P.mul_p, "ans", 2.0), (P.fdiv_p, "v", 0)))
+defelementwise(P.recip_p, Steps((P.mul_p, "v", "ans"), (P.mul_p, 0, "ans"), (P.neg_p, 1)))
+defelementwise(P.tanh_p, Steps((P.mul_p, "ans", "ans"), (P.sub_p, 1.0, 0), (P.mul_p, "v", 1)))
 
 
 # -- binary elementwise (operands of equal shape and dtype) -----------------------------------
-
-def _vjp_add(g, ans, args, params, need):
-    return (g, g)
-
 
 def _jvp_add(tangents, ans, args, params):
     ta, tb = tangents
     if ta is None:
         return tb
     return ta if tb is None else _add(ta, tb)
-
-
-def _vjp_mul(g, ans, args, params, need):
-    a, b = args
-    return (_mul(g, b) if need[0] else None, _mul(a, g) if need[1] else None)
 
 
 def _jvp_mul(tangents, ans, args, params):
@@ -469,11 +528,8 @@ def _jvp_max(tangents, ans, args, params):
     return _add(tb, _mul(_sub(ta, tb), w))
 
 
-_register(P.add_p, _vjp_add, _jvp_add)
-
-
-def _vjp_sub(g, ans, args, params, need):
-    return (g, bind(P.neg_p, g) if need[1] else None)
+# (WP-revmode: add, sub and mul as Steps per operand, run in C by the backward pass)
+_register_steps(P.add_p, (Steps(), Steps()), _jvp_add)
 
 
 def _jvp_sub(tangents, ans, args, params):
@@ -483,8 +539,8 @@ def _jvp_sub(tangents, ans, args, params):
     return bind(P.neg_p, tb) if ta is None else bind(P.sub_p, ta, tb)
 
 
-_register(P.sub_p, _vjp_sub, _jvp_sub)
-_register(P.mul_p, _vjp_mul, _jvp_mul)
+_register_steps(P.sub_p, (Steps(), Steps((P.neg_p, "v"))), _jvp_sub)
+_register_steps(P.mul_p, (Steps((P.mul_p, "v", "b")), Steps((P.mul_p, "a", "v"))), _jvp_mul)
 _register(P.fdiv_p, _vjp_fdiv, _jvp_fdiv)
 _register(P.max_p, _vjp_max, _jvp_max)
 
