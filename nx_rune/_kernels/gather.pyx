@@ -549,23 +549,21 @@ cdef int scatter_accum_walk(numeric_t* out, const index_t* idx, const numeric_t*
     return 0
 
 
-cdef inline bint _isnan(real_t x) noexcept nogil:
-    if real_t is float or real_t is double:
-        return x != x
-    else:
-        return False
-
-
 cdef inline void _order_one(real_t* p, real_t u, int mode) noexcept nogil:
-    cdef real_t cur = p[0]
-    cdef bint keep
+    cdef real_t cur = p[0], r
     # np.maximum / np.minimum exactly: a NaN on either side wins, and ties keep the update.
+    # Written as selects that GCC makes maxsd / minsd (whose NaN and tie rules are those of
+    # `cur > u ? cur : u`) and conditional moves, the store always done: whether an update
+    # wins is data, which a branch mispredicts half the time on random values.  (Measured,
+    # 1e6 float64 max updates into (1000, 100), one thread: 3.2-3.7 ms with the branch,
+    # 0.96-0.98 ms without.)
     if mode == MODE_MAX:
-        keep = cur > u or _isnan(cur)
+        r = cur if cur > u else u
     else:
-        keep = cur < u or _isnan(cur)
-    if not keep:
-        p[0] = u
+        r = cur if cur < u else u
+    if real_t is float or real_t is double:
+        r = cur if cur != cur else r
+    p[0] = r
 
 
 cdef inline int _order_row(real_t* out, const index_t* idx, const real_t* upd,
