@@ -16,7 +16,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t,
                           uint8_t, uint16_t, uint32_t, uint64_t)
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from nx_rune._kernels._types cimport index_t, item16_t, item_t, numeric_t, real_t
 from nx_rune._kernels.pool cimport num_threads, pool_has_threads, run_spans
@@ -495,6 +495,82 @@ cdef inline int _accum_row(numeric_t* out, const index_t* idx, const numeric_t* 
 
 cdef extern from *:
     """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define NX_GATHER_LE 1
+    #else
+    #define NX_GATHER_LE 0
+    #endif
+    """
+    int NX_GATHER_LE     # 1 where the low half of an 8-byte word is the first int32
+
+
+cdef bint _unroll_on = True
+
+
+def _set_unroll(bint on):
+    """For the tests: whether contiguous add / mul rows take _accum_row4 (else _accum_row).
+    Returns the previous setting."""
+    global _unroll_on
+    old = _unroll_on
+    _unroll_on = on
+    return old
+
+
+cdef inline Py_ssize_t _accum4(numeric_t* out, const index_t* idx, const numeric_t* upd,
+                               Py_ssize_t n, Py_ssize_t ax, Py_ssize_t sa,
+                               int mode) noexcept nogil:
+    """Four contiguous updates in order, their indices loaded first (int32 ones as two
+    8-byte words), each then checked: the count applied before the first index outside
+    [0, n) (4: all; the caller wraps or reports that one)."""
+    cdef Py_ssize_t k0, k1, k2, k3
+    cdef uint64_t p0, p1
+    if index_t is int32_t and NX_GATHER_LE:
+        memcpy(&p0, idx, 8)
+        memcpy(&p1, idx + 2, 8)
+        k0 = <int32_t>(<uint32_t>p0)
+        k1 = <int32_t>(<uint32_t>(p0 >> 32))
+        k2 = <int32_t>(<uint32_t>p1)
+        k3 = <int32_t>(<uint32_t>(p1 >> 32))
+    else:
+        k0 = idx[0]
+        k1 = idx[1]
+        k2 = idx[2]
+        k3 = idx[3]
+    if <size_t>k0 >= <size_t>n:
+        return 0
+    _accum_one(out + k0 * ax, upd[0], mode)
+    if <size_t>k1 >= <size_t>n:
+        return 1
+    _accum_one(out + sa + k1 * ax, upd[1], mode)
+    if <size_t>k2 >= <size_t>n:
+        return 2
+    _accum_one(out + 2 * sa + k2 * ax, upd[2], mode)
+    if <size_t>k3 >= <size_t>n:
+        return 3
+    _accum_one(out + 3 * sa + k3 * ax, upd[3], mode)
+    return 4
+
+
+cdef inline int _accum_row4(numeric_t* out, const index_t* idx, const numeric_t* upd,
+                            Py_ssize_t m, Py_ssize_t n, Py_ssize_t ax, Py_ssize_t sa,
+                            int mode, int64_t* bad) noexcept nogil:
+    """_accum_row for contiguous indices and updates, four at a time by _accum4 while the
+    indices are non-negative; from the first negative or bad one the rest of the row goes
+    to _accum_row, which wraps and names the first bad.  Same order, same result.
+    (Measured, 1e6 float64 updates, one thread: into 1000 bins 522-534 us against 826-837
+    us one at a time, into (1000, 100) along axis 1 493-607 against 610-901 us; the one at
+    a time loop's time moves by 25% with where it lands in the code.)"""
+    cdef Py_ssize_t j = 0, c
+    while j + 4 <= m:
+        c = _accum4(out + j * sa, idx + j, upd + j, n, ax, sa, mode)
+        j += c
+        if c < 4:
+            break
+    return _accum_row(out + j * sa, idx + j, upd + j, m - j, n, ax, 1, sa, 1, mode, bad)
+
+
+cdef extern from *:
+    """
     #define nx_gather_prefetch_nta(p) __builtin_prefetch((p), 0, 0)
     """
     void nx_gather_prefetch_nta(const void* p) noexcept nogil
@@ -513,8 +589,9 @@ cdef int _accum_far(numeric_t* out, const index_t* idx, const numeric_t* upd, Py
                     Py_ssize_t n, int mode, int64_t* bad) noexcept nogil:
     """_accum_row for a contiguous 1-D walk into a large target: the indices and updates,
     read once, are fetched ahead as non-temporal, so that they do not push the (randomly
-    hit) target out of the caches."""
-    cdef Py_ssize_t j = 0, k, e
+    hit) target out of the caches.  Eight at a time by _accum4 (when _unroll_on), an index
+    outside [0, n) then wrapped or reported on its own."""
+    cdef Py_ssize_t j = 0, k, e, c
     cdef Py_ssize_t ia = FAR_AHEAD // sizeof(index_t), ua = FAR_AHEAD // sizeof(numeric_t)
     while j < m:
         e = j + 8 if j + 8 < m else m
@@ -522,6 +599,11 @@ cdef int _accum_far(numeric_t* out, const index_t* idx, const numeric_t* upd, Py
         nx_gather_prefetch_nta(upd + j + ua)
         if sizeof(numeric_t) > 8:
             nx_gather_prefetch_nta(upd + j + ua + 4)
+        if _unroll_on and e == j + 8:
+            c = _accum4(out, idx + j, upd + j, n, 1, 0, mode)
+            if c == 4:
+                c += _accum4(out, idx + j + 4, upd + j + 4, n, 1, 0, mode)
+            j += c
         while j < e:
             k = idx[j]
             if <size_t>k >= <size_t>n:
@@ -544,6 +626,10 @@ cdef inline int _accum_row_dispatch(numeric_t* out, const index_t* idx, const nu
             if mode == MODE_ADD:
                 return _accum_far(out, idx, upd, m, n, MODE_ADD, bad)
             return _accum_far(out, idx, upd, m, n, MODE_MUL, bad)
+        if _unroll_on:
+            if mode == MODE_ADD:
+                return _accum_row4(out, idx, upd, m, n, 1, 0, MODE_ADD, bad)
+            return _accum_row4(out, idx, upd, m, n, 1, 0, MODE_MUL, bad)
         if mode == MODE_ADD:
             return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_ADD, bad)
         return _accum_row(out, idx, upd, m, n, 1, 1, 0, 1, MODE_MUL, bad)
