@@ -1300,7 +1300,9 @@ def scatter(template, indices, updates, axis, mode="set"):
           and); TypeError on complex.
     Returns a new C-contiguous array of shape T and template's dtype (in native byte order).
     float16 add/mul accumulate in float32 and round once at the end, so with duplicates they
-    can differ from NumPy's per-step float16 rounding in the last place.
+    can differ from NumPy's per-step float16 rounding in the last place; float16 max/min
+    also run in float32, where a tie takes the update (as NumPy's float32 rule), so 0.0
+    against -0.0 can give the other zero than NumPy's float16 rule (which keeps the first).
     From THREADED_SIZE elements of B on, the work is shared by the kernels' threads
     (nx_rune._kernels.pool.set_num_threads), with the one-thread result bit for bit, except
     for "add" into a target that every update may hit (a 1-D template): then each thread
