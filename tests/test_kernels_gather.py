@@ -1,5 +1,6 @@
 """nx_rune._kernels.gather: gather / scatter against NumPy's along-axis functions."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -1000,3 +1001,32 @@ def test_gather_and_set_rows_turning_negative_at_every_position(dtype, index_dty
         assert_same(scatter(data, idx, upd, 1, "set"), scatter_reference(data, idx, upd, 1, "set"))
         idx0 = mixed_sign_indices(rng, 24, (30, n), index_dtype)
         assert_same(gather(data, idx0, 0), np.take_along_axis(data, idx0, 0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32, np.bool_, np.complex64])
+def test_scatter_updates_broadcast_by_the_walk(mode, dtype):
+    # updates of lower rank or with size-1 dimensions are walked with stride 0 (not copied
+    # by np.broadcast_to): the results of the fully broadcast updates
+    if mode in ("max", "min") and np.dtype(dtype).kind == "c":
+        return
+    rng = np.random.default_rng(26)
+    template = random_values(rng, (3, 5), dtype, mode)
+    idx = rng.integers(-5, 5, (3, 7))
+    for ushape in [(), (7,), (1, 7), (3, 1), (1, 1)]:
+        upd = random_values(rng, ushape, dtype, mode)
+        for u in (upd, upd[..., ::-1]) if upd.ndim else (upd,):
+            full = np.broadcast_to(u, (3, 7)).copy()
+            assert_same(scatter(template, idx, u, 1, mode),
+                        scatter_reference(template, idx, full, 1, mode))
+    assert_same(scatter(template, idx, dtype(1) if dtype is not np.bool_ else True, 1, mode),
+                scatter(template, idx, np.ones((3, 7), dtype), 1, mode))
+
+
+@pytest.mark.parametrize("ushape", [(3,), (2, 7), (4, 1), (1, 3, 7), (0,), (3, 7, 1)])
+def test_scatter_updates_that_do_not_broadcast_name_both_shapes(ushape):
+    idx = np.zeros((3, 7), np.int64)
+    with pytest.raises(ValueError, match=rf"scatter: updates shape {re.escape(str(ushape))} "
+                                         rf"does not broadcast to the indexed shape "
+                                         rf"\(3, 7\)"):
+        scatter(np.zeros((3, 5)), idx, np.ones(ushape), 1, "add")
