@@ -1233,6 +1233,24 @@ def _mode_code(mode):
     return _MODES[mode]
 
 
+_PLANS = {}
+
+
+def _scatter_plan(dtype, int op):
+    """(native dtype, work dtype, mode run, kernel type code) for template's dtype and the
+    mode, cached by the pair (a third of a microsecond a call otherwise)."""
+    key = (dtype, op)
+    plan = _PLANS.get(key)
+    if plan is None:
+        work, run = _work_dtype(dtype, op)
+        code = 0
+        if run != MODE_SET:
+            codes = _ACCUM_CODES if run in (MODE_ADD, MODE_MUL) else _ORDER_CODES
+            code = codes[f"{work.kind}{work.itemsize}"]
+        plan = _PLANS[key] = (dtype.newbyteorder("="), work, run, code)
+    return plan
+
+
 def _work_dtype(dtype, mode):
     """(dtype the kernel computes in, mode it runs) for template's dtype and the mode.
 
@@ -1325,20 +1343,18 @@ def scatter(template, indices, updates, axis, mode="set"):
     cdef int code = 0, op
     template = _numeric_array(template, "template", "scatter")
     op = _mode_code(mode)
-    out_shape, dtype = template.shape, template.dtype.newbyteorder("=")
-    work, op = _work_dtype(template.dtype, op)
+    out_shape = template.shape
+    dtype, work, op, code = _scatter_plan(template.dtype, op)
     template, indices, axis, shape = _prepare(template, "template", indices, axis, "scatter")
     upd = _kernel_ready(_to_work(_updates_array(updates, dtype, shape), work))
     out = _to_work(np.array(template, dtype=dtype, order="C", copy=True), work)
     if 0 not in shape:
         indices = _kernel_ready(indices)
         _plan_along(&w, out, indices, upd, shape, axis)
-        if op != MODE_SET:
-            codes = _ACCUM_CODES if op in (MODE_ADD, MODE_MUL) else _ORDER_CODES
-            code = codes[f"{work.kind}{work.itemsize}"]
         j.w, j.op, j.itemsize, j.code = &w, op, work.itemsize, code
         j.idx64 = indices.itemsize == 8
         j.along, j.idx, j.dense = _ptr(out), _ptr(indices), _ptr(upd)
         if _execute(&j, out, &bad):
             _raise_bad_index("scatter", bad, axis, template.shape[axis])
-    return _to_work(out, dtype).reshape(out_shape)
+    out = _to_work(out, dtype)
+    return out if out.shape == out_shape else out.reshape(out_shape)
