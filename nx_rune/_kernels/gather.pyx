@@ -92,8 +92,8 @@ cdef inline int _gather_row(const item_t* src, const index_t* idx, item_t* out, 
     # Four at a time with one check (the loop exits at a group with a bad index; the loop
     # after it reports the first bad one), then the rest one by one.  The first loop takes
     # non-negative indices as they are; from the first group with a negative one on, the
-    # second wraps each (a conditional move on the way to every address: measured, rows of
-    # 256 float64 in L2, 54 us against 40 us for 131072 items).
+    # second wraps each (a conditional move on the way to every address: measured in a C
+    # test of the two loops, 512 rows of 256 float64, 54-55 us wrapped, 39-41 us not).
     while j + 4 <= m:
         k0 = idx[j * si]
         k1 = idx[(j + 1) * si]
@@ -668,9 +668,9 @@ cdef inline void _order_one(real_t* p, real_t u, int mode) noexcept nogil:
     # np.maximum / np.minimum exactly: a NaN on either side wins, and ties keep the update.
     # Written as selects that GCC makes maxsd / minsd (whose NaN and tie rules are those of
     # `cur > u ? cur : u`) and conditional moves, the store always done: whether an update
-    # wins is data, which a branch mispredicts half the time on random values.  (Measured,
-    # 1e6 float64 max updates into (1000, 100), one thread: 3.2-3.7 ms with the branch,
-    # 0.96-0.98 ms without.)
+    # wins is data, which a branch mispredicts often on random values.  (Measured, 1e6
+    # float64 max updates into (1000, 100) along axis 1, one thread: 3.2-3.9 ms with the
+    # branch, 0.63-0.67 ms without; torch's scatter_reduce_ 3.2 ms.)
     if mode == MODE_MAX:
         r = cur if cur > u else u
     else:
