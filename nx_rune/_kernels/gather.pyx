@@ -389,20 +389,10 @@ cdef inline int _set_row(item_t* out, const index_t* idx, const item_t* upd, Py_
                          Py_ssize_t n, Py_ssize_t ax, Py_ssize_t si, Py_ssize_t sa,
                          Py_ssize_t sd, int64_t* bad) noexcept nogil:
     cdef Py_ssize_t j = 0, k, k0, k1, k2, k3
-    # As _gather_row: four at a time with one check, non-negative indices as they are until
-    # the first group with a negative one, then each wrapped; the rest one by one.
-    while j + 4 <= m:
-        k0 = idx[j * si]
-        k1 = idx[(j + 1) * si]
-        k2 = idx[(j + 2) * si]
-        k3 = idx[(j + 3) * si]
-        if _any_bad4(k0, k1, k2, k3, n):
-            break
-        out[j * sa + k0 * ax] = upd[j * sd]
-        out[(j + 1) * sa + k1 * ax] = upd[(j + 1) * sd]
-        out[(j + 2) * sa + k2 * ax] = upd[(j + 2) * sd]
-        out[(j + 3) * sa + k3 * ax] = upd[(j + 3) * sd]
-        j += 4
+    # Four at a time with one check (the loop exits at a group with a bad index; the loop
+    # after it reports the first bad one), then the rest one by one.  Every index wrapped
+    # (unlike _gather_row's first loop: measured in a C test of both loops, a permutation of
+    # 1e6 float64 stores 1.55-1.66 ms wrapped, 1.92-2.18 ms not; rows of 1000 a tie).
     while j + 4 <= m:
         k0 = _wrap(idx[j * si], n)
         k1 = _wrap(idx[(j + 1) * si], n)
