@@ -99,6 +99,13 @@ def gather_2d_axis1_small():
             _torch_gather(x, i, 1))
 
 
+def gather_2d_axis1_tiny():
+    # (4, 8): the fixed cost of a call (checks, planning, allocation), no kernel time to speak of
+    x, i = _rng().random((4, 8)), _rng().integers(0, 8, (4, 8))
+    return (lambda: gather(x, i, 1), lambda: np.take_along_axis(x, i, 1),
+            _torch_gather(x, i, 1))
+
+
 def gather_2d_axis0():
     x, i = _rng().random((1000, 1000)), _rng().integers(0, 1000, (1000, 1000))
     return (lambda: gather(x, i, 0), lambda: np.take_along_axis(x, i, 0),
@@ -139,6 +146,14 @@ def scatter_add_1d_small():
     # THREADED_SIZE updates into 1000 bins: the threshold of threads (private targets)
     t, u = np.zeros(1000), _rng().random(THREADED_SIZE)
     i = _rng().integers(0, 1000, THREADED_SIZE)
+    return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
+            _torch_scatter(t, i, u, 0, "add"))
+
+
+def scatter_add_1d_tiny():
+    # 32 updates into 8 bins: the fixed cost of a call (template copy included on every side)
+    t, u = np.zeros(8), _rng().random(32)
+    i = _rng().integers(0, 8, 32)
     return (lambda: scatter(t, i, u, 0, "add"), lambda: _add_at(t, i, u),
             _torch_scatter(t, i, u, 0, "add"))
 
@@ -203,8 +218,9 @@ def fold_2d_conv():
 
 CASES = {f.__name__: f for f in [
     gather_1d, gather_2d_axis1, gather_2d_axis1_int32_float32, gather_2d_axis1_small,
-    gather_2d_axis0, scatter_set_1d, scatter_set_2d_axis1, scatter_add_1d_duplicates,
-    scatter_add_1d_1e5_bins, scatter_add_1d_small, scatter_add_1d_duplicates_int32,
+    gather_2d_axis1_tiny, gather_2d_axis0, scatter_set_1d, scatter_set_2d_axis1,
+    scatter_add_1d_duplicates, scatter_add_1d_1e5_bins, scatter_add_1d_small,
+    scatter_add_1d_tiny, scatter_add_1d_duplicates_int32,
     scatter_add_2d_axis1_duplicates, scatter_add_2d_axis0_duplicates,
     scatter_max_2d_axis1_duplicates, unfold_2d_conv, unfold_2d_strided_dilated, fold_2d_conv,
 ]}

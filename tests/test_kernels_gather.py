@@ -1,5 +1,6 @@
 """nx_rune._kernels.gather: gather / scatter against NumPy's along-axis functions."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -830,3 +831,202 @@ def test_pool_thread_count_is_shared_with_threefry_and_checked():
         assert pool.get_num_threads() == 2
     finally:
         pool.set_num_threads(old)
+
+
+# ---------------------------------------------------------------------------------------
+# WP-scatter: the add / mul rows four at a time, branch-free max / min, gather and set rows
+# that wrap only from the first negative index on
+# ---------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def unrolled(on):
+    old = gather_module._set_unroll(on)
+    try:
+        yield
+    finally:
+        gather_module._set_unroll(old)
+
+
+def bits(arr):
+    """arr's items as unsigned integers of their size (NaN payloads and -0.0 compared)."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.kind == "c":
+        arr = arr.view(arr.real.dtype)
+    return arr.view(f"u{arr.dtype.itemsize}")
+
+
+def mixed_sign_indices(rng, n, shape, index_dtype):
+    """Indices in [-n, n): rows that start non-negative and turn negative at every position
+    of a group of four (and later), plus rows of random signs."""
+    idx = rng.integers(0, n, shape)
+    flat = idx.reshape(-1, shape[-1])
+    for r in range(flat.shape[0]):
+        start = r % (shape[-1] + 1)
+        if r % 3 == 2:
+            flat[r] -= n * rng.integers(0, 2, shape[-1])
+        else:
+            flat[r, start::5] -= n
+    return idx.astype(index_dtype)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64, np.uint8,
+                                   np.float16])
+@pytest.mark.parametrize("mode", ["add", "mul"])
+def test_unrolled_accumulating_rows_are_the_one_at_a_time_rows(mode, dtype, index_dtype):
+    # Same order, same bits: float sums of random (inexact) values included.  A 1-D target
+    # below and above FAR_BYTES, and rows of a 2-D target along axis 1, of lengths around
+    # the groups of four and eight; then exact small values against NumPy.
+    rng = np.random.default_rng(21)
+    cases = [((1000,), (20011,), 0), ((70001,), (30013,), 0), ((40, 100), (40, 1003), 1),
+             ((7, 9), (7, 13), 1), ((5,), (7,), 0), ((3, 5), (3, 1), 1)]
+    for tshape, ishape, axis in cases:
+        n = tshape[axis]
+        idx = mixed_sign_indices(rng, n, ishape, index_dtype)
+        template = (rng.random(tshape) * 4).astype(dtype)
+        upd = (rng.random(ishape) + 0.5).astype(dtype)
+        if mode == "mul":
+            upd = (0.5 + rng.random(ishape) / 1e3).astype(dtype)
+        with unrolled(False), threaded(1, size=1 << 62):
+            plain = scatter(template, idx, upd, axis, mode)
+        with unrolled(True), threaded(1, size=1 << 62):
+            fast = scatter(template, idx, upd, axis, mode)
+        np.testing.assert_array_equal(bits(fast), bits(plain))
+        small_t = random_values(rng, tshape, dtype, mode)
+        small_u = random_values(rng, ishape, dtype, mode)
+        assert_same(scatter(small_t, idx, small_u, axis, mode),
+                    scatter_reference(small_t, idx, small_u, axis, mode))
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("n", [1000, 70001])
+def test_unrolled_rows_report_the_first_bad_index(n, index_dtype):
+    # a bad index at each position of the first groups of four and eight (after negative
+    # ones, before later bad ones), the index type's extremes included: the message names it
+    info = np.iinfo(index_dtype)
+    rng = np.random.default_rng(22)
+    for bad in (n, -n - 1, int(info.max), int(info.min)):
+        for pos in range(13):
+            idx = rng.integers(-n, n, 40).astype(index_dtype)
+            idx[pos] = bad
+            idx[pos + 1:] = n + 7
+            msg = rf"index {bad} is out of bounds for axis 0 with size {n}"
+            for on in (False, True):
+                with unrolled(on), threaded(1, size=1 << 62):
+                    for mode in ("add", "mul"):
+                        with pytest.raises(IndexError, match=msg):
+                            scatter(np.zeros(n), idx, 1.0, 0, mode)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_int32_indices_at_their_extremes_in_unrolled_groups(index_dtype):
+    # int32 indices are loaded two to an 8-byte word and split: the most negative valid
+    # index (-n, which sends the rest of the row to the wrapping loop) and n - 1 at every
+    # lane of the first two groups, distinct updates (a swapped pair lands in other bins)
+    n = 5
+    for lane in range(8):
+        idx = np.zeros(8, index_dtype)
+        idx[lane] = -n
+        idx[(lane + 1) % 8] = n - 1
+        upd = np.arange(1.0, 9.0)
+        want = np.zeros(n)
+        np.add.at(want, idx, upd)
+        with unrolled(True):
+            assert_same(scatter(np.zeros(n), idx, upd, 0, "add"), want)
+
+
+@pytest.mark.parametrize("mode", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_max_min_selects_keep_numpys_nan_and_tie_rules_bit_for_bit(mode, dtype):
+    # NaN on either side wins (the template's NaN payload kept, an update's NaN taken), a tie
+    # takes the update (-0.0 against 0.0 tells which), infinities compare as values.
+    # float16 runs in float32, where a tie takes the update, while NumPy's float16 maximum /
+    # minimum keep the first operand on a tie: -0.0 is left out of its values (the sign of a
+    # zero after such a tie is documented in scatter's docstring).
+    rng = np.random.default_rng(23)
+    specials = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 2.5],
+                        dtype=dtype)
+    if dtype == np.float16:
+        specials = specials[~((specials == 0) & np.signbit(specials))]
+    template = rng.choice(specials, 64)
+    for rows in range(3):
+        idx = rng.integers(-64, 64, 2000)
+        upd = rng.choice(specials, 2000)
+        want = template.copy()
+        with np.errstate(invalid="ignore"):
+            NUMPY_AT[mode](want, idx, upd)
+        got = scatter(template, idx, upd, 0, mode)
+        np.testing.assert_array_equal(bits(got), bits(want))
+    # on 2-D rows (axis 1) and columns (axis 0)
+    t2 = rng.choice(specials, (6, 9))
+    for axis in (0, 1):
+        idx = rng.integers(0, t2.shape[axis], (50, 9) if axis == 0 else (6, 50))
+        upd = rng.choice(specials, idx.shape)
+        want = scatter_reference(t2, idx, upd, axis, mode)
+        np.testing.assert_array_equal(bits(scatter(t2, idx, upd, axis, mode)), bits(want))
+
+
+@pytest.mark.parametrize("mode", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                   np.int64, np.uint64, np.bool_])
+def test_max_min_selects_on_integers_at_their_extremes(mode, dtype):
+    rng = np.random.default_rng(24)
+    if np.dtype(dtype).kind == "b":
+        values = np.array([False, True])
+    else:
+        info = np.iinfo(dtype)
+        values = np.array([info.min, info.min + 1, 0, 1, info.max - 1, info.max], dtype=dtype)
+    template = rng.choice(values, 30)
+    idx = rng.integers(-30, 30, 3000)
+    upd = rng.choice(values, 3000)
+    want = template.copy()
+    NUMPY_AT[mode](want, idx, upd)
+    assert_same(scatter(template, idx, upd, 0, mode), want)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.complex128])
+def test_gather_and_set_rows_turning_negative_at_every_position(dtype, index_dtype):
+    # rows whose first negative index falls at each position of a group (the switch from
+    # unwrapped to wrapped indices), the scalar and AVX2 gather rows and both axes
+    rng = np.random.default_rng(25)
+    for n, m in [(256, 37), (1000, 1003), (9, 8)]:
+        data = random_values(rng, (24, n), dtype)
+        idx = mixed_sign_indices(rng, n, (24, m), index_dtype)
+        want = np.take_along_axis(data, idx, 1)
+        for on in (False, True):
+            with simd(on):
+                assert_same(gather(data, idx, 1), want)
+        upd = random_values(rng, (24, m), dtype)
+        assert_same(scatter(data, idx, upd, 1, "set"), scatter_reference(data, idx, upd, 1, "set"))
+        idx0 = mixed_sign_indices(rng, 24, (30, n), index_dtype)
+        assert_same(gather(data, idx0, 0), np.take_along_axis(data, idx0, 0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32, np.bool_, np.complex64])
+def test_scatter_updates_broadcast_by_the_walk(mode, dtype):
+    # updates of lower rank or with size-1 dimensions are walked with stride 0 (not copied
+    # by np.broadcast_to): the results of the fully broadcast updates
+    if mode in ("max", "min") and np.dtype(dtype).kind == "c":
+        return
+    rng = np.random.default_rng(26)
+    template = random_values(rng, (3, 5), dtype, mode)
+    idx = rng.integers(-5, 5, (3, 7))
+    for ushape in [(), (7,), (1, 7), (3, 1), (1, 1)]:
+        upd = random_values(rng, ushape, dtype, mode)
+        for u in (upd, upd[..., ::-1]) if upd.ndim else (upd,):
+            full = np.broadcast_to(u, (3, 7)).copy()
+            assert_same(scatter(template, idx, u, 1, mode),
+                        scatter_reference(template, idx, full, 1, mode))
+    assert_same(scatter(template, idx, dtype(1) if dtype is not np.bool_ else True, 1, mode),
+                scatter(template, idx, np.ones((3, 7), dtype), 1, mode))
+
+
+@pytest.mark.parametrize("ushape", [(3,), (2, 7), (4, 1), (1, 3, 7), (0,), (3, 7, 1)])
+def test_scatter_updates_that_do_not_broadcast_name_both_shapes(ushape):
+    idx = np.zeros((3, 7), np.int64)
+    with pytest.raises(ValueError, match=rf"scatter: updates shape {re.escape(str(ushape))} "
+                                         rf"does not broadcast to the indexed shape "
+                                         rf"\(3, 7\)"):
+        scatter(np.zeros((3, 5)), idx, np.ones(ushape), 1, "add")
