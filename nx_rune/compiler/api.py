@@ -107,6 +107,46 @@ def _leaf_value(x, what):
                     f"branches on")
 
 
+_FAST_TREE = object()     # tags the cache keys of _fast_signature
+
+
+def _fast_signature(x, leaves):
+    """The cache key of a call's positional arguments ``x`` when they are tuples, lists and
+    dicts (sortable keys) of Tensors and Python floats and ints, appending the leaves' values to
+    ``leaves`` in tree_flatten's order (a number as asarray makes it, as the general path does);
+    None for anything else (the general path then decides).  No PyTreeDef is built: a call
+    that hits the cache never needs one."""
+    c = x.__class__
+    if c is Tensor:
+        leaves.append(x)
+        return (x.shape, x.dtype)
+    if c is tuple or c is list:
+        out = [c]
+        for v in x:
+            sig = _fast_signature(v, leaves)
+            if sig is None:
+                return None
+            out.append(sig)
+        return tuple(out)
+    if c is dict:
+        try:
+            keys = tuple(sorted(x))
+        except TypeError:
+            return None
+        out = [dict, keys]
+        for k in keys:
+            sig = _fast_signature(x[k], leaves)
+            if sig is None:
+                return None
+            out.append(sig)
+        return tuple(out)
+    if c is float or c is int:
+        t = asarray(x)
+        leaves.append(t)
+        return ((), t.dtype, True)
+    return None
+
+
 def _concrete_arrays(values):
     out = []
     for v in values:
@@ -401,14 +441,10 @@ class JitFunction:
                     return entry.call(list(args))
                 fast_key = key
             if fast_key is None:
-                leaves, td = tree_flatten(args)
-                key = [td]
-                for a in leaves:
-                    if a.__class__ is not Tensor:
-                        break
-                    key.append((a.shape, a.dtype))
-                else:
-                    fast_key = tuple(key)
+                leaves = []
+                sig = _fast_signature(args, leaves)
+                if sig is not None:
+                    fast_key = (_FAST_TREE, sig)
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
