@@ -735,12 +735,17 @@ def test_threaded_calls_from_many_python_threads():
 # ---------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def simd(on):
-    old = gather_module._set_simd(on)
+def _switch(setter, on):
+    """One of the kernels' private switches set to ``on`` for a block (restored after)."""
+    old = setter(on)
     try:
         yield
     finally:
-        gather_module._set_simd(old)
+        setter(old)
+
+
+def simd(on):
+    return _switch(gather_module._set_simd, on)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64, np.complex64,
@@ -838,13 +843,8 @@ def test_pool_thread_count_is_shared_with_threefry_and_checked():
 # that wrap only from the first negative index on
 # ---------------------------------------------------------------------------------------
 
-@contextlib.contextmanager
 def unrolled(on):
-    old = gather_module._set_unroll(on)
-    try:
-        yield
-    finally:
-        gather_module._set_unroll(old)
+    return _switch(gather_module._set_unroll, on)
 
 
 def bits(arr):

@@ -17,6 +17,7 @@ from nx_rune.autodiff import rules as R
 from nx_rune.autodiff.core import Tape, call_finishing
 
 from autodiff_specs import f64_tensor
+from test_tree_util import fd_grad   # central differences of a NumPy function
 
 RNG = np.random.default_rng(17)
 X = RNG.uniform(0.2, 0.9, (3, 4))
@@ -199,13 +200,6 @@ def test_binary_steps_in_c_equal_the_python_call(prim):
     _same(acc[t._idx], pa)
 
 
-def _fd_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
 
 
 @pytest.mark.parametrize("prim,values", UNARY, ids=[p.name for p, _ in UNARY])
@@ -219,7 +213,7 @@ def test_unary_steps_are_differentiable(prim, values):
         return _np(d1(f64_tensor(v)))
 
     hess_diag = nx.grad(lambda t: nx.sum(d1(t)))(f64_tensor(x))
-    np.testing.assert_allclose(_np(hess_diag), _fd_grad(lambda v: d1_np(v).sum(), x),
+    np.testing.assert_allclose(_np(hess_diag), fd_grad(lambda v: d1_np(v).sum(), x),
                                rtol=1e-6, atol=1e-8)
 
 
@@ -274,4 +268,4 @@ def test_backward_under_an_enclosing_transformation_equals_central_differences()
     f = lambda t: nx.sum(_chain(t))                                # noqa: E731
     hvp_row = nx.grad(lambda t: nx.sum(nx.grad(f)(t) * f64_tensor(np.ones(4))))(f64_tensor(x))
     d1 = lambda v: _np(nx.grad(f)(f64_tensor(v))).sum()             # noqa: E731
-    np.testing.assert_allclose(_np(hvp_row), _fd_grad(d1, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(_np(hvp_row), fd_grad(d1, x), rtol=1e-6, atol=1e-8)
