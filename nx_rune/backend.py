@@ -1105,16 +1105,25 @@ def _norm2(x, *, axes, keepdims):
     return _out(norm2_values(x._np(), axes, keepdims))
 
 
-_LAPACK = {}
+_ROUTINES = {}
+
+
+def _scipy_routine(family, name, dtype):
+    """SciPy's ``family`` ("blas" or "lapack") routine ``name`` for ``dtype`` (cached)."""
+    key = (family, name, dtype)
+    fn = _ROUTINES.get(key)
+    if fn is None:
+        if family == "blas":
+            from scipy.linalg.blas import get_blas_funcs as get
+        else:
+            from scipy.linalg.lapack import get_lapack_funcs as get
+        fn = _ROUTINES[key] = get(name, dtype=dtype)
+    return fn
 
 
 def _lapack(name, dtype):
     """SciPy's LAPACK routine ``name`` for ``dtype`` (cached)."""
-    fn = _LAPACK.get((name, dtype))
-    if fn is None:
-        from scipy.linalg.lapack import get_lapack_funcs
-        fn = _LAPACK[(name, dtype)] = get_lapack_funcs(name, dtype=dtype)
-    return fn
+    return _scipy_routine("lapack", name, dtype)
 
 
 @_impl("lu_factor")
@@ -1148,6 +1157,9 @@ def _lu_inverse(a, lu):
     return _wrap(np.swapaxes(out_t, -1, -2))
 
 
+_GETRI_LWORK = {}     # (n, dtype) -> getri's work size
+
+
 def lu_inverse_t_values(packed, n):
     """inv(a)^T, C-ordered (..., n, n), from a's packed factorization (getri per matrix, in
     place in the result's memory); LinAlgError for a singular matrix."""
@@ -1155,10 +1167,10 @@ def lu_inverse_t_values(packed, n):
     out_t = np.array(lu_t, order="C", copy=True)   # row-major inv(a)^T = column-major inv(a)
     if n:
         getri = _lapack("getri", out_t.dtype)
-        lwork = _LAPACK.get(("getri_lwork", n, out_t.dtype))
+        lwork = _GETRI_LWORK.get((n, out_t.dtype))
         if lwork is None:
             lwork = int(_lapack("getri_lwork", out_t.dtype)(n)[0].real)
-            _LAPACK[("getri_lwork", n, out_t.dtype)] = lwork
+            _GETRI_LWORK[(n, out_t.dtype)] = lwork
         for idx in np.ndindex(out_t.shape[:-2]):
             w = out_t[idx].T
             r, info = getri(w, piv[idx], lwork=lwork, overwrite_lu=1)
@@ -1500,16 +1512,9 @@ def _cho_solve_grad(c, x, ct_b, *, lower):
     return _out(out)
 
 
-_BLAS = {}
-
-
 def _blas(name, dtype):
     """SciPy's BLAS routine ``name`` for ``dtype`` (cached)."""
-    fn = _BLAS.get((name, dtype))
-    if fn is None:
-        from scipy.linalg.blas import get_blas_funcs
-        fn = _BLAS[(name, dtype)] = get_blas_funcs(name, dtype=dtype)
-    return fn
+    return _scipy_routine("blas", name, dtype)
 
 
 # matrix_power_parts(a, n)  matrix_power(a, parts, n)   (n >= 2)

@@ -1149,6 +1149,22 @@ def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
     return _binary_any(a, b, ufunc, prim, kinds)
 
 
+cdef char _array_kind(object x, const char* kinds):
+    """The kind of array x's NumPy dtype when it is one of ``kinds``, else 0."""
+    dt = x.dtype
+    if not isinstance(dt, cnp.dtype):
+        return 0
+    cdef char k = (<cnp.dtype>dt).kind
+    return k if _kind_in(k, kinds) else 0
+
+
+cdef inline bint _scalar_keeps(object v, char k):
+    """Whether Python number v keeps dtype kind k (weak typing: a float keeps floats and
+    complexes, an int every number kind)."""
+    return ((type(v) is float and _kind_in(k, _WEAK_KINDS)) or
+            (type(v) is int and _kind_in(k, b"iufc")))
+
+
 cdef object _binary_any(object a, object b, object ufunc, object prim, const char* kinds):
     cdef char k
     if prim is None:      # (the front end has not installed the operators' primitives yet)
@@ -1158,32 +1174,23 @@ cdef object _binary_any(object a, object b, object ufunc, object prim, const cha
         if r is not None:
             return r
     if isinstance(a, ArrayBase):
-        dt = a.dtype
-        if not isinstance(dt, cnp.dtype):
-            return None
-        k = (<cnp.dtype>dt).kind
-        if not _kind_in(k, kinds):
+        k = _array_kind(a, kinds)
+        if k == 0:
             return None
         if isinstance(b, ArrayBase):
+            dt = a.dtype
             if b.dtype is dt or b.dtype == dt:
                 shape = a.shape
                 if b.shape == shape:
                     return _bind(prim, (a, b), {})
             return None
-        if (type(b) is float and _kind_in(k, _WEAK_KINDS)) or \
-                (type(b) is int and _kind_in(k, b"iufc")):
-            return _bind(prim, (a, _scalar_tensor(b, dt, a.shape)), {})
+        if _scalar_keeps(b, k):
+            return _bind(prim, (a, _scalar_tensor(b, a.dtype, a.shape)), {})
         return None
     if isinstance(b, ArrayBase):
-        dt = b.dtype
-        if not isinstance(dt, cnp.dtype):
-            return None
-        k = (<cnp.dtype>dt).kind
-        if not _kind_in(k, kinds):
-            return None
-        if (type(a) is float and _kind_in(k, _WEAK_KINDS)) or \
-                (type(a) is int and _kind_in(k, b"iufc")):
-            return _bind(prim, (_scalar_tensor(a, dt, b.shape), b), {})
+        k = _array_kind(b, kinds)
+        if k != 0 and _scalar_keeps(a, k):
+            return _bind(prim, (_scalar_tensor(a, b.dtype, b.shape), b), {})
     return None
 
 

@@ -15,7 +15,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 from libc.stdlib cimport free
 
-from nx_rune._kernels.pool cimport run_spans
+from nx_rune._kernels.pool cimport num_threads, run_spans
 
 cdef extern from "stdlib.h" nogil:
     void *aligned_alloc(size_t alignment, size_t size)
@@ -229,8 +229,7 @@ def matmul_f32(cnp.ndarray a, cnp.ndarray b, out=None):
     if not packed_worth(m, k, n):
         return None
     dst = np.empty((m, n), np.float32) if out is None else out
-    from nx_rune._kernels import pool
-    threads = pool.get_num_threads() if m * k * n >= PACKED_THREADED_MACS else 1
+    threads = num_threads() if m * k * n >= PACKED_THREADED_MACS else 1
     return dst if matmul_f32_packed(a, b, dst, threads) else None
 
 
