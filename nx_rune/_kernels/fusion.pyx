@@ -51,6 +51,17 @@ cdef extern from "fusion_loops.h":
     nxr_segloop nxr_row_entry(int op, int type) noexcept nogil
     intp nxr_next_chunk(intp *counter) noexcept nogil
 
+cdef extern from "fusion_arith.h":
+    nxr_loop nxr_arith_entry(int op, int type) noexcept nogil
+    nxr_loop nxr_chain_entry(int type) noexcept nogil
+    enum: NXR_CHAIN_MAX
+    ctypedef struct nxr_chain:
+        int nargs
+        int nsteps
+        int op[NXR_CHAIN_MAX]
+        int arg[NXR_CHAIN_MAX]
+        int swap[NXR_CHAIN_MAX]
+
 cdef extern from *:
     int __atomic_fetch_or(int *ptr, int val, int order) noexcept nogil
     int __ATOMIC_RELAXED
@@ -74,7 +85,7 @@ cdef extern from "numpy/ufuncobject.h":
         const char *types
 
 DEF MAXD = 8
-DEF MAXARGS = 4
+DEF MAXARGS = 18     # a chain (fusion_arith.h): up to 16 steps, its start and its output
 
 cdef struct Instr:
     nxr_loop fn
@@ -121,6 +132,71 @@ def cast_loop(src, dst):
     if f == NULL:
         return None
     return (<size_t> f, 0)
+
+
+_ARITH_OPS = {"add": 0, "subtract": 1, "multiply": 2, "divide": 3}
+_ARITH_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
+
+
+def arith_loop(op, dtype):
+    """``(loop address, 0)`` of the AVX-512 loop (fusion_arith.h) of ``op`` ("add",
+    "subtract", "multiply" or "divide") on two operands and a result of float ``dtype``
+    (float32 or float64): NumPy's values bit for bit, with less fixed cost per block.  None
+    where the CPU lacks AVX-512 or for another op or dtype (the VM then runs NumPy's loop)."""
+    k, t = _ARITH_OPS.get(op), _ARITH_TYPES.get(np.dtype(dtype))
+    if k is None or t is None:
+        return None
+    cdef nxr_loop f = nxr_arith_entry(k, t)
+    if f == NULL:
+        return None
+    return (<size_t> f, 0)
+
+
+CHAIN_MAX = NXR_CHAIN_MAX
+
+
+cdef class _ChainProgram:
+    """The steps of one chain (fusion_arith.h ``nxr_chain``), at a fixed address."""
+    cdef nxr_chain c
+
+
+_CHAINS = {}     # (dtype, nargs, steps) -> _ChainProgram: few distinct ones, kept for good
+
+
+def chain_loop(dtype, Py_ssize_t nargs, steps):
+    """``(loop address, data address)`` of a chain on float ``dtype``: ``v = args[0]``, then
+    per step ``(op, arg, swapped)``: ``v = v op args[arg]`` (``args[arg] op v`` when
+    swapped), op one of "add", "subtract", "multiply", "divide", arg in [0, nargs); the result
+    is written to the operand after the ``nargs`` inputs.  The values are those of the single
+    operations' loops bit for bit (each step rounds).  None where the CPU lacks AVX-512, for
+    another dtype, or for more than CHAIN_MAX steps."""
+    t = _ARITH_TYPES.get(np.dtype(dtype))
+    steps = tuple((str(op), int(arg), bool(sw)) for op, arg, sw in steps)
+    if t is None or not 1 <= len(steps) <= NXR_CHAIN_MAX:
+        return None
+    if nargs < 1:
+        raise ValueError(f"nargs: a chain has at least 1 operand, got {nargs}")
+    for op, arg, sw in steps:
+        if op not in _ARITH_OPS:
+            raise ValueError(f"steps: unknown op {op!r}")
+        if not 0 <= arg < nargs:
+            raise ValueError(f"steps: operand index {arg} outside [0, {nargs})")
+    cdef nxr_loop f = nxr_chain_entry(t)
+    if f == NULL:
+        return None
+    key = (t, nargs, steps)
+    cdef _ChainProgram prog = _CHAINS.get(key)
+    cdef int k
+    if prog is None:
+        prog = _ChainProgram()
+        prog.c.nargs = nargs
+        prog.c.nsteps = len(steps)
+        for k, (op, arg, sw) in enumerate(steps):
+            prog.c.op[k] = _ARITH_OPS[op]
+            prog.c.arg[k] = arg
+            prog.c.swap[k] = sw
+        _CHAINS[key] = prog
+    return (<size_t> f, <size_t> &prog.c)
 
 
 def where_loop(itemsize):

@@ -55,6 +55,12 @@ def _scalar_bytes(lit):
 
 
 _LOOPS = {}
+# the four float operations with loops of the kernels' own (fusion_arith.h): the same values as
+# NumPy's loops, with less fixed cost per block
+_ARITH = ("add", "subtract", "multiply", "divide")
+USE_ARITH_LOOPS = True
+_ARITH_PRIMS = {"add": "add", "sub": "subtract", "mul": "multiply", "fdiv": "divide"}
+_CHAIN_STEPS = 16
 
 
 def _loop_of(e):
@@ -86,6 +92,10 @@ def _find_loop(prim, ins, out):
     uf = ufunc_for(prim, ins)
     if uf is None:
         return None
+    if USE_ARITH_LOOPS and uf.__name__ in _ARITH and ins[0] == ins[1] == out:
+        own = F.arith_loop(uf.__name__, out)
+        if own is not None:
+            return own
     return F.ufunc_loop(uf, ins + [out])
 
 
@@ -246,10 +256,11 @@ def _build_kernel(spec):
                     consts.append(b)
     n_const = len(consts)
     out_vars = list(spec.outputs)
+    eqns = _chained(spec)
     # temporaries: linear scan over the equations
-    last_use = last_uses(spec.eqns)
+    last_use = last_uses(eqns)
     for e, _ in spec.reductions:
-        last_use[e.ins[0]] = len(spec.eqns)
+        last_use[e.ins[0]] = len(eqns)
     outputs_set = set(out_vars)
     temps = []          # itemsize per temp
     free = {}           # itemsize -> [temp index]
@@ -269,8 +280,8 @@ def _build_kernel(spec):
             return regs[k]
         return value_reg[x]
 
-    for i, e in enumerate(spec.eqns):
-        loop = _loop_of(e)
+    for i, e in enumerate(eqns):
+        loop = e.loop if isinstance(e, _Chain) else _loop_of(e)
         in_regs = [reg_of(x) for x in e.ins]
         out = e.outs[0]
         item = out.aval.dtype.itemsize
@@ -325,6 +336,98 @@ def _build_kernel(spec):
         out_desc.append((tuple(s * item for s in st), sg * item, item, 1,
                          resolve(reg_of(x)), loop, segloop))
     return F.Kernel(dims, seg, in_desc, consts, temps, out_desc, code, BLOCK)
+
+
+class _Chain:
+    """Equations of add/subtract/multiply/divide on one float dtype, each consuming the
+    previous one's result (read nowhere else), run as one VM instruction (``chain_loop``):
+    ``ins`` are the distinct operands, the first the chain's start."""
+    __slots__ = ("ins", "outs", "prim", "loop")
+
+    def __init__(self, ins, out, loop):
+        self.ins, self.outs, self.prim, self.loop = ins, [out], None, loop
+
+
+def _chainable(e):
+    """The float dtype of an arithmetic equation the chain loops run, else None."""
+    if not USE_ARITH_LOOPS or not isinstance(e.prim, Primitive) or len(e.outs) != 1:
+        return None
+    uf = _ARITH_PRIMS.get(e.prim.name)
+    if uf is None or len(e.ins) != 2 or P.PRIMITIVES.get(e.prim.name) is not e.prim:
+        return None
+    d = e.outs[0].aval.dtype
+    if d not in (np.float32, np.float64) or any(x.aval.dtype != d for x in e.ins):
+        return None
+    if any(isinstance(x, Literal) and _scalar_bytes(x) is None for x in e.ins):
+        return None
+    return d
+
+
+def _chained(spec):
+    """spec.eqns with runs of chainable equations (see _Chain) replaced by one _Chain each,
+    placed where the run's last equation was (its operands are all computed by then)."""
+    eqns = spec.eqns
+    uses = {}
+    for e in eqns:
+        for x in e.ins:
+            if isinstance(x, Var):
+                uses[x] = uses.get(x, 0) + 1
+    for e, _ in spec.reductions:
+        uses[e.ins[0]] = uses.get(e.ins[0], 0) + 2
+    for v in spec.outputs:
+        uses[v] = uses.get(v, 0) + 2
+    runs = {}          # value -> [equations] of the open run ending in it
+    run_of = {}        # id(equation) -> its run
+    for e in eqns:
+        d = _chainable(e)
+        if d is None:
+            continue
+        run = None
+        for j, x in enumerate(e.ins):
+            prev = runs.get(x) if isinstance(x, Var) else None
+            if prev is not None and uses.get(x) == 1 and \
+                    prev[-1].outs[0].aval.dtype == d and len(prev) < _CHAIN_STEPS:
+                run = prev
+                del runs[x]
+                break
+        if run is None:
+            run = []
+        run.append(e)
+        run_of[id(e)] = run
+        runs[e.outs[0]] = run
+    out = []
+    for e in eqns:
+        run = run_of.get(id(e))
+        if run is None or len(run) == 1:
+            out.append(e)
+        elif run[-1] is e:
+            chain = _chain_of(run)
+            out.extend(run if chain is None else [chain])
+    return out
+
+
+def _chain_of(run):
+    """The _Chain of a run of equations (each reads the previous one's result)."""
+    first = run[0]
+    operands, index = [first.ins[0]], {_key(first.ins[0]): 0}
+
+    def arg(x):
+        k = _key(x)
+        if k not in index:
+            index[k] = len(operands)
+            operands.append(x)
+        return index[k]
+
+    steps = [(_ARITH_PRIMS[first.prim.name], arg(first.ins[1]), False)]
+    for prev, e in zip(run, run[1:]):
+        v = prev.outs[0]
+        swapped = e.ins[0] is not v
+        other = e.ins[0] if swapped else e.ins[1]
+        steps.append((_ARITH_PRIMS[e.prim.name], arg(other), swapped))
+    loop = _kernels().chain_loop(run[-1].outs[0].aval.dtype, len(operands), steps)
+    if loop is None:
+        return None
+    return _Chain(operands, run[-1].outs[0], loop)
 
 
 def _key(x):
