@@ -2,6 +2,8 @@
 side effects, composition with the autodiff transformations, and the errors."""
 import re
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -541,3 +543,26 @@ def test_custom_rules_survive_jit_in_both_orders():
         close(jv, 400.0)
     close(nx.grad(nx.jit(g))(Y), np.full(4, 100.0))
     close(nx.jit(g)(Y), np.sum(np.log1p(np.exp(np.asarray(Y)))))
+
+
+@pytest.mark.parametrize("mode", ["default", "error filter", "errstate raise"])
+def test_ieee_specials_are_silent_as_in_eager(mode):
+    """Overflow, invalid and division by zero give IEEE values without a warning under jit,
+    as in eager mode, even where the user makes NumPy's warnings errors (the generated code's
+    frames are filtered; an error filter in front reruns the call silently)."""
+    x = nx.asarray(np.array([3e38, 1.0, 0.0, -1.0], np.float32))
+    programs = [lambda v: v * 3.0, lambda v: (v * 3.0, 1.0 / v), lambda v: nx.log(v) + v,
+                lambda v: nx.sum(v * 4.0 + 1.0)]
+    want = [f(x) for f in programs]
+    with warnings.catch_warnings(record=True) as seen:
+        if mode == "error filter":
+            warnings.simplefilter("error")
+        ctx = np.errstate(all="raise") if mode == "errstate raise" else np.errstate()
+        with ctx:
+            got = [nx.jit(f)(x) for f in programs]
+            donated = nx.jit(lambda v: v * 3.0, donate_argnums=0)(nx.asarray(np.asarray(x)))
+    assert [w for w in seen if issubclass(w.category, RuntimeWarning)] == []
+    for g, w in zip(got, want):
+        for a, b in zip(nx.tree_util.tree_leaves(g), nx.tree_util.tree_leaves(w)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_array_equal(np.asarray(donated), np.asarray(want[0]))

@@ -13,6 +13,8 @@ wrapped around the arrays (still no ``bind``).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from nx_rune import primitives as P
@@ -100,11 +102,19 @@ def impl_caller(prim, params):
 
 # -- code generation --------------------------------------------------------------------------
 
+# The generated functions' module: NumPy attributes its IEEE warnings (overflow, invalid,
+# divide by zero) to the frame that called the ufunc, a generated one here; these are silenced
+# as in eager mode (nx_rune._kernels.quiet), so that jit(f) warns where f does: never.  A filter
+# the user puts in front makes them errors: the Executable then runs the call again under
+# np.errstate(all="ignore").
+RUN_MODULE = "nx_rune.compiler.jit_run"
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\.compiler\.jit_run$")
+
 class Codegen:
     """Names, constants and lines of one generated function."""
 
     def __init__(self):
-        self.ns = {"np": np, "_arr": as_array}
+        self.ns = {"np": np, "_arr": as_array, "__name__": RUN_MODULE}
         self.lines = []
         self.names = {}
         self.fresh_arrays = set()   # names holding new C-contiguous arrays of this call
