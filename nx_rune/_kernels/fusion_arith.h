@@ -21,6 +21,15 @@
 #include <immintrin.h>
 #define NXR_AR_TARGET __attribute__((target("avx512f")))
 
+/* the vector loop over o[i..n) of VOP(first, second), the operands' vectors given as
+   expressions of i (VA, VB) and, for the masked tail, of i and the mask m (MVA, MVB) */
+#define NXR_AR_RUN(LANES, MASK, ST, MST, VOP, VA, MVA, VB, MVB)                                \
+    for (; i + LANES <= n; i += LANES) ST(o + i, VOP(VA, VB));                                 \
+    if (i < n) {                                                                              \
+        MASK m = (MASK)((1u << (n - i)) - 1u);                                                \
+        MST(o + i, m, VOP(MVA, MVB));                                                         \
+    }
+
 /* NAME: loop of OP (an expression of va, vb) for element type T, vector type V, LANES lanes,
    loads LD / masked loads MLD, stores ST / masked stores MST, broadcast SET1, scalar SOP */
 #define NXR_ARITH(NAME, T, V, LANES, MASK, LD, MLD, ST, MST, SET1, VOP, SOP)                    \
@@ -34,37 +43,14 @@
             T *o = (T *)args[2];                                                              \
             npy_intp i = 0;                                                                   \
             if (s0 && s1) {                                                                   \
-                for (; i + LANES <= n; i += LANES) {                                          \
-                    V va = LD(a + i), vb = LD(b + i);                                         \
-                    ST(o + i, VOP(va, vb));                                                   \
-                }                                                                             \
-                if (i < n) {                                                                  \
-                    MASK m = (MASK)((1u << (n - i)) - 1u);                                    \
-                    V va = MLD(m, a + i), vb = MLD(m, b + i);                                 \
-                    MST(o + i, m, VOP(va, vb));                                               \
-                }                                                                             \
-            } else if (s1 == 0 && s0) {                                                       \
+                NXR_AR_RUN(LANES, MASK, ST, MST, VOP, LD(a + i), MLD(m, a + i),               \
+                           LD(b + i), MLD(m, b + i))                                          \
+            } else if (s0) {                                                                  \
                 const V vb = SET1(*b);                                                        \
-                for (; i + LANES <= n; i += LANES) {                                          \
-                    V va = LD(a + i);                                                         \
-                    ST(o + i, VOP(va, vb));                                                   \
-                }                                                                             \
-                if (i < n) {                                                                  \
-                    MASK m = (MASK)((1u << (n - i)) - 1u);                                    \
-                    V va = MLD(m, a + i);                                                     \
-                    MST(o + i, m, VOP(va, vb));                                               \
-                }                                                                             \
-            } else if (s0 == 0 && s1) {                                                       \
+                NXR_AR_RUN(LANES, MASK, ST, MST, VOP, LD(a + i), MLD(m, a + i), vb, vb)       \
+            } else if (s1) {                                                                  \
                 const V va = SET1(*a);                                                        \
-                for (; i + LANES <= n; i += LANES) {                                          \
-                    V vb = LD(b + i);                                                         \
-                    ST(o + i, VOP(va, vb));                                                   \
-                }                                                                             \
-                if (i < n) {                                                                  \
-                    MASK m = (MASK)((1u << (n - i)) - 1u);                                    \
-                    V vb = MLD(m, b + i);                                                     \
-                    MST(o + i, m, VOP(va, vb));                                               \
-                }                                                                             \
+                NXR_AR_RUN(LANES, MASK, ST, MST, VOP, va, va, LD(b + i), MLD(m, b + i))       \
             } else {                                                                          \
                 const T r = SOP(*a, *b);                                                      \
                 for (; i < n; i++) o[i] = r;                                                  \
