@@ -1,0 +1,347 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The adjoint of the Cholesky factorization: given the lower factor L of A = L L^T and a
+cotangent Lbar of L, the cotangent Abar of the lower triangle of A that the factorization reads
+(reverse-mode differentiation of the factorization, Murray (2016), "Differentiation of the
+Cholesky decomposition"), per matrix of a stack, in C without the GIL.
+
+The recursion follows the recursive factorization (A11 = L11 L11^T, L21 = A21 L11^-T,
+L22 = chol(A22 - L21 L21^T)) backwards, in the cotangent's own buffer W (Lbar on entry):
+
+    W22 <- adjoint(L22, W22)          (Sigma22: the symmetric cotangent, see below)
+    W21 -= Sigma22 L21                (symm)
+    W21 <- W21 L11^-1                 (trsm: Abar21)
+    W11 -= W21^T L21                  (gemm)
+    W11 <- adjoint(L11, W11)
+
+and below _BASE columns by Murray's unblocked reverse loop (level 2, in C).  Inside the
+recursion a diagonal block holds Sigma = Abar + Abar^T's lower triangle (Abar's diagonal
+doubled), which the symm reads as it is; the diagonal is halved once at the end, and the strict
+upper triangle (the gemm writes there) is zeroed.  About twice the factorization's flops, all
+but the small diagonal blocks in level-3 BLAS.
+
+BLAS: SciPy's (``scipy.linalg.cython_blas``'s C entry points, Fortran order).  A C-ordered
+matrix is the Fortran transpose, so both layouts are one algorithm: the calls' side / uplo /
+trans flags are chosen per layout instead of copying (``up``: the Fortran storage holds the
+transposes, an upper factor).  Only lower triangles of L and Lbar are read.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from cython cimport floating
+
+from nx_rune._kernels.pool cimport num_threads, run_spans
+
+cnp.import_array()
+
+ctypedef void (*gemm_d)(char *ta, char *tb, int *m, int *n, int *k, double *alpha, double *a,
+                        int *lda, double *b, int *ldb, double *beta, double *c,
+                        int *ldc) noexcept nogil
+ctypedef void (*gemm_s)(char *ta, char *tb, int *m, int *n, int *k, float *alpha, float *a,
+                        int *lda, float *b, int *ldb, float *beta, float *c,
+                        int *ldc) noexcept nogil
+ctypedef void (*symm_d)(char *side, char *uplo, int *m, int *n, double *alpha, double *a,
+                        int *lda, double *b, int *ldb, double *beta, double *c,
+                        int *ldc) noexcept nogil
+ctypedef void (*symm_s)(char *side, char *uplo, int *m, int *n, float *alpha, float *a,
+                        int *lda, float *b, int *ldb, float *beta, float *c,
+                        int *ldc) noexcept nogil
+ctypedef void (*trsm_d)(char *side, char *uplo, char *ta, char *diag, int *m, int *n,
+                        double *alpha, double *a, int *lda, double *b, int *ldb) noexcept nogil
+ctypedef void (*trsm_s)(char *side, char *uplo, char *ta, char *diag, int *m, int *n,
+                        float *alpha, float *a, int *lda, float *b, int *ldb) noexcept nogil
+
+cdef gemm_d _dgemm = NULL
+cdef gemm_s _sgemm = NULL
+cdef symm_d _dsymm = NULL
+cdef symm_s _ssymm = NULL
+cdef trsm_d _dtrsm = NULL
+cdef trsm_s _strsm = NULL
+cdef bint _loaded = False
+
+# the unblocked loop's size: below it the level-3 calls' fixed costs outweigh their speed
+cdef int _BASE = 16
+# stacks at least this large (matrices x n^3) are spread over the kernels' pool, one matrix
+# per span (each matrix's result is the same whichever thread computes it)
+cdef double _THREADED_WORK = 4.0e6
+
+
+cdef void *_entry(dict capi, str name) except? NULL:
+    cap = capi.get(name)
+    if cap is None:
+        return NULL
+    return PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
+
+
+def available():
+    """Whether SciPy's BLAS entry points (gemm, symm, trsm) were found (loaded on first use)."""
+    global _dgemm, _sgemm, _dsymm, _ssymm, _dtrsm, _strsm, _loaded
+    if not _loaded:
+        _loaded = True
+        try:
+            from scipy.linalg import cython_blas
+            capi = cython_blas.__pyx_capi__
+            _dgemm = <gemm_d> _entry(capi, "dgemm")
+            _sgemm = <gemm_s> _entry(capi, "sgemm")
+            _dsymm = <symm_d> _entry(capi, "dsymm")
+            _ssymm = <symm_s> _entry(capi, "ssymm")
+            _dtrsm = <trsm_d> _entry(capi, "dtrsm")
+            _strsm = <trsm_s> _entry(capi, "strsm")
+        except (ImportError, AttributeError, ValueError):
+            _dgemm = NULL
+    return (_dgemm != NULL and _sgemm != NULL and _dsymm != NULL and _ssymm != NULL
+            and _dtrsm != NULL and _strsm != NULL)
+
+
+cdef inline Py_ssize_t _at(int up, int ld, int i, int k) noexcept nogil:
+    """Offset of the logical entry (i, k): row-major storage (up) or column-major."""
+    return <Py_ssize_t> i * ld + k if up else <Py_ssize_t> k * ld + i
+
+
+cdef void _unblocked(int n, const floating *l, int ldl, floating *w, int ldw,
+                     int up) noexcept nogil:
+    """Murray's unblocked reverse loop on one small block (Sigma on the diagonal, see the
+    module docstring): for j from last to first, with r = L[j, :j], d = L[j, j],
+    c = L[j+1:, j], B = L[j+1:, :j] and W's same parts (rbar, dbar, cbar, Bbar):
+    dbar = (dbar - c.cbar / d) / d, cbar /= d, rbar -= dbar r + B^T cbar, Bbar -= cbar r^T."""
+    cdef int i, j, k
+    cdef floating d, db, ci, t, rk
+    for j in range(n - 1, -1, -1):
+        d = l[_at(up, ldl, j, j)]
+        t = 0
+        for i in range(j + 1, n):
+            t = t + l[_at(up, ldl, i, j)] * w[_at(up, ldw, i, j)]
+        db = (w[_at(up, ldw, j, j)] - t / d) / d
+        w[_at(up, ldw, j, j)] = db
+        for i in range(j + 1, n):
+            w[_at(up, ldw, i, j)] = w[_at(up, ldw, i, j)] / d
+        if j == 0:
+            continue
+        if up:
+            # rows are contiguous: row j of W, then each row i below, updated along k < j
+            for k in range(j):
+                w[<Py_ssize_t> j * ldw + k] -= db * l[<Py_ssize_t> j * ldl + k]
+            for i in range(j + 1, n):
+                ci = w[<Py_ssize_t> i * ldw + j]
+                for k in range(j):
+                    w[<Py_ssize_t> j * ldw + k] -= ci * l[<Py_ssize_t> i * ldl + k]
+                    w[<Py_ssize_t> i * ldw + k] -= ci * l[<Py_ssize_t> j * ldl + k]
+        else:
+            # columns are contiguous: per column k < j, one pass down rows i > j
+            for k in range(j):
+                rk = l[<Py_ssize_t> k * ldl + j]
+                t = db * rk
+                for i in range(j + 1, n):
+                    ci = w[<Py_ssize_t> j * ldw + i]
+                    t = t + ci * l[<Py_ssize_t> k * ldl + i]
+                    w[<Py_ssize_t> k * ldw + i] -= ci * rk
+                w[<Py_ssize_t> k * ldw + j] -= t
+
+
+cdef void _adjoint(int n, const floating *l, int ldl, floating *w, int ldw,
+                   int up) noexcept nogil:
+    """The recursion of the module docstring on the n x n block at l / w (Sigma convention)."""
+    cdef int n1, n2
+    cdef floating one = 1, mone = -1
+    cdef char side, uplo, ta, tb, diag = b'N'
+    cdef floating *w21
+    cdef floating *l21
+    if n <= _BASE:
+        _unblocked(n, l, ldl, w, ldw, up)
+        return
+    n1 = n // 2
+    if n1 > 8:
+        n1 = (n1 + 4) // 8 * 8          # whole multiples of 8 columns: aligned panels
+    n2 = n - n1
+    l21 = <floating *> l + _at(up, ldl, n1, 0)
+    w21 = w + _at(up, ldw, n1, 0)
+    _adjoint(n2, l + _at(up, ldl, n1, n1), ldl, w + _at(up, ldw, n1, n1), ldw, up)
+    # W21 -= Sigma22 L21 (Sigma22: W22's lower triangle as a symmetric matrix)
+    if up:      # Fortran sees W21^T -= L21^T Sigma22 (Sigma22's lower is its upper there)
+        side, uplo = b'R', b'U'
+        if floating is double:
+            _dsymm(&side, &uplo, &n1, &n2, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
+                   &one, w21, &ldw)
+        else:
+            _ssymm(&side, &uplo, &n1, &n2, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
+                   &one, w21, &ldw)
+    else:
+        side, uplo = b'L', b'L'
+        if floating is double:
+            _dsymm(&side, &uplo, &n2, &n1, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
+                   &one, w21, &ldw)
+        else:
+            _ssymm(&side, &uplo, &n2, &n1, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
+                   &one, w21, &ldw)
+    # W21 <- W21 L11^-1 (up: W21^T <- L11^-T W21^T, L11's storage being the upper L11^T)
+    ta = b'N'
+    if up:
+        side, uplo = b'L', b'U'
+        if floating is double:
+            _dtrsm(&side, &uplo, &ta, &diag, &n1, &n2, &one, <floating *> l, &ldl, w21, &ldw)
+        else:
+            _strsm(&side, &uplo, &ta, &diag, &n1, &n2, &one, <floating *> l, &ldl, w21, &ldw)
+    else:
+        side, uplo = b'R', b'L'
+        if floating is double:
+            _dtrsm(&side, &uplo, &ta, &diag, &n2, &n1, &one, <floating *> l, &ldl, w21, &ldw)
+        else:
+            _strsm(&side, &uplo, &ta, &diag, &n2, &n1, &one, <floating *> l, &ldl, w21, &ldw)
+    # W11 -= W21^T L21 (up: W11^T -= L21^T W21, both stored transposed)
+    if up:
+        ta, tb = b'N', b'T'
+        if floating is double:
+            _dgemm(&ta, &tb, &n1, &n1, &n2, &mone, l21, &ldl, w21, &ldw, &one, w, &ldw)
+        else:
+            _sgemm(&ta, &tb, &n1, &n1, &n2, &mone, l21, &ldl, w21, &ldw, &one, w, &ldw)
+    else:
+        ta, tb = b'T', b'N'
+        if floating is double:
+            _dgemm(&ta, &tb, &n1, &n1, &n2, &mone, w21, &ldw, l21, &ldl, &one, w, &ldw)
+        else:
+            _sgemm(&ta, &tb, &n1, &n1, &n2, &mone, w21, &ldw, l21, &ldl, &one, w, &ldw)
+    _adjoint(n1, l, ldl, w, ldw, up)
+
+
+cdef void _one(int n, const floating *l, int ldl, floating *w, int ldw, int up) noexcept nogil:
+    """One matrix: the recursion, then Sigma's diagonal halved and the strict upper triangle
+    zeroed."""
+    cdef int r, c
+    cdef floating *row
+    _adjoint(n, l, ldl, w, ldw, up)
+    for r in range(n):          # storage rows, each along its contiguous entries
+        row = w + <Py_ssize_t> r * ldw
+        row[r] *= <floating> 0.5
+        if up:                  # logical row r: the entries right of the diagonal
+            for c in range(r + 1, n):
+                row[c] = 0
+        else:                   # logical column r: the entries above the diagonal
+            for c in range(r):
+                row[c] = 0
+
+
+cdef void _load(int n, const char *g, Py_ssize_t gr, Py_ssize_t gc, floating *w, int ldw,
+                int up) noexcept nogil:
+    """W's lower triangle = g's (g: a matrix of any strides, in bytes), in tiles of 32 x 32 so
+    that a transposing copy stays in cache."""
+    cdef int i0, k0, i, k, ihi, khi
+    for i0 in range(0, n, 32):
+        ihi = min(i0 + 32, n)
+        for k0 in range(0, i0 + 1, 32):
+            for i in range(i0, ihi):
+                khi = min(k0 + 32, i + 1)
+                for k in range(k0, khi):
+                    w[_at(up, ldw, i, k)] = (<const floating *> (g + i * gr + k * gc))[0]
+
+
+cdef struct Job:
+    int dbl, up, n, ldl, ldw
+    const char *l
+    const char *g
+    char *w
+    Py_ssize_t l_step, w_step        # bytes from one matrix to the next
+    Py_ssize_t g_step, g_row, g_col  # g's strides in bytes
+
+
+cdef void _span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const Job *j = <const Job *> ctx
+    cdef Py_ssize_t b
+    for b in range(lo, hi):
+        if j.dbl:
+            _load(j.n, j.g + b * j.g_step, j.g_row, j.g_col, <double *> (j.w + b * j.w_step),
+                  j.ldw, j.up)
+            _one(j.n, <const double *> (j.l + b * j.l_step), j.ldl,
+                 <double *> (j.w + b * j.w_step), j.ldw, j.up)
+        else:
+            _load(j.n, j.g + b * j.g_step, j.g_row, j.g_col, <float *> (j.w + b * j.w_step),
+                  j.ldw, j.up)
+            _one(j.n, <const float *> (j.l + b * j.l_step), j.ldl,
+                 <float *> (j.w + b * j.w_step), j.ldw, j.up)
+
+
+def _storage(cnp.ndarray x, Py_ssize_t n):
+    """x's matrices (a stack (count, n, n) of row-major storage, unit column stride) as a view
+    when its strides allow, else a C-ordered copy."""
+    s = x.reshape((-1, n, n))
+    item = s.itemsize
+    if not (s.strides[2] == item and s.strides[1] % item == 0 and s.strides[1] // item >= n
+            and s.strides[1] // item < 2 ** 31 and s.strides[0] % item == 0):
+        s = np.ascontiguousarray(s)
+    return s
+
+
+def _transposed_layout(x):
+    """Whether the stack x is the transposed view of C-ordered memory (and not C-ordered)."""
+    return not x.flags.c_contiguous and np.swapaxes(x, -1, -2).flags.c_contiguous
+
+
+def cholesky_adjoint(l, lbar, threads=None):
+    """Abar (..., n, n), lower triangular, the cotangent of the lower triangle of A that the
+    Cholesky factorization A = L L^T reads, for the lower factor ``l`` (..., n, n) and L's
+    cotangent ``lbar`` (same shape and dtype: float32 or float64, any strides); only their
+    lower triangles are read.  The result has l's layout: C-ordered matrices, or the transposed
+    view of C-ordered memory when l is one (l is read in place in either; another layout is
+    copied to C order first).  ``threads``: pool threads for a large stack (default: the
+    kernels' count); the values do not depend on it.  NaN in l or lbar gives NaN."""
+    cdef Job job
+    cdef Py_ssize_t n, count, t
+    if not isinstance(l, np.ndarray):
+        raise TypeError(f"cholesky_adjoint: l must be a numpy.ndarray, got {type(l).__name__}")
+    if not isinstance(lbar, np.ndarray):
+        raise TypeError(
+            f"cholesky_adjoint: lbar must be a numpy.ndarray, got {type(lbar).__name__}")
+    if l.dtype not in (np.float32, np.float64) or not l.dtype.isnative:
+        raise TypeError(f"cholesky_adjoint: l must be float32 or float64, got {l.dtype}")
+    if lbar.dtype != l.dtype:
+        raise TypeError(
+            f"cholesky_adjoint: lbar must have l's dtype {l.dtype}, got {lbar.dtype}")
+    # (explicit indices: wraparound is off in this module)
+    if l.ndim < 2 or l.shape[l.ndim - 1] != l.shape[l.ndim - 2]:
+        raise ValueError(
+            f"cholesky_adjoint: l must be a stack of square matrices (..., n, n), got shape "
+            f"{l.shape}")
+    if lbar.shape != l.shape:
+        raise ValueError(
+            f"cholesky_adjoint: lbar must have l's shape {l.shape}, got {lbar.shape}")
+    n = l.shape[l.ndim - 1]
+    if n >= 2 ** 31:
+        raise ValueError(f"cholesky_adjoint: l's matrices are too large ({n} x {n})")
+    if not available():
+        raise RuntimeError("cholesky_adjoint: SciPy's BLAS entry points were not found")
+    if threads is None:
+        threads = num_threads()
+    threads = int(threads)
+    if threads < 1:
+        raise ValueError(f"cholesky_adjoint: threads must be at least 1, got {threads}")
+    # up: row-major storage (C-ordered l); else column-major (the transposed view of C-ordered
+    # memory), read in place through the BLAS's flags
+    tr = _transposed_layout(l)
+    ws = np.empty(l.shape, l.dtype)
+    out = np.swapaxes(ws, -1, -2) if tr else ws
+    if ws.size == 0:
+        return out
+    ls = _storage(np.swapaxes(l, -1, -2) if tr else l, n)
+    gs = lbar.reshape((-1, n, n))
+    count = ls.shape[0]
+    ws3 = ws.reshape((count, n, n))
+    job.dbl = l.dtype == np.float64
+    job.up = 0 if tr else 1
+    job.n = <int> n
+    job.ldl = <int> (ls.strides[1] // ls.itemsize)
+    job.ldw = <int> n
+    job.l = <const char *> cnp.PyArray_DATA(ls)
+    job.w = <char *> cnp.PyArray_DATA(ws3)
+    job.g = <const char *> cnp.PyArray_DATA(gs)
+    job.l_step = ls.strides[0]
+    job.w_step = ws3.strides[0]
+    job.g_step, job.g_row, job.g_col = gs.strides[0], gs.strides[1], gs.strides[2]
+    t = 1
+    if count > 1 and <double> count * n * n * n >= _THREADED_WORK:
+        t = min(threads, count)
+    if t > 1:
+        run_spans(_span, &job, count, 1, count, t)
+    else:
+        with nogil:
+            _span(&job, 0, count)
+    return out
+
