@@ -1229,16 +1229,21 @@ IMPLS["betainc_da"], IMPLS["betainc_db"] = _betainc_part(0), _betainc_part(1)
 # The autodiff rule uses it only on concrete values (nothing differentiates the result); traced
 # values take the symbolic rule, written with primitives.
 
+from nx_rune._kernels.chol_adjoint import cholesky_adjoint as _cholesky_adjoint  # noqa: E402
+
+
 def cholesky_vjp_values(lmat, g):
     """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, float32 or
     float64) and L's cotangent g (its shape; cast to lmat's dtype); only their lower triangles
     are read.  The result has lmat's layout: C-ordered matrices, or the transposed view of
     C-ordered memory when lmat is one."""
-    from nx_rune._kernels.chol_adjoint import cholesky_adjoint
-    if not isinstance(lmat, np.ndarray) or lmat.dtype not in (np.float32, np.float64):
+    dt = getattr(lmat, "dtype", None)
+    if dt is None or dt.char not in "fd":
         raise TypeError("cholesky_vjp_values: lmat must be a float32 or float64 ndarray, got "
-                        f"{getattr(lmat, 'dtype', type(lmat).__name__)}")
-    return cholesky_adjoint(lmat, np.asarray(g, dtype=lmat.dtype))
+                        f"{dt if dt is not None else type(lmat).__name__}")
+    if not isinstance(g, np.ndarray) or g.dtype != dt:
+        g = np.asarray(g, dtype=dt)
+    return _cholesky_adjoint(lmat, g)
 
 
 def _transposed_layout(x):

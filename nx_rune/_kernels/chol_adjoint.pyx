@@ -58,9 +58,12 @@ cdef symm_s _ssymm = NULL
 cdef trsm_d _dtrsm = NULL
 cdef trsm_s _strsm = NULL
 cdef bint _loaded = False
+cdef bint _found = False            # every entry point above was found
 
 # the unblocked loop's size: below it the level-3 calls' fixed costs outweigh their speed
 cdef int _BASE = 16
+# below this size the lower triangle of a product is computed with the square (one BLAS call)
+cdef int _GEMM_LOWER_MIN = 48
 # stacks at least this large (matrices x n^3) are spread over the kernels' pool, one matrix
 # per span (each matrix's result is the same whichever thread computes it)
 cdef double _THREADED_WORK = 4.0e6
@@ -75,7 +78,7 @@ cdef void *_entry(dict capi, str name) except? NULL:
 
 def available():
     """Whether SciPy's BLAS entry points (gemm, symm, trsm) were found (loaded on first use)."""
-    global _dgemm, _sgemm, _dsymm, _ssymm, _dtrsm, _strsm, _loaded
+    global _dgemm, _sgemm, _dsymm, _ssymm, _dtrsm, _strsm, _loaded, _found
     if not _loaded:
         _loaded = True
         try:
@@ -89,8 +92,9 @@ def available():
             _strsm = <trsm_s> _entry(capi, "strsm")
         except (ImportError, AttributeError, ValueError):
             _dgemm = NULL
-    return (_dgemm != NULL and _sgemm != NULL and _dsymm != NULL and _ssymm != NULL
-            and _dtrsm != NULL and _strsm != NULL)
+        _found = (_dgemm != NULL and _sgemm != NULL and _dsymm != NULL and _ssymm != NULL
+                  and _dtrsm != NULL and _strsm != NULL)
+    return _found
 
 
 cdef inline Py_ssize_t _at(int up, int ld, int i, int k) noexcept nogil:
@@ -138,12 +142,50 @@ cdef void _unblocked(int n, const floating *l, int ldl, floating *w, int ldw,
                 w[<Py_ssize_t> k * ldw + j] -= t
 
 
+cdef void _gemm_xty(int p, int q, int k, const floating *x, int ldx, const floating *y,
+                    int ldy, floating *c, int ldc, int up) noexcept nogil:
+    """C -= X^T Y for logical X (k, p), Y (k, q), C (p, q) (up: Fortran sees C^T -= Y^T X)."""
+    cdef floating one = 1, mone = -1
+    cdef char ta, tb
+    if up:
+        ta, tb = b'N', b'T'
+        if floating is double:
+            _dgemm(&ta, &tb, &q, &p, &k, &mone, <floating *> y, &ldy, <floating *> x, &ldx,
+                   &one, c, &ldc)
+        else:
+            _sgemm(&ta, &tb, &q, &p, &k, &mone, <floating *> y, &ldy, <floating *> x, &ldx,
+                   &one, c, &ldc)
+    else:
+        ta, tb = b'T', b'N'
+        if floating is double:
+            _dgemm(&ta, &tb, &p, &q, &k, &mone, <floating *> x, &ldx, <floating *> y, &ldy,
+                   &one, c, &ldc)
+        else:
+            _sgemm(&ta, &tb, &p, &q, &k, &mone, <floating *> x, &ldx, <floating *> y, &ldy,
+                   &one, c, &ldc)
+
+
+cdef void _gemm_lower(int m, int k, const floating *x, int ldx, const floating *y, int ldy,
+                      floating *c, int ldc, int up) noexcept nogil:
+    """The lower triangle (with the diagonal) of C -= X^T Y, X and Y (k, m), C (m, m): halves
+    split recursively down to _GEMM_LOWER_MIN columns, where one product does the square."""
+    cdef int h
+    if m <= _GEMM_LOWER_MIN:
+        _gemm_xty(m, m, k, x, ldx, y, ldy, c, ldc, up)
+        return
+    h = (m // 2 + 4) // 8 * 8
+    _gemm_lower(h, k, x, ldx, y, ldy, c, ldc, up)
+    _gemm_xty(m - h, h, k, x + _at(up, ldx, 0, h), ldx, y, ldy, c + _at(up, ldc, h, 0), ldc, up)
+    _gemm_lower(m - h, k, x + _at(up, ldx, 0, h), ldx, y + _at(up, ldy, 0, h), ldy,
+                c + _at(up, ldc, h, h), ldc, up)
+
+
 cdef void _adjoint(int n, const floating *l, int ldl, floating *w, int ldw,
                    int up) noexcept nogil:
     """The recursion of the module docstring on the n x n block at l / w (Sigma convention)."""
     cdef int n1, n2
     cdef floating one = 1, mone = -1
-    cdef char side, uplo, ta, tb, diag = b'N'
+    cdef char side, uplo, ta, diag = b'N'
     cdef floating *w21
     cdef floating *l21
     if n <= _BASE:
@@ -187,19 +229,8 @@ cdef void _adjoint(int n, const floating *l, int ldl, floating *w, int ldw,
             _dtrsm(&side, &uplo, &ta, &diag, &n2, &n1, &one, <floating *> l, &ldl, w21, &ldw)
         else:
             _strsm(&side, &uplo, &ta, &diag, &n2, &n1, &one, <floating *> l, &ldl, w21, &ldw)
-    # W11 -= W21^T L21 (up: W11^T -= L21^T W21, both stored transposed)
-    if up:
-        ta, tb = b'N', b'T'
-        if floating is double:
-            _dgemm(&ta, &tb, &n1, &n1, &n2, &mone, l21, &ldl, w21, &ldw, &one, w, &ldw)
-        else:
-            _sgemm(&ta, &tb, &n1, &n1, &n2, &mone, l21, &ldl, w21, &ldw, &one, w, &ldw)
-    else:
-        ta, tb = b'T', b'N'
-        if floating is double:
-            _dgemm(&ta, &tb, &n1, &n1, &n2, &mone, w21, &ldw, l21, &ldl, &one, w, &ldw)
-        else:
-            _sgemm(&ta, &tb, &n1, &n1, &n2, &mone, w21, &ldw, l21, &ldl, &one, w, &ldw)
+    # W11 -= W21^T L21, its lower triangle (the adjoint reads no other entry of W11)
+    _gemm_lower(n1, n2, w21, ldw, l21, ldl, w, ldw, up)
     _adjoint(n1, l, ldl, w, ldw, up)
 
 
@@ -259,20 +290,19 @@ cdef void _span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
                  <float *> (j.w + b * j.w_step), j.ldw, j.up)
 
 
-def _storage(cnp.ndarray x, Py_ssize_t n):
-    """x's matrices (a stack (count, n, n) of row-major storage, unit column stride) as a view
-    when its strides allow, else a C-ordered copy."""
-    s = x.reshape((-1, n, n))
-    item = s.itemsize
-    if not (s.strides[2] == item and s.strides[1] % item == 0 and s.strides[1] // item >= n
-            and s.strides[1] // item < 2 ** 31 and s.strides[0] % item == 0):
-        s = np.ascontiguousarray(s)
-    return s
+cdef bint _rows(cnp.ndarray s, Py_ssize_t n):
+    """Whether the stack s (count, n, n) is row-major storage the BLAS reads: unit column
+    stride, a row stride of at least n elements (fitting an int), whole elements apart."""
+    cdef Py_ssize_t item = s.itemsize
+    cdef Py_ssize_t rs = s.strides[1]
+    return (s.strides[2] == item and rs % item == 0 and rs // item >= n and rs // item < 2 ** 31
+            and s.strides[0] % item == 0)
 
 
-def _transposed_layout(x):
+cdef bint _transposed_layout(cnp.ndarray x):
     """Whether the stack x is the transposed view of C-ordered memory (and not C-ordered)."""
-    return not x.flags.c_contiguous and np.swapaxes(x, -1, -2).flags.c_contiguous
+    return (not cnp.PyArray_IS_C_CONTIGUOUS(x)
+            and cnp.PyArray_IS_C_CONTIGUOUS(np.swapaxes(x, -1, -2)))
 
 
 def cholesky_adjoint(l, lbar, threads=None):
@@ -284,47 +314,59 @@ def cholesky_adjoint(l, lbar, threads=None):
     copied to C order first).  ``threads``: pool threads for a large stack (default: the
     kernels' count); the values do not depend on it.  NaN in l or lbar gives NaN."""
     cdef Job job
-    cdef Py_ssize_t n, count, t
+    cdef Py_ssize_t n, count, t, nt
+    cdef int typ
+    cdef cnp.ndarray la, ga, ls, gs, ws, ws3
     if not isinstance(l, np.ndarray):
         raise TypeError(f"cholesky_adjoint: l must be a numpy.ndarray, got {type(l).__name__}")
     if not isinstance(lbar, np.ndarray):
         raise TypeError(
             f"cholesky_adjoint: lbar must be a numpy.ndarray, got {type(lbar).__name__}")
-    if l.dtype not in (np.float32, np.float64) or not l.dtype.isnative:
-        raise TypeError(f"cholesky_adjoint: l must be float32 or float64, got {l.dtype}")
-    if lbar.dtype != l.dtype:
+    la, ga = l, lbar
+    typ = cnp.PyArray_TYPE(la)
+    if (typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or not cnp.PyArray_ISNOTSWAPPED(la):
+        raise TypeError(f"cholesky_adjoint: l must be float32 or float64, got {la.dtype}")
+    if cnp.PyArray_TYPE(ga) != typ or not cnp.PyArray_ISNOTSWAPPED(ga):
         raise TypeError(
-            f"cholesky_adjoint: lbar must have l's dtype {l.dtype}, got {lbar.dtype}")
+            f"cholesky_adjoint: lbar must have l's dtype {la.dtype}, got {ga.dtype}")
     # (explicit indices: wraparound is off in this module)
-    if l.ndim < 2 or l.shape[l.ndim - 1] != l.shape[l.ndim - 2]:
+    if la.ndim < 2 or la.shape[la.ndim - 1] != la.shape[la.ndim - 2]:
         raise ValueError(
             f"cholesky_adjoint: l must be a stack of square matrices (..., n, n), got shape "
             f"{l.shape}")
     if lbar.shape != l.shape:
         raise ValueError(
             f"cholesky_adjoint: lbar must have l's shape {l.shape}, got {lbar.shape}")
-    n = l.shape[l.ndim - 1]
+    n = la.shape[la.ndim - 1]
     if n >= 2 ** 31:
         raise ValueError(f"cholesky_adjoint: l's matrices are too large ({n} x {n})")
-    if not available():
-        raise RuntimeError("cholesky_adjoint: SciPy's BLAS entry points were not found")
     if threads is None:
-        threads = num_threads()
-    threads = int(threads)
-    if threads < 1:
-        raise ValueError(f"cholesky_adjoint: threads must be at least 1, got {threads}")
+        nt = num_threads()
+    else:
+        nt = int(threads)
+        if nt < 1:
+            raise ValueError(f"cholesky_adjoint: threads must be at least 1, got {threads}")
+    if not _found and not available():
+        raise RuntimeError("cholesky_adjoint: SciPy's BLAS entry points were not found")
     # up: row-major storage (C-ordered l); else column-major (the transposed view of C-ordered
     # memory), read in place through the BLAS's flags
-    tr = _transposed_layout(l)
+    tr = _transposed_layout(la)
     ws = np.empty(l.shape, l.dtype)
     out = np.swapaxes(ws, -1, -2) if tr else ws
-    if ws.size == 0:
+    if cnp.PyArray_SIZE(ws) == 0:
         return out
-    ls = _storage(np.swapaxes(l, -1, -2) if tr else l, n)
-    gs = lbar.reshape((-1, n, n))
+    if la.ndim == 2:
+        ls = (np.swapaxes(la, 0, 1) if tr else la)[None]
+        gs = ga[None]
+        ws3 = ws[None]
+    else:
+        ls = (np.swapaxes(la, -1, -2) if tr else la).reshape((-1, n, n))
+        gs = ga.reshape((-1, n, n))
+        ws3 = ws.reshape((-1, n, n))
+    if not _rows(ls, n):
+        ls = np.ascontiguousarray(ls)
     count = ls.shape[0]
-    ws3 = ws.reshape((count, n, n))
-    job.dbl = l.dtype == np.float64
+    job.dbl = typ == cnp.NPY_FLOAT64
     job.up = 0 if tr else 1
     job.n = <int> n
     job.ldl = <int> (ls.strides[1] // ls.itemsize)
@@ -337,7 +379,7 @@ def cholesky_adjoint(l, lbar, threads=None):
     job.g_step, job.g_row, job.g_col = gs.strides[0], gs.strides[1], gs.strides[2]
     t = 1
     if count > 1 and <double> count * n * n * n >= _THREADED_WORK:
-        t = min(threads, count)
+        t = min(nt, count)
     if t > 1:
         run_spans(_span, &job, count, 1, count, t)
     else:
@@ -345,3 +387,7 @@ def cholesky_adjoint(l, lbar, threads=None):
             _span(&job, 0, count)
     return out
 
+def _tune(int base, int glm):   # TEMP tuning hook
+    global _BASE, _GEMM_LOWER_MIN
+    _BASE = base
+    _GEMM_LOWER_MIN = glm
