@@ -1235,8 +1235,9 @@ from nx_rune._kernels.chol_adjoint import cholesky_adjoint as _cholesky_adjoint 
 def cholesky_vjp_values(lmat, g):
     """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, float32 or
     float64) and L's cotangent g (its shape; cast to lmat's dtype); only their lower triangles
-    are read.  The result has lmat's layout: C-ordered matrices, or the transposed view of
-    C-ordered memory when lmat is one."""
+    are read.  The result has g's layout: C-ordered matrices, or the transposed view of
+    C-ordered memory when g is one (the cotangent of an upper factor: the transpose of the
+    result, that factor's input's cotangent, is then C-contiguous)."""
     dt = getattr(lmat, "dtype", None)
     if dt is None or dt.char not in "fd":
         raise TypeError("cholesky_vjp_values: lmat must be a float32 or float64 ndarray, got "

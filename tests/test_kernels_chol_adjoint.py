@@ -6,7 +6,7 @@ factorization, per matrix in C with SciPy's BLAS) and backend.cholesky_vjp_value
   float32 and float64, with l and lbar each C-ordered or the transposed view of C-ordered
   memory, or strided.
 - Only lower triangles are read (junk above the diagonal changes no bit); the result's strict
-  upper triangle is zero; its layout is l's.
+  upper triangle is zero; its layout is lbar's.
 - NaN in l or lbar gives NaN; bad input raises naming the argument; a threaded stack gives the
   same bits for every thread count.
 - Gradients through nx.scipy.linalg.cho_factor (upper: the transposed cotangent) against
@@ -94,16 +94,16 @@ def test_backend_values_are_the_kernels(n):
     _close(got32, direct_adjoint(lmat.astype(np.float32), g.astype(np.float32)), np.float32)
 
 
-@pytest.mark.parametrize("layout", ["C", "T"])
-def test_result_has_the_layout_of_l(layout):
+@pytest.mark.parametrize("layout", ["C", "T", "strided"])
+def test_result_has_the_layout_of_lbar(layout):
     rng = np.random.default_rng(4)
-    lmat = LAYOUTS[layout](spd_factor(rng, (2,), 70))
-    for g in (rng.standard_normal((2, 70, 70)), transposed(rng.standard_normal((2, 70, 70)))):
+    g = LAYOUTS[layout](rng.standard_normal((2, 70, 70)))
+    for lmat in (spd_factor(rng, (2,), 70), transposed(spd_factor(rng, (2,), 70))):
         out = CA.cholesky_adjoint(lmat, g)
-        if layout == "C":
-            assert out.flags.c_contiguous
-        else:
+        if layout == "T":
             assert not out.flags.c_contiguous and np.swapaxes(out, -1, -2).flags.c_contiguous
+        else:
+            assert out.flags.c_contiguous
 
 
 @pytest.mark.parametrize("n", [3, 64, 150])

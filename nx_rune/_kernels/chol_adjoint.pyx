@@ -29,6 +29,7 @@ import numpy as np
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython cimport floating
+from libc.stdlib cimport free, malloc
 
 from nx_rune._kernels.pool cimport num_threads, run_spans
 
@@ -64,6 +65,8 @@ cdef bint _found = False            # every entry point above was found
 cdef int _BASE = 16
 # below this size the lower triangle of a product is computed with the square (one BLAS call)
 cdef int _GEMM_LOWER_MIN = 48
+# the tiles of a transposing copy
+cdef int _TILE = 16
 # stacks at least this large (matrices x n^3) are spread over the kernels' pool, one matrix
 # per span (each matrix's result is the same whichever thread computes it)
 cdef double _THREADED_WORK = 4.0e6
@@ -253,41 +256,72 @@ cdef void _one(int n, const floating *l, int ldl, floating *w, int ldw, int up) 
 
 cdef void _load(int n, const char *g, Py_ssize_t gr, Py_ssize_t gc, floating *w, int ldw,
                 int up) noexcept nogil:
-    """W's lower triangle = g's (g: a matrix of any strides, in bytes), in tiles of 32 x 32 so
-    that a transposing copy stays in cache."""
-    cdef int i0, k0, i, k, ihi, khi
-    for i0 in range(0, n, 32):
-        ihi = min(i0 + 32, n)
-        for k0 in range(0, i0 + 1, 32):
-            for i in range(i0, ihi):
-                khi = min(k0 + 32, i + 1)
+    """W's lower triangle = g's (g: a matrix of any strides, in bytes), in tiles of _TILE
+    rows and columns along W's storage rows, so that a transposing copy stays in cache (a
+    tile's strided side spans _TILE cache lines: few enough for the ways of a set when the
+    stride is a power of two)."""
+    cdef int i0 = 0, k0, i, k, ihi, khi
+    while i0 < n:
+        ihi = min(i0 + _TILE, n)
+        k0 = 0
+        while k0 <= i0:
+            khi = min(k0 + _TILE, ihi)
+            if up:          # storage row i: entries k of the tile, k <= i
+                for i in range(i0, ihi):
+                    for k in range(k0, min(khi, i + 1)):
+                        w[<Py_ssize_t> i * ldw + k] = \
+                            (<const floating *> (g + i * gr + k * gc))[0]
+            else:           # storage row k: entries i of the tile, i >= k
                 for k in range(k0, khi):
-                    w[_at(up, ldw, i, k)] = (<const floating *> (g + i * gr + k * gc))[0]
+                    for i in range(max(i0, k), ihi):
+                        w[<Py_ssize_t> k * ldw + i] = \
+                            (<const floating *> (g + i * gr + k * gc))[0]
+            k0 += _TILE
+        i0 += _TILE
 
 
 cdef struct Job:
     int dbl, up, n, ldl, ldw
+    int copy_l                       # l's storage is the other orientation: loaded per matrix
+    int failed                       # a span could not allocate its copy of l
     const char *l
     const char *g
     char *w
     Py_ssize_t l_step, w_step        # bytes from one matrix to the next
+    Py_ssize_t l_row, l_col          # l's strides in bytes (read when copy_l)
     Py_ssize_t g_step, g_row, g_col  # g's strides in bytes
 
 
-cdef void _span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    cdef const Job *j = <const Job *> ctx
+cdef void _span_typed(const Job *j, Py_ssize_t lo, Py_ssize_t hi, floating *scratch) noexcept nogil:
     cdef Py_ssize_t b
+    cdef floating *w
+    cdef const floating *l
+    cdef int ldl = j.ldl
     for b in range(lo, hi):
-        if j.dbl:
-            _load(j.n, j.g + b * j.g_step, j.g_row, j.g_col, <double *> (j.w + b * j.w_step),
-                  j.ldw, j.up)
-            _one(j.n, <const double *> (j.l + b * j.l_step), j.ldl,
-                 <double *> (j.w + b * j.w_step), j.ldw, j.up)
+        w = <floating *> (j.w + b * j.w_step)
+        _load(j.n, j.g + b * j.g_step, j.g_row, j.g_col, w, j.ldw, j.up)
+        if j.copy_l:
+            _load(j.n, j.l + b * j.l_step, j.l_row, j.l_col, scratch, j.n, j.up)
+            l = scratch
+            ldl = j.n
         else:
-            _load(j.n, j.g + b * j.g_step, j.g_row, j.g_col, <float *> (j.w + b * j.w_step),
-                  j.ldw, j.up)
-            _one(j.n, <const float *> (j.l + b * j.l_step), j.ldl,
-                 <float *> (j.w + b * j.w_step), j.ldw, j.up)
+            l = <const floating *> (j.l + b * j.l_step)
+        _one(j.n, l, ldl, w, j.ldw, j.up)
+
+
+cdef void _span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Job *j = <Job *> ctx
+    cdef void *scratch = NULL
+    if j.copy_l:
+        scratch = malloc(<size_t> j.n * j.n * (8 if j.dbl else 4))
+        if scratch == NULL:
+            j.failed = 1
+            return
+    if j.dbl:
+        _span_typed(j, lo, hi, <double *> scratch)
+    else:
+        _span_typed(j, lo, hi, <float *> scratch)
+    free(scratch)
 
 
 cdef bint _rows(cnp.ndarray s, Py_ssize_t n):
@@ -309,10 +343,12 @@ def cholesky_adjoint(l, lbar, threads=None):
     """Abar (..., n, n), lower triangular, the cotangent of the lower triangle of A that the
     Cholesky factorization A = L L^T reads, for the lower factor ``l`` (..., n, n) and L's
     cotangent ``lbar`` (same shape and dtype: float32 or float64, any strides); only their
-    lower triangles are read.  The result has l's layout: C-ordered matrices, or the transposed
-    view of C-ordered memory when l is one (l is read in place in either; another layout is
-    copied to C order first).  ``threads``: pool threads for a large stack (default: the
-    kernels' count); the values do not depend on it.  NaN in l or lbar gives NaN."""
+    lower triangles are read.  The result has lbar's layout: C-ordered matrices, or the
+    transposed view of C-ordered memory when lbar is one (the cotangent of an upper factor
+    U = L^T: the result's transpose, U's input's cotangent, is then C-contiguous).  l is read in
+    place when its matrices have that layout, else through a copy of each (its lower triangle,
+    in C).  ``threads``: pool threads for a large stack (default: the kernels' count); the
+    values do not depend on it.  NaN in l or lbar gives NaN."""
     cdef Job job
     cdef Py_ssize_t n, count, t, nt
     cdef int typ
@@ -348,33 +384,37 @@ def cholesky_adjoint(l, lbar, threads=None):
             raise ValueError(f"cholesky_adjoint: threads must be at least 1, got {threads}")
     if not _found and not available():
         raise RuntimeError("cholesky_adjoint: SciPy's BLAS entry points were not found")
-    # up: row-major storage (C-ordered l); else column-major (the transposed view of C-ordered
-    # memory), read in place through the BLAS's flags
-    tr = _transposed_layout(la)
+    # up: W is row-major storage of the logical matrices (C-ordered lbar); else of their
+    # transposes (lbar the transposed view of C-ordered memory): the BLAS's flags follow
+    tr = _transposed_layout(ga)
     ws = np.empty(l.shape, l.dtype)
     out = np.swapaxes(ws, -1, -2) if tr else ws
     if cnp.PyArray_SIZE(ws) == 0:
         return out
     if la.ndim == 2:
-        ls = (np.swapaxes(la, 0, 1) if tr else la)[None]
+        ls = la[None]
         gs = ga[None]
         ws3 = ws[None]
     else:
-        ls = (np.swapaxes(la, -1, -2) if tr else la).reshape((-1, n, n))
+        ls = la.reshape((-1, n, n))
         gs = ga.reshape((-1, n, n))
         ws3 = ws.reshape((-1, n, n))
-    if not _rows(ls, n):
-        ls = np.ascontiguousarray(ls)
     count = ls.shape[0]
+    # l in place when its storage has W's orientation, else loaded per matrix (any strides)
+    lstore = np.swapaxes(ls, 1, 2) if tr else ls
+    job.copy_l = 0 if _rows(lstore, n) else 1
+    if not job.copy_l:
+        ls = lstore
     job.dbl = typ == cnp.NPY_FLOAT64
     job.up = 0 if tr else 1
     job.n = <int> n
     job.ldl = <int> (ls.strides[1] // ls.itemsize)
     job.ldw = <int> n
+    job.failed = 0
     job.l = <const char *> cnp.PyArray_DATA(ls)
     job.w = <char *> cnp.PyArray_DATA(ws3)
     job.g = <const char *> cnp.PyArray_DATA(gs)
-    job.l_step = ls.strides[0]
+    job.l_step, job.l_row, job.l_col = ls.strides[0], ls.strides[1], ls.strides[2]
     job.w_step = ws3.strides[0]
     job.g_step, job.g_row, job.g_col = gs.strides[0], gs.strides[1], gs.strides[2]
     t = 1
@@ -385,9 +425,6 @@ def cholesky_adjoint(l, lbar, threads=None):
     else:
         with nogil:
             _span(&job, 0, count)
+    if job.failed:
+        raise MemoryError(f"cholesky_adjoint: no memory for a copy of an {n} x {n} matrix")
     return out
-
-def _tune(int base, int glm):   # TEMP tuning hook
-    global _BASE, _GEMM_LOWER_MIN
-    _BASE = base
-    _GEMM_LOWER_MIN = glm
