@@ -10,7 +10,7 @@ L22 = chol(A22 - L21 L21^T)) backwards, in the cotangent's own buffer W (Lbar on
     W22 <- adjoint(L22, W22)          (Sigma22: the symmetric cotangent, see below)
     W21 -= Sigma22 L21                (symm)
     W21 <- W21 L11^-1                 (trsm: Abar21)
-    W11 -= W21^T L21                  (gemm)
+    W11 -= W21^T L21                  (gemm, on W11's lower triangle only)
     W11 <- adjoint(L11, W11)
 
 and below _BASE columns by Murray's unblocked reverse loop (level 2, in C).  Inside the
@@ -21,8 +21,12 @@ but the small diagonal blocks in level-3 BLAS.
 
 BLAS: SciPy's (``scipy.linalg.cython_blas``'s C entry points, Fortran order).  A C-ordered
 matrix is the Fortran transpose, so both layouts are one algorithm: the calls' side / uplo /
-trans flags are chosen per layout instead of copying (``up``: the Fortran storage holds the
-transposes, an upper factor).  Only lower triangles of L and Lbar are read.
+trans flags are chosen per layout instead of copying (``up``: W's storage rows are the
+logical rows, C order; else they are its columns, the transposed view of C-ordered memory).
+W takes Lbar's layout (its lower triangle loaded per matrix, any strides); L is read in place
+when its storage has W's orientation, else its lower triangle is loaded per matrix into a
+scratch copy.  Only lower triangles of L and Lbar are read.  A stack runs one matrix per span
+of the kernels' pool (pool.pyx); each matrix's values do not depend on the thread count.
 """
 import numpy as np
 
@@ -112,7 +116,10 @@ cdef void _unblocked(int n, const floating *l, int ldl, floating *w, int ldw,
     c = L[j+1:, j], B = L[j+1:, :j] and W's same parts (rbar, dbar, cbar, Bbar):
     dbar = (dbar - c.cbar / d) / d, cbar /= d, rbar -= dbar r + B^T cbar, Bbar -= cbar r^T."""
     cdef int i, j, k
-    cdef floating d, db, ci, t, rk
+    cdef floating d, db, ci, t, rk, t0, t1, t2, t3
+    cdef floating *cj
+    cdef floating *wk
+    cdef const floating *lk
     for j in range(n - 1, -1, -1):
         d = l[_at(up, ldl, j, j)]
         t = 0
@@ -134,15 +141,27 @@ cdef void _unblocked(int n, const floating *l, int ldl, floating *w, int ldw,
                     w[<Py_ssize_t> j * ldw + k] -= ci * l[<Py_ssize_t> i * ldl + k]
                     w[<Py_ssize_t> i * ldw + k] -= ci * l[<Py_ssize_t> j * ldl + k]
         else:
-            # columns are contiguous: per column k < j, one pass down rows i > j
+            # columns are contiguous: per column k < j, an update (vectorized) and a dot
+            # product (four partial sums: one running sum would wait on each addition)
+            cj = w + <Py_ssize_t> j * ldw
             for k in range(j):
-                rk = l[<Py_ssize_t> k * ldl + j]
-                t = db * rk
+                lk = l + <Py_ssize_t> k * ldl
+                wk = w + <Py_ssize_t> k * ldw
+                rk = lk[j]
                 for i in range(j + 1, n):
-                    ci = w[<Py_ssize_t> j * ldw + i]
-                    t = t + ci * l[<Py_ssize_t> k * ldl + i]
-                    w[<Py_ssize_t> k * ldw + i] -= ci * rk
-                w[<Py_ssize_t> k * ldw + j] -= t
+                    wk[i] -= cj[i] * rk
+                t0 = t1 = t2 = t3 = 0
+                i = j + 1
+                while i + 4 <= n:
+                    t0 = t0 + cj[i] * lk[i]
+                    t1 = t1 + cj[i + 1] * lk[i + 1]
+                    t2 = t2 + cj[i + 2] * lk[i + 2]
+                    t3 = t3 + cj[i + 3] * lk[i + 3]
+                    i += 4
+                while i < n:
+                    t0 = t0 + cj[i] * lk[i]
+                    i += 1
+                wk[j] -= db * rk + ((t0 + t1) + (t2 + t3))
 
 
 cdef void _gemm_xty(int p, int q, int k, const floating *x, int ldx, const floating *y,
@@ -336,7 +355,7 @@ cdef bint _rows(cnp.ndarray s, Py_ssize_t n):
 cdef bint _transposed_layout(cnp.ndarray x):
     """Whether the stack x is the transposed view of C-ordered memory (and not C-ordered)."""
     return (not cnp.PyArray_IS_C_CONTIGUOUS(x)
-            and cnp.PyArray_IS_C_CONTIGUOUS(np.swapaxes(x, -1, -2)))
+            and cnp.PyArray_IS_C_CONTIGUOUS(cnp.PyArray_SwapAxes(x, x.ndim - 1, x.ndim - 2)))
 
 
 def cholesky_adjoint(l, lbar, threads=None):
@@ -388,7 +407,7 @@ def cholesky_adjoint(l, lbar, threads=None):
     # transposes (lbar the transposed view of C-ordered memory): the BLAS's flags follow
     tr = _transposed_layout(ga)
     ws = np.empty(l.shape, l.dtype)
-    out = np.swapaxes(ws, -1, -2) if tr else ws
+    out = cnp.PyArray_SwapAxes(ws, ws.ndim - 1, ws.ndim - 2) if tr else ws
     if cnp.PyArray_SIZE(ws) == 0:
         return out
     if la.ndim == 2:
@@ -401,7 +420,7 @@ def cholesky_adjoint(l, lbar, threads=None):
         ws3 = ws.reshape((-1, n, n))
     count = ls.shape[0]
     # l in place when its storage has W's orientation, else loaded per matrix (any strides)
-    lstore = np.swapaxes(ls, 1, 2) if tr else ls
+    lstore = cnp.PyArray_SwapAxes(ls, 1, 2) if tr else ls
     job.copy_l = 0 if _rows(lstore, n) else 1
     if not job.copy_l:
         ls = lstore
