@@ -1221,122 +1221,30 @@ IMPLS["betainc_da"], IMPLS["betainc_db"] = _betainc_part(0), _betainc_part(1)
 # -- WP-linalg-perf: the Cholesky derivative, blocked (values only) ------------------------------
 # cholesky_vjp_values(L, g): a's cotangent (lower triangular: the cotangent of the lower triangle
 # that cholesky reads) for L = cholesky(a) and L's cotangent g, by reverse-mode differentiation
-# of the blocked left-looking Cholesky algorithm (as LAPACK potrf factors, in blocks of
-# _CHOL_BLOCK columns), following Murray (2016), "Differentiation of the Cholesky decomposition":
-# per block J, last to first (K: the rows below J, :j the columns left of it), the forward steps
-#   D = A_JJ - L_J:j L_J:j^T,  L_JJ = chol(D),  C = A_KJ - L_K:j L_J:j^T,  L_KJ = C L_JJ^-T
-# are reversed as
-#   Cbar = Lbar_KJ L_JJ^-1 (= Abar_KJ),  Lbar_JJ -= Cbar^T L_KJ,
-#   Lbar_K:j -= Cbar L_J:j,  Lbar_J:j -= Cbar^T L_K:j,
-#   Dbar = (S + S^T) weighted 1 below / 1/2 on the diagonal, S = L_JJ^-T Phi(L_JJ^T Lbar_JJ)
-#          L_JJ^-1 (the symbolic rule on the block; = Abar_JJ),  Lbar_J:j -= (Dbar + Dbar^T) L_J:j.
-# Level-3 BLAS throughout (trsm, gemm), about twice the forward's flops, where the symbolic rule
-# on the whole matrix costs a matmul and two full triangular solves (~9x the forward's flops).
+# of the Cholesky factorization (Murray (2016), "Differentiation of the Cholesky decomposition"),
+# about twice the forward's flops, where the symbolic rule on the whole matrix costs a matmul and
+# two full triangular solves (~9x the forward's flops).  WP-cholvjp: the kernel
+# nx_rune._kernels.chol_adjoint runs it per matrix in C (the recursive factorization reversed,
+# level-3 BLAS calls on L's memory in either layout), in place of the blocked NumPy version.
 # The autodiff rule uses it only on concrete values (nothing differentiates the result); traced
 # values take the symbolic rule, written with primitives.
 
-_CHOL_BLOCK = 64
-
-
-def _trsm_right_lower(b, lmat, trans):
-    """b op(lmat)^-1 for each matrix of the stacks (lower-triangular lmat): X op(L) = b."""
-    out = np.array(b, order="C", copy=True)
-    trsm = _trsm(out.dtype)
-    for idx in np.ndindex(out.shape[:-2]):
-        # C-ordered X is the Fortran X^T: X op(L) = B  <=>  op(L)^T X^T = B^T (left side), and
-        # L's C-ordered memory is the Fortran L^T (upper)
-        xt = out[idx].T
-        r = trsm(1.0, lmat[idx].T, xt, side=0, lower=0, trans_a=1 if trans else 0,
-                 overwrite_b=1)
-        if not np.may_share_memory(r, xt):
-            xt[...] = r
-    return out
-
-
-_PHI = {}
-
-
-def _phi_weights(nb, dtype):
-    """(nb, nb): 1 below the diagonal, 1/2 on it, 0 above (Murray's Phi as weights)."""
-    w = _PHI.get((nb, dtype))
-    if w is None:
-        w = np.tri(nb, dtype=dtype)
-        np.fill_diagonal(w, 0.5)
-        w = _PHI[(nb, dtype)] = w
-    return w
-
-
-def _chol_block_adjoint(ljj, lbar):
-    """Abar_JJ from L_JJ and Lbar_JJ (stacks of small blocks; only their lower triangles are
-    read): the symbolic rule, per matrix in one buffer by BLAS in place (WP-linalg-vjp):
-    P = Phi(L^T Lbar) (trmm), X = P L^-1, S^T = X^T L^-1 (trsm twice), then Phi(S + S^T)."""
-    w = _phi_weights(ljj.shape[-1], ljj.dtype)
-    buf = np.array(lbar, dtype=ljj.dtype, order="C", copy=True)
-    if buf.size == 0:
-        return buf
-    trmm, trsm = _blas("trmm", buf.dtype), _trsm(buf.dtype)
-    # a C-ordered matrix is the Fortran transpose: f holds buf^T, and ljj[idx].T is L^T (upper)
-    for idx in np.ndindex(buf.shape[:-2]):
-        f, lt = buf[idx].T, ljj[idx].T
-        r = trmm(1.0, lt, f, side=1, lower=0, trans_a=1, overwrite_b=1)  # Lbar^T L = P^T
-        if not np.may_share_memory(r, f):
-            f[...] = r
-    buf *= w
-    for idx in np.ndindex(buf.shape[:-2]):
-        f, lt = buf[idx].T, ljj[idx].T
-        r = trsm(1.0, lt, f, side=0, lower=0, trans_a=0, overwrite_b=1)  # L^-T P^T = X^T
-        if not np.may_share_memory(r, f):
-            f[...] = r
-        # buf is X now, f = X^T: X^T L^-1 = S^T lands in f, so buf becomes S
-        r = trsm(1.0, lt, f, side=1, lower=0, trans_a=1, overwrite_b=1)
-        if not np.may_share_memory(r, f):
-            f[...] = r
-    d = buf + np.swapaxes(buf, -1, -2)
-    d *= w
-    return d
+from nx_rune._kernels.chol_adjoint import cholesky_adjoint as _cholesky_adjoint  # noqa: E402
 
 
 def cholesky_vjp_values(lmat, g):
-    """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, real) and L's
-    cotangent g (only their lower triangles are read); see the block comment above."""
-    n = lmat.shape[-1]
-    if 0 < n <= _CHOL_BLOCK:      # one block: the symbolic rule on the whole matrix
-        return _chol_block_adjoint(lmat, g)
-    # only lower triangles are read: below the diagonal blocks the steps touch lower entries
-    # alone, and the diagonal blocks are read by BLAS from their lower triangles (L) or cut by
-    # Phi (Lbar)
-    tr = lambda m: np.swapaxes(m, -1, -2)    # noqa: E731
-    if _transposed_layout(g):
-        # g is the transposed view of C-ordered memory (the cotangent of an upper factor,
-        # U = L^T): work in that layout (plain copies, strided products) and return the
-        # result in it too, so that its transpose, the upper factor's cotangent, is
-        # C-contiguous (WP-linalg-vjp: no transposing copy of the matrices either way)
-        lbar = tr(np.array(tr(g), dtype=lmat.dtype, order="C", copy=True))
-        out = tr(np.zeros(lmat.shape[:-2] + (n, n), lmat.dtype))
-    else:
-        lbar = np.array(g, dtype=lmat.dtype, order="C", copy=True)
-        out = np.zeros(lmat.shape, lmat.dtype)
-    if n == 0:
-        return out
-    starts = list(range(0, n, _CHOL_BLOCK))
-    for j in reversed(starts):
-        j2 = min(j + _CHOL_BLOCK, n)
-        ljj = np.ascontiguousarray(lmat[..., j:j2, j:j2])
-        if j2 < n:
-            cbar = _trsm_right_lower(lbar[..., j2:, j:j2], ljj, trans=False)
-            lbar[..., j:j2, j:j2] -= np.matmul(tr(cbar), lmat[..., j2:, j:j2])
-            out[..., j2:, j:j2] = cbar
-            if j:
-                lbar[..., j2:, :j] -= np.matmul(cbar, lmat[..., j:j2, :j])
-        dbar = _chol_block_adjoint(ljj, lbar[..., j:j2, j:j2])
-        out[..., j:j2, j:j2] = dbar
-        if j:
-            # Lbar_J:j -= (Dbar + Dbar^T) L_J:j + Cbar^T L_K:j, as one product
-            left = dbar + tr(dbar)
-            if j2 < n:
-                left = np.concatenate([left, tr(cbar)], axis=-1)
-            lbar[..., j:j2, :j] -= np.matmul(left, lmat[..., j:, :j])
-    return out
+    """a's cotangent (..., n, n), lower triangular, for L = cholesky(a) (lmat, float32 or
+    float64) and L's cotangent g (its shape; cast to lmat's dtype); only their lower triangles
+    are read.  The result has g's layout: C-ordered matrices, or the transposed view of
+    C-ordered memory when g is one (the cotangent of an upper factor: the transpose of the
+    result, that factor's input's cotangent, is then C-contiguous)."""
+    dt = getattr(lmat, "dtype", None)
+    if dt is None or dt.char not in "fd":
+        raise TypeError("cholesky_vjp_values: lmat must be a float32 or float64 ndarray, got "
+                        f"{dt if dt is not None else type(lmat).__name__}")
+    if not isinstance(g, np.ndarray) or g.dtype != dt:
+        g = np.asarray(g, dtype=dt)
+    return _cholesky_adjoint(lmat, g)
 
 
 def _transposed_layout(x):

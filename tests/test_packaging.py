@@ -39,8 +39,8 @@ def setup_mod():
 # -- the configuration (default suite) ------------------------------------------------------------
 
 def test_kernels_found():
-    assert PYX == ["buffer", "fold", "fusion", "gather", "gemm", "pool", "strided", "threefry",
-                   "view"]  # WP-jit: fusion; WP-gather: pool
+    assert PYX == ["buffer", "chol_adjoint", "fold", "fusion", "gather", "gemm", "pool", "strided",
+                   "threefry", "view"]  # WP-jit: fusion; WP-gather: pool; WP-cholvjp: chol_adjoint
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):
