@@ -41,13 +41,14 @@ cnp.import_array()
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
 from nx_rune._kernels.quiet import call1 as _call1, call2 as _call2
+from nx_rune._kernels.ufdirect cimport direct1, direct2, direct_scalar
 from nx_rune._kernels.view import View, c_strides, materialize
 from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
            "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
-           "install_operator_primitives", "call_impl"]
+           "install_operator_primitives", "call_impl", "RealUfunc"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -896,8 +897,15 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
         for k in range(p.ndim):
             if p.shape[k] != q.shape[k]:
                 return None
+        # (small operands: NumPy's inner loop called directly, see ufdirect)
+        r = direct2(ufunc, q, p) if reflected else direct2(ufunc, p, q)
+        if r is not None:
+            return wrap(r)
     elif (type(o) is float or type(o) is int) and _kind_in(p.descr.kind, _WEAK_KINDS):
         other = o
+        r = direct_scalar(ufunc, p, o, reflected)
+        if r is not None:
+            return wrap(r)
     else:
         return None
     return _as_result(_quiet_call(ufunc, other, arr) if reflected else
@@ -1008,6 +1016,9 @@ cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
     arr = self._arr
     if arr is None or not _kind_in((<cnp.ndarray>arr).descr.kind, kinds):
         return None
+    r = direct1(ufunc, <cnp.ndarray>arr)
+    if r is not None:
+        return wrap(r)
     return _as_result(_quiet_call(ufunc, arr, None))
 
 
@@ -1084,14 +1095,39 @@ cdef object _ufunc_on_values(object ufunc, tuple args):
     a = args[0]
     if type(a) is not Tensor or (<Tensor>a)._arr is None:
         return None
+    av = (<Tensor>a)._arr
+    if type(ufunc) is RealUfunc:
+        # a ufunc that is the implementation on real operands only (see RealUfunc)
+        if _kind_in((<cnp.ndarray>av).descr.kind, b"c"):
+            return None
+        ufunc = (<RealUfunc>ufunc).ufunc
     if n == 1:
-        return _as_result(_call1(ufunc, (<Tensor>a)._arr))
+        # (small operands: NumPy's inner loop called directly, see ufdirect)
+        r = direct1(ufunc, <cnp.ndarray>av)
+        return wrap(r) if r is not None else _as_result(_call1(ufunc, av))
     if n != 2:
         return None
     b = args[1]
     if type(b) is not Tensor or (<Tensor>b)._arr is None:
         return None
-    return _as_result(_call2(ufunc, (<Tensor>a)._arr, (<Tensor>b)._arr))
+    bv = (<Tensor>b)._arr
+    r = direct2(ufunc, <cnp.ndarray>av, <cnp.ndarray>bv)
+    return wrap(r) if r is not None else _as_result(_call2(ufunc, av, bv))
+
+
+cdef class RealUfunc:
+    """The ``ufunc`` attribute of a backend implementation that is NumPy ufunc ``ufunc`` on
+    real (and integer, bool) operands only: bind calls the ufunc itself there and the
+    implementation for complex ones (tanh: its complex special case)."""
+    cdef readonly object ufunc
+
+    def __init__(self, ufunc):
+        if not isinstance(ufunc, np.ufunc):
+            raise TypeError(f"ufunc: expected a NumPy ufunc, got {type(ufunc).__name__}")
+        self.ufunc = ufunc
+
+    def __repr__(self):
+        return f"RealUfunc({self.ufunc!r})"
 
 
 def call_impl(prim, args, params):

@@ -40,7 +40,7 @@ def setup_mod():
 
 def test_kernels_found():
     assert PYX == ["buffer", "fold", "fusion", "gather", "gemm", "pool", "strided", "threefry",
-                   "view"]  # WP-jit: fusion; WP-gather: pool
+                   "ufdirect", "view"]  # WP-jit: fusion; WP-gather: pool; WP-chain: ufdirect
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):
