@@ -56,8 +56,9 @@ cdef extern from *:
 
 __all__ = ["UFUNCS", "MAX_SIZE", "call"]
 
-# dtypes by NumPy type number: bool (0) to complex long double (16)
-DEF NTYPES = 17
+# dtypes by NumPy type number: bool (0) to complex long double (16), and float16 (23); the
+# others (object, strings, void, datetimes) never take this path
+DEF NTYPES = 24
 DEF SLOTS = 64           # a power of 2 above the number of ufuncs
 # at most this many elements (NumPy's buffer size: below it NumPy surely calls the loop once)
 DEF MAX_ELEMENTS = 8192
@@ -93,6 +94,10 @@ cdef inline Entry* _find(PyObject* uf) noexcept:
     return NULL
 
 
+cdef inline bint _builtin_number(int t) noexcept:
+    return 0 <= t <= 16 or t == 23   # (NPY_CLONGDOUBLE, NPY_HALF)
+
+
 cdef void _register(object uf) except *:
     cdef PyUFuncObject* u = <PyUFuncObject*><PyObject*>uf
     cdef Entry* e = _find(<PyObject*>uf)
@@ -104,13 +109,15 @@ cdef void _register(object uf) except *:
     e.nin = u.nin
     for t in range(NTYPES):
         e.loops[t].fn = NULL
+        if not _builtin_number(t):
+            continue
         # the first loop whose inputs are all t: the one NumPy's legacy loop selector takes
         for i in range(u.ntypes):
             for j in range(u.nin):
                 if u.types[i * u.nargs + j] != t:
                     break
             else:
-                if 0 <= u.types[i * u.nargs + u.nin] < NTYPES:
+                if _builtin_number(u.types[i * u.nargs + u.nin]):
                     e.loops[t].fn = u.functions[i]
                     e.loops[t].data = u.data[i]
                     e.loops[t].out_type = u.types[i * u.nargs + u.nin]
