@@ -21,6 +21,7 @@ tracer together raises TypeError.
 """
 import contextvars
 import sys
+from types import MemberDescriptorType
 
 import numpy as np
 
@@ -35,6 +36,13 @@ from cpython.object cimport PyObject
 cdef extern from "Python.h":
     object PyObject_Call(object callable, object args, PyObject* kwargs)
     Py_ssize_t PyDict_GET_SIZE(object d)
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    ctypedef struct PyTypeObject:
+        void* tp_getattro
+    void* PyObject_GenericGetAttr
 
 cnp.import_array()
 
@@ -1056,13 +1064,62 @@ cdef object _scalar_tensor(object value, object dtype, object shape):
 ALIAS_HOOK = [lambda prim, x, params, view: None]
 
 
+# The primitive's attributes that bind reads on every call (impl, ufunc, _ufunc_of, aliases),
+# read at their byte offsets when the primitive's class keeps them in plain __slots__ (as
+# nx_rune.primitives.Primitive does): no attribute lookup per call.  The class is learnt from
+# the first primitive bound (_PRIM_CLS; any other class is read by attribute).
+cdef object _PRIM_CLS = None
+cdef Py_ssize_t _P_IMPL = 0, _P_UFUNC = 0, _P_UFUNC_OF = 0, _P_ALIASES = 0
+cdef bint _prim_tried = False
+
+
+cdef Py_ssize_t _member_offset(object cls, str name) except -2:
+    """The byte offset of slot ``name`` of instances of ``cls``, or -1 when ``name`` is not a
+    plain slot there."""
+    for klass in cls.__mro__:
+        d = klass.__dict__.get(name)
+        if d is not None:
+            if type(d) is not MemberDescriptorType:
+                return -1
+            return (<PyMemberDescrObject*><PyObject*>d).d_member.offset
+    return -1
+
+
+cdef bint _prim_slots(object prim) except -1:
+    """Whether prim's attributes can be read at the learnt offsets (learning them from the
+    first primitive's class)."""
+    global _PRIM_CLS, _P_IMPL, _P_UFUNC, _P_UFUNC_OF, _P_ALIASES, _prim_tried
+    cls = type(prim)
+    if cls is _PRIM_CLS:
+        return True
+    if _prim_tried:
+        return False
+    _prim_tried = True
+    if (<PyTypeObject*>cls).tp_getattro != PyObject_GenericGetAttr or \
+            getattr(cls, "__dictoffset__", 1) != 0:
+        return False
+    offs = [_member_offset(cls, n) for n in ("impl", "ufunc", "_ufunc_of", "aliases")]
+    if min(offs) <= 0:
+        return False
+    _P_IMPL, _P_UFUNC, _P_UFUNC_OF, _P_ALIASES = offs
+    _PRIM_CLS = cls
+    return True
+
+
+cdef inline object _slot(object o, Py_ssize_t off, str name):
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + off))[0]
+    if p == NULL:
+        raise AttributeError(f"'{type(o).__name__}' object has no attribute '{name}'")
+    return <object>p
+
+
 cdef object _bind(object prim, tuple args, dict params):
     interp = _get_value(DISPATCH)
     if interp is not None:
         for a in args:
             if type(a) is not Tensor or interp.stages:
                 out = interp.process(prim, args, params)
-                if prim.aliases:
+                if (_slot(prim, _P_ALIASES, "aliases") if _prim_slots(prim) else prim.aliases):
                     # a view of a traced value: the transformation links the two, so that a
                     # write into either (x[idx] = v rebinds a tracer) cannot leave the other
                     # silently stale
@@ -1072,12 +1129,14 @@ cdef object _bind(object prim, tuple args, dict params):
 
 
 cdef object _call_impl(object prim, tuple args, dict params):
-    impl = prim.impl
+    cdef bint slots = _prim_slots(prim)
+    impl = _slot(prim, _P_IMPL, "impl") if slots else prim.impl
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no implementation")
     if PyDict_GET_SIZE(params) == 0:
-        ufunc = prim.ufunc
-        if ufunc is not None and prim._ufunc_of is impl:
+        ufunc = _slot(prim, _P_UFUNC, "ufunc") if slots else prim.ufunc
+        if ufunc is not None and \
+                (_slot(prim, _P_UFUNC_OF, "_ufunc_of") if slots else prim._ufunc_of) is impl:
             # an implementation that is one NumPy ufunc: called here on the operands' values
             # (what it does, without its Python frame), warnings off as on the fast path
             r = _ufunc_on_values(ufunc, args)
