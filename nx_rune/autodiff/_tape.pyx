@@ -22,7 +22,8 @@ cdef extern from "Python.h":
 
 from types import MemberDescriptorType, SimpleNamespace
 
-from nx_rune.tensor import Tensor
+from nx_rune.tensor import Tensor, call_impl as _tensor_call_impl
+from nx_rune.tensor cimport _call_impl as _c_call_impl, _scalar_tensor as _c_scalar_tensor
 
 cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
 cdef set NONDIFF = None
@@ -30,6 +31,9 @@ cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
 cdef object Steps = None, scalar = None, interp_var = None
+# call_impl and scalar are nx_rune.tensor's call_impl and Tensor._broadcast_scalar (as core.py
+# configures them): their C functions are called directly, without a Python call each
+cdef bint C_IMPL = False, C_SCALAR = False
 # the parameters of a primitive applied by the backward pass itself (never written: the
 # implementations get their keyword arguments as a dict of their own)
 cdef dict NO_PARAMS = {}
@@ -94,8 +98,10 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
     global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
-    global Steps, scalar, interp_var
+    global Steps, scalar, interp_var, C_IMPL, C_SCALAR
     Steps, scalar, interp_var = steps_cls, scalar_fn, interp_var_
+    C_IMPL = call_impl_fn is _tensor_call_impl
+    C_SCALAR = scalar_fn is Tensor._broadcast_scalar
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
@@ -178,7 +184,8 @@ def process(self, prim, args, params):
     if not ours:
         return bind_at(parent, prim, args, params)
     if parent is None:
-        out = call_impl(prim, primals, params)
+        out = _c_call_impl(prim, primals, params) if C_IMPL and type(params) is dict else \
+            call_impl(prim, primals, params)
     else:
         out = parent.process(prim, primals, params)
     if prim in NONDIFF:
@@ -211,6 +218,8 @@ cdef inline object _step_operand(object o, list res, object v, object ans, tuple
         if k == -2:
             return ans
         return primals[-3 - k]
+    if C_SCALAR:
+        return _c_scalar_tensor(o, ans.dtype, ans.shape)
     return scalar(o, ans.dtype, ans.shape)
 
 
@@ -218,7 +227,7 @@ cdef inline object _apply(bint top, object prim, tuple args):
     """``bind(prim, *args)``; ``top``: no transformation is active, where bind calls the
     implementation (so it is called here at once, without bind's argument packing)."""
     if top:
-        return call_impl(prim, args, NO_PARAMS)
+        return _c_call_impl(prim, args, NO_PARAMS) if C_IMPL else call_impl(prim, args, NO_PARAMS)
     return bind(prim, *args)
 
 
