@@ -31,6 +31,8 @@ from cpython.contextvars cimport get_value as _get_value
 
 from libc.string cimport strchr
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 
 cdef extern from "Python.h":
@@ -1201,6 +1203,81 @@ def bind(prim, *args, **params):
     return _bind(prim, args, params)
 
 
+# -- shape and dtype of arrays, read without attribute lookups ---------------------------------
+# A Tensor wrapping an ndarray: from the ndarray's struct.  A tracer (a Python subclass of
+# ArrayBase keeping ``shape`` and ``dtype`` in plain __slots__, as the autodiff tracers do): at
+# the slots' byte offsets, learnt once per class (_META: class -> (shape, dtype) offsets, or
+# None when the class keeps them otherwise: then by attribute).  Its attribute lookup goes
+# through the class's __getattr__ hook, several times the cost of the read itself.
+cdef dict _META = {}
+cdef object _meta_cls = None          # the class last read (its offsets below)
+cdef Py_ssize_t _M_SHAPE = 0, _M_DTYPE = 0
+
+
+cdef bint _meta_slots(object x) except -1:
+    """Whether x's shape and dtype can be read at _M_SHAPE/_M_DTYPE (setting them for its
+    class)."""
+    global _meta_cls, _M_SHAPE, _M_DTYPE
+    cls = type(x)
+    if cls is _meta_cls:
+        return True
+    offs = _META.get(cls, False)
+    if offs is False:
+        offs = None
+        if cls.__getattribute__ is object.__getattribute__ and \
+                getattr(cls, "__dictoffset__", 1) == 0:
+            o = (_member_offset(cls, "shape"), _member_offset(cls, "dtype"))
+            if min(o) > 0:
+                offs = o
+        if len(_META) >= 64:
+            _META.clear()
+        _META[cls] = offs
+    if offs is None:
+        return False
+    _meta_cls = cls
+    _M_SHAPE, _M_DTYPE = offs
+    return True
+
+
+cdef inline object _raw_slot(object o, Py_ssize_t off):
+    """The slot at byte offset ``off`` of ``o``, or NULL-as-None when unset (the caller then
+    reads the attribute)."""
+    return <object>(<PyObject**>((<char*><PyObject*>o) + off))[0]
+
+
+cdef object _shape_of(object x):
+    """``x.shape``."""
+    cdef cnp.ndarray arr
+    cdef Py_ssize_t k, n
+    if type(x) is Tensor:
+        a = (<Tensor>x)._arr
+        if a is not None:
+            arr = <cnp.ndarray>a
+            n = arr.ndim
+            shape = PyTuple_New(n)
+            for k in range(n):
+                v = arr.shape[k]
+                Py_INCREF(v)
+                PyTuple_SET_ITEM(shape, k, v)
+            return shape
+    elif isinstance(x, ArrayBase) and _meta_slots(x):
+        if (<PyObject**>((<char*><PyObject*>x) + _M_SHAPE))[0] != NULL:
+            return _raw_slot(x, _M_SHAPE)
+    return x.shape
+
+
+cdef object _dtype_of(object x):
+    """``x.dtype``."""
+    if type(x) is Tensor:
+        a = (<Tensor>x)._arr
+        if a is not None:
+            return <object>cnp.PyArray_DESCR(<cnp.ndarray>a)
+    elif isinstance(x, ArrayBase) and _meta_slots(x):
+        if (<PyObject**>((<char*><PyObject*>x) + _M_DTYPE))[0] != NULL:
+            return _raw_slot(x, _M_DTYPE)
+    return x.dtype
+
+
 cdef inline bint _inexact_kind(object dt):
     """Whether ``dt`` (an array's dtype) is a float or complex dtype."""
     return isinstance(dt, cnp.dtype) and _kind_in((<cnp.dtype>dt).kind, _WEAK_KINDS)
@@ -1218,7 +1295,7 @@ def unary_op(x, ufunc, prim, kinds=b"fc"):
             return r
     elif not isinstance(x, ArrayBase):
         return None
-    if _inexact_kind(x.dtype):
+    if _inexact_kind(_dtype_of(x)):
         return _bind(prim, (x,), {})
     return None
 
@@ -1246,7 +1323,7 @@ def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
 
 cdef char _array_kind(object x, const char* kinds):
     """The kind of array x's NumPy dtype when it is one of ``kinds``, else 0."""
-    dt = x.dtype
+    dt = _dtype_of(x)
     if not isinstance(dt, cnp.dtype):
         return 0
     cdef char k = (<cnp.dtype>dt).kind
@@ -1273,19 +1350,20 @@ cdef object _binary_any(object a, object b, object ufunc, object prim, const cha
         if k == 0:
             return None
         if isinstance(b, ArrayBase):
-            dt = a.dtype
-            if b.dtype is dt or b.dtype == dt:
-                shape = a.shape
-                if b.shape == shape:
+            dt = _dtype_of(a)
+            bdt = _dtype_of(b)
+            if bdt is dt or bdt == dt:
+                shape = _shape_of(a)
+                if _shape_of(b) == shape:
                     return _bind(prim, (a, b), {})
             return None
         if _scalar_keeps(b, k):
-            return _bind(prim, (a, _scalar_tensor(b, a.dtype, a.shape)), {})
+            return _bind(prim, (a, _scalar_tensor(b, _dtype_of(a), _shape_of(a))), {})
         return None
     if isinstance(b, ArrayBase):
         k = _array_kind(b, kinds)
         if k != 0 and _scalar_keeps(a, k):
-            return _bind(prim, (_scalar_tensor(a, b.dtype, b.shape), b), {})
+            return _bind(prim, (_scalar_tensor(a, _dtype_of(b), _shape_of(b)), b), {})
     return None
 
 
