@@ -1210,45 +1210,44 @@ def bind(prim, *args, **params):
 # None when the class keeps them otherwise: then by attribute).  Its attribute lookup goes
 # through the class's __getattr__ hook, several times the cost of the read itself.
 cdef dict _META = {}
-cdef object _meta_cls = None          # the class last read (its offsets below)
+cdef object _meta_cls = None          # the class last read, and its offsets
 cdef Py_ssize_t _M_SHAPE = 0, _M_DTYPE = 0
 
 
-cdef bint _meta_slots(object x) except -1:
-    """Whether x's shape and dtype can be read at _M_SHAPE/_M_DTYPE (setting them for its
-    class)."""
+cdef Py_ssize_t _meta_offset(object x, bint dtype) except -2:
+    """The byte offset of x's ``dtype`` (else ``shape``) slot, or 0 when x's class keeps it
+    otherwise (learnt once per class)."""
     global _meta_cls, _M_SHAPE, _M_DTYPE
     cls = type(x)
-    if cls is _meta_cls:
-        return True
-    offs = _META.get(cls, False)
-    if offs is False:
-        offs = None
-        if cls.__getattribute__ is object.__getattribute__ and \
-                getattr(cls, "__dictoffset__", 1) == 0:
-            o = (_member_offset(cls, "shape"), _member_offset(cls, "dtype"))
-            if min(o) > 0:
-                offs = o
-        if len(_META) >= 64:
-            _META.clear()
-        _META[cls] = offs
-    if offs is None:
-        return False
-    _meta_cls = cls
-    _M_SHAPE, _M_DTYPE = offs
-    return True
+    if cls is not _meta_cls:
+        offs = _META.get(cls, False)
+        if offs is False:
+            offs = None
+            if cls.__getattribute__ is object.__getattribute__ and \
+                    getattr(cls, "__dictoffset__", 1) == 0:
+                o = (_member_offset(cls, "shape"), _member_offset(cls, "dtype"))
+                if min(o) > 0:
+                    offs = o
+            if len(_META) >= 64:
+                _META.clear()
+            _META[cls] = offs
+        if offs is None:
+            return 0
+        _M_SHAPE, _M_DTYPE = offs
+        _meta_cls = cls
+    return _M_DTYPE if dtype else _M_SHAPE
 
 
-cdef inline object _raw_slot(object o, Py_ssize_t off):
-    """The slot at byte offset ``off`` of ``o``, or NULL-as-None when unset (the caller then
-    reads the attribute)."""
-    return <object>(<PyObject**>((<char*><PyObject*>o) + off))[0]
+cdef inline PyObject* _slot_ptr(object o, Py_ssize_t off) noexcept:
+    return (<PyObject**>((<char*><PyObject*>o) + off))[0]
 
 
 cdef object _shape_of(object x):
     """``x.shape``."""
     cdef cnp.ndarray arr
-    cdef Py_ssize_t k, n
+    cdef Py_ssize_t k, n, off
+    cdef PyObject* p
+    cdef object v
     if type(x) is Tensor:
         a = (<Tensor>x)._arr
         if a is not None:
@@ -1256,25 +1255,33 @@ cdef object _shape_of(object x):
             n = arr.ndim
             shape = PyTuple_New(n)
             for k in range(n):
-                v = arr.shape[k]
+                v = <Py_ssize_t>arr.shape[k]     # (a Python int: v is an object)
                 Py_INCREF(v)
                 PyTuple_SET_ITEM(shape, k, v)
             return shape
-    elif isinstance(x, ArrayBase) and _meta_slots(x):
-        if (<PyObject**>((<char*><PyObject*>x) + _M_SHAPE))[0] != NULL:
-            return _raw_slot(x, _M_SHAPE)
+    elif isinstance(x, ArrayBase):
+        off = _meta_offset(x, False)
+        if off > 0:
+            p = _slot_ptr(x, off)
+            if p != NULL:
+                return <object>p
     return x.shape
 
 
 cdef object _dtype_of(object x):
     """``x.dtype``."""
+    cdef Py_ssize_t off
+    cdef PyObject* p
     if type(x) is Tensor:
         a = (<Tensor>x)._arr
         if a is not None:
             return <object>cnp.PyArray_DESCR(<cnp.ndarray>a)
-    elif isinstance(x, ArrayBase) and _meta_slots(x):
-        if (<PyObject**>((<char*><PyObject*>x) + _M_DTYPE))[0] != NULL:
-            return _raw_slot(x, _M_DTYPE)
+    elif isinstance(x, ArrayBase):
+        off = _meta_offset(x, True)
+        if off > 0:
+            p = _slot_ptr(x, off)
+            if p != NULL:
+                return <object>p
     return x.dtype
 
 

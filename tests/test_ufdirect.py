@@ -332,3 +332,26 @@ def test_in_place_operators_with_overlapping_operands_equal_numpy():
     c = a.copy()
     c -= c[::-1]
     bits(x, c)
+
+
+@pytest.mark.parametrize("shape", [(), (300,), (3, 1000), (20000,), (2, 0, 5)])
+def test_shapes_and_dtypes_read_by_the_fast_paths(shape):
+    """The tape, the operators and bind read operands' shapes and dtypes from the ndarray or
+    the tracer's slots (nx_rune/tensor.pyx _shape_of/_dtype_of): the same tuples and dtypes
+    the attributes give, for sizes past NumPy's small-int cache and past the direct loops'
+    limit, under grad, jvp and vmap."""
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.1, 0.9, shape)
+    x = nx.asarray(a)
+    f = lambda t: nx.sum(nx.sin(t) * 1.5 + t * t)      # noqa: E731
+    g = nx.grad(f)(x)
+    assert g.shape == shape and g.dtype == np.float64
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(g), np.cos(a) * 1.5 + 2 * a, rtol=1e-14)
+    out, tan = nx.jvp(lambda t: nx.tanh(t) * 2.0, (x,), (nx.ones_like(x),))
+    assert out.shape == tan.shape == shape
+    np.testing.assert_allclose(np.asarray(tan), 2.0 * (1 - np.tanh(a) ** 2), rtol=1e-14)
+    if shape and shape[0]:
+        v = nx.vmap(lambda t: nx.exp(t) * 0.5 - t)(x)
+        assert v.shape == shape
+        np.testing.assert_allclose(np.asarray(v), np.exp(a) * 0.5 - a, rtol=1e-15)
