@@ -819,8 +819,11 @@ cdef inline Tensor wrap(object arr):
 # front end does in that case: it binds the primitive straight away (binary_op's first test),
 # whose implementation is one NumPy ufunc call.  So the operators call the ufunc here, skipping
 # the front end and bind, and give the same values.  NumPy's floating-point warnings are off for
-# the call, as the backend has them off (IEEE results, as JAX): the ufunc is called from a frame
-# of nx_rune._kernels.quiet, whose RuntimeWarnings are filtered out.
+# the call, as the backend has them off (IEEE results, as JAX): small operands of one dtype, each
+# C-contiguous or a broadcast constant, go straight to NumPy's inner loop (nx_rune._kernels.
+# ufdirect: no dispatch, no FP-error check); the others call the ufunc from a frame of
+# nx_rune._kernels.quiet, whose RuntimeWarnings are filtered out.  bind's call of a ufunc
+# implementation (_ufunc_on_values) does the same.
 
 # The innermost active transformation (None: none); nx_rune.primitives reads and sets it.
 DISPATCH = contextvars.ContextVar("nx_rune_interpreter", default=None)
