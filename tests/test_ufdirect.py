@@ -355,3 +355,36 @@ def test_shapes_and_dtypes_read_by_the_fast_paths(shape):
         v = nx.vmap(lambda t: nx.exp(t) * 0.5 - t)(x)
         assert v.shape == shape
         np.testing.assert_allclose(np.asarray(v), np.exp(a) * 0.5 - a, rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.int64, np.uint32] + INEXACT,
+                         ids=lambda d: np.dtype(d).name)
+def test_broadcasting_operands_equal_numpy(dtype):
+    """Operands of two shapes broadcast by the front end reach bind as partly-stride-0 views
+    (not every stride 0: NumPy's path), and give NumPy's values."""
+    pairs = [((3, 1), (1, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 1, 3), (5, 1))]
+    for sa, sb in pairs:
+        a, b = values(sa, dtype, seed=2), values(sb, dtype, seed=3)
+        x, y = nx.asarray(a), nx.asarray(b)
+        bits(x * y, numpy_result(np.multiply, a, b))
+        bits(nx.add(x, y), numpy_result(np.add, a, b))
+        bits(x == y, numpy_result(np.equal, a, b))
+        if np.dtype(dtype).kind in "fc":
+            bits(y / x, numpy_result(np.true_divide, b, a))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int64, np.uint16],
+                         ids=lambda d: np.dtype(d).name)
+def test_bind_on_integers_and_bools_equals_numpy(dtype):
+    """bind with no transformation on integer and bool operands (the direct loops of those
+    dtypes): wrapping arithmetic and comparisons exactly as NumPy."""
+    a, b = values((5, 3), dtype, seed=4), values((5, 3), dtype, seed=5)
+    x, y = nx.asarray(a), nx.asarray(b)
+    for prim, ufunc in ((P.add_p, np.add), (P.mul_p, np.multiply), (P.max_p, np.maximum),
+                        (P.cmplt_p, np.less), (P.cmpne_p, np.not_equal),
+                        (P.and_p, np.bitwise_and), (P.xor_p, np.bitwise_xor)):
+        bits(prim.bind(x, y), numpy_result(ufunc, a, b))
+        bits(prim.bind(x[::2], y[::2]), numpy_result(ufunc, a[::2], b[::2]))   # NumPy's path
+    if np.dtype(dtype).kind != "b":
+        bits(P.sub_p.bind(x, y), numpy_result(np.subtract, a, b))
+        bits(P.neg_p.bind(x), numpy_result(np.negative, a))
