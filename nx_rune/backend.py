@@ -29,7 +29,7 @@ from nx_rune._kernels import quiet as _quiet
 from nx_rune._kernels import gemm as _gemm
 from nx_rune._kernels.buffer import Buffer
 from nx_rune._kernels.view import View, copy_into, materialize
-from nx_rune.tensor import Tensor, wrap_result
+from nx_rune.tensor import RealUfunc, Tensor, wrap_result
 
 _wrap = Tensor._wrap
 IMPLS = {}
@@ -206,6 +206,10 @@ def _tanh(x):
             out.real[big] = np.copysign(1.0, xn.real[big])
             out.imag[big] = np.copysign(0.0, xn.imag[big])
     return _out(out)
+
+
+# real operands: bind calls np.tanh itself (the complex special case above is this function's)
+_tanh.ufunc = RealUfunc(np.tanh)
 
 for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("fdiv", np.true_divide),
                       ("max", np.maximum), ("cmplt", np.less), ("cmpne", np.not_equal),

@@ -33,6 +33,11 @@ def is_array(x: object) -> bool: ...
 def install_frontend(namespace: object) -> None: ...
 
 
+class RealUfunc:
+    ufunc: np.ufunc
+    def __init__(self, ufunc: np.ufunc) -> None: ...
+
+
 class ArrayBase:
     __array_priority__: int
     @property

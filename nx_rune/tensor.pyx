@@ -21,6 +21,7 @@ tracer together raises TypeError.
 """
 import contextvars
 import sys
+from types import MemberDescriptorType
 
 import numpy as np
 
@@ -30,24 +31,34 @@ from cpython.contextvars cimport get_value as _get_value
 
 from libc.string cimport strchr
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 
 cdef extern from "Python.h":
     object PyObject_Call(object callable, object args, PyObject* kwargs)
     Py_ssize_t PyDict_GET_SIZE(object d)
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    ctypedef struct PyTypeObject:
+        void* tp_getattro
+    void* PyObject_GenericGetAttr
 
 cnp.import_array()
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
 from nx_rune._kernels.quiet import call1 as _call1, call2 as _call2
+from nx_rune._kernels.ufdirect cimport direct1, direct2, direct_scalar
 from nx_rune._kernels.view import View, c_strides, materialize
 from nx_rune.writes import EPOCH
 
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
            "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
-           "install_operator_primitives", "call_impl"]
+           "install_operator_primitives", "call_impl", "RealUfunc"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -808,8 +819,11 @@ cdef inline Tensor wrap(object arr):
 # front end does in that case: it binds the primitive straight away (binary_op's first test),
 # whose implementation is one NumPy ufunc call.  So the operators call the ufunc here, skipping
 # the front end and bind, and give the same values.  NumPy's floating-point warnings are off for
-# the call, as the backend has them off (IEEE results, as JAX): the ufunc is called from a frame
-# of nx_rune._kernels.quiet, whose RuntimeWarnings are filtered out.
+# the call, as the backend has them off (IEEE results, as JAX): small operands of one dtype, each
+# C-contiguous or a broadcast constant, go straight to NumPy's inner loop (nx_rune._kernels.
+# ufdirect: no dispatch, no FP-error check); the others call the ufunc from a frame of
+# nx_rune._kernels.quiet, whose RuntimeWarnings are filtered out.  bind's call of a ufunc
+# implementation (_ufunc_on_values) does the same.
 
 # The innermost active transformation (None: none); nx_rune.primitives reads and sets it.
 DISPATCH = contextvars.ContextVar("nx_rune_interpreter", default=None)
@@ -896,8 +910,15 @@ cdef object _binary_fast(Tensor self, object o, object ufunc, const char* kinds,
         for k in range(p.ndim):
             if p.shape[k] != q.shape[k]:
                 return None
+        # (small operands: NumPy's inner loop called directly, see ufdirect)
+        r = direct2(ufunc, q, p) if reflected else direct2(ufunc, p, q)
+        if r is not None:
+            return wrap(r)
     elif (type(o) is float or type(o) is int) and _kind_in(p.descr.kind, _WEAK_KINDS):
         other = o
+        r = direct_scalar(ufunc, p, o, reflected)
+        if r is not None:
+            return wrap(r)
     else:
         return None
     return _as_result(_quiet_call(ufunc, other, arr) if reflected else
@@ -1008,6 +1029,9 @@ cdef object _unary_fast(Tensor self, object ufunc, const char* kinds):
     arr = self._arr
     if arr is None or not _kind_in((<cnp.ndarray>arr).descr.kind, kinds):
         return None
+    r = direct1(ufunc, <cnp.ndarray>arr)
+    if r is not None:
+        return wrap(r)
     return _as_result(_quiet_call(ufunc, arr, None))
 
 
@@ -1045,13 +1069,62 @@ cdef object _scalar_tensor(object value, object dtype, object shape):
 ALIAS_HOOK = [lambda prim, x, params, view: None]
 
 
+# The primitive's attributes that bind reads on every call (impl, ufunc, _ufunc_of, aliases),
+# read at their byte offsets when the primitive's class keeps them in plain __slots__ (as
+# nx_rune.primitives.Primitive does): no attribute lookup per call.  The class is learnt from
+# the first primitive bound (_PRIM_CLS; any other class is read by attribute).
+cdef object _PRIM_CLS = None
+cdef Py_ssize_t _P_IMPL = 0, _P_UFUNC = 0, _P_UFUNC_OF = 0, _P_ALIASES = 0
+cdef bint _prim_tried = False
+
+
+cdef Py_ssize_t _member_offset(object cls, str name) except -2:
+    """The byte offset of slot ``name`` of instances of ``cls``, or -1 when ``name`` is not a
+    plain slot there."""
+    for klass in cls.__mro__:
+        d = klass.__dict__.get(name)
+        if d is not None:
+            if type(d) is not MemberDescriptorType:
+                return -1
+            return (<PyMemberDescrObject*><PyObject*>d).d_member.offset
+    return -1
+
+
+cdef bint _prim_slots(object prim) except -1:
+    """Whether prim's attributes can be read at the learnt offsets (learning them from the
+    first primitive's class)."""
+    global _PRIM_CLS, _P_IMPL, _P_UFUNC, _P_UFUNC_OF, _P_ALIASES, _prim_tried
+    cls = type(prim)
+    if cls is _PRIM_CLS:
+        return True
+    if _prim_tried:
+        return False
+    _prim_tried = True
+    if (<PyTypeObject*>cls).tp_getattro != PyObject_GenericGetAttr or \
+            getattr(cls, "__dictoffset__", 1) != 0:
+        return False
+    offs = [_member_offset(cls, n) for n in ("impl", "ufunc", "_ufunc_of", "aliases")]
+    if min(offs) <= 0:
+        return False
+    _P_IMPL, _P_UFUNC, _P_UFUNC_OF, _P_ALIASES = offs
+    _PRIM_CLS = cls
+    return True
+
+
+cdef inline object _slot(object o, Py_ssize_t off, str name):
+    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + off))[0]
+    if p == NULL:
+        raise AttributeError(f"'{type(o).__name__}' object has no attribute '{name}'")
+    return <object>p
+
+
 cdef object _bind(object prim, tuple args, dict params):
     interp = _get_value(DISPATCH)
     if interp is not None:
         for a in args:
             if type(a) is not Tensor or interp.stages:
                 out = interp.process(prim, args, params)
-                if prim.aliases:
+                if (_slot(prim, _P_ALIASES, "aliases") if _prim_slots(prim) else prim.aliases):
                     # a view of a traced value: the transformation links the two, so that a
                     # write into either (x[idx] = v rebinds a tracer) cannot leave the other
                     # silently stale
@@ -1061,12 +1134,14 @@ cdef object _bind(object prim, tuple args, dict params):
 
 
 cdef object _call_impl(object prim, tuple args, dict params):
-    impl = prim.impl
+    cdef bint slots = _prim_slots(prim)
+    impl = _slot(prim, _P_IMPL, "impl") if slots else prim.impl
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no implementation")
     if PyDict_GET_SIZE(params) == 0:
-        ufunc = prim.ufunc
-        if ufunc is not None and prim._ufunc_of is impl:
+        ufunc = _slot(prim, _P_UFUNC, "ufunc") if slots else prim.ufunc
+        if ufunc is not None and \
+                (_slot(prim, _P_UFUNC_OF, "_ufunc_of") if slots else prim._ufunc_of) is impl:
             # an implementation that is one NumPy ufunc: called here on the operands' values
             # (what it does, without its Python frame), warnings off as on the fast path
             r = _ufunc_on_values(ufunc, args)
@@ -1084,14 +1159,39 @@ cdef object _ufunc_on_values(object ufunc, tuple args):
     a = args[0]
     if type(a) is not Tensor or (<Tensor>a)._arr is None:
         return None
+    av = (<Tensor>a)._arr
+    if type(ufunc) is RealUfunc:
+        # a ufunc that is the implementation on real operands only (see RealUfunc)
+        if _kind_in((<cnp.ndarray>av).descr.kind, b"c"):
+            return None
+        ufunc = (<RealUfunc>ufunc).ufunc
     if n == 1:
-        return _as_result(_call1(ufunc, (<Tensor>a)._arr))
+        # (small operands: NumPy's inner loop called directly, see ufdirect)
+        r = direct1(ufunc, <cnp.ndarray>av)
+        return wrap(r) if r is not None else _as_result(_call1(ufunc, av))
     if n != 2:
         return None
     b = args[1]
     if type(b) is not Tensor or (<Tensor>b)._arr is None:
         return None
-    return _as_result(_call2(ufunc, (<Tensor>a)._arr, (<Tensor>b)._arr))
+    bv = (<Tensor>b)._arr
+    r = direct2(ufunc, <cnp.ndarray>av, <cnp.ndarray>bv)
+    return wrap(r) if r is not None else _as_result(_call2(ufunc, av, bv))
+
+
+cdef class RealUfunc:
+    """The ``ufunc`` attribute of a backend implementation that is NumPy ufunc ``ufunc`` on
+    real (and integer, bool) operands only: bind calls the ufunc itself there and the
+    implementation for complex ones (tanh: its complex special case)."""
+    cdef readonly object ufunc
+
+    def __init__(self, ufunc):
+        if not isinstance(ufunc, np.ufunc):
+            raise TypeError(f"ufunc: expected a NumPy ufunc, got {type(ufunc).__name__}")
+        self.ufunc = ufunc
+
+    def __repr__(self):
+        return f"RealUfunc({self.ufunc!r})"
 
 
 def call_impl(prim, args, params):
@@ -1104,6 +1204,88 @@ def bind(prim, *args, **params):
     """Apply ``prim`` to ``args`` under the active transformations (if any); see
     nx_rune.primitives."""
     return _bind(prim, args, params)
+
+
+# -- shape and dtype of arrays, read without attribute lookups ---------------------------------
+# A Tensor wrapping an ndarray: from the ndarray's struct.  A tracer (a Python subclass of
+# ArrayBase keeping ``shape`` and ``dtype`` in plain __slots__, as the autodiff tracers do): at
+# the slots' byte offsets, learnt once per class (_META: class -> (shape, dtype) offsets, or
+# None when the class keeps them otherwise: then by attribute).  Its attribute lookup goes
+# through the class's __getattr__ hook, several times the cost of the read itself.
+cdef dict _META = {}
+cdef object _meta_cls = None          # the class last read, and its offsets
+cdef Py_ssize_t _M_SHAPE = 0, _M_DTYPE = 0
+
+
+cdef Py_ssize_t _meta_offset(object x, bint dtype) except -2:
+    """The byte offset of x's ``dtype`` (else ``shape``) slot, or 0 when x's class keeps it
+    otherwise (learnt once per class)."""
+    global _meta_cls, _M_SHAPE, _M_DTYPE
+    cls = type(x)
+    if cls is not _meta_cls:
+        offs = _META.get(cls, False)
+        if offs is False:
+            offs = None
+            if cls.__getattribute__ is object.__getattribute__ and \
+                    getattr(cls, "__dictoffset__", 1) == 0:
+                o = (_member_offset(cls, "shape"), _member_offset(cls, "dtype"))
+                if min(o) > 0:
+                    offs = o
+            if len(_META) >= 64:
+                _META.clear()
+            _META[cls] = offs
+        if offs is None:
+            return 0
+        _M_SHAPE, _M_DTYPE = offs
+        _meta_cls = cls
+    return _M_DTYPE if dtype else _M_SHAPE
+
+
+cdef inline PyObject* _slot_ptr(object o, Py_ssize_t off) noexcept:
+    return (<PyObject**>((<char*><PyObject*>o) + off))[0]
+
+
+cdef object _shape_of(object x):
+    """``x.shape``."""
+    cdef cnp.ndarray arr
+    cdef Py_ssize_t k, n, off
+    cdef PyObject* p
+    cdef object v
+    if type(x) is Tensor:
+        a = (<Tensor>x)._arr
+        if a is not None:
+            arr = <cnp.ndarray>a
+            n = arr.ndim
+            shape = PyTuple_New(n)
+            for k in range(n):
+                v = <Py_ssize_t>arr.shape[k]     # (a Python int: v is an object)
+                Py_INCREF(v)
+                PyTuple_SET_ITEM(shape, k, v)
+            return shape
+    elif isinstance(x, ArrayBase):
+        off = _meta_offset(x, False)
+        if off > 0:
+            p = _slot_ptr(x, off)
+            if p != NULL:
+                return <object>p
+    return x.shape
+
+
+cdef object _dtype_of(object x):
+    """``x.dtype``."""
+    cdef Py_ssize_t off
+    cdef PyObject* p
+    if type(x) is Tensor:
+        a = (<Tensor>x)._arr
+        if a is not None:
+            return <object>cnp.PyArray_DESCR(<cnp.ndarray>a)
+    elif isinstance(x, ArrayBase):
+        off = _meta_offset(x, True)
+        if off > 0:
+            p = _slot_ptr(x, off)
+            if p != NULL:
+                return <object>p
+    return x.dtype
 
 
 cdef inline bint _inexact_kind(object dt):
@@ -1123,7 +1305,7 @@ def unary_op(x, ufunc, prim, kinds=b"fc"):
             return r
     elif not isinstance(x, ArrayBase):
         return None
-    if _inexact_kind(x.dtype):
+    if _inexact_kind(_dtype_of(x)):
         return _bind(prim, (x,), {})
     return None
 
@@ -1151,7 +1333,7 @@ def binary_op_fast(a, b, ufunc, prim, kinds=b"biufc"):
 
 cdef char _array_kind(object x, const char* kinds):
     """The kind of array x's NumPy dtype when it is one of ``kinds``, else 0."""
-    dt = x.dtype
+    dt = _dtype_of(x)
     if not isinstance(dt, cnp.dtype):
         return 0
     cdef char k = (<cnp.dtype>dt).kind
@@ -1178,19 +1360,20 @@ cdef object _binary_any(object a, object b, object ufunc, object prim, const cha
         if k == 0:
             return None
         if isinstance(b, ArrayBase):
-            dt = a.dtype
-            if b.dtype is dt or b.dtype == dt:
-                shape = a.shape
-                if b.shape == shape:
+            dt = _dtype_of(a)
+            bdt = _dtype_of(b)
+            if bdt is dt or bdt == dt:
+                shape = _shape_of(a)
+                if _shape_of(b) == shape:
                     return _bind(prim, (a, b), {})
             return None
         if _scalar_keeps(b, k):
-            return _bind(prim, (a, _scalar_tensor(b, a.dtype, a.shape)), {})
+            return _bind(prim, (a, _scalar_tensor(b, _dtype_of(a), _shape_of(a))), {})
         return None
     if isinstance(b, ArrayBase):
         k = _array_kind(b, kinds)
         if k != 0 and _scalar_keeps(a, k):
-            return _bind(prim, (_scalar_tensor(a, b.dtype, b.shape), b), {})
+            return _bind(prim, (_scalar_tensor(a, _dtype_of(b), _shape_of(b)), b), {})
     return None
 
 

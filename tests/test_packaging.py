@@ -40,7 +40,8 @@ def setup_mod():
 
 def test_kernels_found():
     assert PYX == ["buffer", "chol_adjoint", "fold", "fusion", "gather", "gemm", "pool", "strided",
-                   "threefry", "view"]  # WP-jit: fusion; WP-gather: pool; WP-cholvjp: chol_adjoint
+                   "threefry", "ufdirect", "view"]
+    # WP-jit: fusion; WP-gather: pool; WP-cholvjp: chol_adjoint; WP-chain: ufdirect
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):

@@ -14,6 +14,10 @@ A filter that the user puts in front of this one (``warnings.simplefilter("error
 ``np.errstate(all="raise")`` raises FloatingPointError: the call then runs again under
 ``np.errstate(all="ignore")``, so the result is the IEEE one in every case (the slow path pays
 only when a value is non-finite and the user asked NumPy to raise).
+
+Small operands of one dtype (each C-contiguous or a broadcast constant) do not come here: the
+fast path calls NumPy's inner loop for them directly (nx_rune._kernels.ufdirect), which checks
+no FP flags at all, so it neither warns nor raises, with the same values.
 """
 import warnings
 

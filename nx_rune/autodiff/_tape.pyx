@@ -22,7 +22,9 @@ cdef extern from "Python.h":
 
 from types import MemberDescriptorType, SimpleNamespace
 
-from nx_rune.tensor import Tensor
+from nx_rune.tensor import Tensor, call_impl as _tensor_call_impl
+from nx_rune.tensor cimport _call_impl as _c_call_impl, _scalar_tensor as _c_scalar_tensor
+from nx_rune.tensor cimport _dtype_of, _shape_of
 
 cdef object Tracer = None, TapeTracer = None, leaked = None, bind_at = None
 cdef set NONDIFF = None
@@ -30,6 +32,9 @@ cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
 cdef object Steps = None, scalar = None, interp_var = None
+# call_impl and scalar are nx_rune.tensor's call_impl and Tensor._broadcast_scalar (as core.py
+# configures them): their C functions are called directly, without a Python call each
+cdef bint C_IMPL = False, C_SCALAR = False
 # the parameters of a primitive applied by the backward pass itself (never written: the
 # implementations get their keyword arguments as a dict of their own)
 cdef dict NO_PARAMS = {}
@@ -47,6 +52,10 @@ _SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
 # that process reads them without an attribute lookup on an object of exactly that class
 cdef object TapeCls = None
 cdef Py_ssize_t TAPE_PARENT = -1, TAPE_TAPE = -1
+
+# the byte offsets of VJPRule's slots ``unary`` and ``operands`` and of Steps' ``code``, read by
+# the backward pass once per entry (-1: read them as attributes)
+cdef Py_ssize_t RULE_UNARY = -1, RULE_OPERANDS = -1, STEPS_CODE = -1
 
 
 cdef Py_ssize_t _slot_offset(cls, str name) except -2:
@@ -80,8 +89,8 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=N
     t = PyType_GenericAlloc(TapeTracer, 0)
     _put(t, OFF[0], interp)
     _put(t, OFF[1], out)
-    _put(t, OFF[2], out.shape)
-    _put(t, OFF[3], out.dtype if dtype is None else dtype)
+    _put(t, OFF[2], _shape_of(out))
+    _put(t, OFF[3], _dtype_of(out) if dtype is None else dtype)
     _put(t, OFF[4], i)
     _put(t, OFF[5], None)
     _put(t, OFF[6], None)
@@ -94,8 +103,10 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
     global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
-    global Steps, scalar, interp_var
+    global Steps, scalar, interp_var, C_IMPL, C_SCALAR, RULE_UNARY, RULE_OPERANDS, STEPS_CODE
     Steps, scalar, interp_var = steps_cls, scalar_fn, interp_var_
+    C_IMPL = call_impl_fn is _tensor_call_impl
+    C_SCALAR = scalar_fn is Tensor._broadcast_scalar
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
     NONDIFF, INEXACT, VJP_RULES, VJPRule = nondiff, inexact, vjp_rules, vjp_rule
     user_vjp, Proj, add_p, bind, call_impl = user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn
@@ -108,6 +119,14 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
             if not _same_as_init(tape_tracer):
                 OFF[0] = -1
     TapeCls, TAPE_PARENT, TAPE_TAPE = tape_cls, -1, -1
+    RULE_UNARY = RULE_OPERANDS = STEPS_CODE = -1
+    if vjp_rule.__dictoffset__ == 0:
+        RULE_UNARY = _slot_offset(vjp_rule, "unary")
+        RULE_OPERANDS = _slot_offset(vjp_rule, "operands")
+        if RULE_UNARY <= 0 or RULE_OPERANDS <= 0:
+            RULE_UNARY = RULE_OPERANDS = -1
+    if steps_cls is not None and steps_cls.__dictoffset__ == 0:
+        STEPS_CODE = max(_slot_offset(steps_cls, "code"), -1)
     if tape_cls is not None and tape_cls.__dictoffset__ == 0:
         parent, tape = _slot_offset(tape_cls, "parent"), _slot_offset(tape_cls, "tape")
         if parent > 0 and tape > 0:
@@ -178,12 +197,13 @@ def process(self, prim, args, params):
     if not ours:
         return bind_at(parent, prim, args, params)
     if parent is None:
-        out = call_impl(prim, primals, params)
+        out = _c_call_impl(prim, primals, params) if C_IMPL and type(params) is dict else \
+            call_impl(prim, primals, params)
     else:
         out = parent.process(prim, primals, params)
     if prim in NONDIFF:
         return out
-    dtype = out.dtype
+    dtype = _dtype_of(out)
     if dtype not in INEXACT:
         return out
     entry = (prim, params, primals, idxs, out)
@@ -211,6 +231,8 @@ cdef inline object _step_operand(object o, list res, object v, object ans, tuple
         if k == -2:
             return ans
         return primals[-3 - k]
+    if C_SCALAR:
+        return _c_scalar_tensor(o, _dtype_of(ans), _shape_of(ans))
     return scalar(o, ans.dtype, ans.shape)
 
 
@@ -218,7 +240,7 @@ cdef inline object _apply(bint top, object prim, tuple args):
     """``bind(prim, *args)``; ``top``: no transformation is active, where bind calls the
     implementation (so it is called here at once, without bind's argument packing)."""
     if top:
-        return call_impl(prim, args, NO_PARAMS)
+        return _c_call_impl(prim, args, NO_PARAMS) if C_IMPL else call_impl(prim, args, NO_PARAMS)
     return bind(prim, *args)
 
 
@@ -238,6 +260,10 @@ cdef object _run_steps(bint top, tuple code, object v, object ans, tuple primals
                                       _step_operand(step[2], res, v, ans, primals)))
         res.append(r)
     return r
+
+
+cdef inline object _steps_code(object steps):
+    return _get(steps, STEPS_CODE) if STEPS_CODE > 0 and type(steps) is Steps else steps.code
 
 
 cdef inline object _accumulate(object prev, object ct, bint top):
@@ -279,19 +305,20 @@ def backward(self, seeds):
             found = PyDict_GetItem(rules, prim)
             rule = <object>found if found != NULL else None
             if type(rule) is VJPRule:
-                unary = rule.unary
+                unary = _get(rule, RULE_UNARY) if RULE_UNARY > 0 else rule.unary
                 if unary is not None:
                     # one operand: its cotangent, and its position
                     j = idxs[0]
                     if j:
                         if type(unary) is Steps:
-                            ct = _run_steps(plain, <tuple>unary.code, g, out, <tuple>primals)
+                            ct = _run_steps(plain, <tuple>_steps_code(unary), g, out,
+                                            <tuple>primals)
                         else:
                             ct = unary(g, out, primals[0])
                         if ct is not None:
                             acc[j] = _accumulate(acc[j], ct, plain)
                     continue
-                per = rule.operands
+                per = _get(rule, RULE_OPERANDS) if RULE_OPERANDS > 0 else rule.operands
                 if per is not None:
                     # one Steps per operand (None: no cotangent), run here
                     m = min(len(idxs), len(per))
@@ -299,7 +326,8 @@ def backward(self, seeds):
                         j = idxs[k]
                         steps = per[k]
                         if j and steps is not None:
-                            ct = _run_steps(plain, <tuple>steps.code, g, out, <tuple>primals)
+                            ct = _run_steps(plain, <tuple>_steps_code(steps), g, out,
+                                            <tuple>primals)
                             acc[j] = _accumulate(acc[j], ct, plain)
                     continue
                 cts = rule.fn(g, out, primals, params, idxs)
