@@ -11,6 +11,10 @@ XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1".
 * elementwise50: grad of a 51-op elementwise chain on shape (10,) float64: per-op overhead.
 * vjp_one_mul: ``nx.vjp(lambda a: a * 2.0, x)[1](ct)`` on shape (10,) float64 (and its backward
   pass alone): the fixed cost of reverse mode around one op.
+* recorded_op_10, recorded_op_60: what one recorded ``a * 1.0001`` adds to a grad (its recording and its backward
+  step) against what one NumPy multiply costs: grads of chains of 10 and 60 such ops and the
+  NumPy chains' forward calls; the marginal cost of an op is (t60 - t10) / 50 on each side (the
+  grad's fixed cost, which vjp_one_mul shows, cancels out).
 * mlp_grad: gradient of a 784-256-10 MLP cross-entropy loss at batch 128 (float32).
 * hessian: hessian of sum(sin(x) * x**2) for x of shape (20,) (float64).
 * mlp_jvp: a jvp of the MLP loss along a random direction in parameter space (float32).
@@ -131,6 +135,30 @@ def test_vjp_one_mul_torch(benchmark):
     x = torch.tensor(X10, requires_grad=True)
     ct = torch.ones(10, dtype=torch.float64)
     benchmark(lambda: torch.autograd.grad(x * 2.0, x, ct)[0])
+
+
+# -- the marginal cost of one recorded op -------------------------------------------------------
+
+def _mul_chain(total, n):
+    def f(a):
+        for _ in range(n):
+            a = a * 1.0001
+        return total(a)
+    return f
+
+
+@pytest.mark.parametrize("n", [10, 60])
+def test_recorded_op_numpy_forward(benchmark, n):
+    benchmark.group = f"recorded_op_{n}"
+    benchmark(_mul_chain(np.sum, n), X10)
+
+
+@pytest.mark.parametrize("n", [10, 60])
+def test_recorded_op_nx_grad(benchmark, n):
+    benchmark.group = f"recorded_op_{n}"
+    g = nx.grad(_mul_chain(nx.sum, n))
+    out = benchmark(g, nx.asarray(X10))
+    np.testing.assert_allclose(np.asarray(out), np.full(10, 1.0001 ** n), rtol=1e-12)
 
 
 # -- MLP ------------------------------------------------------------------------------------------

