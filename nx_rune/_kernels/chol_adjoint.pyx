@@ -31,20 +31,14 @@ of the kernels' pool (pool.pyx); each matrix's values do not depend on the threa
 import numpy as np
 
 cimport numpy as cnp
-from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython cimport floating
 from libc.stdlib cimport free, malloc
 
 from nx_rune._kernels.pool cimport num_threads, run_spans
+from nx_rune._kernels.scipy_blas cimport blas_entry, gemm_d, gemm_s
 
 cnp.import_array()
 
-ctypedef void (*gemm_d)(char *ta, char *tb, int *m, int *n, int *k, double *alpha, double *a,
-                        int *lda, double *b, int *ldb, double *beta, double *c,
-                        int *ldc) noexcept nogil
-ctypedef void (*gemm_s)(char *ta, char *tb, int *m, int *n, int *k, float *alpha, float *a,
-                        int *lda, float *b, int *ldb, float *beta, float *c,
-                        int *ldc) noexcept nogil
 ctypedef void (*symm_d)(char *side, char *uplo, int *m, int *n, double *alpha, double *a,
                         int *lda, double *b, int *ldb, double *beta, double *c,
                         int *ldc) noexcept nogil
@@ -76,13 +70,6 @@ cdef int _TILE = 16
 cdef double _THREADED_WORK = 4.0e6
 
 
-cdef void *_entry(dict capi, str name) except? NULL:
-    cap = capi.get(name)
-    if cap is None:
-        return NULL
-    return PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
-
-
 def available():
     """Whether SciPy's BLAS entry points (gemm, symm, trsm) were found (loaded on first use)."""
     global _dgemm, _sgemm, _dsymm, _ssymm, _dtrsm, _strsm, _loaded, _found
@@ -91,12 +78,12 @@ def available():
         try:
             from scipy.linalg import cython_blas
             capi = cython_blas.__pyx_capi__
-            _dgemm = <gemm_d> _entry(capi, "dgemm")
-            _sgemm = <gemm_s> _entry(capi, "sgemm")
-            _dsymm = <symm_d> _entry(capi, "dsymm")
-            _ssymm = <symm_s> _entry(capi, "ssymm")
-            _dtrsm = <trsm_d> _entry(capi, "dtrsm")
-            _strsm = <trsm_s> _entry(capi, "strsm")
+            _dgemm = <gemm_d> blas_entry(capi, "dgemm")
+            _sgemm = <gemm_s> blas_entry(capi, "sgemm")
+            _dsymm = <symm_d> blas_entry(capi, "dsymm")
+            _ssymm = <symm_s> blas_entry(capi, "ssymm")
+            _dtrsm = <trsm_d> blas_entry(capi, "dtrsm")
+            _strsm = <trsm_s> blas_entry(capi, "strsm")
         except (ImportError, AttributeError, ValueError):
             _dgemm = NULL
         _found = (_dgemm != NULL and _sgemm != NULL and _dsymm != NULL and _ssymm != NULL

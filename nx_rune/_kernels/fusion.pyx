@@ -73,16 +73,7 @@ cdef extern from "numpy/arrayobject.h":
         PyTypeObject *subtype, cnp.dtype descr, int nd, intp *dims, intp *strides, void *data,
         int flags, object obj)
 
-cdef extern from "numpy/ufuncobject.h":
-    ctypedef void (*PyUFuncGenericFunction)(char **, intp *, intp *, void *) noexcept nogil
-    ctypedef struct PyUFuncObject:
-        int nin
-        int nout
-        int nargs
-        int ntypes
-        PyUFuncGenericFunction *functions
-        void **data
-        const char *types
+from nx_rune._kernels.ufunc_object cimport PyUFuncGenericFunction, PyUFuncObject
 
 DEF MAXD = 8
 DEF MAXARGS = 18     # a chain (fusion_arith.h): up to 16 steps, its start and its output

@@ -11,11 +11,11 @@ call's to rounding.
 import numpy as np
 
 cimport numpy as cnp
-from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 from libc.stdlib cimport free
 
 from nx_rune._kernels.pool cimport num_threads, run_spans
+from nx_rune._kernels.scipy_blas cimport blas_entry, gemm_d, gemm_s
 
 cdef extern from "stdlib.h" nogil:
     void *aligned_alloc(size_t alignment, size_t size)
@@ -41,23 +41,12 @@ cdef extern from "gemm_avx512.h" nogil:
 
 cnp.import_array()
 
-ctypedef void (*sgemm_t)(char *ta, char *tb, int *m, int *n, int *k, float *alpha, float *a,
-                         int *lda, float *b, int *ldb, float *beta, float *c,
-                         int *ldc) noexcept nogil
-ctypedef void (*dgemm_t)(char *ta, char *tb, int *m, int *n, int *k, double *alpha, double *a,
-                         int *lda, double *b, int *ldb, double *beta, double *c,
-                         int *ldc) noexcept nogil
+ctypedef gemm_s sgemm_t
+ctypedef gemm_d dgemm_t
 
 cdef sgemm_t _sgemm = NULL
 cdef dgemm_t _dgemm = NULL
 cdef bint _loaded = False
-
-
-cdef void *_entry(dict capi, str name) except? NULL:
-    cap = capi.get(name)
-    if cap is None:
-        return NULL
-    return PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
 
 
 def available():
@@ -68,8 +57,8 @@ def available():
         try:
             from scipy.linalg import cython_blas
             capi = cython_blas.__pyx_capi__
-            _sgemm = <sgemm_t> _entry(capi, "sgemm")
-            _dgemm = <dgemm_t> _entry(capi, "dgemm")
+            _sgemm = <sgemm_t> blas_entry(capi, "sgemm")
+            _dgemm = <dgemm_t> blas_entry(capi, "dgemm")
         except (ImportError, AttributeError, ValueError):
             _sgemm = NULL
             _dgemm = NULL

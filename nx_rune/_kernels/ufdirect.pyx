@@ -37,16 +37,7 @@ cnp.import_ufunc()
 
 ctypedef cnp.npy_intp intp
 
-cdef extern from "numpy/ufuncobject.h":
-    ctypedef void (*PyUFuncGenericFunction)(char **, intp *, intp *, void *) noexcept
-    ctypedef struct PyUFuncObject:
-        int nin
-        int nout
-        int nargs
-        int ntypes
-        PyUFuncGenericFunction *functions
-        void **data
-        const char *types
+from nx_rune._kernels.ufunc_object cimport PyUFuncGenericFunction, PyUFuncObject
 
 cdef extern from *:
     """
