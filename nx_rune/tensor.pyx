@@ -1112,7 +1112,7 @@ cdef bint _prim_slots(object prim) except -1:
 
 
 cdef inline object _slot(object o, Py_ssize_t off, str name):
-    cdef PyObject* p = (<PyObject**>((<char*><PyObject*>o) + off))[0]
+    cdef PyObject* p = _slot_ptr(o, off)
     if p == NULL:
         raise AttributeError(f"'{type(o).__name__}' object has no attribute '{name}'")
     return <object>p
@@ -1245,10 +1245,20 @@ cdef inline PyObject* _slot_ptr(object o, Py_ssize_t off) noexcept:
     return (<PyObject**>((<char*><PyObject*>o) + off))[0]
 
 
+cdef PyObject* _meta_slot(object x, bint dtype) except? NULL:
+    """x's ``dtype`` (else ``shape``) read from its slot when x is an ArrayBase (a tracer) whose
+    class keeps it at a known offset (a borrowed reference), else NULL."""
+    cdef Py_ssize_t off
+    if not isinstance(x, ArrayBase):
+        return NULL
+    off = _meta_offset(x, dtype)
+    return _slot_ptr(x, off) if off > 0 else NULL
+
+
 cdef object _shape_of(object x):
     """``x.shape``."""
     cdef cnp.ndarray arr
-    cdef Py_ssize_t k, n, off
+    cdef Py_ssize_t k, n
     cdef PyObject* p
     cdef object v
     if type(x) is Tensor:
@@ -1262,29 +1272,24 @@ cdef object _shape_of(object x):
                 Py_INCREF(v)
                 PyTuple_SET_ITEM(shape, k, v)
             return shape
-    elif isinstance(x, ArrayBase):
-        off = _meta_offset(x, False)
-        if off > 0:
-            p = _slot_ptr(x, off)
-            if p != NULL:
-                return <object>p
+    else:
+        p = _meta_slot(x, False)
+        if p != NULL:
+            return <object>p
     return x.shape
 
 
 cdef object _dtype_of(object x):
     """``x.dtype``."""
-    cdef Py_ssize_t off
     cdef PyObject* p
     if type(x) is Tensor:
         a = (<Tensor>x)._arr
         if a is not None:
             return <object>cnp.PyArray_DESCR(<cnp.ndarray>a)
-    elif isinstance(x, ArrayBase):
-        off = _meta_offset(x, True)
-        if off > 0:
-            p = _slot_ptr(x, off)
-            if p != NULL:
-                return <object>p
+    else:
+        p = _meta_slot(x, True)
+        if p != NULL:
+            return <object>p
     return x.dtype
 
 

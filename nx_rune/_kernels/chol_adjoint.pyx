@@ -155,23 +155,17 @@ cdef void _gemm_xty(int p, int q, int k, const floating *x, int ldx, const float
                     int ldy, floating *c, int ldc, int up) noexcept nogil:
     """C -= X^T Y for logical X (k, p), Y (k, q), C (p, q) (up: Fortran sees C^T -= Y^T X)."""
     cdef floating one = 1, mone = -1
-    cdef char ta, tb
+    cdef char ta = b'T', tb = b'N'
+    cdef int rows = p, cols = q, lda = ldx, ldb = ldy
+    cdef floating *a = <floating *> x
+    cdef floating *b = <floating *> y
     if up:
-        ta, tb = b'N', b'T'
-        if floating is double:
-            _dgemm(&ta, &tb, &q, &p, &k, &mone, <floating *> y, &ldy, <floating *> x, &ldx,
-                   &one, c, &ldc)
-        else:
-            _sgemm(&ta, &tb, &q, &p, &k, &mone, <floating *> y, &ldy, <floating *> x, &ldx,
-                   &one, c, &ldc)
+        ta, tb, rows, cols, lda, ldb = b'N', b'T', q, p, ldy, ldx
+        a, b = <floating *> y, <floating *> x
+    if floating is double:
+        _dgemm(&ta, &tb, &rows, &cols, &k, &mone, a, &lda, b, &ldb, &one, c, &ldc)
     else:
-        ta, tb = b'T', b'N'
-        if floating is double:
-            _dgemm(&ta, &tb, &p, &q, &k, &mone, <floating *> x, &ldx, <floating *> y, &ldy,
-                   &one, c, &ldc)
-        else:
-            _sgemm(&ta, &tb, &p, &q, &k, &mone, <floating *> x, &ldx, <floating *> y, &ldy,
-                   &one, c, &ldc)
+        _sgemm(&ta, &tb, &rows, &cols, &k, &mone, a, &lda, b, &ldb, &one, c, &ldc)
 
 
 cdef void _gemm_lower(int m, int k, const floating *x, int ldx, const floating *y, int ldy,
@@ -192,7 +186,7 @@ cdef void _gemm_lower(int m, int k, const floating *x, int ldx, const floating *
 cdef void _adjoint(int n, const floating *l, int ldl, floating *w, int ldw,
                    int up) noexcept nogil:
     """The recursion of the module docstring on the n x n block at l / w (Sigma convention)."""
-    cdef int n1, n2
+    cdef int n1, n2, rows, cols
     cdef floating one = 1, mone = -1
     cdef char side, uplo, ta, diag = b'N'
     cdef floating *w21
@@ -207,37 +201,27 @@ cdef void _adjoint(int n, const floating *l, int ldl, floating *w, int ldw,
     l21 = <floating *> l + _at(up, ldl, n1, 0)
     w21 = w + _at(up, ldw, n1, 0)
     _adjoint(n2, l + _at(up, ldl, n1, n1), ldl, w + _at(up, ldw, n1, n1), ldw, up)
-    # W21 -= Sigma22 L21 (Sigma22: W22's lower triangle as a symmetric matrix)
-    if up:      # Fortran sees W21^T -= L21^T Sigma22 (Sigma22's lower is its upper there)
-        side, uplo = b'R', b'U'
-        if floating is double:
-            _dsymm(&side, &uplo, &n1, &n2, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
-                   &one, w21, &ldw)
-        else:
-            _ssymm(&side, &uplo, &n1, &n2, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
-                   &one, w21, &ldw)
+    # Fortran's view of W21 is (rows, cols): (n1, n2) when up (it sees W21^T), else (n2, n1)
+    rows = n1 if up else n2
+    cols = n2 if up else n1
+    # W21 -= Sigma22 L21 (Sigma22: W22's lower triangle as a symmetric matrix; up: Fortran sees
+    # W21^T -= L21^T Sigma22, Sigma22's lower being its upper there)
+    side = b'R' if up else b'L'
+    uplo = b'U' if up else b'L'
+    if floating is double:
+        _dsymm(&side, &uplo, &rows, &cols, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
+               &one, w21, &ldw)
     else:
-        side, uplo = b'L', b'L'
-        if floating is double:
-            _dsymm(&side, &uplo, &n2, &n1, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
-                   &one, w21, &ldw)
-        else:
-            _ssymm(&side, &uplo, &n2, &n1, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
-                   &one, w21, &ldw)
+        _ssymm(&side, &uplo, &rows, &cols, &mone, w + _at(up, ldw, n1, n1), &ldw, l21, &ldl,
+               &one, w21, &ldw)
     # W21 <- W21 L11^-1 (up: W21^T <- L11^-T W21^T, L11's storage being the upper L11^T)
     ta = b'N'
-    if up:
-        side, uplo = b'L', b'U'
-        if floating is double:
-            _dtrsm(&side, &uplo, &ta, &diag, &n1, &n2, &one, <floating *> l, &ldl, w21, &ldw)
-        else:
-            _strsm(&side, &uplo, &ta, &diag, &n1, &n2, &one, <floating *> l, &ldl, w21, &ldw)
+    side = b'L' if up else b'R'
+    uplo = b'U' if up else b'L'
+    if floating is double:
+        _dtrsm(&side, &uplo, &ta, &diag, &rows, &cols, &one, <floating *> l, &ldl, w21, &ldw)
     else:
-        side, uplo = b'R', b'L'
-        if floating is double:
-            _dtrsm(&side, &uplo, &ta, &diag, &n2, &n1, &one, <floating *> l, &ldl, w21, &ldw)
-        else:
-            _strsm(&side, &uplo, &ta, &diag, &n2, &n1, &one, <floating *> l, &ldl, w21, &ldw)
+        _strsm(&side, &uplo, &ta, &diag, &rows, &cols, &one, <floating *> l, &ldl, w21, &ldw)
     # W11 -= W21^T L21, its lower triangle (the adjoint reads no other entry of W11)
     _gemm_lower(n1, n2, w21, ldw, l21, ldl, w, ldw, up)
     _adjoint(n1, l, ldl, w, ldw, up)

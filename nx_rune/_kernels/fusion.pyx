@@ -644,6 +644,7 @@ cdef void _reduce(KData *kd, int k, char *optr, intp ostep, char *rptr, intp rst
         m = n
         kd.out_fn[k](args, &m, steps, kd.out_data[k])
 
+
 cdef inline intp _lines(intp nbytes) noexcept nogil:
     """nbytes rounded up to whole 64-byte cache lines."""
     return (nbytes + 63) & ~(<intp> 63)

@@ -17,6 +17,19 @@
 
 #include <numpy/npy_common.h>
 
+#include "fusion_loops.h"
+
+/* a chain's program (see "chains" below) */
+#define NXR_CHAIN_MAX 16
+
+typedef struct {
+    int nargs;                       /* operands before the output (args[0] is the start) */
+    int nsteps;
+    int op[NXR_CHAIN_MAX];           /* 0 add, 1 subtract, 2 multiply, 3 divide */
+    int arg[NXR_CHAIN_MAX];          /* the step's operand: an index into args */
+    int swap[NXR_CHAIN_MAX];         /* 1: operand OP value */
+} nxr_chain;
+
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
 #define NXR_AR_TARGET __attribute__((target("avx512f")))
@@ -83,12 +96,10 @@ NXR_ARITH_F64(nxr_sub_f64, _mm512_sub_pd, NXR_SSUB)
 NXR_ARITH_F64(nxr_mul_f64, _mm512_mul_pd, NXR_SMUL)
 NXR_ARITH_F64(nxr_div_f64, _mm512_div_pd, NXR_SDIV)
 
-typedef void (*nxr_arith_fn)(char **, const npy_intp *, const npy_intp *, void *);
-
 /* the loop of op (0 add, 1 subtract, 2 multiply, 3 divide) for type (0 float32, 1 float64), or
    NULL (no AVX-512 here, or an unknown op/type) */
-static nxr_arith_fn nxr_arith_entry(int op, int type) {
-    static const nxr_arith_fn table[2][4] = {
+static nxr_loop nxr_arith_entry(int op, int type) {
+    static const nxr_loop table[2][4] = {
         {nxr_add_f32, nxr_sub_f32, nxr_mul_f32, nxr_div_f32},
         {nxr_add_f64, nxr_sub_f64, nxr_mul_f64, nxr_div_f64}};
     __builtin_cpu_init();
@@ -104,21 +115,24 @@ static nxr_arith_fn nxr_arith_entry(int op, int type) {
  * single loops above, in the same order, so the values are theirs bit for bit; what is saved is
  * the store and reload of every intermediate block.  Operands are contiguous or broadcast
  * (stride 0), the output contiguous; other strides take the scalar loop.  Steps are dispatched
- * once per group of four vectors. */
-#define NXR_CHAIN_MAX 16
+ * once per group of eight vectors. */
 
-typedef struct {
-    int nargs;                       /* operands before the output (args[0] is the start) */
-    int nsteps;
-    int op[NXR_CHAIN_MAX];           /* 0 add, 1 subtract, 2 multiply, 3 divide */
-    int arg[NXR_CHAIN_MAX];          /* the step's operand: an index into args */
-    int swap[NXR_CHAIN_MAX];         /* 1: operand OP value */
-} nxr_chain;
+/* one step, CODE = op * 2 + swap, on V and W (EACH: a loop header to run it under, or empty) */
+#define NXR_STEP(CODE, EACH, V, W, ADD, SUB, MUL, DIV)                                          \
+    switch (CODE) {                                                                             \
+    case 0: EACH V = ADD(V, W); break;                                                          \
+    case 1: EACH V = ADD(W, V); break;                                                          \
+    case 2: EACH V = SUB(V, W); break;                                                          \
+    case 3: EACH V = SUB(W, V); break;                                                          \
+    case 4: EACH V = MUL(V, W); break;                                                          \
+    case 5: EACH V = MUL(W, V); break;                                                          \
+    case 6: EACH V = DIV(V, W); break;                                                          \
+    default: EACH V = DIV(W, V); break;                                                         \
+    }
+
+#define NXR_EACH8 for (int u = 0; u < 8; u++)
 
 #define NXR_CHAIN_LOOP(NAME, T, V, LANES, MASK, LD, MLD, ST, MST, SET1, ADD, SUB, MUL, DIV)     \
-    NXR_AR_TARGET static inline V NAME##_get(const char *p, npy_intp s, npy_intp i) {          \
-        return s ? LD((const T *)p + i) : SET1(*(const T *)p);                                  \
-    }                                                                                           \
     NXR_AR_TARGET static inline V NAME##_mget(const char *p, npy_intp s, npy_intp i, MASK m) { \
         return s ? MLD(m, (const T *)p + i) : SET1(*(const T *)p);                              \
     }                                                                                           \
@@ -133,43 +147,27 @@ typedef struct {
             T *o = (T *)args[na];                                                               \
             for (; i + 8 * LANES <= n; i += 8 * LANES) {                                        \
                 V v[8], w[8];                                                                   \
-                for (int u = 0; u < 8; u++) v[u] = NAME##_get(args[0], steps[0], i + u * LANES); \
+                const T *p0 = (const T *)args[0];                                               \
+                NXR_EACH8 v[u] = steps[0] ? LD(p0 + i + u * LANES) : SET1(*p0);                 \
                 for (int k = 0; k < c->nsteps; k++) {                                           \
                     const T *p = (const T *)args[c->arg[k]];                                    \
                     if (steps[c->arg[k]]) {                                                     \
-                        for (int u = 0; u < 8; u++) w[u] = LD(p + i + u * LANES);               \
+                        NXR_EACH8 w[u] = LD(p + i + u * LANES);                                 \
                     } else {                                                                    \
                         V b = SET1(*p);                                                         \
-                        for (int u = 0; u < 8; u++) w[u] = b;                                   \
+                        NXR_EACH8 w[u] = b;                                                     \
                     }                                                                           \
-                    switch (c->op[k] * 2 + c->swap[k]) {                                        \
-                    case 0: for (int u = 0; u < 8; u++) v[u] = ADD(v[u], w[u]); break;          \
-                    case 1: for (int u = 0; u < 8; u++) v[u] = ADD(w[u], v[u]); break;          \
-                    case 2: for (int u = 0; u < 8; u++) v[u] = SUB(v[u], w[u]); break;          \
-                    case 3: for (int u = 0; u < 8; u++) v[u] = SUB(w[u], v[u]); break;          \
-                    case 4: for (int u = 0; u < 8; u++) v[u] = MUL(v[u], w[u]); break;          \
-                    case 5: for (int u = 0; u < 8; u++) v[u] = MUL(w[u], v[u]); break;          \
-                    case 6: for (int u = 0; u < 8; u++) v[u] = DIV(v[u], w[u]); break;          \
-                    default: for (int u = 0; u < 8; u++) v[u] = DIV(w[u], v[u]); break;         \
-                    }                                                                           \
+                    NXR_STEP(c->op[k] * 2 + c->swap[k], NXR_EACH8, v[u], w[u],                  \
+                             ADD, SUB, MUL, DIV)                                                \
                 }                                                                               \
-                for (int u = 0; u < 8; u++) ST(o + i + u * LANES, v[u]);                        \
+                NXR_EACH8 ST(o + i + u * LANES, v[u]);                                          \
             }                                                                                   \
             for (; i < n; i += LANES) {                                                         \
                 MASK m = n - i >= LANES ? (MASK)~(MASK)0 : (MASK)((1u << (n - i)) - 1u);        \
                 V v = NAME##_mget(args[0], steps[0], i, m);                                     \
                 for (int k = 0; k < c->nsteps; k++) {                                           \
                     V w = NAME##_mget(args[c->arg[k]], steps[c->arg[k]], i, m);                 \
-                    switch (c->op[k] * 2 + c->swap[k]) {                                        \
-                    case 0: v = ADD(v, w); break;                                               \
-                    case 1: v = ADD(w, v); break;                                               \
-                    case 2: v = SUB(v, w); break;                                               \
-                    case 3: v = SUB(w, v); break;                                               \
-                    case 4: v = MUL(v, w); break;                                               \
-                    case 5: v = MUL(w, v); break;                                               \
-                    case 6: v = DIV(v, w); break;                                               \
-                    default: v = DIV(w, v); break;                                              \
-                    }                                                                           \
+                    NXR_STEP(c->op[k] * 2 + c->swap[k], , v, w, ADD, SUB, MUL, DIV)            \
                 }                                                                               \
                 MST(o + i, m, v);                                                               \
             }                                                                                   \
@@ -179,16 +177,8 @@ typedef struct {
             T v = *(const T *)(args[0] + i * steps[0]);                                         \
             for (int k = 0; k < c->nsteps; k++) {                                               \
                 T w = *(const T *)(args[c->arg[k]] + i * steps[c->arg[k]]);                     \
-                switch (c->op[k] * 2 + c->swap[k]) {                                            \
-                case 0: v = v + w; break;                                                       \
-                case 1: v = w + v; break;                                                       \
-                case 2: v = v - w; break;                                                       \
-                case 3: v = w - v; break;                                                       \
-                case 4: v = v * w; break;                                                       \
-                case 5: v = w * v; break;                                                       \
-                case 6: v = v / w; break;                                                       \
-                default: v = w / v; break;                                                      \
-                }                                                                               \
+                NXR_STEP(c->op[k] * 2 + c->swap[k], , v, w,                                     \
+                         NXR_SADD, NXR_SSUB, NXR_SMUL, NXR_SDIV)                                \
             }                                                                                   \
             *(T *)(args[na] + i * steps[na]) = v;                                               \
         }                                                                                       \
@@ -202,20 +192,15 @@ NXR_CHAIN_LOOP(nxr_chain_f64, double, __m512d, 8, __mmask8, _mm512_loadu_pd,
                _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_div_pd)
 
 /* the chain loop for type (0 float32, 1 float64), or NULL (no AVX-512 here) */
-static nxr_arith_fn nxr_chain_entry(int type) {
+static nxr_loop nxr_chain_entry(int type) {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx512f") || type < 0 || type > 1)
         return NULL;
     return type ? nxr_chain_f64 : nxr_chain_f32;
 }
 #else
-typedef void (*nxr_arith_fn)(char **, const npy_intp *, const npy_intp *, void *);
-#define NXR_CHAIN_MAX 16
-typedef struct {
-    int nargs, nsteps, op[NXR_CHAIN_MAX], arg[NXR_CHAIN_MAX], swap[NXR_CHAIN_MAX];
-} nxr_chain;
-static nxr_arith_fn nxr_arith_entry(int op, int type) { (void)op; (void)type; return NULL; }
-static nxr_arith_fn nxr_chain_entry(int type) { (void)type; return NULL; }
+static nxr_loop nxr_arith_entry(int op, int type) { (void)op; (void)type; return NULL; }
+static nxr_loop nxr_chain_entry(int type) { (void)type; return NULL; }
 #endif
 
 #endif

@@ -19,13 +19,14 @@ Small operands of one dtype (each C-contiguous or a broadcast constant) do not c
 fast path calls NumPy's inner loop for them directly (nx_rune._kernels.ufdirect), which checks
 no FP flags at all, so it neither warns nor raises, with the same values.
 """
+import sys
 import warnings
 
 import numpy as np
 
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\._kernels\.quiet")
 
-__all__ = ["call1", "call2", "QUIET_ERRORS"]
+__all__ = ["call1", "call2", "rerun_quietly", "QUIET_ERRORS"]
 
 # what NumPy raises for an IEEE special value when asked to (ComplexWarning, a RuntimeWarning
 # too, is a dropped imaginary part: never silenced; a plain ufunc call does not cast)
@@ -36,19 +37,23 @@ def call1(ufunc, a):
     """``ufunc(a)`` (IEEE warnings silenced: see the module's docstring)."""
     try:
         return ufunc(a)
-    except QUIET_ERRORS as e:
-        if isinstance(e, np.exceptions.ComplexWarning):
-            raise
-        with np.errstate(all="ignore"):
-            return ufunc(a)
+    except QUIET_ERRORS:
+        return rerun_quietly(ufunc, a)
 
 
 def call2(ufunc, a, b):
     """``ufunc(a, b)`` (IEEE warnings silenced: see the module's docstring)."""
     try:
         return ufunc(a, b)
-    except QUIET_ERRORS as e:
-        if isinstance(e, np.exceptions.ComplexWarning):
-            raise
-        with np.errstate(all="ignore"):
-            return ufunc(a, b)
+    except QUIET_ERRORS:
+        return rerun_quietly(ufunc, a, b)
+
+
+def rerun_quietly(fn, *args):
+    """In the handler of a QUIET_ERRORS exception that ``fn(*args)`` raised: ``fn(*args)`` again
+    under ``np.errstate(all="ignore")``, its IEEE result (a ComplexWarning, a dropped imaginary
+    part, is raised again instead).  ``fn`` must be safe to run twice."""
+    if sys.exc_info()[0] is np.exceptions.ComplexWarning:
+        raise
+    with np.errstate(all="ignore"):
+        return fn(*args)

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from nx_rune._kernels.quiet import QUIET_ERRORS
+from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
 
 from nx_rune.compiler import passes
 from nx_rune.compiler.executor import compile_program, to_tensor
@@ -65,13 +65,10 @@ class Executable:
                 return list(self.fn_donating(*values))
         try:
             return list(self.fn(*values))
-        except QUIET_ERRORS as e:
+        except QUIET_ERRORS:
             # the user made NumPy's IEEE warnings errors (see executor.RUN_MODULE): the
             # program has no side effects on its inputs, so it runs again, silently
-            if isinstance(e, np.exceptions.ComplexWarning):
-                raise
-            with np.errstate(all="ignore"):
-                return list(self.fn(*values))
+            return list(rerun_quietly(self.fn, *values))
 
 
 def _as_tensor(x):

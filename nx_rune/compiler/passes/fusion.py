@@ -59,9 +59,8 @@ def _scalar_bytes(lit):
 
 
 _LOOPS = {}
-# the four float operations with loops of the kernels' own (fusion_arith.h): the same values as
-# NumPy's loops, with less fixed cost per block
-_ARITH = ("add", "subtract", "multiply", "divide")
+# the four float operations with loops of the kernels' own (fusion_arith.h), by primitive: the
+# same values as NumPy's loops, with less fixed cost per block
 USE_ARITH_LOOPS = True
 _ARITH_PRIMS = {"add": "add", "sub": "subtract", "mul": "multiply", "fdiv": "divide"}
 _CHAIN_STEPS = 16
@@ -96,8 +95,8 @@ def _find_loop(prim, ins, out):
     uf = ufunc_for(prim, ins)
     if uf is None:
         return None
-    if USE_ARITH_LOOPS and uf.__name__ in _ARITH and ins[0] == ins[1] == out:
-        own = F.arith_loop(uf.__name__, out)
+    if USE_ARITH_LOOPS and prim.name in _ARITH_PRIMS and ins[0] == ins[1] == out:
+        own = F.arith_loop(_ARITH_PRIMS[prim.name], out)
         if own is not None:
             return own
     return F.ufunc_loop(uf, ins + [out])
@@ -390,7 +389,7 @@ def _chained(spec):
         if d is None:
             continue
         run = None
-        for j, x in enumerate(e.ins):
+        for x in e.ins:
             prev = runs.get(x) if isinstance(x, Var) else None
             if prev is not None and uses.get(x) == 1 and \
                     prev[-1].outs[0].aval.dtype == d and len(prev) < _CHAIN_STEPS:
