@@ -14,6 +14,8 @@ Groups (each with an nx_rune and a JAX row; "numpy" rows where a NumPy baseline 
 * jit_mlp_sgd_step: one SGD step of a 784-256-10 tanh MLP, batch 128, float32.
 * jit_hessian20: jit(hessian) of sum(sin(x) * x**2), x of shape (20,) float64.
 * jit_gelu: the tanh GELU on 2**20 float32.
+* jit_arith_chain: ``((x * 0.5 + 0.25) * x - 1.0) / 3.0 + x`` on 2**20 float32 (one chain of
+  the VM's own AVX-512 loops; NumPy's values bit for bit) against NumPy's six passes.
 * jit_digits_epoch: one epoch (23 steps of 64) of examples/train_mlp.py's model and Adam,
   the train step jitted, end to end from NumPy batches.
 * jit_vmap_per_example_grad: per-example gradients of a 32-64-1 tanh MLP's squared error,
@@ -194,6 +196,24 @@ def test_gelu_jax_jit(benchmark):
 @pytest.mark.benchmark(group="jit_gelu")
 def test_gelu_numpy(benchmark):
     benchmark(_gelu(np, np.tanh), XG)
+
+
+# -- the VM's arithmetic chains: a run of + - * / on one value kept in registers -------------------------
+
+def _arith_chain(x):
+    return ((x * 0.5 + 0.25) * x - 1.0) / 3.0 + x
+
+
+@pytest.mark.benchmark(group="jit_arith_chain")
+def test_arith_chain_nx_jit(benchmark):
+    f = nx.jit(_arith_chain)
+    out = benchmark(f, nx.asarray(XG))
+    np.testing.assert_array_equal(np.asarray(out), _arith_chain(XG))   # each step rounds once
+
+
+@pytest.mark.benchmark(group="jit_arith_chain")
+def test_arith_chain_numpy(benchmark):
+    benchmark(_arith_chain, XG)
 
 
 # -- the digits MLP example, one epoch --------------------------------------------------------------------
