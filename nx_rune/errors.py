@@ -4,8 +4,8 @@ Every other bad input raises the built-in exception NumPy would (TypeError, Valu
 IndexError) with a message naming the argument.
 """
 
-__all__ = ["TracerArrayConversionError", "ConcretizationTypeError", "UnexpectedTracerError",
-           "ModifiedInPlaceError"]
+__all__ = ["TracerArrayConversionError", "ConcretizationTypeError", "DerivativeConversionError",
+           "UnexpectedTracerError", "ModifiedInPlaceError"]
 
 
 class TracerArrayConversionError(TypeError):
@@ -16,9 +16,18 @@ class TracerArrayConversionError(TypeError):
 
 
 class ConcretizationTypeError(TypeError):
-    """Python needed the concrete value of a value traced by ``jit`` (``if x > 0:``,
-    ``float(x)``, a shape from a value): mark the argument static (``static_argnums``) or use
-    ``nx.where`` / ``nx.lax.cond``."""
+    """Python needed the concrete value of a value traced by ``jit`` or batched by ``vmap``
+    (``if x > 0:``, ``float(x)``, a shape from a value): mark the argument static
+    (``static_argnums``) or use ``nx.where`` / ``nx.lax.cond``."""
+
+
+class DerivativeConversionError(ConcretizationTypeError):
+    """A value that ``grad``/``jvp``/``vjp``/``hessian`` differentiates was converted to a
+    Python number (``float(x)``, ``complex(x)``, ``x.item()``, ``x.tolist()`` of a float or
+    complex value): the number carries no derivative, so the derivative through it would
+    silently be lost.  Keep the value as a tensor, or apply ``nx.stop_gradient`` first.
+    ``bool()``, ``int()`` and indexing read the value (as in JAX): they are piecewise constant,
+    so Python control flow on a differentiated value works.  A ``ConcretizationTypeError``."""
 
 
 class UnexpectedTracerError(RuntimeError):

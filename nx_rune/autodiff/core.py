@@ -50,7 +50,8 @@ from nx_rune import writes
 from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
-from nx_rune.errors import ModifiedInPlaceError, TracerArrayConversionError, UnexpectedTracerError
+from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,
+                            TracerArrayConversionError, UnexpectedTracerError)
 from nx_rune.frontend.indexing import getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
@@ -291,8 +292,10 @@ _STORAGE = frozenset(["_np", "_arr", "_buf", "_view", "view", "buffer", "strides
 
 class Tracer(ArrayBase):
     """A value carried by a transformation.  Operators and methods work as on Tensors.  Python
-    scalars of its value (``item()``, ``float()``, ``bool()``, ``int()``) read the concrete
-    value, so Python control flow on values works inside transformed functions; conversion to a
+    scalars of its value (``bool()``, ``int()``, ``__index__``) read the concrete value, so
+    Python control flow on values works inside transformed functions; ``float()``,
+    ``complex()``, ``item()`` and ``tolist()`` of a differentiated inexact value raise
+    ``DerivativeConversionError`` (the derivative through the number would be lost); conversion to a
     NumPy array (``__array__``, ``numpy()``, DLPack, NumPy functions applied to it) raises
     ``TracerArrayConversionError``: NumPy would compute outside the transformation, and a
     derivative through its result would silently be zero."""
@@ -350,26 +353,66 @@ class Tracer(ArrayBase):
         self._to_numpy("DLPack export")
         return (1, 0)
 
+    def _differentiating_level(self):
+        """The innermost active transformation that differentiates this value (a tape or a
+        forward-mode level whose tracer carries it), or None: then the Python value of ``x``
+        loses no derivative."""
+        x = self
+        while isinstance(x, Tracer):
+            if not x._batched and not x._interp.done:
+                return x._interp
+            x = x.primal
+        return None
+
+    def _python_number(self, what):
+        """The concrete value for ``float()``, ``complex()``, ``item()``, ``tolist()``: Python
+        numbers that carry no derivative.  For a value of an inexact dtype that a running
+        grad/jvp/vjp differentiates, the derivative through the number would silently be
+        lost, so this raises (as JAX does).  Integer and bool values are piecewise constant
+        (their derivative is 0 wherever it exists): they convert, as do values of a finished
+        transformation."""
+        c = self._concrete()
+        if is_inexact(self.dtype):
+            level = self._differentiating_level()
+            if level is not None:
+                raise DerivativeConversionError(
+                    f"{what} of a value differentiated by {level.name} (shape {self.shape}, "
+                    f"dtype {self.dtype}): a Python number carries no derivative, so the "
+                    f"derivative through it would silently be lost.  Keep the value as a "
+                    f"tensor (use it in nx operations), apply nx.stop_gradient(x) first if no "
+                    f"derivative should flow through it, or compute the number outside the "
+                    f"differentiated function")
+        return c
+
     def item(self):
-        return self._concrete().item()
+        return self._python_number("item()").item()
 
     def tolist(self):
-        return self._concrete().tolist()
+        return self._python_number("tolist()").tolist()
 
     def __bool__(self):
+        # as in JAX: Python control flow on the concrete value of a differentiated value works
+        # (a branch taken loses no derivative); bool() of a batched value raises
         return bool(self._concrete())
 
     def __float__(self):
-        return float(self._concrete())
+        return float(self._python_number("float()"))
 
     def __int__(self):
+        # as in JAX: int() truncates, a piecewise constant function whose derivative is 0
+        # wherever it exists, so nothing is lost
         return int(self._concrete())
 
     def __complex__(self):
-        return complex(self._concrete())
+        return complex(self._python_number("complex()"))
 
     def __index__(self):
         return self._concrete().__index__()
+
+    def __format__(self, spec):
+        # printing a value (f"{loss:.3f}") is display, not a computation: no derivative is lost
+        c = self._concrete()
+        return format(c, spec) if spec else str(self)
 
     def __repr__(self):
         interp = self._interp

@@ -14,7 +14,9 @@ it is compiled and optimized like any program.  The results come back as batch t
   level down runs compiled, or is differentiated / recorded by the level below.
 * ``cond``: with a shared predicate, one ``cond`` of the batched branches; with a batched
   predicate (a choice per example), both branches run and a ``where`` picks each example's
-  result (JAX's semantics: both branches' operations are executed).
+  result (JAX's semantics: both branches' operations are executed); each branch's operands
+  have their derivatives stopped for the examples that do not take it, so a branch not taken
+  contributes an exact 0 to every derivative, never the NaN of 0 * inf.
 * ``scan``: one ``scan`` of the batched body; every carry is batched (a shared carry is
   broadcast, so the carry's type does not change between steps), ``xs`` keep the scan axis
   first and the batch axis second (the body's slices are batched along axis 0), and the ``ys``
@@ -130,8 +132,9 @@ def cond_rule(op, interp, params, values):
         pred = values[0]
 
         def both():
-            f = eval_program(params["branches"][0], list(values[1:]))
-            t = eval_program(params["branches"][1], list(values[1:]))
+            ops = list(values[1:])
+            f = eval_program(params["branches"][0], control._branch_operands(pred, ops, False))
+            t = eval_program(params["branches"][1], control._branch_operands(pred, ops, True))
             return [where(pred, a, b) for a, b in zip(t, f)]
         return under(interp, both)
     vals, mask = _split(interp, values)

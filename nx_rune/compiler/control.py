@@ -35,6 +35,7 @@ import numpy as np
 from nx_rune import primitives as P
 from nx_rune.autodiff.api import _arr  # a pytree leaf as an array, or TypeError naming it
 from nx_rune.autodiff.api import jvp as _jvp
+from nx_rune.autodiff.api import stop_gradient as _stop_gradient
 from nx_rune.autodiff.api import vjp as _vjp
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
                                    concrete, is_inexact)
@@ -44,7 +45,7 @@ from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.pipeline import sub_executable
 from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
-from nx_rune.frontend import astype, not_equal, stack, where, zeros, zeros_like_t
+from nx_rune.frontend import astype, logical_not, not_equal, stack, where, zeros, zeros_like_t
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -312,6 +313,24 @@ class _Cond(ControlOp):
 cond_op = _Cond("cond")
 
 
+def _branch_operands(pred, operands, taken):
+    """The operands of one branch of a ``cond`` whose predicate is per example (under vmap
+    both branches run on every example): for the examples that do not take the branch
+    (``pred != taken``) their derivatives are stopped, so nothing flows back (or forward)
+    through the branch there.  Selecting the outputs alone is not enough: a branch not taken
+    may have an infinite or NaN derivative there (``sqrt``, ``log`` or ``1 / x`` of a value
+    outside its domain), and its zero cotangent times that is NaN.  JAX's rule (jax#1052)."""
+    keep = pred if taken else logical_not(pred)
+    out = []
+    for x in operands:
+        if isinstance(x, ArrayBase) and is_inexact(x.dtype):
+            s = _stop_gradient(x)
+            if s is not x:
+                x = where(keep, x, s)
+        out.append(x)
+    return out
+
+
 def _pred_scalar(pred):
     p = _arr(pred, "lax.cond: pred")
     if p.shape != ():
@@ -343,7 +362,9 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         if _batched(p):
             # vmap in eager mode, one predicate per example: both branches, then each
             # example's result (JAX's semantics for a batched predicate)
-            t_out, f_out = true_fun(*operands), false_fun(*operands)
+            given = tree_flatten(tuple(operands))[0]
+            t_out = true_fun(*tree_unflatten(tree, _branch_operands(p, given, True)))
+            f_out = false_fun(*tree_unflatten(tree, _branch_operands(p, given, False)))
             t_leaves, t_tree = tree_flatten(t_out)
             f_leaves, f_tree = tree_flatten(f_out)
             _check_same("lax.cond", t_tree, [_aval(_arr(x, "lax.cond: output"))

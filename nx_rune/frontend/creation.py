@@ -18,12 +18,13 @@ import operator
 import numpy as np
 
 from nx_rune import dtypes
+from nx_rune.errors import ConcretizationTypeError
 from nx_rune._kernels.buffer import Buffer, zeros_buffer
 from nx_rune._kernels.view import View
 from nx_rune.frontend import _core
 from nx_rune.frontend._core import (SCALARS, broadcast_shapes, broadcast_to, normalize_shape,
                                     operand, zeros_like_t)
-from nx_rune.frontend.elementwise import where
+from nx_rune.frontend.elementwise import floor, where
 from nx_rune.frontend.movement import as_strided, pad, reshape, shrink
 from nx_rune.frontend.movement import copy as copy_tensor
 from nx_rune.tensor import ArrayBase, Tensor, check_device
@@ -273,12 +274,35 @@ def _real_scalar(v, name):
     if isinstance(v, (ArrayBase, np.ndarray)):
         if v.ndim != 0:
             raise TypeError(f"{name}: expected a number, got an array of shape {v.shape}")
-        v = v.item()
+        v = static_value(v, name, "arange").item() if isinstance(v, ArrayBase) else v.item()
     elif isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, complex) or not isinstance(v, (int, float)):
         raise TypeError(f"{name}: expected a real number, got {v!r}")
     return v
+
+
+def static_value(x, name, fn):
+    """The values of ``x`` (Tensor or tracer) as an ndarray, for a function that needs them
+    to decide a shape or a count: the explicit internal accessor (``float(x)`` of a value
+    that grad/jvp differentiates raises, as the derivative through it would be lost; the
+    caller adds that derivative back with tensor ops).  A value traced by jit, or batched by
+    vmap (one value per example), has no such value: ConcretizationTypeError naming ``fn``."""
+    t = x._concrete_tensor()
+    if t is None:
+        raise ConcretizationTypeError(
+            f"{fn}: {name} must have a known value (it decides the shape of the result), but "
+            f"it is traced by jit or batched by vmap (shape {x.shape}, dtype {x.dtype}); pass "
+            f"a Python number or mark the argument static")
+    return t._np()
+
+
+def _traced_inexact(v):
+    """``v`` when it is a tracer (a value of a transformation) of a float or complex dtype,
+    else None."""
+    if isinstance(v, ArrayBase) and type(v) is not Tensor and dtypes.is_inexact(v.dtype):
+        return v
+    return None
 
 
 def _int_dtype_for(lo, hi):
@@ -302,6 +326,23 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     check_device(device)
     if stop is None:
         start, stop = 0, start
+    # the values depend on start and step (start + k * step): their derivatives are added
+    # back below; the count depends on stop too, read once here (a static value)
+    traced = (_traced_inexact(start), _traced_inexact(step))
+    out = _arange(start, stop, step, dtype)
+    if (traced[0] is None and traced[1] is None) or not dtypes.is_inexact(out.dtype):
+        return out
+    dt = out.dtype
+    k = Tensor._wrap(np.arange(out.shape[0], dtype=dt))
+    for t, scale in zip(traced, (None, k)):
+        if t is not None:
+            # t - its value: exactly 0, with t's derivative (the primal stays NumPy's)
+            d = _core.astype(t - Tensor._wrap(static_value(t, "start", "arange")), dt)
+            out = out + (d if scale is None else d * scale)
+    return out
+
+
+def _arange(start, stop, step, dtype):
     start = _real_scalar(start, "start")
     stop = _real_scalar(stop, "stop")
     step = _real_scalar(step, "step")
@@ -381,6 +422,10 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
     num = _count(num, "num")
     if not isinstance(endpoint, (bool, np.bool_)):
         raise TypeError(f"endpoint: expected True or False, got {endpoint!r}")
+    if builtins.any(isinstance(v, ArrayBase) and type(v) is not Tensor for v in (start, stop)):
+        # a traced start or stop (grad, jvp, vmap, jit): NumPy's formula in tensor ops, so
+        # that derivatives flow and jit can trace it
+        return _traced_linspace(start, stop, num, dtype, endpoint)
     start = start.item() if isinstance(start, ArrayBase) and start.ndim == 0 else start
     stop = stop.item() if isinstance(stop, ArrayBase) and stop.ndim == 0 else stop
     start, stop = _py_int_as_float(start, "start"), _py_int_as_float(stop, "stop")
@@ -397,6 +442,37 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
             raise TypeError(f"dtype: complex start/stop need a complex dtype, got {dt}")
         return _core.asarray(out.astype(dt))
     return _core.asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=dt))
+
+
+def _traced_linspace(start, stop, num, dtype, endpoint):
+    """``linspace`` of traced endpoints: NumPy's ``start + k * ((stop - start) / div)`` (the
+    last value ``stop`` when ``endpoint``), computed in double precision as the eager path
+    computes it, then rounded to the dtype: the same values, and start/stop's derivatives."""
+    start, stop = _core.operand(start), _core.operand(stop)
+    is_complex = dtypes.is_complex(start.dtype) or dtypes.is_complex(stop.dtype)
+    if dtype is None:
+        dt = dtypes.default_complex() if is_complex else dtypes.default_float()
+    else:
+        dt = _dtype_or(dtype, None)
+    if is_complex and dt.kind != "c":
+        raise TypeError(f"dtype: complex start/stop need a complex dtype, got {dt}")
+    wide = np.dtype(np.complex128 if is_complex or dt.kind == "c" else np.float64)
+    shape = broadcast_shapes(start.shape, stop.shape)
+    _sized((num,) + shape, np.dtype(np.complex128), "num")
+    a = broadcast_to(_core.astype(start, wide), shape)
+    b = broadcast_to(_core.astype(stop, wide), shape)
+    div = (num - 1) if endpoint else num
+    k = Tensor._wrap(np.arange(num, dtype=np.float64).reshape((num,) + (1,) * len(shape)))
+    if div > 0:
+        y = k * ((b - a) / float(div)) + a
+    else:   # num 0 or 1: start alone
+        y = k * (b - a) + a
+    if endpoint and num > 1:
+        last = Tensor._wrap(np.arange(num).reshape((num,) + (1,) * len(shape)) == num - 1)
+        y = where(last, b, y)
+    if dt.kind in "iu":
+        y = floor(y)
+    return _core.astype(y, dt)
 
 
 def eye(n: int, m: int | None = None, dtype: DTypeLike = None, *, k: int = 0,
