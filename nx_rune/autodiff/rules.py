@@ -1298,16 +1298,24 @@ defjvp(P.copysign_p, lambda t, ans, a, b: _mul(t, _copysign_factor(a, b)), None)
 
 
 def _logaddexp_share(a, b, exp_prim):
-    """d logaddexp(a, b)/da = 1 / (1 + exp(b - a)) (base 2 for logaddexp2: the same share),
-    with b - a taken as 0 where a == b (also at equal infinities, where it is nan)."""
-    d = _sub(b, a)
+    """d logaddexp(a, b)/da = 1 / (1 + exp(b - a)) = expit(a - b) (logaddexp2: expit of
+    (a - b) ln 2, the same share), with a - b taken as 0 where a and b are the same infinity
+    (where it is nan).  Only there: at finite ties a - b stays differentiable, so the second
+    derivative at a == b is the share's own derivative (1/4; ln 2 / 4 for logaddexp2), not
+    the 0 of a constant; and expit's derivative stays finite far from ties, where
+    1 / (1 + exp(d)) would differentiate to inf / inf."""
+    d = _sub(a, b)
     if not _known(a, b):    # traced by jit (WP-jit)
-        d = bind(P.where_p, ops.equal(a, b), _zeros(d), d)
-        return _div(_c(1, d), _add(_c(1, d), bind(exp_prim, d)))
-    eq = _val(a) == _val(b)
-    if eq.any():
-        d = _where_const(eq, _zeros(d), d)
-    return _div(_c(1, d), _add(_c(1, d), bind(exp_prim, d)))
+        same_inf = ops.logical_and(ops.equal(a, b), ops.logical_not(ops.isfinite(a)))
+        d = bind(P.where_p, same_inf, _zeros(d), d)
+    else:
+        va = _val(a)
+        same_inf = (va == _val(b)) & ~np.isfinite(va)
+        if same_inf.any():
+            d = _where_const(same_inf, _zeros(d), d)
+    if exp_prim is P.exp2_p:
+        d = _mul(d, _c(math.log(2.0), d))
+    return bind(P.expit_p, d)
 
 
 def _def_logaddexp(prim, exp_prim):
@@ -1391,6 +1399,41 @@ def _gauss(x, scale):
     return _mul(_c(scale, x), _exp(_mul(_mul(x, x), _c(-0.5, x))))
 
 
+# below this x, d log_ndtr = pdf/ndtr comes from the continued fraction (see _d_log_ndtr)
+_LOG_NDTR_TAIL = -5.0
+_MILLS_TERMS = 24
+_LOG_NDTR_AT_TAIL = math.log(0.5 * math.erfc(-_LOG_NDTR_TAIL / math.sqrt(2.0)))
+
+
+def _d_log_ndtr(x, ans):
+    """d log(ndtr(x))/dx = pdf(x) / ndtr(x).
+
+    Above x = -5: exp(-x**2/2 - log(sqrt(2 pi)) - log_ndtr(x)) (no underflow of pdf and
+    ndtr).  In the lower tail that exponent is the difference of two numbers near -x**2/2, so
+    it loses digits, and the second derivative -r (x + r) (r this ratio, x + r ~ -1/x) loses
+    them all (-6367 instead of -1 at x = -1e5).  There the ratio is Laplace's continued
+    fraction t + 1/(t + 2/(t + 3/(t + ...))) with t = -x (24 terms: below 1e-16 relative error
+    for t >= 5): each step is well conditioned, and so are its derivatives.  The two branches
+    see only their own inputs (the other's replaced by -5), so neither gives a NaN derivative
+    where it is not used."""
+    lim = _c(_LOG_NDTR_TAIL, x)
+    if _known(x):
+        vx = _val(x)
+        if not (vx < _LOG_NDTR_TAIL).any():
+            return _exp(_sub(_mul(_mul(x, x), _c(-0.5, x)), _add(ans, _c(_LOG_SQRT_2PI, x))))
+        tail = _mask(vx < _LOG_NDTR_TAIL, x)
+    else:
+        tail = ops.less(x, lim)
+    x_hi = bind(P.where_p, tail, lim, x)
+    ans_hi = bind(P.where_p, tail, _c(_LOG_NDTR_AT_TAIL, ans), ans)
+    upper = _exp(_sub(_mul(_mul(x_hi, x_hi), _c(-0.5, x)), _add(ans_hi, _c(_LOG_SQRT_2PI, x))))
+    t = ops.negative(bind(P.where_p, tail, x, lim))
+    acc = t
+    for k in range(_MILLS_TERMS, 0, -1):
+        acc = _add(t, _div(_c(float(k), t), acc))
+    return bind(P.where_p, tail, acc, upper)
+
+
 def _polygamma_next(n, x):
     return bind(P.polygamma_p, _add(n, _c(1, n)), x)
 
@@ -1427,11 +1470,10 @@ defelementwise(P.erfinv_p, lambda v, ans, x: _mul(v, _mul(_c(_SQRT_PI / 2, x),
 defelementwise(P.ndtr_p, lambda v, ans, x: _mul(v, _gauss(x, 1.0 / _SQRT_2PI)))
 defelementwise(P.ndtri_p, lambda v, ans, x: _mul(v, _mul(
     _c(_SQRT_2PI, x), _exp(_mul(_mul(ans, ans), _c(0.5, x))))))
-# d log(ndtr(x)) = pdf(x) / ndtr(x) = exp(-x**2/2 - log(sqrt(2 pi)) - log_ndtr(x)): no
-# underflow of pdf and ndtr for very negative x
-defelementwise(P.log_ndtr_p, lambda v, ans, x: _mul(v, _exp(_sub(
-    _mul(_mul(x, x), _c(-0.5, x)), _add(ans, _c(_LOG_SQRT_2PI, x))))))
-defelementwise(P.expit_p, lambda v, ans, x: _mul(v, _mul(ans, _sub(_c(1, ans), ans))))
+defelementwise(P.log_ndtr_p, lambda v, ans, x: _mul(v, _d_log_ndtr(x, ans)))
+# expit(x) expit(-x) rather than ans (1 - ans): 1 - ans keeps no digits where ans rounds near 1
+# (x = 30: 1e-3 relative error in float64, 0 in float32)
+defelementwise(P.expit_p, lambda v, ans, x: _mul(v, _mul(ans, bind(P.expit_p, ops.negative(x)))))
 defelementwise(P.logit_p, lambda v, ans, x: _div(v, _mul(x, _sub(_c(1, x), x))))
 defelementwise(P.i0_p, lambda v, ans, x: _mul(v, bind(P.i1_p, x)))
 defelementwise(P.i0e_p, lambda v, ans, x: _mul(v, _sub(bind(P.i1e_p, x),
