@@ -86,8 +86,9 @@ def constant(arr, ndim):
                          f"does not have one leading axis per active vmap level "
                          f"({len(active)})")
     kept = [lv for lv, n in zip(active, arr.shape[:nb]) if n != 1]
-    value = Tensor._wrap(np.ascontiguousarray(arr.reshape(
-        tuple(n for n in arr.shape[:nb] if n != 1) + arr.shape[nb:])))
+    # (np.asarray keeps a 0-d value 0-d; np.ascontiguousarray would make it (1,))
+    value = Tensor._wrap(np.asarray(arr.reshape(
+        tuple(n for n in arr.shape[:nb] if n != 1) + arr.shape[nb:]), order="C"))
     for lv in kept:
         value = lv.new_tracer(value, 0)
     return value

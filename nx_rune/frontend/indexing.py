@@ -106,7 +106,7 @@ def _as_index_tensor(idx):
     arr = np.asarray(idx)
     if arr.dtype not in (np.int32, np.int64):
         arr = _narrow_index(arr)
-    return Tensor._wrap(np.ascontiguousarray(arr))
+    return Tensor._wrap(np.asarray(arr, order="C"))   # (0-d stays 0-d)
 
 
 def _narrow_index(arr):

@@ -623,7 +623,7 @@ def matrix_rank(x: ArrayLike, /, tol: float | ArrayLike | None = None, *,
             cut = (sv.max(-1, initial=0.0) * np.asarray(r))[..., None]
         else:
             cut = np.asarray(_concrete(operand(tol)))[..., None]
-        return Tensor._wrap(np.ascontiguousarray(np.count_nonzero(sv > cut, -1), np.int32))
+        return Tensor._wrap(np.asarray(np.count_nonzero(sv > cut, -1), np.int32, order="C"))
     if tol is None:
         r = _rtol(rtol, a)
         smax = reductions.max(s, -1, keepdims=True) if s.shape[-1] else s
@@ -648,7 +648,7 @@ def _safe_sqrt(s):
     v = _concrete(s)
     if v is None or not (v == 0).any():
         return sqrt(s)
-    zero = Tensor._wrap(np.ascontiguousarray(v == 0))
+    zero = Tensor._wrap(np.asarray(v == 0, order="C"))   # (0-d stays 0-d)
     return where(zero, 0, sqrt(where(zero, 1, s)))
 
 

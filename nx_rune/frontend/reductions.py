@@ -270,7 +270,7 @@ def shift_max(x, axes, finite=False):
         m = np.max(v, axis=axes, keepdims=True)
         if finite:
             m = np.where(np.isfinite(m), m, m.dtype.type(0))
-        return Tensor._wrap(np.ascontiguousarray(m, dtype=v.dtype))
+        return Tensor._wrap(np.asarray(m, dtype=v.dtype, order="C"))
     m = max(x, axes, keepdims=True)
     return where(isfinite(m), m, zeros_like_t(m)) if finite else m
 
