@@ -356,10 +356,11 @@ class Tracer(ArrayBase):
     def _differentiating_level(self):
         """The innermost active transformation that differentiates this value (a tape or a
         forward-mode level whose tracer carries it), or None: then the Python value of ``x``
-        loses no derivative."""
+        loses no derivative.  Inside a ``no_grad`` block no enclosing level is active: there
+        values are constants by request, their Python numbers too."""
         x = self
         while isinstance(x, Tracer):
-            if not x._batched and not x._interp.done:
+            if not x._batched and not x._interp.done and _active(x._interp):
                 return x._interp
             x = x.primal
         return None
@@ -372,7 +373,9 @@ class Tracer(ArrayBase):
         (their derivative is 0 wherever it exists): they convert, as do values of a finished
         transformation."""
         c = self._concrete()
-        if is_inexact(self.dtype):
+        # (a value traced abstractly by jit has no number at all: jit's own error, raised by
+        # the conversion of c, says so)
+        if is_inexact(self.dtype) and c.__class__ is Tensor:
             level = self._differentiating_level()
             if level is not None:
                 raise DerivativeConversionError(

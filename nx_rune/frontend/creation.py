@@ -448,8 +448,8 @@ def _traced_linspace(start, stop, num, dtype, endpoint):
     """``linspace`` of traced endpoints: NumPy's ``start + k * ((stop - start) / div)`` (the
     last value ``stop`` when ``endpoint``), computed in double precision as the eager path
     computes it, then rounded to the dtype: the same values, and start/stop's derivatives."""
-    start, stop = _core.operand(start), _core.operand(stop)
-    is_complex = dtypes.is_complex(start.dtype) or dtypes.is_complex(stop.dtype)
+    is_complex = builtins.any(dtypes.is_complex(v.dtype) if isinstance(v, ArrayBase) else
+                              np.iscomplexobj(v) for v in (start, stop))
     if dtype is None:
         dt = dtypes.default_complex() if is_complex else dtypes.default_float()
     else:
@@ -457,10 +457,15 @@ def _traced_linspace(start, stop, num, dtype, endpoint):
     if is_complex and dt.kind != "c":
         raise TypeError(f"dtype: complex start/stop need a complex dtype, got {dt}")
     wide = np.dtype(np.complex128 if is_complex or dt.kind == "c" else np.float64)
+    # a Python number enters in double precision, as the eager path reads it (not as a weakly
+    # typed float32 constant)
+    start, stop = (_core.astype(v, wide) if isinstance(v, ArrayBase) else
+                   Tensor._wrap(np.asarray(_py_int_as_float(v, name), dtype=wide))
+                   for v, name in ((start, "start"), (stop, "stop")))
     shape = broadcast_shapes(start.shape, stop.shape)
     _sized((num,) + shape, np.dtype(np.complex128), "num")
-    a = broadcast_to(_core.astype(start, wide), shape)
-    b = broadcast_to(_core.astype(stop, wide), shape)
+    a = broadcast_to(start, shape)
+    b = broadcast_to(stop, shape)
     div = (num - 1) if endpoint else num
     k = Tensor._wrap(np.arange(num, dtype=np.float64).reshape((num,) + (1,) * len(shape)))
     if div > 0:

@@ -657,8 +657,10 @@ def _two_norm(x, axes, keepdims):
     its derivative x / norm is one product, 0 at the origin)."""
     if not dtypes.is_complex(x.dtype):
         return bind(P.norm2_p, x, axes=tuple(sorted(axes)), keepdims=keepdims)
-    m = _abs(x)
-    return _safe_sqrt(reductions.sum(multiply(m, m), axes, keepdims))
+    # |x|**2 as re**2 + im**2, not the square of |x|: |x|'s derivative at 0 is nan, which
+    # the safe square root's 0 could not mask
+    re, im = elementwise.real(x), elementwise.imag(x)
+    return _safe_sqrt(reductions.sum(add(multiply(re, re), multiply(im, im)), axes, keepdims))
 
 
 def _vector_norm_axes(x, axes, keepdims, ord):
