@@ -321,7 +321,9 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     With ``dtype=None``: the default integer dtype (int32; int64 in x64 mode) when start, stop
     and step are all integers (int64 if a value of the result does not fit in int32), else the
     default float dtype (float32, the values computed in float64 and then rounded; float64 in
-    x64 mode).  ValueError for a zero, NaN or infinite argument.
+    x64 mode).  ValueError for a zero, NaN or infinite argument.  Differentiable in start and
+    step (the values are start + k * step; stop only sets the count).  The count is read from
+    the values, so under jit or vmap they must be known (else ConcretizationTypeError).
     """
     check_device(device)
     if stop is None:
@@ -334,10 +336,10 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
         return out
     dt = out.dtype
     k = Tensor._wrap(np.arange(out.shape[0], dtype=dt))
-    for t, scale in zip(traced, (None, k)):
+    for t, scale, name in zip(traced, (None, k), ("start", "step")):
         if t is not None:
             # t - its value: exactly 0, with t's derivative (the primal stays NumPy's)
-            d = _core.astype(t - Tensor._wrap(static_value(t, "start", "arange")), dt)
+            d = _core.astype(t - Tensor._wrap(static_value(t, name, "arange")), dt)
             out = out + (d if scale is None else d * scale)
     return out
 
@@ -417,7 +419,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, num: int
     dtype the default float dtype, or the default complex dtype when start or stop is complex
     (float32, complex64; float64, complex128 in x64 mode), unless given; the values are
     computed in double precision, then rounded, so the first is ``start`` and the last
-    ``stop``."""
+    ``stop``.  Differentiable in start and stop, which may be traced by jit or batched by
+    vmap."""
     check_device(device)
     num = _count(num, "num")
     if not isinstance(endpoint, (bool, np.bool_)):
