@@ -122,6 +122,24 @@ def test_float_inside_no_grad_is_a_constant_by_request():
     np.testing.assert_allclose(nx.grad(g)(f64(2.0)).numpy(), 2.0)
 
 
+def test_float_in_a_thread_without_the_transformation_still_raises():
+    import threading
+    seen = []
+
+    def f(x):
+        def work():
+            try:
+                seen.append(float(x))
+            except DerivativeConversionError as e:
+                seen.append(e)
+        th = threading.Thread(target=work)
+        th.start()
+        th.join()
+        return x * x
+    nx.grad(f)(f64(2.0))
+    assert isinstance(seen[0], DerivativeConversionError)
+
+
 def test_a_finished_transformation_value_converts():
     leak = []
     nx.grad(lambda x: (leak.append(x * 3.0), x * x)[1])(f64(2.0))

@@ -128,6 +128,17 @@ def _active(interp):
     return False
 
 
+def _in_no_grad():
+    """Whether this context runs inside a ``no_grad`` block (its interpreter, or one that a
+    transformation started inside the block stands on)."""
+    cur = _var.get()
+    while cur is not None:
+        if cur.__class__ is NoGradInterpreter:
+            return True
+        cur = cur.parent
+    return False
+
+
 def _foreign(t):
     raise UnexpectedTracerError(
         f"a tracer of a {t._interp.name} transformation that is still running was used where "
@@ -360,7 +371,8 @@ class Tracer(ArrayBase):
         values are constants by request, their Python numbers too."""
         x = self
         while isinstance(x, Tracer):
-            if not x._batched and not x._interp.done and _active(x._interp):
+            if not x._batched and not x._interp.done and (_active(x._interp) or
+                                                          not _in_no_grad()):
                 return x._interp
             x = x.primal
         return None
