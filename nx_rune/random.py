@@ -779,8 +779,11 @@ def _cast(x, dtype):
 
 def _t_uniform_from_bits(b, dtype, lo, hi):
     f = _t_unit(b, dtype)
-    if not (_traced(lo) or _traced(hi)) and _is_unit_range(lo, hi):
-        return f
+    if not (_traced(lo) or _traced(hi)):
+        if _is_unit_range(lo, hi):
+            return f
+        # constant bounds: nothing to differentiate, so jit fuses the plain chain
+        return _F.maximum(lo, _fma_value(f, hi - lo, lo))
     scaled = _fma_t(f, _F.broadcast_to(hi - lo, f.shape), _F.broadcast_to(lo, f.shape))
     return _F.maximum(lo, scaled)
 
@@ -791,12 +794,18 @@ def _t_uniform(k, shape, dtype, minval=0.0, maxval=1.0):
                                            _cast(maxval, dtype)), shape)
 
 
-def _t_horner(t, idx, table, fused32):
-    """``_horner`` with the row of each element given by ``idx`` (an int array)."""
+def _t_horner(t, masks, table, fused32):
+    """``_horner`` in nx operations (the coefficients chosen elementwise, as there)."""
+    def coefficient(i):
+        c = np.asarray(table[0, i])                 # 0-d float64: strongly typed
+        for j, mask in enumerate(masks, start=1):
+            c = _F.where(mask, np.asarray(table[j, i]), c)
+        return c
+
     t = t.astype(_F64)
-    p = _F.take(table[:, 0], idx)
+    p = coefficient(0) * _F.ones_like(t)
     for i in range(1, table.shape[1]):
-        p = p * t + _F.take(table[:, i], idx)
+        p = p * t + coefficient(i)
         if fused32:
             p = p.astype(_F32).astype(_F64)
     return p
@@ -807,7 +816,7 @@ def _t_erfinv32(x):
     w = (-_F.log1p((x * -x).astype(_F64))).astype(_F32)
     large = w >= np.float32(5)
     t = _F.where(large, _F.sqrt(w) - np.float32(3), w - np.float32(2.5))
-    p = _t_horner(t, large.astype(np.int32), _ERFINV32_TABLE, True).astype(_F32)
+    p = _t_horner(t, [large], _ERFINV32_TABLE, True).astype(_F32)
     return _F.where(_F.abs(x) == 1, x * np.float32(np.inf), p * x)
 
 
@@ -817,18 +826,23 @@ def _t_erfinv64(x):
     mid, high = w >= 6.25, w >= 16
     root = _F.sqrt(w)
     t = _F.where(high, root - 5.0, _F.where(mid, root - 3.25, w - 3.125))
-    p = _t_horner(t, mid.astype(np.int32) + high.astype(np.int32), _ERFINV64_TABLE, False)
+    p = _t_horner(t, [mid, high], _ERFINV64_TABLE, False)
     return _F.where(_F.abs(x) == 1, x * np.inf, p * x)
 
 
-@_custom_jvp
-def _t_erfinv(x):
-    """``_erfinv`` (Giles' polynomial, as XLA), with the derivative of the exact erfinv,
-    sqrt(pi)/2 exp(erfinv(x)**2), as JAX's ``erf_inv``."""
+def _t_erfinv_value(x):
+    """``_erfinv`` in nx operations (Giles' polynomial, as XLA)."""
     dt = _dtype_of(x)
     if dt == _F64:
         return _t_erfinv64(x)
     return _t_erfinv32(x).astype(dt)
+
+
+@_custom_jvp
+def _t_erfinv(x):
+    """``_t_erfinv_value`` with the derivative of the exact erfinv, sqrt(pi)/2 exp(erfinv(x)**2),
+    as JAX's ``erf_inv`` (for samples differentiated in their bounds)."""
+    return _t_erfinv_value(x)
 
 
 @_t_erfinv.defjvp
@@ -842,7 +856,7 @@ def _t_normal_real(k, shape, dtype):
     b = _t_bits(k, np.finfo(dtype).bits, shape)
     u = _t_uniform_from_bits(b, dtype, np.asarray(_normal_lo(dtype)),
                              np.asarray(dtype.type(1)))
-    return (_t_erfinv(u) * dtype.type(_SQRT2)).astype(dtype)
+    return (_t_erfinv_value(u) * dtype.type(_SQRT2)).astype(dtype)
 
 
 def _t_normal(k, shape, dtype):
@@ -1083,7 +1097,8 @@ def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
 def _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi):
     """``_truncated_normal_from_bits`` in nx operations, from the erf of the bounds."""
     u = _t_uniform_from_bits(_t_bits(k, np.finfo(dt).bits, shape), dt, a, b)
-    out = (_t_erfinv(u) * dt.type(_SQRT2)).astype(dt)
+    erfinv = _t_erfinv if _traced(a) or _traced(b) else _t_erfinv_value
+    out = (erfinv(u) * dt.type(_SQRT2)).astype(dt)
     return _F.reshape(_F.clip(out, clip_lo, clip_hi).astype(dt), shape)
 
 
