@@ -261,7 +261,7 @@ def test_jit_bit_exact_with_eager_x64_defaults():
             _same_bits(a, b)
 
 
-# --- vmap: a batch of keys, a batch of data --------------------------------------------------------
+# --- vmap: a batch of keys, a batch of data -------------------------------------------------------
 
 def _vmaps(f):
     return {"vmap": nx.vmap(f), "jit(vmap)": nx.jit(nx.vmap(f)), "vmap(jit)": nx.vmap(nx.jit(f))}
@@ -404,7 +404,7 @@ def test_vmap_of_grad_data_with_unbatched_key_keeps_the_derivative():
                                rtol=1e-6)
 
 
-# --- static sizes and bad keys under jit -----------------------------------------------------------
+# --- static sizes and bad keys under jit ----------------------------------------------------------
 
 @pytest.mark.parametrize("fn, arg", [
     (lambda k, n: nxr.normal(k, (n,)), "shape"),
@@ -427,3 +427,58 @@ def test_traced_bad_key_is_a_clear_error():
         nx.jit(lambda k: nxr.uniform(k, (2,)))(nxr.split(K42, 2))
     with pytest.raises(TypeError, match="seed must be an integer scalar"):
         nx.jit(nxr.key)(nx.asarray(np.float32(1.0)))
+
+
+# --- the threefry primitive on a batch of keys ----------------------------------------------------
+
+def test_vmap_of_threefry_over_keys_matches_jax():
+    keys = nxr.split(nxr.PRNGKey(3), 3)
+    # jax.vmap(lambda k: threefry_2x32(k, arange(5, uint32)))(split(PRNGKey(3), 3))
+    expected = [1151366793, 1161156951, 1962898398, 1850823165, 2872707266, 1216125341,
+                1235256330, 4228807485, 3602481975, 609210065, 69488027, 3919163367,
+                1849718426, 3080516797, 2323262387]
+    f = lambda k: nxr.threefry_2x32(k, np.arange(5, dtype=np.uint32))  # noqa: E731
+    for how, g in _vmaps(f).items():
+        assert np.asarray(g(keys)).ravel().tolist() == expected, how
+    # jax.vmap(threefry_2x32)(split(PRNGKey(3), 3), arange(12, uint32).reshape(3, 4) * 7)
+    expected = [4203039823, 2671724350, 2278267082, 2586820300, 4199359338, 590294084,
+                1213843278, 2736133188, 371561824, 3815235600, 2679381994, 4141615475]
+    count = nx.asarray(np.arange(12, dtype=np.uint32).reshape(3, 4) * 7)
+    for how, g in _vmaps(nxr.threefry_2x32).items():
+        assert np.asarray(g(keys, count)).ravel().tolist() == expected, how
+
+
+def test_jit_of_vmap_over_keys_hashes_in_one_call():
+    """A batch of keys is one threefry equation under jit, not one per key."""
+    keys = nxr.split(K42, 64)
+    jaxpr = str(nx.make_jaxpr(nx.vmap(lambda k: nxr.normal(k, (3,))))(keys))
+    assert jaxpr.count("threefry") == 1, jaxpr
+    jaxpr = str(nx.make_jaxpr(nx.vmap(nx.vmap(lambda k: nxr.bits(k, (3,)))))(
+        nx.reshape(keys, (8, 8, 2))))
+    assert jaxpr.count("threefry") == 1, jaxpr
+
+
+@pytest.mark.parametrize("batch, rest", [((3,), (5,)), ((3,), (4,)), ((2, 3), (2, 3)),
+                                         ((4,), (1,)), ((4,), (0,)), ((0,), (6,)), ((3,), ())])
+def test_threefry_kernel_batch_of_keys_is_row_by_row(batch, rest):
+    from nx_rune._kernels import threefry as K
+    rng = np.random.default_rng(len(batch) * 10 + len(rest))
+    keys = rng.integers(0, 2**32, size=batch + (2,), dtype=np.uint32)
+    count = rng.integers(0, 2**32, size=batch + rest, dtype=np.uint32)
+    out = K.threefry_2x32_keys(keys, count)
+    assert out.shape == count.shape and out.dtype == np.uint32
+    b = int(np.prod(batch))
+    flat_k, flat_c, flat_o = keys.reshape(b, 2), count.reshape((b,) + rest), \
+        out.reshape((b,) + rest)
+    for i in range(b):
+        np.testing.assert_array_equal(flat_o[i], K.threefry_2x32(flat_k[i], np.asarray(flat_c[i])))
+
+
+def test_threefry_kernel_batch_of_keys_rejects_bad_shapes():
+    from nx_rune._kernels import threefry as K
+    with pytest.raises(ValueError, match=r"key must have shape \(\*batch, 2\)"):
+        K.threefry_2x32_keys(np.zeros((3, 3), np.uint32), np.zeros((3, 4), np.uint32))
+    with pytest.raises(ValueError, match="count must start with the key's batch shape"):
+        K.threefry_2x32_keys(np.zeros((3, 2), np.uint32), np.zeros((2, 4), np.uint32))
+    with pytest.raises(TypeError, match="count must have dtype uint32"):
+        K.threefry_2x32_keys(np.zeros((3, 2), np.uint32), np.zeros((3, 4), np.int32))
