@@ -1075,7 +1075,8 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
     sqrt2 = dt.type(_SQRT2)
     if _traced(lo) or _traced(hi):
         return _t_truncated_normal(k, shape, dt, lo, hi)
-    erf = np.vectorize(math.erf, otypes=[np.float64])
+    # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
+    from scipy.special import erf
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
     b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
     clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))

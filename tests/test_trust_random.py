@@ -261,6 +261,40 @@ def test_jit_bit_exact_with_eager_x64_defaults():
             _same_bits(a, b)
 
 
+A34 = np.arange(12.0).reshape(3, 4)
+# (sampler, its array arguments after the key): under jit every argument is traced
+TRACED_PARAMS = {
+    "choice_p": (lambda k, p: nxr.choice(k, 4, (500,), p=p), (P4,)),
+    "choice_p_norep": (lambda k, p: nxr.choice(k, 4, (3,), replace=False, p=p), (P4,)),
+    "choice_array": (lambda k, a: nxr.choice(k, a, (2, 2), axis=1), (A34,)),
+    "choice_array_norep": (lambda k, a: nxr.choice(k, a, (3,), replace=False, axis=1), (A34,)),
+    "permutation_array": (lambda k, x: nxr.permutation(k, x, axis=1), (A34,)),
+    "categorical": (lambda k, lg: nxr.categorical(k, lg), (LOGITS,)),
+    "randint": (lambda k, lo, hi: nxr.randint(k, (1000,), lo, hi), (np.int32(-7), np.int32(100))),
+    "randint_u8": (lambda k, lo, hi: nxr.randint(k, (1000,), lo, hi, np.uint8),
+                   (np.int32(3), np.int32(300))),
+    "randint_array": (lambda k, hi: nxr.randint(k, (3, 5), 0, hi),
+                      (np.array([[5], [100], [2**31 - 1]], np.int32),)),
+    "bernoulli": (lambda k, p: nxr.bernoulli(k, p, (1000,)), (np.float32(0.3),)),
+    "uniform": (lambda k, lo, hi: nxr.uniform(k, (1000,), minval=lo, maxval=hi),
+                (np.float32(-2), np.float32(3))),
+    "uniform_f64": (lambda k, lo, hi: nxr.uniform(k, (1000,), np.float64, lo, hi),
+                    (np.float64(-2.5), np.float64(3.7))),
+    "truncnorm": (lambda k, lo, hi: nxr.truncated_normal(k, lo, hi, (BIG,)),
+                  (np.float32(-1), np.float32(2))),
+    "truncnorm_f64": (lambda k, lo, hi: nxr.truncated_normal(k, lo, hi, (BIG,), np.float64),
+                      (np.float64(-1.3), np.float64(2.1))),
+    "truncnorm_array": (lambda k, lo: nxr.truncated_normal(k, lo, 4.0, (3, 1000)),
+                        (np.array([[-3.0], [0.1], [2.0]], np.float32),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACED_PARAMS))
+def test_jit_traced_parameters_bit_exact_with_eager(name):
+    f, args = TRACED_PARAMS[name]
+    _same_bits(nx.jit(f)(K42, *[nx.asarray(a) for a in args]), f(K42, *args))
+
+
 # --- vmap: a batch of keys, a batch of data -------------------------------------------------------
 
 def _vmaps(f):
