@@ -377,6 +377,17 @@ def test_grad_through_bounds_matches_jax(fn, expected):
                                    err_msg=how)
 
 
+def test_jvp_and_second_derivative_through_bounds_match_jax():
+    # jax.jvp(lambda lo: uniform(PRNGKey(1), (3,), minval=lo, maxval=2.), (-1.,), (1.,))[1]
+    tangent = [0.5613675117492676, 0.4662470817565918, 0.5540816783905029]
+    f = lambda lo: nxr.uniform(K1, (3,), minval=lo, maxval=2.0)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(nx.jvp(f, (-1.0,), (1.0,))[1]), tangent, rtol=1e-7)
+    np.testing.assert_allclose(np.asarray(nx.jacfwd(f)(-1.0)), tangent, rtol=1e-7)
+    # jax.hessian(lambda lo: sum(truncated_normal(PRNGKey(1), lo, 2., (3,))))(-1.)
+    h = nx.hessian(lambda lo: nx.sum(nxr.truncated_normal(K1, lo, 2.0, (3,))))(-1.0)
+    np.testing.assert_allclose(float(h), 1.0010809898376465, rtol=2e-6)
+
+
 def test_grad_uniform_bounds_float64_finite_differences():
     """The float64 uniform (an emulated fused multiply-add) has the derivative of the exact
     value: central differences of the samples in the bounds."""
