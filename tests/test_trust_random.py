@@ -527,3 +527,26 @@ def test_threefry_kernel_batch_of_keys_rejects_bad_shapes():
         K.threefry_2x32_keys(np.zeros((3, 2), np.uint32), np.zeros((2, 4), np.uint32))
     with pytest.raises(TypeError, match="count must have dtype uint32"):
         K.threefry_2x32_keys(np.zeros((3, 2), np.uint32), np.zeros((3, 4), np.int32))
+
+
+def test_jit_of_vmap_cases_of_test_vmap_random():
+    """tests/test_vmap_random.py's JAX 0.10.2 golden values (jax.vmap of the samplers), now
+    with jit around the vmap: keys, data, nested vmaps and in_axes=1 traced."""
+    u32 = lambda *v: nx.asarray(np.array(v, np.uint32))  # noqa: E731
+    out = nx.jit(nx.vmap(nxr.fold_in, in_axes=(None, 0)))(nxr.key(9), u32(0, 1, 2, 3))
+    assert np.asarray(out).ravel().tolist() == [2822284597, 2722679661, 143080583, 4281670255,
+                                                2676565412, 4109519897, 1877436067, 1979300842]
+    out = nx.jit(nx.vmap(nxr.key))(nx.asarray(np.array([0, 1, 42], np.int32)))
+    assert np.asarray(out).ravel().tolist() == [0, 0, 0, 1, 0, 42]
+    out = nx.jit(nx.vmap(nx.vmap(lambda k: nxr.bits(k, (2,)))))(nxr.split(nxr.key(2), (2, 3)))
+    assert np.asarray(out).ravel().tolist() == [
+        2732858102, 2760943434, 4276425807, 2184892028, 2627571465, 271346348, 1266029147,
+        1414847477, 36226637, 2270642596, 2734336992, 1246013995]
+    out = nx.jit(nx.vmap(lambda k: nxr.uniform(k, (2,)), in_axes=1))(
+        nx.transpose(nxr.split(nxr.key(8), 3)))
+    assert np.asarray(out).ravel().tolist() == np.array(
+        [0.9317672252655029, 0.534011960029602, 0.9837933778762817, 0.6027227640151978,
+         0.06641614437103271, 0.9543479681015015], np.float32).tolist()
+    out = nx.jit(nx.vmap(lambda k: nxr.choice(k, 10, (3,), replace=False)))(
+        nxr.split(nxr.key(1), 3))
+    assert np.asarray(out).ravel().tolist() == [6, 1, 2, 3, 2, 0, 7, 1, 2]
