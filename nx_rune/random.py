@@ -883,7 +883,8 @@ def _t_gumbel(k, shape, dtype):
 def _t_clip_to(val, dtype):
     info, src = np.iinfo(dtype), np.iinfo(_dtype_of(val))
     t = _dtype_of(val).type
-    return _F.clip(val, t(max(info.min, src.min)), t(min(info.max, src.max))).astype(dtype)
+    return _F.clip(val, np.asarray(t(max(info.min, src.min))),
+                   np.asarray(t(min(info.max, src.max)))).astype(dtype)
 
 
 def _t_urem(a, n):
