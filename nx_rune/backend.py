@@ -498,7 +498,9 @@ def _fold(cols, *, output_size, kernel_size, stride, dilation, padding):
 @_impl("threefry")
 def _threefry(key, counter):
     from nx_rune._kernels import threefry as K
-    return _out(K.threefry_2x32(key._np(), counter._np()))
+    # a batch of keys (*batch, 2) hashes each its own block of the count (vmap over keys)
+    fn = K.threefry_2x32 if key.ndim == 1 else K.threefry_2x32_keys
+    return _out(fn(key._np(), counter._np()))
 
 
 # -- sorting and searching (WP-sorting) ---------------------------------------------------------

@@ -24,7 +24,11 @@ one fused kernel pass from counter to float (``_kernels/threefry``, threaded lik
 which gives the same values bit for bit (tests/test_random.py checks every float32 mantissa).
 
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
-returns Tensors. Sampling works on concrete values: nothing here is differentiable.
+returns Tensors.  Every function also takes traced values (under ``jit``, ``vmap``, ``grad``
+and their compositions): the chains then run as nx operations over the ``threefry``
+primitive, with the same values bit for bit; the samples are differentiable in their
+parameters (``uniform``'s bounds, ``truncated_normal``'s bounds, the entries ``permutation``
+and ``choice`` pick), never in the key.  Shapes, dtypes and population sizes stay static.
 """
 from __future__ import annotations
 
@@ -39,7 +43,10 @@ from nx_rune import primitives as _P
 from nx_rune.config import x64_enabled
 from nx_rune.dtypes import default_float, default_int
 from nx_rune._kernels import threefry as _K
+from nx_rune import frontend as _F
 from nx_rune.autodiff import batching as _batching
+from nx_rune.autodiff.batching import BatchTracer as _BatchTracer
+from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -82,23 +89,34 @@ def _np(x, name):
         raise TypeError(f"{name}: {e}") from None
 
 
+def _check_key(dtype, shape, name):
+    """Raise naming ``name`` unless (dtype, shape) is a single raw key's: uint32, (2,)."""
+    if dtype != _U32:
+        raise TypeError(f"{name} must be a PRNG key: a uint32 array of shape (2,), "
+                        f"got dtype {dtype}")
+    if len(shape) == 0 or shape[-1] != 2:
+        raise TypeError(f"{name} must be a PRNG key: a uint32 array of shape (2,), "
+                        f"got shape {shape}")
+    if len(shape) > 1:
+        raise ValueError(f"{name} must be a single key of shape (2,), got a batch of keys "
+                         f"of shape {shape}")
+
+
 def _key_words(k, name="key"):
     """The two uint32 words of a single raw key, as Python ints; raise naming ``name``."""
     arr = _np(k, name)
-    if arr.dtype != _U32:
-        raise TypeError(f"{name} must be a PRNG key: a uint32 array of shape (2,), "
-                        f"got dtype {arr.dtype}")
-    if arr.ndim == 0 or arr.shape[-1] != 2:
-        raise TypeError(f"{name} must be a PRNG key: a uint32 array of shape (2,), "
-                        f"got shape {arr.shape}")
-    if arr.ndim > 1:
-        raise ValueError(f"{name} must be a single key of shape (2,), got a batch of keys "
-                         f"of shape {arr.shape}")
+    _check_key(arr.dtype, arr.shape, name)
     return int(arr[0]), int(arr[1])
 
 
 def _shape(shape, name="shape"):
     """A shape tuple of non-negative ints (a bare int means a 1-D shape)."""
+    if isinstance(shape, ArrayBase) and not isinstance(shape, Tensor) or (
+            isinstance(shape, (tuple, list))
+            and any(isinstance(d, ArrayBase) and not isinstance(d, Tensor) for d in shape)):
+        raise TypeError(f"{name} must be static (Python ints): nx.random cannot draw a traced "
+                        f"number of values; under jit pass it as a static argument "
+                        f"(static_argnums)")
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (shape,)
     elif getattr(shape, "ndim", None) == 0:  # a 0-d integer tensor or ndarray
@@ -441,26 +459,24 @@ def _urem(a, n):
 
 
 def _int_param(x, name):
-    """An integer array of ``x``'s values (floats truncate, as ``astype(int)``)."""
-    arr = _np(x, name)
-    if arr.dtype.kind in "bf":
+    """An integer array of ``x``'s values (floats truncate, as ``astype(int)``); a traced
+    value stays traced."""
+    arr = _val(x, name)
+    if _dtype_of(arr).kind in "bf":
         return arr.astype(np.int64)
-    if arr.dtype.kind not in "iu":
+    if _dtype_of(arr).kind not in "iu":
         raise TypeError(f"{name} must be an integer, got {arr.dtype}")
     return arr
 
 
-def _randint(k, shape, minval, maxval, dtype):
-    """JAX's randint: two words of bits per value, reduced modulo the span (biased, as JAX)."""
+def _randint_span(minval, maxval, dtype):
+    """(lo, span, mult) of JAX's randint for concrete bounds: the bounds clipped to ``dtype``,
+    the span as unsigned (wrapping: 0 is the full range) and (2**(nbits/2) % span)**2 % span."""
     nbits = dtype.itemsize * 8
     udtype = _UINT[nbits]
-    info = np.iinfo(dtype)
-    out_of_range = maxval > info.max
+    out_of_range = maxval > np.iinfo(dtype).max
     lo = _clip_to(minval, dtype)
     hi = _clip_to(maxval, dtype)
-    k1, k2 = _split2(k)
-    higher = _random_bits(k1, nbits, shape)
-    lower = _random_bits(k2, nbits, shape)
     one = udtype.type(1)
     with np.errstate(over="ignore"):        # unsigned arithmetic wraps, as in XLA
         span = np.asarray(hi.astype(udtype) - lo.astype(udtype))
@@ -468,6 +484,18 @@ def _randint(k, shape, minval, maxval, dtype):
         span = np.where(out_of_range & (hi > lo), span + one, span).astype(udtype)
         mult = _urem(np.asarray(one << udtype.type(nbits // 2), udtype), span)
         mult = _urem(mult * mult, span)
+    return lo, span, mult
+
+
+def _randint(k, shape, minval, maxval, dtype):
+    """JAX's randint: two words of bits per value, reduced modulo the span (biased, as JAX)."""
+    nbits = dtype.itemsize * 8
+    udtype = _UINT[nbits]
+    lo, span, mult = _randint_span(minval, maxval, dtype)
+    k1, k2 = _split2(k)
+    higher = _random_bits(k1, nbits, shape)
+    lower = _random_bits(k2, nbits, shape)
+    with np.errstate(over="ignore"):
         offset = _urem(_urem(higher, span) * mult + _urem(lower, span), span)
         out = (np.broadcast_to(lo, shape).astype(udtype) + offset).astype(udtype)
     return out.view(dtype).reshape(shape)
@@ -620,6 +648,315 @@ def _fused_gumbel(k, shape, dtype):
 
 
 # ---------------------------------------------------------------------------------------------
+# traced values (jit, grad, vmap inside jit): the same algorithms in nx's own operations
+# ---------------------------------------------------------------------------------------------
+#
+# Under a transformation the key (or a parameter: bounds, probabilities, logits, the array to
+# permute) is a tracer, not numbers.  The samplers then run the chains above op for op with
+# ``nx`` operations over the ``threefry`` primitive, so jit records them, vmap batches them and
+# grad differentiates them through their parameters; a concrete key keeps its fast bits.  The
+# values are those of the concrete path bit for bit (tests/test_trust_random.py checks
+# jit, vmap and grad against eager and JAX).  A key here is either a pair of Python ints
+# (concrete) or a traced uint32 array of shape (2,).
+
+_F16 = np.dtype(np.float16)
+
+
+def _traced(x):
+    return isinstance(x, ArrayBase) and not isinstance(x, Tensor)
+
+
+def _val(x, name):
+    """A traced value as it is, anything else as its NumPy array (as ``_np``)."""
+    return x if _traced(x) else _np(x, name)
+
+
+def _dtype_of(x):
+    return np.dtype(x.dtype)
+
+
+def _key_arg(k, name="key"):
+    """The key as a pair of ints (concrete) or a checked traced uint32 (2,) array."""
+    if not _traced(k):
+        return _key_words(k, name)
+    _check_key(_dtype_of(k), tuple(k.shape), name)
+    return k
+
+
+def _iota_words(n):
+    """The partitionable counters of elements 0..n-1: (i >> 32, i & 0xFFFFFFFF) as uint32."""
+    i = np.arange(n, dtype=np.uint64)
+    return (i >> np.uint64(32)).astype(_U32), (i & np.uint64(0xFFFFFFFF)).astype(_U32)
+
+
+def _t_block(k, x0, x1):
+    """The Threefry blocks (y0, y1) of counters (x0[i], x1[i]) under traced key ``k``: the
+    primitive hashes the halves of its count, so the lanes go in one after the other."""
+    n = x0.shape[0]
+    y = _P.bind(_P.threefry_p, k, _F.concatenate([x0, x1]))
+    return y[:n], y[n:]
+
+
+def _t_bits(k, nbits, shape):
+    if isinstance(k, tuple):
+        return _random_bits(k, nbits, shape)
+    hi, lo = _iota_words(_size(shape))
+    y0, y1 = _t_block(k, hi, lo)
+    if nbits == 64:
+        u64 = _UINT[64]
+        out = _F.bitwise_or(_F.bitwise_left_shift(y0.astype(u64), u64.type(32)),
+                            y1.astype(u64))
+    else:
+        out = _F.bitwise_xor(y0, y1)
+        if nbits < 32:
+            out = out.astype(_UINT[nbits])
+    return _F.reshape(out, shape)
+
+
+def _t_split(k, shape):
+    if isinstance(k, tuple):
+        return _split(k, shape)
+    hi, lo = _iota_words(_size(shape))
+    y0, y1 = _t_block(k, hi, lo)
+    return _F.reshape(_F.stack([y0, y1], axis=-1), (*shape, 2))
+
+
+def _t_split2(k):
+    if isinstance(k, tuple):
+        return _split2(k)
+    pair = _t_split(k, (2,))
+    return pair[0], pair[1]
+
+
+def _t_unit(b, dtype):
+    """``_unit_floats_from_bits``: the top ``nmant`` bits m give m * 2**-nmant, which is the
+    value of bitcast(m | 1.0) - 1 exactly."""
+    nbits, nmant = np.finfo(dtype).bits, np.finfo(dtype).nmant
+    m = _F.bitwise_right_shift(b, _UINT[nbits].type(nbits - nmant))
+    return m.astype(dtype) * dtype.type(2.0 ** -nmant)
+
+
+def _fma_value(a, b, c):
+    """``_fma`` in nx operations (float16: two roundings, as XLA)."""
+    dt = _dtype_of(a)
+    if dt == _F16:
+        return a * b + c
+    if dt == _F32:
+        return (a.astype(_F64) * b.astype(_F64) + c.astype(_F64)).astype(_F32)
+    ph, pl = _two_prod(a, b)
+    th, tl = _two_sum(c, ph)
+    return th + _t_add_round_odd(tl, pl)
+
+
+def _t_add_round_odd(a, b):
+    """``_add_round_odd``: the parity of the last significand bit of |s| is that of |s| / u,
+    u the gap to the next float towards zero (exact: |s| is a multiple of u)."""
+    s, e = _two_sum(a, b)
+    m = _F.abs(s)
+    gap = m - _F.nextafter(m, _F.zeros_like(m))
+    q = _F.where(gap > 0, m / _F.where(gap > 0, gap, 1.0), 0.0)
+    even = _F.remainder(q, 2.0) != 1
+    fix = _F.logical_and(e != 0, even)
+    toward = _F.where(e > 0, np.inf, -np.inf).astype(_F64)
+    return _F.where(fix, _F.nextafter(s, toward), s)
+
+
+@_custom_jvp
+def _fma_t(a, b, c):
+    """``a * b + c`` rounded once (``_fma``), whose derivative is that of the exact value."""
+    return _fma_value(a, b, c)
+
+
+@_fma_t.defjvp
+def _fma_t_jvp(primals, tangents):
+    (a, b, c), (ta, tb, tc) = primals, tangents
+    return _fma_t(a, b, c), ta * b + a * tb + tc
+
+
+def _cast(x, dtype):
+    return x.astype(dtype) if _traced(x) else np.asarray(x).astype(dtype)
+
+
+def _t_uniform_from_bits(b, dtype, lo, hi):
+    f = _t_unit(b, dtype)
+    if not (_traced(lo) or _traced(hi)):
+        if _is_unit_range(lo, hi):
+            return f
+        # constant bounds: nothing to differentiate, so jit fuses the plain chain
+        return _F.maximum(lo, _fma_value(f, hi - lo, lo))
+    scaled = _fma_t(f, _F.broadcast_to(hi - lo, f.shape), _F.broadcast_to(lo, f.shape))
+    return _F.maximum(lo, scaled)
+
+
+def _t_uniform(k, shape, dtype, minval=0.0, maxval=1.0):
+    b = _t_bits(k, np.finfo(dtype).bits, shape)
+    return _F.reshape(_t_uniform_from_bits(b, dtype, _cast(minval, dtype),
+                                           _cast(maxval, dtype)), shape)
+
+
+def _t_horner(t, masks, table, fused32):
+    """``_horner`` in nx operations (the coefficients chosen elementwise, as there)."""
+    def coefficient(i):
+        c = np.asarray(table[0, i])                 # 0-d float64: strongly typed
+        for j, mask in enumerate(masks, start=1):
+            c = _F.where(mask, np.asarray(table[j, i]), c)
+        return c
+
+    t = t.astype(_F64)
+    p = coefficient(0) * _F.ones_like(t)
+    for i in range(1, table.shape[1]):
+        p = p * t + coefficient(i)
+        if fused32:
+            p = p.astype(_F32).astype(_F64)
+    return p
+
+
+def _t_erfinv32(x):
+    x = x.astype(_F32)
+    w = (-_F.log1p((x * -x).astype(_F64))).astype(_F32)
+    large = w >= np.float32(5)
+    t = _F.where(large, _F.sqrt(w) - np.float32(3), w - np.float32(2.5))
+    p = _t_horner(t, [large], _ERFINV32_TABLE, True).astype(_F32)
+    return _F.where(_F.abs(x) == 1, x * np.float32(np.inf), p * x)
+
+
+def _t_erfinv64(x):
+    x = x.astype(_F64)
+    w = -_F.log1p(x * -x)
+    mid, high = w >= 6.25, w >= 16
+    root = _F.sqrt(w)
+    t = _F.where(high, root - 5.0, _F.where(mid, root - 3.25, w - 3.125))
+    p = _t_horner(t, [mid, high], _ERFINV64_TABLE, False)
+    return _F.where(_F.abs(x) == 1, x * np.inf, p * x)
+
+
+def _t_erfinv_value(x):
+    """``_erfinv`` in nx operations (Giles' polynomial, as XLA)."""
+    dt = _dtype_of(x)
+    if dt == _F64:
+        return _t_erfinv64(x)
+    return _t_erfinv32(x).astype(dt)
+
+
+@_custom_jvp
+def _t_erfinv(x):
+    """``_t_erfinv_value`` with the derivative of the exact erfinv, sqrt(pi)/2 exp(erfinv(x)**2),
+    as JAX's ``erf_inv`` (for samples differentiated in their bounds)."""
+    return _t_erfinv_value(x)
+
+
+@_t_erfinv.defjvp
+def _t_erfinv_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    z = _t_erfinv(x)
+    return z, t * (_F.exp(z * z) * _dtype_of(x).type(math.sqrt(math.pi) / 2))
+
+
+def _t_normal_real(k, shape, dtype):
+    b = _t_bits(k, np.finfo(dtype).bits, shape)
+    u = _t_uniform_from_bits(b, dtype, np.asarray(_normal_lo(dtype)),
+                             np.asarray(dtype.type(1)))
+    return (_t_erfinv_value(u) * dtype.type(_SQRT2)).astype(dtype)
+
+
+def _t_normal(k, shape, dtype):
+    if dtype.kind != "c":
+        return _F.reshape(_t_normal_real(k, shape, dtype), shape)
+    real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    k_re, k_im = _t_split2(k)
+    re = _t_normal_real(k_re, shape, real).astype(dtype)
+    im = _t_normal_real(k_im, shape, real).astype(dtype)
+    return _F.reshape((re + im * 1j) / np.asarray(_SQRT2, dtype), shape)
+
+
+def _t_log(x):
+    return _F.log(x.astype(_F64)).astype(_dtype_of(x))
+
+
+def _t_gumbel(k, shape, dtype):
+    b = _t_bits(k, np.finfo(dtype).bits, shape)
+    u = _t_uniform_from_bits(b, dtype, np.asarray(np.finfo(dtype).tiny),
+                             np.asarray(dtype.type(1)))
+    return _F.reshape(-_t_log(-_t_log(u)), shape)
+
+
+def _t_clip_to(val, dtype):
+    info, src = np.iinfo(dtype), np.iinfo(_dtype_of(val))
+    t = _dtype_of(val).type
+    return _F.clip(val, np.asarray(t(max(info.min, src.min))),
+                   np.asarray(t(min(info.max, src.max)))).astype(dtype)
+
+
+def _t_urem(a, n):
+    zero = n == 0
+    return _F.where(zero, a, _F.remainder(a, _F.where(zero, 1, n).astype(_dtype_of(n))))
+
+
+def _t_randint_span(minval, maxval, dtype):
+    """``_randint_span`` in nx operations, for traced bounds."""
+    nbits = dtype.itemsize * 8
+    udtype = _UINT[nbits]
+    info = np.iinfo(dtype)
+    minval, maxval = _F.asarray(minval), _F.asarray(maxval)
+    mdt = _dtype_of(maxval)
+    out_of_range = maxval > mdt.type(min(info.max, np.iinfo(mdt).max))
+    lo = _t_clip_to(minval, dtype)
+    hi = _t_clip_to(maxval, dtype)
+    one = udtype.type(1)
+    span = hi.astype(udtype) - lo.astype(udtype)
+    span = _F.where(hi <= lo, one, span).astype(udtype)
+    span = _F.where(_F.logical_and(out_of_range, hi > lo), span + one, span).astype(udtype)
+    mult = _t_urem(_F.asarray(np.asarray(one << udtype.type(nbits // 2), udtype)), span)
+    return lo, span, _t_urem(mult * mult, span)
+
+
+def _t_randint(k, shape, minval, maxval, dtype):
+    """``_randint`` with a traced key or bounds (concrete bounds keep ``_randint_span``)."""
+    nbits = dtype.itemsize * 8
+    udtype = _UINT[nbits]
+    if _traced(minval) or _traced(maxval):
+        lo, span, mult = _t_randint_span(minval, maxval, dtype)
+    else:
+        lo, span, mult = _randint_span(minval, maxval, dtype)
+    k1, k2 = _t_split2(k)
+    higher = _t_bits(k1, nbits, shape)
+    lower = _t_bits(k2, nbits, shape)
+    offset = _t_urem(_t_urem(higher, span) * mult + _t_urem(lower, span), span)
+    out = (_F.broadcast_to(lo, shape).astype(udtype) + offset).astype(udtype)
+    return _F.reshape(out.astype(dtype), shape)
+
+
+def _t_shuffle(k, x, axis):
+    rounds = int(np.ceil(3 * np.log(max(1, _size(x.shape))) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        k, sub = _t_split2(k)
+        order = _F.argsort(_t_bits(sub, 32, tuple(x.shape)), axis=axis, stable=True)
+        x = _F.take_along_axis(x, order, axis=axis)
+    return _F.asarray(x)
+
+
+def _t_permutation(k, x, axis, independent):
+    if x.ndim == 1 or independent:
+        return _t_shuffle(k, x, axis)
+    ind = _t_shuffle(k, np.arange(x.shape[axis], dtype=np.int32), 0)
+    return _F.take(x, ind, axis=axis)
+
+
+def _t_choice_index(k, p, n_inputs, shape, n_draws, replace):
+    p = p.astype(_float_dtype_of(p))
+    if tuple(p.shape) != (n_inputs,):
+        raise ValueError(f"p must be None or a 1-D array of the same size as a.shape[axis] "
+                         f"({n_inputs}), got shape {tuple(p.shape)}")
+    dt = _dtype_of(p)
+    if replace:
+        cdf = _F.cumsum(p, dtype=dt)
+        r = cdf[-1] * (dt.type(1) - _t_uniform(k, shape, dt))
+        return _F.searchsorted(cdf, r).astype(default_int())
+    g = _t_gumbel(k, (n_inputs,), dt) + _F.log(p)
+    return _F.argsort(-g, stable=True)[:n_draws].astype(default_int())
+
+
+# ---------------------------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------------------------
 
@@ -630,7 +967,20 @@ def key(seed: ArrayLike) -> Array:
     is wrapped to 32 bits, ``[0, seed mod 2**32]``, so ``key(-1)`` is ``[0, 4294967295]``; in
     x64 mode its 64 bits give ``[(seed mod 2**64) >> 32, seed mod 2**32]``, so ``key(-1)`` is
     ``[4294967295, 4294967295]`` (seeds in [0, 2**31) give the same key in both modes).
+    A traced integer seed (under jit or vmap) gives the same words.
     """
+    if _traced(seed):
+        dt = _dtype_of(seed)
+        if tuple(seed.shape) != () or dt.kind not in "biu":
+            raise TypeError(f"seed must be an integer scalar, got {dt} of shape "
+                            f"{tuple(seed.shape)}")
+        s = seed.astype(np.uint64)
+        lo = _F.bitwise_and(s, np.uint64(0xFFFFFFFF)).astype(_U32)
+        if x64_enabled():
+            hi = _F.bitwise_right_shift(s, np.uint64(32)).astype(_U32)
+        else:
+            hi = _F.zeros((), _U32)
+        return _F.stack([hi, lo])
     return _out(np.array(_seed_words(seed), dtype=_U32))
 
 
@@ -641,29 +991,35 @@ def PRNGKey(seed: ArrayLike) -> Array:
 
 def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Array:
     """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or (*num, 2) for a tuple."""
-    k = _key_words(key)
-    return _out(_split(k, _shape(num, "num")))
+    k = _key_arg(key)
+    return _out_any(_t_split(k, _shape(num, "num")))
 
 
 def fold_in(key: ArrayLike, data: ArrayLike) -> Array:
     """A new key from ``key`` and a 32-bit integer ``data``: uint32 Tensor of shape (2,)."""
-    k = _key_words(key)
-    arr = _np(data, "data")
+    k = _key_arg(key)
+    arr = _val(data, "data")
     if arr.ndim:
-        raise TypeError(f"data must be a scalar, got an array of shape {arr.shape}")
-    if arr.dtype.kind not in "biu":
+        raise TypeError(f"data must be a scalar, got an array of shape {tuple(arr.shape)}")
+    if _dtype_of(arr).kind not in "biu":
         raise TypeError(f"data must be an integer, got {arr.dtype}")
     if isinstance(data, int) and not 0 <= data < 2**32:
         raise OverflowError(f"data must be in [0, 2**32) as a Python int, got {data}")
-    return _out(_fold_in(k, int(arr.astype(np.uint64, casting="unsafe")) & 0xFFFFFFFF))
+    if isinstance(k, tuple) and not _traced(arr):
+        return _out(_fold_in(k, int(arr.astype(np.uint64, casting="unsafe")) & 0xFFFFFFFF))
+    if isinstance(k, tuple):
+        k = np.array(k, _U32)
+    word = _F.reshape(arr.astype(np.uint64).astype(_U32), (1,))
+    return _P.bind(_P.threefry_p, _F.asarray(k),
+                   _F.concatenate([np.zeros(1, _U32), word]))
 
 
 def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
     """Uniform random bits: Tensor of ``shape`` and unsigned ``dtype`` (uint8/16/32/64;
     default uint32, uint64 in x64 mode)."""
-    k = _key_words(key)
+    k = _key_arg(key)
     dt = _dtype(dtype, np.uint64 if x64_enabled() else np.uint32, "u", "bits")
-    return _out(_random_bits(k, dt.itemsize * 8, _shape(shape)))
+    return _out_any(_t_bits(k, dt.itemsize * 8, _shape(shape)))
 
 
 def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None,
@@ -671,14 +1027,18 @@ def uniform(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None,
     """Uniform floats in [minval, maxval): Tensor of ``shape``, float ``dtype`` (16/32/64;
     default the default float dtype: float32, float64 in x64 mode).
 
-    ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``.
+    ``minval``/``maxval`` (scalars or arrays broadcasting to ``shape``) are cast to ``dtype``;
+    the samples are differentiable in them (d/dminval = 1 - u, d/dmaxval = u for the unit
+    uniform u, as JAX).
     """
-    k = _key_words(key)
+    k = _key_arg(key)
     dt = _dtype(dtype, default_float(), "f", "uniform")
     shape = _shape(shape)
-    lo, hi = _np(minval, "minval"), _np(maxval, "maxval")
-    _check_param_shape("uniform", shape, lo.shape, hi.shape)
-    return _out(_uniform(k, shape, dt, lo, hi))
+    lo, hi = _val(minval, "minval"), _val(maxval, "maxval")
+    _check_param_shape("uniform", shape, tuple(lo.shape), tuple(hi.shape))
+    if isinstance(k, tuple) and not (_traced(lo) or _traced(hi)):
+        return _out(_uniform(k, shape, dt, lo, hi))
+    return _t_uniform(k, shape, dt, lo, hi)
 
 
 def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
@@ -687,9 +1047,12 @@ def normal(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Ar
 
     A complex sample has independent real and imaginary parts of variance 1/2 each.
     """
-    k = _key_words(key)
+    k = _key_arg(key)
     dt = _dtype(dtype, default_float(), "fc", "normal")
-    return _out(_normal(k, _shape(shape), dt))
+    shape = _shape(shape)
+    if isinstance(k, tuple):
+        return _out(_normal(k, shape, dt))
+    return _t_normal(k, shape, dt)
 
 
 def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: ShapeLike = (),
@@ -698,21 +1061,28 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
     (default float32, float64 in x64 mode).
 
     ``lower``/``upper`` broadcast to ``shape``; ``shape=None`` means their broadcast shape.
+    The samples are differentiable in ``lower`` and ``upper`` (through erf, the uniform and
+    erfinv, as JAX's).
     """
-    k = _key_words(key)
+    k = _key_arg(key)
     dt = _dtype(dtype, default_float(), "f", "truncated_normal")
-    lo = _np(lower, "lower").astype(dt)
-    hi = _np(upper, "upper").astype(dt)
+    lo = _cast(_val(lower, "lower"), dt)
+    hi = _cast(_val(upper, "upper"), dt)
     if shape is None:
-        shape = np.broadcast_shapes(lo.shape, hi.shape)
+        shape = np.broadcast_shapes(tuple(lo.shape), tuple(hi.shape))
     else:
         shape = _shape(shape)
-        _check_param_shape("truncated_normal", shape, lo.shape, hi.shape)
+        _check_param_shape("truncated_normal", shape, tuple(lo.shape), tuple(hi.shape))
     sqrt2 = dt.type(_SQRT2)
-    erf = np.vectorize(math.erf, otypes=[np.float64])
+    if _traced(lo) or _traced(hi):
+        return _t_truncated_normal(k, shape, dt, lo, hi)
+    # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
+    from scipy.special import erf
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
     b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
     clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
+    if not isinstance(k, tuple):
+        return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
     fused = _fused_erfinv(k, shape, dt, a, b, clip_lo, clip_hi)
     if fused is not None:
         return _out(fused)
@@ -726,6 +1096,25 @@ def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
     return np.clip(out, clip_lo, clip_hi).astype(dt)
 
 
+def _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi):
+    """``_truncated_normal_from_bits`` in nx operations, from the erf of the bounds."""
+    u = _t_uniform_from_bits(_t_bits(k, np.finfo(dt).bits, shape), dt, a, b)
+    erfinv = _t_erfinv if _traced(a) or _traced(b) else _t_erfinv_value
+    out = (erfinv(u) * dt.type(_SQRT2)).astype(dt)
+    return _F.reshape(_F.clip(out, clip_lo, clip_hi).astype(dt), shape)
+
+
+def _t_truncated_normal(k, shape, dt, lo, hi):
+    """Traced bounds: erf and nextafter in nx operations (differentiable in the bounds)."""
+    from nx_rune.scipy.special import erf
+    sqrt2 = dt.type(_SQRT2)
+    a = erf((_F.asarray(lo) / sqrt2).astype(np.float64)).astype(dt)
+    b = erf((_F.asarray(hi) / sqrt2).astype(np.float64)).astype(dt)
+    clip_lo = _F.nextafter(lo, _F.full_like(lo, np.inf))
+    clip_hi = _F.nextafter(hi, _F.full_like(hi, -np.inf))
+    return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
+
+
 def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLike,
             dtype: DTypeLike = None) -> Array:
     """Uniform integers in [minval, maxval): Tensor of ``shape``, integer ``dtype`` (default
@@ -734,20 +1123,24 @@ def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLi
     ``minval``/``maxval`` broadcast to ``shape`` and are clipped to ``dtype``'s range
     (``maxval`` one past it is allowed: ``randint(k, s, 0, 256, uint8)`` covers all bytes).
     """
-    k = _key_words(key)
+    k = _key_arg(key)
     dt = np.dtype(default_int() if dtype is None else dtype)
     if dt.kind not in "iu":
         raise TypeError(f"dtype of randint must be an integer dtype, got {dt}")
     shape = _shape(shape)
     lo, hi = _int_param(minval, "minval"), _int_param(maxval, "maxval")
-    _check_param_shape("randint", shape, lo.shape, hi.shape)
+    _check_param_shape("randint", shape, tuple(lo.shape), tuple(hi.shape))
+    traced = not isinstance(k, tuple) or _traced(lo) or _traced(hi)
+    sample = _t_randint if traced else _randint
+    wrap = _out_any if traced else _out
     if dt.itemsize < 4:
         # JAX samples 8- and 16-bit integers as int32 and casts.
         info = np.iinfo(dt)
-        lo = np.clip(lo.astype(np.int32), info.min, info.max)
-        hi = np.clip(hi.astype(np.int32), info.min, info.max + 1)
-        return _out(_randint(k, shape, lo, hi, np.dtype(np.int32)).astype(dt))
-    return _out(_randint(k, shape, lo, hi, dt))
+        clip = _F.clip if traced else np.clip
+        lo = clip(lo.astype(np.int32), np.int32(info.min), np.int32(info.max))
+        hi = clip(hi.astype(np.int32), np.int32(info.min), np.int32(info.max + 1))
+        return wrap(sample(k, shape, lo, hi, np.dtype(np.int32)).astype(dt))
+    return wrap(sample(k, shape, lo, hi, dt))
 
 
 def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None) -> Array:
@@ -756,26 +1149,31 @@ def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: ShapeLike | None = None
     ``p`` must be floating; a Python float is of the default float dtype (float32; float64 in
     x64 mode).
     """
-    k = _key_words(key)
-    parr = _np(p, "p")
+    k = _key_arg(key)
+    parr = _val(p, "p")
     if type(p) is float:                # weakly typed (np.float64 is a float too)
         parr = parr.astype(default_float())
-    if parr.dtype.kind != "f":
+    if _dtype_of(parr).kind != "f":
         raise TypeError(f"p of bernoulli must have a floating dtype, got {parr.dtype}")
     if shape is None:
-        shape = parr.shape
+        shape = tuple(parr.shape)
     else:
         shape = _shape(shape)
-        _check_param_shape("bernoulli", shape, parr.shape)
-    return _out(_uniform(k, shape, parr.dtype) < parr)
+        _check_param_shape("bernoulli", shape, tuple(parr.shape))
+    if isinstance(k, tuple) and not _traced(parr):
+        return _out(_uniform(k, shape, parr.dtype) < parr)
+    return _t_uniform(k, shape, _dtype_of(parr)) < parr
 
 
 def gumbel(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
     """Standard Gumbel samples ``-log(-log(u))``: Tensor of ``shape``, float ``dtype`` (default
     float32, float64 in x64 mode)."""
-    k = _key_words(key)
+    k = _key_arg(key)
     dt = _dtype(dtype, default_float(), "f", "gumbel")
-    return _out(_gumbel(k, _shape(shape), dt))
+    shape = _shape(shape)
+    if isinstance(k, tuple):
+        return _out(_gumbel(k, shape, dt))
+    return _t_gumbel(k, shape, dt)
 
 
 def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
@@ -786,14 +1184,15 @@ def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
     The result has ``shape`` (default: ``logits.shape`` without ``axis``); extra leading
     dimensions in ``shape`` draw that many independent samples per distribution.
     """
-    k = _key_words(key)
-    arr = _np(logits, "logits")
-    if arr.dtype.kind != "f":
+    k = _key_arg(key)
+    arr = _val(logits, "logits")
+    lshape = tuple(arr.shape)
+    if _dtype_of(arr).kind != "f":
         raise TypeError(f"logits must have a floating dtype, got {arr.dtype}")
-    if arr.ndim == 0:
+    if not lshape:
         raise ValueError("logits must have at least one dimension")
-    ax = _axis(axis, arr.ndim)
-    batch = arr.shape[:ax] + arr.shape[ax + 1:]
+    ax = _axis(axis, len(lshape))
+    batch = lshape[:ax] + lshape[ax + 1:]
     if shape is None:
         shape = batch
     else:
@@ -801,24 +1200,43 @@ def categorical(key: ArrayLike, logits: ArrayLike, axis: int = -1,
         _check_param_shape("categorical", shape, batch)
     prefix = shape[:len(shape) - len(batch)]
     noise_shape = list(shape[len(prefix):])
-    noise_shape.insert(ax, arr.shape[ax])
-    scores = _gumbel(k, (*prefix, *noise_shape), arr.dtype) + arr
-    return _out(np.argmax(scores, axis=ax - arr.ndim).astype(default_int()))
+    noise_shape.insert(ax, lshape[ax])
+    if isinstance(k, tuple) and not _traced(arr):
+        scores = _gumbel(k, (*prefix, *noise_shape), arr.dtype) + arr
+        return _out(np.argmax(scores, axis=ax - arr.ndim).astype(default_int()))
+    scores = _t_gumbel(k, (*prefix, *noise_shape), _dtype_of(arr)) + arr
+    return _F.argmax(scores, axis=ax - len(lshape)).astype(default_int())
+
+
+def _static_int(x, name):
+    if _traced(x):
+        raise TypeError(f"{name}: a traced integer cannot set the size of a random draw "
+                        f"(sizes are static: pass it as a static argument of jit, or an "
+                        f"array to sample from)")
 
 
 def permutation(key: ArrayLike, x: int | ArrayLike, axis: int = 0,
                 independent: bool = False) -> Array:
     """A random permutation of ``arange(x)`` (int x) or of ``x`` along ``axis``: Tensor.
 
-    With ``independent=True`` every 1-D slice along ``axis`` is shuffled on its own.
+    With ``independent=True`` every 1-D slice along ``axis`` is shuffled on its own.  The
+    result is differentiable in ``x`` (a gather of its entries).
     """
-    k = _key_words(key)
-    arr = _np(x, "x")
+    k = _key_arg(key)
+    if _traced(x) and x.ndim == 0:
+        _static_int(x, "x")
+    arr = _val(x, "x")
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"x must be an integer or an array, got {arr.dtype}")
-        return _out(_shuffle(k, np.arange(int(arr), dtype=default_int()), 0))
-    return _out(_permutation(k, arr, _axis(axis, arr.ndim), independent))
+        ints = np.arange(int(arr), dtype=default_int())
+        if isinstance(k, tuple):
+            return _out(_shuffle(k, ints, 0))
+        return _t_shuffle(k, ints, 0)
+    ax = _axis(axis, arr.ndim)
+    if isinstance(k, tuple) and not _traced(arr):
+        return _out(_permutation(k, arr, ax, independent))
+    return _t_permutation(k, arr, ax, independent)
 
 
 def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: bool = True,
@@ -828,11 +1246,13 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
     Returns a Tensor of ``shape`` (for an array: ``a.shape`` with ``axis`` replaced by
     ``shape``). ``p``: optional probabilities of the entries (1-D, length ``a.shape[axis]``).
     """
-    k = _key_words(key)
+    k = _key_arg(key)
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape of choice must be a sequence, got {shape!r}")
     shape = _shape(shape)
-    arr = _np(a, "a")
+    if _traced(a) and a.ndim == 0:
+        _static_int(a, "a")
+    arr = _val(a, "a")
     it = default_int()
     if isinstance(a, int):
         info = np.iinfo(it)
@@ -855,23 +1275,28 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: ShapeLike = (), replace: b
     if not replace and n_draws > n_inputs:
         raise ValueError(f"cannot take a larger sample (size {n_draws}) than the population "
                          f"(size {n_inputs}) when replace=False")
-    if p is not None:
-        result = _take(arr, _choice_index(k, _np(p, "p"), n_inputs, shape, n_draws, replace),
-                       axis)
+    pv = None if p is None else _val(p, "p")
+    traced = not isinstance(k, tuple) or _traced(arr) or _traced(pv)
+    if not traced:
+        take, perm, randint_, index = np.take, _permutation, _randint, _choice_index
+    else:
+        take, perm, randint_, index = _F.take, _t_permutation, _t_randint, _t_choice_index
+    if pv is not None:
+        ind = index(k, pv, n_inputs, shape, n_draws, replace)
+        result = ind if arr.ndim == 0 else take(arr, ind, axis=axis)
     elif replace:
-        result = _take(arr, _randint(k, shape, np.asarray(0, it), np.asarray(n_inputs, it), it),
-                       axis)
+        ind = randint_(k, shape, np.asarray(0, it), np.asarray(n_inputs, it), it)
+        result = ind if arr.ndim == 0 else take(arr, ind, axis=axis)
     else:
         pool, ax = (arr, axis) if arr.ndim else (np.arange(n_inputs, dtype=it), 0)
-        result = np.take(_permutation(k, pool, ax, False), np.arange(n_draws), axis=ax)
+        result = take(perm(k, pool, ax, False), np.arange(n_draws), axis=ax)
     if arr.ndim == 0:
-        return _out(result.reshape(shape))
-    return _out(result.reshape(arr.shape[:axis] + shape + arr.shape[axis + 1:]))
-
-
-def _take(arr, ind, axis):
-    """``arr``'s entries at ``ind`` along ``axis``; for an int population, ``ind`` itself."""
-    return ind if arr.ndim == 0 else np.take(arr, ind, axis=axis)
+        out_shape = shape
+    else:
+        out_shape = tuple(arr.shape[:axis]) + shape + tuple(arr.shape[axis + 1:])
+    if traced:
+        return _F.reshape(result, out_shape)
+    return _out(result.reshape(out_shape))
 
 
 def _choice_index(k, p, n_inputs, shape, n_draws, replace):
@@ -895,28 +1320,52 @@ def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:
     As ``jax.extend.random.threefry_2x32``: returns a uint32 Tensor of ``count``'s shape.
     Runs as the primitive ``threefry_p``.
     """
-    karr = _np(key, "key")
-    _key_words(karr)
-    carr = _np(count, "count")
-    if carr.dtype != _U32:
+    karr = _key_arg(key)
+    if isinstance(karr, tuple):
+        karr = _out(np.array(karr, _U32))
+    carr = _val(count, "count")
+    if _dtype_of(carr) != _U32:
         raise TypeError(f"count must have dtype uint32, got {carr.dtype}")
-    return _P.bind(_P.threefry_p, _out(karr), _out(carr))
+    return _P.bind(_P.threefry_p, karr, carr if _traced(carr) else _out(carr))
+
+
+def _out_any(x):
+    """A result of the traced chains: NumPy arrays (concrete key) as Tensors, others as they
+    are."""
+    return _out(x) if isinstance(x, np.ndarray) else x
 
 
 # ---------------------------------------------------------------------------------------------
-# WP-vmap: under nx.vmap, keys (and bounds, probabilities, logits, ...) batched by it
+# under nx.vmap of concrete values: one example at a time through the fast path
 # ---------------------------------------------------------------------------------------------
+
+def _batched_concrete(v):
+    """True when ``v`` is batched by vmap levels only (no derivative, no jit) over a concrete
+    Tensor with at least one example per level."""
+    while isinstance(v, _BatchTracer):
+        if v._interp.axis_size == 0:
+            return False
+        v = v.primal
+    return isinstance(v, Tensor)
+
 
 def _over_batch(fn):
-    """``fn`` (a sampler on concrete values) that, given values batched by ``nx.vmap``, runs
-    once per example (a batched argument sliced, the others shared) and stacks the results:
-    key by key what ``jax.vmap`` of the sampler gives, bit for bit where ``fn`` is."""
+    """``fn`` (a sampler) that, given values batched by ``nx.vmap`` over concrete values,
+    runs the fast concrete path once per example (a batched argument sliced, the others
+    shared) and stacks the results: key by key what ``jax.vmap`` of the sampler gives, bit for
+    bit.  Other traced values (jit, grad, an empty batch) go to ``fn``'s traced chains, which
+    the transformations handle themselves."""
     @functools.wraps(fn)
     def sampler(*args, **kwargs):
+        batched = False
         for v in (*args, *kwargs.values()):
-            if isinstance(v, ArrayBase) and not isinstance(v, Tensor) \
-                    and _batching.batch_level(v) is not None:
-                return _batching.map_concrete(sampler, args, kwargs)
+            if isinstance(v, ArrayBase) and not isinstance(v, Tensor):
+                if not _batched_concrete(v):
+                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                        return fn(*args, **kwargs)
+                batched = True
+        if batched:
+            return _batching.map_concrete(sampler, args, kwargs)
         return fn(*args, **kwargs)
     return sampler
 

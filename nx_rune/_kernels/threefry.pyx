@@ -372,6 +372,51 @@ def threefry_2x32(key, count, rounds=20):
     return out.reshape(count.shape)
 
 
+def threefry_2x32_keys(key, count, rounds=20):
+    """``threefry_2x32`` of a batch of keys: ``key`` of shape ``(*batch, 2)`` hashes ``count``
+    of shape ``(*batch, *rest)`` block by block, ``out[b] = threefry_2x32(key[b], count[b])``
+    (what vmap of the hash over keys computes, in one call)."""
+    _check_u32_array(key, "key")
+    if key.ndim == 0 or key.shape[key.ndim - 1] != 2:
+        raise ValueError(f"key must have shape (*batch, 2), got {key.shape}")
+    _check_u32_array(count, "count")
+    rounds = _check_rounds(rounds)
+    batch = key.shape[:key.ndim - 1]
+    if count.shape[:len(batch)] != batch:
+        raise ValueError(f"count must start with the key's batch shape {batch}, got shape "
+                         f"{count.shape}")
+    cdef Py_ssize_t b = 1, m = 1, h, i
+    cdef int r = rounds
+    for d in batch:
+        b *= d
+    for d in count.shape[len(batch):]:
+        m *= d
+    keys = np.ascontiguousarray(key).reshape(b, 2)
+    flat = np.ascontiguousarray(count).reshape(b, m)
+    odd = m % 2
+    if odd:
+        flat = np.concatenate([flat, np.zeros((b, 1), dtype=np.uint32)], axis=1)
+    h = (m + odd) // 2
+    x0 = np.ascontiguousarray(flat[:, :h])
+    x1 = np.ascontiguousarray(flat[:, h:])
+    y0 = np.empty((b, h), dtype=np.uint32)
+    y1 = np.empty((b, h), dtype=np.uint32)
+    cdef const uint32_t* kp = <const uint32_t*>cnp.PyArray_DATA(keys)
+    cdef const uint32_t* x0p = <const uint32_t*>cnp.PyArray_DATA(x0)
+    cdef const uint32_t* x1p = <const uint32_t*>cnp.PyArray_DATA(x1)
+    cdef uint32_t* y0p = <uint32_t*>cnp.PyArray_DATA(y0)
+    cdef uint32_t* y1p = <uint32_t*>cnp.PyArray_DATA(y1)
+    if h > 0:
+        with nogil:
+            for i in range(b):
+                threefry_lanes(kp[2 * i], kp[2 * i + 1], x0p + i * h, x1p + i * h,
+                               y0p + i * h, y1p + i * h, h, r)
+    out = np.concatenate([y0, y1], axis=1)
+    if odd:
+        out = out[:, :m]
+    return np.ascontiguousarray(out).reshape(count.shape)
+
+
 def _iota(k0, k1, n, start, rounds, IotaMode mode, dtype, width):
     k0 = _check_word(k0, "k0")
     k1 = _check_word(k1, "k1")

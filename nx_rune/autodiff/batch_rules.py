@@ -508,10 +508,12 @@ def _halves(c, h):
 def _batch_threefry(size, args, dims):
     """threefry(key, count) hashes the pairs (flat[i], flat[i + h]) of the flattened count
     (padded with a zero to an even length 2h): with one key, every example's halves go into
-    one call (all first halves, then all second halves) and its results are put back."""
+    one call (all first halves, then all second halves) and its results are put back; with a
+    key per example (or a batch of keys already), the keys go in as a batch (*batch, 2), each
+    hashing its own example's count."""
     (key, ctr), (dk, dc) = args, dims
-    if dk is not None:    # one key per example
-        return _loop(P.threefry_p, size, args, dims, {})
+    if dk is not None or key.ndim > 1:
+        return bind(P.threefry_p, batch_at(key, dk, size, 0), batch_at(ctr, dc, size, 0)), 0
     c = moveaxis(ctr, dc, 0)
     shape = c.shape[1:]
     n = math.prod(shape)
