@@ -47,6 +47,8 @@ from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
+from nx_rune.config import x64_enabled
+from nx_rune.dtypes import scalar_dtype
 from nx_rune.errors import UnexpectedTracerError
 from nx_rune.frontend import asarray, zeros_like_t
 from nx_rune.tensor import ArrayBase, Tensor
@@ -90,14 +92,38 @@ def _norm_names(names, fname):
     return out
 
 
+# the dtype a weakly typed value is carried in (what a Python number holds exactly)
+_WIDE = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128), "i": np.dtype(np.int64)}
+
+
+def _scalar_leaf(x):
+    """``(value, key)`` of a Python number argument.  It is weakly typed, as eagerly: its key
+    has the dtype it gets alone (``asarray``'s: float32 with x64 off), but its value is passed
+    at full precision (float64, complex128, int64: what Python holds) and the program narrows
+    it where it stands alone (``trace``'s ``narrow``), so that where it meets a wider array
+    (``float64 array * 0.1``, ``* 1e300``) it is not rounded first, exactly as eagerly."""
+    c = x.__class__
+    if c is float or c is complex or (c is int and -2**63 <= x < 2**63):
+        dt = scalar_dtype(x)            # (asarray's dtype, without its overflow warning)
+        wide = _WIDE[dt.kind]
+        if wide != dt:
+            return Tensor._wrap(np.array(x, dtype=wide)), ((), dt, True, wide)
+    t = asarray(x)
+    return t, ((), t.dtype, True)
+
+
 def _leaf_value(x, what):
     """``(value, key)`` of one dynamic leaf: the value passed on (an array) and its signature
-    (shape, dtype, weak type)."""
+    (shape, dtype, weak type; for a weak value carried wider, the carrier's dtype)."""
     if isinstance(x, ArrayBase):
-        return x, (x.shape, x.dtype, bool(getattr(x, "weak_type", False)))
+        weak = bool(getattr(x, "weak_type", False))
+        if weak:
+            wide = getattr(x, "_wide", None)     # a traced weak value of an enclosing trace
+            if wide is not None:
+                return wide, (x.shape, x.dtype, True, wide.dtype)
+        return x, (x.shape, x.dtype, weak)
     if isinstance(x, _SCALARS):
-        t = asarray(x)
-        return t, ((), t.dtype, True)
+        return _scalar_leaf(x)
     if isinstance(x, (np.ndarray, np.generic)):
         t = asarray(x)
         return t, (t.shape, t.dtype, False)
@@ -141,10 +167,20 @@ def _fast_signature(x, leaves):
             out.append(sig)
         return tuple(out)
     if c is float or c is int:
-        t = asarray(x)
+        t, key = _scalar_leaf(x)
         leaves.append(t)
-        return ((), t.dtype, True)
+        return key
     return None
+
+
+def _typed(v):
+    """A static value as a cache key: the value with its type (``1`` and ``1.0`` are equal and
+    hash alike, yet a function may make an int32 or a float32 of them), the elements of tuples
+    and lists too."""
+    c = v.__class__
+    if c is tuple or c is list:
+        return (c, tuple(_typed(e) for e in v))
+    return (c, v)
 
 
 def _concrete_arrays(values):
@@ -291,6 +327,13 @@ class CacheInfo(tuple):
 
 class JitFunction:
     """A jitted function (see :func:`jit`)."""
+    # The private state lives in slots, not in the instance dict: functools.update_wrapper
+    # copies a wrapped function's __dict__ into its wrapper, so state kept there would travel
+    # into a jit of a wrapper (grad, vmap, a user's decorator made with functools.wraps around
+    # a jitted function) and replace that jit's own function with the inner one.  Slots are
+    # neither copied out of this object nor overridden by what is copied into its __dict__.
+    __slots__ = ("_fun", "_name", "_static_nums", "_static_names", "_donate", "_params",
+                 "_cache", "_hits", "_misses", "_fast", "__dict__", "__weakref__")
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  name=None):
@@ -425,8 +468,9 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         fast_key = None
         if self._fast and not kwargs:
-            # fast paths: positional Tensor arguments, or pytrees of Tensors
-            key = []
+            # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
+            # the x64 mode: it changes the dtypes a trace gives Python numbers and defaults)
+            key = [x64_enabled()]
             for a in args:
                 if a.__class__ is not Tensor:
                     break
@@ -444,7 +488,7 @@ class JitFunction:
                 leaves = []
                 sig = _fast_signature(args, leaves)
                 if sig is not None:
-                    fast_key = (_FAST_TREE, sig)
+                    fast_key = (_FAST_TREE, x64_enabled(), sig)
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
@@ -454,7 +498,8 @@ class JitFunction:
         dyn, dkw, statics, skw = self._split(args, kwargs)
         spos = {i for i, _ in statics}
         values, keys, treedef = self._flatten(dyn, dkw, spos)
-        key = (treedef, statics, skw, keys)
+        key = (treedef, tuple((i, _typed(v)) for i, v in statics),
+               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
@@ -480,10 +525,13 @@ class JitFunction:
                 full.append(static_pos[i] if i in static_pos else next(it))
             return fun(*full, **dkw, **static_kw)
 
-        avals = [AbstractValue(k[0], k[1], k[2]) for k in keys]
+        # a weak value carried wider (a Python number, _scalar_leaf) is an input of the
+        # carrier's dtype that the trace narrows for the function
+        avals = [AbstractValue(k[0], k[3] if len(k) > 3 else k[1], k[2]) for k in keys]
+        narrow = {j: k[1] for j, k in enumerate(keys) if len(k) > 3}
         hint = ("mark the argument static (jit(f, static_argnums=...) or static_argnames=...)")
         traced = trace(with_statics, avals, treedef, name="jit", fname=self._name,
-                       arg_names=descs, hint=hint)
+                       arg_names=descs, hint=hint, narrow=narrow)
         traced.cache["name"] = self._name
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
