@@ -34,6 +34,7 @@ from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
 from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
                             UnexpectedTracerError)
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.writes import EPOCH
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["JitTracer", "TraceInterpreter", "Traced", "trace", "user_frame"]
@@ -294,6 +295,21 @@ def _narrowed(interp, r):
     return out
 
 
+def _snapshot(t):
+    """A read-only copy of concrete Tensor ``t``'s values; an axis of stride 0 (a broadcast,
+    a Python scalar the front end made a constant of) keeps stride 0: one copy of what it
+    repeats."""
+    arr = t._np()
+    if arr.size and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides)):
+        part = arr[tuple(slice(0, 1) if s == 0 else slice(None)
+                         for n, s in zip(arr.shape, arr.strides))]
+        snap = np.broadcast_to(np.array(part, copy=True, order="C"), arr.shape)
+    else:
+        snap = np.array(arr, copy=True, order="C")
+        snap.flags.writeable = False
+    return Tensor._wrap(snap)
+
+
 class TraceInterpreter(Interpreter):
     """Records every primitive bound while it is the innermost interpreter (see module doc).
 
@@ -326,14 +342,32 @@ class TraceInterpreter(Interpreter):
 
     # -- operands ----------------------------------------------------------------------------
     def literal(self, t):
-        lit = self.literals.get(id(t))
-        if lit is None or lit.value is not t:
-            # a constant holding one value (0-d, or broadcast with stride 0) is what the front
-            # end makes of a Python scalar: weakly typed, so that results of weak operands and
-            # such constants stay weak (as JAX's x * 2 for a weak x)
-            arr = t._np()
-            weak = arr.ndim == 0 or (arr.size > 0 and not any(arr.strides))
-            lit = self.literals[id(t)] = Literal(t, AbstractValue(t.shape, t.dtype, weak))
+        """The constant operand for concrete Tensor ``t``: a copy of its values as they are
+        now (jit's documented semantics, JAX's: a concrete array the function reads is
+        captured by value when the function is traced; writes into it afterwards do not reach
+        the compiled program, nor its constant folding).  A write into ``t`` during the trace
+        (``writes.EPOCH`` moved) gives later uses a new copy, as the eager function would read
+        the new values."""
+        entry = self.literals.get(id(t))
+        epoch = EPOCH[0]
+        if entry is not None and entry[0] is t:
+            if entry[1] == epoch:
+                return entry[2]
+            snap = _snapshot(t)
+            lit = entry[2]
+            if np.array_equal(snap._np(), lit.array(), equal_nan=snap.dtype.kind in "fc") and \
+                    snap._np().tobytes() == lit.array().tobytes():
+                self.literals[id(t)] = (t, epoch, lit)
+                return lit
+        else:
+            snap = _snapshot(t)
+        # a constant holding one value (0-d, or broadcast with stride 0) is what the front
+        # end makes of a Python scalar: weakly typed, so that results of weak operands and
+        # such constants stay weak (as JAX's x * 2 for a weak x)
+        arr = snap._np()
+        weak = arr.ndim == 0 or (arr.size > 0 and not any(arr.strides))
+        lit = Literal(snap, AbstractValue(t.shape, t.dtype, weak))
+        self.literals[id(t)] = (t, epoch, lit)      # (t kept alive: its id stays unique)
         return lit
 
     def capture(self, x):
