@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -49,7 +50,9 @@ from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
 from nx_rune.config import x64_enabled
 from nx_rune.dtypes import scalar_dtype
-from nx_rune.errors import UnexpectedTracerError
+from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
+from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
+from nx_rune._kernels.view import View
 from nx_rune.frontend import asarray, zeros_like_t
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
@@ -510,6 +513,8 @@ class JitFunction:
                     self._cache[fast_key] = entry
         else:
             self._hits += 1
+        if entry.donate and _var.get() is None and not entry.traced.captured:
+            return entry.run(values)        # (donation: run marks the donated deleted)
         return entry.call(values)
 
     def _trace(self, values, keys, treedef, statics, skw, spos, dyn, dkw):
@@ -580,15 +585,88 @@ class _Entry:
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
         exe = self.exe or self.executable()
-        outs = exe.fn(*args) if exe.fn_donating is None else exe(args)
+        outs = exe.fn(*args) if exe.fn_donating is None else self._run_donating(exe, args)
         td = self.traced.out_tree
         if td.num_leaves == 1 and td.node_data() is None:
             return outs[0]
         return tree_unflatten(td, outs)
 
+    def _run_donating(self, exe, args):
+        """Run with the donated arguments' memory reusable where the tensor owns it alone
+        (``_exclusive``), then mark every donated tensor deleted (``_Donated``)."""
+        args = list(args)
+        if all(_exclusive(args[i]) for i in self.donate):
+            outs = exe(args)
+        else:
+            # memory another object can read (a NumPy array the tensor was made from, views
+            # of it, an ndarray given out by x.numpy()): the program must not write it
+            try:
+                outs = list(exe.fn(*args))
+            except QUIET_ERRORS:
+                outs = list(rerun_quietly(exe.fn, *args))
+        name = _fname(self.traced)
+        for i in self.donate:
+            t = args[i]
+            if t.__class__ is Tensor and not any(o is t for o in outs):
+                _Donated.delete(t, name)
+        return outs
+
     def call(self, values):
-        outs = call_traced(self.traced, values + self.traced.captured, self.executable)
+        if self.donate:
+            # under a transformation the donated values may be saved for a derivative (a
+            # tape's operands): the program that reuses memory runs only outside them
+            outs = call_traced(self.traced, values + self.traced.captured)
+        else:
+            outs = call_traced(self.traced, values + self.traced.captured, self.executable)
         return tree_unflatten(self.traced.out_tree, outs)
+
+
+def _exclusive(t):
+    """Whether the memory of Tensor ``t`` is its own alone, so that a program may overwrite it:
+    an ndarray that owns its data, writeable and C-contiguous, that nothing else references
+    (no NumPy view of it, no ndarray handed out by ``t.numpy()``, no Buffer derived from it
+    that other tensors could share)."""
+    if t.__class__ is not Tensor or t._buf is not None or t._mat is not None:
+        return False
+    arr = t._arr
+    if arr is None:
+        return False
+    # references: t._arr, this frame's ``arr`` and getrefcount's argument (counted before
+    # arr.flags, an object that references arr)
+    if sys.getrefcount(arr) > 3:
+        return False
+    flags = arr.flags
+    return flags.owndata and flags.writeable and flags.c_contiguous
+
+
+class _Donated:
+    """The storage of a tensor donated to a jitted function: shape, dtype and strides stay
+    readable (as on JAX's deleted arrays); its memory does not, every access raises
+    :class:`nx_rune.errors.DonatedArrayError`."""
+    __slots__ = ("dtype", "itemsize", "message")
+
+    def __init__(self, dtype, message):
+        self.dtype, self.itemsize, self.message = dtype, dtype.itemsize, message
+
+    @staticmethod
+    def delete(t, fname):
+        view = View.contiguous(t.shape)
+        msg = (f"this array (shape {t.shape}, dtype {t.dtype}) was donated to jit({fname}) "
+               f"(donate_argnums) and its memory may have been reused for the results: it "
+               f"cannot be read or written any more; use the function's results, or do not "
+               f"donate the argument")
+        storage = _Donated(t.dtype, msg)
+        t._arr = None
+        t._mat = None
+        t._view = view
+        t._buf = storage
+
+    def raise_deleted(self):
+        raise DonatedArrayError(self.message)
+
+    def __getattr__(self, name):
+        # any use of the memory (as_ndarray, address, readonly, ...)
+        raise DonatedArrayError(object.__getattribute__(self, "message"))
 
 
 def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
@@ -599,11 +677,30 @@ def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     program afterwards.
 
     static_argnums / static_argnames: arguments passed to ``fun`` as Python values (hashable;
-    each distinct value traces anew), for the values ``fun`` branches on.  donate_argnums: the
-    arrays of these arguments may be overwritten by the program (their memory is reused for its
-    results); read them no more after the call.  Returns a callable with ``cache_info()`` and
-    ``clear_cache()``.  Python side effects of ``fun`` happen only while it is traced.  Branching
-    on a traced value raises ``nx.errors.ConcretizationTypeError``.
+    each distinct value, of each type, traces anew: ``1`` and ``1.0`` are two traces), for the
+    values ``fun`` branches on.  The x64 mode (``nx.enable_x64``) is part of the signature too.
+
+    Python numbers passed as arguments are weakly typed, as eagerly (and in JAX): ``jit(f)(x,
+    0.1)`` computes what ``f(x, 0.1)`` computes, the number meeting a float64 array at full
+    precision and a float32 array as float32; arithmetic among such arguments and Python
+    numbers is done as Python does it; alone, a float argument is the default float dtype.
+
+    Concrete arrays that ``fun`` reads without receiving them as arguments (globals, closures)
+    are captured by value when ``fun`` is traced, as in JAX: writing into them afterwards
+    (``w[0] = 1``, ``w += 1``, or into the NumPy array they were made from) does not change what
+    the compiled function computes; pass them as arguments, or ``clear_cache()``, to see new
+    values.
+
+    donate_argnums: the arrays of these arguments are given to the call: where an array owns
+    its memory alone (not a view of a NumPy array or of another array, no NumPy array handed
+    out by ``x.numpy()`` still alive) the program may write its results there.  After a call
+    outside any transformation every donated array is deleted: reading or writing it raises
+    ``nx.errors.DonatedArrayError`` (its ``shape`` and ``dtype`` stay readable); memory the
+    array does not own alone is never written.  Under ``grad``/``vmap``/... donation is ignored.
+
+    Returns a callable with ``cache_info()`` and ``clear_cache()``.  Python side effects of
+    ``fun`` happen only while it is traced.  Branching on a traced value raises
+    ``nx.errors.ConcretizationTypeError``.
     """
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
 
