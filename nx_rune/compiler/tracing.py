@@ -196,6 +196,29 @@ class JitTracer(ArrayBase):
                 return r
         return ArrayBase.__neg__(self)
 
+    def _weak_inplace(self, o, op, symbol, div=False):
+        r = _weak_arith(self, o, op, div)
+        if r is None or r.dtype != self.dtype:
+            return None
+        self._rebind(r, f"x {symbol} y")
+        return self
+
+    def __iadd__(self, o):
+        r = self._weak_inplace(o, operator.add, "+=")
+        return ArrayBase.__iadd__(self, o) if r is None else r
+
+    def __isub__(self, o):
+        r = self._weak_inplace(o, operator.sub, "-=")
+        return ArrayBase.__isub__(self, o) if r is None else r
+
+    def __imul__(self, o):
+        r = self._weak_inplace(o, operator.mul, "*=")
+        return ArrayBase.__imul__(self, o) if r is None else r
+
+    def __itruediv__(self, o):
+        r = self._weak_inplace(o, operator.truediv, "/=", True)
+        return ArrayBase.__itruediv__(self, o) if r is None else r
+
     def _rebind(self, new, what="x[idx] = v"):
         """Make this tracer stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
         ``x += y`` on a traced value update it functionally (the front end's in-place hook)."""
