@@ -86,7 +86,7 @@ def test_wrapper_objects_carry_no_private_state():
     np.testing.assert_allclose(np.asarray(outer(t(W))), W * 3 + 1)
 
 
-# -- 2. cache keys: static types, x64 mode, weak Python scalars -------------------------------------
+# -- 2. cache keys: static types, x64 mode, weak Python scalars ------------------------------------
 
 def test_static_arguments_of_equal_value_and_different_type_trace_apart():
     f = nx.jit(lambda s: nx.asarray(s), static_argnums=0)
@@ -217,7 +217,7 @@ def test_jit_docstring_states_the_capture_semantics():
     assert "captured by value" in doc and "donate" in doc
 
 
-# -- 4. donation --------------------------------------------------------------------------------------
+# -- 4. donation -----------------------------------------------------------------------------------
 
 def _uses(x):
     return [lambda: x.numpy(), lambda: np.asarray(x), lambda: repr(x), lambda: x + 1,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import operator
 import os
 import sys
+import weakref
 
 import numpy as np
 
@@ -318,10 +319,17 @@ def _narrowed(interp, r):
     return out
 
 
+# id -> Tensor of the copies _snapshot made (read-only memory of their own: a program that is
+# inlined into another trace passes its constants on without a second copy)
+_SNAPSHOTS = weakref.WeakValueDictionary()
+
+
 def _snapshot(t):
     """A read-only copy of concrete Tensor ``t``'s values; an axis of stride 0 (a broadcast,
     a Python scalar the front end made a constant of) keeps stride 0: one copy of what it
     repeats."""
+    if _SNAPSHOTS.get(id(t)) is t:
+        return t
     arr = t._np()
     if arr.size and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides)):
         part = arr[tuple(slice(0, 1) if s == 0 else slice(None)
@@ -330,7 +338,9 @@ def _snapshot(t):
     else:
         snap = np.array(arr, copy=True, order="C")
         snap.flags.writeable = False
-    return Tensor._wrap(snap)
+    out = Tensor._wrap(snap)
+    _SNAPSHOTS[id(out)] = out
+    return out
 
 
 class TraceInterpreter(Interpreter):
