@@ -141,6 +141,12 @@ def test_python_scalar_arguments_are_weak_and_exact():
     np.testing.assert_array_equal(np.asarray(f(t(x64), 0.1, 7)),
                                   x64 * (0.1 * 3 - 1) / 7 + 0.1 ** 2 - (-0.1))
     np.testing.assert_array_equal(np.asarray(nx.jit(lambda x, n: x / n)(t(x64), 3)), x64 / 3)
+    g = nx.jit(lambda x, s: x * abs(s) + x * (s % 0.3) + x * (s // 0.03))
+    np.testing.assert_array_equal(np.asarray(g(t(x64), -0.7)),
+                                  x64 * 0.7 + x64 * (-0.7 % 0.3) + x64 * (-0.7 // 0.03))
+    # comparisons compare the Python numbers (float32 would make these two equal)
+    assert bool(nx.jit(lambda s: s > 0.1)(0.1000000001))
+    assert not bool(nx.jit(lambda s, r: s <= r)(0.1000000001, 0.1))
     # conversions of a weak argument convert the Python number
     np.testing.assert_array_equal(
         np.asarray(nx.jit(lambda s: nx.asarray(s, dtype=nx.float64))(0.1)), np.float64(0.1))

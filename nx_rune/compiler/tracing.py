@@ -189,6 +189,22 @@ class JitTracer(ArrayBase):
         r = _weak_arith(self, o, _flipped(operator.pow))
         return ArrayBase.__rpow__(self, o) if r is None else r
 
+    def __floordiv__(self, o):
+        r = _weak_arith(self, o, operator.floordiv)
+        return ArrayBase.__floordiv__(self, o) if r is None else r
+
+    def __rfloordiv__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.floordiv))
+        return ArrayBase.__rfloordiv__(self, o) if r is None else r
+
+    def __mod__(self, o):
+        r = _weak_arith(self, o, operator.mod)
+        return ArrayBase.__mod__(self, o) if r is None else r
+
+    def __rmod__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.mod))
+        return ArrayBase.__rmod__(self, o) if r is None else r
+
     def __neg__(self):
         w = self._wide
         if w is not None and not self._interp.done:
@@ -196,6 +212,31 @@ class JitTracer(ArrayBase):
             if r is not None:
                 return r
         return ArrayBase.__neg__(self)
+
+    def __abs__(self):
+        w = self._wide
+        if w is not None and not self._interp.done:
+            r = _narrowed(self._interp, abs(w))
+            if r is not None:
+                return r
+        return ArrayBase.__abs__(self)
+
+    # comparisons of weak values compare the Python numbers (a bool: nothing to narrow)
+    def __lt__(self, o):
+        r = _weak_arith(self, o, operator.lt, compare=True)
+        return ArrayBase.__lt__(self, o) if r is None else r
+
+    def __le__(self, o):
+        r = _weak_arith(self, o, operator.le, compare=True)
+        return ArrayBase.__le__(self, o) if r is None else r
+
+    def __gt__(self, o):
+        r = _weak_arith(self, o, operator.gt, compare=True)
+        return ArrayBase.__gt__(self, o) if r is None else r
+
+    def __ge__(self, o):
+        r = _weak_arith(self, o, operator.ge, compare=True)
+        return ArrayBase.__ge__(self, o) if r is None else r
 
     def _weak_inplace(self, o, op, symbol, div=False):
         r = _weak_arith(self, o, op, div)
@@ -275,11 +316,12 @@ _F64, _C128, _I64 = np.dtype(np.float64), np.dtype(np.complex128), np.dtype(np.i
 _PY_KIND = {int: "i", float: "f", complex: "c"}
 
 
-def _weak_arith(t, o, op, div=False):
+def _weak_arith(t, o, op, div=False, compare=False):
     """``op(t, o)`` computed as Python computes it (in float64, complex128 or int64) on the wide
     forms, when ``t`` is a weak tracer carried wide and ``o`` a Python number or another such
     tracer of the same trace; None otherwise (the ordinary operator then runs).  ``div``: a
-    true division (of ints too, a float)."""
+    true division (of ints too, a float); ``compare``: a comparison (its bool result as it
+    is)."""
     w = t._wide
     if w is None or t._interp.done:
         return None
@@ -297,7 +339,10 @@ def _weak_arith(t, o, op, div=False):
     dt = _C128 if "c" in kinds else _F64 if ("f" in kinds or div) else _I64
     from nx_rune.frontend._core import astype, const
     b = astype(o, dt) if c is JitTracer else const(o, dt)
-    return _narrowed(t._interp, op(astype(w, dt), b))
+    r = op(astype(w, dt), b)
+    if compare:
+        return r if r.__class__ is JitTracer and r._interp is t._interp else None
+    return _narrowed(t._interp, r)
 
 
 def _narrowed(interp, r):

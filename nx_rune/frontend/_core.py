@@ -282,6 +282,8 @@ _WEAK_PROXY = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 def _promote_weak(xs):
     weak = [isinstance(x, ArrayBase) and getattr(x, "weak_type", False) for x in xs]
+    if builtins.all(weak) and builtins.all(x.dtype == xs[0].dtype for x in xs):
+        return list(xs)         # weak values of one dtype stay that dtype (as in JAX)
     out = promote(*[_WEAK_PROXY[x.dtype.kind] if w else x for x, w in zip(xs, weak)])
     dt = out[0].dtype
     return [astype(x, dt) if w else o for x, w, o in zip(xs, weak, out)]
