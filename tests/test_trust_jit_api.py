@@ -154,6 +154,15 @@ def test_python_scalar_arguments_are_weak_and_exact():
     inner = nx.jit(lambda x, s: x * s)
     np.testing.assert_array_equal(np.asarray(nx.jit(lambda x, s: inner(x, s))(t(x64), 0.1)),
                                   x64 * 0.1)
+    # read from a loop body or under grad inside the jitted function
+    def loop(x, lr):
+        return nx.lax.fori_loop(0, 3, lambda i, p: p - lr * p, x)
+    np.testing.assert_array_equal(np.asarray(nx.jit(loop)(t(x64), 0.1)),
+                                  x64 - 0.1 * x64 - 0.1 * (x64 - 0.1 * x64)
+                                  - 0.1 * (x64 - 0.1 * x64 - 0.1 * (x64 - 0.1 * x64)))
+    np.testing.assert_array_equal(
+        np.asarray(nx.jit(lambda x, lr: nx.grad(lambda p: nx.sum(p * p * lr))(x))(t(x64), 0.1)),
+        np.asarray(nx.grad(lambda p: nx.sum(p * p * 0.1))(t(x64))))
     # in-place arithmetic on a weak argument keeps it exact
     def acc(x, s):
         s += 0.2

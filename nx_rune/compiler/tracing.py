@@ -310,8 +310,6 @@ def _flipped(op):
 
 
 _INT64 = (-2**63, 2**63)
-
-
 _F64, _C128, _I64 = np.dtype(np.float64), np.dtype(np.complex128), np.dtype(np.int64)
 _PY_KIND = {int: "i", float: "f", complex: "c"}
 
@@ -337,7 +335,7 @@ def _weak_arith(t, o, op, div=False, compare=False):
             return None
     kinds = (w.dtype.kind, kind)
     dt = _C128 if "c" in kinds else _F64 if ("f" in kinds or div) else _I64
-    from nx_rune.frontend._core import astype, const
+    from nx_rune.frontend._core import astype, const    # (the front end imports this module)
     b = astype(o, dt) if c is JitTracer else const(o, dt)
     r = op(astype(w, dt), b)
     if compare:
@@ -433,8 +431,7 @@ class TraceInterpreter(Interpreter):
                 return entry[2]
             snap = _snapshot(t)
             lit = entry[2]
-            if np.array_equal(snap._np(), lit.array(), equal_nan=snap.dtype.kind in "fc") and \
-                    snap._np().tobytes() == lit.array().tobytes():
+            if snap._np().tobytes() == lit.array().tobytes():     # (the write was elsewhere)
                 self.literals[id(t)] = (t, epoch, lit)
                 return lit
         else:
