@@ -5,7 +5,7 @@ IndexError) with a message naming the argument.
 """
 
 __all__ = ["TracerArrayConversionError", "ConcretizationTypeError", "DerivativeConversionError",
-           "UnexpectedTracerError", "ModifiedInPlaceError"]
+           "UnexpectedTracerError", "ModifiedInPlaceError", "DonatedArrayError"]
 
 
 class TracerArrayConversionError(TypeError):
@@ -39,3 +39,10 @@ class ModifiedInPlaceError(RuntimeError):
     """A value that a recorded operation needs for its derivative was modified in place
     (``x[idx] = v``, ``x += y``, ``nx.assign``) after the operation was recorded: the backward
     pass would have been wrong, so it raises instead."""
+
+
+class DonatedArrayError(RuntimeError):
+    """An array was used after it was donated to a jitted function (``jit(f,
+    donate_argnums=...)``): the call took its memory (for the function's results where it
+    could), so reading or writing it afterwards raises, as JAX does.  Use the function's
+    results instead, or do not donate the argument."""

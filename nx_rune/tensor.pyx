@@ -545,6 +545,8 @@ cdef class Tensor(ArrayBase):
     def buffer(self):
         if self._buf is None:
             self._derive_storage()
+        elif not isinstance(self._buf, Buffer):
+            self._buf.raise_deleted()   # a donated tensor (nx_rune.compiler.api._Donated)
         return self._buf
 
     @staticmethod

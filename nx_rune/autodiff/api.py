@@ -851,6 +851,9 @@ class no_grad:
     One instance may be shared by threads and asyncio tasks and nested in itself: each
     thread/task has its own state.  A decorated ``async def`` runs its whole body in no-grad
     mode."""
+    # the decorated function lives in a slot: functools.update_wrapper copies __dict__ (see
+    # nx_rune.compiler.api.JitFunction), so a dict entry would travel to and from wrappers
+    __slots__ = ("_func", "__dict__", "__weakref__")
 
     def __init__(self, func=None):
         self._func = func

@@ -170,6 +170,10 @@ class _JVPEntry(_Entry):
 
 
 class _Custom:
+    # the function and its rules live in slots: functools.update_wrapper copies __dict__ (see
+    # nx_rune.compiler.api.JitFunction), and a wrapper of this object must not carry them
+    __slots__ = ("fun", "__dict__", "__weakref__")
+
     def __init__(self, fun):
         functools.update_wrapper(self, fun)
         self.fun = fun
@@ -208,6 +212,7 @@ class custom_vjp(_Custom):
     """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``; ``fwd(*args) -> (out,
     residuals)``, ``bwd(residuals, cotangent_out) -> tuple`` (one cotangent per positional
     argument; None for a zero)."""
+    __slots__ = ("fwd", "bwd")
 
     def __init__(self, fun):
         super().__init__(fun)
@@ -242,6 +247,7 @@ class custom_vjp(_Custom):
 class custom_jvp(_Custom):
     """A function with a user-defined JVP: ``@f.defjvp`` on ``rule(primals, tangents) ->
     (primal_out, tangent_out)`` (primals and tangents: tuples of the positional arguments)."""
+    __slots__ = ("jvp_rule",)
 
     def __init__(self, fun):
         super().__init__(fun)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -47,7 +48,11 @@ from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
-from nx_rune.errors import UnexpectedTracerError
+from nx_rune.config import x64_enabled
+from nx_rune.dtypes import scalar_dtype
+from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
+from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
+from nx_rune._kernels.view import View
 from nx_rune.frontend import asarray, zeros_like_t
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
@@ -90,14 +95,38 @@ def _norm_names(names, fname):
     return out
 
 
+# the dtype a weakly typed value is carried in (what a Python number holds exactly)
+_WIDE = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128), "i": np.dtype(np.int64)}
+
+
+def _scalar_leaf(x):
+    """``(value, key)`` of a Python number argument.  It is weakly typed, as eagerly: its key
+    has the dtype it gets alone (``asarray``'s: float32 with x64 off), but its value is passed
+    at full precision (float64, complex128, int64: what Python holds) and the program narrows
+    it where it stands alone (``trace``'s ``narrow``), so that where it meets a wider array
+    (``float64 array * 0.1``, ``* 1e300``) it is not rounded first, exactly as eagerly."""
+    c = x.__class__
+    if c is float or c is complex or (c is int and -2**63 <= x < 2**63):
+        dt = scalar_dtype(x)            # (asarray's dtype, without its overflow warning)
+        wide = _WIDE[dt.kind]
+        if wide != dt:
+            return Tensor._wrap(np.array(x, dtype=wide)), ((), dt, True, wide)
+    t = asarray(x)
+    return t, ((), t.dtype, True)
+
+
 def _leaf_value(x, what):
     """``(value, key)`` of one dynamic leaf: the value passed on (an array) and its signature
-    (shape, dtype, weak type)."""
+    (shape, dtype, weak type; for a weak value carried wider, the carrier's dtype)."""
     if isinstance(x, ArrayBase):
-        return x, (x.shape, x.dtype, bool(getattr(x, "weak_type", False)))
+        weak = bool(getattr(x, "weak_type", False))
+        if weak:
+            wide = getattr(x, "_wide", None)     # a traced weak value of an enclosing trace
+            if wide is not None:
+                return wide, (x.shape, x.dtype, True, wide.dtype)
+        return x, (x.shape, x.dtype, weak)
     if isinstance(x, _SCALARS):
-        t = asarray(x)
-        return t, ((), t.dtype, True)
+        return _scalar_leaf(x)
     if isinstance(x, (np.ndarray, np.generic)):
         t = asarray(x)
         return t, (t.shape, t.dtype, False)
@@ -141,10 +170,20 @@ def _fast_signature(x, leaves):
             out.append(sig)
         return tuple(out)
     if c is float or c is int:
-        t = asarray(x)
+        t, key = _scalar_leaf(x)
         leaves.append(t)
-        return ((), t.dtype, True)
+        return key
     return None
+
+
+def _typed(v):
+    """A static value as a cache key: the value with its type (``1`` and ``1.0`` are equal and
+    hash alike, yet a function may make an int32 or a float32 of them), the elements of tuples
+    and lists too."""
+    c = v.__class__
+    if c is tuple or c is list:
+        return (c, tuple(_typed(e) for e in v))
+    return (c, v)
 
 
 def _concrete_arrays(values):
@@ -291,6 +330,13 @@ class CacheInfo(tuple):
 
 class JitFunction:
     """A jitted function (see :func:`jit`)."""
+    # The private state lives in slots, not in the instance dict: functools.update_wrapper
+    # copies a wrapped function's __dict__ into its wrapper, so state kept there would travel
+    # into a jit of a wrapper (grad, vmap, a user's decorator made with functools.wraps around
+    # a jitted function) and replace that jit's own function with the inner one.  Slots are
+    # neither copied out of this object nor overridden by what is copied into its __dict__.
+    __slots__ = ("_fun", "_name", "_static_nums", "_static_names", "_donate", "_params",
+                 "_cache", "_hits", "_misses", "_fast", "__dict__", "__weakref__")
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  name=None):
@@ -425,8 +471,9 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         fast_key = None
         if self._fast and not kwargs:
-            # fast paths: positional Tensor arguments, or pytrees of Tensors
-            key = []
+            # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
+            # the x64 mode: it changes the dtypes a trace gives Python numbers and defaults)
+            key = [x64_enabled()]
             for a in args:
                 if a.__class__ is not Tensor:
                     break
@@ -444,7 +491,7 @@ class JitFunction:
                 leaves = []
                 sig = _fast_signature(args, leaves)
                 if sig is not None:
-                    fast_key = (_FAST_TREE, sig)
+                    fast_key = (_FAST_TREE, x64_enabled(), sig)
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
@@ -454,7 +501,8 @@ class JitFunction:
         dyn, dkw, statics, skw = self._split(args, kwargs)
         spos = {i for i, _ in statics}
         values, keys, treedef = self._flatten(dyn, dkw, spos)
-        key = (treedef, statics, skw, keys)
+        key = (treedef, tuple((i, _typed(v)) for i, v in statics),
+               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
@@ -465,6 +513,8 @@ class JitFunction:
                     self._cache[fast_key] = entry
         else:
             self._hits += 1
+        if entry.donate and _var.get() is None and not entry.traced.captured:
+            return entry.run(values)        # (donation: run marks the donated deleted)
         return entry.call(values)
 
     def _trace(self, values, keys, treedef, statics, skw, spos, dyn, dkw):
@@ -480,10 +530,13 @@ class JitFunction:
                 full.append(static_pos[i] if i in static_pos else next(it))
             return fun(*full, **dkw, **static_kw)
 
-        avals = [AbstractValue(k[0], k[1], k[2]) for k in keys]
+        # a weak value carried wider (a Python number, _scalar_leaf) is an input of the
+        # carrier's dtype that the trace narrows for the function
+        avals = [AbstractValue(k[0], k[3] if len(k) > 3 else k[1], k[2]) for k in keys]
+        narrow = {j: k[1] for j, k in enumerate(keys) if len(k) > 3}
         hint = ("mark the argument static (jit(f, static_argnums=...) or static_argnames=...)")
         traced = trace(with_statics, avals, treedef, name="jit", fname=self._name,
-                       arg_names=descs, hint=hint)
+                       arg_names=descs, hint=hint, narrow=narrow)
         traced.cache["name"] = self._name
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
@@ -532,15 +585,88 @@ class _Entry:
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
         exe = self.exe or self.executable()
-        outs = exe.fn(*args) if exe.fn_donating is None else exe(args)
+        outs = exe.fn(*args) if exe.fn_donating is None else self._run_donating(exe, args)
         td = self.traced.out_tree
         if td.num_leaves == 1 and td.node_data() is None:
             return outs[0]
         return tree_unflatten(td, outs)
 
+    def _run_donating(self, exe, args):
+        """Run with the donated arguments' memory reusable where the tensor owns it alone
+        (``_exclusive``), then mark every donated tensor deleted (``_Donated``)."""
+        args = list(args)
+        if all(_exclusive(args[i]) for i in self.donate):
+            outs = exe(args)
+        else:
+            # memory another object can read (a NumPy array the tensor was made from, views
+            # of it, an ndarray given out by x.numpy()): the program must not write it
+            try:
+                outs = list(exe.fn(*args))
+            except QUIET_ERRORS:
+                outs = list(rerun_quietly(exe.fn, *args))
+        name = _fname(self.traced)
+        for i in self.donate:
+            t = args[i]
+            if t.__class__ is Tensor and not any(o is t for o in outs):
+                _Donated.delete(t, name)
+        return outs
+
     def call(self, values):
-        outs = call_traced(self.traced, values + self.traced.captured, self.executable)
+        if self.donate:
+            # under a transformation the donated values may be saved for a derivative (a
+            # tape's operands): the program that reuses memory runs only outside them
+            outs = call_traced(self.traced, values + self.traced.captured)
+        else:
+            outs = call_traced(self.traced, values + self.traced.captured, self.executable)
         return tree_unflatten(self.traced.out_tree, outs)
+
+
+def _exclusive(t):
+    """Whether the memory of Tensor ``t`` is its own alone, so that a program may overwrite it:
+    an ndarray that owns its data, writeable and C-contiguous, that nothing else references
+    (no NumPy view of it, no ndarray handed out by ``t.numpy()``, no Buffer derived from it
+    that other tensors could share)."""
+    if t.__class__ is not Tensor or t._buf is not None or t._mat is not None:
+        return False
+    arr = t._arr
+    if arr is None:
+        return False
+    # references: t._arr, this frame's ``arr`` and getrefcount's argument (counted before
+    # arr.flags, an object that references arr)
+    if sys.getrefcount(arr) > 3:
+        return False
+    flags = arr.flags
+    return flags.owndata and flags.writeable and flags.c_contiguous
+
+
+class _Donated:
+    """The storage of a tensor donated to a jitted function: shape, dtype and strides stay
+    readable (as on JAX's deleted arrays); its memory does not, every access raises
+    :class:`nx_rune.errors.DonatedArrayError`."""
+    __slots__ = ("dtype", "itemsize", "message")
+
+    def __init__(self, dtype, message):
+        self.dtype, self.itemsize, self.message = dtype, dtype.itemsize, message
+
+    @staticmethod
+    def delete(t, fname):
+        view = View.contiguous(t.shape)
+        msg = (f"this array (shape {t.shape}, dtype {t.dtype}) was donated to jit({fname}) "
+               f"(donate_argnums) and its memory may have been reused for the results: it "
+               f"cannot be read or written any more; use the function's results, or do not "
+               f"donate the argument")
+        storage = _Donated(t.dtype, msg)
+        t._arr = None
+        t._mat = None
+        t._view = view
+        t._buf = storage
+
+    def raise_deleted(self):
+        raise DonatedArrayError(self.message)
+
+    def __getattr__(self, name):
+        # any use of the memory (as_ndarray, address, readonly, ...)
+        raise DonatedArrayError(object.__getattribute__(self, "message"))
 
 
 def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
@@ -551,11 +677,30 @@ def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     program afterwards.
 
     static_argnums / static_argnames: arguments passed to ``fun`` as Python values (hashable;
-    each distinct value traces anew), for the values ``fun`` branches on.  donate_argnums: the
-    arrays of these arguments may be overwritten by the program (their memory is reused for its
-    results); read them no more after the call.  Returns a callable with ``cache_info()`` and
-    ``clear_cache()``.  Python side effects of ``fun`` happen only while it is traced.  Branching
-    on a traced value raises ``nx.errors.ConcretizationTypeError``.
+    each distinct value, of each type, traces anew: ``1`` and ``1.0`` are two traces), for the
+    values ``fun`` branches on.  The x64 mode (``nx.enable_x64``) is part of the signature too.
+
+    Python numbers passed as arguments are weakly typed, as eagerly (and in JAX): ``jit(f)(x,
+    0.1)`` computes what ``f(x, 0.1)`` computes, the number meeting a float64 array at full
+    precision and a float32 array as float32; arithmetic among such arguments and Python
+    numbers is done as Python does it; alone, a float argument is the default float dtype.
+
+    Concrete arrays that ``fun`` reads without receiving them as arguments (globals, closures)
+    are captured by value when ``fun`` is traced, as in JAX: writing into them afterwards
+    (``w[0] = 1``, ``w += 1``, or into the NumPy array they were made from) does not change what
+    the compiled function computes; pass them as arguments, or ``clear_cache()``, to see new
+    values.
+
+    donate_argnums: the arrays of these arguments are given to the call: where an array owns
+    its memory alone (not a view of a NumPy array or of another array, no NumPy array handed
+    out by ``x.numpy()`` still alive) the program may write its results there.  After a call
+    outside any transformation every donated array is deleted: reading or writing it raises
+    ``nx.errors.DonatedArrayError`` (its ``shape`` and ``dtype`` stay readable); memory the
+    array does not own alone is never written.  Under ``grad``/``vmap``/... donation is ignored.
+
+    Returns a callable with ``cache_info()`` and ``clear_cache()``.  Python side effects of
+    ``fun`` happen only while it is traced.  Branching on a traced value raises
+    ``nx.errors.ConcretizationTypeError``.
     """
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
 

@@ -45,7 +45,10 @@ from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.pipeline import sub_executable
 from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
+from nx_rune import dtypes
+from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
 from nx_rune.frontend import astype, logical_not, not_equal, stack, where, zeros, zeros_like_t
+from nx_rune.frontend._core import _WEAK_PROXY, _weak, const
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -118,6 +121,54 @@ def _check_same(what, a_tree, a_avals, b_tree, b_avals, a_name, b_name):
             raise TypeError(f"{what}: {a_name} and {b_name} must have identical shapes and "
                             f"dtypes, got {x.str_short()} and {y.str_short()} at leaf {i} of "
                             f"{a_tree}")
+
+
+# -- weakly typed initial carries (JAX's _promote_weak_typed_inputs) ------------------------------
+
+def _weak_value(x):
+    """Whether pytree leaf ``x`` is weakly typed: a Python number (not a bool), or a traced
+    weak value (a jit argument that was a Python number)."""
+    if isinstance(x, ArrayBase):
+        return x.__class__ is not Tensor and bool(getattr(x, "weak_type", False))
+    return _weak(x) and not isinstance(x, (bool, np.bool_))
+
+
+def _carry_avals(leaves, weak):
+    return [AbstractValue(x.shape, x.dtype, w or getattr(x, "weak_type", False))
+            for x, w in zip(leaves, weak)]
+
+
+def _promote_weak_init(raw, leaves, weak, out_avals):
+    """JAX's rule for loop carries: a weakly typed initial value (``0.0``) whose dtype differs
+    from what the body returns for it takes the promotion of the two (a float64 body makes the
+    carry float64), as if written with that dtype; a strongly typed one must match exactly.
+    Returns ``(leaves, changed)``; ``weak`` is updated in place."""
+    new, changed = list(leaves), False
+    for i, (w, o) in enumerate(zip(weak, out_avals)):
+        x = leaves[i]
+        if not w or x.dtype == o.dtype or x.shape != o.shape:
+            continue
+        r = raw[i]
+        scalar = not isinstance(r, ArrayBase)
+        dt = dtypes.weak_result_type(o.dtype, r if scalar else _WEAK_PROXY[r.dtype.kind])
+        if dt == x.dtype:
+            continue
+        # (a Python number converts from its own value, a weak traced one from its full
+        # precision form: astype)
+        new[i] = const(r, dt) if scalar else astype(r, dt)
+        weak[i] = False
+        changed = True
+    return new, changed
+
+
+def _pretrace_carry(trace_fn):
+    """The carry avals a body returns (traced once), for ``_promote_weak_init`` in eager mode;
+    None when the body cannot be traced (it reads concrete values: an eager loop allows that,
+    and then needs the carry to match as given)."""
+    try:
+        return trace_fn()
+    except (ConcretizationTypeError, TracerArrayConversionError):
+        return None
 
 
 # -- executing sub-programs on arrays ------------------------------------------------------------
@@ -611,11 +662,11 @@ def _scan_length(xs_leaves, length):
     return n
 
 
-def _check_carry(carry, init_tree, init_avals, where):
+def _check_carry(carry, init_tree, init_avals, where, init_name="init"):
     leaves, tree = tree_flatten(carry)
     leaves = [_arr(x, f"lax.{where}: carry") for x in leaves]
     _check_same(f"lax.{where}", init_tree, init_avals, tree, [_aval(x) for x in leaves],
-                "the carry passed in (init)", "the carry returned by the body")
+                f"the carry passed in ({init_name})", "the carry returned by the body")
     return leaves
 
 
@@ -639,21 +690,51 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     """
     if not callable(f):
         raise TypeError(f"lax.scan: f must be callable, got {type(f).__name__}")
-    init_leaves, init_tree = tree_flatten(init)
-    init_leaves = [_arr(x, "lax.scan: init") for x in init_leaves]
+    return _scan(f, init, xs, length, reverse, "scan", "init")
+
+
+def _scan(f, init, xs, length, reverse, where, init_name):
+    """``scan``; ``where``: the lax function the user called (``"fori_loop"`` runs as a
+    scan), named in errors about the carry; ``init_name``: its initial carry argument's
+    name."""
+    init_raw, init_tree = tree_flatten(init)
+    init_leaves = [_arr(x, f"lax.{where}: {init_name}") for x in init_raw]
+    weak = [_weak_value(x) for x in init_raw]
     xs_leaves, xs_tree = tree_flatten(xs)
     xs_leaves = [_arr(x, "lax.scan: xs") for x in xs_leaves]
     n = _scan_length(xs_leaves, length)
     reverse = bool(reverse)
-    init_avals = [_aval(x) for x in init_leaves]
+    nc = len(init_leaves)
     x_avals = [AbstractValue(x.shape[1:], x.dtype) for x in xs_leaves]
-    if not trace_active(init_leaves + xs_leaves):
+
+    def body(c, x):
+        out = f(c, x)
+        return _split_body_out(out, where)
+
+    def trace_body():
+        avals = _carry_avals(init_leaves, weak)
+        args_tree = tree_flatten((tree_unflatten(init_tree, avals),
+                                  tree_unflatten(xs_tree, x_avals)))[1]
+        return _trace(body, avals + x_avals, args_tree, f"lax.{where}")
+
+    eager = not trace_active(init_leaves + xs_leaves)
+    t = None
+    if any(weak):
+        t = _pretrace_carry(trace_body) if eager else trace_body()
+        if t is not None:
+            init_leaves, changed = _promote_weak_init(init_raw, init_leaves, weak,
+                                                      t.program.out_avals[:nc])
+            if changed:
+                t = None if eager else trace_body()
+    init_avals = [_aval(x) for x in init_leaves]
+    if eager:
         carry = tree_unflatten(init_tree, init_leaves)
         ys = []
         for i in (range(n - 1, -1, -1) if reverse else range(n)):
             x = tree_unflatten(xs_tree, [a[i] for a in xs_leaves])
-            carry, y = _split_body_out(f(carry, x), "scan")
-            carry = tree_unflatten(init_tree, _check_carry(carry, init_tree, init_avals, "scan"))
+            carry, y = _split_body_out(f(carry, x), where)
+            carry = tree_unflatten(init_tree, _check_carry(carry, init_tree, init_avals, where,
+                                                           init_name))
             ys.append(y)
         if reverse:
             ys.reverse()
@@ -671,18 +752,11 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
             stacked = [zeros((0,) + a.shape, a.dtype) for a in y_avals]
         return carry, tree_unflatten(y_tree, stacked)
     # traced: one scan equation
-    args_tree = tree_flatten((tree_unflatten(init_tree, init_avals),
-                              tree_unflatten(xs_tree, x_avals)))[1]
-
-    def body(c, x):
-        out = f(c, x)
-        return _split_body_out(out, "scan")
-
-    t = _trace(body, init_avals + x_avals, args_tree, "lax.scan")
+    if t is None:
+        t = trace_body()
     carry_tree, y_tree = t.out_tree.children()
-    nc = len(init_leaves)
-    _check_same("lax.scan", init_tree, init_avals, carry_tree, t.program.out_avals[:nc],
-                "the carry passed in (init)", "the carry returned by the body")
+    _check_same(f"lax.{where}", init_tree, init_avals, carry_tree, t.program.out_avals[:nc],
+                f"the carry passed in ({init_name})", "the carry returned by the body")
     prog = _reorder(t.program, t.n_explicit, front=True)
     params = {"body": prog, "length": n, "reverse": reverse, "n_consts": len(t.captured),
               "n_carry": nc}
@@ -786,10 +860,10 @@ def _batched(x):
     return isinstance(x, Tracer) and isinstance(concrete(x), Tracer)
 
 
-def _cond_bool(x):
-    x = _arr(x, "lax.while_loop: cond_fun's output")
+def _cond_bool(x, where="while_loop"):
+    x = _arr(x, f"lax.{where}: cond_fun's output")
     if x.shape != () or x.dtype.kind != "b":
-        raise TypeError(f"lax.while_loop: cond_fun must return a boolean scalar, got "
+        raise TypeError(f"lax.{where}: cond_fun must return a boolean scalar, got "
                         f"{x.dtype} of shape {x.shape}")
     return x
 
@@ -806,35 +880,53 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     """
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun must be callable")
-    leaves, tree = tree_flatten(init_val)
-    leaves = [_arr(x, "lax.while_loop: init_val") for x in leaves]
+    return _while_loop(cond_fun, body_fun, init_val, "while_loop")
+
+
+def _while_loop(cond_fun, body_fun, init_val, where):
+    """``while_loop``; ``where``: the lax function the user called (``"fori_loop"`` with traced
+    bounds runs as a while loop), named in errors about the carry."""
+    raw, tree = tree_flatten(init_val)
+    leaves = [_arr(x, f"lax.{where}: init_val") for x in raw]
+    weak = [_weak_value(x) for x in raw]
+    eager = not trace_active(leaves)
+    if any(weak):
+        def trace_body():
+            avals = _carry_avals(leaves, weak)
+            return _trace(body_fun, avals, tree_flatten((tree_unflatten(tree, avals),))[1],
+                          f"lax.{where}")
+        tb = _pretrace_carry(trace_body) if eager else trace_body()
+        if tb is not None:
+            leaves, changed = _promote_weak_init(raw, leaves, weak, tb.program.out_avals)
+            if changed:
+                init_val = tree_unflatten(tree, leaves)
     avals = [_aval(x) for x in leaves]
-    if not trace_active(leaves):
+    if eager:
         val = init_val
         while True:
-            c = _cond_bool(cond_fun(val))
+            c = _cond_bool(cond_fun(val), where)
             if _batched(c):
                 # vmap in eager mode, one predicate per example: from here on one while
                 # equation (see compiler/batching.py: it runs until every example is done)
-                leaves = [_arr(x, "lax.while_loop: init_val") for x in tree_flatten(val)[0]]
-                return _while_traced(cond_fun, body_fun, tree, leaves)
+                leaves = [_arr(x, f"lax.{where}: init_val") for x in tree_flatten(val)[0]]
+                return _while_traced(cond_fun, body_fun, tree, leaves, where)
             if not bool(c):
                 return val
             val = body_fun(val)
-            val = tree_unflatten(tree, _check_carry(val, tree, avals, "while_loop"))
-    return _while_traced(cond_fun, body_fun, tree, leaves)
+            val = tree_unflatten(tree, _check_carry(val, tree, avals, where, "init_val"))
+    return _while_traced(cond_fun, body_fun, tree, leaves, where)
 
 
-def _while_traced(cond_fun, body_fun, tree, leaves):
+def _while_traced(cond_fun, body_fun, tree, leaves, where="while_loop"):
     """``while_loop`` as one ``while`` equation (its functions traced)."""
     avals = [_aval(x) for x in leaves]
-    tc = _trace(lambda v: _cond_bool(cond_fun(v)), avals, tree_flatten((tree_unflatten(
-        tree, avals),))[1], "lax.while_loop")
+    tc = _trace(lambda v: _cond_bool(cond_fun(v), where), avals, tree_flatten((tree_unflatten(
+        tree, avals),))[1], f"lax.{where}")
     if tc.program.out_avals[0].shape != () or tc.program.out_avals[0].dtype.kind != "b":
-        raise TypeError("lax.while_loop: cond_fun must return a boolean scalar")
+        raise TypeError(f"lax.{where}: cond_fun must return a boolean scalar")
     tb = _trace(body_fun, avals, tree_flatten((tree_unflatten(tree, avals),))[1],
-                "lax.while_loop")
-    _check_same("lax.while_loop", tree, avals, tb.out_tree, tb.program.out_avals,
+                f"lax.{where}")
+    _check_same(f"lax.{where}", tree, avals, tb.out_tree, tb.program.out_avals,
                 "init_val", "body_fun's output")
     params = {"cond": _reorder(tc.program, tc.n_explicit, True),
               "body": _reorder(tb.program, tb.n_explicit, True),
@@ -880,28 +972,42 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         elif isinstance(b, (int, np.integer)) and not -2**31 <= int(b) < 2**31:
             dt = np.int64
     dt = np.dtype(dt)
-    leaves = [_arr(x, "lax.fori_loop: init_val") for x in tree_flatten(init_val)[0]]
+    raw, tree = tree_flatten(init_val)
+    leaves = [_arr(x, "lax.fori_loop: init_val") for x in raw]
     if lo is not None and hi is not None:
         if not trace_active(leaves):
+            weak = [_weak_value(x) for x in raw]
+            if any(weak) and hi > lo:
+                def trace_body():
+                    avals = _carry_avals(leaves, weak)
+                    return _trace(body_fun, [AbstractValue((), dt)] + avals, tree_flatten(
+                        (0, tree_unflatten(tree, avals)))[1], "lax.fori_loop")
+                tb = _pretrace_carry(trace_body)
+                if tb is not None:
+                    leaves, changed = _promote_weak_init(raw, leaves, weak,
+                                                         tb.program.out_avals)
+                    if changed:
+                        init_val = tree_unflatten(tree, leaves)
             val = init_val
-            tree = tree_flatten(init_val)[1]
             avals = [_aval(x) for x in leaves]
             for i in range(lo, hi):
                 val = body_fun(Tensor._wrap(np.array(i, dt)), val)
-                val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop"))
+                val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
+                                                        "init_val"))
             return val
 
         def step(carry, _):
             i, v = carry
             return (i + 1, body_fun(i, v)), None
         n = max(hi - lo, 0)
-        (_, val), _ = scan(step, (Tensor._wrap(np.array(lo, dt)), init_val), None, length=n)
+        (_, val), _ = _scan(step, (Tensor._wrap(np.array(lo, dt)), init_val), None, n, False,
+                            "fori_loop", "init_val")
         return val
     lo_t = astype(_arr(lower, "lax.fori_loop: lower"), dt)
     hi_t = astype(_arr(upper, "lax.fori_loop: upper"), dt)
-    _, _, val = while_loop(lambda c: c[0] < c[1],
-                           lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
-                           (lo_t, hi_t, init_val))
+    _, _, val = _while_loop(lambda c: c[0] < c[1],
+                            lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
+                            (lo_t, hi_t, init_val), "fori_loop")
     return val
 
 

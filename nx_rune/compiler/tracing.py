@@ -20,8 +20,10 @@ is None here.
 """
 from __future__ import annotations
 
+import operator
 import os
 import sys
+import weakref
 
 import numpy as np
 
@@ -33,6 +35,7 @@ from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
 from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
                             UnexpectedTracerError)
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.writes import EPOCH
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["JitTracer", "TraceInterpreter", "Traced", "trace", "user_frame"]
@@ -54,7 +57,8 @@ def user_frame():
 
 class JitTracer(ArrayBase):
     """A value traced abstractly: shape, dtype and weak type are known, values are not."""
-    __slots__ = ("_interp", "var", "shape", "dtype", "_alias", "_recipe", "__weakref__")
+    __slots__ = ("_interp", "var", "shape", "dtype", "_alias", "_recipe", "_wide",
+                 "__weakref__")
     _links_views = True     # views follow writes as on arrays (autodiff.core, "Views of tracers")
 
     def __init__(self, interp, var):
@@ -62,6 +66,12 @@ class JitTracer(ArrayBase):
         self.var = var
         self.shape = var.aval.shape
         self.dtype = var.aval.dtype
+        # a weakly typed value that stands for a Python number (a jit argument, or arithmetic
+        # on those and on Python numbers) keeps it at full precision here, a tracer of the wide
+        # dtype (float64, complex128, int64) whose narrowing this one is: the front end's
+        # promotion and astype read it, so that the number meets a wider array unrounded,
+        # as the Python number does eagerly
+        self._wide = None
         self._alias = self._recipe = None
 
     @property
@@ -135,6 +145,122 @@ class JitTracer(ArrayBase):
     def __reduce__(self):
         raise TypeError(f"cannot pickle a value traced by {self._interp.name}")
 
+    # -- arithmetic on weak values carried wide -------------------------------------------------
+    # Eagerly, arithmetic among Python numbers happens in Python (float64, exact ints): a jit
+    # argument that was a Python number computes the same way, on its wide form, and narrows
+    # the result (what asarray would make of the Python result) where it stands alone.
+    def __add__(self, o):
+        r = _weak_arith(self, o, operator.add)
+        return ArrayBase.__add__(self, o) if r is None else r
+
+    def __radd__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.add))
+        return ArrayBase.__radd__(self, o) if r is None else r
+
+    def __sub__(self, o):
+        r = _weak_arith(self, o, operator.sub)
+        return ArrayBase.__sub__(self, o) if r is None else r
+
+    def __rsub__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.sub))
+        return ArrayBase.__rsub__(self, o) if r is None else r
+
+    def __mul__(self, o):
+        r = _weak_arith(self, o, operator.mul)
+        return ArrayBase.__mul__(self, o) if r is None else r
+
+    def __rmul__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.mul))
+        return ArrayBase.__rmul__(self, o) if r is None else r
+
+    def __truediv__(self, o):
+        r = _weak_arith(self, o, operator.truediv, True)
+        return ArrayBase.__truediv__(self, o) if r is None else r
+
+    def __rtruediv__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.truediv), True)
+        return ArrayBase.__rtruediv__(self, o) if r is None else r
+
+    def __pow__(self, o):
+        r = _weak_arith(self, o, operator.pow)
+        return ArrayBase.__pow__(self, o) if r is None else r
+
+    def __rpow__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.pow))
+        return ArrayBase.__rpow__(self, o) if r is None else r
+
+    def __floordiv__(self, o):
+        r = _weak_arith(self, o, operator.floordiv)
+        return ArrayBase.__floordiv__(self, o) if r is None else r
+
+    def __rfloordiv__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.floordiv))
+        return ArrayBase.__rfloordiv__(self, o) if r is None else r
+
+    def __mod__(self, o):
+        r = _weak_arith(self, o, operator.mod)
+        return ArrayBase.__mod__(self, o) if r is None else r
+
+    def __rmod__(self, o):
+        r = _weak_arith(self, o, _flipped(operator.mod))
+        return ArrayBase.__rmod__(self, o) if r is None else r
+
+    def __neg__(self):
+        w = self._wide
+        if w is not None and not self._interp.done:
+            r = _narrowed(self._interp, -w)
+            if r is not None:
+                return r
+        return ArrayBase.__neg__(self)
+
+    def __abs__(self):
+        w = self._wide
+        if w is not None and not self._interp.done:
+            r = _narrowed(self._interp, abs(w))
+            if r is not None:
+                return r
+        return ArrayBase.__abs__(self)
+
+    # comparisons of weak values compare the Python numbers (a bool: nothing to narrow)
+    def __lt__(self, o):
+        r = _weak_arith(self, o, operator.lt, compare=True)
+        return ArrayBase.__lt__(self, o) if r is None else r
+
+    def __le__(self, o):
+        r = _weak_arith(self, o, operator.le, compare=True)
+        return ArrayBase.__le__(self, o) if r is None else r
+
+    def __gt__(self, o):
+        r = _weak_arith(self, o, operator.gt, compare=True)
+        return ArrayBase.__gt__(self, o) if r is None else r
+
+    def __ge__(self, o):
+        r = _weak_arith(self, o, operator.ge, compare=True)
+        return ArrayBase.__ge__(self, o) if r is None else r
+
+    def _weak_inplace(self, o, op, symbol, div=False):
+        r = _weak_arith(self, o, op, div)
+        if r is None or r.dtype != self.dtype:
+            return None
+        self._rebind(r, f"x {symbol} y")
+        return self
+
+    def __iadd__(self, o):
+        r = self._weak_inplace(o, operator.add, "+=")
+        return ArrayBase.__iadd__(self, o) if r is None else r
+
+    def __isub__(self, o):
+        r = self._weak_inplace(o, operator.sub, "-=")
+        return ArrayBase.__isub__(self, o) if r is None else r
+
+    def __imul__(self, o):
+        r = self._weak_inplace(o, operator.mul, "*=")
+        return ArrayBase.__imul__(self, o) if r is None else r
+
+    def __itruediv__(self, o):
+        r = self._weak_inplace(o, operator.truediv, "/=", True)
+        return ArrayBase.__itruediv__(self, o) if r is None else r
+
     def _rebind(self, new, what="x[idx] = v"):
         """Make this tracer stand for ``new`` (same shape and dtype): ``x[idx] = v`` and
         ``x += y`` on a traced value update it functionally (the front end's in-place hook)."""
@@ -155,6 +281,7 @@ class JitTracer(ArrayBase):
         if not (new.__class__ is JitTracer and new._interp is interp):
             new = interp.process(P.copy_p, [new], {})
         self.var = new.var
+        self._wide = new._wide if new.weak_type else None
 
     def _note_index(self, base, index):
         """This tracer is ``base[index]`` (the front end's basic getitem, a view on arrays)."""
@@ -176,6 +303,87 @@ class JitTracer(ArrayBase):
                 f"computation outside the traced function)")
         raise AttributeError(f"JitTracer (a value traced by {interp.name}) has no attribute "
                              f"{name!r}")
+
+
+def _flipped(op):
+    return lambda a, b: op(b, a)
+
+
+_INT64 = (-2**63, 2**63)
+_F64, _C128, _I64 = np.dtype(np.float64), np.dtype(np.complex128), np.dtype(np.int64)
+_PY_KIND = {int: "i", float: "f", complex: "c"}
+
+
+def _weak_arith(t, o, op, div=False, compare=False):
+    """``op(t, o)`` computed as Python computes it (in float64, complex128 or int64) on the wide
+    forms, when ``t`` is a weak tracer carried wide and ``o`` a Python number or another such
+    tracer of the same trace; None otherwise (the ordinary operator then runs).  ``div``: a
+    true division (of ints too, a float); ``compare``: a comparison (its bool result as it
+    is)."""
+    w = t._wide
+    if w is None or t._interp.done:
+        return None
+    c = o.__class__
+    if c is JitTracer:
+        if o._interp is not t._interp or o._wide is None:
+            return None
+        o = o._wide
+        kind = o.dtype.kind
+    else:
+        kind = _PY_KIND.get(c)
+        if kind is None or (c is int and not _INT64[0] <= o < _INT64[1]):
+            return None
+    kinds = (w.dtype.kind, kind)
+    dt = _C128 if "c" in kinds else _F64 if ("f" in kinds or div) else _I64
+    from nx_rune.frontend._core import astype, const    # (the front end imports this module)
+    b = astype(o, dt) if c is JitTracer else const(o, dt)
+    r = op(astype(w, dt), b)
+    if compare:
+        return r if r.__class__ is JitTracer and r._interp is t._interp else None
+    return _narrowed(t._interp, r)
+
+
+def _narrowed(interp, r):
+    """The weak tracer standing for the wide result ``r`` of arithmetic on Python numbers (a
+    tracer of ``interp``): ``r`` narrowed to the default dtype of its kind, weakly typed,
+    carrying ``r``.  None when ``r`` is no such value (the caller then computes the narrow
+    way)."""
+    if not (r.__class__ is JitTracer and r._interp is interp):
+        return None
+    from nx_rune import dtypes
+    kind = r.dtype.kind
+    narrow = (dtypes.default_float() if kind == "f" else dtypes.default_complex() if kind == "c"
+              else dtypes.default_int() if kind == "i" else None)
+    if narrow is None:
+        return None
+    out = interp.add_eqn(P.cast_p, {"dtype": narrow}, [r],
+                         [AbstractValue(r.shape, narrow, True)])[0]
+    out._wide = r
+    return out
+
+
+# id -> Tensor of the copies _snapshot made (read-only memory of their own: a program that is
+# inlined into another trace passes its constants on without a second copy)
+_SNAPSHOTS = weakref.WeakValueDictionary()
+
+
+def _snapshot(t):
+    """A read-only copy of concrete Tensor ``t``'s values; an axis of stride 0 (a broadcast,
+    a Python scalar the front end made a constant of) keeps stride 0: one copy of what it
+    repeats."""
+    if _SNAPSHOTS.get(id(t)) is t:
+        return t
+    arr = t._np()
+    if arr.size and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides)):
+        part = arr[tuple(slice(0, 1) if s == 0 else slice(None)
+                         for n, s in zip(arr.shape, arr.strides))]
+        snap = np.broadcast_to(np.array(part, copy=True, order="C"), arr.shape)
+    else:
+        snap = np.array(arr, copy=True, order="C")
+        snap.flags.writeable = False
+    out = Tensor._wrap(snap)
+    _SNAPSHOTS[id(out)] = out
+    return out
 
 
 class TraceInterpreter(Interpreter):
@@ -210,14 +418,31 @@ class TraceInterpreter(Interpreter):
 
     # -- operands ----------------------------------------------------------------------------
     def literal(self, t):
-        lit = self.literals.get(id(t))
-        if lit is None or lit.value is not t:
-            # a constant holding one value (0-d, or broadcast with stride 0) is what the front
-            # end makes of a Python scalar: weakly typed, so that results of weak operands and
-            # such constants stay weak (as JAX's x * 2 for a weak x)
-            arr = t._np()
-            weak = arr.ndim == 0 or (arr.size > 0 and not any(arr.strides))
-            lit = self.literals[id(t)] = Literal(t, AbstractValue(t.shape, t.dtype, weak))
+        """The constant operand for concrete Tensor ``t``: a copy of its values as they are
+        now (jit's documented semantics, JAX's: a concrete array the function reads is
+        captured by value when the function is traced; writes into it afterwards do not reach
+        the compiled program, nor its constant folding).  A write into ``t`` during the trace
+        (``writes.EPOCH`` moved) gives later uses a new copy, as the eager function would read
+        the new values."""
+        entry = self.literals.get(id(t))
+        epoch = EPOCH[0]
+        if entry is not None and entry[0] is t:
+            if entry[1] == epoch:
+                return entry[2]
+            snap = _snapshot(t)
+            lit = entry[2]
+            if snap._np().tobytes() == lit.array().tobytes():     # (the write was elsewhere)
+                self.literals[id(t)] = (t, epoch, lit)
+                return lit
+        else:
+            snap = _snapshot(t)
+        # a constant holding one value (0-d, or broadcast with stride 0) is what the front
+        # end makes of a Python scalar: weakly typed, so that results of weak operands and
+        # such constants stay weak (as JAX's x * 2 for a weak x)
+        arr = snap._np()
+        weak = arr.ndim == 0 or (arr.size > 0 and not any(arr.strides))
+        lit = Literal(snap, AbstractValue(t.shape, t.dtype, weak))
+        self.literals[id(t)] = (t, epoch, lit)      # (t kept alive: its id stays unique)
         return lit
 
     def capture(self, x):
@@ -364,14 +589,25 @@ def _out_operand(interp, x, fname, i):
 
 
 def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint=None,
-          kwargs_tree=None) -> Traced:
+          kwargs_tree=None, narrow=None) -> Traced:
     """Trace ``fn(*args)`` where ``args = tree_unflatten(in_tree, leaves)`` and each leaf is a
     tracer of the matching ``in_avals`` entry (``arg_names``: one description per leaf, for
-    messages).  Returns a :class:`Traced`."""
+    messages).  ``narrow``: leaf index -> dtype for weak inputs carried wide (a Python number
+    passed at full precision): ``fn`` sees the input cast to that dtype, weakly typed and
+    carrying the wide input (``JitTracer._wide``).  Returns a :class:`Traced`."""
     fname = fname or getattr(fn, "__name__", repr(fn))
     interp = TraceInterpreter(name, fname, hint)
     names = arg_names or [None] * len(in_avals)
     leaves = [interp.new_input(a, n) for a, n in zip(in_avals, names)]
+    if narrow:
+        for j, dt in narrow.items():
+            wide = leaves[j]
+            t = interp.add_eqn(P.cast_p, {"dtype": np.dtype(dt)}, [wide],
+                               [AbstractValue(wide.shape, dt, True)])[0]
+            t._wide = wide
+            if wide.var in interp.arg_names:
+                interp.arg_names[t.var] = interp.arg_names[wide.var]
+            leaves[j] = t
     args, kwargs = tree_unflatten(in_tree, leaves)
     out = call_finishing(interp, fn, *args, **kwargs)
     outs, out_tree = tree_flatten(out)

@@ -239,7 +239,17 @@ def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
     dt = dtypes.check_dtype(dtype)
     if x.dtype == dt:
         return x
-    return bind(P.cast_p, x, dtype=dt)
+    return bind(P.cast_p, _wide(x), dtype=dt)
+
+
+def _wide(x):
+    """A weakly typed traced value that stands for a Python number (a jit argument) carries
+    the number at full precision (``JitTracer._wide``): converting that one rounds the number
+    once, as converting the Python number does eagerly."""
+    if x.__class__ is Tensor:
+        return x
+    w = getattr(x, "_wide", None)
+    return x if w is None else w
 
 
 def promote(*xs):
@@ -264,13 +274,16 @@ def promote(*xs):
     return out
 
 
-# WP-jit: a weakly typed traced value (a jit argument that was a Python scalar) promotes as a
-# Python scalar of its kind would, then takes the result's dtype
+# a weakly typed traced value (a jit argument that was a Python scalar) promotes as a
+# Python scalar of its kind would, then takes the result's dtype (converted from its full
+# precision form where it has one: astype)
 _WEAK_PROXY = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 
 def _promote_weak(xs):
     weak = [isinstance(x, ArrayBase) and getattr(x, "weak_type", False) for x in xs]
+    if builtins.all(weak) and builtins.all(x.dtype == xs[0].dtype for x in xs):
+        return list(xs)         # weak values of one dtype stay that dtype (as in JAX)
     out = promote(*[_WEAK_PROXY[x.dtype.kind] if w else x for x, w in zip(xs, weak)])
     dt = out[0].dtype
     return [astype(x, dt) if w else o for x, w, o in zip(xs, weak, out)]
