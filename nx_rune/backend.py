@@ -54,7 +54,25 @@ _out = wrap_result
 
 
 def _on_view(x, view):
+    _check_bytes(view.shape, x.dtype)
     return Tensor(x.buffer, view)
+
+
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def _check_bytes(shape, dtype, name="shape"):
+    """ValueError naming ``name`` unless the nonzero sizes of ``shape`` times the item size
+    fit in a signed machine word: NumPy's rule for every array, empty ones included (the view
+    algebra counts elements, which knows no item size), checked here rather than met as a
+    NumPy error when the values are read."""
+    n = 1
+    for d in shape:
+        if d > 1:
+            n *= d
+    if n * dtype.itemsize > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
+                         f"({n * dtype.itemsize} bytes ignoring the zero axes)")
 
 
 def _dense(x):
@@ -404,6 +422,10 @@ def _roll(x, *, shift, axis):
 
 @_impl("cat")
 def _cat(*xs, axis):
+    if xs:
+        shape = list(xs[0].shape)
+        shape[axis] = sum(x.shape[axis] for x in xs)
+        _check_bytes(shape, xs[0].dtype, "arrays")
     return _out(np.concatenate([x._np() for x in xs], axis=axis))
 
 

@@ -402,8 +402,12 @@ def split_at(x, bounds, ax):
 
 
 def copy(x: ArrayLike) -> Array:
-    """A new tensor with its own contiguous memory: same shape, dtype and values."""
-    return bind(P.copy_p, operand(x))
+    """A new tensor with its own contiguous memory: same shape, dtype and values (a 0-d
+    copy is an array, which ``+=`` writes into, as NumPy's ``np.copy`` gives)."""
+    r = bind(P.copy_p, operand(x))
+    if type(r) is Tensor:
+        r._array0d = True
+    return r
 
 
 def contiguous(x: ArrayLike) -> Array:
