@@ -54,7 +54,6 @@ _out = wrap_result
 
 
 def _on_view(x, view):
-    _check_bytes(view.shape, x.dtype)
     return Tensor(x.buffer, view)
 
 
@@ -64,8 +63,7 @@ _MAX_BYTES = np.iinfo(np.intp).max
 def _check_bytes(shape, dtype, name="shape"):
     """ValueError naming ``name`` unless the nonzero sizes of ``shape`` times the item size
     fit in a signed machine word: NumPy's rule for every array, empty ones included (the view
-    algebra counts elements, which knows no item size), checked here rather than met as a
-    NumPy error when the values are read."""
+    algebra counts elements and knows no item size), checked before NumPy meets it."""
     n = 1
     for d in shape:
         if d > 1:

@@ -28,6 +28,22 @@ __all__ = ["reshape", "ravel", "transpose", "permute", "moveaxis", "swapaxes", "
 
 # -- movement ------------------------------------------------------------------------------------
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def check_addressable(shape, dtype, name="shape"):
+    """ValueError naming ``name`` unless a tensor of ``shape`` and ``dtype`` can be read as an
+    ndarray: its nonzero sizes times the item size fit in a signed machine word (NumPy's
+    rule, empty shapes included; the view algebra, which knows no item size, allows more)."""
+    n = 1
+    for d in shape:
+        if d > 1:
+            n *= d
+    if n * np.dtype(dtype).itemsize > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
+                         f"({n * np.dtype(dtype).itemsize} bytes ignoring the zero axes)")
+
+
 def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Array:
     """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
     copy.  ``copy``: True always copies; False never does (ValueError when the strides need
@@ -39,6 +55,8 @@ def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Arra
             return r
     x = operand(x)
     shape = _resolve_shape(x, shape)
+    if shape != x.shape:
+        check_addressable(shape, x.dtype)
     if copy is None:
         return x if shape == x.shape else bind(P.reshape_p, x, shape=shape)
     # the parameter shadows the function copy(): bind copy_p directly
@@ -186,7 +204,8 @@ def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
     """
     x = operand(x)
     cfg = _pad_config(pad_width, x.ndim)
-    normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)), "pad_width")
+    check_addressable(normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)),
+                                      "pad_width"), x.dtype, "pad_width")
     if isinstance(constant_values, (list, tuple)) and _holds_arrays(constant_values):
         constant_values = operand(constant_values)    # stacked by nx: traced elements stay traced
     if constant_values is None or isinstance(constant_values, str):
@@ -283,6 +302,7 @@ def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: i
     strides and offsets included); never reads out of bounds.  A view when x is contiguous."""
     x = operand(x)
     shape = normalize_shape(shape)
+    check_addressable(shape, x.dtype)
     strides = tuple(operator.index(s) for s in strides)   # 1.5 is a TypeError, not 1
     if len(strides) != len(shape):
         raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
