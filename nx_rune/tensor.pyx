@@ -174,20 +174,19 @@ cdef class ArrayBase:
 
     # in-place operators: in place on a Tensor (the result must cast to x's dtype with NumPy's
     # same_kind rule and keep x's shape), rebinding on a tracer
-    # (a 0-d value, see Tensor._array0d, is rebound instead: x = x + o, as NumPy's scalars)
-    def __iadd__(self, o): return _inplace(self, o, _fe.add, "+=")
-    def __isub__(self, o): return _inplace(self, o, _fe.subtract, "-=")
-    def __imul__(self, o): return _inplace(self, o, _fe.multiply, "*=")
-    def __itruediv__(self, o): return _inplace(self, o, _fe.divide, "/=")
-    def __ifloordiv__(self, o): return _inplace(self, o, _fe.floor_divide, "//=")
-    def __imod__(self, o): return _inplace(self, o, _fe.mod, "%=")
-    def __ipow__(self, o): return _inplace(self, o, _fe.power, "**=")
-    def __imatmul__(self, o): return _inplace(self, o, _fe.matmul, "@=")
-    def __iand__(self, o): return _inplace(self, o, _fe.bitwise_and, "&=")
-    def __ior__(self, o): return _inplace(self, o, _fe.bitwise_or, "|=")
-    def __ixor__(self, o): return _inplace(self, o, _fe.bitwise_xor, "^=")
-    def __ilshift__(self, o): return _inplace(self, o, _fe.bitwise_left_shift, "<<=")
-    def __irshift__(self, o): return _inplace(self, o, _fe.bitwise_right_shift, ">>=")
+    def __iadd__(self, o): return _fe.inplace_op(self, o, _fe.add, "+=")
+    def __isub__(self, o): return _fe.inplace_op(self, o, _fe.subtract, "-=")
+    def __imul__(self, o): return _fe.inplace_op(self, o, _fe.multiply, "*=")
+    def __itruediv__(self, o): return _fe.inplace_op(self, o, _fe.divide, "/=")
+    def __ifloordiv__(self, o): return _fe.inplace_op(self, o, _fe.floor_divide, "//=")
+    def __imod__(self, o): return _fe.inplace_op(self, o, _fe.mod, "%=")
+    def __ipow__(self, o): return _fe.inplace_op(self, o, _fe.power, "**=")
+    def __imatmul__(self, o): return _fe.inplace_op(self, o, _fe.matmul, "@=")
+    def __iand__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_and, "&=")
+    def __ior__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_or, "|=")
+    def __ixor__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_xor, "^=")
+    def __ilshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_left_shift, "<<=")
+    def __irshift__(self, o): return _fe.inplace_op(self, o, _fe.bitwise_right_shift, ">>=")
 
     # arithmetic (+ - * /: the primitive at once when the operands need no promotion or
     # broadcasting, see binary_op_fast; else the front end)
@@ -530,6 +529,22 @@ cdef class Tensor(ArrayBase):
         r = _unary_fast(self, _np_negative, _NUMBER_KINDS)
         return _fe.negative(self) if r is None else r
 
+    # in place (ArrayBase's), except on a 0-d value (see _array0d): rebound, x = x + o, as
+    # NumPy's scalars are
+    def __iadd__(self, o): return _inplace(self, o, _fe.add, "+=")
+    def __isub__(self, o): return _inplace(self, o, _fe.subtract, "-=")
+    def __imul__(self, o): return _inplace(self, o, _fe.multiply, "*=")
+    def __itruediv__(self, o): return _inplace(self, o, _fe.divide, "/=")
+    def __ifloordiv__(self, o): return _inplace(self, o, _fe.floor_divide, "//=")
+    def __imod__(self, o): return _inplace(self, o, _fe.mod, "%=")
+    def __ipow__(self, o): return _inplace(self, o, _fe.power, "**=")
+    def __imatmul__(self, o): return _inplace(self, o, _fe.matmul, "@=")
+    def __iand__(self, o): return _inplace(self, o, _fe.bitwise_and, "&=")
+    def __ior__(self, o): return _inplace(self, o, _fe.bitwise_or, "|=")
+    def __ixor__(self, o): return _inplace(self, o, _fe.bitwise_xor, "^=")
+    def __ilshift__(self, o): return _inplace(self, o, _fe.bitwise_left_shift, "<<=")
+    def __irshift__(self, o): return _inplace(self, o, _fe.bitwise_right_shift, ">>=")
+
     # views: NumPy's view of the values, wrapped (the same elements and memory as the front
     # end's movement primitives give, in one step)
     @property
@@ -822,10 +837,15 @@ def _from_ndarray(arr):
     return t
 
 
-cdef object _addressable_array(object arr):
+cdef inline object _addressable_array(object arr):
     """``arr`` when a View can address its memory exactly (see buffer.addressable), else a
     C-ordered copy of its values in native byte order."""
-    if not isinstance(arr, np.ndarray) or _addressable(<cnp.ndarray>arr):
+    if not cnp.PyArray_Check(arr):
+        return arr
+    if cnp.PyArray_CHKFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED) \
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>arr):
+        return arr        # (the common case, from the flags: whole-item strides, aligned)
+    if _addressable(<cnp.ndarray>arr):
         return arr
     out = np.empty(arr.shape, arr.dtype.newbyteorder("="))
     out[...] = arr
@@ -1206,13 +1226,13 @@ cdef object _call_impl(object prim, tuple args, dict params):
     return r
 
 
-cdef object _inplace(object x, object o, object fn, str symbol):
+cdef object _inplace(Tensor x, object o, object fn, str symbol):
     """``x <symbol>= o``: written into x's memory (the front end's inplace_op), except for a
-    0-d Tensor that is a value (not ``_array0d``: a reduction's result, x[i]), which is
-    rebound to ``fn(x, o)`` as a NumPy scalar is, so that no other name of it changes."""
-    if type(x) is Tensor and not (<Tensor>x)._array0d:
-        a = (<Tensor>x)._arr
-        if (cnp.PyArray_NDIM(<cnp.ndarray>a) if a is not None else len((<Tensor>x)._view.shape)) == 0:
+    0-d value (not ``_array0d``: a reduction's result, x[i]), which is rebound to
+    ``fn(x, o)`` as a NumPy scalar is, so that no other name of it changes."""
+    if not x._array0d:
+        a = x._arr
+        if (cnp.PyArray_NDIM(<cnp.ndarray>a) if a is not None else len(x._view.shape)) == 0:
             return fn(x, o)
     return _fe.inplace_op(x, o, fn, symbol)
 
