@@ -364,6 +364,8 @@ def test_large_valid_pad_then_flip_and_shrink_stay_exact():
     ("strides", lambda: nx.as_strided(nx.arange(10.0), (2,), (2**64,))),
     ("offset", lambda: nx.as_strided(nx.arange(10.0), (1,), (1,), 2**64)),
     ("pad_width", lambda: nx.pad(nx.arange(10.0), 2**63)),
+    ("pad_width", lambda: nx.pad(nx.arange(10.0), ((2**64, 0),))),
+    ("pad_width", lambda: nx.pad(nx.arange(10.0), -2**64)),
 ])
 def test_oversized_shapes_raise_value_error_naming_the_argument(name, call):
     with pytest.raises(ValueError, match=f"^{name}:"):

@@ -247,7 +247,11 @@ def _fill_value(fill, dtype):
 
 def _pad_config(pad_width, nd):
     arr = np.asarray(pad_width)
-    if arr.dtype.kind not in "iu":
+    # (widths beyond 64 bits make an object array of Python ints: sizes checked below, with a
+    # ValueError, rather than refused as non-integers)
+    if arr.dtype.kind not in "iu" and not (
+            arr.dtype.kind == "O" and arr.size and
+            builtins.all(type(v) is int for v in arr.flat)):
         raise TypeError(f"pad_width: expected integers, got {pad_width!r}")
     try:
         arr = np.broadcast_to(arr, (nd, 2))
