@@ -1220,8 +1220,10 @@ cdef object _call_impl(object prim, tuple args, dict params):
         r = PyObject_Call(impl, args, <PyObject*>params)
     if type(r) is Tensor and (<Tensor>r)._arr is not None and \
             cnp.PyArray_NDIM(<cnp.ndarray>(<Tensor>r)._arr) == 0 and \
-            (_slot(prim, _P_ALIASES, "aliases") if slots else prim.aliases):
-        # a 0-d view of an operand (a reshape, a shrink): an array, as NumPy's views are
+            (_slot(prim, _P_ALIASES, "aliases") if slots else prim.aliases) and \
+            r is not args[0]:
+        # a 0-d view of an operand (a reshape, a shrink): an array, as NumPy's views are (an
+        # operand given back as it is keeps its own kind)
         (<Tensor>r)._array0d = True
     return r
 
