@@ -39,6 +39,9 @@ def check_addressable(shape, dtype, name="shape"):
     for d in shape:
         if d > 1:
             n *= d
+    if n > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} has too many elements (more than 2**63 - 1, "
+                         f"counting the nonzero sizes)")
     if n * np.dtype(dtype).itemsize > _MAX_BYTES:
         raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
                          f"({n * np.dtype(dtype).itemsize} bytes ignoring the zero axes)")
