@@ -57,6 +57,22 @@ def _on_view(x, view):
     return Tensor(x.buffer, view)
 
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def _check_bytes(shape, dtype, name="shape"):
+    """ValueError naming ``name`` unless the nonzero sizes of ``shape`` times the item size
+    fit in a signed machine word: NumPy's rule for every array, empty ones included (the view
+    algebra counts elements and knows no item size), checked before NumPy meets it."""
+    n = 1
+    for d in shape:
+        if d > 1:
+            n *= d
+    if n * dtype.itemsize > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
+                         f"({n * dtype.itemsize} bytes ignoring the zero axes)")
+
+
 def _dense(x):
     """``x`` with an unmasked view (materialized when padded)."""
     if x.view.mask is None:
@@ -404,6 +420,10 @@ def _roll(x, *, shift, axis):
 
 @_impl("cat")
 def _cat(*xs, axis):
+    if xs:
+        shape = list(xs[0].shape)
+        shape[axis] = sum(x.shape[axis] for x in xs)
+        _check_bytes(shape, xs[0].dtype, "arrays")
     return _out(np.concatenate([x._np() for x in xs], axis=axis))
 
 

@@ -50,6 +50,7 @@ cnp.import_array()
 
 from nx_rune import dtypes
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
+from nx_rune._kernels.buffer cimport _addressable
 from nx_rune._kernels.quiet import call1 as _call1, call2 as _call2
 from nx_rune._kernels.ufdirect cimport direct1, direct2, direct_scalar
 from nx_rune._kernels.view import View, c_strides, materialize
@@ -437,6 +438,14 @@ cdef class Tensor(ArrayBase):
     # _mat: (write epoch, read-only materialized copy) when it is padded
     cdef public object _buf, _view, _arr, _mat
     cdef object __weakref__
+    # Whether a 0-d tensor is an array, which the in-place operators write into (x += 1
+    # changes every name and view of it, as for NumPy's 0-d arrays), rather than a value,
+    # which they rebind (x = x + 1), as NumPy's immutable scalars: a reduction's result
+    # (nx.sum, nx.prod, x.dot(y), nx.linalg.det), x[i] of a 1-d tensor, any computed 0-d
+    # result.  Arrays: what nx.asarray / nx.array / nx.zeros / nx.full / nx.copy make, and
+    # views (x.reshape(()), x[...], squeeze).  Tensors wrapping a result start as values
+    # (False); Tensor(buffer, view), a view of memory, as an array.  Ignored unless 0-d.
+    cdef public bint _array0d
 
     def __init__(self, buffer, view):
         if not isinstance(buffer, Buffer) or not isinstance(view, View):
@@ -445,12 +454,16 @@ cdef class Tensor(ArrayBase):
         self._view = view
         self._arr = None
         self._mat = None
+        self._array0d = True
 
     @staticmethod
     def _wrap(arr):
-        """Wrap an ndarray of a supported dtype without a copy (no checks): any strides whose
-        byte counts are multiples of the item size (results, views, stride-0 constants)."""
-        return wrap(arr)
+        """Wrap an ndarray of a supported dtype without a copy: any strides (results, views,
+        stride-0 constants).  Memory that a View cannot address exactly (misaligned for the
+        dtype, strides that are not whole items, byte-swapped: ``np.frombuffer(b, offset=2)``,
+        a field of a packed structured array) is copied first, so that a write into the tensor
+        can never land on a neighbouring element."""
+        return wrap(_addressable_array(arr))
 
     def _concrete_tensor(self):
         return self
@@ -516,6 +529,22 @@ cdef class Tensor(ArrayBase):
         r = _unary_fast(self, _np_negative, _NUMBER_KINDS)
         return _fe.negative(self) if r is None else r
 
+    # in place (ArrayBase's), except on a 0-d value (see _array0d): rebound, x = x + o, as
+    # NumPy's scalars are
+    def __iadd__(self, o): return _inplace(self, o, _fe.add, "+=")
+    def __isub__(self, o): return _inplace(self, o, _fe.subtract, "-=")
+    def __imul__(self, o): return _inplace(self, o, _fe.multiply, "*=")
+    def __itruediv__(self, o): return _inplace(self, o, _fe.divide, "/=")
+    def __ifloordiv__(self, o): return _inplace(self, o, _fe.floor_divide, "//=")
+    def __imod__(self, o): return _inplace(self, o, _fe.mod, "%=")
+    def __ipow__(self, o): return _inplace(self, o, _fe.power, "**=")
+    def __imatmul__(self, o): return _inplace(self, o, _fe.matmul, "@=")
+    def __iand__(self, o): return _inplace(self, o, _fe.bitwise_and, "&=")
+    def __ior__(self, o): return _inplace(self, o, _fe.bitwise_or, "|=")
+    def __ixor__(self, o): return _inplace(self, o, _fe.bitwise_xor, "^=")
+    def __ilshift__(self, o): return _inplace(self, o, _fe.bitwise_left_shift, "<<=")
+    def __irshift__(self, o): return _inplace(self, o, _fe.bitwise_right_shift, ">>=")
+
     # views: NumPy's view of the values, wrapped (the same elements and memory as the front
     # end's movement primitives give, in one step)
     @property
@@ -530,15 +559,23 @@ cdef class Tensor(ArrayBase):
         return _fe.reshape(self, shape) if r is None else r
 
     def __getitem__(self, index):
+        cdef Tensor t
         arr = self._arr
         if arr is not None and _get_value(DISPATCH) is None:
             key = _basic_key(index, (<cnp.ndarray>arr).ndim)
             if key is not None:
                 try:
-                    return wrap(arr[key])
+                    t = wrap(arr[key])
                 except IndexError:   # out of range: the front end's message
                     pass
-        return _fe.getitem(self, index)
+                else:
+                    if cnp.PyArray_NDIM(<cnp.ndarray>t._arr) == 0:
+                        t._array0d = not _int_index(index)
+                    return t
+        r = _fe.getitem(self, index)
+        if type(r) is Tensor and len((<Tensor>r).shape) == 0:
+            (<Tensor>r)._array0d = not _int_index(index)
+        return r
 
     # -- storage ---------------------------------------------------------------------------
     @property
@@ -573,11 +610,18 @@ cdef class Tensor(ArrayBase):
         base = arr.base
         while isinstance(base, np.ndarray):
             base = base.base
-        if isinstance(base, Buffer) and base.itemsize == isz:
+        if not _addressable(<cnp.ndarray>arr):
+            # (every ndarray a Tensor wraps passed Tensor._wrap's check: never here)
+            raise ValueError(f"a tensor's memory must be addressable as items of {arr.dtype} "
+                             f"(strides {arr.strides}); this one was wrapped unchecked")
+        start = arr.__array_interface__["data"][0]
+        # one of our Buffers only when arr starts a whole number of items into it: memory at
+        # another byte offset (a .view(dtype) of a byte slice) is its own span of bytes
+        if isinstance(base, Buffer) and base.itemsize == isz and \
+                (start - base.address) % isz == 0:
             buf = base
         else:
             buf = buffer_from_ndarray(_span(arr))
-        start = arr.__array_interface__["data"][0]
         offset = (start - buf.address) // isz if arr.size else 0
         self._view = View(arr.shape, tuple(s // isz for s in arr.strides), offset)
         self._buf = buf
@@ -789,7 +833,25 @@ def _c_order(arr):
 
 
 def _from_ndarray(arr):
-    return wrap(_c_order(arr))
+    # (an unpickled ndarray may lie anywhere in a received message: checked)
+    cdef Tensor t = wrap(_addressable_array(_c_order(arr)))
+    t._array0d = True
+    return t
+
+
+cdef inline object _addressable_array(object arr):
+    """``arr`` when a View can address its memory exactly (see buffer.addressable), else a
+    C-ordered copy of its values in native byte order."""
+    if not cnp.PyArray_Check(arr):
+        return arr
+    if cnp.PyArray_CHKFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED) \
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>arr):
+        return arr        # (the common case, from the flags: whole-item strides, aligned)
+    if _addressable(<cnp.ndarray>arr):
+        return arr
+    out = np.empty(arr.shape, arr.dtype.newbyteorder("="))
+    out[...] = arr
+    return out
 
 
 def _span(arr):
@@ -967,7 +1029,12 @@ cdef object _reshape_fast(Tensor self, object shape):
         r = cnp.PyArray_Newshape(<cnp.ndarray>arr, &dims, cnp.NPY_CORDER)
     except ValueError:
         return None
-    return self if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr) else wrap(r)
+    if _same_shape(<cnp.ndarray>r, <cnp.ndarray>arr):
+        return self
+    cdef Tensor t = wrap(r)
+    if cnp.PyArray_NDIM(<cnp.ndarray>r) == 0:
+        t._array0d = True     # a view (x.reshape(()) of a 1-element x): NumPy's 0-d array
+    return t
 
 
 def fast_transpose(x):
@@ -1149,9 +1216,46 @@ cdef object _call_impl(object prim, tuple args, dict params):
             r = _ufunc_on_values(ufunc, args)
             if r is not None:
                 return r
-        return PyObject_Call(impl, args, NULL)
-    # (no copy of params: the implementation's keyword arguments are a dict of its own)
-    return PyObject_Call(impl, args, <PyObject*>params)
+        r = PyObject_Call(impl, args, NULL)
+    else:
+        # (no copy of params: the implementation's keyword arguments are a dict of its own)
+        r = PyObject_Call(impl, args, <PyObject*>params)
+    if type(r) is Tensor and (<Tensor>r)._arr is not None and \
+            cnp.PyArray_NDIM(<cnp.ndarray>(<Tensor>r)._arr) == 0 and \
+            (_slot(prim, _P_ALIASES, "aliases") if slots else prim.aliases) and \
+            r is not args[0]:
+        # a 0-d view of an operand (a reshape, a shrink): an array, as NumPy's views are (an
+        # operand given back as it is keeps its own kind)
+        (<Tensor>r)._array0d = True
+    return r
+
+
+cdef object _inplace(Tensor x, object o, object fn, str symbol):
+    """``x <symbol>= o``: written into x's memory (the front end's inplace_op), except for a
+    0-d value (not ``_array0d``: a reduction's result, x[i]), which is rebound to
+    ``fn(x, o)`` as a NumPy scalar is, so that no other name of it changes."""
+    if not x._array0d:
+        a = x._arr
+        if (cnp.PyArray_NDIM(<cnp.ndarray>a) if a is not None else len(x._view.shape)) == 0:
+            return fn(x, o)
+    return _fe.inplace_op(x, o, fn, symbol)
+
+
+cdef bint _int_index(object index):
+    """Whether ``index`` is one integer (not a bool) or a tuple of them (() included): the
+    indices from which NumPy returns a scalar, not a view, when they select one element."""
+    if type(index) is tuple:
+        for item in <tuple>index:
+            if not _is_int(item):
+                return False
+        return True
+    return _is_int(index)
+
+
+cdef inline bint _is_int(object item):
+    if type(item) is int:
+        return True
+    return isinstance(item, np.integer) and not isinstance(item, np.bool_)
 
 
 cdef object _ufunc_on_values(object ufunc, tuple args):

@@ -1,3 +1,5 @@
+cimport numpy as cnp
+
 cdef class Buffer:
     cdef void* _raw          # what was allocated (NULL when the memory belongs to _owner)
     cdef char* data          # first byte, 64-byte aligned for our own allocations
@@ -6,3 +8,7 @@ cdef class Buffer:
     cdef readonly object dtype          # numpy.dtype
     cdef readonly bint readonly
     cdef readonly object owner          # the ndarray whose memory this wraps, or None
+
+
+# Whether an ndarray's memory can be seen as items of its dtype (see buffer.addressable).
+cdef bint _addressable(cnp.ndarray arr) except -1

@@ -177,8 +177,39 @@ cdef bint _within(Py_ssize_t size, shape, strides, Py_ssize_t offset) except -1:
     return True
 
 
+def addressable(arr):
+    """Whether the ndarray ``arr`` can be seen as elements of a Buffer of its dtype without a
+    copy: native byte order, its first byte aligned as its dtype needs (the kernels read items
+    through typed pointers, which misaligned memory would fault or tear), and every stride of
+    an axis longer than 1 a whole number of items (a View counts in items, not bytes).  An
+    ndarray that ``np.frombuffer(b, offset=2)``, a field of a packed structured array or
+    ``a.view(dtype)`` at an odd byte makes is not: it must be copied to become a tensor."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"arr: expected a numpy.ndarray, got {type(arr).__name__}")
+    return _addressable(<cnp.ndarray>arr)
+
+
+cdef bint _addressable(cnp.ndarray arr) except -1:
+    cdef int k, nd = cnp.PyArray_NDIM(arr)
+    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(arr)
+    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(arr)
+    cdef cnp.dtype dt = <cnp.dtype>cnp.PyArray_DESCR(arr)
+    cdef Py_ssize_t isz = dt.itemsize, align = dt.alignment
+    if isz <= 0 or not cnp.PyArray_ISNOTSWAPPED(arr):
+        return False
+    if align > 1 and (<uintptr_t>cnp.PyArray_DATA(arr)) % <uintptr_t>align != 0:
+        return False
+    for k in range(nd):
+        if shape[k] > 1 and strides[k] % isz != 0:
+            return False
+    return True
+
+
 def buffer_from_ndarray(arr):
-    """Wrap the memory of a C-contiguous ndarray (no copy); the Buffer keeps ``arr`` alive."""
+    """Wrap the memory of a C-contiguous ndarray (no copy); the Buffer keeps ``arr`` alive.
+
+    A byte-swapped ``arr`` is converted (a copy); ValueError when its memory is misaligned for
+    its dtype (see ``addressable``), which the kernels could not read safely."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"arr: expected a numpy.ndarray, got {type(arr).__name__}")
     if not arr.flags.c_contiguous:
@@ -186,6 +217,10 @@ def buffer_from_ndarray(arr):
     dt = check_dtype(arr.dtype, "arr")
     if dt != arr.dtype:
         arr = arr.astype(dt)
+    if not _addressable(<cnp.ndarray>arr):
+        raise ValueError(f"arr: its memory (address {arr.__array_interface__['data'][0]:#x}) "
+                         f"is not aligned for {arr.dtype} (its items could not be read "
+                         f"safely); copy it first (np.array(arr))")
     cdef Buffer buf = Buffer.__new__(Buffer)
     buf.dtype = dt
     buf.itemsize = dt.itemsize

@@ -30,6 +30,7 @@ import numpy as np
 
 cdef extern from *:
     """
+    #include <stdint.h>
     typedef void (*nx_pool_span_fn)(const void *ctx, Py_ssize_t lo, Py_ssize_t hi);
 
     #if defined(__unix__) || defined(__APPLE__)
@@ -50,6 +51,10 @@ cdef extern from *:
         Py_ssize_t n, step, count;
         Py_ssize_t next;              /* next span to claim */
         Py_ssize_t running;           /* claimed spans not finished yet */
+        Py_ssize_t seats;             /* workers that may still join the job: the thread count
+                                         of the call less its own thread (workers started by an
+                                         earlier, larger count must stay out) */
+        Py_ssize_t joined;            /* workers that joined jobs so far (a test counter) */
         unsigned long gen;            /* jobs posted so far (read without mu while spinning) */
     } nx_pool_state;
 
@@ -92,6 +97,11 @@ cdef extern from *:
     static pid_t nx_pool_pid = 0;  /* the process whose threads the pool holds */
     static int nx_pool_busy = 0;   /* a call owns the pool (read and set under the GIL) */
 
+    /* Whether a worker may join the posted job: spans are left and a seat is free (mu held). */
+    static int nx_pool_open(nx_pool_state *p) {
+        return p->next < p->count && p->seats > 0;
+    }
+
     /* Claim and run spans until none is left; called and returns with mu held. */
     static void nx_pool_claim_spans(nx_pool_state *p) {
         while (p->next < p->count) {
@@ -119,14 +129,16 @@ cdef extern from *:
         pthread_sigmask(SIG_BLOCK, &block, NULL);
         pthread_mutex_lock(&p->mu);
         for (;;) {
-            if (p->next >= p->count) {
+            if (!nx_pool_open(p)) {
                 unsigned long seen = p->gen;
                 pthread_mutex_unlock(&p->mu);
                 nx_pool_spin_while_equal(&p->gen, seen);
                 pthread_mutex_lock(&p->mu);
             }
-            while (p->next >= p->count)
+            while (!nx_pool_open(p))
                 pthread_cond_wait(&p->work, &p->mu);
+            p->seats--;               /* this worker's seat in this job */
+            p->joined++;
             nx_pool_claim_spans(p);
         }
         return NULL;
@@ -150,7 +162,7 @@ cdef extern from *:
                 return 0;
             }
             p->workers = 0;
-            p->next = p->count = p->running = 0;
+            p->next = p->count = p->running = p->seats = p->joined = 0;
             p->gen = 0;
             nx_pool_pid = pid;
             nx_pool_busy = 0;
@@ -169,7 +181,8 @@ cdef extern from *:
     /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
        min(count, threads) - 1 workers and this thread (spans are claimed one at a time, so a
        thread held up by the scheduler leaves its share to the others); returns when every
-       span is done. */
+       span is done.  Only that many workers take a seat in the job, however many an earlier
+       call started. */
     static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
                                Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
         nx_pool_state *p = &nx_pool_the_pool;
@@ -197,6 +210,7 @@ cdef extern from *:
         p->step = step;
         p->running = 0;
         p->next = 0;
+        p->seats = threads - 1;
         p->count = count;
         __atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&p->work);
@@ -223,6 +237,20 @@ cdef extern from *:
                             Py_ssize_t step, Py_ssize_t count) {
         nx_pool_run_on(fn, ctx, n, step, count, count);
     }
+
+    /* The test probe's span: record which thread ran each index, taking `ctx[0]` us each. */
+    static void nx_pool_probe_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) {
+        const unsigned long long *c = (const unsigned long long *)ctx;
+        unsigned long long *ids = (unsigned long long *)(uintptr_t)c[1];
+        struct timespec ts;
+        Py_ssize_t k;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)c[0] * 1000L;
+        for (k = lo; k < hi; k++) {
+            ids[k] = (unsigned long long)(uintptr_t)pthread_self();
+            nanosleep(&ts, NULL);
+        }
+    }
     #else
     #define NX_POOL_HAVE_THREADS 0
     static int nx_pool_acquire(void) { return 0; }
@@ -236,6 +264,13 @@ cdef extern from *:
                             Py_ssize_t step, Py_ssize_t count) {
         nx_pool_run_on(fn, ctx, n, step, count, count);
     }
+    static void nx_pool_probe_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) {
+        const unsigned long long *c = (const unsigned long long *)ctx;
+        unsigned long long *ids = (unsigned long long *)(uintptr_t)c[1];
+        Py_ssize_t k;
+        for (k = lo; k < hi; k++)
+            ids[k] = 1;
+    }
     #endif
     """
     ctypedef void (*nx_pool_span_fn)(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
@@ -246,6 +281,7 @@ cdef extern from *:
     void nx_pool_run_on(nx_pool_span_fn fn, const void* ctx, Py_ssize_t n, Py_ssize_t step,
                         Py_ssize_t count, Py_ssize_t threads) noexcept nogil
     int NX_POOL_HAVE_THREADS
+    void nx_pool_probe_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
 
 
 cdef int pool_acquire() noexcept:
@@ -322,3 +358,21 @@ def set_num_threads(n):
         raise ValueError(f"n must be >= 1, got {n}")
     _num_threads = int(n)
 
+
+
+def _probe_threads(Py_ssize_t spans, threads=None, Py_ssize_t sleep_us=1000):
+    """Test hook: ``spans`` one-item spans run as the kernels run theirs (``run_spans`` on
+    ``threads`` threads, by default the count ``get_num_threads`` gives), each sleeping
+    ``sleep_us`` microseconds (long enough for every seated worker to claim one); returns the
+    number of distinct threads that ran a span."""
+    cdef Py_ssize_t nt = _num_threads if threads is None else threads
+    if spans < 1 or nt < 1 or not 0 <= sleep_us <= 100000:
+        raise ValueError(f"spans, threads: must be >= 1, sleep_us in [0, 100000]; got "
+                         f"{spans}, {threads}, {sleep_us}")
+    ids = np.zeros(spans, np.uint64)
+    cdef unsigned long long ctx[2]
+    cdef unsigned long long[::1] view = ids
+    ctx[0] = <unsigned long long>sleep_us
+    ctx[1] = <unsigned long long><size_t>&view[0]
+    run_spans(<span_fn>nx_pool_probe_span, <const void*>ctx, spans, 1, spans, nt)
+    return len(set(ids.tolist()))

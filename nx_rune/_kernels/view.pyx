@@ -54,6 +54,19 @@ def _as_int_tuple(values, name):
     return out
 
 
+def _index_int(v, name):
+    """``v`` as an int that a signed 64-bit index holds; TypeError / ValueError naming
+    ``name`` (not a C conversion's OverflowError)."""
+    if type(v) is not int:
+        try:
+            v = operator.index(v)
+        except TypeError:
+            raise TypeError(f"{name}: expected an integer, got {v!r}") from None
+    if not _SSIZE_MIN <= v <= _SSIZE_MAX:
+        raise ValueError(f"{name}: {v} is beyond what a 64-bit index can address")
+    return v
+
+
 def c_strides(shape):
     """C-order strides, in elements, of a contiguous ``shape``."""
     strides = [0] * len(shape)
@@ -91,7 +104,8 @@ cdef class View:
     cdef readonly object mask
     cdef readonly object fill
 
-    def __init__(self, shape, strides, Py_ssize_t offset=0, mask=None, fill=0):
+    def __init__(self, shape, strides, offset=0, mask=None, fill=0):
+        offset = _index_int(offset, "offset")
         shape = _as_int_tuple(shape, "shape")
         strides = _as_int_tuple(strides, "strides")
         if len(strides) != len(shape):
@@ -106,8 +120,9 @@ cdef class View:
         self.fill = fill if self.mask is not None else 0
 
     @staticmethod
-    def contiguous(shape, Py_ssize_t offset=0):
+    def contiguous(shape, offset=0):
         """The C-contiguous view of ``shape`` starting at ``offset``."""
+        offset = _index_int(offset, "offset")
         shape = _as_int_tuple(shape, "shape")
         for n in shape:
             if n < 0:
@@ -384,7 +399,19 @@ cdef class View:
             shape.append(n + b + a)
             offset -= b * s
             mask.append((lo + b, hi + b) if hi > lo else (0, 0))
-        _check_total(shape)
+        _check_total(shape, "pad_width")
+        # Every position of the padded view (padding included) must have an element index
+        # that a signed 64-bit integer holds: its offset, and those that flip and shrink
+        # derive from it, are machine integers (a huge stride times a wide pad is not).
+        first = last = offset
+        for n, s in zip(shape, self.strides):
+            if n > 1:
+                first += min(0, (n - 1) * s)
+                last += max(0, (n - 1) * s)
+        if first < _SSIZE_MIN or last > _SSIZE_MAX:
+            raise ValueError(f"pad_width: padding shape {self.shape} (strides {self.strides}) by "
+                             f"{config} places elements at indices {first}..{last}, beyond what "
+                             f"a 64-bit index can address")
         return _mk(tuple(shape), self.strides, offset, mask, fill)
 
     @staticmethod
@@ -421,6 +448,10 @@ cdef class View:
                     f"strides: shape {shape} with strides {strides} and offset {offset} would "
                     f"reach elements {lo}..{hi}, outside the buffer of {buffer_size} elements")
         return View(shape, strides, offset)
+
+
+_SSIZE_MAX = 0x7FFFFFFFFFFFFFFF
+_SSIZE_MIN = -_SSIZE_MAX - 1
 
 
 def _check_total(shape, name="shape"):

@@ -28,7 +28,8 @@ from nx_rune.frontend.elementwise import (add, clip, divide, equal, greater, isn
                                           less_equal, logical_and, multiply, not_equal,
                                           subtract, where)
 from nx_rune.frontend.indexing import concrete_value, take
-from nx_rune.frontend.movement import (concatenate, copy, flip, index_bounds, reshape,
+from nx_rune.frontend.movement import (check_addressable, concatenate, copy, flip,
+                                       index_bounds, reshape,
                                        sections_count, shrink, shares_memory, split_at,
                                        swapaxes, transpose)
 from nx_rune.frontend.movement import check_pieces
@@ -132,6 +133,7 @@ def tile(x: ArrayLike, repetitions: int | Sequence[int], /) -> Array:
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x.shape
     normalize_shape(tuple(d for r, n in zip(reps, shape) for d in (r, n)), "repetitions")
+    check_addressable(tuple(r * n for r, n in zip(reps, shape)), x.dtype, "repetitions")
     inner = reshape(x, tuple(d for n in shape for d in (1, n)))
     wide = broadcast_to(inner, tuple(d for r, n in zip(reps, shape) for d in (r, n)))
     return _fresh(reshape(wide, tuple(r * n for r, n in zip(reps, shape))), x)
@@ -160,6 +162,7 @@ def repeat(x: ArrayLike, repeats: int | ArrayLike, /, axis: int | None = None) -
         if r < 0:
             raise ValueError(f"repeats: must be non-negative, got {r}")
         normalize_shape(x.shape[:ax + 1] + (r,) + x.shape[ax + 1:], "repeats")
+        check_addressable(x.shape[:ax] + (n * r,) + x.shape[ax + 1:], x.dtype, "repeats")
         return _repeat_one_count(x, r, ax)
     if counts.shape != (n,):
         raise ValueError(f"repeats: shape {counts.shape} does not fit axis {ax} of size {n} "
@@ -169,6 +172,7 @@ def repeat(x: ArrayLike, repeats: int | ArrayLike, /, axis: int | None = None) -
     # the total in Python ints: NumPy's int64 sum would wrap around
     total = builtins.sum(int(c) for c in counts)
     normalize_shape(x.shape[:ax] + (total,) + x.shape[ax + 1:], "repeats")
+    check_addressable(x.shape[:ax] + (total,) + x.shape[ax + 1:], x.dtype, "repeats")
     if total * 8 > 2**63 - 1:
         raise ValueError(f"repeats: {total} repetitions in all are too many to address")
     idx = np.repeat(np.arange(n, dtype=np.int64 if n > 2**31 - 1 else np.int32), counts)

@@ -19,7 +19,7 @@ import numpy as np
 
 from nx_rune import dtypes
 from nx_rune.errors import ConcretizationTypeError
-from nx_rune._kernels.buffer import Buffer, zeros_buffer
+from nx_rune._kernels.buffer import Buffer, addressable, zeros_buffer
 from nx_rune._kernels.view import View
 from nx_rune.frontend import _core
 from nx_rune.frontend._core import (SCALARS, broadcast_shapes, broadcast_to, normalize_shape,
@@ -45,13 +45,25 @@ def asarray(obj: ArrayLike, dtype: DTypeLike = None, *, device: object = None,
     ``dtype``: converts when given (else JAX's defaults for Python data, see the module
     docstring; arrays keep theirs).  ``copy``: None (default) shares memory when it can (an nx
     tensor of the same dtype is returned as it is; a C-contiguous ndarray of a supported dtype
-    is wrapped without a copy) and copies otherwise; True always copies; False never copies and raises ValueError
-    when a copy would be needed (a dtype conversion, a non-contiguous ndarray, Python data).
+    in native byte order, aligned for its dtype, is wrapped without a copy, so that writes
+    into either reach the other) and copies otherwise (misaligned memory, such as
+    ``np.frombuffer(b, np.float32, offset=2)``, is copied: the kernels cannot address it);
+    True always copies; False never copies and raises ValueError when a copy would be needed
+    (a dtype conversion, a non-contiguous or misaligned ndarray, Python data).
     ``device``: None or the CPU.
     """
     check_device(device)
     if copy is not None and not isinstance(copy, (bool, np.bool_)):
         raise TypeError(f"copy: expected True, False or None, got {copy!r}")
+    t = _asarray(obj, dtype, copy)
+    if t is not obj and type(t) is Tensor:
+        # a 0-d tensor made here is an array, which x += 1 writes into (NumPy's 0-d arrays),
+        # not a value that it rebinds (a reduction's result): see Tensor._array0d
+        t._array0d = True
+    return t
+
+
+def _asarray(obj, dtype, copy):
     if copy is None:
         return _core.asarray(obj, dtype)
     if copy:
@@ -77,8 +89,8 @@ def asarray(obj: ArrayLike, dtype: DTypeLike = None, *, device: object = None,
     if not np.may_share_memory(t._np(), arr):
         raise ValueError(f"copy=False: this {type(obj).__name__} (dtype {arr.dtype}) cannot be "
                          f"shared as a tensor{'' if dtype is None else ' of ' + str(dtype)} "
-                         f"(a dtype conversion or a non-contiguous layout needs a copy); use "
-                         f"copy=None")
+                         f"(a dtype conversion, a non-contiguous layout or memory misaligned "
+                         f"for its dtype needs a copy); use copy=None")
     return t
 
 
@@ -120,6 +132,10 @@ def from_dlpack(x: object, /, *, device: object = None, copy: bool | None = None
             raise ValueError(f"copy=False: the source is not C-contiguous (strides "
                              f"{arr.strides}); an nx tensor of it needs a copy")
         arr = np.ascontiguousarray(arr)
+    if copy is False and not addressable(arr):
+        raise ValueError(f"copy=False: the source's memory is misaligned for {arr.dtype} "
+                         f"(a byte offset that is not a whole number of items); an nx tensor "
+                         f"of it needs a copy")
     return _core.asarray(arr)
 
 
@@ -226,7 +242,9 @@ def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike = None, *,
         while fill_value.ndim > len(shape) and fill_value.shape[0] == 1:
             fill_value = reshape(fill_value, fill_value.shape[1:])
         return copy_tensor(broadcast_to(_core.astype(fill_value, dt), shape))
-    return Tensor._wrap(np.full(shape, np.asarray(fill_value), dtype=dt))
+    t = Tensor._wrap(np.full(shape, np.asarray(fill_value), dtype=dt))
+    t._array0d = True   # (a 0-d one is an array: see Tensor._array0d)
+    return t
 
 
 def ones(shape: ShapeLike, dtype: DTypeLike = None, *, device: object = None) -> Array:
@@ -354,14 +372,15 @@ def _arange(start, stop, step, dtype):
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"{name}: must be finite, got {v}")
     all_int = builtins.all(isinstance(v, int) for v in (start, stop, step))
-    count = len(range(start, stop, step)) if all_int else \
+    # (range's length, not len(range): that is a C size, which a huge range overflows)
+    count = builtins.max(0, -((start - stop) // step)) if all_int else \
         builtins.max(0, np.ceil((stop - start) / step))
     if count * 8 > _MAX_BYTES:
         raise ValueError(f"start, stop, step: the range ({start}, {stop}, {step}) has {count} "
                          f"values, more than can be addressed")
     if dtype is None:
         if all_int:
-            n = len(range(start, stop, step))
+            n = count
             last = start + (n - 1) * step if n else start
             dt = _int_dtype_for(builtins.min(start, last), builtins.max(start, last))
             return Tensor._wrap(_int_range(start, step, n, dt))

@@ -28,6 +28,25 @@ __all__ = ["reshape", "ravel", "transpose", "permute", "moveaxis", "swapaxes", "
 
 # -- movement ------------------------------------------------------------------------------------
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def check_addressable(shape, dtype, name="shape"):
+    """ValueError naming ``name`` unless a tensor of ``shape`` and ``dtype`` can be read as an
+    ndarray: its nonzero sizes times the item size fit in a signed machine word (NumPy's
+    rule, empty shapes included; the view algebra, which knows no item size, allows more)."""
+    n = 1
+    for d in shape:
+        if d > 1:
+            n *= d
+    if n > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} has too many elements (more than 2**63 - 1, "
+                         f"counting the nonzero sizes)")
+    if n * np.dtype(dtype).itemsize > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
+                         f"({n * np.dtype(dtype).itemsize} bytes ignoring the zero axes)")
+
+
 def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Array:
     """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
     copy.  ``copy``: True always copies; False never does (ValueError when the strides need
@@ -39,6 +58,8 @@ def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Arra
             return r
     x = operand(x)
     shape = _resolve_shape(x, shape)
+    if shape != x.shape:
+        check_addressable(shape, x.dtype)
     if copy is None:
         return x if shape == x.shape else bind(P.reshape_p, x, shape=shape)
     # the parameter shadows the function copy(): bind copy_p directly
@@ -186,7 +207,8 @@ def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
     """
     x = operand(x)
     cfg = _pad_config(pad_width, x.ndim)
-    normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)), "pad_width")
+    check_addressable(normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)),
+                                      "pad_width"), x.dtype, "pad_width")
     if isinstance(constant_values, (list, tuple)) and _holds_arrays(constant_values):
         constant_values = operand(constant_values)    # stacked by nx: traced elements stay traced
     if constant_values is None or isinstance(constant_values, str):
@@ -228,7 +250,11 @@ def _fill_value(fill, dtype):
 
 def _pad_config(pad_width, nd):
     arr = np.asarray(pad_width)
-    if arr.dtype.kind not in "iu":
+    # (widths beyond 64 bits make an object array of Python ints: sizes checked below, with a
+    # ValueError, rather than refused as non-integers)
+    if arr.dtype.kind not in "iu" and not (
+            arr.dtype.kind == "O" and arr.size and
+            builtins.all(type(v) is int for v in arr.flat)):
         raise TypeError(f"pad_width: expected integers, got {pad_width!r}")
     try:
         arr = np.broadcast_to(arr, (nd, 2))
@@ -283,6 +309,7 @@ def as_strided(x: ArrayLike, shape: ShapeLike, strides: Sequence[int], offset: i
     strides and offsets included); never reads out of bounds.  A view when x is contiguous."""
     x = operand(x)
     shape = normalize_shape(shape)
+    check_addressable(shape, x.dtype)
     strides = tuple(operator.index(s) for s in strides)   # 1.5 is a TypeError, not 1
     if len(strides) != len(shape):
         raise ValueError(f"strides: {strides} must have one entry per axis of shape {shape}")
@@ -402,8 +429,12 @@ def split_at(x, bounds, ax):
 
 
 def copy(x: ArrayLike) -> Array:
-    """A new tensor with its own contiguous memory: same shape, dtype and values."""
-    return bind(P.copy_p, operand(x))
+    """A new tensor with its own contiguous memory: same shape, dtype and values (a 0-d
+    copy is an array, which ``+=`` writes into, as NumPy's ``np.copy`` gives)."""
+    r = bind(P.copy_p, operand(x))
+    if type(r) is Tensor:
+        r._array0d = True
+    return r
 
 
 def contiguous(x: ArrayLike) -> Array:
