@@ -221,6 +221,25 @@ def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
     return tuple(out)
 
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def check_addressable(shape, dtype, name="shape"):
+    """ValueError naming ``name`` unless a tensor of ``shape`` and ``dtype`` can be read as an
+    ndarray: its nonzero sizes times the item size fit in a signed machine word (NumPy's
+    rule, empty shapes included; the view algebra, which knows no item size, allows more)."""
+    n = 1
+    for d in shape:
+        if d > 1:
+            n *= d
+    if n > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} has too many elements (more than 2**63 - 1, "
+                         f"counting the nonzero sizes)")
+    if n * np.dtype(dtype).itemsize > _MAX_BYTES:
+        raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
+                         f"({n * np.dtype(dtype).itemsize} bytes ignoring the zero axes)")
+
+
 def broadcast_to(x: ArrayLike, shape: ShapeLike) -> Array:
     """``x`` viewed with ``shape`` (size-1 and missing leading axes repeat; stride 0, no copy)."""
     x = operand(x)
@@ -229,6 +248,7 @@ def broadcast_to(x: ArrayLike, shape: ShapeLike) -> Array:
         return x
     if broadcast_shapes(x.shape, shape) != shape:
         raise ValueError(f"shape: cannot broadcast a tensor of shape {x.shape} to {shape}")
+    check_addressable(shape, x.dtype)
     return bind(P.expand_p, x, shape=shape)
 
 

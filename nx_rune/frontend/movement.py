@@ -15,7 +15,7 @@ from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend._core import (astype, broadcast_to, const, normalize_shape, operand, promote,
                                     reduction_axes)
-from nx_rune.frontend._core import _holds_arrays
+from nx_rune.frontend._core import _holds_arrays, check_addressable  # noqa: F401 (re-exported)
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor, fast_reshape, fast_transpose
 from nx_rune.typing import Array, ArrayLike, Axis, ShapeLike
@@ -27,25 +27,6 @@ __all__ = ["reshape", "ravel", "transpose", "permute", "moveaxis", "swapaxes", "
 
 
 # -- movement ------------------------------------------------------------------------------------
-
-_MAX_BYTES = np.iinfo(np.intp).max
-
-
-def check_addressable(shape, dtype, name="shape"):
-    """ValueError naming ``name`` unless a tensor of ``shape`` and ``dtype`` can be read as an
-    ndarray: its nonzero sizes times the item size fit in a signed machine word (NumPy's
-    rule, empty shapes included; the view algebra, which knows no item size, allows more)."""
-    n = 1
-    for d in shape:
-        if d > 1:
-            n *= d
-    if n > _MAX_BYTES:
-        raise ValueError(f"{name}: {tuple(shape)} has too many elements (more than 2**63 - 1, "
-                         f"counting the nonzero sizes)")
-    if n * np.dtype(dtype).itemsize > _MAX_BYTES:
-        raise ValueError(f"{name}: {tuple(shape)} of {dtype} is too large to address "
-                         f"({n * np.dtype(dtype).itemsize} bytes ignoring the zero axes)")
-
 
 def reshape(x: ArrayLike, shape: ShapeLike, *, copy: bool | None = None) -> Array:
     """``x`` with ``shape`` (one entry may be -1), same dtype; a view when strides allow, else a
