@@ -289,9 +289,11 @@ def _build_kernel(spec):
         out = e.outs[0]
         item = out.aval.dtype.itemsize
         # free the temps of values whose last use is this equation (reusable as its output
-        # when the loop works in place: a ufunc with equal itemsizes)
-        dying = [x for x in e.ins if isinstance(x, Var) and x in value_reg
-                 and last_use.get(x) == i and x not in outputs_set]
+        # when the loop works in place: a ufunc with equal itemsizes); each value once,
+        # however many of the operands it is (``d * d``): a temp freed twice would be handed
+        # to two later values at once
+        dying = list(dict.fromkeys(x for x in e.ins if isinstance(x, Var) and x in value_reg
+                                   and last_use.get(x) == i and x not in outputs_set))
         if out in outputs_set:
             value_reg[out] = ("out", out_vars.index(out))
             code.append((loop, in_regs, ("out", out_vars.index(out))))
