@@ -90,22 +90,31 @@ class ViewMap:
     """The composition of a chain of movements: output element ``i`` is the root's element at
     ``offset + sum(i[d] * strides[d])``, where offset and strides are vectors over the root's
     axes (``kind == "index"``) or over its C order (``"flat"``, one entry)."""
-    __slots__ = ("kind", "shape", "strides", "offset")
+    __slots__ = ("kind", "shape", "strides", "offset", "_bytes")
 
     def __init__(self, kind, shape, strides, offset):
         self.kind, self.shape, self.strides, self.offset = kind, shape, strides, offset
+        self._bytes = {}    # (root's byte strides, itemsize) -> (byte strides, offset) or False
 
-    def view_of(self, view):
-        """``(shape, element strides, element offset)`` of the output over the memory of a
-        root seen through ``view`` (an unmasked View), or None where this map needs a
-        C-contiguous root and ``view`` is not."""
+    def array_view(self, arr):
+        """The output as a view of ``arr`` (the root's values, any strides), or None where
+        this map needs a C-contiguous root and ``arr`` is not."""
+        key = (arr.strides, arr.itemsize)
+        spec = self._bytes.get(key)
+        if spec is None:
+            spec = self._bytes[key] = self._byte_map(arr)
+        return _view_of(arr, self.shape, spec[0], spec[1]) if spec else None
+
+    def _byte_map(self, arr):
+        """(byte strides, byte offset) over an array of ``arr``'s strides, or False."""
+        item = arr.itemsize
         if self.kind == "flat":
-            if not view.is_contiguous:
-                return None
-            return (self.shape, tuple(s[0] for s in self.strides), view.offset + self.offset[0])
-        rs = view.strides
-        strides = tuple(sum(a * b for a, b in zip(vec, rs)) for vec in self.strides)
-        return self.shape, strides, view.offset + sum(a * b for a, b in zip(self.offset, rs))
+            if not arr.flags.c_contiguous:
+                return False
+            return tuple(s[0] * item for s in self.strides), self.offset[0] * item
+        rs = arr.strides
+        return (tuple(sum(a * b for a, b in zip(vec, rs)) for vec in self.strides),
+                sum(a * b for a, b in zip(self.offset, rs)))
 
 
 def compose_views(shape, chain):
@@ -225,20 +234,21 @@ def _prod(shape):
 
 def rebuild(root, chain, vmap):
     """An output made from its root tensor (an argument, or a computed value) as eager code
-    makes it: the root itself for an empty chain, a view of its memory by ``vmap``, else the
-    chain's implementations (a padded view, a copy where the strides need one)."""
+    makes it: the root itself for an empty chain, a view of its memory by ``vmap`` (writeable
+    unless the root is read-only or the view broadcasts, as a tensor's views), else the
+    chain's implementations (a padded root or view, a copy where the strides need one)."""
     if not chain:
         return root
     if vmap is not None:
-        view = root.view
-        if view.mask is None:
-            spec = vmap.view_of(view)
-            if spec is not None:
-                return _Tensor(root.buffer, _View(*spec))
+        view = root._view
+        if view is None or view.mask is None:
+            out = vmap.array_view(root._np())
+            if out is not None:
+                return _Tensor._wrap(out)
     for prim, params in chain:
         root = prim.impl(root, **params)
     return root
 
 
-from nx_rune._kernels.view import View as _View  # noqa: E402
+from nx_rune._kernels.fusion import view_of as _view_of  # noqa: E402
 from nx_rune.tensor import Tensor as _Tensor  # noqa: E402
