@@ -492,15 +492,29 @@ def test_folded_views_equal_eager(name, layout):
     jit_equals_eager(f, x, exact="reduction" not in name and "rows" not in name)
 
 
+def _folded_views(f, x):
+    """(element strides, element offset) of every folded view in f's optimized program: the
+    ``view`` equations and the views a fused kernel reads its inputs through."""
+    prog = pipeline.optimize(nx.make_jaxpr(f)(x).program)
+    out = []
+    for e in prog.eqns:
+        if e.prim.name == "view":
+            out.append((tuple(e.params["strides"]), e.params["offset"]))
+        elif e.prim.name == "fused":
+            out.extend((tuple(st), off) for _, st, off in e.params["kernel"].inputs)
+    return out
+
+
 def test_view_folding_runs_in_the_traced_programs():
-    # the programs above really are lowered to folded views (not left to NumPy's views)
+    # the programs above really are lowered to folded views, at offsets and with negative
+    # strides (not left to NumPy's views or to copies)
     x = t(np.ones((8, 8), np.float32))
-    for name in ("as_strided_offset_source", "negative_steps", "flip_transpose_offset"):
-        prog = pipeline.optimize(nx.make_jaxpr(VIEW_FUNCTIONS[name])(x).program)
-        kernels = [e for e in prog.eqns if e.prim.name == "fused"]
-        views = [e for e in prog.eqns if e.prim.name == "view"]
-        assert views or any(any(st != (8, 1) or off for _, st, off in e.params["kernel"].inputs)
-                            for e in kernels), name
+    assert ((2, 1), 5) in _folded_views(VIEW_FUNCTIONS["as_strided_offset_source"], x)
+    assert any(min(st) < 0 for st, _ in _folded_views(VIEW_FUNCTIONS["negative_steps"], x))
+    assert any(off > 0 and min(st) < 0
+               for st, off in _folded_views(VIEW_FUNCTIONS["flip_transpose_offset"], x))
+    assert any(off == 8 * 3 + 1 for _, off in
+               _folded_views(VIEW_FUNCTIONS["offset_rows_into_reduction"], x))
 
 
 def test_view_of_checks_bounds_and_follows_the_tensor_rules():
