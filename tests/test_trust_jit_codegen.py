@@ -325,7 +325,7 @@ def test_large_kernels_writing_in_place_between_threads():
     jit_equals_eager(f, x, w, b, exact=False)
 
 
-# -- outputs keep eager memory ----------------------------------------------------------------------
+# -- outputs keep eager memory ------------------------------------------------------------------
 
 def _memory_profile(f, make_args):
     """What can be observed of f's outputs' memory: which arguments and which other outputs
@@ -463,7 +463,7 @@ def test_views_of_arguments_are_eager_views():
         nx.jit(lambda x: nx.broadcast_to(x[0], (2, 4)))(x)[0, 0] = 1.0
 
 
-# -- view folding, traced ------------------------------------------------------------------------------
+# -- view folding, traced --------------------------------------------------------------------------
 
 VIEW_FUNCTIONS = {
     "as_strided_offset_source": lambda x: nx.as_strided(x.reshape(-1)[4:], (3, 4), (2, 1), 1) * 2,

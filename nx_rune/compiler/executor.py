@@ -9,7 +9,9 @@ Values are ndarrays.  Movement ops are NumPy views (no data moves), a chain of t
 ``passes.fold_views`` is one strided view.  ``out=`` buffers come from the buffer-reuse plan
 (``passes.plan_buffers``): an operation writes into the memory of an operand that dies there when
 shapes and dtypes agree.  Primitives without an emitter run their implementation on Tensors
-wrapped around the arrays (still no ``bind``).
+wrapped around the arrays (still no ``bind``).  A program's outputs are new memory of their
+own (``own_outputs``): the optimizations may make a result an input, a view or another result
+(``x * 1.0`` is x), which is then copied, as the eager function's result is new memory.
 """
 from __future__ import annotations
 

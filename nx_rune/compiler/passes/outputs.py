@@ -26,7 +26,9 @@ primitives' implementations instead, as the eager front end does.
 from __future__ import annotations
 
 from nx_rune import primitives as P
+from nx_rune._kernels.fusion import view_of as _view_of
 from nx_rune.compiler.ir import Program, Var
+from nx_rune.tensor import Tensor as _Tensor
 
 __all__ = ["EAGER_VIEWS", "eager_views", "ViewMap", "compose_views", "rebuild"]
 
@@ -249,6 +251,3 @@ def rebuild(root, chain, vmap):
         root = prim.impl(root, **params)
     return root
 
-
-from nx_rune._kernels.fusion import view_of as _view_of  # noqa: E402
-from nx_rune.tensor import Tensor as _Tensor  # noqa: E402
