@@ -24,8 +24,9 @@ writes (a stale or wrong array raises ValueError, never a stray access) and rele
 for large iteration spaces.
 
 Also here: ``ufunc_loop`` (the address of a NumPy ufunc's inner loop for given dtypes),
-``cast_loop``, ``where_loop`` and ``strided_view`` (a fast ndarray view constructor for the
-executor's folded views).
+``cast_loop``, ``where_loop``, ``strided_view`` (a fast ndarray view constructor for the
+executor's folded views) and ``view_of`` (a view of an array of any layout: outputs that are
+eagerly views).
 """
 import numpy as np
 
@@ -247,6 +248,56 @@ def strided_view(obj, shape, strides, Py_ssize_t offset):
     Py_INCREF(base)
     cnp.PyArray_SetBaseObject(arr, base)
     return arr
+
+
+def view_of(cnp.ndarray arr, shape, strides, Py_ssize_t offset):
+    """An ndarray over ``arr``'s memory (any layout; its base is ``arr``) with ``shape``, byte
+    ``strides`` and a byte ``offset`` from ``arr``'s first element; ValueError if any element
+    would lie outside the bytes ``arr``'s elements span.  Writeable when ``arr`` is and no
+    axis longer than 1 has stride 0 (the rule of a tensor's own views: broadcasts are
+    read-only)."""
+    cdef int nd = len(shape), d, flags
+    cdef intp dims[MAXD]
+    cdef intp st[MAXD]
+    if nd > MAXD or len(strides) != nd:
+        raise ValueError("shape/strides: at most 8 dims, one stride per dim")
+    cdef intp itemsize = arr.itemsize, n = 1, alo = 0, ahi = 0, lo = offset, hi = offset
+    cdef bint broadcast = False
+    for d in range(arr.ndim):
+        if arr.shape[d] == 0:
+            alo = ahi = 0
+            break
+        if arr.strides[d] >= 0:
+            ahi += arr.strides[d] * (arr.shape[d] - 1)
+        else:
+            alo += arr.strides[d] * (arr.shape[d] - 1)
+    for d in range(nd):
+        dims[d] = shape[d]
+        st[d] = strides[d]
+        if dims[d] < 0:
+            raise ValueError(f"shape: negative dimension in {tuple(shape)}")
+        n *= dims[d]
+        if dims[d] > 0:
+            if st[d] >= 0:
+                hi += st[d] * (dims[d] - 1)
+            else:
+                lo += st[d] * (dims[d] - 1)
+        if dims[d] > 1 and st[d] == 0:
+            broadcast = True
+    if n > 0 and (arr.size == 0 or lo < alo or hi > ahi):
+        raise ValueError(f"view_of: the view (shape {tuple(shape)}, strides {tuple(strides)}, "
+                         f"offset {offset}) reaches outside its base (shape "
+                         f"{(<object> arr).shape}, strides {(<object> arr).strides})")
+    flags = cnp.NPY_ARRAY_ALIGNED if cnp.PyArray_ISALIGNED(arr) else 0
+    if cnp.PyArray_ISWRITEABLE(arr) and not broadcast:
+        flags |= cnp.NPY_ARRAY_WRITEABLE
+    cdef cnp.dtype descr = arr.descr
+    Py_INCREF(descr)
+    out = _new_from_descr(<PyTypeObject *> cnp.ndarray, descr, nd, dims, st,
+                          <char *> cnp.PyArray_DATA(arr) + (offset if n > 0 else 0), flags, None)
+    Py_INCREF(arr)
+    cnp.PyArray_SetBaseObject(out, arr)
+    return out
 
 
 cdef enum:

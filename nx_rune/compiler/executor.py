@@ -9,7 +9,9 @@ Values are ndarrays.  Movement ops are NumPy views (no data moves), a chain of t
 ``passes.fold_views`` is one strided view.  ``out=`` buffers come from the buffer-reuse plan
 (``passes.plan_buffers``): an operation writes into the memory of an operand that dies there when
 shapes and dtypes agree.  Primitives without an emitter run their implementation on Tensors
-wrapped around the arrays (still no ``bind``).
+wrapped around the arrays (still no ``bind``).  A program's outputs are new memory of their
+own (``own_outputs``): the optimizations may make a result an input, a view or another result
+(``x * 1.0`` is x), which is then copied, as the eager function's result is new memory.
 """
 from __future__ import annotations
 
@@ -111,13 +113,25 @@ RUN_MODULE = "nx_rune.compiler.jit_run"
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"nx_rune\.compiler\.jit_run$")
 
 class Codegen:
-    """Names, constants and lines of one generated function."""
+    """Names, constants and lines of one generated function.
+
+    What each name holds, for the outputs' ownership (see ``compile_program``):
+    ``fresh_arrays``: new C-contiguous arrays of this call (ufunc, matmul and fused-kernel
+    results); ``new_memory``: new memory of any layout (those, and ``astype``, ``np.where``,
+    ``np.concatenate``, reductions: possibly NumPy scalars); ``base``: name -> the name whose
+    memory a view or alias sees (movement views, ``copy``/``contiguous`` run as aliases); a
+    name in none of these (an implementation's or a ``lax`` loop's result) may be anything,
+    its operands included."""
 
     def __init__(self):
         self.ns = {"np": np, "_arr": as_array, "__name__": RUN_MODULE}
         self.lines = []
         self.names = {}
         self.fresh_arrays = set()   # names holding new C-contiguous arrays of this call
+        self.new_memory = set()     # names holding new memory of this call (any layout)
+        self.base = {}              # name -> the name whose memory it sees
+        self.inputs = set()         # names of the program's inputs
+        self.literals = set()       # names of constants
         self._n = 0
 
     def const(self, value, hint="k"):
@@ -137,6 +151,7 @@ class Codegen:
                 arr = x.array().view()
                 arr.flags.writeable = False
                 n = self.names[("lit", id(x.value))] = self.const(arr, "c")
+                self.literals.add(n)
             return n
         return self.names[x]
 
@@ -148,19 +163,49 @@ class Codegen:
     def emit(self, line):
         self.lines.append(line)
 
+    def new_array(self, name, c_contiguous=True):
+        """``name`` holds new memory of this call (C-contiguous: an ndarray, never a scalar)."""
+        self.new_memory.add(name)
+        if c_contiguous:
+            self.fresh_arrays.add(name)
+
+    def view_of(self, name, src):
+        """``name`` sees the memory of ``src`` (a view, or the same array)."""
+        self.base[name] = self.base.get(src, src)
+
+    def c_ordered(self, x):
+        """Whether operand ``x`` (a Var or Literal) is known, when the code runs, to be
+        C-contiguous or a broadcast of memory in C order (its strides where it does not
+        broadcast decreasing): operands that all are give NumPy's results C order."""
+        if isinstance(x, Literal):
+            arr = x.array()
+            steps = [s for n, s in zip(arr.shape, arr.strides) if n > 1 and s != 0]
+            return all(a > b > 0 for a, b in zip(steps, steps[1:])) and \
+                all(s > 0 for s in steps)
+        return self.names.get(x) in self.fresh_arrays
+
 
 def _emit_ufunc(cg, e, ins, plan):
     uf = ufunc_for(e.prim, [x.aval.dtype for x in e.ins])
     if uf is None:
         return False
     f = cg.const(uf, "u")
-    out = cg.bind_out(e.outs[0])
     buf = plan.get(e.outs[0]) if plan else None
+    shape = e.outs[0].aval.shape
+    # NumPy lays a result out like its operands (order "K": a transposed operand gives a
+    # Fortran-ordered result); results are made C-contiguous, the layout the buffer plan and
+    # the fused kernels count on, unless every operand is known to be
+    order = "" if len(shape) <= 1 or all(cg.c_ordered(x) for x in e.ins) else \
+        ", order='C'"
+    out = cg.bind_out(e.outs[0])
     if buf is not None:
         cg.emit(f"{out} = {f}({', '.join(ins)}, out={cg.name(buf)})")
-        cg.fresh_arrays.add(out)
     else:
-        cg.emit(f"{out} = {f}({', '.join(ins)})")
+        cg.emit(f"{out} = {f}({', '.join(ins)}{order})")
+    if shape:
+        cg.new_array(out)
+    else:
+        cg.new_memory.add(out)           # a NumPy scalar
     return True
 
 
@@ -177,11 +222,15 @@ def _emit_reduce(np_fn):
         if np_fn is not np.max:
             kw += f", dtype={cg.const(x.dtype, 'd')}"
         cg.emit(f"{out} = {f}({ins[0]}, {kw})")
+        cg.new_memory.add(out)
         return True
     return emit
 
 
 def _emit_alias(cg, e, ins, plan):
+    # copy and contiguous too: nothing in a program writes into memory that a live value
+    # sees (passes.plan_buffers), so their values are their operand's; an output that is
+    # one gets its own memory at the end (compile_program's ``own_outputs``)
     cg.names[e.outs[0]] = ins[-1] if e.prim is P.assign_p else ins[0]
     return True
 
@@ -189,12 +238,14 @@ def _emit_alias(cg, e, ins, plan):
 def _emit_reshape(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     cg.emit(f"{out} = {ins[0]}.reshape({e.outs[0].aval.shape!r})")
+    cg.view_of(out, ins[0])
     return True
 
 
 def _emit_permute(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     cg.emit(f"{out} = {ins[0]}.transpose({tuple(e.params['axes'])!r})")
+    cg.view_of(out, ins[0])
     return True
 
 
@@ -202,6 +253,7 @@ def _emit_expand(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     f = cg.const(np.broadcast_to, "b")
     cg.emit(f"{out} = {f}({ins[0]}, {e.outs[0].aval.shape!r})")
+    cg.view_of(out, ins[0])
     return True
 
 
@@ -209,6 +261,7 @@ def _emit_shrink(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     idx = tuple(slice(a, b) for a, b in e.params["limits"])
     cg.emit(f"{out} = {ins[0]}[{cg.const(idx, 'i')}]")
+    cg.view_of(out, ins[0])
     return True
 
 
@@ -218,6 +271,7 @@ def _emit_flip(cg, e, ins, plan):
     idx = tuple(slice(None, None, -1) if i in axes else slice(None)
                 for i in range(e.ins[0].aval.ndim))
     cg.emit(f"{out} = {ins[0]}[{cg.const(idx, 'i')}]")
+    cg.view_of(out, ins[0])
     return True
 
 
@@ -233,7 +287,9 @@ def _emit_matmul(cg, e, ins, plan):
     else:
         cg.emit(f"{out} = {f}({ins[0]}, {ins[1]})")
     if e.outs[0].aval.shape:
-        cg.fresh_arrays.add(out)
+        cg.new_array(out)
+    else:
+        cg.new_memory.add(out)
     return True
 
 
@@ -244,18 +300,21 @@ def _emit_cast(cg, e, ins, plan):
     if src.kind == "c" and dst.kind != "c":
         return False    # the implementation shows NumPy's ComplexWarning
     cg.emit(f"{out} = {ins[0]}.astype({cg.const(dst, 'd')})")
+    cg.new_memory.add(out)
     return True
 
 
 def _emit_where(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     cg.emit(f"{out} = np.where({', '.join(ins)})")
+    cg.new_memory.add(out)
     return True
 
 
 def _emit_cat(cg, e, ins, plan):
     out = cg.bind_out(e.outs[0])
     cg.emit(f"{out} = np.concatenate(({', '.join(ins)},), axis={e.params['axis']})")
+    cg.new_memory.add(out)
     return True
 
 
@@ -290,15 +349,39 @@ def emit_eqn(cg, e, plan=None):
     prim.emit(cg, e, ins, plan)
 
 
-def compile_program(prog: Program, plan=None, name="run", tensors=False):
+def _own_copy(x):
+    """A new C-contiguous, writeable array of ``x``'s values (0-d for a NumPy scalar)."""
+    return np.array(x, order="C")
+
+
+def _owned(x, others):
+    """``x`` when it is a writeable array sharing no memory with ``others`` (the program's
+    inputs, its other outputs), else a copy of it."""
+    if x.__class__ is np.ndarray and x.flags.writeable:
+        for o in others:
+            if o is not x and np.may_share_memory(x, o):
+                break
+        else:
+            return x
+    return _own_copy(x)
+
+
+def compile_program(prog: Program, plan=None, name="run", tensors=False, own_outputs=False):
     """``run(*arrays) -> tuple of arrays`` for ``prog`` (``plan``: var -> var whose buffer
     receives its value, from ``passes.plan_buffers``); with ``tensors``, ``run(*tensors) ->
-    tuple of Tensors`` (the conversions generated inline)."""
+    tuple of Tensors`` (the conversions generated inline).
+
+    With ``own_outputs`` every output is new, writeable memory that no input, constant or
+    other output shares (what an eager function computing it returns): an output that the
+    optimizations made an input, a view, or the same value as another output (``x * 1.0``,
+    ``copy(x)``, CSE of two equal results) is copied; one whose memory the compiler cannot
+    know (an implementation's or a ``lax`` loop's result) is checked when the code runs."""
     cg = Codegen()
     args = []
     prologue = []
     for i, v in enumerate(prog.in_vars):
         name_i = cg.bind_out(v, f"a{i}")
+        cg.inputs.add(name_i)
         if tensors:
             args.append(f"t{i}")
             prologue.append(f"{name_i} = t{i}._np()")
@@ -310,14 +393,31 @@ def compile_program(prog: Program, plan=None, name="run", tensors=False):
     outs = []
     wrap = cg.const(Tensor._wrap, "W")
     conv = cg.const(to_tensor, "T")
-    for x in prog.outs:
+    names = [None if isinstance(x, Literal) else cg.name(x) for x in prog.outs]
+    seen = set()
+    for k, x in enumerate(prog.outs):
         if isinstance(x, Literal):
             # a fresh copy each call: returned constants must not share memory with the program
             o = f"{cg.name(x)}.copy()"
             outs.append(f"{conv}({o})" if tensors else o)
-        else:
-            o = cg.name(x)
-            outs.append((f"{wrap}({o})" if o in cg.fresh_arrays else f"{conv}({o})") if tensors else o)
+            continue
+        o = names[k]
+        if own_outputs:
+            base = cg.base.get(o, o)
+            if o in cg.new_memory and base == o and o not in seen:
+                pass                    # a result of this call that only this output holds
+            elif base in cg.inputs or base in cg.literals or base in cg.new_memory:
+                o = f"{cg.const(_own_copy, 'C')}({o})"
+            else:
+                others = sorted(cg.inputs) + [n for j, n in enumerate(names)
+                                                    if n is not None and j != k]
+                o = f"{cg.const(_owned, 'O')}({o}, ({''.join(n + ', ' for n in others)}))"
+            seen.add(names[k])
+            if tensors:
+                o = f"{wrap}({o})" if o in cg.fresh_arrays or o != names[k] else f"{conv}({o})"
+        elif tensors:
+            o = f"{wrap}({o})" if o in cg.fresh_arrays else f"{conv}({o})"
+        outs.append(o)
     body = "\n".join("    " + line for line in cg.lines) or "    pass"
     src = (f"def {name}({', '.join(args)}):\n{body}\n"
            f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")

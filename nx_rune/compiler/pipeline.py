@@ -14,6 +14,8 @@ from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
 
 from nx_rune.compiler import passes
 from nx_rune.compiler.executor import compile_program, to_tensor
+from nx_rune.compiler.ir import Program
+from nx_rune.compiler.passes.outputs import rebuild
 from nx_rune.tensor import Tensor
 
 __all__ = ["optimize", "Executable", "PASSES", "sub_executable"]
@@ -41,20 +43,47 @@ def _input_array(x):
 
 class Executable:
     """The compiled form of a traced program: ``exe(tensors) -> list of Tensors``; ``fn``
-    takes and returns Tensors (conversions generated inline)."""
+    takes and returns Tensors (conversions generated inline).
+
+    The outputs keep the eager function's memory (``passes.eager_views``): ``fn`` computes
+    the values that are not, eagerly, views (each in new memory of its own), and an output
+    that eagerly is a view of an argument or of such a value is made by the same movement
+    primitives' implementations on that tensor."""
 
     def __init__(self, traced, donate=()):
         t0 = time.perf_counter()
-        self.program = optimize(traced.program, donate)
+        prog = traced.program
+        outputs, roots = passes.eager_views(prog)
+        if len(roots) == len(outputs) and all(src == ("val", k) and not chain
+                                              for k, (src, chain, _) in enumerate(outputs)):
+            self.outputs = None         # every output is its own computed value
+        else:
+            self.outputs = outputs
+            prog = Program(prog.in_vars, prog.eqns, roots)
+        self.program = optimize(prog, donate)
         self.plan = passes.plan_buffers(self.program)
-        self.fn = compile_program(self.program, self.plan, tensors=True)
+        self.fn = self._compile(self.plan)
         self.donate = tuple(donate)
         self.fn_donating = None
         if self.donate:
             plan = passes.plan_buffers(self.program, self.donate)
-            self.fn_donating = compile_program(self.program, plan, tensors=True) \
-                if plan != self.plan else self.fn
+            self.fn_donating = self._compile(plan) if plan != self.plan else self.fn
         self.compile_seconds = time.perf_counter() - t0
+
+    def _compile(self, plan):
+        """``fn(*tensors) -> outputs`` running the program with buffer plan ``plan``, the
+        outputs that are eagerly views made from their arguments or computed values."""
+        raw = compile_program(self.program, plan, tensors=True, own_outputs=True)
+        outputs = self.outputs
+        if outputs is None:
+            return raw
+
+        def fn(*values):
+            computed = raw(*values)
+            return [rebuild(values[src[1]] if src[0] == "in" else computed[src[1]], chain, vmap)
+                    for src, chain, vmap in outputs]
+        fn.source = raw.source
+        return fn
 
     def __call__(self, values):
         values = [v if v.__class__ is Tensor else _as_tensor(v) for v in values]
@@ -62,13 +91,15 @@ class Executable:
                 [v._np() for v in values], self.donate):
             # the donated buffers change as it runs: no second run, so no IEEE error either
             with np.errstate(all="ignore"):
-                return list(self.fn_donating(*values))
-        try:
-            return list(self.fn(*values))
-        except QUIET_ERRORS:
-            # the user made NumPy's IEEE warnings errors (see executor.RUN_MODULE): the
-            # program has no side effects on its inputs, so it runs again, silently
-            return list(rerun_quietly(self.fn, *values))
+                out = self.fn_donating(*values)
+        else:
+            try:
+                out = self.fn(*values)
+            except QUIET_ERRORS:
+                # the user made NumPy's IEEE warnings errors (see executor.RUN_MODULE): the
+                # program has no side effects on its inputs, so it runs again, silently
+                out = rerun_quietly(self.fn, *values)
+        return list(out)
 
 
 def _as_tensor(x):

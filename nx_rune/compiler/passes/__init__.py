@@ -12,6 +12,8 @@
 * ``absorb_concat``: a concatenation of a kernel's results is written by the kernel in place.
 * ``plan_buffers``: not a rewrite but a plan: which result writes into the memory of an operand
   that dies there (``out=``).
+* ``eager_views``: not a rewrite but an analysis: which outputs are, eagerly, views of an input
+  or of another value (the executable rebuilds those views as eager code does).
 
 ``lower`` applies the two lowering passes (views, fusion) after the optimizations.
 """
@@ -19,9 +21,10 @@ from nx_rune.compiler.passes.basic import cse, dce, fold_constants, simplify
 from nx_rune.compiler.passes.buffers import check_donation, plan_buffers
 from nx_rune.compiler.passes.views import fold_views
 from nx_rune.compiler.passes.fusion import absorb_concat, fuse
+from nx_rune.compiler.passes.outputs import eager_views
 
 __all__ = ["dce", "cse", "fold_constants", "simplify", "fold_views", "fuse", "absorb_concat",
-           "plan_buffers", "check_donation", "lower"]
+           "plan_buffers", "check_donation", "eager_views", "lower"]
 
 
 def lower(prog):

@@ -119,7 +119,7 @@ class FusedSpec:
     strides/offset per dim of ``shape``), its equations, its outputs (elementwise values of
     ``shape``, and reductions), and the compiled Kernel once built."""
     __slots__ = ("shape", "inputs", "operands", "eqns", "outputs", "reductions", "kernel",
-                 "placement")
+                 "placement", "_order")
 
     def __init__(self, shape, inputs, operands, eqns, outputs, reductions):
         self.shape = tuple(shape)
@@ -132,6 +132,15 @@ class FusedSpec:
         # written outputs stored into part of another array: var -> (array var, element
         # strides per dim of shape, element offset) (absorb_concat)
         self.placement = {}
+        self._order = None
+
+    def order(self):
+        """The instructions in the order the VM runs them: ``eqns`` with runs of arithmetic
+        merged into chains, each placed where its run's last equation was (so the reads of
+        the run's earlier equations happen there)."""
+        if self._order is None:
+            self._order = _chained(self)
+        return self._order
 
     def target(self, v):
         """(array var, element strides, element offset) where written output v goes."""
@@ -158,7 +167,9 @@ class FusedSpec:
     def can_overwrite(self, source, out):
         """Whether output ``out`` may be written into the memory of input ``source`` (dying
         here): same layout (C-contiguous of the iteration shape), and no instruction or
-        reduction reads that input after the instruction computing ``out``."""
+        reduction reads that input after the instruction computing ``out``, in the order the
+        VM runs them (a chain reads its operands where it runs, which may be after equations
+        that came later in the group)."""
         if out not in self.outputs or not isinstance(source, Var) or out in self.placement:
             return False
         c = _c_strides(self.shape)
@@ -168,8 +179,9 @@ class FusedSpec:
             return False
         if source.aval.dtype.itemsize != out.aval.dtype.itemsize:
             return False
-        write = next(i for i, e in enumerate(self.eqns) if e.outs[0] is out)
-        for i, e in enumerate(self.eqns):
+        order = self.order()
+        write = next(i for i, e in enumerate(order) if e.outs[0] is out)
+        for i, e in enumerate(order):
             if i > write and any(x is op for x in e.ins for op in ops):
                 return False
         return not any(e.ins[0] is op for e, _ in self.reductions for op in ops)
@@ -259,7 +271,7 @@ def _build_kernel(spec):
                     consts.append(b)
     n_const = len(consts)
     out_vars = list(spec.outputs)
-    eqns = _chained(spec)
+    eqns = spec.order()
     # temporaries: linear scan over the equations
     last_use = last_uses(eqns)
     for e, _ in spec.reductions:
@@ -289,9 +301,11 @@ def _build_kernel(spec):
         out = e.outs[0]
         item = out.aval.dtype.itemsize
         # free the temps of values whose last use is this equation (reusable as its output
-        # when the loop works in place: a ufunc with equal itemsizes)
-        dying = [x for x in e.ins if isinstance(x, Var) and x in value_reg
-                 and last_use.get(x) == i and x not in outputs_set]
+        # when the loop works in place: a ufunc with equal itemsizes); each value once,
+        # however many of the operands it is (``d * d``): a temp freed twice would be handed
+        # to two later values at once
+        dying = list(dict.fromkeys(x for x in e.ins if isinstance(x, Var) and x in value_reg
+                                   and last_use.get(x) == i and x not in outputs_set))
         if out in outputs_set:
             value_reg[out] = ("out", out_vars.index(out))
             code.append((loop, in_regs, ("out", out_vars.index(out))))
@@ -457,7 +471,7 @@ class FusedOp(InternalOp):
                 cg.emit(f"{name} = {cg.name(buf)}")
             else:
                 cg.emit(f"{name} = _empty({v.aval.shape!r}, {cg.const(v.aval.dtype, 'd')})")
-            cg.fresh_arrays.add(name)
+            cg.new_array(name)
         outs = [names[spec.target(v)[0]] for v in spec.outputs] + \
             [names[r.outs[0]] for r, _ in spec.reductions]
         cg.ns["_empty"] = np.empty

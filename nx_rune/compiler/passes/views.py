@@ -32,6 +32,7 @@ class ViewOp(InternalOp):
         out = cg.bind_out(e.outs[0])
         strides = tuple(s * item for s in p["strides"])
         cg.emit(f"{out} = {f}({ins[0]}, {p['shape']!r}, {strides!r}, {p['offset'] * item})")
+        cg.view_of(out, ins[0])
 
 
 view_op = ViewOp("view")
