@@ -30,3 +30,8 @@ class ModifiedInPlaceError(RuntimeError):
     """A value that a recorded operation needs for its derivative was modified in place
     (``x[idx] = v``, ``x += y``, ``nx.assign``) after the operation was recorded: the backward
     pass would have been wrong, so it raises instead."""
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

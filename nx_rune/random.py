@@ -640,7 +640,7 @@ def PRNGKey(seed: ArrayLike) -> Array:
 
 
 def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Array:
-    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or (*num, 2) for a tuple."""
+    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or ``(*num, 2)`` for a tuple."""
     k = _key_words(key)
     return _out(_split(k, _shape(num, "num")))
 
@@ -924,3 +924,8 @@ def _over_batch(fn):
 for _name in __all__:
     globals()[_name] = _over_batch(globals()[_name])
 del _name
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

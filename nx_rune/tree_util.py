@@ -420,3 +420,8 @@ def _node_name(t):
 def _short(x):
     s = repr(x)
     return s if len(s) <= 120 else s[:117] + "..."
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)
