@@ -640,7 +640,15 @@ def PRNGKey(seed: ArrayLike) -> Array:
 
 
 def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Array:
-    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or ``(*num, 2)`` for a tuple."""
+    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or ``(*num, 2)`` for a tuple.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.random.split(nx.random.key(0))
+    Tensor([[1797259609, 2579123966],
+           [ 928981903, 3453687069]], dtype=uint32)
+    """
     k = _key_words(key)
     return _out(_split(k, _shape(num, "num")))
 
