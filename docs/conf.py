@@ -35,6 +35,7 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints", "_intersphinx", "auto_exam
                     "auto_examples/*.json", "sg_execution_times.rst"]
 templates_path = ["_templates"]
 suppress_warnings = ["myst.header", "config.cache"]
+smartquotes = False         # keep "--flag" and quotes as typed (command lines in the pages)
 
 # -- API reference: autosummary writes one page per public name from its docstring -------------
 autosummary_generate = True

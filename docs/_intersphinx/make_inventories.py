@@ -19,7 +19,8 @@ import nx_rune as nx  # noqa: E402
 
 
 def write(name, project, version, entries):
-    lines = [f"{n} py:{role} 1 {uri} -" for n, role, uri in sorted(set(entries))]
+    # "$" stands for the name (written out: Sphinx expands only a trailing one)
+    lines = [f"{n} py:{role} 1 {uri.replace('$', n)} -" for n, role, uri in sorted(set(entries))]
     head = (f"# Sphinx inventory version 2\n# Project: {project}\n# Version: {version}\n"
             "# The remainder of this file is compressed using zlib.\n").encode()
     (HERE / f"{name}.inv").write_bytes(head + zlib.compress(("\n".join(lines) + "\n").encode()))
@@ -70,7 +71,7 @@ def scipy_entries():
 def jax_entries():
     out = []
     for n in public(nx.autodiff) + ["jit", "make_jaxpr"]:
-        out.append((f"jax.{n}", "function", "_autosummary/jax.$.html#$"))
+        out.append((f"jax.{n}", "function", "_autosummary/$.html#$"))
     for mod in ("random", "lax", "tree_util", "flatten_util", "numpy", "numpy.linalg",
                 "numpy.fft", "scipy.linalg", "scipy.special"):
         ours = {"numpy": nx, "numpy.linalg": nx.linalg, "numpy.fft": nx.fft}.get(mod)
