@@ -4,9 +4,9 @@
 Every ```pycon block (``>>>`` prompts) runs as a doctest, its printed output checked; every
 ```python block runs as a script.  One namespace per page, in order, so a page's examples
 build on each other.  ``--pycon-only`` skips the python blocks (for a page whose python
-blocks are fragments, such as docs/distributed.md's).  Exit status 1 and a report of each failure when one fails.
-tests/test_docs_examples.py runs it once per page, each in a fresh interpreter (pages register
-primitives and change settings).
+blocks are fragments, such as docs/distributed.md's).  Exit status 1 and a report of each
+failure when one fails.  tests/test_docs_examples.py runs it once per page, each in a fresh
+interpreter (pages register primitives and change settings).
 """
 import doctest
 import pathlib

@@ -6,6 +6,7 @@ The entries are read from the reference's sources (autosummary lists and ``.. da
 directives), so this runs without building the site; tools/make_api_pages.py writes them.
 """
 import importlib
+import importlib.util
 import inspect
 import pathlib
 import re
@@ -189,3 +190,14 @@ def _resolve(full):
             return _MISSING
         return obj
     return _MISSING
+
+
+def test_reference_pages_are_what_the_tool_writes():
+    """docs/reference/*.rst are tools/make_api_pages.py's output (rerun it after an API change)."""
+    spec = importlib.util.spec_from_file_location("make_api_pages",
+                                                  ROOT / "tools" / "make_api_pages.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    for fname, text in tool.pages().items():
+        assert (REFERENCE / f"{fname}.rst").read_text() == text, \
+            f"docs/reference/{fname}.rst is out of date: run python tools/make_api_pages.py"

@@ -228,7 +228,6 @@ def namespace_page():
                          == "nx_rune.frontend.elementwise" and n not in _NOT_ELEMENTWISE)
     elementwise.append("nan_to_num") if "nan_to_num" not in elementwise else None
     out = underline("The nx_rune namespace", "=") + "\n"
-    out += (".. module:: nx_rune\n   :no-index:\n\n" if False else "") 
     out += ".. currentmodule:: nx_rune\n\n"
     out += ("``import nx_rune as nx``: an `Array API standard <https://data-apis.org/array-api/"
             "2024.12/>`_ (2024.12) namespace with NumPy's names, plus the transformations.  The "
@@ -248,9 +247,12 @@ def namespace_page():
     return out
 
 
-def main():
-    REF.mkdir(parents=True, exist_ok=True)
-    pages = {"namespace": namespace_page()}
+HEADER = ".. This file is written by tools/make_api_pages.py; edit the groups there.\n\n"
+
+
+def pages():
+    """{file name: text} of every reference page."""
+    out = {"namespace": HEADER + namespace_page().rstrip() + "\n"}
     for fname, modname, intro in PAGES:
         text = underline(modname, "=") + "\n" + intro + "\n\n"
         if fname == "scipy":
@@ -262,11 +264,16 @@ def main():
                 text += module_section(f"nx_rune.scipy.stats.{dist}", level="~")
         else:
             text += module_section(modname, head=False)
-        pages[fname] = text
-    header = ".. This file is written by tools/make_api_pages.py; edit the groups there.\n\n"
-    for fname, text in pages.items():
-        (REF / f"{fname}.rst").write_text(header + text.rstrip() + "\n")
-    print(json.dumps(sorted(pages)))
+        out[fname] = HEADER + text.rstrip() + "\n"
+    return out
+
+
+def main():
+    REF.mkdir(parents=True, exist_ok=True)
+    written = pages()
+    for fname, text in written.items():
+        (REF / f"{fname}.rst").write_text(text)
+    print(json.dumps(sorted(written)))
 
 
 if __name__ == "__main__":
