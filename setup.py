@@ -91,12 +91,38 @@ def extensions(env=None):
 
 
 class ParallelBuildExt(build_ext):
-    """build_ext that compiles the extensions in parallel by default (one job per core)."""
+    """build_ext that compiles the extensions in parallel by default (one job per core), and
+    reports each one ("nx_rune: compiling extension 3 of 13: ...", then its time) where pip
+    shows the build's output (``pip install -v .``): a build is otherwise silent for a minute."""
 
     def finalize_options(self):
         if self.parallel is None:
             self.parallel = build_jobs()
         super().finalize_options()
+
+    def build_extensions(self):
+        import threading
+
+        self._progress = {"done": 0, "lock": threading.Lock(), "total": len(self.extensions)}
+        print(f"nx_rune: {len(self.extensions)} extension modules, {self.parallel or 1} "
+              "jobs at a time", flush=True)
+        super().build_extensions()
+
+    def build_extension(self, ext):
+        import time
+
+        progress = getattr(self, "_progress", None)
+        if progress is None:            # called directly, not through build_extensions
+            return super().build_extension(ext)
+        with progress["lock"]:
+            progress["done"] += 1
+            n = progress["done"]
+        print(f"nx_rune: compiling extension {n} of {progress['total']}: {ext.name}",
+              flush=True)
+        start = time.perf_counter()
+        super().build_extension(ext)
+        print(f"nx_rune: extension {n} of {progress['total']} ({ext.name}) done in "
+              f"{time.perf_counter() - start:.1f} s", flush=True)
 
 
 def cythonized(env=None):

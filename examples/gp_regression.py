@@ -1,4 +1,5 @@
 """Gaussian-process regression in float64 mode, hyperparameters fitted by gradient.
+================================================================================
 
     python examples/gp_regression.py [--feature s5] [--steps 150] [--plot gp.png] [--no-progress]
 
@@ -162,7 +163,7 @@ def _positive_int(text):
 
 def main(argv=None):
     """Parse argv, fit, print the result and optionally plot; returns a dict of the results."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--feature", choices=tuple(FEATURES), default="s5")
     parser.add_argument("--steps", type=_positive_int, default=150)
     parser.add_argument("--lr", type=float, default=0.1)

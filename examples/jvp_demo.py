@@ -1,4 +1,5 @@
 """Forward mode: nx.jvp, nx.jacfwd against nx.jacrev, and a Hessian-vector product.
+================================================================================
 
     python examples/jvp_demo.py
 """

@@ -1,4 +1,5 @@
 """Logistic regression fitted by Newton's method, with the Hessian from nx.hessian.
+================================================================================
 
     python examples/logistic_newton.py [--steps 8]
 
@@ -45,7 +46,7 @@ def fit(steps=8, seed=0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--steps", type=int, default=8)
     args = parser.parse_args(argv)
     losses = fit(args.steps)

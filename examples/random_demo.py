@@ -1,4 +1,5 @@
 """Counter-based random numbers: keys, splits and samplers (bit-exact with JAX's threefry).
+========================================================================================
 
     python examples/random_demo.py
 """

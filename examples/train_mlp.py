@@ -1,4 +1,5 @@
 """Train a 64-32-10 MLP on scikit-learn's bundled digits with nx.value_and_grad and Adam.
+======================================================================================
 
     python examples/train_mlp.py [--epochs 30] [--plot loss.png] [--no-progress]
 
@@ -126,7 +127,7 @@ def _positive_int(text):
 
 def main(argv=None):
     """Parse argv, train, print the final line and optionally plot; returns (losses, accuracy)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--epochs", type=_positive_int, default=30)
     parser.add_argument("--batch-size", type=_positive_int, default=64)
     parser.add_argument("--lr", type=float, default=1e-2)

@@ -1,4 +1,7 @@
-"""Train the digits MLP of train_mlp.py data-parallel on Ray and on Dask workers, beside the
+"""Data-parallel training on Ray and Dask workers
+==============================================
+
+Train the digits MLP of train_mlp.py data-parallel on Ray and on Dask workers, beside the
 single-process run, and print each run's time per step and its speedup.
 
     python examples/train_mlp_distributed.py [--epochs 5] [--batch-size 256] [--hidden 32]
@@ -24,7 +27,9 @@ import nx_rune as nx
 
 def _load_train_mlp():
     """examples/train_mlp.py as a module, whether this file runs as a script or is imported."""
-    path = pathlib.Path(__file__).resolve().with_name("train_mlp.py")
+    # the sphinx-gallery runs this file without __file__, from the examples directory
+    here = pathlib.Path(globals().get("__file__", "train_mlp_distributed.py")).resolve()
+    path = here.with_name("train_mlp.py")
     spec = importlib.util.spec_from_file_location("_train_mlp_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -87,7 +92,7 @@ def train(backend=None, epochs=5, batch_size=256, hidden=32, lr=1e-2, seed=0, wo
 
 
 def main(argv=None, client=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=32, help="hidden layer width")

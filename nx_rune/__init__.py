@@ -35,3 +35,12 @@ from nx_rune.config import enable_x64, get_num_threads, set_num_threads  # noqa:
 # -- WP-jit: the compiler (nx.jit, nx.make_jaxpr) and lax control flow (nx.lax)
 from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401
 from nx_rune import compiler, lax  # noqa: E402,F401
+
+# dir(nx) lists the public API: the implementation's modules stay importable but unlisted
+_INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
+                               "tensor", "writes"})
+
+
+def __dir__():
+    """The public names of the namespace (functions, dtypes, constants, public submodules)."""
+    return sorted(n for n in globals() if not n.startswith("_") and n not in _INTERNAL_MODULES)

@@ -183,3 +183,8 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """The number of threads the kernels use (see ``set_num_threads``)."""
     return _pool.get_num_threads()
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -46,3 +46,8 @@ class DonatedArrayError(RuntimeError):
     donate_argnums=...)``): the call took its memory (for the function's results where it
     could), so reading or writing it afterwards raises, as JAX does.  Use the function's
     results instead, or do not donate the argument."""
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

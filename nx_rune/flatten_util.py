@@ -110,3 +110,8 @@ class _Unravel:
 
     def __repr__(self):
         return f"unravel({self.treedef}, shapes={list(self.shapes)}, dtype={self.flat_dtype})"
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -8,3 +8,8 @@ In eager mode each is plain Python (the transformations see every step); under `
 from nx_rune.compiler.control import cond, fori_loop, scan, while_loop
 
 __all__ = ["cond", "scan", "fori_loop", "while_loop"]
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -22,3 +22,8 @@ __all__ = ["LinAlgError", "EighResult", "LstsqResult", "QRResult", "SlogdetResul
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "norm", "outer",
            "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
            "vector_norm"]
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -383,3 +383,8 @@ def piecewise_constant_schedule(init_value: float,
                 value *= scale
         return value
     return schedule
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -193,3 +193,8 @@ cho_solve_p, cho_solve_grad_p = _declare(["cho_solve", "cho_solve_grad"]).values
 # matrix_power_parts(a, n): every product of binary powering (a nondifferentiable residual);
 # matrix_power(a, parts, n): a^n read from it, whose derivative reuses the products
 matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_power"]).values()
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -990,7 +990,15 @@ def PRNGKey(seed: ArrayLike) -> Array:
 
 
 def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Array:
-    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or (*num, 2) for a tuple."""
+    """Split ``key`` into new keys: uint32 Tensor of shape (num, 2), or ``(*num, 2)`` for a tuple.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.random.split(nx.random.key(0))
+    Tensor([[1797259609, 2579123966],
+           [ 928981903, 3453687069]], dtype=uint32)
+    """
     k = _key_arg(key)
     return _out_any(_t_split(k, _shape(num, "num")))
 
@@ -1373,3 +1381,8 @@ def _over_batch(fn):
 for _name in __all__:
     globals()[_name] = _over_batch(globals()[_name])
 del _name
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -306,7 +306,14 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
     """``f`` applied leafwise: a tree of ``tree``'s structure whose leaves are ``f(x, *ys)``,
     x a leaf of ``tree`` and ys the subtrees of ``rest`` at the same place.  Each of ``rest``
     must have ``tree``'s structure (or have it as a prefix: deeper subtrees are passed to f
-    whole); ValueError naming both structures otherwise."""
+    whole); ValueError naming both structures otherwise.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.tree_util.tree_map(lambda a, b: a + b, {"w": 1, "b": (2, 3)}, {"w": 10, "b": (20, 30)})
+    {'b': (22, 33), 'w': 11}
+    """
     leaves, td = tree_flatten(tree, is_leaf)
     if not rest:
         return _rebuild(td, iter([f(x) for x in leaves]))
@@ -420,3 +427,8 @@ def _node_name(t):
 def _short(x):
     s = repr(x)
     return s if len(s) <= 120 else s[:117] + "..."
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -28,3 +28,8 @@ ShapeLike = Union[int, Sequence[int]]
 Axis = Union[None, int, Sequence[int]]
 # A nested structure of tuples, lists, dicts and None with arrays at the leaves.
 PyTree = Any
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

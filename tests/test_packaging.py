@@ -5,6 +5,7 @@ included, and the installed wheel importable and working."""
 import glob
 import importlib.util
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -98,6 +99,30 @@ def test_build_ext_defaults_to_one_job_per_core(setup_mod, monkeypatch):
     assert finalized("3") == 3
     monkeypatch.setenv("NX_RUNE_BUILD_JOBS", "5")
     assert finalized() == 5
+
+
+def test_build_reports_each_extension(setup_mod, monkeypatch, capsys):
+    """pip install -v shows which extension is compiling, n of m, and how long each took."""
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+
+    built = []
+    monkeypatch.setattr(build_ext, "build_extension", lambda self, ext: built.append(ext.name))
+    exts = [Extension(f"pkg.m{i}", [f"m{i}.c"]) for i in range(3)]
+    for jobs in (1, 2):
+        built.clear()
+        cmd = setup_mod.ParallelBuildExt(Distribution({"name": "t", "ext_modules": exts}))
+        cmd.initialize_options()
+        cmd.parallel = jobs
+        cmd.finalize_options()
+        cmd.build_extensions()
+        out = capsys.readouterr().out
+        assert sorted(built) == ["pkg.m0", "pkg.m1", "pkg.m2"]
+        assert f"nx_rune: 3 extension modules, {jobs} jobs at a time" in out
+        started = re.findall(r"nx_rune: compiling extension (\d) of 3: (pkg\.m\d)", out)
+        assert sorted(n for n, _ in started) == ["1", "2", "3"]
+        assert sorted(name for _, name in started) == sorted(built)
+        assert len(re.findall(r"extension \d of 3 \(pkg\.m\d\) done in \d+\.\d s", out)) == 3
 
 
 def test_setup_runs_only_as_main():

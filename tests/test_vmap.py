@@ -533,10 +533,10 @@ def test_call_rule_batches_a_called_function(new_primitive):
     np.testing.assert_allclose(np.asarray(outs[1]), XS.sum(1))
 
 
-def test_readme_vmap_block_runs():
+def test_docs_vmap_block_runs():
     import pathlib
     import re
-    readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+    readme = pathlib.Path(__file__).resolve().parent.parent / "docs" / "guide" / "vmap.md"
     block = [b for b in re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
              if "per_example = nx.vmap(nx.grad(loss)" in b]
     assert len(block) == 1

@@ -31,3 +31,8 @@ from nx_rune import primitives as _P  # noqa: E402
 from nx_rune.autodiff.core import VALUES_UNUSED as _VALUES_UNUSED  # noqa: E402
 
 _VALUES_UNUSED.update({_P.roll_p, _P.sub_p})
+
+
+def __dir__():
+    """The public names: the transformations (``__all__``) and the rule tables."""
+    return sorted(__all__ + ["BATCH_RULES", "JVP_RULES", "VJP_RULES"])

@@ -406,7 +406,16 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     ``(grad, aux)``.  Complex inputs of a real ``f`` get JAX's gradient ``df/dx - i df/dy``;
     ``holomorphic=True`` takes complex inputs and a complex output and gives ``f'(z)``.
     TypeError for a non-scalar, integer or (without holomorphic) complex output and for an
-    integer input, each naming the fix."""
+    integer input, each naming the fix.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.grad(lambda x: x ** 3)(2.0)
+    Tensor(12., dtype=float32)
+    >>> nx.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 5.0)
+    (Tensor(5., dtype=float32), Tensor(2., dtype=float32))
+    """
     _check_callable(f, "grad")
     vg = value_and_grad(f, argnums, has_aux, _check_flag(holomorphic, "holomorphic", "grad"))
 
@@ -425,7 +434,8 @@ def grads(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def value_and_grads(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``value_and_grads(f)(xs)`` -> ``(f(xs), [gradient w.r.t. each tensor of xs])``."""
+    """``value_and_grads(f)(xs)`` -> ``(f(xs), [the gradient with respect to each tensor of
+    xs])``."""
     vg = value_and_grad(f)
 
     def value_and_grads_f(xs):

@@ -419,6 +419,16 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     tree that does not match the arguments, or ``out_axes`` that do not fit the outputs.
     Composes with every transformation, in any order and depth: ``vmap(grad(loss),
     in_axes=(None, 0, 0))`` gives per-example gradients.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> x = nx.arange(6.0).reshape(2, 3)
+    >>> nx.vmap(lambda row: row @ row)(x)
+    Tensor([ 5., 50.], dtype=float32)
+    >>> nx.vmap(lambda a, b: a * b, in_axes=(0, None))(x, 10.0)
+    Tensor([[ 0., 10., 20.],
+           [30., 40., 50.]], dtype=float32)
     """
     if not callable(fun):
         raise TypeError(f"vmap: expected a function, got {type(fun).__name__}")

@@ -701,6 +701,15 @@ def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     Returns a callable with ``cache_info()`` and ``clear_cache()``.  Python side effects of
     ``fun`` happen only while it is traced.  Branching on a traced value raises
     ``nx.errors.ConcretizationTypeError``.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> f = nx.jit(lambda x, n: x ** n, static_argnums=1)
+    >>> f(nx.arange(3.0), 2)
+    Tensor([0., 1., 4.], dtype=float32)
+    >>> f.cache_info()
+    CacheInfo(hits=0, misses=1, size=1)
     """
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
 

@@ -10,3 +10,8 @@ from nx_rune.distributed.data_parallel import DataParallel
 from nx_rune.distributed.errors import WorkerError
 
 __all__ = ["DataParallel", "WorkerError"]
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

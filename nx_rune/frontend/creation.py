@@ -434,7 +434,7 @@ def _int_range(start, step, n, dt):
 def linspace(start: int | float | complex, stop: int | float | complex, num: int = 50,
              dtype: DTypeLike = None, *, device: object = None, endpoint: bool = True) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive unless
-    ``endpoint=False``): shape (num,) (for array start/stop, (num, *their shape), as NumPy).
+    ``endpoint=False``): shape (num,) (for array start/stop, ``(num, *their_shape)``, as NumPy).
     dtype the default float dtype, or the default complex dtype when start or stop is complex
     (float32, complex64; float64, complex128 in x64 mode), unless given; the values are
     computed in double precision, then rounded, so the first is ``start`` and the last
@@ -540,8 +540,8 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None, *,
 
 
 def indices(dimensions: ShapeLike, dtype: DTypeLike = None, sparse: bool = False) -> Array:
-    """The index grids of a tensor of shape ``dimensions``: shape (len(dimensions),
-    *dimensions), ``out[i][idx] == idx[i]``; the default int dtype (int32; int64 in x64
+    """The index grids of a tensor of shape ``dimensions``: shape ``(len(dimensions),
+    *dimensions)``, ``out[i][idx] == idx[i]``; the default int dtype (int32; int64 in x64
     mode) unless ``dtype`` is given.  With
     ``sparse=True``, a tuple of tensors of shape (1, ..., d_i, ..., 1), as NumPy."""
     dims = normalize_shape(dimensions, "dimensions")

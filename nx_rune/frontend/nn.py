@@ -74,7 +74,7 @@ def unfold(x: ArrayLike, kernel_size: int | Sequence[int], stride: int | Sequenc
            dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Array:
     """Sliding windows as columns (im2col), as PyTorch's ``nn.functional.unfold``.
 
-    x: (N, C, *spatial) with s >= 1 spatial axes, any dtype.  kernel_size, stride, dilation
+    x: ``(N, C, *spatial)`` with s >= 1 spatial axes, any dtype.  kernel_size, stride, dilation
     (>= 1) and padding (>= 0, zeros): an int or s ints.  Returns x's dtype and shape
     (N, C * prod(kernel_size), L), L = prod of the window counts per spatial axis.
     """
@@ -97,7 +97,7 @@ def fold(cols: ArrayLike, output_size: int | Sequence[int], kernel_size: int | S
     (an int or s ints; a bare int with every other argument an int means 2 spatial axes).
     kernel_size, stride, dilation, padding as in ``unfold``; L must equal the number of window
     positions that ``unfold`` gives for output_size.  Returns cols' dtype and shape
-    (N, C, *output_size): each window summed into the positions it covers, padding dropped.
+    ``(N, C, *output_size)``: each window summed into the positions it covers, padding dropped.
     """
     cols = operand(cols)
     if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):

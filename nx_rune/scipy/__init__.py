@@ -8,3 +8,8 @@ first use, not when nx_rune is imported).
 from nx_rune.scipy import linalg, special, stats
 
 __all__ = ["linalg", "special", "stats"]
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

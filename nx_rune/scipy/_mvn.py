@@ -71,3 +71,8 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None =
 def pdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> Array:
     """exp(logpdf(x, mean, cov)): the density, same shapes and dtype as ``logpdf``."""
     return elementwise.exp(logpdf(x, mean, cov))
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -3,3 +3,8 @@
 from nx_rune.frontend.linalg import cho_factor, cho_solve, expm, solve_triangular
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "expm"]
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

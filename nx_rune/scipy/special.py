@@ -282,3 +282,8 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     (``nx_rune._kernels.incomplete``, ~1e-12 relative in float64; first order only: a second
     derivative in a or b raises NotImplementedError)."""
     return _binary(P.betainc_p, "betainc", a=a, b=b, x=x)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

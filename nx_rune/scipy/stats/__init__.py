@@ -14,3 +14,8 @@ from nx_rune.scipy.stats import (bernoulli, beta, binom, cauchy, dirichlet, expo
 
 __all__ = ["norm", "t", "gamma", "beta", "dirichlet", "expon", "laplace", "cauchy", "logistic",
            "uniform", "bernoulli", "poisson", "binom", "geom", "multivariate_normal"]
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

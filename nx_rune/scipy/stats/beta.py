@@ -92,3 +92,8 @@ def logsf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
           scale: ArrayLike = 1) -> Array:
     """log(sf(...)): log(sf) in the upper half, log1p(-cdf) in the lower."""
     return _log_tail(sf(x, a, b, loc, scale), cdf(x, a, b, loc, scale))
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

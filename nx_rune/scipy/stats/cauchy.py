@@ -36,3 +36,8 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     out = F.add(F.multiply(F.arctan(F.where(finite, y, 0.0)), 1.0 / math.pi), 0.5)
     out = F.where(finite, out, F.where(F.greater(y, 0), 1.0, F.where(F.less(y, 0), 0.0, y)))
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

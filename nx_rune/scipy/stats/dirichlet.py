@@ -48,3 +48,8 @@ def logpdf(x: ArrayLike, alpha: ArrayLike) -> Array:
 def pdf(x: ArrayLike, alpha: ArrayLike) -> Array:
     """exp(logpdf(x, alpha))."""
     return F.exp(logpdf(x, alpha))
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -34,3 +34,8 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     y, ys, inside, scale = _y("expon.cdf", x, loc, scale)
     out = _c.outside(F.logical_not(inside), F.negative(F.expm1(F.negative(ys))), 0.0, y)
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -75,3 +75,8 @@ def logcdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1)
 def logsf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """log(sf(...)): log(sf) in the upper half, log1p(-cdf) in the lower."""
     return _log_tail(sf(x, a, loc, scale), cdf(x, a, loc, scale))
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

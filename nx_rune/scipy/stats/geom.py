@@ -26,3 +26,8 @@ def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
 def pmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """exp(logpmf(k, p, loc))."""
     return F.exp(logpmf(k, p, loc))
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

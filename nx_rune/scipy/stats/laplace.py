@@ -36,3 +36,8 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     half = F.multiply(F.exp(F.negative(F.abs(y))), 0.5)
     out = F.where(F.less(y, 0), half, F.subtract(1.0, half))
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

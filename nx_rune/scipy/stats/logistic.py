@@ -33,3 +33,8 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """expit((x - loc) / scale)."""
     y, scale = _y("logistic.cdf", x, loc, scale)
     return _c.nan_where(F.less_equal(scale, 0), special.expit(y))
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

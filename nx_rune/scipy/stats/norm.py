@@ -58,3 +58,8 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     q, loc, scale = _c.args("norm.ppf", q=q, loc=loc, scale=scale)
     out = F.add(loc, F.multiply(scale, special.ndtri(q)))
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

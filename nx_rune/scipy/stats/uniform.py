@@ -29,3 +29,8 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     y = F.divide(F.subtract(x, loc), scale)
     out = F.where(F.less(y, 0), 0.0, F.where(F.greater(y, 1), 1.0, y))
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -1,0 +1,280 @@
+"""Write docs/reference/*.rst, the API reference's pages, from the public modules' names.
+
+    python tools/make_api_pages.py
+
+Run it after adding a public name, then move the name into the group it belongs to (new names
+of the main namespace land in "Not yet grouped", which tests/test_docs_api.py refuses).  The
+groups of the main namespace are the Array API standard's, with NumPy's extensions beside them.
+"""
+import importlib
+import inspect
+import json
+import pathlib
+import sys
+import types
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+REF = ROOT / "docs" / "reference"
+
+import nx_rune as nx  # noqa: E402
+
+# The main namespace, grouped as the Array API standard groups its functions.
+NAMESPACE = [
+    ("Array object", "The array type: NumPy's attributes, methods and operators, plus ``.at``.  "
+     "See :doc:`../guide/arrays`.", "Tensor IndexUpdateHelper"),
+    ("Creation functions", "", "arange asarray empty empty_like eye from_dlpack full full_like "
+     "linspace meshgrid ones ones_like tril triu zeros zeros_like"),
+    ("Creation functions (NumPy extensions)", "", "array diag diagflat identity indices tri"),
+    ("Data type functions", "", "astype can_cast finfo iinfo isdtype result_type"),
+    ("Element-wise functions", "", None),  # filled below from the front end's elementwise module
+    ("Indexing functions", "", "take take_along_axis put_along_axis"),
+    ("Linear algebra functions", "The namespace's products; decompositions and solvers are in "
+     ":doc:`linalg`.", "matmul matrix_transpose tensordot vecdot cross dot einsum inner kron "
+     "outer vdot trace diagonal polyval"),
+    ("Manipulation functions", "", "broadcast_arrays broadcast_to concat expand_dims flip "
+     "moveaxis permute_dims repeat reshape roll squeeze stack tile unstack"),
+    ("Manipulation functions (NumPy extensions)", "", "array_split atleast_1d atleast_2d "
+     "atleast_3d column_stack concatenate dstack hstack vstack fliplr flipud rot90 split swapaxes "
+     "transpose ravel pad interp select ediff1d"),
+    ("Views and memory", "The view algebra: zero-copy views, materialization, writes.  See "
+     ":doc:`../guide/arrays`.", "as_strided assign contiguous copy is_contiguous permute shrink "
+     "shares_memory ndim shape size broadcast_shapes"),
+    ("Searching functions", "", "argmax argmin count_nonzero nonzero searchsorted where argwhere "
+     "flatnonzero"),
+    ("Set functions", "", "unique_all unique_counts unique_inverse unique_values unique"),
+    ("Sorting functions", "", "argsort sort"),
+    ("Statistical functions", "", "cumulative_prod cumulative_sum max mean min prod std sum var"),
+    ("Statistical functions (NumPy extensions)", "", "amax amin average corrcoef cov cummax "
+     "cummin cumprod cumsum logsumexp median nanmax nanmean nanmedian nanmin nanpercentile "
+     "nanprod nanquantile nanstd nansum nanvar percentile ptp quantile"),
+    ("Utility functions", "", "all any diff allclose array_equal isclose"),
+    ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
+     "softplus"),
+    ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
+     ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
+     "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
+     "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat"),
+    ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr"),
+    ("Configuration", "See also :doc:`config`.", "enable_x64 get_num_threads set_num_threads"),
+]
+_NOT_ELEMENTWISE = {"allclose", "array_equal", "isclose", "where"}
+
+# Data (constants, dtypes, tables, type aliases): no docstring of their own, so described here.
+DATA = {
+    "nx_rune": [
+        ("Constants", [
+            ("e", "Euler's number, the float :data:`math.e`."),
+            ("inf", "Positive infinity, the float :data:`math.inf`."),
+            ("nan", "Not a number, the float :data:`math.nan`."),
+            ("newaxis", "``None``: ``x[:, nx.newaxis]`` inserts an axis of length 1."),
+            ("pi", "The float :data:`math.pi`."),
+        ]),
+        ("Data types", [(n, f"NumPy's ``{n}`` dtype (:class:`numpy.dtype`)." if n not in
+                         ("bool", "bool_") else "NumPy's ``bool`` dtype; ``bool`` is the "
+                         "standard's name, ``bool_`` NumPy's.")
+                        for n in ("bool bool_ int8 int16 int32 int64 uint8 uint16 uint32 "
+                                  "uint64 float16 float32 float64 complex64 complex128").split()]),
+    ],
+    "nx_rune.config": [("Data", [
+        ("ENV_VAR", "``\"NX_RUNE_ENABLE_X64\"``: the environment variable that turns x64 mode "
+                    "on at import (``1``, ``true``, ``yes`` or ``on``)."),
+        ("OPTIONS", "The option names :func:`update` and :func:`read` accept, each mapped to "
+                    "its canonical name (JAX's ``\"jax_enable_x64\"`` is ``\"enable_x64\"``)."),
+    ])],
+    "nx_rune.typing": [("Type aliases", [
+        ("Array", "The array type in annotations: a :class:`nx_rune.Tensor` or a tracer "
+                  "standing for one inside a transformation."),
+        ("ArrayLike", "What the functions accept as an array: an Array, a NumPy array or "
+                      "scalar, a Python number or bool, or a nested sequence of them."),
+        ("DTypeLike", "What ``dtype=`` accepts: a NumPy dtype, a scalar type such as "
+                      "``nx.float32``, a dtype name or a Python type."),
+        ("ShapeLike", "A shape: an int or a sequence of ints."),
+        ("Axis", "An ``axis=`` argument: ``None`` (all axes), an int or a sequence of ints."),
+        ("PyTree", "A pytree: nested tuples, lists, dicts, None and registered nodes with "
+                   "arrays at the leaves (see :doc:`tree_util`)."),
+    ])],
+    "nx_rune.primitives": [("Data", [
+        ("PRIMITIVES", "Every :class:`Primitive` by name (``PRIMITIVES[\"add\"]``); a new "
+                       "Primitive registers itself here."),
+    ])],
+    "nx_rune.autodiff": [("Rule tables", [
+        ("VJP_RULES", "Reverse-mode rules by primitive: ``VJP_RULES[p] = lambda ct, *args, "
+                      "out, **params: cotangents`` (one per input, None for none)."),
+        ("JVP_RULES", "Forward-mode rules by primitive: ``JVP_RULES[p] = lambda primals, "
+                      "tangents, out, **params: tangent_out``."),
+        ("BATCH_RULES", "vmap rules by primitive: ``BATCH_RULES[p] = lambda axis_size, args, "
+                        "dims, **params: (out, out_dim)``."),
+    ])],
+}
+
+# Pages: (file, title, module, intro, [groups] or None for "one list of the module's names").
+PAGES = [
+    ("random", "nx_rune.random", "Counter-based random numbers, bit for bit JAX's threefry2x32. "
+     "See :doc:`../guide/random`."),
+    ("lax", "nx_rune.lax", "Structured control flow: plain Python in eager mode, one equation "
+     "each under :func:`nx_rune.jit`, differentiable and batchable."),
+    ("linalg", "nx_rune.linalg", "The Array API's linear algebra extension, plus NumPy's "
+     "``norm`` and ``lstsq``.  See :doc:`../guide/linalg`."),
+    ("fft", "nx_rune.fft", "The Array API's FFT extension with NumPy's signatures; every "
+     "transform differentiates to any order."),
+    ("scipy", "nx_rune.scipy", "SciPy-style functions: linear algebra, special functions and "
+     "distributions (as ``jax.scipy``)."),
+    ("tree_util", "nx_rune.tree_util", "Pytrees: nested containers with arrays at the leaves."),
+    ("flatten_util", "nx_rune.flatten_util", "A pytree of arrays as one flat vector."),
+    ("optimizers", "nx_rune.optimizers", "Gradient transformations and learning-rate schedules "
+     "in optax's form."),
+    ("distributed", "nx_rune.distributed", "Data-parallel gradients on Ray or Dask workers.  "
+     "See :doc:`../distributed`."),
+    ("errors", "nx_rune.errors", "The exceptions the transformations raise."),
+    ("config", "nx_rune.config", "Run-time settings: x64 mode and the kernels' threads."),
+    ("typing", "nx_rune.typing", "Type aliases of the annotations."),
+    ("autodiff", "nx_rune.autodiff", "The transformations' module, and the rule tables a new "
+     "primitive is registered in (see :doc:`../guide/extending`)."),
+    ("primitives", "nx_rune.primitives", "Primitive operations and ``bind``, for adding a "
+     "primitive (see :doc:`../guide/extending`)."),
+]
+SCIPY_SUBMODULES = ["nx_rune.scipy.linalg", "nx_rune.scipy.special", "nx_rune.scipy.stats"]
+
+
+def public(modname):
+    mod = importlib.import_module(modname) if modname in sys.modules or "." not in modname \
+        else _resolve(modname)
+    return mod, [n for n in dir(mod) if not n.startswith("_")]
+
+
+def _resolve(modname):
+    try:
+        return importlib.import_module(modname)
+    except ModuleNotFoundError:
+        parent, _, last = modname.rpartition(".")
+        return getattr(importlib.import_module(parent), last)
+
+
+def underline(text, ch):
+    return f"{text}\n{ch * len(text)}\n"
+
+
+def autosummary(names):
+    if not names:
+        return ""
+    body = "".join(f"   {n}\n" for n in names)
+    return f".. autosummary::\n   :toctree: generated/\n\n{body}\n"
+
+
+def data_block(entries):
+    return "".join(f".. data:: {n}\n\n   {text}\n\n" for n, text in entries)
+
+
+def split_kinds(mod, names):
+    data_names = {n for _, entries in DATA.get(mod.__name__, []) for n, _ in entries}
+    objs, mods = [], []
+    for n in names:
+        o = getattr(mod, n)
+        if isinstance(o, types.ModuleType):
+            mods.append(n)
+        elif n not in data_names:
+            objs.append(n)
+    funcs = [n for n in objs if not inspect.isclass(getattr(mod, n))]
+    classes = [n for n in objs if inspect.isclass(getattr(mod, n))]
+    return funcs, classes, mods
+
+
+def module_section(modname, level="-", head=True, title=None):
+    mod = _resolve(modname)
+    names = [n for n in dir(mod) if not n.startswith("_")]
+    # names that are the main namespace's objects link to its pages (one page per object)
+    shared = [n for n in names if getattr(nx, n, None) is getattr(mod, n)
+              and not isinstance(getattr(mod, n), types.ModuleType)
+              and n not in {e for _, es in DATA.get(modname, []) for e, _ in es}]
+    funcs, classes, _ = split_kinds(mod, [n for n in names if n not in shared])
+    out = ""
+    if head:
+        out += underline(title or modname, level) + "\n"
+    real = modname in sys.modules and sys.modules[modname] is mod
+    if real:
+        out += f".. automodule:: {modname}\n   :no-members:\n\n"
+        out += f".. currentmodule:: {modname}\n\n"
+    else:   # a module object under another name (scipy.stats.multivariate_normal)
+        parent, _, last = modname.rpartition(".")
+        out += (mod.__doc__ or "").strip().split("\n\n")[0] + "\n\n"
+        out += f".. currentmodule:: {parent}\n\n"
+        # autosummary's pages cannot import such a name: the functions are documented here
+        out += "".join(f".. autofunction:: {modname}.{n}\n\n" for n in funcs + classes)
+        funcs, classes = [], []
+    sub = {"-": "~", "~": "^", "=": "-"}[level]
+    if shared:
+        out += (underline("From the main namespace", sub) + "\n" +
+                f"``{modname}.name`` is ``nx_rune.name`` for these:\n\n"
+                ".. currentmodule:: nx_rune\n\n.. autosummary::\n\n" +
+                "".join(f"   {n}\n" for n in shared) + "\n" +
+                (f".. currentmodule:: {modname}\n\n" if real else
+                 f".. currentmodule:: {modname.rpartition('.')[0]}\n\n"))
+    if funcs:
+        out += underline("Functions", sub) + "\n" + autosummary(funcs)
+    if classes:
+        out += underline("Classes", sub) + "\n" + autosummary(classes)
+    for title, entries in DATA.get(mod.__name__, []):
+        out += underline(title, sub) + "\n" + data_block(entries)
+    return out
+
+
+def namespace_page():
+    mod = nx
+    names = {n for n in dir(mod) if not n.startswith("_")
+             and not isinstance(getattr(mod, n), types.ModuleType)}
+    data_names = {n for _, entries in DATA["nx_rune"] for n, _ in entries}
+    elementwise = sorted(n for n in names if getattr(getattr(mod, n), "__module__", "")
+                         == "nx_rune.frontend.elementwise" and n not in _NOT_ELEMENTWISE)
+    elementwise.append("nan_to_num") if "nan_to_num" not in elementwise else None
+    out = underline("The nx_rune namespace", "=") + "\n"
+    out += ".. currentmodule:: nx_rune\n\n"
+    out += ("``import nx_rune as nx``: an `Array API standard <https://data-apis.org/array-api/"
+            "2024.12/>`_ (2024.12) namespace with NumPy's names, plus the transformations.  The "
+            "groups below are the standard's; \"NumPy extensions\" are NumPy's functions beyond "
+            "it.\n\n")
+    seen = set(data_names)
+    for title, intro, spec in NAMESPACE:
+        group = elementwise if spec is None else spec.split()
+        seen.update(group)
+        out += underline(title, "-") + "\n" + (intro + "\n\n" if intro else "") + \
+            autosummary(group)
+    for title, entries in DATA["nx_rune"]:
+        out += underline(title, "-") + "\n" + data_block(entries)
+    rest = sorted(names - seen)
+    if rest:
+        out += underline("Not yet grouped", "-") + "\n" + autosummary(rest)
+    return out
+
+
+HEADER = ".. This file is written by tools/make_api_pages.py; edit the groups there.\n\n"
+
+
+def pages():
+    """{file name: text} of every reference page."""
+    out = {"namespace": HEADER + namespace_page().rstrip() + "\n"}
+    for fname, modname, intro in PAGES:
+        text = underline(modname, "=") + "\n" + intro + "\n\n"
+        if fname == "scipy":
+            text += f".. automodule:: {modname}\n   :no-members:\n\n"
+            for sub in SCIPY_SUBMODULES:
+                text += module_section(sub)
+            stats = _resolve("nx_rune.scipy.stats")
+            for dist in [n for n in dir(stats) if not n.startswith("_")]:
+                text += module_section(f"nx_rune.scipy.stats.{dist}", level="~")
+        else:
+            text += module_section(modname, head=False)
+        out[fname] = HEADER + text.rstrip() + "\n"
+    return out
+
+
+def main():
+    REF.mkdir(parents=True, exist_ok=True)
+    written = pages()
+    for fname, text in written.items():
+        (REF / f"{fname}.rst").write_text(text)
+    print(json.dumps(sorted(written)))
+
+
+if __name__ == "__main__":
+    main()
