@@ -243,15 +243,21 @@ class Shipper:
                 for i, m in enumerate(statuses):
                     if m is not None:
                         failed.setdefault(i, m)
+            sent_before = set(self.by_value)
+
+            def learn(missing: MissingModule, what: str) -> None:
+                if missing.module not in self.by_value or missing.module in sent_before:
+                    self.send_by_value(missing, what)   # (else learnt in this round already)
+
             if fun_missing is not None:
-                self.send_by_value(fun_missing, "fun")
+                learn(fun_missing, "fun")
             still = []
             for i, registration in enumerate(pending):
                 if i not in failed:
                     continue            # every worker has it now
                 try:
-                    self.send_by_value(failed[i], f"the pytree registration of "
-                                                  f"{registration[0].__qualname__}")
+                    learn(failed[i], f"the pytree registration of "
+                                     f"{registration[0].__qualname__}")
                 except ModuleNotFoundError as e:
                     self.unsendable[registration[0]] = str(e)
                 else:
