@@ -180,8 +180,20 @@ class Shipper:
                     lib.unregister_pickle_by_value(module)
 
     def ship(self, obj: Any) -> Shipped:
-        """``obj`` as a :class:`Shipped` (a worker gets a :class:`Received`)."""
+        """``obj`` as a :class:`Shipped` (a worker gets a :class:`Received`).  Plain pickle
+        when it can do the job (nothing to send by value: no module learnt, no class of
+        ``__main__`` or of a local scope, which plain pickle refuses or would name by
+        reference), as it is several times faster than cloudpickle on a tree of arrays."""
         buffers: list[Any] = []
+        if not self.by_value:
+            try:
+                payload = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+            except Exception:
+                pass
+            else:
+                if b"__main__" not in payload:
+                    return Shipped(payload, buffers)
+            buffers.clear()
         return Shipped(self.dumps(obj, buffers.append), buffers)
 
     def send_by_value(self, missing: MissingModule, what: str) -> None:
@@ -238,7 +250,7 @@ class Shipper:
             replies = call("load", (fun_payload, [self.dumps(r) for r in pending]))
             pids = [pid for pid, _, _ in replies]
             fun_missing = next((m for _, m, _ in replies if m is not None), None)
-            failed: dict[int, MissingModule] = {}
+            failed: dict[int, MissingModule | str] = {}
             for _, _, statuses in replies:
                 for i, m in enumerate(statuses):
                     if m is not None:
@@ -255,6 +267,10 @@ class Shipper:
             for i, registration in enumerate(pending):
                 if i not in failed:
                     continue            # every worker has it now
+                if isinstance(failed[i], str):
+                    self.unsendable[registration[0]] = (f"the workers cannot unpickle its "
+                                                        f"registration ({failed[i]})")
+                    continue
                 try:
                     learn(failed[i], f"the pytree registration of "
                                      f"{registration[0].__qualname__}")

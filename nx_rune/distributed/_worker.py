@@ -30,11 +30,12 @@ class ShardWorker:
 
     def load(self, fun_payload: bytes | None,
              registrations: list[bytes]) -> tuple[int, MissingModule | None,
-                                                  list[MissingModule | None]]:
+                                                  list[MissingModule | str | None]]:
         """Install the pickled function (None: keep the current one) and replay the pickled
         pytree registrations ``(type, flatten, unflatten)`` (a type already registered here, by
         its module's import, is left as it is).  Returns ``(pid, missing, [missing_i])``: the
-        MissingModule that stopped the function or registration i from unpickling, else None."""
+        MissingModule that stopped the function or registration i from unpickling (for a
+        registration, the text of any other error that stopped it), else None."""
         fun_missing = None
         if fun_payload is not None:
             fun = self._open(fun_payload)
@@ -42,11 +43,15 @@ class ShardWorker:
                 fun_missing = fun
             else:
                 self._fun, self._value_and_grad = fun, value_and_grad(fun)
-        statuses: list[MissingModule | None] = []
+        statuses: list[MissingModule | str | None] = []
         for payload in registrations:
-            registration = self._open(payload)
-            if isinstance(registration, MissingModule):
-                statuses.append(registration)
+            try:
+                registration = _shipping.loads(payload)
+            except MissingModule as m:
+                statuses.append(m)
+                continue
+            except Exception as e:   # a registration the caller made for other uses: not fatal
+                statuses.append(f"{type(e).__name__}: {e}")
                 continue
             try:
                 tree_util.register_pytree_node(*registration)
