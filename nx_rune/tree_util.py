@@ -378,6 +378,13 @@ def register_pytree_node_class(cls: type) -> type:
     return cls
 
 
+def _custom_registrations() -> list[tuple[type, Any, Any]]:
+    """``[(type, flatten_func, unflatten_func)]`` of every registered class, in registration
+    order (registrations are never removed, so a longer list only adds to a shorter one):
+    what nx.distributed replays on its worker processes."""
+    return [(t, k.flatten, k.unflatten) for t, k in _registry.items() if k.custom]
+
+
 # -- prefix matching ------------------------------------------------------------------------
 
 def _path_str(path):

@@ -6,10 +6,10 @@ batch over them and returns the whole batch's loss and gradient.  Ray and Dask a
 (``pip install 'nx_rune[ray]'`` / ``'nx_rune[dask]'``): their modules are imported only when a
 DataParallel of that backend is made.  See docs/distributed.md.
 """
-from nx_rune.distributed.data_parallel import DataParallel
-from nx_rune.distributed.errors import WorkerError
+from nx_rune.distributed.data_parallel import DEFAULT_TIMEOUT, DataParallel
+from nx_rune.distributed.errors import RemoteError, WorkerError
 
-__all__ = ["DataParallel", "WorkerError"]
+__all__ = ["DataParallel", "WorkerError", "RemoteError", "DEFAULT_TIMEOUT"]
 
 
 def __dir__():

@@ -7,12 +7,18 @@ single-threaded worker processes and closes it on close.  An actor call's argume
 with protocol 5, their buffers sent as separate frames (no copy into a pickle stream); the call
 goes straight to the worker when the client was made with ``direct_to_workers=True`` (as the
 backend's own client is), else through the scheduler.
+
+What the actors are sent (the function, pytree registrations, params and shards) is pickled by
+``_shipping`` with the ``cloudpickle`` package, Dask's own pickler for what plain pickle cannot
+do: Dask tries plain pickle first, which would send a class of a module the workers lack by
+reference.
 """
 from __future__ import annotations
 
 import asyncio
 from typing import Any, Callable
 
+from nx_rune.distributed._shipping import MissingModule, Shipper
 from nx_rune.distributed._worker import ShardWorker
 from nx_rune.distributed.errors import WorkerError
 
@@ -47,8 +53,10 @@ class DaskBackend:
         if client is not None and not isinstance(client, distributed.Client):
             raise TypeError(f"client: expected a dask.distributed.Client, got "
                             f"{type(client).__name__}")
+        self.shipper = Shipper(cloudpickle, "dask")
+        self._close_timeout = startup_timeout
         try:
-            cloudpickle.dumps(fun)
+            self.shipper.dumps(fun)
         except Exception as e:
             raise TypeError(f"fun: cannot be pickled to send it to the Dask workers "
                             f"({type(e).__name__}: {e})") from e
@@ -74,11 +82,13 @@ class DaskBackend:
             addresses = sorted(_workers(client))[:num_workers]
             # each actor pinned to its own worker process: never two on one (they would share
             # its one actor thread) and never moved elsewhere
-            self._futures = [client.submit(ShardWorker, fun, actor=True, workers=[address],
-                                           allow_other_workers=False, pure=False)
+            self._futures = [client.submit(ShardWorker, "cloudpickle", actor=True,
+                                           workers=[address], allow_other_workers=False,
+                                           pure=False)
                              for address in addresses]
             self._actors = self._gather_futures(startup_timeout)
-            self.pids = self.gather([a.ping() for a in self._actors], startup_timeout, "start")
+            self.pids = self.shipper.install(
+                fun, lambda method, args: self.call(method, args, startup_timeout, "start"))
         except BaseException:
             self.close()
             raise
@@ -97,9 +107,16 @@ class DaskBackend:
 
     def run(self, params: Any, shards: list[Any], timeout: float | None) -> list[Any]:
         """``[(loss_i, grads_i)]`` of each shard, shard i on worker i."""
-        futures = [actor.value_and_grad(params, shard)
+        params = self.shipper.ship(params)
+        futures = [actor.value_and_grad(params, self.shipper.ship(shard))
                    for actor, shard in zip(self._actors, shards)]
         return self.gather(futures, timeout, "compute")
+
+    def call(self, method: str, args: tuple[Any, ...], timeout: float | None,
+             what: str) -> list[Any]:
+        """``method(*args)`` on every actor; their results in worker order (see gather)."""
+        return self.gather([getattr(actor, method)(*args) for actor in self._actors],
+                           timeout, what)
 
     def gather(self, futures: list[Any], timeout: float | None, what: str) -> list[Any]:
         """The results of the actor futures (future i from worker i) in order, raising as soon
@@ -115,11 +132,16 @@ class DaskBackend:
                 t.cancel()
             return tasks
 
-        tasks = self._client.sync(first_failure)
+        # the wait above is bounded by timeout; the sync's own bound (a little later) only
+        # matters if the client's event loop itself stopped answering
+        tasks = self._client.sync(first_failure,
+                                  callback_timeout=None if timeout is None else timeout + 30.0)
         for i, t in enumerate(tasks):  # a failure first: it may be why others never finished
             exc = None if t.cancelled() or not t.done() else t.exception()
             if exc is None:
                 continue
+            if isinstance(exc, MissingModule):   # the caller sends the module and retries
+                raise exc
             if _lost_worker(exc):
                 raise WorkerError(f"DataParallel (dask): worker {i} of {k} died or became "
                                   f"unreachable ({exc}); close() this DataParallel and make a "
@@ -148,10 +170,10 @@ class DaskBackend:
                 pass
         if self._owned_client is not None:
             client, self._owned_client = self._owned_client, None
-            client.close()
+            client.close(timeout=self._close_timeout)
         if self._cluster is not None:
             cluster, self._cluster = self._cluster, None
-            cluster.close()
+            cluster.close(timeout=self._close_timeout)
 
 
 def _workers(client: Any) -> dict[str, Any]:

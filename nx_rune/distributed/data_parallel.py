@@ -6,10 +6,16 @@ import importlib
 import numbers
 from typing import Any, Callable
 
+from nx_rune import tree_util
 from nx_rune.distributed import sharding
+from nx_rune.distributed._shipping import MissingModule
 from nx_rune.distributed.errors import WorkerError
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "DEFAULT_TIMEOUT"]
+
+# seconds one value_and_grad call may take unless the DataParallel says otherwise: far above a
+# step's usual time, low enough that a worker stuck for good is reported, never waited on forever
+DEFAULT_TIMEOUT = 600.0
 
 _BACKENDS = {"ray": ("nx_rune.distributed._ray_backend", "RayBackend"),
              "dask": ("nx_rune.distributed._dask_backend", "DaskBackend")}
@@ -32,7 +38,14 @@ class DataParallel:
     ``fun(params, batch)`` returns the scalar (0-d float) mean loss of ``batch``; ``params`` and
     ``batch`` are pytrees (nx.tree_util).  The workers are started once, here, and each holds
     ``fun`` (sent pickled with cloudpickle: any picklable callable, an ``nx.jit``-compiled one
-    included, works).  ``value_and_grad(params, batch)`` sends params to every worker, cuts every
+    included, works).  Code travels by reference when the workers can import its module and
+    by value when they cannot (a module on this process's ``sys.path`` only, a test file, a
+    script's directory, ``__main__``): the workers report what they cannot import and it is
+    sent again by value; a module that cannot travel by value (a compiled extension) raises
+    ``ModuleNotFoundError`` naming it.  Classes registered as pytree nodes here
+    (``nx.tree_util.register_pytree_node``/``register_pytree_node_class``, in ``__main__`` too)
+    are registered on the workers as well, also those registered after the start.
+    ``value_and_grad(params, batch)`` sends params to every worker, cuts every
     leaf of batch along axis 0 into contiguous shards (uneven sizes allowed), has worker i compute
     ``nx.value_and_grad(fun)(params, shard_i)`` and combines the shards' losses and gradients
     weighted by shard size, in shard order.
@@ -45,17 +58,26 @@ class DataParallel:
             actors on ``client``'s cluster; without a client a ``LocalCluster`` of num_workers
             processes is started, and closed on close).
         client: a ``dask.distributed.Client`` (backend "dask" only).
-        timeout: seconds one ``value_and_grad`` call may take before TimeoutError (None: no
-            limit; a dead worker is reported as soon as the engine notices, either way).  After
-            a TimeoutError or a WorkerError every later call raises WorkerError.
-        startup_timeout: seconds to wait for the workers to start.
+        timeout: seconds one ``value_and_grad`` call may take before TimeoutError (default
+            ``DEFAULT_TIMEOUT``, 600 s; None: no limit, at the risk of waiting forever on a
+            worker stuck in ``fun``; a dead worker is reported as soon as the engine notices,
+            either way).  After a TimeoutError or a WorkerError every later call raises
+            WorkerError.
+        startup_timeout: seconds to wait for the workers to start and load ``fun`` (and for
+            each later round trip that sends new pytree registrations, and for each step of
+            ``close()`` on a cluster this DataParallel started).
 
-    Usable as a context manager; ``close()`` frees every worker.  Raises
-    :class:`~nx_rune.distributed.WorkerError` when a worker dies.
+    Every wait on a worker is bounded by one of these.  Usable as a context manager;
+    ``close()`` frees every worker.  Raises :class:`~nx_rune.distributed.WorkerError` when a
+    worker dies.  An exception raised by ``fun`` on a worker reaches the caller as itself,
+    with a note naming the worker, or, when it cannot be pickled (it holds a lock, a traced
+    value, ...) or unpickled, as a :class:`~nx_rune.distributed.RemoteError` carrying its type
+    name, message and the worker's traceback text.
     """
 
     def __init__(self, fun: Callable[[Any, Any], Any], num_workers: int = 2,
-                 backend: str = "ray", *, client: Any = None, timeout: float | None = None,
+                 backend: str = "ray", *, client: Any = None,
+                 timeout: float | None = DEFAULT_TIMEOUT,
                  startup_timeout: float = 120.0) -> None:
         if not callable(fun):
             raise TypeError(f"fun: expected a callable fun(params, batch) -> loss, got "
@@ -69,7 +91,8 @@ class DataParallel:
         if backend not in _BACKENDS:
             raise ValueError(f"backend: expected 'ray' or 'dask', got {backend!r}")
         self._timeout = _check_seconds(timeout, "timeout", allow_none=True)
-        startup = _check_seconds(startup_timeout, "startup_timeout", allow_none=False)
+        startup = self._startup_timeout = _check_seconds(startup_timeout, "startup_timeout",
+                                                         allow_none=False)
         self._fun = fun
         self._num_workers = int(num_workers)
         self._backend_name = backend
@@ -119,8 +142,22 @@ class DataParallel:
         self._check_open()
         sharding.check_concrete(params, "params")
         shards, sizes = sharding.split_batch(batch, self._num_workers)
+        engine = self._engine
         try:
-            results = self._engine.run(params, shards, self._timeout)
+            if len(tree_util._custom_registrations()) != engine.shipper.registrations_seen:
+                # classes registered since the start: the workers must know them too
+                engine.shipper.install(None, lambda method, args: engine.call(
+                    method, args, self._startup_timeout, "start"))
+            engine.shipper.check_sendable(params, "params")
+            engine.shipper.check_sendable(batch, "batch")
+            while True:   # each round sends one more module by value, or raises
+                try:
+                    results = engine.run(params, shards, self._timeout)
+                    break
+                except MissingModule as m:
+                    # a worker could not unpickle params or its shard: it failed before
+                    # computing anything, so the call is sent again with that module by value
+                    engine.shipper.send_by_value(m, m.what or "params")
         except (WorkerError, TimeoutError) as e:
             # a worker that timed out is still busy with this call (the next one would queue
             # behind it) or hung: either way it cannot be trusted with more work
