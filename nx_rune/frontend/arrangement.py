@@ -135,7 +135,9 @@ def tile(x: ArrayLike, repetitions: int | Sequence[int], /) -> Array:
     normalize_shape(tuple(d for r, n in zip(reps, shape) for d in (r, n)), "repetitions")
     check_addressable(tuple(r * n for r, n in zip(reps, shape)), x.dtype, "repetitions")
     inner = reshape(x, tuple(d for n in shape for d in (1, n)))
-    wide = broadcast_to(inner, tuple(d for r, n in zip(reps, shape) for d in (r, n)))
+    # the intermediate (r0, n0, r1, n1, ...) view may count more elements than an ndarray can
+    # (an empty result with a huge repetition): the View algebra holds it, the result is checked
+    wide = bind(P.expand_p, inner, shape=tuple(d for r, n in zip(reps, shape) for d in (r, n)))
     return _fresh(reshape(wide, tuple(r * n for r, n in zip(reps, shape))), x)
 
 
