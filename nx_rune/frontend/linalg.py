@@ -50,7 +50,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend import arrangement, elementwise, products, reductions
+from nx_rune.frontend import arrangement, creation, elementwise, products, reductions
 from nx_rune.frontend._core import (as_inexact, astype, broadcast_shapes, broadcast_to,
                                     operand, promote, reduction_axes)
 from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, where
@@ -264,15 +264,49 @@ def _quiet(fn, *args):
 
 # -- decompositions and solves --------------------------------------------------------------
 
-def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Array:
+def _symmetrize(x):
+    """(x + x^H) / 2: the symmetric (Hermitian) part of each matrix of x."""
+    return multiply(add(x, mT(products.conjugated(x))), 0.5)
+
+
+def _symmetrize_values(arr):
+    """``_symmetrize`` on an ndarray (the direct path)."""
+    return (arr + np.conj(np.swapaxes(arr, -1, -2))) * 0.5
+
+
+def _read_symmetric(x, lower):
+    """The symmetric (Hermitian) matrix whose ``lower`` (else upper) triangle is x's, with the
+    derivative of x's symmetric part: the value reads one triangle (SciPy's and JAX's
+    ``cho_factor``), while a cotangent comes back symmetric, (S + S^H) / 2, as for a function
+    of the symmetric matrix (a triangle's cotangent would leave a gradient step off the
+    symmetric set).  Where x is symmetric the value is x's symmetric part exactly
+    ((x + x) / 2 == x), elsewhere that part plus the constant difference to the triangle's
+    matrix."""
+    s = _symmetrize(x)
+    if lower:
+        t = add(creation.tril(x), mT(products.conjugated(creation.tril(x, -1))))
+    else:
+        t = add(creation.triu(x), mT(products.conjugated(creation.triu(x, 1))))
+    return add(s, bind(P.stop_gradient_p, subtract(t, s)))
+
+
+def cholesky(x: ArrayLike, /, *, upper: bool = False, symmetrize_input: bool = True) -> Array:
     """The Cholesky factor of each symmetric (Hermitian) positive-definite matrix of x (..., n,
     n): lower-triangular L with x = L L^H, or with ``upper`` upper-triangular U = L^H with
-    x = U^H U.  Reads only x's lower triangle (as NumPy); same shape, float dtype.
+    x = U^H U.  Same shape, float dtype.
+
+    As JAX's: with ``symmetrize_input`` (default) the factor is that of (x + x^H) / 2, so that
+    the derivative is symmetric (a gradient step keeps a symmetric x symmetric); for a
+    symmetric x this is NumPy's value.  ``symmetrize_input=False`` reads only x's lower
+    triangle (NumPy's value for any x) and differentiates with respect to it (the derivative
+    with respect to the upper triangle is 0).
 
     Raises LinAlgError when a matrix is not positive definite (NumPy's convention; JAX would
-    return NaNs).  Derivative: Murray (2016), with respect to the lower triangle read.
+    return NaNs).  Derivative: Murray (2016).
     """
     a = _matrix(x, "x", square=True)
+    if symmetrize_input:
+        a = _symmetrize(a)
     lo = bind(P.cholesky_p, a)
     return mT(products.conjugated(lo)) if upper else lo
 
@@ -286,22 +320,35 @@ def _check_finite(x, name):
         raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
 
 
+def _broadcastable(s1, s2):
+    try:
+        broadcast_shapes(s1, s2)
+    except ValueError:
+        return False
+    return True
+
+
 def _rhs(a, b, name_a, name_b):
-    """The right-hand side b as a stack of (n, k) matrices broadcast against a's batch: b is a
-    stack of vectors when b.ndim == a.ndim - 1 (as JAX), matrices otherwise.  Returns
-    (a, b matrices, whether b was vectors)."""
+    """The right-hand side b as a stack of (n, k) matrices broadcast against a's batch, by
+    SciPy's rule: a 1-D b is one vector, any other b a stack of (n, k) matrices whose batch
+    axes broadcast with a's (a (2, n, n) with b (n, k) solves both matrices for the same k
+    columns).  Where SciPy's reading fails and b.ndim == a.ndim - 1 with b.shape[-1] == n, b
+    is a stack of vectors (JAX's reading of such a b, which SciPy refuses).  Returns (a, b
+    matrices, whether b was vectors)."""
     n = a.shape[-1]
-    vec = b.ndim == a.ndim - 1 or b.ndim == 1
     if b.ndim == 0:
         raise ValueError(f"{name_b}: expected at least 1 dimension, got a 0-d tensor")
+    vec = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape[-1] == n
+                          and not (b.shape[-2] == n and _broadcastable(a.shape[:-2],
+                                                                       b.shape[:-2])))
     if vec:
         if b.shape[-1] != n:
-            raise ValueError(f"{name_b}: vectors of length {b.shape[-1]} do not match "
+            raise ValueError(f"{name_b}: a vector of length {b.shape[-1]} does not match "
                              f"{name_a}'s shape {a.shape}")
         b = reshape(b, b.shape + (1,))
     elif b.shape[-2] != n:
-        raise ValueError(f"{name_b}: {b.shape[-2]} rows do not match {name_a}'s shape "
-                         f"{a.shape}")
+        raise ValueError(f"{name_b}: {b.shape[-2]} rows (shape {b.shape}) do not match "
+                         f"{name_a}'s shape {a.shape}")
     a, b = _batch_broadcast(a, b, 2, 2, name_a, name_b)
     return a, b, vec
 
@@ -313,8 +360,9 @@ def solve_triangular(a: ArrayLike, b: ArrayLike, trans: int | str = 0, lower: bo
     ``trans`` 0/'N' (op(a) = a), 1/'T' (a^T) or 2/'C' (a^H); ``lower`` picks the triangle of a
     that is read (the other is ignored); ``unit_diagonal`` takes a's diagonal as ones.
 
-    b: (..., n) vectors when b.ndim == a.ndim - 1 (or b is 1-D), else (..., n, k) matrices;
-    batch axes broadcast.  Result: b's shape (broadcast), promoted float dtype.
+    b: a vector (n,), else (..., n, k) matrices whose batch axes broadcast with a's
+    (SciPy's rule); a b of shape (..., n) with b.ndim == a.ndim - 1 that has no n rows is a
+    stack of vectors (JAX's reading).  Result: b's shape (broadcast), promoted float dtype.
     ``check_finite`` raises ValueError for infs/NaNs (as SciPy; False lets them propagate);
     ``overwrite_b`` is accepted and ignored (tensors are immutable).  A zero on the diagonal
     raises LinAlgError (singular matrix).
@@ -403,10 +451,15 @@ def _uplo(UPLO):
     return UPLO == "L"
 
 
-def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
+def eigh(x: ArrayLike, /, UPLO: str = "L", *, symmetrize_input: bool = True) -> EighResult:
     """Eigenvalues (ascending, real dtype, (..., n)) and orthonormal eigenvectors (columns,
-    x's dtype, (..., n, n)) of each symmetric (Hermitian) matrix of x, from the triangle
-    ``UPLO`` names ('L' lower, NumPy's default).
+    x's dtype, (..., n, n)) of each symmetric (Hermitian) matrix of x.
+
+    As JAX's: with ``symmetrize_input`` (default) those of (x + x^H) / 2, whose derivative
+    is symmetric (a gradient step keeps a symmetric x symmetric); for a symmetric x these
+    are NumPy's values.  ``symmetrize_input=False`` reads only the triangle ``UPLO`` names
+    ('L' lower, NumPy's default; NumPy's values for any x) and differentiates with respect to
+    it (0 for the other triangle).
 
     Derivatives follow Giles (2008).  At exactly repeated eigenvalues the eigenvectors are not
     unique and have no derivative: derivatives through them are inf/NaN there (as JAX's),
@@ -416,23 +469,32 @@ def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
     lower = _uplo(UPLO)
     arr = _direct_square(x)
     if arr is not None:
+        if symmetrize_input:
+            arr = _symmetrize_values(arr)
         w, v = np.linalg.eigh(arr, UPLO=UPLO)
         return EighResult(wrap_result(w), wrap_result(v))
     a = _matrix(x, "x", square=True)
+    if symmetrize_input:
+        a = _symmetrize(a)
     n = a.shape[-1]
     w, v = unpack(bind(P.eigh_p, a, lower=lower), [(n,), (n, n)])
     return EighResult(_real(w), v)
 
 
-def eigvalsh(x: ArrayLike, /, UPLO: str = "L") -> Array:
+def eigvalsh(x: ArrayLike, /, UPLO: str = "L", *, symmetrize_input: bool = True) -> Array:
     """The eigenvalues (ascending, real dtype, (..., n)) of each symmetric (Hermitian) matrix
-    of x, from the triangle ``UPLO`` names.  Cheaper than ``eigh`` (no eigenvectors), except
-    under a transformation, where it computes them once for the derivative."""
+    of x: those of (x + x^H) / 2 with ``symmetrize_input`` (default, JAX's; a symmetric
+    derivative), else of the matrix read from the triangle ``UPLO`` names (as ``eigh``).
+    Cheaper than ``eigh`` (no eigenvectors), except under a transformation, where it computes
+    them once for the derivative."""
+    lower = _uplo(UPLO)
     a = _matrix(x, "x", square=True)
+    if symmetrize_input:
+        a = _symmetrize(a)
     if type(a) is not Tensor:
         # traced: the eigenvectors that the derivative needs come with the eigenvalues
-        return eigh(a, UPLO).eigenvalues
-    return bind(P.eigvalsh_p, a, lower=_uplo(UPLO))
+        return eigh(a, UPLO, symmetrize_input=False).eigenvalues
+    return bind(P.eigvalsh_p, a, lower=lower)
 
 
 def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True) -> SVDResult | Array:
@@ -809,10 +871,11 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     x = _matrix(a, "a", square=True)
     if check_finite:
         _check_finite(x, "a")
+    # the matrix read from the triangle, with a symmetric derivative (JAX's cotangents are
+    # symmetric too along symmetric directions, which is all a symmetric matrix can move in)
+    lo = bind(P.cholesky_p, _read_symmetric(x, bool(lower)))
     if lower:
-        return bind(P.cholesky_p, x), True
-    # the upper triangle of a is the lower one of a^H (conj(a^T))
-    lo = bind(P.cholesky_p, products.conjugated(mT(x)))
+        return lo, True
     return mT(products.conjugated(lo)), False
 
 
@@ -820,7 +883,7 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
               check_finite: bool = True) -> Array:
     """x solving a x = b from ``(c, lower) = cho_factor(a)`` (LAPACK potrs; two triangular
     solves for complex c), reading only c's triangle ``lower`` names.  b as in
-    ``solve_triangular`` ((..., n) vectors when b.ndim == c.ndim - 1, else (..., n, k));
+    ``solve_triangular`` (a vector (n,), else (..., n, k) matrices, batches broadcast);
     result b's (broadcast) shape, promoted float dtype."""
     try:
         c, lower = c_and_lower
@@ -852,7 +915,8 @@ def _direct_cho_solve(c, b, lower, check_finite):
     if carr is None or barr is None or carr.dtype != barr.dtype or carr.dtype.char not in "fd":
         return None
     n = carr.shape[-1]
-    vec = barr.ndim == carr.ndim - 1 or barr.ndim == 1
+    # (a b that ``_rhs`` could read either way takes the general path, which decides)
+    vec = barr.ndim == 1 or (barr.ndim == carr.ndim - 1 and barr.shape[-2] != n)
     if vec:
         if barr.shape != carr.shape[:-1]:
             return None
