@@ -595,6 +595,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     count as zero (rcond defaults to eps * max(m, n), NumPy's default).
 
     Differentiable in a and b (x as pinv(a) @ b, with pinv's derivative; s as svdvals').
+    Under jit and vmap, where the rank is not known while tracing, a tall a (m > n) always
+    gets its residuals (their shape cannot depend on the values; JAX's choice).
     """
     a = _matrix(a, "a")
     if a.ndim != 2:
@@ -619,7 +621,11 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
         rank = reductions.sum(elementwise.greater(s, multiply(shrink(s, ((0, 1),)), rc)))
     else:
         rank = astype(0, dtypes.int32)
-    if int(rank) == n and m > n:
+    rank_known = _concrete(rank)
+    # NumPy returns residuals only for a full-rank tall a; where the rank is not known (jit,
+    # vmap) their shape cannot depend on it, and they are returned whenever a is tall (JAX
+    # returns them always, for the same reason)
+    if m > n and (rank_known is None or int(rank_known) == n):
         r = subtract(b2, products.matmul(a, x))
         residuals = reductions.sum(multiply(_abs(r), _abs(r)), 0)
     else:
@@ -1011,11 +1017,43 @@ def _expm(a, v, ops):
     return r
 
 
-def expm(A: ArrayLike) -> Array:
+def _expm_traced(a, max_squarings):
+    """expm of a whose values are not known (jit, vmap): the degree-13 approximant (accurate
+    at every norm the other degrees cover) of each matrix scaled by its own 2^-s, then squared
+    s times by ``max_squarings`` selects (JAX's scheme; a matrix that would need more
+    squarings gives NaN, as JAX's)."""
+    theta13 = _THETA[-1][1]
+    norm1 = reductions.max(reductions.sum(_abs(a), -2), -1)
+    tiny = float(np.finfo(real_dtype(a.dtype)).tiny)
+    # the number of squarings, a constant of the derivative (an integer of the values)
+    s = elementwise.maximum(elementwise.ceil(elementwise.log2(
+        elementwise.divide(elementwise.maximum(norm1, tiny), theta13))), 0.0)
+    s = bind(P.stop_gradient_p, s)
+    s_mat = reshape(s, s.shape + (1, 1))
+    u, w = _pade(multiply(a, astype(elementwise.exp2(elementwise.negative(s_mat)), a.dtype)),
+                 13)
+    r = solve(subtract(w, u), add(w, u))
+    for i in range(max_squarings):
+        r = where(elementwise.greater(s_mat, i), products.matmul(r, r), r)
+    return where(elementwise.greater(s_mat, max_squarings), math.nan, r)
+
+
+def expm(A: ArrayLike, *, max_squarings: int = 16) -> Array:
     """The matrix exponential of each square matrix of A (..., n, n): Pade approximation with
     scaling and squaring (Higham 2005), one degree and scaling for the whole batch (chosen for
     its largest 1-norm).  Same shape, float dtype.  Differentiable (the derivative of the
-    approximant, accurate like the value)."""
+    approximant, accurate like the value).
+
+    Under jit or vmap, where the values are not known while tracing, each matrix takes the
+    degree-13 approximant and its own scaling, squared by ``max_squarings`` selects (JAX's
+    scheme and default; a matrix whose 1-norm needs more squarings, above about 5.4 * 2^16,
+    gives NaN there, as in JAX); known values ignore ``max_squarings``."""
+    try:
+        max_squarings = operator.index(max_squarings)
+    except TypeError:
+        raise TypeError(f"max_squarings: expected an int, got {max_squarings!r}") from None
+    if max_squarings < 0:
+        raise ValueError(f"max_squarings: must be >= 0, got {max_squarings}")
     arr = _direct_square(A)
     if arr is not None and arr.shape[-1]:
         r = _quiet(_expm, arr, arr, _ArrayOps)
@@ -1026,8 +1064,7 @@ def expm(A: ArrayLike) -> Array:
         return a
     v = _concrete(a)
     if v is None:
-        raise TypeError("A: expm needs known values to pick its Pade degree (got an abstract "
-                        "tracer)")
+        return _expm_traced(a, max_squarings)
     r = _expm(a, v, _TensorOps)
     if r is None:   # NaN/inf in, NaN out (SciPy's result too), same shape and dtype
         return add(a, math.nan)
