@@ -27,10 +27,27 @@ Conventions:
 - Failures raise NumPy's ``LinAlgError`` (``nx.linalg.LinAlgError``, a ValueError): a matrix
   that is not square, not positive definite (cholesky), singular (inv, solve,
   solve_triangular; det and slogdet return 0 and (0, -inf) as NumPy).  NaN inputs propagate.
-- Functions that read one triangle of their input (cholesky: the lower one; eigh/eigvalsh: the
-  one ``UPLO`` names; solve_triangular: the one ``lower`` names) also differentiate only with
-  respect to it: the derivative with respect to the other triangle is 0, exactly as finite
-  differences of the function see it.
+- Symmetric inputs, as JAX: cholesky, eigh and eigvalsh factor (x + x^H) / 2 (their
+  ``symmetrize_input``, default True), so that their derivatives are symmetric matrices and a
+  gradient step keeps a symmetric input symmetric; for a symmetric x the values are NumPy's.
+  ``cho_factor`` reads one triangle (SciPy's and JAX's values for any input) and returns the
+  symmetric derivative too (that of the matrix the triangle stands for; JAX's cotangent has
+  the same directional derivative along symmetric directions), and so does everything built
+  on them (cho_solve of a cho_factor, ``multivariate_normal``).  With
+  ``symmetrize_input=False`` cholesky, eigh and eigvalsh read one triangle (the lower one;
+  the one ``UPLO`` names) and differentiate with respect to it (0 for the other triangle), as
+  finite differences of that function see it; solve_triangular always does so for the
+  triangle ``lower`` names.
+- Right-hand sides (solve_triangular, cho_solve) follow SciPy: a 1-D b is one vector, any
+  other b a stack of (n, k) matrices whose batch broadcasts with a's; a b that SciPy refuses
+  but that is a stack of vectors (b.ndim == a.ndim - 1, b.shape[-1] == n) is read as JAX
+  reads it.  ``solve`` follows NumPy 2 and the Array API (the same rule without the JAX
+  reading).
+- Every function works under jit and vmap (lstsq then returns the residuals of a tall a
+  whatever its rank, as JAX; expm takes the degree-13 approximant with each matrix's own
+  scaling).  det's derivative is the cofactor matrix, also at singular matrices (JAX's
+  adjugate) when their values are known; under jit or vmap an exactly singular matrix
+  still raises LinAlgError in det's derivative.
 - Derivatives are implemented for real inputs.  Complex inputs work forward; differentiating
   cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv, lstsq or slogdet of a complex matrix raises
   NotImplementedError (solve, inv and solve_triangular without conjugation are holomorphic
@@ -867,7 +884,11 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     matrix of a (..., n, n), lower-triangular (a = c c^H, read from a's lower triangle) with
     ``lower``, else upper-triangular (a = c^H c, read from a's upper triangle, SciPy's
     default).  The other triangle of c is zero (SciPy leaves the input's values there).
-    LinAlgError when not positive definite; ``check_finite`` as in ``solve_triangular``."""
+    LinAlgError when not positive definite; ``check_finite`` as in ``solve_triangular``.
+
+    The derivative with respect to a is symmetric, that of the symmetric matrix the triangle
+    stands for (as ``cholesky``'s with its default ``symmetrize_input``), so that a gradient
+    step keeps a symmetric a symmetric."""
     arr = _direct_square(a)
     if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
         if check_finite and not np.isfinite(arr).all():

@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from nx_rune import dtypes
-from nx_rune.backend import cho_factor_values, triangular_solve_values
-from nx_rune.tensor import wrap_result
+from nx_rune.backend import cho_factor_values as _cho_factor_values
+from nx_rune.backend import triangular_solve_values as _triangular_solve_values
+from nx_rune.tensor import wrap_result as _wrap_result
 from nx_rune.frontend import elementwise, reductions
 from nx_rune.frontend import _core
 from nx_rune.frontend import arrangement, movement
@@ -96,12 +97,12 @@ def _direct_logpdf(x, mean, cov):
             or xa.ndim == 0 or xa.shape[-1] != n or ca.shape != (n, n)):
         return None
     d = (xa - ma).reshape(-1, n)
-    lo = cho_factor_values((ca + ca.T) * 0.5, True)
-    y = triangular_solve_values(lo, np.ascontiguousarray(d.T), True, 0, False)
+    lo = _cho_factor_values((ca + ca.T) * 0.5, True)
+    y = _triangular_solve_values(lo, np.ascontiguousarray(d.T), True, 0, False)
     quad = np.einsum("ij,ij->j", y, y)
     logdet = 2.0 * np.log(np.diagonal(lo)).sum()
     out = -0.5 * (quad + (logdet + n * _LOG_2PI))
-    return wrap_result(np.asarray(out.reshape(xa.shape[:-1]), xa.dtype))
+    return _wrap_result(np.asarray(out.reshape(xa.shape[:-1]), xa.dtype))
 
 
 def pdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> Array:
