@@ -300,6 +300,9 @@ def _read_symmetric(x, lower):
     ((x + x) / 2 == x), elsewhere that part plus the constant difference to the triangle's
     matrix."""
     s = _symmetrize(x)
+    v = _concrete(x)
+    if v is not None and np.array_equal(v, np.conj(np.swapaxes(v, -1, -2))):
+        return s        # symmetric values: s is x, exactly ((x + x) / 2 == x)
     if lower:
         t = add(creation.tril(x), mT(products.conjugated(creation.tril(x, -1))))
     else:
@@ -321,6 +324,10 @@ def cholesky(x: ArrayLike, /, *, upper: bool = False, symmetrize_input: bool = T
     Raises LinAlgError when a matrix is not positive definite (NumPy's convention; JAX would
     return NaNs).  Derivative: Murray (2016).
     """
+    arr = _direct_square(x)
+    if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
+        lo = cho_factor_values(_symmetrize_values(arr) if symmetrize_input else arr, True)
+        return wrap_result(np.swapaxes(lo, -1, -2) if upper else lo)
     a = _matrix(x, "x", square=True)
     if symmetrize_input:
         a = _symmetrize(a)
