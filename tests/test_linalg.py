@@ -112,12 +112,18 @@ def test_solve_matches_numpy(dtype):
 def test_eigh_eigvalsh_match_numpy(dtype):
     s = spd(rng_for(3), BATCH, 5, dtype)
     for uplo in ("L", "U"):
-        lower_only = np.tril(s) if uplo == "L" else np.triu(s)  # only that triangle is read
-        w, v = L.eigh(t(lower_only), UPLO=uplo)
         want_w, want_v = np.linalg.eigh(s, UPLO=uplo)
+        w, v = L.eigh(t(s), UPLO=uplo)            # symmetric input: the same values
         close(w, want_w, dtype)
         close(v, want_v, dtype)
-        close(L.eigvalsh(t(lower_only), UPLO=uplo), np.linalg.eigvalsh(s, UPLO=uplo), dtype)
+        close(L.eigvalsh(t(s), UPLO=uplo), np.linalg.eigvalsh(s, UPLO=uplo), dtype)
+        # without symmetrize_input only that triangle is read (NumPy's reading)
+        lower_only = np.tril(s) if uplo == "L" else np.triu(s)
+        w, v = L.eigh(t(lower_only), UPLO=uplo, symmetrize_input=False)
+        close(w, want_w, dtype)
+        close(v, want_v, dtype)
+        close(L.eigvalsh(t(lower_only), UPLO=uplo, symmetrize_input=False),
+              np.linalg.eigvalsh(s, UPLO=uplo), dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -470,8 +476,11 @@ DERIVATIVES = [
     ("solve_triangular_upper", lambda a, b: SL.solve_triangular(
         np.swapaxes(a, -1, -2) if isinstance(a, np.ndarray) else nx.matrix_transpose(a), b,
         trans=2), [TRI, B32], 1),
-    ("cho_factor", lambda a: SL.cho_factor(a)[0], [S3], 2),
-    ("cho_solve", lambda a, b: SL.cho_solve(SL.cho_factor(a, lower=True), b), [S3, B32], 2),
+    # cho_factor reads one triangle and takes the derivative of the symmetric part: finite
+    # differences see that derivative through a symmetric parametrization
+    ("cho_factor", lambda a: SL.cho_factor(_sym(a))[0], [S3], 2),
+    ("cho_solve", lambda a, b: SL.cho_solve(SL.cho_factor(_sym(a), lower=True), b), [S3, B32],
+     2),
     ("expm_small", SL.expm, [A3 * 0.05], 2),
     ("expm_scaled", SL.expm, [A3 * 4.0], 2),
     ("mvn_logpdf", mvn.logpdf, [B32[..., 0], B32[0, :, 1], S3[0]], 2),
@@ -482,6 +491,10 @@ DERIVATIVES = [
     ("trace", lambda x: L.trace(x, offset=1), [TALL], 1),
     ("diagonal", L.diagonal, [TALL], 1),
 ]
+
+
+def _sym(a):
+    return (a + nx.matrix_transpose(a)) * 0.5
 
 
 @pytest.mark.parametrize("name,f,args,order", DERIVATIVES, ids=[d[0] for d in DERIVATIVES])
@@ -522,9 +535,10 @@ def test_gaussian_likelihood_hessian_matches_scipy_finite_differences():
 
 
 def test_cholesky_derivative_is_with_respect_to_the_lower_triangle():
-    # NumPy's cholesky reads the lower triangle only: perturbing the upper one changes nothing
+    # without symmetrize_input, cholesky reads the lower triangle only (NumPy's reading):
+    # perturbing the upper one changes nothing
     s = spd(rng_for(32), (), 3)
-    g = np.asarray(nx.grad(lambda a: nx.sum(L.cholesky(a) ** 3))(t(s)))
+    g = np.asarray(nx.grad(lambda a: nx.sum(L.cholesky(a, symmetrize_input=False) ** 3))(t(s)))
     assert np.all(g[np.triu_indices(3, 1)] == 0) and np.any(g[np.tril_indices(3, -1)] != 0)
     # a symmetric parametrization gets the symmetric derivative
     p = rng_for(33).standard_normal((3, 3))
@@ -570,11 +584,11 @@ def test_complex_solve_and_inv_differentiate_holomorphically():
 def test_repeated_eigenvalues():
     q = np.linalg.qr(rng_for(36).standard_normal((3, 3)))[0]
     a = q @ np.diag([1.0, 1.0, 2.0]) @ q.T
-    lower_adjoint = lambda s: np.tril(s) + np.tril(s.T, -1)  # noqa: E731  (see cholesky)
-    # functions of the eigenvalues alone: sum(w^2) = |A|_F^2 has gradient 2A (on the triangle
-    # read), the same through eigh and eigvalsh, finite although w_0 == w_1 (JAX 0.10.2: same)
+    # functions of the eigenvalues alone: sum(w^2) = |A|_F^2 has gradient 2A (symmetric, the
+    # input symmetrized), the same through eigh and eigvalsh, finite although w_0 == w_1 (JAX
+    # 0.10.2: same)
     for f in (lambda x: nx.sum(L.eigh(x).eigenvalues ** 2), lambda x: nx.sum(L.eigvalsh(x) ** 2)):
-        close(nx.grad(f)(t(a)), lower_adjoint(2 * a), rtol=1e-10, atol=1e-12)
+        close(nx.grad(f)(t(a)), 2 * a, rtol=1e-10, atol=1e-12)
     _, tan = nx.jvp(lambda x: L.eigh(x).eigenvalues, (t(a),), (t(np.eye(3)),))
     close(tan, np.ones(3))
     # at exactly equal computed eigenvalues the eigenvectors have no derivative: inf/NaN (as
@@ -638,8 +652,10 @@ def test_singular_matrices():
     for f in (L.inv, lambda x: L.solve(x, t([1.0, 2.0])), lambda x: L.matrix_power(x, -1)):
         with pytest.raises(LinAlgError, match="[Ss]ingular"):
             f(t(s))
-    with pytest.raises(LinAlgError):     # the derivative of det needs inv
-        nx.grad(L.det)(t(s))
+    # the derivative of det is the cofactor matrix adj(s)^T, also where s is singular (JAX's)
+    close(nx.grad(L.det)(t(s)), np.array([[4.0, -2.0], [-2.0, 1.0]]), atol=1e-12)
+    with pytest.raises(LinAlgError):     # log|det| has no derivative there
+        nx.grad(lambda x: L.slogdet(x).logabsdet)(t(s))
     with pytest.raises(LinAlgError, match="singular"):
         SL.solve_triangular(t([[1.0, 2.0], [0.0, 0.0]]), t([1.0, 2.0]))
     nan = np.array([[np.nan, 1.0], [1.0, 2.0]])

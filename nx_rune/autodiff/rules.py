@@ -2257,6 +2257,35 @@ def _lu_det_scale(g, ans, part):
     return g
 
 
+def _cofactor(a):
+    """The cofactor matrix adj(a)^T of each square matrix of a, the derivative of det, also at
+    singular matrices (where det * inv(a)^T does not exist): from a = U diag(s) V^T,
+    adj(a)^T = det(U) det(V) U diag(c) V^T with c_i the product of the s_j, j != i (JAX
+    returns the same adjugate there).  Differentiable where the SVD is."""
+    u, s, vt = la.svd(a)
+    n = a.shape[-1]
+    eye = _eye(n, s.dtype)
+    shape = s.shape + (n,)
+    others = ops.add(ops.multiply(bind(P.expand_p, _row(s), shape=shape), ops.subtract(1, eye)),
+                     eye)                                  # s_j off the diagonal, 1 on it
+    c = ops.prod(others, -1)
+    sign = ops.multiply(la.det(u), la.det(vt))
+    return ops.multiply(_mm(ops.multiply(u, _row(c)), vt), ops.reshape(sign, sign.shape + (1, 1)))
+
+
+def _known_singular(a):
+    """Whether a's values are known and some matrix of it is exactly singular (its LU
+    factorization has a zero pivot: inv, and so the det * inv^T form, fail there)."""
+    v = la._concrete(a)
+    if v is None:
+        return False
+    try:
+        np.linalg.inv(v)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
 def _vjp_lu_det(g, ans, args, params, need):
     a, lu = args
     _real_only("det and slogdet", a)
@@ -2264,6 +2293,8 @@ def _vjp_lu_det(g, ans, args, params, need):
     if part == "sign" or not need[0]:
         return (None, None)
     s = _lu_det_scale(g, ans, part)
+    if part == "det" and _known_singular(a):
+        return (_bmul(_cofactor(a), ops.reshape(g, g.shape + (1, 1))), None)
     if type(s) is Tensor and type(a) is Tensor and type(lu) is Tensor:
         return (bind(P.det_grad_p, a, lu, s), None)
     ainv_t = _mT(bind(P.lu_inverse_p, a, lu))
@@ -2276,6 +2307,8 @@ def _jvp_lu_det(tangents, ans, args, params):
     part = params["part"]
     if tangents[0] is None or part == "sign":
         return None
+    if part == "det" and _known_singular(a):
+        return ops.sum(ops.multiply(_cofactor(a), tangents[0]), (-2, -1))
     dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
     return _mul(dlog, ans) if part == "det" else dlog
 

@@ -27,10 +27,27 @@ Conventions:
 - Failures raise NumPy's ``LinAlgError`` (``nx.linalg.LinAlgError``, a ValueError): a matrix
   that is not square, not positive definite (cholesky), singular (inv, solve,
   solve_triangular; det and slogdet return 0 and (0, -inf) as NumPy).  NaN inputs propagate.
-- Functions that read one triangle of their input (cholesky: the lower one; eigh/eigvalsh: the
-  one ``UPLO`` names; solve_triangular: the one ``lower`` names) also differentiate only with
-  respect to it: the derivative with respect to the other triangle is 0, exactly as finite
-  differences of the function see it.
+- Symmetric inputs, as JAX: cholesky, eigh and eigvalsh factor (x + x^H) / 2 (their
+  ``symmetrize_input``, default True), so that their derivatives are symmetric matrices and a
+  gradient step keeps a symmetric input symmetric; for a symmetric x the values are NumPy's.
+  ``cho_factor`` reads one triangle (SciPy's and JAX's values for any input) and returns the
+  symmetric derivative too (that of the matrix the triangle stands for; JAX's cotangent has
+  the same directional derivative along symmetric directions), and so does everything built
+  on them (cho_solve of a cho_factor, ``multivariate_normal``).  With
+  ``symmetrize_input=False`` cholesky, eigh and eigvalsh read one triangle (the lower one;
+  the one ``UPLO`` names) and differentiate with respect to it (0 for the other triangle), as
+  finite differences of that function see it; solve_triangular always does so for the
+  triangle ``lower`` names.
+- Right-hand sides (solve_triangular, cho_solve) follow SciPy: a 1-D b is one vector, any
+  other b a stack of (n, k) matrices whose batch broadcasts with a's; a b that SciPy refuses
+  but that is a stack of vectors (b.ndim == a.ndim - 1, b.shape[-1] == n) is read as JAX
+  reads it.  ``solve`` follows NumPy 2 and the Array API (the same rule without the JAX
+  reading).
+- Every function works under jit and vmap (lstsq then returns the residuals of a tall a
+  whatever its rank, as JAX; expm takes the degree-13 approximant with each matrix's own
+  scaling).  det's derivative is the cofactor matrix, also at singular matrices (JAX's
+  adjugate) when their values are known; under jit or vmap an exactly singular matrix
+  still raises LinAlgError in det's derivative.
 - Derivatives are implemented for real inputs.  Complex inputs work forward; differentiating
   cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv, lstsq or slogdet of a complex matrix raises
   NotImplementedError (solve, inv and solve_triangular without conjugation are holomorphic
@@ -50,7 +67,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend import arrangement, elementwise, products, reductions
+from nx_rune.frontend import arrangement, creation, elementwise, products, reductions
 from nx_rune.frontend._core import (as_inexact, astype, broadcast_shapes, broadcast_to,
                                     operand, promote, reduction_axes)
 from nx_rune.frontend.elementwise import add, exp, multiply, sqrt, subtract, where
@@ -264,15 +281,56 @@ def _quiet(fn, *args):
 
 # -- decompositions and solves --------------------------------------------------------------
 
-def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Array:
+def _symmetrize(x):
+    """(x + x^H) / 2: the symmetric (Hermitian) part of each matrix of x."""
+    return multiply(add(x, mT(products.conjugated(x))), 0.5)
+
+
+def _symmetrize_values(arr):
+    """``_symmetrize`` on an ndarray (the direct path)."""
+    return (arr + np.conj(np.swapaxes(arr, -1, -2))) * 0.5
+
+
+def _read_symmetric(x, lower):
+    """The symmetric (Hermitian) matrix whose ``lower`` (else upper) triangle is x's, with the
+    derivative of x's symmetric part: the value reads one triangle (SciPy's and JAX's
+    ``cho_factor``), while a cotangent comes back symmetric, (S + S^H) / 2, as for a function
+    of the symmetric matrix (a triangle's cotangent would leave a gradient step off the
+    symmetric set).  Where x is symmetric the value is x's symmetric part exactly
+    ((x + x) / 2 == x), elsewhere that part plus the constant difference to the triangle's
+    matrix."""
+    s = _symmetrize(x)
+    v = _concrete(x)
+    if v is not None and np.array_equal(v, np.conj(np.swapaxes(v, -1, -2))):
+        return s        # symmetric values: s is x, exactly ((x + x) / 2 == x)
+    if lower:
+        t = add(creation.tril(x), mT(products.conjugated(creation.tril(x, -1))))
+    else:
+        t = add(creation.triu(x), mT(products.conjugated(creation.triu(x, 1))))
+    return add(s, bind(P.stop_gradient_p, subtract(t, s)))
+
+
+def cholesky(x: ArrayLike, /, *, upper: bool = False, symmetrize_input: bool = True) -> Array:
     """The Cholesky factor of each symmetric (Hermitian) positive-definite matrix of x (..., n,
     n): lower-triangular L with x = L L^H, or with ``upper`` upper-triangular U = L^H with
-    x = U^H U.  Reads only x's lower triangle (as NumPy); same shape, float dtype.
+    x = U^H U.  Same shape, float dtype.
+
+    As JAX's: with ``symmetrize_input`` (default) the factor is that of (x + x^H) / 2, so that
+    the derivative is symmetric (a gradient step keeps a symmetric x symmetric); for a
+    symmetric x this is NumPy's value.  ``symmetrize_input=False`` reads only x's lower
+    triangle (NumPy's value for any x) and differentiates with respect to it (the derivative
+    with respect to the upper triangle is 0).
 
     Raises LinAlgError when a matrix is not positive definite (NumPy's convention; JAX would
-    return NaNs).  Derivative: Murray (2016), with respect to the lower triangle read.
+    return NaNs).  Derivative: Murray (2016).
     """
+    arr = _direct_square(x)
+    if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
+        lo = cho_factor_values(_symmetrize_values(arr) if symmetrize_input else arr, True)
+        return wrap_result(np.swapaxes(lo, -1, -2) if upper else lo)
     a = _matrix(x, "x", square=True)
+    if symmetrize_input:
+        a = _symmetrize(a)
     lo = bind(P.cholesky_p, a)
     return mT(products.conjugated(lo)) if upper else lo
 
@@ -286,22 +344,35 @@ def _check_finite(x, name):
         raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
 
 
+def _broadcastable(s1, s2):
+    try:
+        broadcast_shapes(s1, s2)
+    except ValueError:
+        return False
+    return True
+
+
 def _rhs(a, b, name_a, name_b):
-    """The right-hand side b as a stack of (n, k) matrices broadcast against a's batch: b is a
-    stack of vectors when b.ndim == a.ndim - 1 (as JAX), matrices otherwise.  Returns
-    (a, b matrices, whether b was vectors)."""
+    """The right-hand side b as a stack of (n, k) matrices broadcast against a's batch, by
+    SciPy's rule: a 1-D b is one vector, any other b a stack of (n, k) matrices whose batch
+    axes broadcast with a's (a (2, n, n) with b (n, k) solves both matrices for the same k
+    columns).  Where SciPy's reading fails and b.ndim == a.ndim - 1 with b.shape[-1] == n, b
+    is a stack of vectors (JAX's reading of such a b, which SciPy refuses).  Returns (a, b
+    matrices, whether b was vectors)."""
     n = a.shape[-1]
-    vec = b.ndim == a.ndim - 1 or b.ndim == 1
     if b.ndim == 0:
         raise ValueError(f"{name_b}: expected at least 1 dimension, got a 0-d tensor")
+    vec = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape[-1] == n
+                          and not (b.shape[-2] == n and _broadcastable(a.shape[:-2],
+                                                                       b.shape[:-2])))
     if vec:
         if b.shape[-1] != n:
-            raise ValueError(f"{name_b}: vectors of length {b.shape[-1]} do not match "
+            raise ValueError(f"{name_b}: a vector of length {b.shape[-1]} does not match "
                              f"{name_a}'s shape {a.shape}")
         b = reshape(b, b.shape + (1,))
     elif b.shape[-2] != n:
-        raise ValueError(f"{name_b}: {b.shape[-2]} rows do not match {name_a}'s shape "
-                         f"{a.shape}")
+        raise ValueError(f"{name_b}: {b.shape[-2]} rows (shape {b.shape}) do not match "
+                         f"{name_a}'s shape {a.shape}")
     a, b = _batch_broadcast(a, b, 2, 2, name_a, name_b)
     return a, b, vec
 
@@ -313,8 +384,9 @@ def solve_triangular(a: ArrayLike, b: ArrayLike, trans: int | str = 0, lower: bo
     ``trans`` 0/'N' (op(a) = a), 1/'T' (a^T) or 2/'C' (a^H); ``lower`` picks the triangle of a
     that is read (the other is ignored); ``unit_diagonal`` takes a's diagonal as ones.
 
-    b: (..., n) vectors when b.ndim == a.ndim - 1 (or b is 1-D), else (..., n, k) matrices;
-    batch axes broadcast.  Result: b's shape (broadcast), promoted float dtype.
+    b: a vector (n,), else (..., n, k) matrices whose batch axes broadcast with a's
+    (SciPy's rule); a b of shape (..., n) with b.ndim == a.ndim - 1 that has no n rows is a
+    stack of vectors (JAX's reading).  Result: b's shape (broadcast), promoted float dtype.
     ``check_finite`` raises ValueError for infs/NaNs (as SciPy; False lets them propagate);
     ``overwrite_b`` is accepted and ignored (tensors are immutable).  A zero on the diagonal
     raises LinAlgError (singular matrix).
@@ -403,10 +475,15 @@ def _uplo(UPLO):
     return UPLO == "L"
 
 
-def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
+def eigh(x: ArrayLike, /, UPLO: str = "L", *, symmetrize_input: bool = True) -> EighResult:
     """Eigenvalues (ascending, real dtype, (..., n)) and orthonormal eigenvectors (columns,
-    x's dtype, (..., n, n)) of each symmetric (Hermitian) matrix of x, from the triangle
-    ``UPLO`` names ('L' lower, NumPy's default).
+    x's dtype, (..., n, n)) of each symmetric (Hermitian) matrix of x.
+
+    As JAX's: with ``symmetrize_input`` (default) those of (x + x^H) / 2, whose derivative
+    is symmetric (a gradient step keeps a symmetric x symmetric); for a symmetric x these
+    are NumPy's values.  ``symmetrize_input=False`` reads only the triangle ``UPLO`` names
+    ('L' lower, NumPy's default; NumPy's values for any x) and differentiates with respect to
+    it (0 for the other triangle).
 
     Derivatives follow Giles (2008).  At exactly repeated eigenvalues the eigenvectors are not
     unique and have no derivative: derivatives through them are inf/NaN there (as JAX's),
@@ -416,23 +493,32 @@ def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
     lower = _uplo(UPLO)
     arr = _direct_square(x)
     if arr is not None:
+        if symmetrize_input:
+            arr = _symmetrize_values(arr)
         w, v = np.linalg.eigh(arr, UPLO=UPLO)
         return EighResult(wrap_result(w), wrap_result(v))
     a = _matrix(x, "x", square=True)
+    if symmetrize_input:
+        a = _symmetrize(a)
     n = a.shape[-1]
     w, v = unpack(bind(P.eigh_p, a, lower=lower), [(n,), (n, n)])
     return EighResult(_real(w), v)
 
 
-def eigvalsh(x: ArrayLike, /, UPLO: str = "L") -> Array:
+def eigvalsh(x: ArrayLike, /, UPLO: str = "L", *, symmetrize_input: bool = True) -> Array:
     """The eigenvalues (ascending, real dtype, (..., n)) of each symmetric (Hermitian) matrix
-    of x, from the triangle ``UPLO`` names.  Cheaper than ``eigh`` (no eigenvectors), except
-    under a transformation, where it computes them once for the derivative."""
+    of x: those of (x + x^H) / 2 with ``symmetrize_input`` (default, JAX's; a symmetric
+    derivative), else of the matrix read from the triangle ``UPLO`` names (as ``eigh``).
+    Cheaper than ``eigh`` (no eigenvectors), except under a transformation, where it computes
+    them once for the derivative."""
+    lower = _uplo(UPLO)
     a = _matrix(x, "x", square=True)
+    if symmetrize_input:
+        a = _symmetrize(a)
     if type(a) is not Tensor:
         # traced: the eigenvectors that the derivative needs come with the eigenvalues
-        return eigh(a, UPLO).eigenvalues
-    return bind(P.eigvalsh_p, a, lower=_uplo(UPLO))
+        return eigh(a, UPLO, symmetrize_input=False).eigenvalues
+    return bind(P.eigvalsh_p, a, lower=lower)
 
 
 def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True) -> SVDResult | Array:
@@ -533,6 +619,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     count as zero (rcond defaults to eps * max(m, n), NumPy's default).
 
     Differentiable in a and b (x as pinv(a) @ b, with pinv's derivative; s as svdvals').
+    Under jit and vmap, where the rank is not known while tracing, a tall a (m > n) always
+    gets its residuals (their shape cannot depend on the values; JAX's choice).
     """
     a = _matrix(a, "a")
     if a.ndim != 2:
@@ -557,7 +645,11 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
         rank = reductions.sum(elementwise.greater(s, multiply(shrink(s, ((0, 1),)), rc)))
     else:
         rank = astype(0, dtypes.int32)
-    if int(rank) == n and m > n:
+    rank_known = _concrete(rank)
+    # NumPy returns residuals only for a full-rank tall a; where the rank is not known (jit,
+    # vmap) their shape cannot depend on it, and they are returned whenever a is tall (JAX
+    # returns them always, for the same reason)
+    if m > n and (rank_known is None or int(rank_known) == n):
         r = subtract(b2, products.matmul(a, x))
         residuals = reductions.sum(multiply(_abs(r), _abs(r)), 0)
     else:
@@ -799,7 +891,11 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     matrix of a (..., n, n), lower-triangular (a = c c^H, read from a's lower triangle) with
     ``lower``, else upper-triangular (a = c^H c, read from a's upper triangle, SciPy's
     default).  The other triangle of c is zero (SciPy leaves the input's values there).
-    LinAlgError when not positive definite; ``check_finite`` as in ``solve_triangular``."""
+    LinAlgError when not positive definite; ``check_finite`` as in ``solve_triangular``.
+
+    The derivative with respect to a is symmetric, that of the symmetric matrix the triangle
+    stands for (as ``cholesky``'s with its default ``symmetrize_input``), so that a gradient
+    step keeps a symmetric a symmetric."""
     arr = _direct_square(a)
     if arr is not None and arr.dtype.char in "fd":     # the primitive's routines straight away
         if check_finite and not np.isfinite(arr).all():
@@ -809,10 +905,11 @@ def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False,
     x = _matrix(a, "a", square=True)
     if check_finite:
         _check_finite(x, "a")
+    # the matrix read from the triangle, with a symmetric derivative (JAX's cotangents are
+    # symmetric too along symmetric directions, which is all a symmetric matrix can move in)
+    lo = bind(P.cholesky_p, _read_symmetric(x, bool(lower)))
     if lower:
-        return bind(P.cholesky_p, x), True
-    # the upper triangle of a is the lower one of a^H (conj(a^T))
-    lo = bind(P.cholesky_p, products.conjugated(mT(x)))
+        return lo, True
     return mT(products.conjugated(lo)), False
 
 
@@ -820,7 +917,7 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
               check_finite: bool = True) -> Array:
     """x solving a x = b from ``(c, lower) = cho_factor(a)`` (LAPACK potrs; two triangular
     solves for complex c), reading only c's triangle ``lower`` names.  b as in
-    ``solve_triangular`` ((..., n) vectors when b.ndim == c.ndim - 1, else (..., n, k));
+    ``solve_triangular`` (a vector (n,), else (..., n, k) matrices, batches broadcast);
     result b's (broadcast) shape, promoted float dtype."""
     try:
         c, lower = c_and_lower
@@ -852,7 +949,8 @@ def _direct_cho_solve(c, b, lower, check_finite):
     if carr is None or barr is None or carr.dtype != barr.dtype or carr.dtype.char not in "fd":
         return None
     n = carr.shape[-1]
-    vec = barr.ndim == carr.ndim - 1 or barr.ndim == 1
+    # (a b that ``_rhs`` could read either way takes the general path, which decides)
+    vec = barr.ndim == 1 or (barr.ndim == carr.ndim - 1 and barr.shape[-2] != n)
     if vec:
         if barr.shape != carr.shape[:-1]:
             return None
@@ -947,11 +1045,43 @@ def _expm(a, v, ops):
     return r
 
 
-def expm(A: ArrayLike) -> Array:
+def _expm_traced(a, max_squarings):
+    """expm of a whose values are not known (jit, vmap): the degree-13 approximant (accurate
+    at every norm the other degrees cover) of each matrix scaled by its own 2^-s, then squared
+    s times by ``max_squarings`` selects (JAX's scheme; a matrix that would need more
+    squarings gives NaN, as JAX's)."""
+    theta13 = _THETA[-1][1]
+    norm1 = reductions.max(reductions.sum(_abs(a), -2), -1)
+    tiny = float(np.finfo(real_dtype(a.dtype)).tiny)
+    # the number of squarings, a constant of the derivative (an integer of the values)
+    s = elementwise.maximum(elementwise.ceil(elementwise.log2(
+        elementwise.divide(elementwise.maximum(norm1, tiny), theta13))), 0.0)
+    s = bind(P.stop_gradient_p, s)
+    s_mat = reshape(s, s.shape + (1, 1))
+    u, w = _pade(multiply(a, astype(elementwise.exp2(elementwise.negative(s_mat)), a.dtype)),
+                 13)
+    r = solve(subtract(w, u), add(w, u))
+    for i in range(max_squarings):
+        r = where(elementwise.greater(s_mat, i), products.matmul(r, r), r)
+    return where(elementwise.greater(s_mat, max_squarings), math.nan, r)
+
+
+def expm(A: ArrayLike, *, max_squarings: int = 16) -> Array:
     """The matrix exponential of each square matrix of A (..., n, n): Pade approximation with
     scaling and squaring (Higham 2005), one degree and scaling for the whole batch (chosen for
     its largest 1-norm).  Same shape, float dtype.  Differentiable (the derivative of the
-    approximant, accurate like the value)."""
+    approximant, accurate like the value).
+
+    Under jit or vmap, where the values are not known while tracing, each matrix takes the
+    degree-13 approximant and its own scaling, squared by ``max_squarings`` selects (JAX's
+    scheme and default; a matrix whose 1-norm needs more squarings, above about 5.4 * 2^16,
+    gives NaN there, as in JAX); known values ignore ``max_squarings``."""
+    try:
+        max_squarings = operator.index(max_squarings)
+    except TypeError:
+        raise TypeError(f"max_squarings: expected an int, got {max_squarings!r}") from None
+    if max_squarings < 0:
+        raise ValueError(f"max_squarings: must be >= 0, got {max_squarings}")
     arr = _direct_square(A)
     if arr is not None and arr.shape[-1]:
         r = _quiet(_expm, arr, arr, _ArrayOps)
@@ -962,8 +1092,7 @@ def expm(A: ArrayLike) -> Array:
         return a
     v = _concrete(a)
     if v is None:
-        raise TypeError("A: expm needs known values to pick its Pade degree (got an abstract "
-                        "tracer)")
+        return _expm_traced(a, max_squarings)
     r = _expm(a, v, _TensorOps)
     if r is None:   # NaN/inf in, NaN out (SciPy's result too), same shape and dtype
         return add(a, math.nan)

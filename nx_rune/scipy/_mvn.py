@@ -1,16 +1,22 @@
 """The multivariate normal distribution (``logpdf``, ``pdf``) with ``jax.scipy.stats``'s
 argument names, meant to be ``nx.scipy.stats.multivariate_normal``.
 
-The log-density goes through a Cholesky factor of ``cov`` and one triangular solve, so it is
-differentiable to any order in x, mean and cov (cov's derivative is taken with respect to its
-lower triangle, the one the Cholesky factorization reads: symmetric perturbations, as a
-covariance has, get the right derivative).
+The log-density goes through a Cholesky factor of ``cov`` and one triangular solve of all the
+points at once, so it is differentiable to any order in x, mean and cov.  As JAX's, ``cov`` is
+taken as symmetric: the factor is that of (cov + cov^T) / 2 (``nx.linalg.cholesky``'s
+``symmetrize_input``), so that cov's derivative is a symmetric matrix (a gradient step keeps a
+covariance symmetric).
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from nx_rune import dtypes
+from nx_rune.backend import cho_factor_values as _cho_factor_values
+from nx_rune.backend import triangular_solve_values as _triangular_solve_values
+from nx_rune.tensor import wrap_result as _wrap_result
 from nx_rune.frontend import elementwise, reductions
 from nx_rune.frontend import _core
 from nx_rune.frontend import arrangement, movement
@@ -38,6 +44,9 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None =
     ``allow_singular`` is not supported (NotImplementedError unless None, as JAX)."""
     if allow_singular is not None:
         raise NotImplementedError("allow_singular: not supported (as in jax.scipy.stats)")
+    out = _direct_logpdf(x, mean, cov)
+    if out is not None:
+        return out
     x, mean, cov = _operands(x, mean, cov)
     if mean.ndim == 0:
         if cov.ndim != 0:
@@ -58,14 +67,42 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None =
             raise ValueError(f"cov: expected shape (..., {n}, {n}) for a mean of length {n}, got "
                              f"{cov.shape}")
         lo = _la.cholesky(cov)
-        # d as (..., n, 1) columns: the batch axes of d and cov broadcast
-        y = _la.solve_triangular(lo, movement.reshape(d, d.shape + (1,)), lower=True,
-                                 check_finite=False)
-        quad = reductions.sum(elementwise.multiply(y, y), (-2, -1))
+        if cov.ndim == 2:
+            # one covariance: one triangular solve with every point as a column of d^T (n, N)
+            batch = d.shape[:-1]
+            cols = _la.mT(movement.reshape(d, (math.prod(batch), n)))
+            y = _la.solve_triangular(lo, cols, lower=True, check_finite=False)
+            quad = movement.reshape(reductions.sum(elementwise.multiply(y, y), 0), batch)
+        else:
+            # d as (..., n, 1) columns: the batch axes of d and cov broadcast
+            y = _la.solve_triangular(lo, movement.reshape(d, d.shape + (1,)), lower=True,
+                                     check_finite=False)
+            quad = reductions.sum(elementwise.multiply(y, y), (-2, -1))
         logdet = elementwise.multiply(
             reductions.sum(elementwise.log(arrangement.diagonal(lo, 0, -2, -1)), -1), 2.0)
     return elementwise.multiply(
         elementwise.add(elementwise.add(quad, logdet), n * _LOG_2PI), -0.5)
+
+
+def _direct_logpdf(x, mean, cov):
+    """logpdf on the direct path (concrete tensors of one float dtype, no transformation
+    active, one (n, n) covariance), else None: the factorization and the triangular solve
+    of the general path as one LAPACK call each on the values, without the front end's
+    per-operation cost.  Anything else takes the general path, which checks and raises."""
+    xa, ma, ca = _la._direct(x), _la._direct(mean), _la._direct(cov)
+    if xa is None or ma is None or ca is None or ca.ndim != 2 or ma.ndim != 1:
+        return None
+    n = ma.shape[0]
+    if (xa.dtype.char not in "fd" or xa.dtype != ma.dtype or xa.dtype != ca.dtype
+            or xa.ndim == 0 or xa.shape[-1] != n or ca.shape != (n, n)):
+        return None
+    d = (xa - ma).reshape(-1, n)
+    lo = _cho_factor_values((ca + ca.T) * 0.5, True)
+    y = _triangular_solve_values(lo, np.ascontiguousarray(d.T), True, 0, False)
+    quad = np.einsum("ij,ij->j", y, y)
+    logdet = 2.0 * np.log(np.diagonal(lo)).sum()
+    out = -0.5 * (quad + (logdet + n * _LOG_2PI))
+    return _wrap_result(np.asarray(out.reshape(xa.shape[:-1]), xa.dtype))
 
 
 def pdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> Array:
