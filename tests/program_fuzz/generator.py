@@ -196,6 +196,15 @@ def generate(src, skip=frozenset()):
            and (op.family != "random" or key)
            and (op.family != "static" or static is not None)
            and (op.family != "scalar_arg" or scalar is not None)]
+    # a program with a static or scalar argument uses it at once (else it rarely would)
+    for fam in ("static", "scalar_arg"):
+        fops = [op for op in ops if op.family == fam]
+        if fops:
+            op = fops[src.below(len(fops))]
+            res = op.build(g, g.vals[0])
+            if res is not None:
+                g.tags.update({op.tag, "family:" + fam})
+                g.add_val(res[0], res[1], g.fresh())
     n_ops = 2 + src.below(11)
     steps = 0
     while steps < n_ops:
@@ -286,10 +295,18 @@ def _elementwise_body(g, c, o):
 
 def _control(g):
     src = g.src
-    kind = src.below(5)
+    kind = src.below(6)
     x = g.pick()
     if x is None:
         return False
+    if kind == 5:
+        # the branch not taken is NaN (log of a negative): vmap turns the cond into a select,
+        # whose derivative must still be the taken branch's (JAX: 0 from the other)
+        g.add_val(f"lax.cond(nx.min({x.name}) > 0, lambda p: nx.log(p), lambda p: p * p, "
+                  f"{x.name})", x.shape, g.fresh())
+        g.tags.update({"control:cond_nan", "control"})
+        g.exact = False
+        return True
     other = g.pick(lambda v: _bshape(x.shape, v.shape) == x.shape) or x
     if kind == 0:
         pred = src.choice([f"nx.sum({x.name}) > 0", f"nx.max({other.name}) > 0.5"])
