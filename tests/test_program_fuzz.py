@@ -125,7 +125,7 @@ def test_shrinker_finds_a_small_failing_sequence():
 
 
 def test_runner_flags_a_wrong_transformation(monkeypatch):
-    prog = generate(RandomSource(0, 5), {"random", "concrete", "control", "inplace"})
+    prog = generate(ReplaySource([]))          # the simplest program: finite outputs
 
     def off_by_one_ulp(ctx):
         f, _ = ctx.make_fn()

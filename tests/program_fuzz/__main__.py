@@ -21,6 +21,10 @@ def main(argv=None):
                     help="comma-separated: mode, mode:<substr>, kind:<prefix>, family/op/feature")
     ap.add_argument("--shrink-tries", type=int, default=300)
     ap.add_argument("--show-index", type=int, default=None)
+    ap.add_argument("--no-shrink", action="store_true",
+                    help="one class per failure key, unshrunk (fast survey)")
+    ap.add_argument("--jsonl", default=None,
+                    help="write every failing program (index, key, detail, tags, choices)")
     a = ap.parse_args(argv)
     skips = env_skip() + [s for item in a.skip for s in item.split(",")]
     opts = parse_skip(skips)
@@ -28,7 +32,8 @@ def main(argv=None):
         p = program(a.seed, a.show_index, opts)
         print(p.describe())
         return 0
-    camp = Campaign(a.seed, opts, a.shrink_tries)
+    jsonl = open(a.jsonl, "w") if a.jsonl else None
+    camp = Campaign(a.seed, opts, a.shrink_tries, jsonl=jsonl, no_shrink=a.no_shrink)
     classes = camp.run(a.programs, jobs=a.jobs, chunk=a.chunk, start=a.start)
     print(f"\n{camp.done} programs (seed {a.seed}), {len(classes)} failure classes, "
           f"{camp.invalid} invalid programs; skipped: {sorted(skips) or 'nothing'}\n")

@@ -133,13 +133,34 @@ def shrink_program(prog, key, opts, max_tries=200):
                     cand = dataclasses.replace(prog, inputs=ins)
                     if ok(cand):
                         prog, changed = cand, True
-        text = "\n".join(prog.body)
+        text = "\n".join(prog.body + prog.outputs)
+        for j in reversed(range(len(prog.inputs))):
+            if len(prog.inputs) > 1 and not _uses(text, f"x{j}") and tries < max_tries:
+                cand = _drop_input(prog, j)
+                if ok(cand):
+                    prog, changed = cand, True
+                    text = "\n".join(prog.body + prog.outputs)
         for field, name in (("scalar", "a"), ("static", "s"), ("key", "key")):
             if getattr(prog, field) not in (None, False) and not _uses(text, name):
                 cand = dataclasses.replace(prog, **{field: False if field == "key" else None})
                 if ok(cand):
                     prog, changed = cand, True
     return prog
+
+
+def _drop_input(prog, j):
+    """The program without its unused argument x<j> (the later ones renumbered)."""
+    import re
+
+    def ren(line):
+        return re.sub(r"\bx(\d+)\b",
+                      lambda m: f"x{int(m.group(1)) - 1}" if int(m.group(1)) > j else m.group(0),
+                      line)
+    ins = prog.inputs[:j] + prog.inputs[j + 1:]
+    if ins and ins[0].values == "same":
+        ins[0] = dataclasses.replace(ins[0], values="normal")
+    return dataclasses.replace(prog, inputs=ins, body=[ren(b) for b in prog.body],
+                               outputs=[ren(o) for o in prog.outputs])
 
 
 def _uses(text, name):
@@ -156,7 +177,7 @@ def shrink_failure(choices, key, opts, max_tries=300):
 
 
 def _worker(args):
-    seed, lo, hi, opts, known = args
+    seed, lo, hi, opts, known, cap = args
     out_counts = {}
     raw = []
     n_invalid = 0
@@ -173,20 +194,36 @@ def _worker(args):
                        None)
             if hit is not None:
                 out_counts[hit] = out_counts.get(hit, 0) + 1
-            elif per_key.get(f.key, 0) < 8:
+            elif per_key.get(f.key, 0) < cap:
                 per_key[f.key] = per_key.get(f.key, 0) + 1
                 raw.append((i, f.key, f.detail, frozenset(prog.tags), prog.choices))
     return out_counts, raw, n_invalid, hi - lo
 
 
 class Campaign:
-    def __init__(self, seed, opts, shrink_tries=300, log=print):
+    def __init__(self, seed, opts, shrink_tries=300, log=print, jsonl=None, no_shrink=False):
         self.seed, self.opts, self.shrink_tries, self.log = seed, opts, shrink_tries, log
+        self.jsonl, self.no_shrink = jsonl, no_shrink
         self.classes = []
         self.invalid = 0
         self.done = 0
 
     def _absorb(self, i, key, detail, tags, choices):
+        if self.jsonl is not None:
+            import json
+            self.jsonl.write(json.dumps({"index": i, "key": key, "detail": detail[:300],
+                                         "tags": sorted(tags), "choices": choices}) + "\n")
+            self.jsonl.flush()
+        if self.no_shrink:
+            for c in self.classes:
+                if c.key == key:
+                    c.count += 1
+                    return
+            prog = generate(ReplaySource(choices), self.opts.gen_skip)
+            self.classes.append(FailClass(key, frozenset(tags), i, 1, detail, prog.describe(),
+                                          choices, prog))
+            self.log(f"[program {i}] new failure key {key} (not shrunk)")
+            return
         for c in self.classes:
             if c.key == key and c.tags <= tags:
                 c.count += 1
@@ -219,13 +256,14 @@ class Campaign:
         if jobs <= 1:
             for lo in range(start, start + n, chunk):
                 hi = min(lo + chunk, start + n)
-                self._merge(_worker((self.seed, lo, hi, self.opts, self._known())))
+                self._merge(_worker((self.seed, lo, hi, self.opts, self._known(), self._cap())))
         else:
             ctx = multiprocessing.get_context("spawn")
             with ctx.Pool(jobs) as pool:
                 ranges = [(lo, min(lo + chunk, start + n)) for lo in range(start, start + n, chunk)]
                 # results come back in order, so the first index of each class is exact
-                args = ((self.seed, lo, hi, self.opts, self._known()) for lo, hi in ranges)
+                args = ((self.seed, lo, hi, self.opts, self._known(), self._cap())
+                        for lo, hi in ranges)
                 for res in pool.imap(_worker, args):
                     self._merge(res)
                     if self.done % (chunk * jobs * 10) == 0:
@@ -234,7 +272,11 @@ class Campaign:
         return self.classes
 
     def _known(self):
-        return [(c.key, c.tags) for c in self.classes]
+        # with a log of every failing program, workers attribute nothing themselves
+        return [] if self.jsonl is not None else [(c.key, c.tags) for c in self.classes]
+
+    def _cap(self):
+        return 10 ** 9 if self.jsonl is not None else 8
 
     def _merge(self, res):
         counts, raw, n_invalid, n = res

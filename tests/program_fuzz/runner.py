@@ -3,7 +3,9 @@
 Each *mode* is one composition of transformations (``jit(grad(jit))``, ``vmap(jit)``, ...)
 with the eager computation it must equal:
 
-- forward modes (``jit``, ``jit(jit)``, ``jit(wrap(jit))``, ``jit:twin``, ``jit:donate``,
+- forward modes (``jit``, ``jit(jit)``, ``jit(wrap(jit))``, ``jit:twin-x64``,
+  ``jit:twin-static`` (the trace cache warmed with the other x64 mode or the static's twin
+  1.0/1 first), ``jit:donate``,
   ``jit:capture``, ``vmap``, ``vmap(jit)``, ``jit(vmap)``, ``jit(vmap(jit))``): the eager outputs
   (per example for vmap), bit for bit when the program is made of exact ops (README: jit's
   elementwise arithmetic is NumPy's bit for bit), within a float tolerance otherwise; dtypes,
@@ -34,7 +36,6 @@ from .compare import Mismatch, compare, fd_check, to_numpy
 from .generator import const_values, input_values
 
 BATCH = 2
-_TWIN = {1: 1.0, 1.0: 1, 2: 2.0, 2.0: 2}
 
 
 class Invalid(Exception):
@@ -316,19 +317,34 @@ def m_jit_wrap_jit(ctx):
     compare(got, want, exact=ctx.exact, dtype=ctx.prog.dtype)
 
 
-def m_jit_twin(ctx):
-    """The same jitted function called first with a twin argument set (static 1.0 for 1, the
-    other x64 mode), then with the real one: the cache must tell them apart."""
+def _twin(ctx, warm):
     f, _ = ctx.make_fn()
     jf = ctx.jit(f)
-    twin_static = _TWIN.get(ctx.prog.static) if ctx.prog.static is not None else None
     with contextlib.suppress(Exception):
+        warm(jf)
+    _fwd_check(ctx, jf(*ctx.args()), "jit:twin")
+
+
+def m_jit_twin_x64(ctx):
+    """The jitted function called first in the other x64 mode, then in the program's: the
+    trace cache must tell the modes apart."""
+    def warm(jf):
         with ctx.x64(not ctx.prog.x64):
             jf(*ctx.args())
-    if twin_static is not None:
-        with contextlib.suppress(Exception):
-            jf(*ctx.args()[:ctx.n_in], *ctx.rest(static=twin_static))
-    _fwd_check(ctx, jf(*ctx.args()), "jit:twin")
+    _twin(ctx, warm)
+
+
+def m_jit_twin_static(ctx):
+    """Called first with the static argument's twin (1.0 for 1, 2 for 2.0): the cache must
+    tell 1 from 1.0."""
+    if ctx.prog.static is None:
+        return
+
+    def warm(jf):
+        s = ctx.prog.static
+        # the twin of 1 is 1.0 and back (equal as dict keys: the very confusion looked for)
+        jf(*ctx.args()[:ctx.n_in], *ctx.rest(static=float(s) if isinstance(s, int) else int(s)))
+    _twin(ctx, warm)
 
 
 def m_jit_donate(ctx):
@@ -554,7 +570,8 @@ MODES = {
     "jit": m_jit,
     "jit(jit)": m_jit_jit,
     "jit(wrap(jit))": m_jit_wrap_jit,
-    "jit:twin": m_jit_twin,
+    "jit:twin-x64": m_jit_twin_x64,
+    "jit:twin-static": m_jit_twin_static,
     "jit:donate": m_jit_donate,
     "jit:capture": m_jit_capture,
     "vmap": _vmap_mode(lambda c, f: nx.vmap(f, in_axes=c.in_axes())),
