@@ -168,7 +168,9 @@ def generate(src, skip=frozenset()):
     skip = set(skip)
     g = _Gen(src, skip)
     x64 = _ok(skip, "x64") and src.chance(45)
-    dtype = "float64" if (x64 and src.chance(80)) else "float32"
+    # float64 arrays exist with x64 off too (NumPy arrays keep their dtype): weak-typed
+    # Python scalars must then stay float64-precise under jit as they are eagerly
+    dtype = "float64" if src.chance(80 if x64 else 20) else "float32"
     g.dtype = dtype
     base = SHAPES[src.below(len(SHAPES))]
     n_in = 1 + src.below(3)
