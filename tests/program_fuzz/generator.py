@@ -109,6 +109,7 @@ class Val:
     name: str
     shape: tuple
     root: str          # 'arg', 'const', 'ro' (not writable) or 'f<n>' (memory the program made)
+    traced: bool = True   # depends on a tensor argument (so a transformation traces it)
 
 
 class _Gen:
@@ -123,6 +124,7 @@ class _Gen:
         self.exact = True
         self.n = 0
         self.nfresh = 0
+        self.extra_outputs = []
 
     def new_name(self):
         self.n += 1
@@ -231,6 +233,13 @@ def generate(src, skip=frozenset()):
         if res is None:
             continue
         expr, shape = res[0], res[1]
+        if op.tag == "static_out":
+            # its dtype is the static's type (int32 for 1): an output only, never an operand
+            g.tags.update({op.tag, "family:" + op.family})
+            name = g.new_name()
+            g.emit(f"{name} = {expr}")
+            g.extra_outputs.append(name)
+            continue
         if len(res) == 3:
             view_of = res[2]
             root = view_of.root
@@ -240,12 +249,13 @@ def generate(src, skip=frozenset()):
             root = g.fresh()
         g.tags.add(op.tag)
         g.tags.add("family:" + op.family)
-        g.add_val(expr, shape, root)
+        v = g.add_val(expr, shape, root)
+        v.traced = any(o.traced for o in operands)
         g.exact = g.exact and op.exact
     computed = [v for v in g.vals if not v.name.startswith("x")]
     if not computed:
         computed = [g.add_val(f"{g.vals[0].name} + 0.0", g.vals[0].shape, g.fresh())]
-    outs = [computed[-1].name]
+    outs = [computed[-1].name] + g.extra_outputs[:1]
     for _ in range(src.below(3)):
         v = g.vals[src.below(len(g.vals))]
         if v.name not in outs:
@@ -256,7 +266,9 @@ def generate(src, skip=frozenset()):
 
 def _inplace(g):
     src = g.src
-    target = g.pick(lambda v: v.root.startswith("f") and v.shape)
+    # a target the program made and that depends on the arguments: a concrete tensor refuses
+    # a traced value in place under a transformation (README), which eager cannot show
+    target = g.pick(lambda v: v.root.startswith("f") and v.shape and v.traced)
     if target is None:
         return False
     kind = src.below(5)

@@ -407,6 +407,9 @@ def _vmap_mode(wrap):
 
 
 def _expect(st, want, got, ctx, exact=False):
+    if st == "err" and isinstance(want, E.ModifiedInPlaceError):
+        return      # eager's tape refuses a write into a concrete tensor it recorded (README);
+                    # a trace rebinds instead, so the transformation may well succeed
     if st == "err":
         raise Mismatch("exception-missing", f"eager raises {type(want).__name__}: {want}; the "
                        "transformation returns values")
@@ -435,21 +438,30 @@ def _grad(ctx, L):
 
 
 def _vjp_apply(ctx, f, args, jit_inner=False):
+    """A function of the tensor arguments: the VJP of f with the loss's weights as cotangents
+    (so it equals the loss's gradient)."""
     rest = args[ctx.n_in:]
     g = ctx.jit(f) if jit_inner else f
-    cts = None
 
     def run(*t):
         out, back = nx.vjp(lambda *u: g(*u, *rest), *t)
         c = tuple(nx.asarray(w, dtype=o.dtype) if w is not None else nx.zeros_like(o)
                   for o, w in zip(out, ctx.weights))
         return back(c)
-    return run, cts
+    return run
+
+
+def _fd_applies(ctx):
+    """Finite differences mean something: float64, and no value near 1e300 (a step of 1e-5
+    vanishes when added to it)."""
+    p = ctx.prog
+    return (p.dtype == "float64" and "mul_1e300" not in p.tags
+            and not (p.scalar is not None and abs(p.scalar) > 1e6))
 
 
 def m_grad_fd(ctx):
     """Eager grad against float64 central differences along a random direction."""
-    if ctx.prog.dtype != "float64":
+    if not _fd_applies(ctx):
         return
     ctx.ref("fwd")
     if not any(w is not None for w in ctx.weights):
@@ -472,7 +484,7 @@ def m_grad_fd(ctx):
 
 
 def m_jvp_fd(ctx):
-    if ctx.prog.dtype != "float64":
+    if not _fd_applies(ctx):
         return
     ctx.ref("fwd")
     st, tout = ctx.ref("jvp")
@@ -494,7 +506,7 @@ def m_jvp_fd(ctx):
 
 
 def m_hvp_fd(ctx):
-    if ctx.prog.dtype != "float64":
+    if not _fd_applies(ctx):
         return
     ctx.ref("fwd")
     if not any(w is not None for w in ctx.weights):
@@ -585,11 +597,11 @@ MODES = {
         lambda c, f: c.jit(_grad(c, c.jit(c.loss(f))))(*c.args())),
     "value_and_grad(jit)": _grad_mode(
         lambda c, f: nx.value_and_grad(c.jit(c.loss(f)), argnums=c.argnums)(*c.args())[1]),
-    "vjp": _grad_mode(lambda c, f: _vjp_apply(c, f, c.args())[0](*c.args()[:c.n_in])),
+    "vjp": _grad_mode(lambda c, f: _vjp_apply(c, f, c.args())(*c.args()[:c.n_in])),
     "vjp(jit)": _grad_mode(
-        lambda c, f: _vjp_apply(c, f, c.args(), jit_inner=True)[0](*c.args()[:c.n_in])),
+        lambda c, f: _vjp_apply(c, f, c.args(), jit_inner=True)(*c.args()[:c.n_in])),
     "jit(vjp)": _grad_mode(
-        lambda c, f: nx.jit(_vjp_apply(c, f, c.args())[0])(*c.args()[:c.n_in])),
+        lambda c, f: nx.jit(_vjp_apply(c, f, c.args()))(*c.args()[:c.n_in])),
     "vmap(grad)": _grad_mode(lambda c, f: _vmap_grad(c, f, "vmap(grad)"), ref="vgrad"),
     "grad(vmap)": _grad_mode(lambda c, f: _vmap_grad(c, f, "grad(vmap)"), ref="vgrad"),
     "vmap(grad(jit))": _grad_mode(lambda c, f: _vmap_grad(c, f, "vmap(grad(jit))"),
