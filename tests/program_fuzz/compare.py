@@ -86,8 +86,10 @@ def compare(got, want, *, exact, dtype, what="value"):
 
 def _maxdiff(g, w):
     try:
-        d = np.abs(np.asarray(g, np.float64) - np.asarray(w, np.float64))
-        return float(np.nanmax(d)) if d.size else 0.0
+        with np.errstate(all="ignore"):
+            d = np.abs(np.asarray(g, np.float64) - np.asarray(w, np.float64))
+        d = d[~np.isnan(d)]
+        return float(np.max(d)) if d.size else "nan"
     except (TypeError, ValueError):
         return "n/a"
 

@@ -208,7 +208,12 @@ def generate(src, skip=frozenset()):
             res = op.build(g, g.vals[0])
             if res is not None:
                 g.tags.update({op.tag, "family:" + fam})
-                g.add_val(res[0], res[1], g.fresh())
+                if op.tag == "static_out":
+                    name = g.new_name()
+                    g.emit(f"{name} = {res[0]}")
+                    g.extra_outputs.append(name)
+                else:
+                    g.add_val(res[0], res[1], g.fresh())
     n_ops = 2 + src.below(11)
     steps = 0
     while steps < n_ops:
