@@ -260,11 +260,16 @@ def generate(src, skip=frozenset()):
     computed = [v for v in g.vals if not v.name.startswith("x")]
     if not computed:
         computed = [g.add_val(f"{g.vals[0].name} + 0.0", g.vals[0].shape, g.fresh())]
+    # several outputs: the last value, others the program made (a value that is both an
+    # output and an operand of a later fused op is where buffer planning goes wrong), now and
+    # then an argument or a view of one (aliasing)
     outs = [computed[-1].name] + g.extra_outputs[:1]
-    for _ in range(src.below(3)):
-        v = g.vals[src.below(len(g.vals))]
-        if v.name not in outs:
+    for v in computed[-2::-1]:
+        if len(outs) < 4 and src.chance(35):
             outs.append(v.name)
+    if src.chance(10):
+        outs.append(g.vals[src.below(len(g.vals))].name)
+    outs = list(dict.fromkeys(outs))
     return Program(dtype, x64, inputs, scalar, static, key, g.consts, g.body, outs, g.line_tags,
                    g.exact, seed=src.below(2**20), choices=src.record)
 
