@@ -117,7 +117,7 @@ def test_generator_reaches_the_features():
               "static", "scalar_arg", "const", "float_of", "x64", "layout:T", "layout:offset",
               "layout:neg", "layout:misaligned", "values:ties", "values:zeros", "values:same",
               "copy", "astype_same", "concat1", "mul_1.0", "where_true", "mul_0.1",
-              "mul_1e300"]:
+              "mul_1e300", "layer", "control:cond_nan"]:
         assert t in tags, t
 
 

@@ -19,6 +19,7 @@ comma-separated):
 """
 import dataclasses
 import multiprocessing
+import re
 import os
 import time
 
@@ -117,6 +118,32 @@ def shrink_program(prog, key, opts, max_tries=200):
                 break
             cand = dataclasses.replace(prog, body=prog.body[:i] + prog.body[i + 1:],
                                        line_tags=prog.line_tags[:i] + prog.line_tags[i + 1:])
+            if ok(cand):
+                prog, changed = cand, True
+        # replace a statement's expression by one of the values it reads (keeps later names)
+        for i in reversed(range(len(prog.body))):
+            m = re.match(r"^(v\d+) = (.*)$", prog.body[i])
+            if not m or tries >= max_tries:
+                continue
+            for name in dict.fromkeys(re.findall(r"\b(?:v|x|C)\d+\b", m.group(2))):
+                if name == m.group(2):
+                    break
+                body = list(prog.body)
+                body[i] = f"{m.group(1)} = {name}"
+                cand = dataclasses.replace(prog, body=body)
+                if ok(cand):
+                    prog, changed = cand, True
+                    break
+        # and a plain copy `vK = name` by that name everywhere
+        for i in reversed(range(len(prog.body))):
+            m = re.match(r"^(v\d+) = ((?:v|x|C)\d+)$", prog.body[i])
+            if not m or tries >= max_tries:
+                continue
+            sub = re.compile(r"\b%s\b" % m.group(1))
+            cand = dataclasses.replace(
+                prog, body=prog.body[:i] + [sub.sub(m.group(2), b) for b in prog.body[i + 1:]],
+                line_tags=prog.line_tags[:i] + prog.line_tags[i + 1:],
+                outputs=list(dict.fromkeys(sub.sub(m.group(2), o) for o in prog.outputs)))
             if ok(cand):
                 prog, changed = cand, True
         if len(prog.outputs) > 1:

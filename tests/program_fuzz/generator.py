@@ -218,7 +218,12 @@ def generate(src, skip=frozenset()):
     steps = 0
     while steps < n_ops:
         steps += 1
-        what = src.weighted([(20, "op"), (3, "inplace"), (2, "control")])
+        what = src.weighted([(20, "op"), (3, "inplace"), (2, "control"), (1, "layer")])
+        if what == "layer" and _ok(skip, "matmul", "layer"):
+            if _layer(g):
+                g.line_tags[-1] = g.line_tags[-1] | g.tags
+                g.tags = set()
+                continue
         if what == "inplace" and _ok(skip, "inplace"):
             if _inplace(g):
                 g.line_tags[-1] = g.line_tags[-1] | g.tags
@@ -231,6 +236,9 @@ def generate(src, skip=frozenset()):
                 continue
         g.tags = set()
         op = ops[src.below(len(ops))]
+        if op.family in _BOOST and src.chance(50):
+            # matmul and captured constants are one entry each among many: drawn more often
+            op = _BOOST[op.family](ops, src) or op
         operands = [g.pick() for _ in range(op.arity)]
         if op.arity == 2 and src.chance(15):
             operands[1] = operands[0]           # one value as both operands
@@ -272,6 +280,42 @@ def generate(src, skip=frozenset()):
     outs = list(dict.fromkeys(outs))
     return Program(dtype, x64, inputs, scalar, static, key, g.consts, g.body, outs, g.line_tags,
                    g.exact, seed=src.below(2**20), choices=src.record)
+
+
+def _layer(g):
+    """A dense layer as research code writes it: the product read by two consumers (its
+    pre-activation plus a bias, and an activation of it), each usable later."""
+    src = g.src
+    a = g.pick(lambda v: len(v.shape) == 2)
+    if a is None:
+        return False
+    b = g.pick(lambda v: len(v.shape) == 2 and v.shape[0] == a.shape[1])
+    if b is None:
+        b_expr, n = f"{a.name}.T", a.shape[0]
+    else:
+        b_expr, n = b.name, b.shape[1]
+    bias = g.pick(lambda v: v.shape in ((n,), (a.shape[0], n)))
+    h = g.add_val(f"{a.name} @ {b_expr}", (a.shape[0], n), g.fresh())
+    act = src.choice(["nx.tanh", "nx.relu", "nx.sigmoid", "nx.exp"])
+    first = [f"{h.name} + {bias.name if bias is not None else '0.5'}", f"{act}({h.name})"]
+    if src.chance(50):
+        first.reverse()
+    for expr in first:
+        g.add_val(expr, h.shape, g.fresh())
+    g.tags.update({"layer", "matmul"})
+    g.exact = False
+    return True
+
+
+def _boost(*tags):
+    def pick(ops, src):
+        cands = [op for op in ops if op.tag in tags]
+        return cands[src.below(len(cands))] if cands else None
+    return pick
+
+
+# a draw of an op of one of these families is turned, half the time, into one of the listed ops
+_BOOST = {"unary": _boost("matmul", "const"), "scalar": _boost("matmul", "square_self")}
 
 
 def _inplace(g):
