@@ -171,9 +171,17 @@ class Ctx:
         f, _ = self.make_fn()
         args = self.args()
         for i, (t, v) in enumerate(zip(args, self.vals)):
-            if not np.array_equal(np.asarray(t), np.asarray(v, self.dt)):
-                raise Mismatch("input-fidelity", f"argument x{i} ({self.prog.inputs[i].layout}) "
-                               f"reads {np.asarray(t)!r}, made from {np.asarray(v, self.dt)!r}")
+            # the argument reads as the values it was made from, also through a reversed view
+            # and a pad (which address its memory from its offset, whatever its layout)
+            v = np.asarray(v, self.dt)
+            checks = [("itself", np.asarray(t), v)]
+            if v.ndim:
+                checks += [("[::-1]", np.asarray(t[::-1]), v[::-1]),
+                           ("nx.pad(x, 1)", np.asarray(nx.pad(t, 1)), np.pad(v, 1))]
+            for what, got, want in checks:
+                if not np.array_equal(got, want):
+                    raise Mismatch("input-fidelity", f"argument x{i} ({self.prog.inputs[i].layout})"
+                                   f" through {what} reads {got!r}, made from {want!r}")
         outs = f(*args)
         res = to_numpy(outs)
         self.alias = _alias_table(outs, args[:self.n_in])
