@@ -1,0 +1,320 @@
+"""The fuzzer's op table: front-end functions and primitives (through their front-end names)
+as expression templates over program values.
+
+Each entry: ``Op(tag, family, arity, build, exact, smooth)``.  ``build(g, *vals)`` returns
+``(expr, shape)`` or ``(expr, shape, view_of)`` (``view_of``: the operand whose memory the
+result shares eagerly), or None when the op does not apply to these operands' shapes.
+``exact``: under jit the op's values are NumPy's bit for bit (elementwise ufunc loops, README:
+"each step is the one IEEE operation, so the values are NumPy's bit for bit"); a program made
+only of exact ops and views must give the eager values bit for bit under jit.  ``smooth``: no
+kink anywhere (finite differences are valid at every point); kinks are detected at run time
+anyway (one-sided differences), so the flag only steers the generator's hard-point inputs.
+
+The families (``--skip-class family:<name>`` turns one off): unary, scalar, binary, tie,
+reduce, view, matmul, identity, creation, random, concrete, const, control, inplace.
+"""
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    tag: str
+    family: str
+    arity: int
+    build: object
+    exact: bool = True
+    smooth: bool = True
+
+
+def _same(shape):
+    return shape
+
+
+def _bshape(a, b):
+    """NumPy broadcast of two shapes, or None."""
+    out = []
+    for i in range(max(len(a), len(b))):
+        x = a[len(a) - 1 - i] if i < len(a) else 1
+        y = b[len(b) - 1 - i] if i < len(b) else 1
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(reversed(out))
+
+
+def unary(tag, fmt, exact=True, smooth=True, family="unary"):
+    return Op(tag, family, 1, lambda g, a: (fmt.format(a.name), a.shape), exact, smooth)
+
+
+def binary(tag, fmt, exact=True, smooth=True, family="binary"):
+    def build(g, a, b):
+        s = _bshape(a.shape, b.shape)
+        return None if s is None else (fmt.format(a.name, b.name), s)
+    return Op(tag, family, 2, build, exact, smooth)
+
+
+def _axis(g, shape):
+    return g.src.below(len(shape)) - len(shape) if shape else None
+
+
+def reduce_op(tag, fn, exact=False, smooth=True, keep_allowed=True):
+    def build(g, a):
+        if not a.shape:
+            return None
+        ax = _axis(g, a.shape)
+        keep = keep_allowed and g.src.chance(30)
+        shape = list(a.shape)
+        if keep:
+            shape[ax] = 1
+        else:
+            del shape[ax]
+        kd = ", keepdims=True" if keep else ""
+        return f"{fn}({a.name}, axis={ax}{kd})", tuple(shape)
+    return Op(tag, "reduce", 1, build, exact, smooth)
+
+
+def _full_reduce(tag, fn, exact=False, smooth=True):
+    return Op(tag, "reduce", 1, lambda g, a: (f"{fn}({a.name})", ()), exact, smooth)
+
+
+def _axis_same(tag, fmt, exact=False, smooth=True, family="reduce"):
+    def build(g, a):
+        if not a.shape:
+            return None
+        ax = _axis(g, a.shape)
+        return fmt.format(a.name, ax), a.shape
+    return Op(tag, family, 1, build, exact, smooth)
+
+
+# ----------------------------------------------------------------------------------- views
+def _slice0(g, a):
+    if not a.shape or a.shape[0] < 2:
+        return None
+    k = 1 + g.src.below(a.shape[0] - 1)
+    return f"{a.name}[{k}:]", (a.shape[0] - k,) + a.shape[1:], a
+
+
+def _rev0(g, a):
+    if not a.shape:
+        return None
+    return f"{a.name}[::-1]", a.shape, a
+
+
+def _step_last(g, a):
+    if not a.shape or a.shape[-1] < 2:
+        return None
+    n = (a.shape[-1] + 1) // 2
+    return f"{a.name}[..., ::-2]", a.shape[:-1] + (n,), a
+
+
+def _transpose(g, a):
+    if len(a.shape) < 2:
+        return None
+    return f"{a.name}.T", a.shape[::-1], a
+
+
+def _ravel(g, a):
+    if len(a.shape) < 2:
+        return None
+    n = 1
+    for d in a.shape:
+        n *= d
+    # reshape is a view exactly when the operand is laid out so; the runner asks eager
+    return f"{a.name}.reshape(-1)", (n,), a
+
+
+def _reshape2(g, a):
+    n = 1
+    for d in a.shape:
+        n *= d
+    for r in (2, 3, 4):
+        if n % r == 0 and n // r > 1 and (r, n // r) != tuple(a.shape):
+            return f"{a.name}.reshape({r}, {n // r})", (r, n // r), a
+    return None
+
+
+def _expand0(g, a):
+    return f"{a.name}[None]", (1,) + a.shape, a
+
+
+def _as_strided(g, a):
+    """Sliding windows over the flattened value from an offset: as_strided of x[k:]."""
+    n = 1
+    for d in a.shape:
+        n *= d
+    if n < 4:
+        return None
+    k = 1 + g.src.below(2)
+    m = n - k
+    w = 2
+    rows = m - w + 1
+    if rows < 1:
+        return None
+    src = f"nx.ravel({a.name})[{k}:]"
+    return f"nx.as_strided({src}, ({rows}, {w}), (1, 1), 0)", (rows, w)
+
+
+def _matmul(g, a, b):
+    sa, sb = a.shape, b.shape
+    if len(sa) != 2 or len(sb) != 2:
+        return None
+    opts = []
+    if sa[1] == sb[0]:
+        opts.append((f"{a.name} @ {b.name}", (sa[0], sb[1])))
+    if sa[1] == sb[1]:
+        opts.append((f"{a.name} @ {b.name}.T", (sa[0], sb[0])))
+    if sa[0] == sb[0]:
+        opts.append((f"nx.matmul({a.name}.T, {b.name})", (sa[1], sb[1])))
+    return g.src.choice(opts) if opts else None
+
+
+def _sort(g, a):
+    if not a.shape:
+        return None
+    return f"nx.sort({a.name}, axis=-1)", a.shape
+
+
+def _concat_self(g, a):
+    if not a.shape:
+        return None
+    return f"nx.concatenate([{a.name}])", a.shape
+
+
+def _reparam(g, a, b):
+    s = _bshape(a.shape, b.shape)
+    if s is None:
+        return None
+    sub = g.src.choice(["key", "nx.random.split(key)[1]", "nx.random.fold_in(key, 3)"])
+    return f"{a.name} + {b.name} * nx.random.normal({sub}, {s!r}, {g.dtype!r})", s
+
+
+def _uniform(g, a):
+    return f"{a.name} * nx.random.uniform(key, {a.shape!r}, {g.dtype!r})", a.shape
+
+
+def _bern(g, a):
+    return f"nx.where(nx.random.bernoulli(key, 0.5, {a.shape!r}), {a.name}, 0.0)", a.shape
+
+
+def _full(g, a):
+    # a creation with a Python float fill: its dtype follows the x64 mode
+    return f"{a.name} * nx.full({a.shape!r}, 0.5)", a.shape
+
+
+def _static_full(g, a):
+    if not g.has_static:
+        return None
+    # the static's Python type decides the dtype of the fill (int32 for 1, float32 for 1.0)
+    return f"{a.name} + nx.full({a.shape!r}, s)", a.shape
+
+
+def _static_out(g, a):
+    if not g.has_static:
+        return None
+    return f"nx.full({a.shape!r}, s) * 2", a.shape
+
+
+def _static_mul(g, a):
+    if not g.has_static:
+        return None
+    return f"{a.name} * s", a.shape
+
+
+def _scalar_arg(g, a):
+    if not g.has_scalar:
+        return None
+    return g.src.choice([f"{a.name} * a", f"{a.name} + a", f"a - {a.name}"]), a.shape
+
+
+def _float_of(g, a, b):
+    fn = g.src.choice(["float(nx.sum({1}))", "nx.sum({1}).item()", "float(nx.max({1}))"])
+    return f"{a.name} * " + fn.format(a.name, b.name), a.shape
+
+
+def _const(g, a):
+    c = g.new_const(a.shape)
+    return g.src.choice([f"{a.name} * {c}", f"{a.name} + {c}", f"nx.maximum({a.name}, {c})"]), a.shape
+
+
+# ----------------------------------------------------------------------------- the table
+OPS = [
+    binary("add", "{0} + {1}"),
+    binary("sub", "{0} - {1}"),
+    binary("mul", "{0} * {1}"),
+    unary("square_self", "{0} * {0}"),
+    binary("div", "{0} / ({1} * {1} + 0.5)"),
+    unary("sin", "nx.sin({0})"),
+    unary("cos", "nx.cos({0})"),
+    unary("tanh", "nx.tanh({0})"),
+    unary("exp", "nx.exp({0})"),
+    unary("log1p_sq", "nx.log1p({0} * {0})"),
+    unary("sqrt_sq", "nx.sqrt({0} * {0} + 1.0)"),
+    unary("sigmoid", "nx.sigmoid({0})", exact=False),
+    unary("softplus", "nx.softplus({0})", exact=False),
+    unary("neg", "-{0}"),
+    unary("square", "nx.square({0})"),
+    unary("abs", "nx.abs({0})", smooth=False, family="tie"),
+    unary("relu", "nx.relu({0})", smooth=False, family="tie"),
+    unary("sign_mul", "{0} * nx.sign({0})", smooth=False, family="tie"),
+    unary("clip", "nx.clip({0}, -0.5, 0.5)", smooth=False, family="tie"),
+    unary("max_self", "nx.maximum({0}, {0})", family="tie"),
+    unary("min_self", "nx.minimum({0}, {0})", family="tie"),
+    unary("min_zero", "nx.minimum({0}, 0.0)", smooth=False, family="tie"),
+    unary("lae_self", "nx.logaddexp({0}, {0})", family="tie"),
+    unary("lae2_self", "nx.logaddexp2({0}, {0})", family="tie"),
+    binary("maximum", "nx.maximum({0}, {1})", smooth=False, family="tie"),
+    binary("minimum", "nx.minimum({0}, {1})", smooth=False, family="tie"),
+    binary("logaddexp", "nx.logaddexp({0}, {1})"),
+    binary("logaddexp2", "nx.logaddexp2({0}, {1})"),
+    binary("clip_t", "nx.clip({0}, {1} - 0.5, {1} + 0.5)", smooth=False, family="tie"),
+    binary("where_gt", "nx.where({0} > {1}, {0}, {1})", smooth=False, family="tie"),
+    Op("sort", "tie", 1, _sort, exact=False, smooth=False),
+    unary("mul_0.1", "{0} * 0.1", family="scalar"),
+    unary("rmul_0.1", "0.1 * {0}", family="scalar"),
+    unary("mul_1e300", "{0} * 1e300 * 1e-300", family="scalar"),
+    unary("mul_int", "{0} * 3", family="scalar"),
+    unary("add_int", "{0} + 1", family="scalar"),
+    unary("rsub_int", "2 - {0}", family="scalar"),
+    unary("div_int", "{0} / 3", family="scalar"),
+    unary("pow_int", "{0} ** 2", family="scalar"),
+    unary("pow_3", "{0} ** 3", exact=False, family="scalar"),   # jit may multiply out: not promised
+    reduce_op("sum", "nx.sum"),
+    reduce_op("mean", "nx.mean"),
+    reduce_op("max", "nx.max", smooth=False),
+    reduce_op("min", "nx.min", smooth=False),
+    reduce_op("logsumexp", "nx.logsumexp"),
+    _full_reduce("sum_all", "nx.sum"),
+    _full_reduce("max_all", "nx.max", smooth=False),
+    _axis_same("cumsum", "nx.cumsum({0}, axis={1})"),
+    _axis_same("softmax", "nx.softmax({0}, axis={1})"),
+    Op("slice0", "view", 1, _slice0),
+    Op("rev0", "view", 1, _rev0),
+    Op("step_last", "view", 1, _step_last),
+    Op("transpose", "view", 1, _transpose),
+    Op("ravel", "view", 1, _ravel),
+    Op("reshape", "view", 1, _reshape2),
+    Op("expand0", "view", 1, _expand0),
+    Op("as_strided", "view", 1, _as_strided),
+    Op("matmul", "matmul", 2, _matmul, exact=False),
+    unary("copy", "nx.copy({0})", family="identity"),
+    unary("astype_same", "{0}.astype({0}.dtype)", family="identity"),
+    Op("concat1", "identity", 1, _concat_self),
+    unary("mul_1.0", "{0} * 1.0", family="identity"),
+    unary("where_true", "nx.where(True, {0}, 0)", family="identity"),
+    Op("full", "creation", 1, _full),
+    Op("static_full", "static", 1, _static_full),
+    Op("static_out", "static", 1, _static_out),
+    Op("static_mul", "static", 1, _static_mul),
+    Op("scalar_arg", "scalar_arg", 1, _scalar_arg),
+    Op("reparam", "random", 2, _reparam, exact=False),
+    Op("uniform", "random", 1, _uniform, exact=False),
+    Op("bernoulli", "random", 1, _bern, exact=False),
+    Op("float_of", "concrete", 2, _float_of, exact=False),
+    Op("const", "const", 1, _const),
+]
+
+OPS_BY_TAG = {op.tag: op for op in OPS}
+FAMILIES = sorted({op.family for op in OPS} | {"control", "inplace"})

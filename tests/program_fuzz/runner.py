@@ -1,0 +1,700 @@
+"""Running one program eagerly and under every transformation, and checking the results.
+
+Each *mode* is one composition of transformations (``jit(grad(jit))``, ``vmap(jit)``, ...)
+with the eager computation it must equal:
+
+- forward modes (``jit``, ``jit(jit)``, ``jit(wrap(jit))``, ``jit:twin-x64``,
+  ``jit:twin-static`` (the trace cache warmed with the other x64 mode or the static's twin
+  1.0/1 first), ``jit:donate``,
+  ``jit:capture``, ``vmap``, ``vmap(jit)``, ``jit(vmap)``, ``jit(vmap(jit))``): the eager outputs
+  (per example for vmap), bit for bit when the program is made of exact ops (README: jit's
+  elementwise arithmetic is NumPy's bit for bit), within a float tolerance otherwise; dtypes,
+  shapes and memory sharing with the arguments as eager's;
+- reverse modes (``grad``, ``jit(grad)``, ``grad(jit)``, ``jit(grad(jit))``, ``vjp``,
+  ``vjp(jit)``, ``jit(vjp)``, ``vmap(grad)``, ``grad(vmap)``, ``vmap(grad(jit))``,
+  ``jit(vmap(grad))``, ``vmap(jit(grad))``, ``grad(jit(vmap))``) of the loss
+  ``sum_k sum(W_k * out_k)``: eager ``grad``, itself checked against float64 central
+  differences (``grad``);
+- forward-mode (``jvp``, ``jit(jvp)``, ``jvp(jit)``, ``vmap(jvp)``, ``jvp(vmap)``) and second
+  order (``hvp`` = jvp of grad, ``jit(hvp)``, ``hvp(jit)``, ``grad(grad)``-like ``vjp(grad)``):
+  eager ``jvp``/``hvp``, themselves checked against central differences.
+
+An exception is accepted only where eager raises the same class, or where the documentation
+says the transformation refuses the program (``float()`` of a traced value, reverse mode
+through ``while_loop`` under a trace).
+"""
+import contextlib
+import functools
+import re
+
+import numpy as np
+
+import nx_rune as nx
+from nx_rune import errors as E
+
+from .compare import Mismatch, compare, fd_check, to_numpy
+from .generator import const_values, input_values
+from .ops import OPS_BY_TAG
+
+BATCH = 2
+
+
+class Invalid(Exception):
+    """The program itself fails eagerly: nothing to compare."""
+
+
+def _is_refusal(prog, mode, exc):
+    """Exceptions the documentation allows a transformation to raise for this program."""
+    msg = str(exc)
+    if "family:concrete" in prog.tags and isinstance(exc, (TypeError, E.ConcretizationTypeError,
+                                                           RuntimeError, ValueError)):
+        return True          # float()/item() of a traced value: refused under jit/vmap (and grad)
+    if ("control:while" in prog.tags and isinstance(exc, TypeError)
+            and "not reverse-mode differentiable" in msg):
+        return True
+    return False
+
+
+class Ctx:
+    def __init__(self, prog, exact=True):
+        self.prog = prog
+        self.exact = exact and prog.exact
+        self.code = compile(prog.source(), "<program>", "exec")
+        self.dt = np.dtype(prog.dtype)
+        self.vals = input_values(prog)
+        self.bvals = input_values(prog, batch=BATCH)
+        self.consts = const_values(prog)
+        self.n_in = len(prog.inputs)
+        self.params = prog.params
+        self.static_idx = self.params.index("s") if "s" in self.params else None
+        self.argnums = tuple(range(self.n_in))
+        self._refs = {}
+        self.weights = None
+
+    # ------------------------------------------------------------------ building blocks
+    def x64(self, on=None):
+        return nx.enable_x64(self.prog.x64 if on is None else on)
+
+    def make_fn(self, consts=None):
+        ns = {"nx": nx, "lax": nx.lax, "np": np}
+        cs = self.consts if consts is None else consts
+        for i, c in enumerate(cs):
+            ns[f"C{i}"] = nx.asarray(np.asarray(c, self.dt).copy())
+        exec(self.code, ns)
+        return ns["f"], ns
+
+    def tensor(self, arr64, layout):
+        arr = np.asarray(arr64, self.dt)
+        shape = arr.shape
+        if layout == "T" and arr.ndim >= 2:
+            return nx.transpose(nx.asarray(np.ascontiguousarray(arr.transpose())))
+        if layout == "neg" and arr.ndim >= 1:
+            return nx.asarray(np.ascontiguousarray(arr[::-1]))[::-1]
+        if layout == "offset" and arr.size >= 1:
+            big = np.zeros(arr.size + 4, self.dt)
+            big[4:] = arr.reshape(-1)
+            strides = tuple(int(s // self.dt.itemsize) for s in np.zeros(shape, self.dt).strides)
+            return nx.as_strided(nx.asarray(big)[4:], shape, strides, 0)
+        if layout == "misaligned" and arr.size >= 1:
+            # an ndarray at a byte offset (not a multiple of the item size) inside a tensor
+            base = nx.zeros((arr.size + 2,), self.dt)
+            isz = self.dt.itemsize
+            raw = np.asarray(base).view(np.uint8)[2: 2 + arr.size * isz]
+            a = raw.view(self.dt).reshape(shape)
+            a[...] = arr
+            return nx.asarray(a)
+        return nx.asarray(arr.copy())
+
+    def args(self, layouts=True):
+        ts = [self.tensor(v, s.layout if layouts else "c")
+              for v, s in zip(self.vals, self.prog.inputs)]
+        return ts + self.rest()
+
+    def rest(self, static=None):
+        r = []
+        if self.prog.scalar is not None:
+            r.append(self.prog.scalar)
+        if self.prog.static is not None:
+            r.append(self.prog.static if static is None else static)
+        if self.prog.key:
+            r.append(nx.random.key(self.prog.seed % 1000))
+        return r
+
+    def example_args(self, b):
+        ts = [self.tensor(v[b], "c") for v in self.bvals]
+        return ts + self.rest()
+
+    def batched_args(self):
+        ts = [self.tensor(v, s.layout) for v, s in zip(self.bvals, self.prog.inputs)]
+        return ts + self.rest()
+
+    def in_axes(self):
+        return tuple([0] * self.n_in + [None] * (len(self.params) - self.n_in))
+
+    def jit(self, fn, **kw):
+        if self.static_idx is not None:
+            kw["static_argnums"] = self.static_idx
+        return nx.jit(fn, **kw)
+
+    def loss(self, f):
+        W = self.weights
+
+        def L(*args):
+            outs = f(*args)
+            tot = 0.0
+            for o, w in zip(outs, W):
+                if w is not None:
+                    tot = tot + nx.sum(o * nx.asarray(w, dtype=o.dtype))
+            return tot
+        return L
+
+    def tangents(self, batch=False):
+        rng = np.random.default_rng(self.prog.seed + 11)
+        vals = self.bvals if batch else self.vals
+        return [rng.uniform(-1, 1, v.shape) for v in vals]
+
+    # ------------------------------------------------------------------ references
+    def ref(self, name):
+        if name not in self._refs:
+            try:
+                with self.x64():
+                    self._refs[name] = ("ok", getattr(self, "_ref_" + name)())
+            except Mismatch:
+                raise
+            except Exception as e:     # noqa: BLE001 - recorded, compared with the transform's
+                if name == "fwd":
+                    raise Invalid(f"{type(e).__name__}: {e}") from e
+                self._refs[name] = ("err", e)
+        return self._refs[name]
+
+    def _ref_fwd(self):
+        f, _ = self.make_fn()
+        args = self.args()
+        for i, (t, v) in enumerate(zip(args, self.vals)):
+            # the argument reads as the values it was made from, also through a reversed view
+            # and a pad (which address its memory from its offset, whatever its layout)
+            v = np.asarray(v, self.dt)
+            checks = [("itself", np.asarray(t), v)]
+            if v.ndim:
+                checks += [("[::-1]", np.asarray(t[::-1]), v[::-1]),
+                           ("nx.pad(x, 1)", np.asarray(nx.pad(t, 1)), np.pad(v, 1))]
+            for what, got, want in checks:
+                if not np.array_equal(got, want):
+                    raise Mismatch("input-fidelity", f"argument x{i} ({self.prog.inputs[i].layout})"
+                                   f" through {what} reads {got!r}, made from {want!r}")
+        outs = f(*args)
+        res = to_numpy(outs)
+        self.alias = _alias_table(outs, args[:self.n_in])
+        self.writable = [_writable(o) for o in outs]
+        self.weights = [np.random.default_rng(self.prog.seed + 7 + k).uniform(-1, 1, np.shape(o))
+                        if np.asarray(o).dtype.kind == "f" else None for k, o in enumerate(res)]
+        return res
+
+    def _ref_fwd_new_consts(self):
+        f, _ = self.make_fn([c + 1 for c in self.consts])
+        return to_numpy(f(*self.args()))
+
+    def _ref_grad(self):
+        f, _ = self.make_fn()
+        return to_numpy(nx.grad(self.loss(f), argnums=self.argnums)(*self.args()))
+
+    def _ref_jvp(self):
+        f, _ = self.make_fn()
+        args = self.args()
+        rest = args[self.n_in:]
+        tans = [self.tensor(t, "c") for t in self.tangents()]
+        out, tout = nx.jvp(lambda *t: f(*t, *rest), args[:self.n_in], tans)
+        return to_numpy(tout)
+
+    def _hvp(self, f, jit_outer=False, jit_inner=False):
+        L = self.loss(f)
+        if jit_inner:
+            L = self.jit(L)
+        gL = nx.grad(L, argnums=self.argnums)
+        args = self.args()
+        rest = args[self.n_in:]
+        tans = [self.tensor(t, "c") for t in self.tangents()]
+
+        def h(*t):
+            return nx.jvp(lambda *u: gL(*u, *rest), t, tans)[1]
+        if jit_outer:
+            h = nx.jit(h)
+        return to_numpy(h(*args[:self.n_in]))
+
+    def _ref_hvp(self):
+        f, _ = self.make_fn()
+        return self._hvp(f)
+
+    def _per_example(self, fn_of_f):
+        outs = []
+        for b in range(BATCH):
+            f, _ = self.make_fn()
+            outs.append(fn_of_f(f, self.example_args(b)))
+        return _stack(outs)
+
+    def _ref_vfwd(self):
+        return self._per_example(lambda f, a: to_numpy(f(*a)))
+
+    def _ref_vgrad(self):
+        return self._per_example(
+            lambda f, a: to_numpy(nx.grad(self.loss(f), argnums=self.argnums)(*a)))
+
+    def _ref_vjvp(self):
+        tb = self.tangents(batch=True)
+
+        def one(b):
+            f, _ = self.make_fn()
+            a = self.example_args(b)
+            rest = a[self.n_in:]
+            return to_numpy(nx.jvp(lambda *t: f(*t, *rest), a[:self.n_in],
+                                   [self.tensor(t[b], "c") for t in tb])[1])
+        return _stack([one(b) for b in range(BATCH)])
+
+
+def _stack(per):
+    if isinstance(per[0], (list, tuple)):
+        return [_stack([p[i] for p in per]) for i in range(len(per[0]))]
+    return np.stack([np.asarray(p) for p in per])
+
+
+def _alias_table(outs, args):
+    """Which outputs share memory with which tensor arguments and with each other."""
+    tab = set()
+    for i, o in enumerate(outs):
+        if not isinstance(o, nx.Tensor):
+            continue
+        for j, a in enumerate(args):
+            if nx.shares_memory(o, a):
+                tab.add(("arg", i, j))
+        for k in range(i):
+            if isinstance(outs[k], nx.Tensor) and nx.shares_memory(o, outs[k]):
+                tab.add(("out", i, k))
+    return tab
+
+
+def _writable(o):
+    try:
+        return bool(np.asarray(o).flags.writeable)
+    except Exception:       # noqa: BLE001
+        return None
+
+
+# ---------------------------------------------------------------------------------- modes
+def _fwd_check(ctx, got, mode, want_key="fwd"):
+    _, want = ctx.ref(want_key)
+    compare(to_numpy(got), want, exact=ctx.exact, dtype=ctx.prog.dtype)
+
+
+def m_jit(ctx):
+    f, _ = ctx.make_fn()
+    args = ctx.args()
+    outs = ctx.jit(f)(*args)
+    _fwd_check(ctx, outs, "jit")
+    tab = _alias_table(outs, args[:ctx.n_in])
+    extra = tab - ctx.alias
+    if extra:
+        raise Mismatch("alias-extra", f"jit's results share memory where eager's do not: "
+                       f"{sorted(extra)} (('arg', out, arg) / ('out', out, out))")
+    missing = ctx.alias - tab
+    if missing:
+        raise Mismatch("alias-missing", f"eager's results share memory, jit's do not: "
+                       f"{sorted(missing)}")
+    for i, o in enumerate(outs):
+        if ctx.writable[i] and _writable(o) is False:
+            raise Mismatch("readonly", f"output {i} is read-only under jit, writable eagerly")
+
+
+def m_jit_jit(ctx):
+    f, _ = ctx.make_fn()
+    _fwd_check(ctx, nx.jit(ctx.jit(f), **({"static_argnums": ctx.static_idx}
+                                         if ctx.static_idx is not None else {}))(*ctx.args()),
+               "jit(jit)")
+
+
+def _wrap(g):
+    @functools.wraps(g)
+    def wrapped(*a):
+        return tuple(o * 2 for o in g(*a))
+    return wrapped
+
+
+def m_jit_wrap_jit(ctx):
+    f, _ = ctx.make_fn()
+    want = to_numpy(_wrap(f)(*ctx.args()))
+    got = to_numpy(ctx.jit(_wrap(ctx.jit(f)))(*ctx.args()))
+    ctx.ref("fwd")
+    compare(got, want, exact=ctx.exact, dtype=ctx.prog.dtype)
+
+
+def _twin(ctx, warm):
+    f, _ = ctx.make_fn()
+    jf = ctx.jit(f)
+    with contextlib.suppress(Exception):
+        warm(jf)
+    _fwd_check(ctx, jf(*ctx.args()), "jit:twin")
+
+
+def m_jit_twin_x64(ctx):
+    """The jitted function called first in the other x64 mode, then in the program's: the
+    trace cache must tell the modes apart."""
+    def warm(jf):
+        with ctx.x64(not ctx.prog.x64):
+            jf(*ctx.args())
+    _twin(ctx, warm)
+
+
+def m_jit_twin_static(ctx):
+    """Called first with the static argument's twin (1.0 for 1, 2 for 2.0): the cache must
+    tell 1 from 1.0."""
+    if ctx.prog.static is None:
+        return
+
+    def warm(jf):
+        s = ctx.prog.static
+        # the twin of 1 is 1.0 and back (equal as dict keys: the very confusion looked for)
+        jf(*ctx.args()[:ctx.n_in], *ctx.rest(static=float(s) if isinstance(s, int) else int(s)))
+    _twin(ctx, warm)
+
+
+def m_jit_donate(ctx):
+    f, _ = ctx.make_fn()
+    jf = ctx.jit(f, donate_argnums=(0,))
+    np0 = np.asarray(ctx.vals[0], ctx.dt).copy()
+    before = np0.copy()
+    args = ctx.args()
+    args[0] = nx.asarray(np0)
+    outs = to_numpy(jf(*args))
+    _fwd_check(ctx, outs, "jit:donate")
+    if not np.array_equal(np0, before, equal_nan=True):
+        raise Mismatch("donate-numpy", "the caller's NumPy array under a donated argument "
+                       "changed")
+    try:
+        now = np.asarray(args[0]).copy()
+    except Exception:      # noqa: BLE001 - a donated tensor may refuse to be read: fine
+        return
+    if not np.array_equal(now, before, equal_nan=True):
+        raise Mismatch("donate-silent", "a donated argument reads as other values afterwards "
+                       "instead of raising")
+
+
+def m_jit_capture(ctx):
+    """Write into the captured constants after the first call: the next call must give either
+    all trace-time values (JAX's rule) or all new ones, never a mixture."""
+    if not ctx.prog.consts:
+        return
+    f, ns = ctx.make_fn()
+    jf = ctx.jit(f)
+    _fwd_check(ctx, jf(*ctx.args()), "jit:capture")
+    for i in range(len(ctx.prog.consts)):
+        c = ns[f"C{i}"]
+        c += 1
+    got = to_numpy(jf(*ctx.args()))
+    with ctx.x64():
+        new = ctx.ref("fwd_new_consts")
+    try:
+        compare(got, ctx.ref("fwd")[1], exact=ctx.exact, dtype=ctx.prog.dtype)
+    except Mismatch as e1:
+        if new[0] == "ok":
+            try:
+                compare(got, new[1], exact=ctx.exact, dtype=ctx.prog.dtype)
+                return
+            except Mismatch:
+                pass
+        raise Mismatch("capture", "after writing into the captured constants the jitted "
+                       "function gives neither the trace-time nor the new values: " + e1.detail)
+
+
+def _vmap_mode(wrap):
+    def mode(ctx):
+        f, _ = ctx.make_fn()
+        g = wrap(ctx, f)
+        got = to_numpy(g(*ctx.batched_args()))
+        ctx.ref("fwd")
+        st, want = ctx.ref("vfwd")
+        _expect(st, want, got, ctx, exact=ctx.exact)
+    return mode
+
+
+def _expect(st, want, got, ctx, exact=False):
+    if st == "err" and isinstance(want, E.ModifiedInPlaceError):
+        return      # eager's tape refuses a write into a concrete tensor it recorded (README);
+                    # a trace rebinds instead, so the transformation may well succeed
+    if st == "err":
+        raise Mismatch("exception-missing", f"eager raises {type(want).__name__}: {want}; the "
+                       "transformation returns values")
+    compare(got, want, exact=exact, dtype=ctx.prog.dtype)
+
+
+def _grad_mode(build, ref="grad"):
+    def mode(ctx):
+        ctx.ref("fwd")
+        if not any(w is not None for w in ctx.weights):
+            return
+        f, _ = ctx.make_fn()
+        st, want = ctx.ref(ref)
+        try:
+            got = build(ctx, f)
+        except Exception as e:   # noqa: BLE001
+            if st == "err" and isinstance(e, type(want)):
+                return
+            raise
+        _expect(st, want, to_numpy(got), ctx)
+    return mode
+
+
+def _grad(ctx, L):
+    return nx.grad(L, argnums=ctx.argnums)
+
+
+def _vjp_apply(ctx, f, args, jit_inner=False):
+    """A function of the tensor arguments: the VJP of f with the loss's weights as cotangents
+    (so it equals the loss's gradient)."""
+    rest = args[ctx.n_in:]
+    g = ctx.jit(f) if jit_inner else f
+
+    def run(*t):
+        out, back = nx.vjp(lambda *u: g(*u, *rest), *t)
+        c = tuple(nx.asarray(w, dtype=o.dtype) if w is not None else nx.zeros_like(o)
+                  for o, w in zip(out, ctx.weights))
+        return back(c)
+    return run
+
+
+def _fd_applies(ctx):
+    """Finite differences mean something: float64, and no value near 1e300 (a step of 1e-5
+    vanishes when added to it)."""
+    p = ctx.prog
+    # Inputs drawn at ties and kinks on purpose meet the non-smooth ops' conventions there
+    # (JAX's, the README's): a tie splits the derivative equally, sort's tangent follows the
+    # stable order.  Those are not directional derivatives where the function is locally
+    # constant or linear across the kink (clip(clip(x) + 1) at x = -0.5; the middle of three
+    # tied values in sort), which one-sided differences cannot tell from a smooth point; such
+    # programs are compared between transformations only, not with finite differences.
+    hard = any(s.values in ("ties", "zeros", "same") for s in p.inputs)
+    rough = any(not OPS_BY_TAG[t].smooth for t in p.tags if t in OPS_BY_TAG)
+    return (p.dtype == "float64" and "mul_1e300" not in p.tags
+            and not (p.scalar is not None and abs(p.scalar) > 1e6)
+            and not (hard and rough))
+
+
+def m_grad_fd(ctx):
+    """Eager grad against float64 central differences along a random direction."""
+    if not _fd_applies(ctx):
+        return
+    ctx.ref("fwd")
+    if not any(w is not None for w in ctx.weights):
+        return
+    st, g = ctx.ref("grad")
+    if st == "err":
+        return
+    v = ctx.tangents()
+    f, _ = ctx.make_fn()
+    L = ctx.loss(f)
+    rest = ctx.rest()
+
+    def at(h):
+        with ctx.x64():
+            ts = [ctx.tensor(x + h * d, s.layout)
+                  for x, d, s in zip(ctx.vals, v, ctx.prog.inputs)]
+            return np.asarray(L(*ts, *rest), np.float64)
+    got = sum(np.sum(np.asarray(gi, np.float64) * d) for gi, d in zip(g, v))
+    fd_check(np.asarray(got), at, 1e-5, "grad . v")
+
+
+def m_jvp_fd(ctx):
+    if not _fd_applies(ctx):
+        return
+    ctx.ref("fwd")
+    st, tout = ctx.ref("jvp")
+    if st == "err":
+        return
+    v = ctx.tangents()
+    f, _ = ctx.make_fn()
+    rest = ctx.rest()
+    for k, w in enumerate(ctx.weights):
+        if w is None:
+            continue
+
+        def at(h, k=k):
+            with ctx.x64():
+                ts = [ctx.tensor(x + h * d, s.layout)
+                      for x, d, s in zip(ctx.vals, v, ctx.prog.inputs)]
+                return np.asarray(f(*ts, *rest)[k], np.float64)
+        fd_check(np.asarray(tout[k]), at, 1e-5, f"jvp output {k}")
+
+
+def m_hvp_fd(ctx):
+    if not _fd_applies(ctx):
+        return
+    ctx.ref("fwd")
+    if not any(w is not None for w in ctx.weights):
+        return
+    st, hv = ctx.ref("hvp")
+    if st == "err":
+        return
+    v = ctx.tangents()
+    f, _ = ctx.make_fn()
+    gL = nx.grad(ctx.loss(f), argnums=ctx.argnums)
+    rest = ctx.rest()
+    for k in range(ctx.n_in):
+        def at(h, k=k):
+            with ctx.x64():
+                ts = [ctx.tensor(x + h * d, s.layout)
+                      for x, d, s in zip(ctx.vals, v, ctx.prog.inputs)]
+                return np.asarray(gL(*ts, *rest)[k], np.float64)
+        fd_check(np.asarray(hv[k]), at, 1e-4, f"hvp (jvp of grad) w.r.t. x{k}")
+
+
+def _jvp_build(jit_outer=False, jit_inner=False):
+    def build(ctx, f):
+        args = ctx.args()
+        rest = args[ctx.n_in:]
+        g = ctx.jit(f) if jit_inner else f
+        tans = [ctx.tensor(t, "c") for t in ctx.tangents()]
+
+        def run(*t):
+            return nx.jvp(lambda *u: g(*u, *rest), t, tans)[1]
+        if jit_outer:
+            run = nx.jit(run)
+        return run(*args[:ctx.n_in])
+    return build
+
+
+def _vmap_grad(ctx, f, order):
+    ax = ctx.in_axes()
+    L = ctx.loss(f)
+    if order == "vmap(grad)":
+        g = nx.vmap(_grad(ctx, L), in_axes=ax)
+    elif order == "vmap(grad(jit))":
+        g = nx.vmap(_grad(ctx, ctx.jit(L)), in_axes=ax)
+    elif order == "vmap(jit(grad))":
+        g = nx.vmap(ctx.jit(_grad(ctx, L)), in_axes=ax)
+    elif order == "jit(vmap(grad))":
+        g = ctx.jit(nx.vmap(_grad(ctx, L), in_axes=ax))
+    else:
+        inner = nx.vmap(L, in_axes=ax)
+        if order == "grad(jit(vmap))":
+            inner = ctx.jit(inner)
+
+        def total(*a):
+            return nx.sum(inner(*a))
+        g = _grad(ctx, total)
+    return g(*ctx.batched_args())
+
+
+def _vmap_jvp(ctx, f, order):
+    ax = ctx.in_axes()
+    tb = [ctx.tensor(t, "c") for t in ctx.tangents(batch=True)]
+    args = ctx.batched_args()
+    rest = args[ctx.n_in:]
+    if order == "vmap(jvp)":
+        def one(*a):
+            t, r = a[:ctx.n_in], a[ctx.n_in:ctx.n_in * 2]
+            return nx.jvp(lambda *u: f(*u, *rest), t, r)[1]
+        return nx.vmap(one, in_axes=(0,) * (2 * ctx.n_in))(*args[:ctx.n_in], *tb)
+    vf = nx.vmap(lambda *u: f(*u, *rest), in_axes=(0,) * ctx.n_in)
+    return nx.jvp(vf, args[:ctx.n_in], tb)[1]
+
+
+MODES = {
+    "jit": m_jit,
+    "jit(jit)": m_jit_jit,
+    "jit(wrap(jit))": m_jit_wrap_jit,
+    "jit:twin-x64": m_jit_twin_x64,
+    "jit:twin-static": m_jit_twin_static,
+    "jit:donate": m_jit_donate,
+    "jit:capture": m_jit_capture,
+    "vmap": _vmap_mode(lambda c, f: nx.vmap(f, in_axes=c.in_axes())),
+    "vmap(jit)": _vmap_mode(lambda c, f: nx.vmap(c.jit(f), in_axes=c.in_axes())),
+    "jit(vmap)": _vmap_mode(lambda c, f: c.jit(nx.vmap(f, in_axes=c.in_axes()))),
+    "jit(vmap(jit))": _vmap_mode(lambda c, f: c.jit(nx.vmap(c.jit(f), in_axes=c.in_axes()))),
+    "grad": m_grad_fd,
+    "jit(grad)": _grad_mode(lambda c, f: c.jit(_grad(c, c.loss(f)))(*c.args())),
+    "grad(jit)": _grad_mode(lambda c, f: _grad(c, c.jit(c.loss(f)))(*c.args())),
+    "jit(grad(jit))": _grad_mode(
+        lambda c, f: c.jit(_grad(c, c.jit(c.loss(f))))(*c.args())),
+    "value_and_grad(jit)": _grad_mode(
+        lambda c, f: nx.value_and_grad(c.jit(c.loss(f)), argnums=c.argnums)(*c.args())[1]),
+    "vjp": _grad_mode(lambda c, f: _vjp_apply(c, f, c.args())(*c.args()[:c.n_in])),
+    "vjp(jit)": _grad_mode(
+        lambda c, f: _vjp_apply(c, f, c.args(), jit_inner=True)(*c.args()[:c.n_in])),
+    "jit(vjp)": _grad_mode(
+        lambda c, f: nx.jit(_vjp_apply(c, f, c.args()))(*c.args()[:c.n_in])),
+    "vmap(grad)": _grad_mode(lambda c, f: _vmap_grad(c, f, "vmap(grad)"), ref="vgrad"),
+    "grad(vmap)": _grad_mode(lambda c, f: _vmap_grad(c, f, "grad(vmap)"), ref="vgrad"),
+    "vmap(grad(jit))": _grad_mode(lambda c, f: _vmap_grad(c, f, "vmap(grad(jit))"),
+                                  ref="vgrad"),
+    "vmap(jit(grad))": _grad_mode(lambda c, f: _vmap_grad(c, f, "vmap(jit(grad))"),
+                                  ref="vgrad"),
+    "jit(vmap(grad))": _grad_mode(lambda c, f: _vmap_grad(c, f, "jit(vmap(grad))"),
+                                  ref="vgrad"),
+    "grad(jit(vmap))": _grad_mode(lambda c, f: _vmap_grad(c, f, "grad(jit(vmap))"),
+                                  ref="vgrad"),
+    "jvp": m_jvp_fd,
+    "jit(jvp)": _grad_mode(_jvp_build(jit_outer=True), ref="jvp"),
+    "jvp(jit)": _grad_mode(_jvp_build(jit_inner=True), ref="jvp"),
+    "vmap(jvp)": _grad_mode(lambda c, f: _vmap_jvp(c, f, "vmap(jvp)"), ref="vjvp"),
+    "jvp(vmap)": _grad_mode(lambda c, f: _vmap_jvp(c, f, "jvp(vmap)"), ref="vjvp"),
+    "hvp": m_hvp_fd,
+    "jit(hvp)": _grad_mode(lambda c, f: c._hvp(f, jit_outer=True), ref="hvp"),
+    "hvp(jit)": _grad_mode(lambda c, f: c._hvp(f, jit_inner=True), ref="hvp"),
+}
+
+
+class Failure:
+    def __init__(self, mode, kind, detail):
+        self.mode, self.kind, self.detail = mode, kind, detail
+
+    @property
+    def key(self):
+        return f"{self.mode} / {self.kind}"
+
+    def __repr__(self):
+        return f"Failure({self.key}: {self.detail[:200]})"
+
+
+def run_mode(ctx, mode):
+    """None, or the Failure of this mode on this program."""
+    prog = ctx.prog
+    try:
+        with ctx.x64():
+            MODES[mode](ctx)
+    except Invalid:
+        raise
+    except Mismatch as m:
+        return Failure(mode, m.kind, m.detail)
+    except Exception as e:     # noqa: BLE001 - every other exception is compared with eager's
+        if _is_refusal(prog, mode, e):
+            return None
+        name = type(e).__name__
+        msg = str(e).split("\n")[0][:300]
+        kind = "exception:" + name
+        if isinstance(e, (SystemError, MemoryError, AssertionError, AttributeError, KeyError,
+                          IndexError, NameError, UnboundLocalError)):
+            kind = "internal-error:" + name
+        return Failure(mode, kind, f"{name}: {msg}")
+    return None
+
+
+def run_program(prog, modes, exact=True):
+    """Run the program under each mode; returns (failures, invalid_reason or None).
+    ``exact=False`` compares forward values within the float tolerance only."""
+    ctx = Ctx(prog, exact)
+    try:
+        with ctx.x64():
+            ctx.ref("fwd")
+    except Invalid as e:
+        # the generator writes only programs that are valid in JAX: an eager exception is a
+        # failure too (lax's carry promotion, memory addressing, ...)
+        return [Failure("eager", "exception:" + str(e).split(":")[0], str(e)[:400])], None
+    except Mismatch as m:
+        return [Failure("eager", m.kind, m.detail)], None
+    fails = []
+    for mode in modes:
+        try:
+            f = run_mode(ctx, mode)
+        except Invalid as e:
+            return fails, str(e)
+        if f is not None:
+            fails.append(f)
+    return fails, None
