@@ -49,6 +49,7 @@ from nx_rune import primitives as P
 from nx_rune import writes
 from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
+from nx_rune.autodiff.pytree import tree_unflatten as _tree_unflatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
 from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,
                             TracerArrayConversionError, UnexpectedTracerError)
@@ -57,7 +58,7 @@ from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
            "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
-           "VALUES_UNUSED"]
+           "VALUES_UNUSED", "write_back"]
 
 _var = P._interpreter
 _INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
@@ -291,6 +292,22 @@ def _write_through(t, what):
             valid.append(other)
         else:
             other._interp = _StaleLevel(level, what)
+
+
+def write_back(target, value, what):
+    """After a transformed call: ``target``, an argument at the level below the
+    transformation (a Tensor, or a tracer of an enclosing one), gets ``value``, the final
+    value the function left in it by writing in place (``x += 1``, ``x[i] = v``, a write
+    through a view), as ``target[...] = value``: a Tensor's memory is written (a view of a
+    bigger array writes into it, a tensor made from a NumPy array writes into that array), a
+    tracer is rebound (so that an enclosing transformation writes back in turn).  Memory that
+    refuses writes (read-only, broadcast) raises what the eager write raises, with ``what``
+    (the transformation and the argument) in front."""
+    try:
+        target[...] = value
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{what}: writing back the value the function wrote into this "
+                      f"argument: {e}") from None
 
 
 # -- tracers -------------------------------------------------------------------------------
@@ -658,6 +675,57 @@ class Tape(Interpreter):
             else:
                 res.append(o)
         return res
+
+    def keep_saved(self, x):
+        """``x`` (a value of the parent level) is about to be written in place after this
+        tape recorded its entries (the write-back of an argument, ``_write_back`` of the API):
+        every value an entry saved that shares x's memory (a Tensor) or that is x or one of its
+        linked views (a tracer, which the write rebinds) is replaced by a copy of its values
+        now, so that the backward and forward passes run later (vjp, linearize) read what the
+        function read instead of raising ModifiedInPlaceError."""
+        if isinstance(x, Tensor):
+            rx = writes.region_of(x)
+            if rx is None:
+                return
+
+            def hit(v):
+                if not isinstance(v, Tensor):
+                    return False
+                r = writes.region_of(v)
+                return r is not None and r.overlaps(rx)
+        else:
+            group = {id(x)} | {id(r()) for r in (getattr(x, "_alias", None) or ())}
+
+            def hit(v):
+                return id(v) in group
+        copies = {}
+
+        def keep(v):
+            if not isinstance(v, ArrayBase) or not hit(v):
+                return v
+            c = copies.get(id(v))
+            if c is None:
+                c = copies[id(v)] = (v, ops.copy(v))    # (v kept alive: its id stays unique)
+            return c[1]
+
+        entries = self.tape
+        for k, e in enumerate(entries):
+            if e is None or e.__class__ is _Proj:
+                continue
+            if e.__class__ is tuple:
+                prim, params, primals, idxs, out = e
+                new = [keep(p) for p in primals]
+                kept = keep(out)
+                if kept is not out or any(a is not b for a, b in zip(new, primals)):
+                    entries[k] = (prim, params, type(primals)(new), idxs, kept)
+                continue
+            primals = getattr(e, "primals", None)
+            if isinstance(primals, (list, tuple)):
+                e.primals = type(primals)(keep(p) for p in primals)
+            res = getattr(e, "res", None)
+            if res is not None:
+                leaves, td = tree_flatten(res)
+                e.res = _tree_unflatten(td, [keep(v) for v in leaves])
 
     def forward(self, seeds):
         """Tangents of every tape position from ``seeds`` [(position, tangent)] (linearize)."""

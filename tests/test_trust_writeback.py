@@ -1,0 +1,306 @@
+"""In-place writes into a transformed function's arguments reach the caller's arrays.
+
+nx_rune arrays are mutable: eagerly ``f(x)`` with ``x += 1`` (or ``x[i] = v``, ``nx.assign``,
+a write through a view of x) leaves x written.  Every transformation keeps that: the final
+value is written back into the argument after the call (jit: also on a cache hit; nested
+transformations compose).  Expected values come from the eager call on a fresh copy (NumPy
+arithmetic on the same values), never from the transformed call.
+"""
+import numpy as np
+import pytest
+
+import nx_rune as nx
+
+F32 = np.float32
+
+
+# -- write kinds: each f writes its argument and returns a scalar depending on it ---------------
+
+def w_iadd(x):
+    x += 1
+    return nx.sum(x * x)
+
+
+def w_setitem(x):
+    x[1] = 5.0
+    return nx.sum(x * x)
+
+
+MASK = np.array([False, True, False, True])
+
+
+def w_mask(x):
+    x[MASK] = 0.25
+    return nx.sum(x * 3)
+
+
+def w_assign(x):
+    nx.assign(x, x * 2)
+    return nx.sum(x)
+
+
+def w_view(x):
+    y = x[1:]
+    y += 1
+    return nx.sum(x * x)
+
+
+def w_read_after(x):
+    x *= 3
+    r = nx.sum(x * x)
+    return r
+
+
+def w_twice(x):
+    x += 1
+    x[0] = x[1] * 2
+    return nx.sum(x)
+
+
+SCALAR_FNS = [w_iadd, w_setitem, w_mask, w_assign, w_view, w_read_after, w_twice]
+
+
+def base_values():
+    return np.array([0.25, 1.0, 2.0, 3.0], F32)
+
+
+def layouts():
+    """(name, make): make() -> (tensor argument, thing to read back as the caller sees it)."""
+    def contiguous():
+        t = nx.asarray(base_values().copy())
+        return t, lambda: t.numpy().copy()
+
+    def view_of_bigger():
+        big = nx.asarray(np.concatenate([[9.0], base_values(), [9.0]]).astype(F32))
+        t = big[1:5]
+        return t, lambda: big.numpy().copy()      # the write must land in the base
+
+    def from_numpy():
+        arr = base_values().copy()
+        t = nx.asarray(arr)
+        return t, lambda: arr.copy()              # the NumPy array sees the write
+    return [("contiguous", contiguous), ("view", view_of_bigger), ("numpy", from_numpy)]
+
+
+LAYOUTS = layouts()
+
+
+def eager(f, make):
+    t, read = make()
+    out = f(t)
+    return np.asarray(out.numpy()), read()
+
+
+@pytest.mark.parametrize("f", SCALAR_FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda l: l[0])
+def test_jit_writes_back(f, layout):
+    want_out, want_arg = eager(f, layout[1])
+    jf = nx.jit(f)
+    for call in range(2):          # the second call hits the cache: it writes back too
+        t, read = layout[1]()
+        out = jf(t)
+        np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-6)
+        np.testing.assert_array_equal(read(), want_arg)
+    assert jf.cache_info().hits == 1
+
+
+@pytest.mark.parametrize("f,T", [(f, T) for f in SCALAR_FNS for T in (
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
+    "checkpoint")],
+    ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda l: l[0])
+def test_autodiff_writes_back(f, layout, T):
+    _, want_arg = eager(f, layout[1])
+    t, read = layout[1]()
+    if T == "grad":
+        nx.grad(f)(t)
+    elif T == "value_and_grad":
+        nx.value_and_grad(f)(t)
+    elif T == "vjp":
+        out, pull = nx.vjp(f, t)
+        pull(nx.asarray(F32(1)))       # the pullback still works after the write-back
+    elif T == "jvp":
+        nx.jvp(f, (t,), (nx.ones_like(t),))
+    elif T == "linearize":
+        _, fj = nx.linearize(f, t)
+        fj(nx.ones_like(t))
+    elif T == "jacrev":
+        nx.jacrev(f)(t)
+    elif T == "jacfwd":
+        nx.jacfwd(f)(t)
+    elif T == "hessian":
+        nx.hessian(f)(t)
+    elif T == "checkpoint":
+        nx.grad(nx.checkpoint(f))(t)
+    np.testing.assert_array_equal(read(), want_arg)
+
+
+def test_grad_value_unchanged_by_write_back():
+    # d/dx sum((x + 1)^2) = 2 (x + 1), at the argument's value before the call
+    x = nx.asarray(base_values())
+    g = nx.grad(w_iadd)(x)
+    np.testing.assert_allclose(g.numpy(), 2 * (base_values() + 1), rtol=1e-6)
+    np.testing.assert_array_equal(x.numpy(), base_values() + 1)
+
+
+def test_vjp_pullback_uses_values_before_write():
+    def f(x):
+        y = x * x
+        x += 1
+        return nx.sum(y * x)
+    x = nx.asarray(base_values())
+    out, pull = nx.vjp(f, x)
+    (g,) = pull(nx.asarray(F32(1)))
+    v = base_values().astype(np.float64)
+    # d/dx sum(x^2 (x + 1)) = 3 x^2 + 2 x
+    np.testing.assert_allclose(g.numpy(), 3 * v * v + 2 * v, rtol=1e-5)
+    np.testing.assert_array_equal(x.numpy(), base_values() + 1)
+
+
+# -- outputs that are the argument itself or a view of it --------------------------------------
+
+def r_self(x):
+    x += 1
+    return x
+
+
+def r_view(x):
+    x[0] = 7.0
+    return x[1:]
+
+
+def r_view_write(x):
+    y = x[1:]
+    y += 1
+    return x
+
+
+@pytest.mark.parametrize("f", [r_self, r_view, r_view_write], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda l: l[0])
+def test_jit_returned_argument_aliases_it(f, layout):
+    t0, read0 = layout[1]()
+    want_out = f(t0).numpy().copy()
+    want_arg = read0()
+    jf = nx.jit(f)
+    for call in range(2):
+        t, read = layout[1]()
+        out = jf(t)
+        np.testing.assert_array_equal(out.numpy(), want_out)
+        np.testing.assert_array_equal(read(), want_arg)
+        if f is r_self or f is r_view_write:
+            assert out is t
+        # as eagerly, a write through the result reaches the argument
+        out[...] = 42.0
+        assert np.all(np.asarray(t.numpy())[-1] == 42.0)
+
+
+# -- pytrees, donation, python numbers ---------------------------------------------------------
+
+def test_jit_pytree_arguments():
+    def f(d, xs):
+        d["a"] += 1
+        xs[1][0] = 9.0
+        return nx.sum(d["a"]) + nx.sum(xs[0])
+    mk = lambda: ({"a": nx.zeros(3), "b": nx.ones(2)}, [nx.ones(2), nx.zeros(2)])
+    d0, xs0 = mk()
+    want = f(d0, xs0).numpy()
+    jf = nx.jit(f)
+    for _ in range(2):
+        d, xs = mk()
+        np.testing.assert_allclose(jf(d, xs).numpy(), want)
+        np.testing.assert_array_equal(d["a"].numpy(), [1, 1, 1])
+        np.testing.assert_array_equal(d["b"].numpy(), [1, 1])
+        np.testing.assert_array_equal(xs[1].numpy(), [9, 0])
+        np.testing.assert_array_equal(xs[0].numpy(), [1, 1])
+
+
+def test_jit_donated_written_argument_is_deleted():
+    def f(x):
+        x += 1
+        return x * 2
+    jf = nx.jit(f, donate_argnums=0)
+    x = nx.zeros(3)
+    out = jf(x)
+    np.testing.assert_array_equal(out.numpy(), [2, 2, 2])
+    with pytest.raises(nx.errors.DonatedArrayError):
+        x.numpy()
+
+
+def test_jit_python_number_argument():
+    def f(x, s):
+        s += 1
+        x += s
+        return x
+    x = nx.zeros(2)
+    out = nx.jit(f)(x, 1.0)
+    np.testing.assert_array_equal(x.numpy(), [2, 2])
+    assert out is x
+
+
+def test_jit_read_only_argument_raises_as_eager():
+    arr = np.zeros(3, F32)
+    arr.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        w_iadd(nx.asarray(arr))
+    with pytest.raises(ValueError, match="jit\\(w_iadd\\).*read-only"):
+        nx.jit(w_iadd)(nx.asarray(arr))
+    np.testing.assert_array_equal(arr, 0)
+
+
+# -- vmap ------------------------------------------------------------------------------------------
+
+def test_vmap_writes_back_axis0_and_axis1():
+    a = np.arange(6, dtype=F32).reshape(2, 3)
+    x = nx.asarray(a.copy())
+    nx.vmap(w_setitem)(x)           # row i gets x[i, 1] = 5
+    want = a.copy()
+    want[:, 1] = 5
+    np.testing.assert_array_equal(x.numpy(), want)
+    x = nx.asarray(a.copy())
+    out = nx.vmap(w_iadd, in_axes=1)(x)
+    np.testing.assert_array_equal(x.numpy(), a + 1)
+    np.testing.assert_allclose(out.numpy(), ((a + 1) ** 2).sum(0))
+
+
+def test_vmap_view_argument_writes_into_base():
+    big = nx.asarray(np.zeros((3, 4), F32))
+    x = big[1:, 1:3]
+    nx.vmap(w_view)(x)
+    want = np.zeros((3, 4), F32)
+    want[1:, 2] = 1
+    np.testing.assert_array_equal(big.numpy(), want)
+
+
+def test_vmap_unbatched_argument_written_with_batched_values_raises():
+    def f(x, y):
+        x += y
+        return x
+    x = nx.zeros(3)
+    with pytest.raises(TypeError, match="cannot hold a traced value"):
+        nx.vmap(f, in_axes=(None, 0))(x, nx.ones((2, 3)))
+    np.testing.assert_array_equal(x.numpy(), 0)
+
+
+# -- nesting ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nest", ["jit(grad)", "grad(jit)", "vmap(jit)", "jit(vmap)",
+                                  "jit(jit)", "vmap(grad(jit))"])
+def test_nested_compositions(nest):
+    a = np.arange(6, dtype=F32).reshape(2, 3)
+    f = w_iadd
+    if nest == "jit(grad)":
+        T, arg, want = nx.jit(nx.grad(f)), a[0].copy(), a[0] + 1
+    elif nest == "grad(jit)":
+        T, arg, want = nx.grad(nx.jit(f)), a[0].copy(), a[0] + 1
+    elif nest == "vmap(jit)":
+        T, arg, want = nx.vmap(nx.jit(f)), a.copy(), a + 1
+    elif nest == "jit(vmap)":
+        T, arg, want = nx.jit(nx.vmap(f)), a.copy(), a + 1
+    elif nest == "jit(jit)":
+        T, arg, want = nx.jit(nx.jit(f)), a[0].copy(), a[0] + 1
+    else:
+        T, arg, want = nx.vmap(nx.grad(nx.jit(f))), a.copy(), a + 1
+    for _ in range(2):
+        x = nx.asarray(arg.copy())
+        T(x)
+        np.testing.assert_array_equal(x.numpy(), want)
