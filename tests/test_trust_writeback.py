@@ -304,3 +304,120 @@ def test_nested_compositions(nest):
         x = nx.asarray(arg.copy())
         T(x)
         np.testing.assert_array_equal(x.numpy(), want)
+
+
+# -- outputs of vjp / jvp / linearize that are the written argument ----------------------------
+
+@pytest.mark.parametrize("T", ["vjp", "jvp", "linearize"])
+def test_autodiff_returned_argument_is_the_argument(T):
+    x = nx.asarray(base_values())
+    if T == "vjp":
+        out, _ = nx.vjp(r_self, x)
+    elif T == "jvp":
+        out, _ = nx.jvp(r_self, (x,), (nx.ones_like(x),))
+    else:
+        out, _ = nx.linearize(r_self, x)
+    assert out is x
+    np.testing.assert_array_equal(x.numpy(), base_values() + 1)
+
+
+# -- nx.assign on traced values --------------------------------------------------------------------
+
+def test_assign_under_grad_differentiates_the_written_value():
+    # f(x) = sum(2 x) after nx.assign(x, 2 x): the gradient is 2 (before the fix, assign wrote
+    # the primal's memory and the tape never saw the write: gradient 1)
+    x = nx.asarray(base_values())
+    g = nx.grad(w_assign)(x)
+    np.testing.assert_array_equal(g.numpy(), np.full(4, 2, F32))
+    np.testing.assert_array_equal(x.numpy(), base_values() * 2)
+
+
+def test_assign_under_jit_returns_the_argument():
+    def f(x):
+        return nx.assign(x, x * 2)
+    x = nx.asarray(base_values())
+    out = nx.jit(f)(x)
+    assert out is x
+    np.testing.assert_array_equal(x.numpy(), base_values() * 2)
+
+
+# -- checkpoint: a written argument read after the checkpointed call --------------------------------
+
+def test_checkpoint_written_argument_used_afterwards():
+    def w(x):
+        x *= 3
+        return nx.sum(x * x)
+
+    def g(x):
+        r = nx.checkpoint(w)(x)
+        return r + nx.sum(x * x)
+    v = base_values().astype(np.float64)
+    for T in ("grad", "vjp", "linearize"):
+        x = nx.asarray(base_values())
+        if T == "grad":
+            d = nx.grad(g)(x).numpy()
+        elif T == "vjp":
+            d = nx.vjp(g, x)[1](nx.asarray(F32(1)))[0].numpy()
+        else:
+            d = np.stack([nx.linearize(g, nx.asarray(base_values()))[1](
+                nx.asarray(np.eye(4, dtype=F32)[k])).numpy() for k in range(4)])
+            nx.linearize(g, x)
+        # g(x) = 2 sum(9 x^2): dg/dx = 36 x
+        np.testing.assert_allclose(d, 36 * v, rtol=1e-6)
+        np.testing.assert_array_equal(x.numpy(), base_values() * 3)
+
+
+# -- custom_vjp / custom_jvp functions that write their argument -------------------------------------
+
+def _custom_writers():
+    @nx.custom_vjp
+    def cv(x):
+        x += 1
+        return nx.sum(x * x)
+
+    def fwd(x):
+        x += 1
+        return nx.sum(x * x), x
+
+    def bwd(r, g):
+        return (2 * r * g,)
+    cv.defvjp(fwd, bwd)
+
+    @nx.custom_jvp
+    def cj(x):
+        x *= 2
+        return nx.sum(x)
+    cj.defjvp(lambda p, t: (nx.sum(p[0]) * 2, nx.sum(t[0]) * 2))
+    return {"custom_vjp": (cv, lambda v: v + 1, lambda v: 2 * (v + 1)),
+            "custom_jvp": (cj, lambda v: v * 2, lambda v: np.full_like(v, 2))}
+
+
+CUSTOM = _custom_writers()
+NESTS = {"jit": nx.jit, "grad": nx.grad, "jit(grad)": lambda f: nx.jit(nx.grad(f)),
+         "grad(jit)": lambda f: nx.grad(nx.jit(f)), "jit(jit)": lambda f: nx.jit(nx.jit(f)),
+         "grad(jit(jit))": lambda f: nx.grad(nx.jit(nx.jit(f)))}
+
+
+@pytest.mark.parametrize("kind", sorted(CUSTOM))
+@pytest.mark.parametrize("nest", sorted(NESTS))
+def test_custom_functions_write_back(kind, nest):
+    f, final, deriv = CUSTOM[kind]
+    v = base_values()
+    T = NESTS[nest](f)
+    for _ in range(2):
+        x = nx.asarray(v.copy())
+        out = T(x)
+        np.testing.assert_array_equal(x.numpy(), final(v))
+        if "grad" in nest:
+            np.testing.assert_allclose(out.numpy(), deriv(v), rtol=1e-6)
+
+
+@pytest.mark.parametrize("nest", ["vmap", "vmap(grad)", "jit(vmap)", "vmap(jit)"])
+def test_custom_vjp_under_vmap_writes_back(nest):
+    f = CUSTOM["custom_vjp"][0]
+    T = {"vmap": nx.vmap, "vmap(grad)": lambda f: nx.vmap(nx.grad(f)),
+         "jit(vmap)": lambda f: nx.jit(nx.vmap(f)), "vmap(jit)": lambda f: nx.vmap(nx.jit(f))}
+    a = np.arange(6, dtype=F32).reshape(2, 3)
+    x = nx.asarray(a.copy())
+    T[nest](f)(x)
+    np.testing.assert_array_equal(x.numpy(), a + 1)

@@ -294,8 +294,11 @@ def _write_back(made, fname, tape=None):
     """After the transformed call: each argument whose tracer the function rebound (wrote in
     place: ``x += 1``, ``x[i] = v``, through a view) gets its final primal value written
     back (``core.write_back``), as the eager call leaves it.  ``tape``: a tape whose backward
-    pass runs later (vjp, linearize): the entries that saved the argument itself keep a copy
-    of its values, so that the write-back does not invalidate them."""
+    pass runs later (vjp, linearize): the values its entries saved that share the argument's
+    memory are copied first (``Tape.keep_saved``), so that the write-back does not invalidate
+    them.  Returns None, or ``{id(final value): (final value, argument)}`` for
+    ``_as_written``."""
+    written = None
     for x, t, what in made:
         final = t.primal
         if final is x:
@@ -303,6 +306,19 @@ def _write_back(made, fname, tape=None):
         if tape is not None:
             tape.keep_saved(x)
         write_back(x, final, f"{fname}: {what}")
+        if written is None:
+            written = {}
+        written[id(final)] = (final, x)
+    return written
+
+
+def _as_written(values, written):
+    """``values`` (output primals) where an output is the final value of a written argument:
+    that argument itself, which now holds it (eagerly ``return x`` after ``x += 1`` gives
+    x)."""
+    if not written:
+        return values
+    return [written.get(id(v), (None, v))[1] for v in values]
 
 
 class _Input:
@@ -484,7 +500,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "vjp", tape.new_input,
                                  require_float=False, made=made)
     out = call_finishing(tape, f, *args)
-    _write_back(made, "vjp", tape)
+    written = _write_back(made, "vjp", tape)
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "vjp")
@@ -492,6 +508,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     outs, out_td = _flatten(out)
     outs = [_arr(o, "vjp") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
+    values_out = _as_written(values, written)
     # per output leaf: (tape position, primal value) when it is ours, else None (no seed)
     seeds_of = [(o._idx, v) if _ours(o, tape) else None for o, v in zip(outs, values)]
     # one float array in, one array out that depends on it (the common case): vjp_fn takes
@@ -558,7 +575,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             return (_unflatten(inputs[0][1], per[0]),)
         return tuple([_unflatten(td, leaves) for (_, td), leaves in zip(inputs, per)])
 
-    value = _unflatten(out_td, values)
+    value = _unflatten(out_td, values_out)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
@@ -602,7 +619,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
                 new.append(x)
         args.append(tree_unflatten(td, new))
     out = call_finishing(interp, f, *args)
-    _write_back(made, "jvp")
+    written = _write_back(made, "jvp")
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "jvp")
@@ -617,7 +634,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         else:
             values.append(o)
             touts.append(_zeros_for(o))
-    res = (tree_unflatten(out_td, values), tree_unflatten(out_td, touts))
+    res = (tree_unflatten(out_td, _as_written(values, written)), tree_unflatten(out_td, touts))
     return res + (aux,) if has_aux else res
 
 
@@ -641,7 +658,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "linearize",
                                  tape.new_input, require_float=False, made=made)
     out = call_finishing(tape, f, *args)
-    _write_back(made, "linearize", tape)
+    written = _write_back(made, "linearize", tape)
     outs, out_td = tree_flatten(out)
     outs = [_arr(o, "linearize") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
@@ -662,7 +679,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             res.append(_zeros_for(v) if t is None else t)
         return tree_unflatten(out_td, res)
 
-    return tree_unflatten(out_td, values), f_jvp
+    return tree_unflatten(out_td, _as_written(values, written)), f_jvp
 
 
 # -- jacobians ------------------------------------------------------------------------------

@@ -710,22 +710,7 @@ class Tape(Interpreter):
 
         entries = self.tape
         for k, e in enumerate(entries):
-            if e is None or e.__class__ is _Proj:
-                continue
-            if e.__class__ is tuple:
-                prim, params, primals, idxs, out = e
-                new = [keep(p) for p in primals]
-                kept = keep(out)
-                if kept is not out or any(a is not b for a, b in zip(new, primals)):
-                    entries[k] = (prim, params, type(primals)(new), idxs, kept)
-                continue
-            primals = getattr(e, "primals", None)
-            if isinstance(primals, (list, tuple)):
-                e.primals = type(primals)(keep(p) for p in primals)
-            res = getattr(e, "res", None)
-            if res is not None:
-                leaves, td = tree_flatten(res)
-                e.res = _tree_unflatten(td, [keep(v) for v in leaves])
+            entries[k] = keep_entry(e, keep)
 
     def forward(self, seeds):
         """Tangents of every tape position from ``seeds`` [(position, tangent)] (linearize)."""
@@ -760,6 +745,39 @@ class Tape(Interpreter):
                     check(i, e)
                 tan[i] = e.jvp(ts)
         return tan
+
+
+def keep_entry(e, keep):
+    """Tape entry ``e`` with every value it saved for its rules passed through ``keep``
+    (``Tape.keep_saved``): the entry to store in its place (``e`` itself when it is an
+    object, updated in place)."""
+    if e is None or e.__class__ is _Proj:
+        return e
+    if e.__class__ is tuple:    # (prim, params, primals, idxs[, out]); a checkpoint's stub
+        primals = e[2]          # has no out and None for the values it recomputes
+        new = [None if p is None else keep(p) for p in primals]
+        changed = any(a is not b for a, b in zip(new, primals))
+        if len(e) > 4:
+            out = keep(e[4])
+            if out is not e[4]:
+                return e[:2] + (type(primals)(new), e[3], out) + e[5:]
+        return e[:2] + (type(primals)(new),) + e[3:] if changed else e
+    own = getattr(e, "keep_saved", None)
+    if own is not None:         # an entry holding entries (a checkpoint)
+        own(keep)
+        return e
+    primals = getattr(e, "primals", None)
+    if isinstance(primals, (list, tuple)):
+        new = [keep(p) for p in primals]
+        if any(a is not b for a, b in zip(new, primals)):
+            e.primals = type(primals)(new)
+    res = getattr(e, "res", None)
+    if res is not None:
+        leaves, td = tree_flatten(res)
+        new = [keep(v) for v in leaves]
+        if any(a is not b for a, b in zip(new, leaves)):
+            e.res = _tree_unflatten(td, new)
+    return e
 
 
 # Primitives whose VJP and JVP rules read only the shapes, dtypes and parameters of the values
