@@ -421,3 +421,39 @@ def test_custom_vjp_under_vmap_writes_back(nest):
     x = nx.asarray(a.copy())
     T[nest](f)(x)
     np.testing.assert_array_equal(x.numpy(), a + 1)
+
+
+# -- a written argument that shares memory with another argument ---------------------------------
+
+def _write_both(a, b):
+    a += 1
+    b += 10
+    return nx.sum(a * b)
+
+
+@pytest.mark.parametrize("T", ["jit", "grad", "vjp", "vmap"])
+@pytest.mark.parametrize("overlap", ["same", "overlapping views"])
+def test_written_argument_aliasing_another_raises(T, overlap):
+    # eagerly a's write shows through b: a transformation that gives each argument its own
+    # value cannot reproduce that, so it raises, naming both, and writes nothing
+    big = nx.zeros((2, 4))
+    a, b = (big, big) if overlap == "same" else (big[:, :3], big[:, 1:])
+    with pytest.raises(ValueError, match="argument.*shares memory with argument"):
+        if T == "jit":
+            nx.jit(_write_both)(a, b)
+        elif T == "grad":
+            nx.grad(_write_both, argnums=(0, 1))(a, b)
+        elif T == "vjp":
+            nx.vjp(_write_both, a, b)
+        else:
+            nx.vmap(_write_both)(a, b)
+    np.testing.assert_array_equal(big.numpy(), 0)
+
+
+def test_written_arguments_in_disjoint_parts_of_one_array():
+    big = nx.zeros(4)
+    eager = nx.zeros(4)
+    want = _write_both(eager[:2], eager[2:]).numpy()
+    out = nx.jit(_write_both)(big[:2], big[2:])
+    np.testing.assert_allclose(out.numpy(), want)
+    np.testing.assert_array_equal(big.numpy(), eager.numpy())

@@ -28,7 +28,7 @@ from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.batching import vmap
 from nx_rune.autodiff.core import (JVPInterpreter, call_finishing, NoGradInterpreter, Tape, Tracer, concrete,
-                                   is_inexact, write_back)
+                                   alias_error, is_inexact, write_back, written_alias)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
@@ -298,6 +298,12 @@ def _write_back(made, fname, tape=None):
     memory are copied first (``Tape.keep_saved``), so that the write-back does not invalidate
     them.  Returns None, or ``{id(final value): (final value, argument)}`` for
     ``_as_written``."""
+    changed = [k for k, (x, t, _) in enumerate(made) if t.primal is not x]
+    if not changed:
+        return None
+    found = written_alias(changed, [x for x, _, _ in made])
+    if found is not None:
+        raise alias_error(fname, made[found[0]][2], made[found[1]][2])
     written = None
     for x, t, what in made:
         final = t.primal

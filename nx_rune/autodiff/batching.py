@@ -28,7 +28,7 @@ import numpy as np
 from nx_rune import primitives as P
 from nx_rune.autodiff.batch_rules import BATCH_RULES, BroadcastRule, batch_at, moveaxis
 from nx_rune.autodiff.core import (Interpreter, Tracer, _leaked, bind_at, call_finishing,
-                                   concrete, write_back)
+                                   alias_error, concrete, write_back, written_alias)
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
@@ -510,9 +510,17 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                       for k, td in zip(sorted(kwargs), tdefs[len(args):])}
         out = call_finishing(interp, fun, *new_args, **new_kwargs)
         res = _unbatch_outputs(interp, out, out_axes)
-        for k, (t, v) in enumerate(zip(wrapped, vals)):
-            if t is not v and (t.primal is not v[0] or t.bdim != v[1]):
-                _write_back_batched(interp, t, v, f"vmap: {_leaf_name(where[k])}")
+        changed = [k for k, (t, v) in enumerate(zip(wrapped, vals))
+                   if t is not v and (t.primal is not v[0] or t.bdim != v[1])]
+        if changed:
+            found = written_alias(changed, [v if t is v else v[0]
+                                            for t, v in zip(wrapped, vals)])
+            if found is not None:
+                raise alias_error("vmap", _leaf_name(where[found[0]]),
+                                  _leaf_name(where[found[1]]))
+            for k in changed:
+                _write_back_batched(interp, wrapped[k], vals[k],
+                                    f"vmap: {_leaf_name(where[k])}")
         return res
 
     return vmap_f

@@ -58,7 +58,7 @@ from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
            "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
-           "VALUES_UNUSED", "write_back"]
+           "VALUES_UNUSED", "write_back", "written_alias", "alias_error"]
 
 _var = P._interpreter
 _INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
@@ -308,6 +308,37 @@ def write_back(target, value, what):
     except (ValueError, TypeError) as e:
         raise type(e)(f"{what}: writing back the value the function wrote into this "
                       f"argument: {e}") from None
+
+
+def written_alias(written, leaves):
+    """``(i, k)``: the first leaf ``leaves[i]`` (``i`` in ``written``: arguments a transformed
+    function wrote in place) that is, or shares memory with, another leaf ``leaves[k]``; None
+    when there is none.  Eagerly such a write shows through the other argument; a
+    transformation gives each argument its own value, so it cannot write back the eager
+    result (the caller raises)."""
+    for i in written:
+        x = leaves[i]
+        rx = writes.region_of(x) if isinstance(x, Tensor) else None
+        for k, y in enumerate(leaves):
+            if k == i:
+                continue
+            if y is x:
+                return i, k
+            if rx is not None and isinstance(y, Tensor):
+                ry = writes.region_of(y)
+                if ry is not None and ry.overlaps(rx):
+                    return i, k
+    return None
+
+
+def alias_error(transformation, what, other):
+    """The ValueError for ``written_alias``'s finding."""
+    return ValueError(
+        f"{transformation}: the function writes into {what} in place, and that array shares "
+        f"memory with {other}: eagerly the write shows through {other}, but {transformation} "
+        f"gives each argument its own value, so the results and the arrays written would "
+        f"differ from the eager call's; pass separate arrays (nx.copy) or call the function "
+        f"without {transformation}")
 
 
 # -- tracers -------------------------------------------------------------------------------

@@ -42,7 +42,8 @@ from nx_rune import primitives as P
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
-                                   concrete, is_inexact, write_back)
+                                   alias_error, concrete, is_inexact, write_back,
+                                   written_alias)
 from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.passes.outputs import rebuild, written_views
 from nx_rune.compiler.ir import AbstractValue
@@ -577,7 +578,7 @@ class _Entry:
     enclosing transformation's tracer), as the eager call leaves it, and the outputs that are
     eagerly that argument or a view of it are made from it (``passes.outputs.written_views``).
     A donated argument is deleted after the call instead (its memory may hold the results)."""
-    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views")
+    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs")
 
     def __init__(self, traced, donate, descs=None):
         self.traced = traced
@@ -588,10 +589,19 @@ class _Entry:
             prog = traced.program
             n = self.n_out = len(prog.outs) - len(traced.writes)
             name = _fname(traced)
-            self.writes = [(j, k, f"jit({name}): {descs[j] if descs else f'leaf {j}'}")
+            self.descs = descs or [f"leaf {j}" for j in range(traced.n_explicit)]
+            self.writes = [(j, k, f"jit({name}): {self.descs[j]}")
                            for k, j in enumerate(traced.writes) if j not in self.donate]
             finals = {prog.outs[n + k]: j for j, k, _ in self.writes}
             self.views = written_views(prog, n, finals)
+
+    def _check_alias(self, values):
+        """ValueError where a written argument is, or shares memory with, another one (the
+        program reads them as separate inputs: it cannot give the eager result)."""
+        found = written_alias([j for j, _, _ in self.writes], values)
+        if found is not None:
+            i, k = found
+            raise alias_error(f"jit({_fname(self.traced)})", self.descs[i], self.descs[k])
 
     def _written(self, values, outs):
         """Write the written arguments' final values (``outs[n_out:]``) into ``values``, the
@@ -621,6 +631,8 @@ class _Entry:
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
         exe = self.exe or self.executable()
+        if self.n_out is not None:
+            self._check_alias(args)
         outs = exe.fn(*args) if exe.fn_donating is None else self._run_donating(exe, args)
         if self.n_out is not None:
             outs = self._written(args, outs)
@@ -650,6 +662,8 @@ class _Entry:
         return outs
 
     def call(self, values):
+        if self.n_out is not None:
+            self._check_alias(values)
         if self.donate:
             # under a transformation the donated values may be saved for a derivative (a
             # tape's operands): the program that reuses memory runs only outside them
