@@ -457,3 +457,21 @@ def test_written_arguments_in_disjoint_parts_of_one_array():
     out = nx.jit(_write_both)(big[:2], big[2:])
     np.testing.assert_allclose(out.numpy(), want)
     np.testing.assert_array_equal(big.numpy(), eager.numpy())
+
+
+def test_jit_keyword_and_static_arguments_and_numpy_arrays():
+    def f(x, n, y=None):
+        x += n
+        y[0] = 7.0
+        return x
+    jf = nx.jit(f, static_argnums=1)
+    x, y = nx.zeros(2), nx.zeros(2)
+    for k in (1, 2):
+        out = jf(x, 2, y=y)
+        assert out is x
+        np.testing.assert_array_equal(x.numpy(), [2 * k, 2 * k])
+        np.testing.assert_array_equal(y.numpy(), [7, 0])
+    assert jf.cache_info().hits == 1
+    a = np.zeros(2, F32)             # a NumPy array argument is written as eagerly (a += 1)
+    nx.jit(lambda a: a.__iadd__(1))(a)
+    np.testing.assert_array_equal(a, [1, 1])

@@ -617,7 +617,8 @@ class Traced:
 
     @property
     def out_avals(self):
-        """Abstract values of the outputs (leaves of ``out_tree``)."""
+        """Abstract values of the outputs (leaves of ``out_tree``, then the written
+        arguments' final values: ``writes``)."""
         return [x.aval for x in self.program.outs]
 
     def __str__(self):

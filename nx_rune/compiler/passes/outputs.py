@@ -74,8 +74,8 @@ def eager_views(prog: Program):
 def written_views(prog: Program, n_out, finals):
     """Which of the first ``n_out`` outputs of ``prog`` are, eagerly, an argument that the
     function wrote in place, or a view of it: ``finals`` maps the final value (a Var) of each
-    written argument to its position among the written ones.  Returns ``[(i, k, chain, map)]``:
-    output ``i`` is ``chain`` (``map`` composed, or None) applied to written argument ``k``.
+    written argument to that argument's input position.  Returns ``[(i, j, chain, map)]``:
+    output ``i`` is ``chain`` (``map`` composed, or None) applied to written input ``j``.
     After the write-back that argument holds that final value, so the output is made from it
     as eager code makes it (the argument itself, or a view of it), not as new memory."""
     if not finals:
