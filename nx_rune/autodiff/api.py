@@ -28,7 +28,7 @@ from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.batching import vmap
 from nx_rune.autodiff.core import (JVPInterpreter, call_finishing, NoGradInterpreter, Tape, Tracer, concrete,
-                                   is_inexact)
+                                   alias_error, is_inexact, write_back, written_alias)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
@@ -163,9 +163,11 @@ def _unflatten(td, leaves):
     return tree_unflatten(td, leaves)
 
 
-def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorphic=False):
+def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorphic=False,
+                  made=None):
     """Replace the leaves of args[i] (i in nums) by tracers from ``make(x)``; returns the new
-    args and, per argnum, (tracers or None per leaf, treedef)."""
+    args and, per argnum, (tracers or None per leaf, treedef).  ``made`` (a list) receives
+    ``(x, tracer, description)`` per tracer, for ``_write_back``."""
     args = list(args)
     inputs = []
     for i in nums:
@@ -174,6 +176,8 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorph
                 not (holomorphic and a.dtype.kind != "c"):
             # one float array (the common argument): what the loop below does for it
             t = args[i] = make(a)
+            if made is not None:
+                made.append((a, t, f"argument {i}"))
             inputs.append(([_Input(t)], _LEAF_TD))
             continue
         leaves, td = _flatten(a)
@@ -191,7 +195,11 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorph
                         f"or convert with .astype(nx.float32)")
                 tracers.append(None)
                 continue
-            tracers.append(make(x))
+            t = make(x)
+            if made is not None:
+                made.append((x, t, f"argument {i}" if td is _LEAF_TD else
+                             f"argument {i} (leaf {len(tracers)})"))
+            tracers.append(t)
         args[i] = _unflatten(td, [t if t is not None else leaf
                                   for t, leaf in zip(tracers, leaves)])
         # the inputs as they are now: f may rebind a tracer (x[idx] = v), not its input
@@ -282,6 +290,43 @@ def _writable(t):
     return True
 
 
+def _write_back(made, fname, tape=None):
+    """After the transformed call: each argument whose tracer the function rebound (wrote in
+    place: ``x += 1``, ``x[i] = v``, through a view) gets its final primal value written
+    back (``core.write_back``), as the eager call leaves it.  ``tape``: a tape whose backward
+    pass runs later (vjp, linearize): the values its entries saved that share the argument's
+    memory are copied first (``Tape.keep_saved``), so that the write-back does not invalidate
+    them.  Returns None, or ``{id(final value): (final value, argument)}`` for
+    ``_as_written``."""
+    changed = [k for k, (x, t, _) in enumerate(made) if t.primal is not x]
+    if not changed:
+        return None
+    found = written_alias(changed, [x for x, _, _ in made])
+    if found is not None:
+        raise alias_error(fname, made[found[0]][2], made[found[1]][2])
+    written = None
+    for x, t, what in made:
+        final = t.primal
+        if final is x:
+            continue
+        if tape is not None:
+            tape.keep_saved(x)
+        write_back(x, final, f"{fname}: {what}")
+        if written is None:
+            written = {}
+        written[id(final)] = (final, x)
+    return written
+
+
+def _as_written(values, written):
+    """``values`` (output primals) where an output is the final value of a written argument:
+    that argument itself, which now holds it (eagerly ``return x`` after ``x += 1`` gives
+    x)."""
+    if not written:
+        return values
+    return [written.get(id(v), (None, v))[1] for v in values]
+
+
 class _Input:
     """An input tracer's tape position, shape and dtype, taken before f runs."""
     __slots__ = ("_idx", "shape", "dtype")
@@ -350,9 +395,16 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def value_and_grad_f(*args, **kwargs):
         nums, single = argnums_for(len(args))
         tape = Tape("grad", _var.get())
+        made = []
         args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input,
-                                     holomorphic=holomorphic)
+                                     holomorphic=holomorphic, made=made)
         out = call_finishing(tape, f, *args, **kwargs)
+        try:
+            return _value_and_grad_of(tape, out, inputs, single, has_aux, holomorphic)
+        finally:
+            _write_back(made, "grad")
+
+    def _value_and_grad_of(tape, out, inputs, single, has_aux, holomorphic):
         aux = None
         if has_aux:
             out, aux = _split_aux(out, "grad")
@@ -450,9 +502,11 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     many times.  With has_aux: ``(out, vjp_fn, aux)``."""
     _check_callable(f, "vjp")
     tape = Tape("vjp", _var.get())
+    made = []
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "vjp", tape.new_input,
-                                 require_float=False)
+                                 require_float=False, made=made)
     out = call_finishing(tape, f, *args)
+    written = _write_back(made, "vjp", tape)
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "vjp")
@@ -460,6 +514,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     outs, out_td = _flatten(out)
     outs = [_arr(o, "vjp") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
+    values_out = _as_written(values, written)
     # per output leaf: (tape position, primal value) when it is ours, else None (no seed)
     seeds_of = [(o._idx, v) if _ours(o, tape) else None for o, v in zip(outs, values)]
     # one float array in, one array out that depends on it (the common case): vjp_fn takes
@@ -526,7 +581,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             return (_unflatten(inputs[0][1], per[0]),)
         return tuple([_unflatten(td, leaves) for (_, td), leaves in zip(inputs, per)])
 
-    value = _unflatten(out_td, values)
+    value = _unflatten(out_td, values_out)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
@@ -551,6 +606,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     interp = JVPInterpreter("jvp", _var.get())
     args = []
+    made = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
         leaves, td = tree_flatten(p)
         try:
@@ -563,10 +619,13 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
             x = _arr(leaf, "jvp")
             if is_inexact(x.dtype) and tleaf is not None:
                 new.append(interp.new_input(x, _cast_like(tleaf, x, f"jvp: tangent {i}")))
+                made.append((x, new[-1], f"primal {i}" if len(leaves) == 1 else
+                             f"primal {i} (leaf {len(new) - 1})"))
             else:
                 new.append(x)
         args.append(tree_unflatten(td, new))
     out = call_finishing(interp, f, *args)
+    written = _write_back(made, "jvp")
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "jvp")
@@ -581,7 +640,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         else:
             values.append(o)
             touts.append(_zeros_for(o))
-    res = (tree_unflatten(out_td, values), tree_unflatten(out_td, touts))
+    res = (tree_unflatten(out_td, _as_written(values, written)), tree_unflatten(out_td, touts))
     return res + (aux,) if has_aux else res
 
 
@@ -601,9 +660,11 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
     recorded evaluation (f is not run again)."""
     _check_callable(f, "linearize")
     tape = Tape("linearize", _var.get())
+    made = []
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "linearize",
-                                 tape.new_input, require_float=False)
+                                 tape.new_input, require_float=False, made=made)
     out = call_finishing(tape, f, *args)
+    written = _write_back(made, "linearize", tape)
     outs, out_td = tree_flatten(out)
     outs = [_arr(o, "linearize") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
@@ -624,7 +685,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             res.append(_zeros_for(v) if t is None else t)
         return tree_unflatten(out_td, res)
 
-    return tree_unflatten(out_td, values), f_jvp
+    return tree_unflatten(out_td, _as_written(values, written)), f_jvp
 
 
 # -- jacobians ------------------------------------------------------------------------------

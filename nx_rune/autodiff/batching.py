@@ -28,7 +28,7 @@ import numpy as np
 from nx_rune import primitives as P
 from nx_rune.autodiff.batch_rules import BATCH_RULES, BroadcastRule, batch_at, moveaxis
 from nx_rune.autodiff.core import (Interpreter, Tracer, _leaked, bind_at, call_finishing,
-                                   concrete)
+                                   alias_error, concrete, write_back, written_alias)
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
@@ -210,8 +210,12 @@ def batched_call(fn, leaves, treedef, dims, size, name="vmap"):
     args, kwargs = tree_unflatten(treedef, wrapped)
     out = call_finishing(interp, fn, *args, **kwargs)
     o_leaves, o_td = tree_flatten(out)
-    return tree_unflatten(o_td, [_out_leaf(interp, o, 0) if isinstance(o, ArrayBase) else o
-                                 for o in o_leaves])
+    res = tree_unflatten(o_td, [_out_leaf(interp, o, 0) if isinstance(o, ArrayBase) else o
+                                for o in o_leaves])
+    for k, (t, x, d) in enumerate(zip(wrapped, leaves, dims)):
+        if d is not None and (t.primal is not x or t.bdim != d):
+            _write_back_batched(interp, t, (x, d), f"{name}: argument leaf {k}")
+    return res
 
 
 def _out_leaf(interp, o, axis):
@@ -505,9 +509,34 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         new_kwargs = {k: tree_unflatten(td, [next(it) for _ in range(td.num_leaves)])
                       for k, td in zip(sorted(kwargs), tdefs[len(args):])}
         out = call_finishing(interp, fun, *new_args, **new_kwargs)
-        return _unbatch_outputs(interp, out, out_axes)
+        res = _unbatch_outputs(interp, out, out_axes)
+        changed = [k for k, (t, v) in enumerate(zip(wrapped, vals))
+                   if t is not v and (t.primal is not v[0] or t.bdim != v[1])]
+        if changed:
+            found = written_alias(changed, [v if t is v else v[0]
+                                            for t, v in zip(wrapped, vals)])
+            if found is not None:
+                raise alias_error("vmap", _leaf_name(where[found[0]]),
+                                  _leaf_name(where[found[1]]))
+            for k in changed:
+                _write_back_batched(interp, wrapped[k], vals[k],
+                                    f"vmap: {_leaf_name(where[k])}")
+        return res
 
     return vmap_f
+
+
+def _write_back_batched(interp, t, v, what):
+    """The function wrote in place into the mapped argument ``v = (stacked array, axis)``
+    (its tracer ``t`` was rebound): write every example's final value into it, along its
+    mapped axis, as the eager loop over the examples would have left it."""
+    x, ax = v
+    token = _var.set(interp.parent)
+    try:
+        final = t.primal if t.bdim == ax else moveaxis(t.primal, t.bdim, ax)
+        write_back(x, final, what)
+    finally:
+        _var.reset(token)
 
 
 def _leaf_name(w):

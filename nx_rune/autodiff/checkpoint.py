@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import (JVPTracer, NoGradInterpreter, Tape, TapeTracer, Tracer, _Proj,
-                                   _saved_values)
+                                   _saved_values, keep_entry)
 from nx_rune.errors import ModifiedInPlaceError, UnexpectedTracerError
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -64,8 +64,20 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
         if tape is None:
             return fun(*args, **kwargs)
         start = len(tape.tape)
+        ins = [(x, x._idx) for x in tree_flatten((args, kwargs))[0]
+               if x.__class__ is TapeTracer and x._interp is tape]
         out = fun(*args, **kwargs)
-        return _compress(tape, start, out, getattr(fun, "__name__", "checkpoint"))
+        # an argument that fun wrote in place (its tracer rebound to a value computed inside)
+        # is one more output of the region: its tracer is moved to the kept position
+        written = [x for x, i in ins if x._idx != i]
+        if not written:
+            return _compress(tape, start, out, getattr(fun, "__name__", "checkpoint"))
+        out, kept = _compress(tape, start, (out, written), getattr(fun, "__name__",
+                                                                   "checkpoint"))
+        for x, k in zip(written, kept):
+            if k is not x:
+                x._idx = k._idx
+        return out
 
     return checkpointed
 
@@ -223,6 +235,12 @@ class _CheckpointEntry:
             primals = [v if v is not None else value(li) for v, li in zip(kept, lidxs)]
             tape[lp] = (prim, params, primals, lidxs, P.bind(prim, *primals, **params))
         return _Replay(tape, self.tainted)
+
+    def keep_saved(self, keep):
+        """Pass every value this entry keeps through ``keep`` (``Tape.keep_saved``: a write
+        into them comes after the call)."""
+        self.primals = [keep(v) for v in self.primals]
+        self.stubs = [keep_entry(st, keep) for st in self.stubs]
 
     def vjp(self, gs):
         replay = self._replay()

@@ -49,6 +49,7 @@ from nx_rune import primitives as P
 from nx_rune import writes
 from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
+from nx_rune.autodiff.pytree import tree_unflatten as _tree_unflatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
 from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,
                             TracerArrayConversionError, UnexpectedTracerError)
@@ -57,7 +58,7 @@ from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
            "UnexpectedTracerError", "ModifiedInPlaceError", "concrete", "is_inexact", "bind_at",
-           "VALUES_UNUSED"]
+           "VALUES_UNUSED", "write_back", "written_alias", "alias_error"]
 
 _var = P._interpreter
 _INEXACT = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
@@ -291,6 +292,53 @@ def _write_through(t, what):
             valid.append(other)
         else:
             other._interp = _StaleLevel(level, what)
+
+
+def write_back(target, value, what):
+    """After a transformed call: ``target``, an argument at the level below the
+    transformation (a Tensor, or a tracer of an enclosing one), gets ``value``, the final
+    value the function left in it by writing in place (``x += 1``, ``x[i] = v``, a write
+    through a view), as ``target[...] = value``: a Tensor's memory is written (a view of a
+    bigger array writes into it, a tensor made from a NumPy array writes into that array), a
+    tracer is rebound (so that an enclosing transformation writes back in turn).  Memory that
+    refuses writes (read-only, broadcast) raises what the eager write raises, with ``what``
+    (the transformation and the argument) in front."""
+    try:
+        target[...] = value
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{what}: writing back the value the function wrote into this "
+                      f"argument: {e}") from None
+
+
+def written_alias(written, leaves):
+    """``(i, k)``: the first leaf ``leaves[i]`` (``i`` in ``written``: arguments a transformed
+    function wrote in place) that is, or shares memory with, another leaf ``leaves[k]``; None
+    when there is none.  Eagerly such a write shows through the other argument; a
+    transformation gives each argument its own value, so it cannot write back the eager
+    result (the caller raises)."""
+    for i in written:
+        x = leaves[i]
+        rx = writes.region_of(x) if isinstance(x, Tensor) else None
+        for k, y in enumerate(leaves):
+            if k == i:
+                continue
+            if y is x:
+                return i, k
+            if rx is not None and isinstance(y, Tensor):
+                ry = writes.region_of(y)
+                if ry is not None and ry.overlaps(rx):
+                    return i, k
+    return None
+
+
+def alias_error(transformation, what, other):
+    """The ValueError for ``written_alias``'s finding."""
+    return ValueError(
+        f"{transformation}: the function writes into {what} in place, and that array shares "
+        f"memory with {other}: eagerly the write shows through {other}, but {transformation} "
+        f"gives each argument its own value, so the results and the arrays written would "
+        f"differ from the eager call's; pass separate arrays (nx.copy) or call the function "
+        f"without {transformation}")
 
 
 # -- tracers -------------------------------------------------------------------------------
@@ -659,6 +707,42 @@ class Tape(Interpreter):
                 res.append(o)
         return res
 
+    def keep_saved(self, x):
+        """``x`` (a value of the parent level) is about to be written in place after this
+        tape recorded its entries (the write-back of an argument, ``_write_back`` of the API):
+        every value an entry saved that shares x's memory (a Tensor) or that is x or one of its
+        linked views (a tracer, which the write rebinds) is replaced by a copy of its values
+        now, so that the backward and forward passes run later (vjp, linearize) read what the
+        function read instead of raising ModifiedInPlaceError."""
+        if isinstance(x, Tensor):
+            rx = writes.region_of(x)
+            if rx is None:
+                return
+
+            def hit(v):
+                if not isinstance(v, Tensor):
+                    return False
+                r = writes.region_of(v)
+                return r is not None and r.overlaps(rx)
+        else:
+            group = {id(x)} | {id(r()) for r in (getattr(x, "_alias", None) or ())}
+
+            def hit(v):
+                return id(v) in group
+        copies = {}
+
+        def keep(v):
+            if not isinstance(v, ArrayBase) or not hit(v):
+                return v
+            c = copies.get(id(v))
+            if c is None:
+                c = copies[id(v)] = (v, ops.copy(v))    # (v kept alive: its id stays unique)
+            return c[1]
+
+        entries = self.tape
+        for k, e in enumerate(entries):
+            entries[k] = keep_entry(e, keep)
+
     def forward(self, seeds):
         """Tangents of every tape position from ``seeds`` [(position, tangent)] (linearize)."""
         tape = self.tape
@@ -692,6 +776,39 @@ class Tape(Interpreter):
                     check(i, e)
                 tan[i] = e.jvp(ts)
         return tan
+
+
+def keep_entry(e, keep):
+    """Tape entry ``e`` with every value it saved for its rules passed through ``keep``
+    (``Tape.keep_saved``): the entry to store in its place (``e`` itself when it is an
+    object, updated in place)."""
+    if e is None or e.__class__ is _Proj:
+        return e
+    if e.__class__ is tuple:    # (prim, params, primals, idxs[, out]); a checkpoint's stub
+        primals = e[2]          # has no out and None for the values it recomputes
+        new = [None if p is None else keep(p) for p in primals]
+        changed = any(a is not b for a, b in zip(new, primals))
+        if len(e) > 4:
+            out = keep(e[4])
+            if out is not e[4]:
+                return e[:2] + (type(primals)(new), e[3], out) + e[5:]
+        return e[:2] + (type(primals)(new),) + e[3:] if changed else e
+    own = getattr(e, "keep_saved", None)
+    if own is not None:         # an entry holding entries (a checkpoint)
+        own(keep)
+        return e
+    primals = getattr(e, "primals", None)
+    if isinstance(primals, (list, tuple)):
+        new = [keep(p) for p in primals]
+        if any(a is not b for a, b in zip(new, primals)):
+            e.primals = type(primals)(new)
+    res = getattr(e, "res", None)
+    if res is not None:
+        leaves, td = tree_flatten(res)
+        new = [keep(v) for v in leaves]
+        if any(a is not b for a, b in zip(new, leaves)):
+            e.res = _tree_unflatten(td, new)
+    return e
 
 
 # Primitives whose VJP and JVP rules read only the shapes, dtypes and parameters of the values

@@ -42,8 +42,10 @@ from nx_rune import primitives as P
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
-                                   concrete, is_inexact)
+                                   alias_error, concrete, is_inexact, write_back,
+                                   written_alias)
 from nx_rune.compiler.interpret import eval_program
+from nx_rune.compiler.passes.outputs import rebuild, written_views
 from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
@@ -536,11 +538,11 @@ class JitFunction:
         narrow = {j: k[1] for j, k in enumerate(keys) if len(k) > 3}
         hint = ("mark the argument static (jit(f, static_argnums=...) or static_argnames=...)")
         traced = trace(with_statics, avals, treedef, name="jit", fname=self._name,
-                       arg_names=descs, hint=hint, narrow=narrow)
+                       arg_names=descs, hint=hint, narrow=narrow, write_back=True)
         traced.cache["name"] = self._name
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
-        return _Entry(traced, donate)
+        return _Entry(traced, donate, descs)
 
     def _leaf_positions(self, treedef, positions):
         """The argument position of each leaf (None for keyword arguments)."""
@@ -568,13 +570,57 @@ class JitFunction:
 
 
 class _Entry:
-    """One cache entry: the traced program, and its executable once compiled."""
-    __slots__ = ("traced", "donate", "exe")
+    """One cache entry: the traced program, and its executable once compiled.
 
-    def __init__(self, traced, donate):
+    Write-back: where the function wrote into an argument in place (``Traced.writes``; the
+    program's last outputs are those arguments' final values), every call writes the final
+    value into the argument it was given (``core.write_back``: a Tensor's memory, or an
+    enclosing transformation's tracer), as the eager call leaves it, and the outputs that are
+    eagerly that argument or a view of it are made from it (``passes.outputs.written_views``).
+    A donated argument is deleted after the call instead (its memory may hold the results)."""
+    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs")
+
+    def __init__(self, traced, donate, descs=None):
         self.traced = traced
         self.donate = tuple(donate)
         self.exe = None
+        self.n_out = None       # None: no argument written (nothing to do after a call)
+        if traced.writes:
+            prog = traced.program
+            n = self.n_out = len(prog.outs) - len(traced.writes)
+            name = _fname(traced)
+            self.descs = descs or [f"leaf {j}" for j in range(traced.n_explicit)]
+            self.writes = [(j, k, f"jit({name}): {self.descs[j]}")
+                           for k, j in enumerate(traced.writes) if j not in self.donate]
+            finals = {prog.outs[n + k]: j for j, k, _ in self.writes}
+            self.views = written_views(prog, n, finals)
+
+    def _check_alias(self, values):
+        """ValueError where a written argument is, or shares memory with, another one (the
+        program reads them as separate inputs: it cannot give the eager result)."""
+        found = written_alias([j for j, _, _ in self.writes], values)
+        if found is not None:
+            i, k = found
+            raise alias_error(f"jit({_fname(self.traced)})", self.descs[i], self.descs[k])
+
+    def _written(self, values, outs):
+        """Write the written arguments' final values (``outs[n_out:]``) into ``values``, the
+        arguments; the function's outputs, those that are eagerly an argument (or a view of
+        it) made from it."""
+        n = self.n_out
+        finals = outs[n:]
+        outs = list(outs[:n])
+        for j, k, what in self.writes:
+            write_back(values[j], finals[k], what)
+        for i, j, chain, vmap in self.views:
+            root = values[j]
+            if root.__class__ is Tensor:
+                outs[i] = rebuild(root, chain, vmap)
+            else:
+                for prim, params in chain:
+                    root = P.bind(prim, root, **params)
+                outs[i] = root
+        return outs
 
     def executable(self):
         exe = self.exe
@@ -585,7 +631,11 @@ class _Entry:
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
         exe = self.exe or self.executable()
+        if self.n_out is not None:
+            self._check_alias(args)
         outs = exe.fn(*args) if exe.fn_donating is None else self._run_donating(exe, args)
+        if self.n_out is not None:
+            outs = self._written(args, outs)
         td = self.traced.out_tree
         if td.num_leaves == 1 and td.node_data() is None:
             return outs[0]
@@ -612,12 +662,16 @@ class _Entry:
         return outs
 
     def call(self, values):
+        if self.n_out is not None:
+            self._check_alias(values)
         if self.donate:
             # under a transformation the donated values may be saved for a derivative (a
             # tape's operands): the program that reuses memory runs only outside them
             outs = call_traced(self.traced, values + self.traced.captured)
         else:
             outs = call_traced(self.traced, values + self.traced.captured, self.executable)
+        if self.n_out is not None:
+            outs = self._written(values, outs)
         return tree_unflatten(self.traced.out_tree, outs)
 
 

@@ -362,6 +362,37 @@ def _narrowed(interp, r):
     return out
 
 
+def _copying_custom(cf, written):
+    """``cf`` (a custom_vjp or custom_jvp function) applied to copies of the argument leaves
+    ``written`` (the leaves its function writes in place).  The equation that records a call
+    of ``cf`` is a pure operation: the trace records the writes themselves (the written
+    values, inlined after it); a later evaluation of the equation (differentiation,
+    batching, inlining into another trace) must not write its operands a second time."""
+    from nx_rune.autodiff.custom import custom_jvp, custom_vjp
+    from nx_rune.frontend import copy
+    written = frozenset(written)
+
+    def on_copies(fn):
+        def run(*args, **kwargs):
+            leaves, td = tree_flatten(tuple(args))
+            leaves = [copy(x) if k in written else x for k, x in enumerate(leaves)]
+            return fn(*tree_unflatten(td, leaves), **kwargs)
+        return run
+
+    if isinstance(cf, custom_vjp):
+        new = custom_vjp(on_copies(cf.fun))
+        new.defvjp(on_copies(cf.fwd), cf.bwd)
+    else:
+        new = custom_jvp(on_copies(cf.fun))
+        rule = cf.jvp_rule
+
+        def jvp_rule(primals, tangents):
+            return rule(*on_copies(lambda *p: (p,))(*primals), tangents)
+        new.defjvp(jvp_rule)
+    new.__name__ = getattr(cf, "__name__", "custom")
+    return new
+
+
 # id -> Tensor of the copies _snapshot made (read-only memory of their own: a program that is
 # inlined into another trace passes its constants on without a second copy)
 _SNAPSHOTS = weakref.WeakValueDictionary()
@@ -499,11 +530,25 @@ class TraceInterpreter(Interpreter):
         _, full = tree_flatten((tree_unflatten(in_tree, [0] * len(leaves)), {}))
         name = getattr(cf, "__name__", "custom")
         t = trace(lambda *a: cf.fun(*a, **kwargs), avals, full, name=self.name, fname=name,
-                  hint=self.hint)
-        params = {"name": name, "primal": t.program, "_fun": cf, "_kwargs": kwargs,
+                  hint=self.hint, write_back=True)
+        prog = t.program
+        n = len(prog.outs) - len(t.writes)
+        if t.writes:        # the call's own outputs; the written arguments' values below
+            prog = Program(prog.in_vars, prog.eqns, prog.outs[:n])
+        params = {"name": name, "primal": prog, "_kwargs": kwargs,
+                  "_fun": _copying_custom(cf, t.writes) if t.writes else cf,
                   "_in_tree": in_tree, "_n_args": len(leaves)}
-        outs = self.add_eqn(self.custom_call_op, params, leaves + t.captured,
-                            t.program.out_avals)
+        outs = self.add_eqn(self.custom_call_op, params, leaves + t.captured, prog.out_avals)
+        if t.writes:
+            # the function wrote into arguments in place: their final values (the primal's
+            # computation, inlined) are written into them here, as the eager call does
+            from nx_rune.autodiff.core import write_back
+            from nx_rune.compiler.interpret import eval_program
+            finals = eval_program(Program(t.program.in_vars, t.program.eqns,
+                                          t.program.outs[n:]), leaves + t.captured)
+            for j, v in zip(t.writes, finals):
+                write_back(leaves[j], v, f"{self.name}: custom function {name}: argument "
+                                         f"leaf {j}")
         return tree_unflatten(t.out_tree, outs)
 
     # -- messages ----------------------------------------------------------------------------
@@ -547,15 +592,18 @@ class TraceInterpreter(Interpreter):
 class Traced:
     """A traced function: its ``program``, the input and output tree structures, and the
     values captured from other transformations (passed as the last inputs)."""
-    __slots__ = ("program", "in_tree", "out_tree", "captured", "n_explicit", "cache")
+    __slots__ = ("program", "in_tree", "out_tree", "captured", "n_explicit", "cache", "writes")
 
-    def __init__(self, program, in_tree, out_tree, captured, n_explicit):
+    def __init__(self, program, in_tree, out_tree, captured, n_explicit, writes=()):
         self.program = program
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.captured = captured
         self.n_explicit = n_explicit
         self.cache = {}     # derived functions (executable, vjp, jvp) per use
+        # the input leaves the function wrote in place (``trace(write_back=True)``): the
+        # program's last ``len(writes)`` outputs are their final values, in this order
+        self.writes = writes
 
     @property
     def eqns(self):
@@ -569,7 +617,8 @@ class Traced:
 
     @property
     def out_avals(self):
-        """Abstract values of the outputs (leaves of ``out_tree``)."""
+        """Abstract values of the outputs (leaves of ``out_tree``, then the written
+        arguments' final values: ``writes``)."""
         return [x.aval for x in self.program.outs]
 
     def __str__(self):
@@ -589,12 +638,17 @@ def _out_operand(interp, x, fname, i):
 
 
 def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint=None,
-          kwargs_tree=None, narrow=None) -> Traced:
+          kwargs_tree=None, narrow=None, write_back=False) -> Traced:
     """Trace ``fn(*args)`` where ``args = tree_unflatten(in_tree, leaves)`` and each leaf is a
     tracer of the matching ``in_avals`` entry (``arg_names``: one description per leaf, for
     messages).  ``narrow``: leaf index -> dtype for weak inputs carried wide (a Python number
     passed at full precision): ``fn`` sees the input cast to that dtype, weakly typed and
-    carrying the wide input (``JitTracer._wide``).  Returns a :class:`Traced`."""
+    carrying the wide input (``JitTracer._wide``).  ``write_back``: an input leaf that ``fn``
+    wrote in place (``x += 1``, ``x[i] = v``, a write through a view of it: its tracer now
+    stands for a new value) gets its final value as one more output of the program, after
+    ``fn``'s outputs (``Traced.writes`` lists those leaves), so that the caller can write it
+    into the argument as the eager call would have; a leaf narrowed from a Python number is
+    never written back (a number is immutable).  Returns a :class:`Traced`."""
     fname = fname or getattr(fn, "__name__", repr(fn))
     interp = TraceInterpreter(name, fname, hint)
     names = arg_names or [None] * len(in_avals)
@@ -608,10 +662,16 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
             if wide.var in interp.arg_names:
                 interp.arg_names[t.var] = interp.arg_names[wide.var]
             leaves[j] = t
+    first = [t.var for t in leaves]
     args, kwargs = tree_unflatten(in_tree, leaves)
     out = call_finishing(interp, fn, *args, **kwargs)
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
+    writes = ()
+    if write_back:
+        writes = tuple(j for j, t in enumerate(leaves)
+                       if t.var is not first[j] and not (narrow and j in narrow))
+        out_ops += [leaves[j].var for j in writes]
     in_vars = interp.in_vars + [interp.captured_vars[id(c)] for c in interp.captured]
     prog = Program(in_vars, interp.eqns, out_ops)
-    return Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves))
+    return Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves), writes)

@@ -443,6 +443,13 @@ def assign(dst: ArrayLike, src: ArrayLike) -> Array:
     """Write ``src`` (broadcast, cast to dst's dtype) into dst's memory in place; returns dst."""
     dst = operand(dst)
     src = broadcast_to(astype(operand(src), dst.dtype), dst.shape)
+    rebind = getattr(dst, "_rebind", None)
+    if rebind is not None:
+        # a traced dst (jit, grad, vmap, ...) holds no memory: as ``dst[...] = src``, it stands
+        # for the new value from now on (and writes through into what it views), so that the
+        # transformation sees the write and writes it back into the caller's argument
+        rebind(src, "nx.assign")
+        return dst
     return bind(P.assign_p, dst, src)
 
 

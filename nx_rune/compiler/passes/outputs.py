@@ -30,7 +30,8 @@ from nx_rune._kernels.fusion import view_of as _view_of
 from nx_rune.compiler.ir import Program, Var
 from nx_rune.tensor import Tensor as _Tensor
 
-__all__ = ["EAGER_VIEWS", "eager_views", "ViewMap", "compose_views", "rebuild"]
+__all__ = ["EAGER_VIEWS", "eager_views", "written_views", "ViewMap", "compose_views",
+           "rebuild"]
 
 # primitives whose eager implementation returns its (first) operand's memory, or may
 EAGER_VIEWS = {P.reshape_p, P.expand_p, P.permute_p, P.shrink_p, P.flip_p, P.as_strided_p,
@@ -68,6 +69,34 @@ def eager_views(prog: Program):
             roots.append(x)
         outputs.append((("val", j), tuple(chain), vmap))
     return outputs, roots
+
+
+def written_views(prog: Program, n_out, finals):
+    """Which of the first ``n_out`` outputs of ``prog`` are, eagerly, an argument that the
+    function wrote in place, or a view of it: ``finals`` maps the final value (a Var) of each
+    written argument to that argument's input position.  Returns ``[(i, j, chain, map)]``:
+    output ``i`` is ``chain`` (``map`` composed, or None) applied to written input ``j``.
+    After the write-back that argument holds that final value, so the output is made from it
+    as eager code makes it (the argument itself, or a view of it), not as new memory."""
+    if not finals:
+        return []
+    producer = {}
+    for e in prog.eqns:
+        if e.prim in EAGER_VIEWS and len(e.outs) == 1:
+            producer[e.outs[0]] = e
+    found = []
+    for i, x in enumerate(prog.outs[:n_out]):
+        chain = []
+        while isinstance(x, Var) and x in producer:
+            e = producer[x]
+            if e.prim is not P.stop_gradient_p:
+                chain.append((e.prim, e.params))
+            x = e.ins[0]
+        if isinstance(x, Var) and x in finals:
+            chain.reverse()
+            vmap = compose_views(x.aval.shape, chain) if chain else None
+            found.append((i, finals[x], tuple(chain), vmap))
+    return found
 
 
 # -- composing a chain of movements into one strided map -------------------------------------------
