@@ -523,6 +523,42 @@ def _threefry(key, counter):
     return _out(fn(key._np(), counter._np()))
 
 
+def _per_key(key, draw, shape, dtype):
+    """``draw((k0, k1))`` for each key of ``key`` (*batch, 2): an array of (*batch, *shape)."""
+    words = key._np()
+    if words.dtype != np.uint32 or words.ndim == 0 or words.shape[-1] != 2:
+        raise TypeError(f"key must be a uint32 array of shape (*batch, 2), got {words.dtype} "
+                        f"of shape {words.shape}")
+    if words.ndim == 1:
+        return _out(np.asarray(draw((int(words[0]), int(words[1])))))
+    batch = words.shape[:-1]
+    out = np.empty(batch + tuple(shape), dtype)
+    flat = out.reshape((-1,) + tuple(shape))
+    for i, (k0, k1) in enumerate(words.reshape(-1, 2).tolist()):
+        flat[i] = draw((k0, k1))
+    return _out(out)
+
+
+@_impl("threefry_bits")
+def _threefry_bits(key, *, nbits, shape):
+    from nx_rune import random as R
+    if nbits not in R._UINT:
+        raise ValueError(f"nbits must be 8, 16, 32 or 64, got {nbits!r}")
+    return _per_key(key, lambda k: R._random_bits(k, nbits, shape), shape,
+                    R._UINT[nbits])
+
+
+@_impl("threefry_sample")
+def _threefry_sample(key, *, dist, shape, dtype, params):
+    from nx_rune import random as R
+    if dist not in R._SAMPLE_DISTS:
+        raise ValueError(f"dist must be one of {', '.join(R._SAMPLE_DISTS)}, got {dist!r}")
+    n_params = 2 if dist in ("uniform", "truncated_normal") else 0
+    if len(params) != n_params:
+        raise ValueError(f"params of {dist} must be {n_params} floats, got {params!r}")
+    return _per_key(key, lambda k: R._sample(k, dist, shape, dtype, params), shape, dtype)
+
+
 # -- sorting and searching (WP-sorting) ---------------------------------------------------------
 # sort(x, axis, descending)  argsort(x, axis, descending, stable, dtype)
 # searchsorted(x1, x2, side, dtype)

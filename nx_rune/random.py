@@ -698,19 +698,47 @@ def _t_block(k, x0, x1):
 
 
 def _t_bits(k, nbits, shape):
+    """``_random_bits``; a traced key binds ``threefry_bits`` (one kernel call, as eager)."""
     if isinstance(k, tuple):
         return _random_bits(k, nbits, shape)
-    hi, lo = _iota_words(_size(shape))
-    y0, y1 = _t_block(k, hi, lo)
-    if nbits == 64:
-        u64 = _UINT[64]
-        out = _F.bitwise_or(_F.bitwise_left_shift(y0.astype(u64), u64.type(32)),
-                            y1.astype(u64))
-    else:
-        out = _F.bitwise_xor(y0, y1)
-        if nbits < 32:
-            out = out.astype(_UINT[nbits])
-    return _F.reshape(out, shape)
+    return _P.bind(_P.threefry_bits_p, k, nbits=nbits, shape=tuple(shape))
+
+
+_SAMPLE_DISTS = ("uniform", "normal", "truncated_normal", "gumbel")
+
+
+def _sample(k, dist, shape, dtype, params):
+    """The eager sampler ``dist`` of key words ``k`` with scalar parameters ``params``
+    (Python floats, exact values of ``dtype``): the implementation of ``threefry_sample``."""
+    dt = np.dtype(dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if dist == "uniform":
+            return _uniform(k, shape, dt, *(np.asarray(v).astype(dt) for v in params))
+        if dist == "normal":
+            return _normal(k, shape, dt)
+        if dist == "truncated_normal":
+            return _truncated_normal(k, shape, dt, *(np.asarray(v).astype(dt) for v in params))
+        return _gumbel(k, shape, dt)
+
+
+def _static_params(*values):
+    """Concrete scalar parameters as Python floats for ``threefry_sample``, or None where they
+    must stay arrays: non-scalars, NaNs (whose payloads a float parameter would lose) and
+    -0.0 (which a float parameter would merge with 0.0 when jit merges equal operations)."""
+    out = []
+    for v in values:
+        if np.ndim(v) != 0:
+            return None
+        v = np.asarray(v)
+        if np.isnan(v) or (v == 0 and np.signbit(v)):
+            return None
+        out.append(float(v))
+    return tuple(out)
+
+
+def _bind_sample(k, dist, shape, dtype, params=()):
+    return _P.bind(_P.threefry_sample_p, k, dist=dist, shape=tuple(shape), dtype=np.dtype(dtype),
+                   params=params)
 
 
 def _t_split(k, shape):
@@ -778,7 +806,11 @@ def _cast(x, dtype):
 
 
 def _t_uniform_from_bits(b, dtype, lo, hi):
-    f = _t_unit(b, dtype)
+    return _t_uniform_from_unit(_t_unit(b, dtype), dtype, lo, hi)
+
+
+def _t_uniform_from_unit(f, dtype, lo, hi):
+    """``max(lo, f * (hi - lo) + lo)`` rounded once, of unit floats ``f``."""
     if not (_traced(lo) or _traced(hi)):
         if _is_unit_range(lo, hi):
             return f
@@ -789,9 +821,18 @@ def _t_uniform_from_bits(b, dtype, lo, hi):
 
 
 def _t_uniform(k, shape, dtype, minval=0.0, maxval=1.0):
-    b = _t_bits(k, np.finfo(dtype).bits, shape)
-    return _F.reshape(_t_uniform_from_bits(b, dtype, _cast(minval, dtype),
-                                           _cast(maxval, dtype)), shape)
+    lo, hi = _cast(minval, dtype), _cast(maxval, dtype)
+    if isinstance(k, tuple):
+        f = _t_unit(_t_bits(k, np.finfo(dtype).bits, shape), dtype)
+    elif _traced(lo) or _traced(hi):
+        # the unit floats from the kernel, the (differentiable) range applied here
+        f = _bind_sample(k, "uniform", shape, dtype, (0.0, 1.0))
+    else:
+        prm = _static_params(lo, hi)
+        if prm is not None:
+            return _bind_sample(k, "uniform", shape, dtype, prm)
+        f = _bind_sample(k, "uniform", shape, dtype, (0.0, 1.0))
+    return _F.reshape(_t_uniform_from_unit(f, dtype, lo, hi), shape)
 
 
 def _t_horner(t, masks, table, fused32):
@@ -860,6 +901,8 @@ def _t_normal_real(k, shape, dtype):
 
 
 def _t_normal(k, shape, dtype):
+    if not isinstance(k, tuple):
+        return _bind_sample(k, "normal", shape, dtype)
     if dtype.kind != "c":
         return _F.reshape(_t_normal_real(k, shape, dtype), shape)
     real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
@@ -874,6 +917,8 @@ def _t_log(x):
 
 
 def _t_gumbel(k, shape, dtype):
+    if not isinstance(k, tuple):
+        return _bind_sample(k, "gumbel", shape, dtype)
     b = _t_bits(k, np.finfo(dtype).bits, shape)
     u = _t_uniform_from_bits(b, dtype, np.asarray(np.finfo(dtype).tiny),
                              np.asarray(dtype.type(1)))
@@ -1081,21 +1126,37 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
     else:
         shape = _shape(shape)
         _check_param_shape("truncated_normal", shape, tuple(lo.shape), tuple(hi.shape))
-    sqrt2 = dt.type(_SQRT2)
     if _traced(lo) or _traced(hi):
         return _t_truncated_normal(k, shape, dt, lo, hi)
+    if isinstance(k, tuple):
+        return _out(_truncated_normal(k, shape, dt, lo, hi))
+    prm = _static_params(lo, hi)
+    if prm is not None:
+        return _bind_sample(k, "truncated_normal", shape, dt, prm)
+    a, b, clip_lo, clip_hi = _truncated_range(dt, lo, hi)
+    return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
+
+
+def _truncated_range(dt, lo, hi):
+    """(erf(lo / sqrt 2), erf(hi / sqrt 2), nextafter(lo, inf), nextafter(hi, -inf)) for
+    concrete bounds: the range of the uniforms and the clip."""
+    sqrt2 = dt.type(_SQRT2)
     # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
     from scipy.special import erf
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
     b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
     clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
-    if not isinstance(k, tuple):
-        return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
+    return a, b, clip_lo, clip_hi
+
+
+def _truncated_normal(k, shape, dt, lo, hi):
+    """truncated_normal of concrete key words and bounds (arrays of ``dt``): a NumPy array."""
+    a, b, clip_lo, clip_hi = _truncated_range(dt, lo, hi)
     fused = _fused_erfinv(k, shape, dt, a, b, clip_lo, clip_hi)
     if fused is not None:
-        return _out(fused)
-    return _out(_truncated_normal_from_bits(_random_bits(k, np.finfo(dt).bits, shape), dt, a,
-                                            b, clip_lo, clip_hi))
+        return fused
+    return _truncated_normal_from_bits(_random_bits(k, np.finfo(dt).bits, shape), dt, a, b,
+                                       clip_lo, clip_hi)
 
 
 def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
