@@ -183,7 +183,13 @@ def _seed_words(seed):
 
 
 def _random_bits(k, nbits, shape):
-    """Partitionable ``random_bits``: element i hashes counter (i >> 32, i & 0xFFFFFFFF)."""
+    """Partitionable ``random_bits``: element i hashes counter (i >> 32, i & 0xFFFFFFFF).
+
+    ``k``: the key words (k0, k1), or the stream itself (see ``_sample_keys``): the uint32
+    (nbits <= 32) or uint64 (nbits 64) bits, of which a copy is returned.
+    """
+    if isinstance(k, np.ndarray):
+        return k.astype(_UINT[nbits]).reshape(shape)
     n = _size(shape)
     if nbits == 64:
         out = _K.iota_bits64(k[0], k[1], n)
@@ -573,13 +579,22 @@ def _range_params(dtype, lo, hi):
 
 def _bits_at(k, nbits, index):
     """The random bits of flat elements ``index`` of the iota stream (uint of nbits)."""
+    if isinstance(k, np.ndarray):
+        return k[index].astype(_UINT[nbits])
     fn = _K.iota_bits64 if nbits == 64 else _K.iota_bits32
     return np.concatenate([fn(k[0], k[1], 1, int(i)) for i in index]).astype(_UINT[nbits])
 
 
+def _sample32(k, n, op, **params):
+    """``sample_f32`` of key words ``k``, or ``transform_f32`` of the stream ``k`` (an array)."""
+    if isinstance(k, np.ndarray):
+        return _K.transform_f32(k, op, **params)
+    return _K.sample_f32(k[0], k[1], n, op, **params)
+
+
 def _fused32(k, shape, reference, op, **params):
     """``sample_f32`` over ``shape``, its hard elements redone by ``reference(bits)``."""
-    out, hard = _K.sample_f32(k[0], k[1], _size(shape), op, **params)
+    out, hard = _sample32(k, _size(shape), op, **params)
     if hard is None:                        # more than the kernel lists: all by the reference
         return reference(_random_bits(k, 32, shape)).reshape(shape)
     if hard.size:
@@ -597,18 +612,19 @@ def _fused_uniform(k, shape, dtype, lo, hi):
             return None
         ranged = not _is_unit_range(lo, hi)
         if dtype == _F64:
+            if isinstance(k, np.ndarray):       # a given stream: the reference
+                return None
             return _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], ranged).reshape(shape)
         if not ranged:
-            return _K.sample_f32(k[0], k[1], _size(shape), "unit")[0].reshape(shape)
-        return _K.sample_f32(k[0], k[1], _size(shape), "uniform", lo=prm[0],
-                             span=prm[1])[0].reshape(shape)
+            return _sample32(k, _size(shape), "unit")[0].reshape(shape)
+        return _sample32(k, _size(shape), "uniform", lo=prm[0], span=prm[1])[0].reshape(shape)
     return None
 
 
 def _fused_erfinv(k, shape, dtype, a, b, clip_lo=None, clip_hi=None):
     """sqrt(2) * erfinv of the uniforms on [a, b) (then clipped): ``normal`` (a = -1 + ulp,
     b = 1) and ``truncated_normal``; None where the reference computes it."""
-    if dtype != _F32 and dtype != _F64:
+    if dtype != _F32 and (dtype != _F64 or isinstance(k, np.ndarray)):
         return None
     prm = _range_params(dtype, a, b)
     clip = clip_lo is not None
@@ -641,7 +657,7 @@ def _fused_gumbel(k, shape, dtype):
     if dtype == _F32:
         return _fused32(k, shape, lambda bits: _gumbel_from_bits(bits, dtype), "gumbel",
                         lo=float(tiny), span=float(dtype.type(1) - tiny))
-    if dtype == _F64:
+    if dtype == _F64 and not isinstance(k, np.ndarray):
         u = _K.uniform_f64(k[0], k[1], _size(shape), float(tiny), float(1.0 - tiny), True)
         return (-_log(-_log(u))).reshape(shape)
     return None
@@ -719,6 +735,42 @@ def _sample(k, dist, shape, dtype, params):
         if dist == "truncated_normal":
             return _truncated_normal(k, shape, dt, *(np.asarray(v).astype(dt) for v in params))
         return _gumbel(k, shape, dt)
+
+
+# A batch of keys (vmap over keys inside jit): the bits of all keys come from one kernel call
+# (iota_bits*_keys) and are transformed together, with ``k`` the stream itself in the samplers
+# above (float32: the fused transform; float16/float64: the NumPy reference, which for small
+# draws per key costs less than a call per key).  Large float16/float64 draws and complex
+# normals draw key by key.
+_STREAM_MAX = 256
+
+
+def _keys_stream(words, nbits, n):
+    """The iota bits of each key of ``words`` (b, 2): uint32 (b, n), or uint64 for 64 bits."""
+    return (_K.iota_bits64_keys if nbits == 64 else _K.iota_bits32_keys)(words, n)
+
+
+def _bits_keys(words, nbits, shape):
+    """``_random_bits`` of each key of ``words`` (*batch, 2): (*batch, *shape)."""
+    out = _keys_stream(words, nbits, _size(shape))
+    if nbits < 32:
+        out = out.astype(_UINT[nbits])
+    return out.reshape(words.shape[:-1] + tuple(shape))
+
+
+def _sample_keys(words, dist, shape, dtype, params):
+    """``_sample`` of each key of ``words`` (*batch, 2): (*batch, *shape)."""
+    dt = np.dtype(dtype)
+    batch, n = words.shape[:-1], _size(shape)
+    flat = words.reshape(-1, 2)
+    if dt.kind != "c" and (dt == _F32 or n <= _STREAM_MAX):
+        stream = _keys_stream(flat, np.finfo(dt).bits, n).reshape(-1)
+        return _sample(stream, dist, (flat.shape[0] * n,), dt, params).reshape(
+            batch + tuple(shape))
+    out = np.empty((flat.shape[0],) + tuple(shape), dt)
+    for i, (k0, k1) in enumerate(flat.tolist()):
+        out[i] = _sample((k0, k1), dist, shape, dt, params)
+    return out.reshape(batch + tuple(shape))
 
 
 def _static_params(*values):
