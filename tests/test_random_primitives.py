@@ -106,26 +106,38 @@ def test_jit_equals_eager_bit_for_bit_on_big_draws(name):
     _same_bits(nx.jit(lambda k: f(k, BIG))(K), f(K, BIG))
 
 
+WRAPS = {"jit(vmap)": lambda g: nx.jit(nx.vmap(g)), "vmap": nx.vmap}
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
 @pytest.mark.parametrize("n", [1, 37, 300, 5000])
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
-def test_jit_of_vmap_over_keys_equals_eager_key_by_key(name, n):
+def test_vmap_over_keys_equals_eager_key_by_key(name, n, wrap):
     # n = 37: every key's stream from one kernel call; 300 and 5000: float16/float64 and
-    # complex draws key by key (float32 and bits stay batched)
+    # complex draws key by key (float32 and bits stay batched).  vmap without jit: only the
+    # key batched, the batch goes to the primitives too
     f = SAMPLERS[name]
     keys = nxr.split(nxr.key(3), 6)
     want = np.stack([np.asarray(f(keys[i], n)) for i in range(6)])
-    _same_bits(nx.jit(nx.vmap(lambda k: f(k, n)))(keys), want)
+    _same_bits(WRAPS[wrap](lambda k: f(k, n))(keys), want)
 
 
-def test_nested_vmap_and_key_axis_inside_jit():
+@pytest.mark.parametrize("wrap", [nx.jit, lambda g: g], ids=["jit", "eager"])
+def test_nested_vmap_and_key_axis(wrap):
     keys = nx.reshape(nxr.split(K, 12), (3, 4, 2))
     f = SAMPLERS["normal32"]
     want = np.stack([np.stack([np.asarray(f(keys[i, j], 9)) for j in range(4)])
                      for i in range(3)])
-    _same_bits(nx.jit(nx.vmap(nx.vmap(lambda k: f(k, 9))))(keys), want)
+    _same_bits(wrap(nx.vmap(nx.vmap(lambda k: f(k, 9))))(keys), want)
     # keys stacked along axis 1: in_axes=1
-    _same_bits(nx.jit(nx.vmap(lambda k: f(k, 9), in_axes=1))(nx.moveaxis(keys[0], 0, 1)),
+    _same_bits(wrap(nx.vmap(lambda k: f(k, 9), in_axes=1))(nx.moveaxis(keys[0], 0, 1)),
                want[0])
+    # uniform with array bounds: the range applied outside the primitive, per example
+    lo = np.linspace(-1, 0, 9).astype(np.float32)
+    want = np.stack([np.asarray(nxr.uniform(keys[0, j], (9,), np.float32, lo, 2.0))
+                     for j in range(4)])
+    _same_bits(wrap(nx.vmap(lambda k: nxr.uniform(k, (9,), np.float32, lo, 2.0)))(keys[0]),
+               want)
     # a primitive given a batch of keys directly
     got = bind(P.threefry_sample_p, keys, dist="gumbel", shape=(2, 5),
                dtype=np.dtype(np.float64), params=())
