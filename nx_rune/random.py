@@ -25,8 +25,11 @@ which gives the same values bit for bit (tests/test_random.py checks every float
 
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors.  Every function also takes traced values (under ``jit``, ``vmap``, ``grad``
-and their compositions): the chains then run as nx operations over the ``threefry``
-primitive, with the same values bit for bit; the samples are differentiable in their
+and their compositions): a traced key draws through the primitives ``threefry_bits`` (the
+bits) and ``threefry_sample`` (``uniform``, ``normal``, ``truncated_normal`` and ``gumbel``
+with static scalar parameters), whose implementation is the eager kernels above (a batch of
+keys under vmap: one kernel call for all of them), and the rest of each chain runs as nx
+operations, with the same values bit for bit; the samples are differentiable in their
 parameters (``uniform``'s bounds, ``truncated_normal``'s bounds, the entries ``permutation``
 and ``choice`` pick), never in the key.  Shapes, dtypes and population sizes stay static.
 """
@@ -668,9 +671,11 @@ def _fused_gumbel(k, shape, dtype):
 # ---------------------------------------------------------------------------------------------
 #
 # Under a transformation the key (or a parameter: bounds, probabilities, logits, the array to
-# permute) is a tracer, not numbers.  The samplers then run the chains above op for op with
-# ``nx`` operations over the ``threefry`` primitive, so jit records them, vmap batches them and
-# grad differentiates them through their parameters; a concrete key keeps its fast bits.  The
+# permute) is a tracer, not numbers.  A traced key draws its bits (``threefry_bits``) or, with
+# concrete scalar parameters, its whole sample (``threefry_sample``) through one primitive that
+# runs the eager kernels; the rest of the chains above runs op for op with ``nx`` operations,
+# so jit records them, vmap batches them and grad differentiates them through their
+# parameters (never through the key); a concrete key keeps its fast bits.  The
 # values are those of the concrete path bit for bit (tests/test_trust_random.py checks
 # jit, vmap and grad against eager and JAX).  A key here is either a pair of Python ints
 # (concrete) or a traced uint32 array of shape (2,).
