@@ -17,6 +17,9 @@ from nx_rune.compiler.abstract import ABSTRACT_RULES
 from nx_rune.compiler.ir import AbstractValue
 from nx_rune.primitives import bind
 
+# the eager references with overflowing or NaN bounds warn as NumPy does
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
 K = nxr.key(7)
 U32 = np.dtype(np.uint32)
 BIG = 2**20 + 3          # odd, past the kernels' threading threshold and chunk sizes
@@ -168,3 +171,19 @@ def test_no_derivative_through_the_key_and_bounds_still_differentiable():
     g = nx.jit(nx.grad(lambda s, k: nx.sum(s * nxr.normal(k, (100,), np.float32))))(
         np.float32(2.0), K)
     np.testing.assert_allclose(np.asarray(g), z.sum(), rtol=1e-5)
+
+
+def test_x64_mode_defaults_under_jit_and_vmap():
+    # x64 mode: 64-bit default dtypes (bits uint64, floats float64) through the primitives
+    from nx_rune.config import enable_x64
+    with enable_x64():
+        k = nxr.key(11)
+        keys = nxr.split(k, 5)
+        for f in (lambda k: nxr.bits(k, (1000,)), lambda k: nxr.normal(k, (1000,)),
+                  lambda k: nxr.uniform(k, (1000,), minval=-3.0, maxval=0.5),
+                  lambda k: nxr.truncated_normal(k, -2.0, 1.0, (1000,))):
+            want = f(k)
+            assert np.asarray(want).itemsize == 8
+            _same_bits(nx.jit(f)(k), want)
+            _same_bits(nx.jit(nx.vmap(f))(keys), np.stack([np.asarray(f(keys[i]))
+                                                            for i in range(5)]))
