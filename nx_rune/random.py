@@ -742,12 +742,15 @@ def _sample(k, dist, shape, dtype, params):
         return _gumbel(k, shape, dt)
 
 
-# A batch of keys (vmap over keys inside jit): the bits of all keys come from one kernel call
+# A batch of keys (vmap over keys): the bits of the keys come from one kernel call
 # (iota_bits*_keys) and are transformed together, with ``k`` the stream itself in the samplers
-# above (float32: the fused transform; float16/float64: the NumPy reference, which for small
-# draws per key costs less than a call per key).  Large float16/float64 draws and complex
-# normals draw key by key.
-_STREAM_MAX = 256
+# above.  float32: the fused transform over all of them.  float16 (always the NumPy reference)
+# and float64 draws of at most _F64_STREAM values per key (the reference costs less than a
+# kernel call per key there): in groups of keys of at most _STREAM_CHUNK values, which the
+# reference's temporaries keep in cache.  Larger float64 draws and complex normals draw key by
+# key through the fused kernels.
+_F64_STREAM = 32
+_STREAM_CHUNK = 8192
 
 
 def _keys_stream(words, nbits, n):
@@ -768,13 +771,15 @@ def _sample_keys(words, dist, shape, dtype, params):
     dt = np.dtype(dtype)
     batch, n = words.shape[:-1], _size(shape)
     flat = words.reshape(-1, 2)
-    if dt.kind != "c" and (dt == _F32 or n <= _STREAM_MAX):
-        stream = _keys_stream(flat, np.finfo(dt).bits, n).reshape(-1)
-        return _sample(stream, dist, (flat.shape[0] * n,), dt, params).reshape(
-            batch + tuple(shape))
-    out = np.empty((flat.shape[0],) + tuple(shape), dt)
-    for i, (k0, k1) in enumerate(flat.tolist()):
-        out[i] = _sample((k0, k1), dist, shape, dt, params)
+    out = np.empty((flat.shape[0], n), dt)
+    if dt.kind == "c" or (dt == _F64 and n > _F64_STREAM):
+        for i, (k0, k1) in enumerate(flat.tolist()):
+            out[i] = _sample((k0, k1), dist, shape, dt, params).reshape(n)
+    else:
+        group = max(1, flat.shape[0] if dt == _F32 else _STREAM_CHUNK // max(n, 1))
+        for i in range(0, flat.shape[0], group):
+            stream = _keys_stream(flat[i:i + group], np.finfo(dt).bits, n).reshape(-1)
+            out[i:i + group] = _sample(stream, dist, (stream.size,), dt, params).reshape(-1, n)
     return out.reshape(batch + tuple(shape))
 
 

@@ -113,12 +113,13 @@ WRAPS = {"jit(vmap)": lambda g: nx.jit(nx.vmap(g)), "vmap": nx.vmap}
 
 
 @pytest.mark.parametrize("wrap", sorted(WRAPS))
-@pytest.mark.parametrize("n", [1, 37, 300, 5000])
+@pytest.mark.parametrize("n", [1, 32, 37, 3000, 5000])
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
 def test_vmap_over_keys_equals_eager_key_by_key(name, n, wrap):
-    # n = 37: every key's stream from one kernel call; 300 and 5000: float16/float64 and
-    # complex draws key by key (float32 and bits stay batched).  vmap without jit: only the
-    # key batched, the batch goes to the primitives too
+    # the streams of all keys from one kernel call (float32, bits), or of groups of keys
+    # (float16; float64 up to 32 values per key: n = 1, 32), float64 past that (37) and complex
+    # key by key; 3000 and 5000 values per key: groups of 2 and 1 keys for float16.  vmap
+    # without jit: only the key batched, the batch goes to the primitives too
     f = SAMPLERS[name]
     keys = nxr.split(nxr.key(3), 6)
     want = np.stack([np.asarray(f(keys[i], n)) for i in range(6)])
