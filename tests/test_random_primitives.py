@@ -100,6 +100,12 @@ SAMPLERS = {
     "gumbel64": lambda k, n: nxr.gumbel(k, (n,), np.float64),
     "bernoulli": lambda k, n: nxr.bernoulli(k, 0.3, (n,)),
     "randint": lambda k, n: nxr.randint(k, (n,), -7, 1000),
+    # array parameters: the primitives draw the unit floats or bits, the rest in nx operations
+    "bernoulli_array": lambda k, n: nxr.bernoulli(k, np.linspace(0, 1, n, dtype=np.float32)),
+    "truncated_array": lambda k, n: nxr.truncated_normal(
+        k, np.linspace(-2, 1, n, dtype=np.float32), 2.0, None),
+    "uniform_array": lambda k, n: nxr.uniform(k, (n,), np.float64,
+                                              np.linspace(-2, 1, n), 1.5),
 }
 
 
