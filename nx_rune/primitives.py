@@ -119,6 +119,12 @@ reduce_sum_p, reduce_max_p, reduce_prod_p, associative_scan_p, argmax_p = _decla
 # indexing, linear algebra, windows, random
 gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
     ["gather", "scatter", "matmul", "unfold", "fold", "threefry"]).values()
+# random draws as one kernel call each (the eager samplers' own fast paths), so that a traced
+# key (jit, vmap inside jit) draws as fast as a concrete one: threefry_bits(key, nbits, shape)
+# gives the unsigned bits of nx.random.bits; threefry_sample(key, dist, shape, dtype, params)
+# gives uniform / normal / truncated_normal / gumbel samples with static scalar parameters.  A
+# key of shape (*batch, 2) draws for each of its keys (vmap over keys)
+threefry_bits_p, threefry_sample_p = _declare(["threefry_bits", "threefry_sample"]).values()
 # sorting and searching (WP-sorting)
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
 

@@ -25,8 +25,11 @@ which gives the same values bit for bit (tests/test_random.py checks every float
 
 A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
 returns Tensors.  Every function also takes traced values (under ``jit``, ``vmap``, ``grad``
-and their compositions): the chains then run as nx operations over the ``threefry``
-primitive, with the same values bit for bit; the samples are differentiable in their
+and their compositions): a traced key draws through the primitives ``threefry_bits`` (the
+bits) and ``threefry_sample`` (``uniform``, ``normal``, ``truncated_normal`` and ``gumbel``
+with static scalar parameters), whose implementation is the eager kernels above (a batch of
+keys under vmap: one kernel call for all of them), and the rest of each chain runs as nx
+operations, with the same values bit for bit; the samples are differentiable in their
 parameters (``uniform``'s bounds, ``truncated_normal``'s bounds, the entries ``permutation``
 and ``choice`` pick), never in the key.  Shapes, dtypes and population sizes stay static.
 """
@@ -183,7 +186,13 @@ def _seed_words(seed):
 
 
 def _random_bits(k, nbits, shape):
-    """Partitionable ``random_bits``: element i hashes counter (i >> 32, i & 0xFFFFFFFF)."""
+    """Partitionable ``random_bits``: element i hashes counter (i >> 32, i & 0xFFFFFFFF).
+
+    ``k``: the key words (k0, k1), or the stream itself (see ``_sample_keys``): the uint32
+    (nbits <= 32) or uint64 (nbits 64) bits, of which a copy is returned.
+    """
+    if isinstance(k, np.ndarray):
+        return k.astype(_UINT[nbits]).reshape(shape)
     n = _size(shape)
     if nbits == 64:
         out = _K.iota_bits64(k[0], k[1], n)
@@ -573,13 +582,22 @@ def _range_params(dtype, lo, hi):
 
 def _bits_at(k, nbits, index):
     """The random bits of flat elements ``index`` of the iota stream (uint of nbits)."""
+    if isinstance(k, np.ndarray):
+        return k[index].astype(_UINT[nbits])
     fn = _K.iota_bits64 if nbits == 64 else _K.iota_bits32
     return np.concatenate([fn(k[0], k[1], 1, int(i)) for i in index]).astype(_UINT[nbits])
 
 
+def _sample32(k, n, op, **params):
+    """``sample_f32`` of key words ``k``, or ``transform_f32`` of the stream ``k`` (an array)."""
+    if isinstance(k, np.ndarray):
+        return _K.transform_f32(k, op, **params)
+    return _K.sample_f32(k[0], k[1], n, op, **params)
+
+
 def _fused32(k, shape, reference, op, **params):
     """``sample_f32`` over ``shape``, its hard elements redone by ``reference(bits)``."""
-    out, hard = _K.sample_f32(k[0], k[1], _size(shape), op, **params)
+    out, hard = _sample32(k, _size(shape), op, **params)
     if hard is None:                        # more than the kernel lists: all by the reference
         return reference(_random_bits(k, 32, shape)).reshape(shape)
     if hard.size:
@@ -597,18 +615,19 @@ def _fused_uniform(k, shape, dtype, lo, hi):
             return None
         ranged = not _is_unit_range(lo, hi)
         if dtype == _F64:
+            if isinstance(k, np.ndarray):       # a given stream: the reference
+                return None
             return _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], ranged).reshape(shape)
         if not ranged:
-            return _K.sample_f32(k[0], k[1], _size(shape), "unit")[0].reshape(shape)
-        return _K.sample_f32(k[0], k[1], _size(shape), "uniform", lo=prm[0],
-                             span=prm[1])[0].reshape(shape)
+            return _sample32(k, _size(shape), "unit")[0].reshape(shape)
+        return _sample32(k, _size(shape), "uniform", lo=prm[0], span=prm[1])[0].reshape(shape)
     return None
 
 
 def _fused_erfinv(k, shape, dtype, a, b, clip_lo=None, clip_hi=None):
     """sqrt(2) * erfinv of the uniforms on [a, b) (then clipped): ``normal`` (a = -1 + ulp,
     b = 1) and ``truncated_normal``; None where the reference computes it."""
-    if dtype != _F32 and dtype != _F64:
+    if dtype != _F32 and (dtype != _F64 or isinstance(k, np.ndarray)):
         return None
     prm = _range_params(dtype, a, b)
     clip = clip_lo is not None
@@ -641,7 +660,7 @@ def _fused_gumbel(k, shape, dtype):
     if dtype == _F32:
         return _fused32(k, shape, lambda bits: _gumbel_from_bits(bits, dtype), "gumbel",
                         lo=float(tiny), span=float(dtype.type(1) - tiny))
-    if dtype == _F64:
+    if dtype == _F64 and not isinstance(k, np.ndarray):
         u = _K.uniform_f64(k[0], k[1], _size(shape), float(tiny), float(1.0 - tiny), True)
         return (-_log(-_log(u))).reshape(shape)
     return None
@@ -652,9 +671,11 @@ def _fused_gumbel(k, shape, dtype):
 # ---------------------------------------------------------------------------------------------
 #
 # Under a transformation the key (or a parameter: bounds, probabilities, logits, the array to
-# permute) is a tracer, not numbers.  The samplers then run the chains above op for op with
-# ``nx`` operations over the ``threefry`` primitive, so jit records them, vmap batches them and
-# grad differentiates them through their parameters; a concrete key keeps its fast bits.  The
+# permute) is a tracer, not numbers.  A traced key draws its bits (``threefry_bits``) or, with
+# concrete scalar parameters, its whole sample (``threefry_sample``) through one primitive that
+# runs the eager kernels; the rest of the chains above runs op for op with ``nx`` operations,
+# so jit records them, vmap batches them and grad differentiates them through their
+# parameters (never through the key); a concrete key keeps its fast bits.  The
 # values are those of the concrete path bit for bit (tests/test_trust_random.py checks
 # jit, vmap and grad against eager and JAX).  A key here is either a pair of Python ints
 # (concrete) or a traced uint32 array of shape (2,).
@@ -698,19 +719,88 @@ def _t_block(k, x0, x1):
 
 
 def _t_bits(k, nbits, shape):
+    """``_random_bits``; a traced key binds ``threefry_bits`` (one kernel call, as eager)."""
     if isinstance(k, tuple):
         return _random_bits(k, nbits, shape)
-    hi, lo = _iota_words(_size(shape))
-    y0, y1 = _t_block(k, hi, lo)
-    if nbits == 64:
-        u64 = _UINT[64]
-        out = _F.bitwise_or(_F.bitwise_left_shift(y0.astype(u64), u64.type(32)),
-                            y1.astype(u64))
+    return _P.bind(_P.threefry_bits_p, k, nbits=nbits, shape=tuple(shape))
+
+
+_SAMPLE_DISTS = ("uniform", "normal", "truncated_normal", "gumbel")
+
+
+def _sample(k, dist, shape, dtype, params):
+    """The eager sampler ``dist`` of key words ``k`` with scalar parameters ``params``
+    (Python floats, exact values of ``dtype``): the implementation of ``threefry_sample``."""
+    dt = np.dtype(dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if dist == "uniform":
+            return _uniform(k, shape, dt, *(np.asarray(v).astype(dt) for v in params))
+        if dist == "normal":
+            return _normal(k, shape, dt)
+        if dist == "truncated_normal":
+            return _truncated_normal(k, shape, dt, *(np.asarray(v).astype(dt) for v in params))
+        return _gumbel(k, shape, dt)
+
+
+# A batch of keys (vmap over keys): the bits of the keys come from one kernel call
+# (iota_bits*_keys) and are transformed together, with ``k`` the stream itself in the samplers
+# above.  float32: the fused transform over all of them.  float16 (always the NumPy reference)
+# and float64 draws of at most _F64_STREAM values per key (the reference costs less than a
+# kernel call per key there): in groups of keys of at most _STREAM_CHUNK values, which the
+# reference's temporaries keep in cache.  Larger float64 draws and complex normals draw key by
+# key through the fused kernels.
+_F64_STREAM = 32
+_STREAM_CHUNK = 8192
+
+
+def _keys_stream(words, nbits, n):
+    """The iota bits of each key of ``words`` (b, 2): uint32 (b, n), or uint64 for 64 bits."""
+    return (_K.iota_bits64_keys if nbits == 64 else _K.iota_bits32_keys)(words, n)
+
+
+def _bits_keys(words, nbits, shape):
+    """``_random_bits`` of each key of ``words`` (*batch, 2): (*batch, *shape)."""
+    out = _keys_stream(words, nbits, _size(shape))
+    if nbits < 32:
+        out = out.astype(_UINT[nbits])
+    return out.reshape(words.shape[:-1] + tuple(shape))
+
+
+def _sample_keys(words, dist, shape, dtype, params):
+    """``_sample`` of each key of ``words`` (*batch, 2): (*batch, *shape)."""
+    dt = np.dtype(dtype)
+    batch, n = words.shape[:-1], _size(shape)
+    flat = words.reshape(-1, 2)
+    out = np.empty((flat.shape[0], n), dt)
+    if dt.kind == "c" or (dt == _F64 and n > _F64_STREAM):
+        for i, (k0, k1) in enumerate(flat.tolist()):
+            out[i] = _sample((k0, k1), dist, shape, dt, params).reshape(n)
     else:
-        out = _F.bitwise_xor(y0, y1)
-        if nbits < 32:
-            out = out.astype(_UINT[nbits])
-    return _F.reshape(out, shape)
+        group = max(1, flat.shape[0] if dt == _F32 else _STREAM_CHUNK // max(n, 1))
+        for i in range(0, flat.shape[0], group):
+            stream = _keys_stream(flat[i:i + group], np.finfo(dt).bits, n).reshape(-1)
+            out[i:i + group] = _sample(stream, dist, (stream.size,), dt, params).reshape(-1, n)
+    return out.reshape(batch + tuple(shape))
+
+
+def _static_params(*values):
+    """Concrete scalar parameters as Python floats for ``threefry_sample``, or None where they
+    must stay arrays: non-scalars, NaNs (whose payloads a float parameter would lose) and
+    -0.0 (which a float parameter would merge with 0.0 when jit merges equal operations)."""
+    out = []
+    for v in values:
+        if np.ndim(v) != 0:
+            return None
+        v = np.asarray(v)
+        if np.isnan(v) or (v == 0 and np.signbit(v)):
+            return None
+        out.append(float(v))
+    return tuple(out)
+
+
+def _bind_sample(k, dist, shape, dtype, params=()):
+    return _P.bind(_P.threefry_sample_p, k, dist=dist, shape=tuple(shape), dtype=np.dtype(dtype),
+                   params=params)
 
 
 def _t_split(k, shape):
@@ -778,7 +868,11 @@ def _cast(x, dtype):
 
 
 def _t_uniform_from_bits(b, dtype, lo, hi):
-    f = _t_unit(b, dtype)
+    return _t_uniform_from_unit(_t_unit(b, dtype), dtype, lo, hi)
+
+
+def _t_uniform_from_unit(f, dtype, lo, hi):
+    """``max(lo, f * (hi - lo) + lo)`` rounded once, of unit floats ``f``."""
     if not (_traced(lo) or _traced(hi)):
         if _is_unit_range(lo, hi):
             return f
@@ -789,9 +883,18 @@ def _t_uniform_from_bits(b, dtype, lo, hi):
 
 
 def _t_uniform(k, shape, dtype, minval=0.0, maxval=1.0):
-    b = _t_bits(k, np.finfo(dtype).bits, shape)
-    return _F.reshape(_t_uniform_from_bits(b, dtype, _cast(minval, dtype),
-                                           _cast(maxval, dtype)), shape)
+    lo, hi = _cast(minval, dtype), _cast(maxval, dtype)
+    if isinstance(k, tuple):
+        f = _t_unit(_t_bits(k, np.finfo(dtype).bits, shape), dtype)
+    elif _traced(lo) or _traced(hi):
+        # the unit floats from the kernel, the (differentiable) range applied here
+        f = _bind_sample(k, "uniform", shape, dtype, (0.0, 1.0))
+    else:
+        prm = _static_params(lo, hi)
+        if prm is not None:
+            return _bind_sample(k, "uniform", shape, dtype, prm)
+        f = _bind_sample(k, "uniform", shape, dtype, (0.0, 1.0))
+    return _F.reshape(_t_uniform_from_unit(f, dtype, lo, hi), shape)
 
 
 def _t_horner(t, masks, table, fused32):
@@ -860,6 +963,8 @@ def _t_normal_real(k, shape, dtype):
 
 
 def _t_normal(k, shape, dtype):
+    if not isinstance(k, tuple):
+        return _bind_sample(k, "normal", shape, dtype)
     if dtype.kind != "c":
         return _F.reshape(_t_normal_real(k, shape, dtype), shape)
     real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
@@ -874,6 +979,8 @@ def _t_log(x):
 
 
 def _t_gumbel(k, shape, dtype):
+    if not isinstance(k, tuple):
+        return _bind_sample(k, "gumbel", shape, dtype)
     b = _t_bits(k, np.finfo(dtype).bits, shape)
     u = _t_uniform_from_bits(b, dtype, np.asarray(np.finfo(dtype).tiny),
                              np.asarray(dtype.type(1)))
@@ -1081,21 +1188,37 @@ def truncated_normal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape: 
     else:
         shape = _shape(shape)
         _check_param_shape("truncated_normal", shape, tuple(lo.shape), tuple(hi.shape))
-    sqrt2 = dt.type(_SQRT2)
     if _traced(lo) or _traced(hi):
         return _t_truncated_normal(k, shape, dt, lo, hi)
+    if isinstance(k, tuple):
+        return _out(_truncated_normal(k, shape, dt, lo, hi))
+    prm = _static_params(lo, hi)
+    if prm is not None:
+        return _bind_sample(k, "truncated_normal", shape, dt, prm)
+    a, b, clip_lo, clip_hi = _truncated_range(dt, lo, hi)
+    return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
+
+
+def _truncated_range(dt, lo, hi):
+    """(erf(lo / sqrt 2), erf(hi / sqrt 2), nextafter(lo, inf), nextafter(hi, -inf)) for
+    concrete bounds: the range of the uniforms and the clip."""
+    sqrt2 = dt.type(_SQRT2)
     # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
     from scipy.special import erf
     a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
     b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
     clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
-    if not isinstance(k, tuple):
-        return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
+    return a, b, clip_lo, clip_hi
+
+
+def _truncated_normal(k, shape, dt, lo, hi):
+    """truncated_normal of concrete key words and bounds (arrays of ``dt``): a NumPy array."""
+    a, b, clip_lo, clip_hi = _truncated_range(dt, lo, hi)
     fused = _fused_erfinv(k, shape, dt, a, b, clip_lo, clip_hi)
     if fused is not None:
-        return _out(fused)
-    return _out(_truncated_normal_from_bits(_random_bits(k, np.finfo(dt).bits, shape), dt, a,
-                                            b, clip_lo, clip_hi))
+        return fused
+    return _truncated_normal_from_bits(_random_bits(k, np.finfo(dt).bits, shape), dt, a, b,
+                                       clip_lo, clip_hi)
 
 
 def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
@@ -1363,6 +1486,8 @@ def _over_batch(fn):
     shared) and stacks the results: key by key what ``jax.vmap`` of the sampler gives, bit for
     bit.  Other traced values (jit, grad, an empty batch) go to ``fn``'s traced chains, which
     the transformations handle themselves."""
+    by_primitive = fn.__name__ in _KEY_BATCHED
+
     @functools.wraps(fn)
     def sampler(*args, **kwargs):
         batched = False
@@ -1373,9 +1498,27 @@ def _over_batch(fn):
                         return fn(*args, **kwargs)
                 batched = True
         if batched:
+            if by_primitive and _only_key_batched(args, kwargs):
+                # the batch of keys goes to the sampler primitive in one call
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    return fn(*args, **kwargs)
             return _batching.map_concrete(sampler, args, kwargs)
         return fn(*args, **kwargs)
     return sampler
+
+
+# The samplers whose traced path binds threefry_bits/threefry_sample directly when only the key
+# is batched: vmap over keys of concrete values gives the whole batch to the primitive's batch
+# rule (one kernel call), the values of the example-by-example loop bit for bit.
+_KEY_BATCHED = {"bits", "uniform", "normal", "truncated_normal", "gumbel", "bernoulli"}
+
+
+def _only_key_batched(args, kwargs):
+    """Whether the key (first argument) is the only batched one."""
+    rest = (*args[1:], *(v for n, v in kwargs.items() if n != "key"))
+    if "key" not in kwargs and not args:
+        return False
+    return not any(isinstance(v, ArrayBase) and not isinstance(v, Tensor) for v in rest)
 
 
 for _name in __all__:

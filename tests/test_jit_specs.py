@@ -97,6 +97,12 @@ NONDIFF_CASES = {
     "threefry": lambda: (lambda k, c: bind(P.threefry_p, k, c),
                          [nx.asarray(np.array([0, 42], np.uint32)),
                           nx.asarray(np.arange(6, dtype=np.uint32))]),
+    "threefry_bits": lambda: (lambda k: bind(P.threefry_bits_p, k, nbits=64, shape=(2, 3)),
+                              [nx.asarray(np.array([0, 42], np.uint32))]),
+    "threefry_sample": lambda: (
+        lambda k: bind(P.threefry_sample_p, k, dist="truncated_normal", shape=(4, 5),
+                       dtype=np.dtype(np.float32), params=(-1.5, 0.5)),
+        [nx.asarray(np.array([[0, 42], [7, 9]], np.uint32))]),
     "buffer": lambda: (lambda x: x + nx.zeros_like(bind(P.buffer_p, shape=(3,),
                                                         dtype=np.dtype(np.float64))) * 0,
                        [nx.asarray(np.ones(3))]),

@@ -230,6 +230,19 @@ def _threefry(rng, shape):
          rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)]
 
 
+def _threefry_bits(rng, case):
+    nbits, shape = case
+    return (lambda k: bind(P.threefry_bits_p, k, nbits=nbits, shape=shape)), \
+        [rng.integers(0, 2**32, (2,), dtype=np.uint64).astype(np.uint32)]
+
+
+def _threefry_sample(rng, case):
+    dist, dtype, params = case
+    return (lambda k: bind(P.threefry_sample_p, k, dist=dist, shape=(2, 3),
+                           dtype=np.dtype(dtype), params=params)), \
+        [rng.integers(0, 2**32, (2,), dtype=np.uint64).astype(np.uint32)]
+
+
 def _constants(rng, shape):
     """The primitives without operands, inside a batched computation."""
     def fn(x):
@@ -298,6 +311,11 @@ OTHER = [
                                      ((2, 3, 4), -1, False), ((2, 3), None, False),
                                      ((2, 3), None, True), ((), None, False)]),
     ("threefry", P.threefry_p, _threefry, [(5,), (2, 3)]),
+    ("threefry_bits", P.threefry_bits_p, _threefry_bits, [(32, (5,)), (8, (2, 3)),
+                                                          (64, ())]),
+    ("threefry_sample", P.threefry_sample_p, _threefry_sample,
+     [("uniform", np.float32, (-1.0, 2.0)), ("normal", np.complex64, ()),
+      ("truncated_normal", np.float64, (0.5, 3.0)), ("gumbel", np.float16, ())]),
     ("constants", P.const_array_p, _constants, SHAPES),
     ("argsort", P.argsort_p, _argsort, [((6,), 0, False), ((3, 4), 1, True),
                                         ((4, 3), -2, False)]),

@@ -456,6 +456,37 @@ def iota_pairs(k0, k1, n, start=0, rounds=20):
     return _iota(k0, k1, n, start, rounds, IOTA_PAIRS, np.uint32, 2).reshape(n, 2)
 
 
+def _iota_keys(key, n, rounds, IotaMode mode, dtype):
+    _check_u32_array(key, "key")
+    if key.ndim == 0 or key.shape[key.ndim - 1] != 2:
+        raise ValueError(f"key must have shape (*batch, 2), got {key.shape}")
+    cdef Py_ssize_t m = _check_count(n)
+    cdef int r = _check_rounds(rounds)
+    batch = key.shape[:key.ndim - 1]
+    keys = np.ascontiguousarray(key).reshape(-1, 2)
+    cdef Py_ssize_t b = keys.shape[0], i
+    out = np.empty((b, m), dtype=dtype)
+    cdef Py_ssize_t row_bytes = m * out.itemsize
+    cdef const uint32_t* kp = <const uint32_t*>cnp.PyArray_DATA(keys)
+    cdef char* op = <char*>cnp.PyArray_DATA(out)
+    if m > 0:
+        with nogil:
+            for i in range(b):
+                threefry_iota(kp[2 * i], kp[2 * i + 1], 0, m, r, mode, op + i * row_bytes)
+    return out.reshape(batch + (m,))
+
+
+def iota_bits32_keys(key, n, rounds=20):
+    """``iota_bits32`` of each key of a batch: ``key`` (*batch, 2) gives uint32 (*batch, n),
+    ``out[b] = iota_bits32(*key[b], n)`` (vmap of ``random_bits`` over keys, in one call)."""
+    return _iota_keys(key, n, rounds, IOTA_XOR32, np.uint32)
+
+
+def iota_bits64_keys(key, n, rounds=20):
+    """``iota_bits64`` of each key of a batch: uint64 (*batch, n) (see ``iota_bits32_keys``)."""
+    return _iota_keys(key, n, rounds, IOTA_CAT64, np.uint64)
+
+
 # ---------------------------------------------------------------------------------------------
 # Fused samplers: counter -> bits -> float -> transform in one pass over cache-sized chunks
 #

@@ -540,6 +540,19 @@ _defwindows(P.fold_p)
 BATCH_RULES[P.threefry_p] = _batch_threefry
 
 
+def _batch_random(prim):
+    """threefry_bits/threefry_sample of a batch of keys: the keys go in as one (*batch, 2) operand,
+    each drawing its own sample (the batch axis first)."""
+    def rule(size, args, dims, **params):
+        return bind(prim, moveaxis(args[0], dims[0], 0), **params), 0
+    rule.__name__ = f"batch_{prim.name}"
+    BATCH_RULES[prim] = rule
+
+
+_batch_random(P.threefry_bits_p)
+_batch_random(P.threefry_sample_p)
+
+
 # -- sorting and searching ----------------------------------------------------------------------------
 
 defaxis(P.sort_p)

@@ -1068,6 +1068,10 @@ deflinear(P.fold_p, lambda g, ans, x, output_size, kernel_size, stride, dilation
 
 # -- random -----------------------------------------------------------------------------------------
 defnondiff(P.threefry_p)
+# the samples of a traced key: integer data, no derivative (the parameters' derivatives come
+# from the nx operations that nx.random applies outside these primitives)
+defnondiff(P.threefry_bits_p)
+defnondiff(P.threefry_sample_p)
 
 # -- sorting and searching (WP-sorting) ----------------------------------------------------------
 # sort(x) = gather(x, perm) with perm the stable sorting permutation (NumPy's order; ties keep

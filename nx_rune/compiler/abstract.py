@@ -293,6 +293,25 @@ def _fold(avals, *, output_size, kernel_size, stride, dilation, padding):
 
 def_abstract(P.threefry_p, lambda avals: AbstractValue(avals[1].shape, np.uint32))
 
+
+def _random_key(prim, key):
+    if key.dtype != np.uint32 or not key.shape or key.shape[-1] != 2:
+        raise TypeError(f"{prim.name}: key must be a uint32 array of shape (*batch, 2), got "
+                        f"{key.dtype} of shape {key.shape}")
+    return key.shape[:-1]
+
+
+@def_abstract(P.threefry_bits_p)
+def _threefry_bits(avals, *, nbits, shape):
+    return AbstractValue(_random_key(P.threefry_bits_p, avals[0]) + tuple(shape),
+                         np.dtype(f"uint{nbits}"))
+
+
+@def_abstract(P.threefry_sample_p)
+def _threefry_sample(avals, *, dist, shape, dtype, params):
+    return AbstractValue(_random_key(P.threefry_sample_p, avals[0]) + tuple(shape),
+                         np.dtype(dtype))
+
 # -- sorting and searching ------------------------------------------------------------------------------
 
 def_abstract(P.sort_p, lambda avals, *, axis, descending: AbstractValue(avals[0].shape,
