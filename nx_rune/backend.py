@@ -523,40 +523,6 @@ def _threefry(key, counter):
     return _out(fn(key._np(), counter._np()))
 
 
-def _key_words(key):
-    words = key._np()
-    if words.dtype != np.uint32 or words.ndim == 0 or words.shape[-1] != 2:
-        raise TypeError(f"key must be a uint32 array of shape (*batch, 2), got {words.dtype} "
-                        f"of shape {words.shape}")
-    return words
-
-
-@_impl("threefry_bits")
-def _threefry_bits(key, *, nbits, shape):
-    # a key (2,) draws as nx.random.bits; a batch of keys (*batch, 2) each its own draw
-    from nx_rune import random as R
-    if nbits not in R._UINT:
-        raise ValueError(f"nbits must be 8, 16, 32 or 64, got {nbits!r}")
-    words = _key_words(key)
-    if words.ndim == 1:
-        return _out(R._random_bits((int(words[0]), int(words[1])), nbits, shape))
-    return _out(R._bits_keys(words, nbits, shape))
-
-
-@_impl("threefry_sample")
-def _threefry_sample(key, *, dist, shape, dtype, params):
-    from nx_rune import random as R
-    if dist not in R._SAMPLE_DISTS:
-        raise ValueError(f"dist must be one of {', '.join(R._SAMPLE_DISTS)}, got {dist!r}")
-    n_params = 2 if dist in ("uniform", "truncated_normal") else 0
-    if len(params) != n_params:
-        raise ValueError(f"params of {dist} must be {n_params} floats, got {params!r}")
-    words = _key_words(key)
-    if words.ndim == 1:
-        return _out(R._sample((int(words[0]), int(words[1])), dist, shape, dtype, params))
-    return _out(R._sample_keys(words, dist, shape, dtype, params))
-
-
 # -- sorting and searching (WP-sorting) ---------------------------------------------------------
 # sort(x, axis, descending)  argsort(x, axis, descending, stable, dtype)
 # searchsorted(x1, x2, side, dtype)

@@ -86,12 +86,22 @@ def interpreter_scope(interp):
         _interpreter.reset(token)
 
 
-def _declare(names):
+def _declare(names, registered_by=None):
+    """Primitives named ``names`` with the backend's implementations; ``registered_by``: the
+    module that sets their implementations itself when it loads (the layer above that owns the
+    concrete code: until then a call raises naming it)."""
     prims = {}
     for n in names:
         prim = prims[n] = Primitive(n)
-        prim.def_impl(IMPLS[n])
+        prim.def_impl(IMPLS[n] if registered_by is None else _pending(n, registered_by))
     return prims
+
+
+def _pending(name, module):
+    def impl(*args, **params):
+        raise RuntimeError(f"primitive {name}: its implementation is registered by {module}, "
+                           f"which has not been imported")
+    return impl
 
 
 # memory and constants
@@ -123,8 +133,12 @@ gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
 # key (jit, vmap inside jit) draws as fast as a concrete one: threefry_bits(key, nbits, shape)
 # gives the unsigned bits of nx.random.bits; threefry_sample(key, dist, shape, dtype, params)
 # gives uniform / normal / truncated_normal / gumbel samples with static scalar parameters.  A
-# key of shape (*batch, 2) draws for each of its keys (vmap over keys)
-threefry_bits_p, threefry_sample_p = _declare(["threefry_bits", "threefry_sample"]).values()
+# key of shape (*batch, 2) draws for each of its keys (vmap over keys).  Their implementations
+# are nx.random's eager samplers, registered by nx_rune.random when it loads (nx_rune imports
+# it): those samplers share their code with the traced paths built on the front end, so they
+# cannot live in the backend layer
+threefry_bits_p, threefry_sample_p = _declare(["threefry_bits", "threefry_sample"],
+                                              registered_by="nx_rune.random").values()
 # sorting and searching (WP-sorting)
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
 

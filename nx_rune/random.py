@@ -52,6 +52,7 @@ from nx_rune.autodiff.batching import BatchTracer as _BatchTracer
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import wrap_result as _wrap_result
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
@@ -782,6 +783,44 @@ def _sample_keys(words, dist, shape, dtype, params):
             out[i:i + group] = _sample(stream, dist, (stream.size,), dt, params).reshape(-1, n)
     return out.reshape(batch + tuple(shape))
 
+
+
+# -- the sampler primitives' implementations (registered on them here, see primitives.py) ------
+
+def _key_batch(key):
+    """The uint32 words of a key (2,) or a batch of keys (*batch, 2), as an ndarray."""
+    words = key._np()
+    if words.dtype != np.uint32 or words.ndim == 0 or words.shape[-1] != 2:
+        raise TypeError(f"key must be a uint32 array of shape (*batch, 2), got {words.dtype} "
+                        f"of shape {words.shape}")
+    return words
+
+
+def _threefry_bits_impl(key, *, nbits, shape):
+    """``threefry_bits``: a key (2,) draws as ``bits``; a batch of keys each its own draw."""
+    if nbits not in _UINT:
+        raise ValueError(f"nbits must be 8, 16, 32 or 64, got {nbits!r}")
+    words = _key_batch(key)
+    if words.ndim == 1:
+        return _wrap_result(_random_bits((int(words[0]), int(words[1])), nbits, shape))
+    return _wrap_result(_bits_keys(words, nbits, shape))
+
+
+def _threefry_sample_impl(key, *, dist, shape, dtype, params):
+    """``threefry_sample``: ``dist``'s draws with static scalar ``params`` for each key."""
+    if dist not in _SAMPLE_DISTS:
+        raise ValueError(f"dist must be one of {', '.join(_SAMPLE_DISTS)}, got {dist!r}")
+    n_params = 2 if dist in ("uniform", "truncated_normal") else 0
+    if len(params) != n_params:
+        raise ValueError(f"params of {dist} must be {n_params} floats, got {params!r}")
+    words = _key_batch(key)
+    if words.ndim == 1:
+        return _wrap_result(_sample((int(words[0]), int(words[1])), dist, shape, dtype, params))
+    return _wrap_result(_sample_keys(words, dist, shape, dtype, params))
+
+
+_P.threefry_bits_p.def_impl(_threefry_bits_impl)
+_P.threefry_sample_p.def_impl(_threefry_sample_impl)
 
 def _static_params(*values):
     """Concrete scalar parameters as Python floats for ``threefry_sample``, or None where they
