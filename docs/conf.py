@@ -33,7 +33,6 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "_intersphinx", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
                     "auto_examples/*.json", "sg_execution_times.rst"]
-templates_path = ["_templates"]
 suppress_warnings = ["myst.header", "config.cache"]
 smartquotes = False         # keep "--flag" and quotes as typed (command lines in the pages)
 
@@ -136,7 +135,6 @@ sphinx_gallery_conf = {
 # -- HTML ----------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = "nx_rune"
-html_static_path = ["_static"]
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
