@@ -1,0 +1,184 @@
+"""Regression tests for what the differential program fuzzer (tests/program_fuzz/) found on the
+merged issue-26 code: each shrunk reproducer, compared with the eager function (memory
+sharing), with the analytic derivative, or with the harness's own classification."""
+import numpy as np
+import pytest
+
+import nx_rune as nx
+from nx_rune import lax
+from program_fuzz import runner as R
+from program_fuzz.campaign import parse_skip, program
+
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+
+
+def _f32(*v):
+    return nx.asarray(np.array(v, np.float32))
+
+
+# -- jit's outputs keep eager's memory --------------------------------------------------------------
+
+def test_loop_of_no_step_then_copy_is_new_memory():
+    # fuzzer: v11 = fori_loop(0, 0, body, x0); return copy(v11): the loop returns its operand,
+    # the copy was folded away, and jit returned x0's memory itself
+    def f(x0, x1):
+        v = lax.fori_loop(0, 0, lambda i, c: c * 0.9 + nx.tanh(x1), x0)
+        return (nx.copy(v),)
+
+    x0 = nx.asarray(np.ones((1, 3), np.float32))
+    x1 = _f32(1, 2, 3)
+    (eager,) = f(x0, x1)
+    (got,) = nx.jit(f)(x0, x1)
+    assert not np.shares_memory(np.asarray(eager), np.asarray(x0))
+    assert not np.shares_memory(np.asarray(got), np.asarray(x0))
+    got += 1
+    np.testing.assert_array_equal(np.asarray(x0), np.ones((1, 3), np.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.full((1, 3), 2, np.float32))
+
+
+def test_loop_of_no_step_returned_directly_keeps_eager_sharing():
+    # eagerly a loop of no step returns its operand: jit's result shares the argument's memory
+    # too (the copy above, eagerly new memory, must not)
+    def f(x0):
+        return lax.fori_loop(0, 0, lambda i, c: c * 2.0, x0)
+
+    x0 = _f32(1, 2, 3)
+    assert np.shares_memory(np.asarray(f(x0)), np.asarray(x0))
+    assert np.shares_memory(np.asarray(nx.jit(f)(x0)), np.asarray(x0))
+
+
+@pytest.mark.parametrize("fold", [
+    lambda v: v * 1.0,
+    lambda v: v + 0.0,
+    lambda v: v.astype(np.float32),
+    lambda v: nx.concatenate([v]),
+    lambda v: nx.where(True, v, 0.0),
+    lambda v: nx.copy(v),
+], ids=["mul_1", "add_0", "astype_same", "concatenate_one", "where_true", "copy"])
+def test_folded_result_and_its_operand_are_distinct_outputs(fold):
+    # fuzzer: v6 = cumsum(x0); v7 = v6 * 1.0; return v7, v6: the simplification makes both
+    # outputs one value, which jit returned twice (eagerly two arrays)
+    def f(x0):
+        v6 = nx.cumsum(x0, axis=-1)
+        return fold(v6), v6
+
+    x0 = _f32(1, 2, 3)
+    e0, e1 = f(x0)
+    assert not np.shares_memory(np.asarray(e0), np.asarray(e1))
+    g0, g1 = nx.jit(f)(x0)
+    assert not np.shares_memory(np.asarray(g0), np.asarray(g1))
+    np.testing.assert_array_equal(np.asarray(g0), np.cumsum([1, 2, 3]).astype(np.float32))
+    g0 += 1
+    np.testing.assert_array_equal(np.asarray(g1), np.cumsum([1, 2, 3]).astype(np.float32))
+
+
+def test_same_value_returned_twice_is_two_arrays():
+    def f(x0):
+        v = nx.cumsum(x0)
+        return v, v
+
+    g0, g1 = nx.jit(f)(_f32(1, 2, 3))
+    # eagerly the same tensor twice: returning it twice is eager's sharing; jit's two
+    # outputs may not share with the argument, and each holds the values
+    np.testing.assert_array_equal(np.asarray(g0), [1, 3, 6])
+    np.testing.assert_array_equal(np.asarray(g1), [1, 3, 6])
+
+
+# -- symbolic zero tangents through a jitted call ----------------------------------------------------
+
+W = np.array([0.5, -0.3, 0.2], np.float32)
+
+
+def _hvp(L, x, t):
+    return np.asarray(nx.jvp(nx.grad(L), (x,), (t,))[1])
+
+
+@pytest.mark.parametrize("jit_outer", [False, True])
+def test_hvp_of_jit_keeps_symbolic_zero_tangents(jit_outer):
+    # fuzzer: f(x0) = x0 * 1e300 * 1e-300 in float32 (the primal is inf): the Hessian is 0
+    # analytically and eagerly; hvp(jit(f)) multiplied an instantiated zero tangent by inf
+    def L(x):
+        return nx.sum(x * 1e300 * 1e-300 * nx.asarray(W))
+
+    x = _f32(1, 2, 3)
+    t = _f32(1, 1, 1)
+    h = (lambda x: _hvp(nx.jit(L), x, t))
+    got = np.asarray(nx.jit(lambda x: nx.jvp(nx.grad(nx.jit(L)), (x,), (t,))[1])(x)) \
+        if jit_outer else h(x)
+    np.testing.assert_array_equal(got, np.zeros(3, np.float32))
+    np.testing.assert_array_equal(_hvp(L, x, t), np.zeros(3, np.float32))
+
+
+def test_hvp_of_jit_with_python_scalar_argument():
+    # fuzzer: f(x0, a) = x0 * a with a = 1e300 (a weak float32 scalar: inf)
+    def L(x, a):
+        return nx.sum(x * a * nx.asarray(W))
+
+    x = _f32(1, 2, 3)
+    t = _f32(1, -1, 1)
+    for fn in (L, nx.jit(L)):
+        got = np.asarray(nx.jvp(lambda u: nx.grad(fn)(u, 1e300), (x,), (t,))[1])
+        np.testing.assert_array_equal(got, np.zeros(3, np.float32))
+
+
+def test_grad_of_jit_with_an_unused_infinite_output():
+    # the output the loss does not use has no cotangent (eagerly: a symbolic zero); an
+    # instantiated zero times its inf partial was NaN
+    def f(x):
+        return x * np.float32(np.inf), x * 2.0
+
+    x = _f32(1, 2, 3)
+    want = np.full(3, 2, np.float32)     # d/dx sum(2 x)
+    np.testing.assert_array_equal(np.asarray(nx.grad(lambda x: nx.sum(f(x)[1]))(x)), want)
+    Lj = lambda x: nx.sum(nx.jit(f)(x)[1])   # noqa: E731
+    np.testing.assert_array_equal(np.asarray(nx.grad(Lj)(x)), want)
+    np.testing.assert_array_equal(np.asarray(nx.jit(nx.grad(Lj))(x)), want)
+
+
+def test_jvp_of_jit_with_a_constant_infinite_operand():
+    # an argument that carries no tangent (here c) stays a symbolic zero in the jitted JVP
+    def f(x, c):
+        return x * 2.0 + c * 3.0
+
+    x = _f32(1, 2, 3)
+    c = _f32(np.inf, 1, 1)
+    t = _f32(1, 1, 1)
+    want = np.full(3, 2, np.float32)
+    got = nx.jvp(lambda x: nx.jit(f)(x, c) * 1.0, (x,), (t,))[1]
+    np.testing.assert_array_equal(np.asarray(got)[1:], want[1:])
+    # the first element's primal is inf, its tangent 2 (eager) not NaN
+    eager = nx.jvp(lambda x: f(x, c), (x,), (t,))[1]
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(eager))
+
+
+# -- the harness: a program nx_rune refuses eagerly is invalid, not a failure ----------------------
+
+def test_eager_library_refusal_is_an_invalid_program():
+    # program 189 of seed 0: under x64 nx.full((4, 3), 1) is int64, and float32 + int64 is
+    # float64 (NumPy's promotion; JAX's gives float32), so the while_loop's float32 carry meets
+    # a float64 body: eager raises a clear TypeError, as must jit and vmap
+    prog = program(0, 189, parse_skip([]))
+    fails, invalid = R.run_program(prog, ["jit", "vmap", "grad"])
+    assert fails == []
+    assert invalid and "while_loop" in invalid
+
+
+def test_library_refusal_classification():
+    try:
+        lax.while_loop(lambda c: c < 2, lambda c: c * 1.0, nx.asarray(np.int32(0)))
+    except TypeError as e:
+        clear = e
+    else:
+        pytest.fail("lax.while_loop accepted a carry whose dtype the body changes")
+    assert R._library_refusal(clear)
+
+    def crash():
+        return {}["x"]
+    try:
+        crash()
+    except KeyError as e:
+        assert not R._library_refusal(e)
+    try:
+        int("x")        # raised outside nx_rune's code: not the library's refusal
+    except ValueError as e:
+        assert not R._library_refusal(e)
