@@ -36,15 +36,50 @@ def test_loop_of_no_step_then_copy_is_new_memory():
     np.testing.assert_array_equal(np.asarray(got), np.full((1, 3), 2, np.float32))
 
 
-def test_loop_of_no_step_returned_directly_keeps_eager_sharing():
-    # eagerly a loop of no step returns its operand: jit's result shares the argument's memory
-    # too (the copy above, eagerly new memory, must not)
-    def f(x0):
-        return lax.fori_loop(0, 0, lambda i, c: c * 2.0, x0)
+LOOPS = {
+    "fori": lambda body, x: lax.fori_loop(0, 0, lambda i, c: body(c), x),
+    "fori_identity_body": lambda body, x: lax.fori_loop(0, 2, lambda i, c: c, x),
+    "fori_traced_bounds": lambda body, x: lax.fori_loop(0, nx.asarray(0), lambda i, c: body(c),
+                                                        x),
+    "while": lambda body, x: lax.while_loop(lambda c: False, body, x),
+    "scan": lambda body, x: lax.scan(lambda c, _: (body(c), None), x, None, length=0)[0],
+    "cond_array_pred": lambda body, x: lax.cond(nx.asarray(True), lambda c: c, body, x),
+}
 
-    x0 = _f32(1, 2, 3)
-    assert np.shares_memory(np.asarray(f(x0)), np.asarray(x0))
-    assert np.shares_memory(np.asarray(nx.jit(f)(x0)), np.asarray(x0))
+
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+def test_lax_result_that_is_its_operand_is_new_memory(loop):
+    # fuzzer (seed 1, programs 437, 1775): v1 = fori_loop(0, 0, body, x0); v1 += x0;
+    # return x0: eagerly the loop returned x0 itself, so the write doubled x0, while under jit
+    # the loop is one equation with a new value.  Both now give new memory (JAX's values)
+    def f(x0):
+        v1 = LOOPS[loop](lambda c: nx.sin(c), x0)
+        v1 += x0
+        return x0, v1
+
+    for fn in (f, nx.jit(f)):
+        x0 = _f32(1, 2, 3)
+        a, b = fn(x0)
+        np.testing.assert_array_equal(np.asarray(x0), [1, 2, 3])
+        np.testing.assert_array_equal(np.asarray(a), [1, 2, 3])
+        np.testing.assert_array_equal(np.asarray(b), [2, 4, 6])
+        assert not np.shares_memory(np.asarray(b), np.asarray(x0))
+
+
+def test_grad_of_an_offset_slice_under_jit():
+    # fuzzer (seed 1, programs 374, 466): jit(grad) of sum(x[1:]) gave 1 at the element the
+    # slice drops: the gradient pad(broadcast(1.0)) was returned as a view of the broadcast
+    # constant, reading its padding as the constant itself
+    x = nx.asarray(np.arange(4.0, dtype=np.float32))
+    L = lambda x: nx.sum(x[1:])    # noqa: E731
+    want = np.array([0, 1, 1, 1], np.float32)
+    for g in (nx.grad(L), nx.jit(nx.grad(L)), nx.grad(nx.jit(L))):
+        np.testing.assert_array_equal(np.asarray(g(x)), want)
+    L2 = lambda x0, x1: nx.sum((x0 + x1[2:]) * 2.0)   # noqa: E731
+    x0, x1 = _f32(1, 2, 3), nx.asarray(np.arange(5.0, dtype=np.float32))
+    got = nx.jit(nx.grad(L2, argnums=(0, 1)))(x0, x1)
+    np.testing.assert_array_equal(np.asarray(got[0]), [2, 2, 2])
+    np.testing.assert_array_equal(np.asarray(got[1]), [0, 0, 2, 2, 2])
 
 
 @pytest.mark.parametrize("fold", [

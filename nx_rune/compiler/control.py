@@ -47,6 +47,7 @@ from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
 from nx_rune import dtypes
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
+from nx_rune.frontend import copy as _copy
 from nx_rune.frontend import astype, logical_not, not_equal, stack, where, zeros, zeros_like_t
 from nx_rune.frontend._core import _WEAK_PROXY, _weak, const
 from nx_rune.tensor import ArrayBase, Tensor
@@ -423,7 +424,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                         f_tree, [_aval(_arr(x, "lax.cond: output")) for x in f_leaves],
                         "true_fun's output", "false_fun's output")
             return tree_unflatten(t_tree, [where(p, a, b) for a, b in zip(t_leaves, f_leaves)])
-        return true_fun(*operands) if bool(p) else false_fun(*operands)
+        return _new_memory(true_fun(*operands) if bool(p) else false_fun(*operands),
+                           operands)
     avals = [_aval(x) for x in leaves]
     tt = _trace(true_fun, avals, tree, "lax.cond")
     tf = _trace(false_fun, avals, tree, "lax.cond")
@@ -662,6 +664,33 @@ def _scan_length(xs_leaves, length):
     return n
 
 
+def _new_memory(out, operands):
+    """``out`` (a pytree) with every leaf that is one of ``operands`` (or shares its memory)
+    copied: eagerly a loop that runs no step, or whose body returns its carry, and a branch
+    that returns its operand, give new memory as under ``jit`` (where they are one equation
+    whose result is a new value), so an in-place write into the result never reaches the
+    operand."""
+    leaves, tree = tree_flatten(out)
+    ops = [x for x in tree_flatten(operands)[0] if isinstance(x, ArrayBase)]
+    arrays = [_concrete_np(x) for x in ops]
+    changed = False
+    for k, x in enumerate(leaves):
+        if not isinstance(x, ArrayBase):
+            continue
+        a = _concrete_np(x)
+        if any(x is o for o in ops) or a is not None and any(
+                b is not None and np.may_share_memory(a, b) for b in arrays):
+            leaves[k] = _copy(x)
+            changed = True
+    return tree_unflatten(tree, leaves) if changed else out
+
+
+def _concrete_np(x):
+    t = x if x.__class__ is Tensor else (
+        x._concrete_tensor() if hasattr(x, "_concrete_tensor") else None)
+    return t._np() if t is not None else None
+
+
 def _check_carry(carry, init_tree, init_avals, where, init_name="init"):
     leaves, tree = tree_flatten(carry)
     leaves = [_arr(x, f"lax.{where}: carry") for x in leaves]
@@ -750,7 +779,7 @@ def _scan(f, init, xs, length, reverse, where, init_name):
             y_tree = t.out_tree.children()[1]
             y_avals = t.program.out_avals[len(init_avals):]
             stacked = [zeros((0,) + a.shape, a.dtype) for a in y_avals]
-        return carry, tree_unflatten(y_tree, stacked)
+        return _new_memory(carry, (init, xs)), tree_unflatten(y_tree, stacked)
     # traced: one scan equation
     if t is None:
         t = trace_body()
@@ -911,7 +940,7 @@ def _while_loop(cond_fun, body_fun, init_val, where):
                 leaves = [_arr(x, f"lax.{where}: init_val") for x in tree_flatten(val)[0]]
                 return _while_traced(cond_fun, body_fun, tree, leaves, where)
             if not bool(c):
-                return val
+                return _new_memory(val, init_val)
             val = body_fun(val)
             val = tree_unflatten(tree, _check_carry(val, tree, avals, where, "init_val"))
     return _while_traced(cond_fun, body_fun, tree, leaves, where)
@@ -994,7 +1023,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
                 val = body_fun(Tensor._wrap(np.array(i, dt)), val)
                 val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
                                                         "init_val"))
-            return val
+            return _new_memory(val, init_val)
 
         def step(carry, _):
             i, v = carry

@@ -354,23 +354,20 @@ def _own_copy(x):
     return np.array(x, order="C")
 
 
-def _owned(x, others, fresh=False):
+def _owned(x, others):
     """``x`` when it is a writeable array sharing no memory with ``others`` (the program's
-    inputs, its other outputs), else a copy of it.  ``x`` that is one of ``others`` itself is
-    kept (a ``lax`` loop that runs no step returns its operand, as eagerly) unless ``fresh``
-    (eagerly new memory: the optimizations folded a copy or ``x * 1.0`` into the loop's
-    result)."""
+    inputs, its other outputs), else a copy of it.  ``x`` may be one of ``others`` itself (a
+    ``lax`` loop of no step returns its operand's array; eagerly its result is new memory)."""
     if x.__class__ is np.ndarray and x.flags.writeable:
         for o in others:
-            if (fresh or o is not x) and np.may_share_memory(x, o):
+            if np.may_share_memory(x, o):
                 break
         else:
             return x
     return _own_copy(x)
 
 
-def compile_program(prog: Program, plan=None, name="run", tensors=False, own_outputs=False,
-                    fresh=()):
+def compile_program(prog: Program, plan=None, name="run", tensors=False, own_outputs=False):
     """``run(*arrays) -> tuple of arrays`` for ``prog`` (``plan``: var -> var whose buffer
     receives its value, from ``passes.plan_buffers``); with ``tensors``, ``run(*tensors) ->
     tuple of Tensors`` (the conversions generated inline).
@@ -379,9 +376,7 @@ def compile_program(prog: Program, plan=None, name="run", tensors=False, own_out
     other output shares (what an eager function computing it returns): an output that the
     optimizations made an input, a view, or the same value as another output (``x * 1.0``,
     ``copy(x)``, CSE of two equal results) is copied; one whose memory the compiler cannot
-    know (an implementation's or a ``lax`` loop's result) is checked when the code runs; it
-    may be an input itself (a loop of no step returns its operand) unless its position is in
-    ``fresh`` (eagerly new memory)."""
+    know (an implementation's or a ``lax`` loop's result) is checked when the code runs."""
     cg = Codegen()
     args = []
     prologue = []
@@ -418,8 +413,7 @@ def compile_program(prog: Program, plan=None, name="run", tensors=False, own_out
                 o = f"{cg.const(_own_copy, 'C')}({o})"
             else:
                 others = sorted(cg.inputs) + [n for n in names if n is not None and n != o]
-                o = (f"{cg.const(_owned, 'O')}({o}, ({''.join(n + ', ' for n in others)}), "
-                     f"{k in fresh})")
+                o = f"{cg.const(_owned, 'O')}({o}, ({''.join(n + ', ' for n in others)}))"
             seen.add(names[k])
             if tensors:
                 o = f"{wrap}({o})" if o in cg.fresh_arrays or o != names[k] else f"{conv}({o})"

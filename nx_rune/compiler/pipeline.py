@@ -60,9 +60,6 @@ class Executable:
         else:
             self.outputs = outputs
             prog = Program(prog.in_vars, prog.eqns, roots)
-        # the outputs that eagerly are new memory: all but a ``lax`` loop's or branch's result
-        # (which may be its operand), however the passes fold them
-        self.fresh = frozenset(k for k, x in enumerate(prog.outs) if _fresh(prog, x))
         self.program = optimize(prog, donate)
         self.plan = passes.plan_buffers(self.program)
         self.fn = self._compile(self.plan)
@@ -76,8 +73,7 @@ class Executable:
     def _compile(self, plan):
         """``fn(*tensors) -> outputs`` running the program with buffer plan ``plan``, the
         outputs that are eagerly views made from their arguments or computed values."""
-        raw = compile_program(self.program, plan, tensors=True, own_outputs=True,
-                              fresh=self.fresh)
+        raw = compile_program(self.program, plan, tensors=True, own_outputs=True)
         outputs = self.outputs
         if outputs is None:
             return raw
@@ -104,16 +100,6 @@ class Executable:
                 # program has no side effects on its inputs, so it runs again, silently
                 out = rerun_quietly(self.fn, *values)
         return list(out)
-
-
-def _fresh(prog, x):
-    """Whether output ``x`` of ``prog`` is eagerly new memory: computed by a primitive that
-    is not a ``lax`` control operation (whose parameters hold sub-programs)."""
-    for e in prog.eqns:
-        if any(o is x for o in e.outs):
-            return not any(isinstance(v, Program) or (isinstance(v, (tuple, list)) and any(
-                isinstance(b, Program) for b in v)) for v in e.params.values())
-    return False
 
 
 def _as_tensor(x):
