@@ -217,3 +217,44 @@ def test_library_refusal_classification():
         int("x")        # raised outside nx_rune's code: not the library's refusal
     except ValueError as e:
         assert not R._library_refusal(e)
+
+
+# -- derivatives at ties and kinks: the traced (jit) branches of the rules agree with eager ------
+
+TIES = {
+    "maximum": nx.maximum,
+    "minimum": nx.minimum,
+    "max_reduce": lambda a, b: nx.max(nx.stack([a, b])),
+    "min_reduce": lambda a, b: nx.min(nx.stack([a, b])),
+    "clip": lambda a, b: nx.clip(a, b, b),
+    "sort": lambda a, b: nx.sort(nx.stack([a, b]))[1],
+    "abs_kink": lambda a, b: nx.abs(a - b) + a,
+    "relu_kink": lambda a, b: nx.relu(a - b) + b,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tie", sorted(TIES))
+def test_tie_derivative_same_under_jit(tie, dtype):
+    # an earlier fuzzer survey: jit(grad) of logaddexp2(max(s, s), max(s, s)), s = sum(x), gave
+    # 0.5 where eager gave 1.  f(x) = logaddexp2(m, m) = m + 1 with m = s at the tie: every
+    # composition must give the analytic gradient 1 and second derivative 0
+    op = TIES[tie]
+
+    def L(x):
+        s = nx.sum(x)
+        m = op(s, s)
+        return nx.logaddexp2(m, m)
+
+    with nx.enable_x64():
+        x = nx.asarray(np.array([0.3, -0.2, 0.5], dtype))
+        t = nx.asarray(np.ones(3, dtype))
+        for g in (nx.grad(L), nx.jit(nx.grad(L)), nx.grad(nx.jit(L)),
+                  nx.jit(nx.grad(nx.jit(L)))):
+            np.testing.assert_allclose(np.asarray(g(x)), np.ones(3), rtol=0, atol=1e-6)
+        xb = nx.asarray(np.array([[0.3, -0.2, 0.5], [1.0, 2.0, -4.0]], dtype))
+        for g in (nx.vmap(nx.grad(L)), nx.jit(nx.vmap(nx.grad(L))), nx.vmap(nx.grad(nx.jit(L)))):
+            np.testing.assert_allclose(np.asarray(g(xb)), np.ones((2, 3)), rtol=0, atol=1e-6)
+        for g in (nx.grad(L), nx.grad(nx.jit(L))):
+            h = nx.jvp(g, (x,), (t,))[1]
+            np.testing.assert_allclose(np.asarray(h), np.zeros(3), rtol=0, atol=1e-6)
