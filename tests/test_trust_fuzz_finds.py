@@ -258,3 +258,23 @@ def test_tie_derivative_same_under_jit(tie, dtype):
         for g in (nx.grad(L), nx.grad(nx.jit(L))):
             h = nx.jvp(g, (x,), (t,))[1]
             np.testing.assert_allclose(np.asarray(h), np.zeros(3), rtol=0, atol=1e-6)
+
+
+def test_cond_operand_no_branch_reads_has_no_cotangent_under_jit():
+    # fuzzer (seed 2, program 328): an operand q = x * 1e300 (inf in float32) that neither
+    # branch reads got an instantiated zero cotangent under jit, and 0 * inf made the gradient
+    # NaN; eagerly (and in JAX 0.10.2) it is cos(x)
+    def L(x, a):
+        q = x * a
+        v = lax.cond(nx.sum(x) > 0, lambda p, q: nx.sin(p), lambda p, q: nx.sin(p), x, q)
+        return nx.sum(v)
+
+    xv = np.array([0.3, -0.2, 0.5], np.float32)
+    x = nx.asarray(xv)
+    t = _f32(1, 1, 1)
+    want = np.cos(xv)
+    for g in (nx.grad(L), nx.jit(nx.grad(L)), nx.grad(nx.jit(L)), nx.jit(nx.grad(nx.jit(L)))):
+        np.testing.assert_allclose(np.asarray(g(x, 1e300)), want, rtol=1e-6)
+    for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
+        h = nx.jvp(lambda u: g(u, 1e300), (x,), (t,))[1]
+        np.testing.assert_allclose(np.asarray(h), -np.sin(xv), rtol=1e-6)

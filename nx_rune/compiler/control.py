@@ -271,6 +271,15 @@ def _cached(prog, key, make):
     return val
 
 
+def _used_inputs(prog):
+    """Per input of ``prog``: whether an equation or an output reads it."""
+    def build():
+        seen = {id(x) for e in prog.eqns for x in e.ins}
+        seen |= {id(x) for x in prog.outs}
+        return [id(v) in seen for v in prog.in_vars]
+    return _cached(prog, "used_inputs", build)
+
+
 # -- cond ---------------------------------------------------------------------------------------
 
 class _Cond(ControlOp):
@@ -305,7 +314,9 @@ class _Cond(ControlOp):
         return tuple(make(b) for b in params["branches"])
 
     def _jvp_call(self, params, pred, primals, tangents):
-        mask = _diff_mask(primals)
+        # an operand without a tangent stays a symbolic zero in the branches (as eagerly: no
+        # ``0 * inf``)
+        mask = [m and t is not None for m, t in zip(_diff_mask(primals), tangents)]
         branches = self._jvp_branches(params, mask)
         tl = [t for t, m in zip(_fill(tangents, primals), mask) if m]
         outs = control_bind(self, {"branches": branches}, [pred] + list(primals) + tl)
@@ -336,7 +347,11 @@ class _Cond(ControlOp):
                             for r, p, m in zip(res, prim, mask) if m]
                 return _trace_flat(f, list(avals) + cav, "lax.cond (vjp)").program
             return _cached(b, ("vjp", tuple(mask), tuple(out_mask)), build)
-        return tuple(make(b) for b in params["branches"])
+        # an operand that no branch reads keeps a symbolic zero cotangent (None), as eagerly:
+        # its zero is never multiplied by its own partials (``0 * inf``)
+        used = [_used_inputs(b) for b in params["branches"]]
+        nonzero = [any(u[k] for u in used) for k in range(len(used[0]))]
+        return tuple(make(b) for b in params["branches"]), nonzero
 
     def tape_rule(self, tape, params, values):
         primals, idxs = _split_owned(tape, values)
@@ -346,11 +361,15 @@ class _Cond(ControlOp):
         out_mask = _diff_mask(outs)
 
         def vjp_fn(gs):
-            branches = self._vjp_branches(params, mask, out_mask)
+            branches, nonzero = self._vjp_branches(params, mask, out_mask)
             cts = [g if g is not None else _zeros(o)
                    for g, o, m in zip(gs, outs, out_mask) if m]
             res = iter(control_bind(self, {"branches": branches}, [pred] + list(ops) + cts))
-            return [None] + [next(res) if m else None for m in mask]
+            out = [None]
+            for m, nz in zip(mask, nonzero):
+                r = next(res) if m else None
+                out.append(r if nz else None)
+            return out
 
         def jvp_fn(ts):
             return self._jvp_call(params, pred, ops, ts[1:])[1]
