@@ -278,3 +278,15 @@ def test_cond_operand_no_branch_reads_has_no_cotangent_under_jit():
     for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
         h = nx.jvp(lambda u: g(u, 1e300), (x,), (t,))[1]
         np.testing.assert_allclose(np.asarray(h), -np.sin(xv), rtol=1e-6)
+
+
+@pytest.mark.parametrize("index", [1539, 2212])
+def test_harness_no_finite_differences_at_a_cond_predicate_tie(index):
+    # seed 2's programs 1539 and 2212: lax.cond's predicate sits exactly on a tie input
+    # (min(x1) > 0 with x1 holding 0), so the derivative follows the rules' tie convention
+    # (JAX's), which central differences across the branch switch cannot reproduce: such
+    # programs are compared between transformations only
+    prog = program(2, index, parse_skip([]))
+    assert any(t.startswith("control:cond") for t in prog.tags)
+    fails, invalid = R.run_program(prog, ["grad", "jvp", "hvp", "jit(grad)", "hvp(jit)"])
+    assert fails == [] and invalid is None

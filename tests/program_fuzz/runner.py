@@ -471,7 +471,11 @@ def _fd_applies(ctx):
     # tied values in sort), which one-sided differences cannot tell from a smooth point; such
     # programs are compared between transformations only, not with finite differences.
     hard = any(s.values in ("ties", "zeros", "same") for s in p.inputs)
-    rough = any(not OPS_BY_TAG[t].smooth for t in p.tags if t in OPS_BY_TAG)
+    # lax.cond's predicate on such a value switches branches right there (a branch that meets
+    # a tie of its own, maximum(p, q) at p == q, while the function is the other, smooth,
+    # branch on one side: one-sided differences agree, the convention's value differs)
+    rough = (any(not OPS_BY_TAG[t].smooth for t in p.tags if t in OPS_BY_TAG)
+             or any(t.startswith("control:cond") for t in p.tags))
     return (p.dtype == "float64" and "mul_1e300" not in p.tags
             and not (p.scalar is not None and abs(p.scalar) > 1e6)
             and not (hard and rough))
