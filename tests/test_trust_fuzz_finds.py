@@ -290,3 +290,21 @@ def test_harness_no_finite_differences_at_a_cond_predicate_tie(index):
     assert any(t.startswith("control:cond") for t in prog.tags)
     fails, invalid = R.run_program(prog, ["grad", "jvp", "hvp", "jit(grad)", "hvp(jit)"])
     assert fails == [] and invalid is None
+
+
+def test_hvp_through_cond_of_infinite_values_under_jit():
+    # fuzzer (seed 3, program 232): v1 = x * 1e300 (inf in float32); cond(min(v1) > 0, log,
+    # p * p): eagerly the second derivative is 2 * W * a * a * t = +inf; under jit the
+    # branch's JVP multiplied the cotangent's instantiated zero tangent by p = inf (NaN)
+    W = np.array([0.5, -0.3, 0.2], np.float32)
+
+    def L(x0, a):
+        v1 = x0 * a
+        v3 = lax.cond(nx.min(v1) > 0, lambda p: nx.log(p), lambda p: p * p, v1)
+        return nx.sum(v3 * nx.asarray(W))
+
+    x = _f32(0.3, -0.2, 0.5)
+    t = _f32(1, -1, 0.5)          # W * t > 0 everywhere: the exact value is +inf
+    for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
+        h = nx.jvp(lambda u: g(u, 1e300), (x,), (t,))[1]
+        np.testing.assert_array_equal(np.asarray(h), np.full(3, np.inf, np.float32))

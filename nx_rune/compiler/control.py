@@ -302,12 +302,23 @@ class _Cond(ControlOp):
                 avals = b.in_avals
                 tav = [a for a, m in zip(avals, mask) if m]
 
+                idx = [k for k, m in enumerate(mask) if m]
+
                 def f(*xs):
                     n = len(avals)
-                    prim, tans = list(xs[:n]), iter(xs[n:])
-                    tl = [next(tans) if m else _zeros(p) for p, m in zip(prim, mask)]
-                    outs, touts = _jvp(lambda *a: eval_program(b, list(a)), tuple(prim),
-                                       tuple(tl))
+                    prim, tans = list(xs[:n]), xs[n:]
+
+                    def part(*d):
+                        # the operands without a tangent are constants: symbolic zeros
+                        a = list(prim)
+                        for k, v in zip(idx, d):
+                            a[k] = v
+                        return eval_program(b, a)
+                    if idx:
+                        outs, touts = _jvp(part, tuple(prim[k] for k in idx), tuple(tans))
+                    else:
+                        outs = part()
+                        touts = [_zeros(o) for o in outs]
                     return list(outs) + [t for t, o in zip(touts, outs) if is_inexact(o.dtype)]
                 return _trace_flat(f, list(avals) + tav, "lax.cond (jvp)").program
             return _cached(b, ("jvp", tuple(mask)), build)
