@@ -308,3 +308,20 @@ def test_hvp_through_cond_of_infinite_values_under_jit():
     for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
         h = nx.jvp(lambda u: g(u, 1e300), (x,), (t,))[1]
         np.testing.assert_array_equal(np.asarray(h), np.full(3, np.inf, np.float32))
+
+
+@pytest.mark.parametrize("loop", ["fori", "while", "scan"])
+def test_loop_of_no_step_checks_its_body_carry_eagerly(loop):
+    # fuzzer (seed 3, program 1096): fori_loop(0, 0, body, x0) with a body returning float64
+    # for a float32 carry ran eagerly (no step) but raised under jit (and in JAX, which
+    # traces the body whatever the trip count): eager raises the same TypeError now
+    x = _f32(1, 2, 3)
+    widen = lambda c: c.astype(np.float64)     # noqa: E731
+    f = {"fori": lambda x: lax.fori_loop(0, 0, lambda i, c: widen(c), x),
+         "while": lambda x: lax.while_loop(lambda c: False, widen, x),
+         "scan": lambda x: lax.scan(lambda c, _: (widen(c), None), x, None, length=0)}[loop]
+    for fn in (f, nx.jit(f)):
+        with pytest.raises(TypeError, match=r"lax\.\w+: .*identical shapes and dtypes"):
+            fn(x)
+    ok = lax.fori_loop(0, 0, lambda i, c: c * 2.0, x)     # a valid body still runs no step
+    np.testing.assert_array_equal(np.asarray(ok), [1, 2, 3])

@@ -172,6 +172,20 @@ def _pretrace_carry(trace_fn):
         return None
 
 
+def _check_unrun_body(trace_fn, tree, avals, where, init_name, n_lead=0):
+    """An eager loop that runs no step still checks that its body returns the carry's
+    structure, shapes and dtypes (JAX traces the body whatever the trip count, and so does
+    ``jit``): ``trace_fn`` traces the body (its outputs: ``n_lead`` leaves, then the carry);
+    a body that reads concrete values cannot be traced and is not checked."""
+    t = _pretrace_carry(trace_fn)
+    if t is None:
+        return
+    out_tree = t.out_tree.children()[n_lead] if n_lead else t.out_tree
+    outs = t.program.out_avals[n_lead:n_lead + len(avals)] if n_lead else t.program.out_avals
+    _check_same(f"lax.{where}", tree, avals, out_tree, outs,
+                f"the carry passed in ({init_name})", "the carry returned by the body")
+
+
 # -- executing sub-programs on arrays ------------------------------------------------------------
 
 def _to_arrays(values):
@@ -806,6 +820,10 @@ def _scan(f, init, xs, length, reverse, where, init_name):
             t = _trace(lambda c, x: f(c, x), init_avals + x_avals,
                        tree_flatten((tree_unflatten(init_tree, init_avals),
                                      tree_unflatten(xs_tree, x_avals)))[1], "lax.scan")
+            if not any(weak):
+                _check_same(f"lax.{where}", init_tree, init_avals, t.out_tree.children()[0],
+                            t.program.out_avals[:len(init_avals)],
+                            f"the carry passed in ({init_name})", "the carry returned by the body")
             y_tree = t.out_tree.children()[1]
             y_avals = t.program.out_avals[len(init_avals):]
             stacked = [zeros((0,) + a.shape, a.dtype) for a in y_avals]
@@ -970,6 +988,10 @@ def _while_loop(cond_fun, body_fun, init_val, where):
                 leaves = [_arr(x, f"lax.{where}: init_val") for x in tree_flatten(val)[0]]
                 return _while_traced(cond_fun, body_fun, tree, leaves, where)
             if not bool(c):
+                if val is init_val and not any(weak):
+                    _check_unrun_body(lambda: _trace(
+                        body_fun, avals, tree_flatten((tree_unflatten(tree, avals),))[1],
+                        f"lax.{where}"), tree, avals, where, "init_val")
                 return _new_memory(val, init_val)
             val = body_fun(val)
             val = tree_unflatten(tree, _check_carry(val, tree, avals, where, "init_val"))
@@ -1049,6 +1071,11 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
                         init_val = tree_unflatten(tree, leaves)
             val = init_val
             avals = [_aval(x) for x in leaves]
+            if hi <= lo and not any(_weak_value(x) for x in raw):
+                _check_unrun_body(lambda: _trace(
+                    body_fun, [AbstractValue((), dt)] + avals,
+                    tree_flatten((0, tree_unflatten(tree, avals)))[1], "lax.fori_loop"),
+                    tree, avals, "fori_loop", "init_val")
             for i in range(lo, hi):
                 val = body_fun(Tensor._wrap(np.array(i, dt)), val)
                 val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
