@@ -249,10 +249,16 @@ def _zeros_for(x):
     return zeros_like_t(x)
 
 
-def derived(traced: Traced, kind):
+def derived(traced: Traced, kind, given=None):
     """The jitted VJP (``kind="vjp"``: ``f(primals, cotangents) -> cotangents``) or JVP
-    (``"jvp"``: ``f(primals, tangents) -> (outputs, tangents)``) of ``traced``'s program."""
-    fn = traced.cache.get(kind)
+    (``"jvp"``: ``f(primals, tangents) -> (outputs, tangents)``) of ``traced``'s program.
+
+    ``given`` (a tuple of bools, one per output for ``"vjp"``, per input for ``"jvp"``) says
+    which cotangents/tangents are passed; the others are symbolic zeros, as eagerly: a zero
+    tangent is never instantiated and multiplied (``0 * inf`` would be NaN where eager
+    differentiation gives 0)."""
+    key = kind if given is None else (kind, given)
+    fn = traced.cache.get(key)
     if fn is None:
         prog = traced.program
 
@@ -262,14 +268,25 @@ def derived(traced: Traced, kind):
         if kind == "vjp":
             def vjp_of_program(primals, cts):
                 _, pull = _vjp(body, *primals)
+                if given is not None:
+                    it = iter(cts)
+                    cts = [next(it) if g else None for g in given]
                 return list(pull(list(cts)))
             fn = JitFunction(vjp_of_program, name=f"vjp of {_fname(traced)}")
         else:
             def jvp_of_program(primals, tangents):
-                outs, touts = _jvp(body, tuple(primals), tuple(tangents))
-                return outs, touts
+                if given is None:
+                    return _jvp(body, tuple(primals), tuple(tangents))
+                idx = [i for i, g in enumerate(given) if g]
+
+                def part(*d):
+                    xs = list(primals)
+                    for i, v in zip(idx, d):
+                        xs[i] = v
+                    return body(*xs)
+                return _jvp(part, tuple(primals[i] for i in idx), tuple(tangents))
             fn = JitFunction(jvp_of_program, name=f"jvp of {_fname(traced)}")
-        traced.cache[kind] = fn
+        traced.cache[key] = fn
     return fn
 
 
@@ -288,14 +305,20 @@ class _JitTapeEntry:
         self.idxs = None
 
     def vjp(self, gs):
-        cts = [g if g is not None else _zeros_for(o) for g, o in zip(gs, self.outs)]
-        res = derived(self.traced, "vjp")(list(self.primals), cts)
+        given = tuple(g is not None for g in gs)
+        if not any(given):
+            return [None] * len(self.primals)
+        res = derived(self.traced, "vjp", given)(list(self.primals),
+                                                 [g for g in gs if g is not None])
         return [c if c is not None and is_inexact(p.dtype) else None
                 for c, p in zip(res, self.primals)]
 
     def jvp(self, ts):
-        tans = [t if t is not None else _zeros_for(p) for t, p in zip(ts, self.primals)]
-        _, touts = derived(self.traced, "jvp")(list(self.primals), tans)
+        given = tuple(t is not None for t in ts)
+        if not any(given):
+            return [_zeros_for(o) for o in self.outs]
+        _, touts = derived(self.traced, "jvp", given)(list(self.primals),
+                                                      [t for t in ts if t is not None])
         return list(touts)
 
 
@@ -308,8 +331,9 @@ def _tape_rule(tape, traced, values):
 
 def _jvp_rule(interp, traced, values):
     primals = [v.primal if _ours(v, interp) else v for v in values]
-    tans = [v.tangent if _ours(v, interp) else _zeros_for(v) for v in values]
-    outs, touts = _under(interp.parent, derived(traced, "jvp"), primals, tans)
+    given = tuple(_ours(v, interp) for v in values)
+    tans = [v.tangent for v in values if _ours(v, interp)]
+    outs, touts = _under(interp.parent, derived(traced, "jvp", given), primals, tans)
     return [JVPTracer(interp, o, t) if is_inexact(o.dtype) else o for o, t in zip(outs, touts)]
 
 

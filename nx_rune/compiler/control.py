@@ -47,6 +47,7 @@ from nx_rune.compiler.ir import AbstractValue, InternalOp, Program, Var
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
 from nx_rune import dtypes
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
+from nx_rune.frontend import copy as _copy
 from nx_rune.frontend import astype, logical_not, not_equal, stack, where, zeros, zeros_like_t
 from nx_rune.frontend._core import _WEAK_PROXY, _weak, const
 from nx_rune.tensor import ArrayBase, Tensor
@@ -171,6 +172,20 @@ def _pretrace_carry(trace_fn):
         return None
 
 
+def _check_unrun_body(trace_fn, tree, avals, where, init_name, n_lead=0):
+    """An eager loop that runs no step still checks that its body returns the carry's
+    structure, shapes and dtypes (JAX traces the body whatever the trip count, and so does
+    ``jit``): ``trace_fn`` traces the body (its outputs: ``n_lead`` leaves, then the carry);
+    a body that reads concrete values cannot be traced and is not checked."""
+    t = _pretrace_carry(trace_fn)
+    if t is None:
+        return
+    out_tree = t.out_tree.children()[n_lead] if n_lead else t.out_tree
+    outs = t.program.out_avals[n_lead:n_lead + len(avals)] if n_lead else t.program.out_avals
+    _check_same(f"lax.{where}", tree, avals, out_tree, outs,
+                f"the carry passed in ({init_name})", "the carry returned by the body")
+
+
 # -- executing sub-programs on arrays ------------------------------------------------------------
 
 def _to_arrays(values):
@@ -270,6 +285,15 @@ def _cached(prog, key, make):
     return val
 
 
+def _used_inputs(prog):
+    """Per input of ``prog``: whether an equation or an output reads it."""
+    def build():
+        seen = {id(x) for e in prog.eqns for x in e.ins}
+        seen |= {id(x) for x in prog.outs}
+        return [id(v) in seen for v in prog.in_vars]
+    return _cached(prog, "used_inputs", build)
+
+
 # -- cond ---------------------------------------------------------------------------------------
 
 class _Cond(ControlOp):
@@ -292,19 +316,32 @@ class _Cond(ControlOp):
                 avals = b.in_avals
                 tav = [a for a, m in zip(avals, mask) if m]
 
+                idx = [k for k, m in enumerate(mask) if m]
+
                 def f(*xs):
                     n = len(avals)
-                    prim, tans = list(xs[:n]), iter(xs[n:])
-                    tl = [next(tans) if m else _zeros(p) for p, m in zip(prim, mask)]
-                    outs, touts = _jvp(lambda *a: eval_program(b, list(a)), tuple(prim),
-                                       tuple(tl))
+                    prim, tans = list(xs[:n]), xs[n:]
+
+                    def part(*d):
+                        # the operands without a tangent are constants: symbolic zeros
+                        a = list(prim)
+                        for k, v in zip(idx, d):
+                            a[k] = v
+                        return eval_program(b, a)
+                    if idx:
+                        outs, touts = _jvp(part, tuple(prim[k] for k in idx), tuple(tans))
+                    else:
+                        outs = part()
+                        touts = [_zeros(o) for o in outs]
                     return list(outs) + [t for t, o in zip(touts, outs) if is_inexact(o.dtype)]
                 return _trace_flat(f, list(avals) + tav, "lax.cond (jvp)").program
             return _cached(b, ("jvp", tuple(mask)), build)
         return tuple(make(b) for b in params["branches"])
 
     def _jvp_call(self, params, pred, primals, tangents):
-        mask = _diff_mask(primals)
+        # an operand without a tangent stays a symbolic zero in the branches (as eagerly: no
+        # ``0 * inf``)
+        mask = [m and t is not None for m, t in zip(_diff_mask(primals), tangents)]
         branches = self._jvp_branches(params, mask)
         tl = [t for t, m in zip(_fill(tangents, primals), mask) if m]
         outs = control_bind(self, {"branches": branches}, [pred] + list(primals) + tl)
@@ -335,7 +372,11 @@ class _Cond(ControlOp):
                             for r, p, m in zip(res, prim, mask) if m]
                 return _trace_flat(f, list(avals) + cav, "lax.cond (vjp)").program
             return _cached(b, ("vjp", tuple(mask), tuple(out_mask)), build)
-        return tuple(make(b) for b in params["branches"])
+        # an operand that no branch reads keeps a symbolic zero cotangent (None), as eagerly:
+        # its zero is never multiplied by its own partials (``0 * inf``)
+        used = [_used_inputs(b) for b in params["branches"]]
+        nonzero = [any(u[k] for u in used) for k in range(len(used[0]))]
+        return tuple(make(b) for b in params["branches"]), nonzero
 
     def tape_rule(self, tape, params, values):
         primals, idxs = _split_owned(tape, values)
@@ -345,11 +386,15 @@ class _Cond(ControlOp):
         out_mask = _diff_mask(outs)
 
         def vjp_fn(gs):
-            branches = self._vjp_branches(params, mask, out_mask)
+            branches, nonzero = self._vjp_branches(params, mask, out_mask)
             cts = [g if g is not None else _zeros(o)
                    for g, o, m in zip(gs, outs, out_mask) if m]
             res = iter(control_bind(self, {"branches": branches}, [pred] + list(ops) + cts))
-            return [None] + [next(res) if m else None for m in mask]
+            out = [None]
+            for m, nz in zip(mask, nonzero):
+                r = next(res) if m else None
+                out.append(r if nz else None)
+            return out
 
         def jvp_fn(ts):
             return self._jvp_call(params, pred, ops, ts[1:])[1]
@@ -423,7 +468,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                         f_tree, [_aval(_arr(x, "lax.cond: output")) for x in f_leaves],
                         "true_fun's output", "false_fun's output")
             return tree_unflatten(t_tree, [where(p, a, b) for a, b in zip(t_leaves, f_leaves)])
-        return true_fun(*operands) if bool(p) else false_fun(*operands)
+        return _new_memory(true_fun(*operands) if bool(p) else false_fun(*operands),
+                           operands)
     avals = [_aval(x) for x in leaves]
     tt = _trace(true_fun, avals, tree, "lax.cond")
     tf = _trace(false_fun, avals, tree, "lax.cond")
@@ -662,6 +708,33 @@ def _scan_length(xs_leaves, length):
     return n
 
 
+def _new_memory(out, operands):
+    """``out`` (a pytree) with every leaf that is one of ``operands`` (or shares its memory)
+    copied: eagerly a loop that runs no step, or whose body returns its carry, and a branch
+    that returns its operand, give new memory as under ``jit`` (where they are one equation
+    whose result is a new value), so an in-place write into the result never reaches the
+    operand."""
+    leaves, tree = tree_flatten(out)
+    ops = [x for x in tree_flatten(operands)[0] if isinstance(x, ArrayBase)]
+    arrays = [_concrete_np(x) for x in ops]
+    changed = False
+    for k, x in enumerate(leaves):
+        if not isinstance(x, ArrayBase):
+            continue
+        a = _concrete_np(x)
+        if any(x is o for o in ops) or a is not None and any(
+                b is not None and np.may_share_memory(a, b) for b in arrays):
+            leaves[k] = _copy(x)
+            changed = True
+    return tree_unflatten(tree, leaves) if changed else out
+
+
+def _concrete_np(x):
+    t = x if x.__class__ is Tensor else (
+        x._concrete_tensor() if hasattr(x, "_concrete_tensor") else None)
+    return t._np() if t is not None else None
+
+
 def _check_carry(carry, init_tree, init_avals, where, init_name="init"):
     leaves, tree = tree_flatten(carry)
     leaves = [_arr(x, f"lax.{where}: carry") for x in leaves]
@@ -747,10 +820,14 @@ def _scan(f, init, xs, length, reverse, where, init_name):
             t = _trace(lambda c, x: f(c, x), init_avals + x_avals,
                        tree_flatten((tree_unflatten(init_tree, init_avals),
                                      tree_unflatten(xs_tree, x_avals)))[1], "lax.scan")
+            if not any(weak):
+                _check_same(f"lax.{where}", init_tree, init_avals, t.out_tree.children()[0],
+                            t.program.out_avals[:len(init_avals)],
+                            f"the carry passed in ({init_name})", "the carry returned by the body")
             y_tree = t.out_tree.children()[1]
             y_avals = t.program.out_avals[len(init_avals):]
             stacked = [zeros((0,) + a.shape, a.dtype) for a in y_avals]
-        return carry, tree_unflatten(y_tree, stacked)
+        return _new_memory(carry, (init, xs)), tree_unflatten(y_tree, stacked)
     # traced: one scan equation
     if t is None:
         t = trace_body()
@@ -911,7 +988,11 @@ def _while_loop(cond_fun, body_fun, init_val, where):
                 leaves = [_arr(x, f"lax.{where}: init_val") for x in tree_flatten(val)[0]]
                 return _while_traced(cond_fun, body_fun, tree, leaves, where)
             if not bool(c):
-                return val
+                if val is init_val and not any(weak):
+                    _check_unrun_body(lambda: _trace(
+                        body_fun, avals, tree_flatten((tree_unflatten(tree, avals),))[1],
+                        f"lax.{where}"), tree, avals, where, "init_val")
+                return _new_memory(val, init_val)
             val = body_fun(val)
             val = tree_unflatten(tree, _check_carry(val, tree, avals, where, "init_val"))
     return _while_traced(cond_fun, body_fun, tree, leaves, where)
@@ -990,11 +1071,16 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
                         init_val = tree_unflatten(tree, leaves)
             val = init_val
             avals = [_aval(x) for x in leaves]
+            if hi <= lo and not any(_weak_value(x) for x in raw):
+                _check_unrun_body(lambda: _trace(
+                    body_fun, [AbstractValue((), dt)] + avals,
+                    tree_flatten((0, tree_unflatten(tree, avals)))[1], "lax.fori_loop"),
+                    tree, avals, "fori_loop", "init_val")
             for i in range(lo, hi):
                 val = body_fun(Tensor._wrap(np.array(i, dt)), val)
                 val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
                                                         "init_val"))
-            return val
+            return _new_memory(val, init_val)
 
         def step(carry, _):
             i, v = carry

@@ -356,10 +356,11 @@ def _own_copy(x):
 
 def _owned(x, others):
     """``x`` when it is a writeable array sharing no memory with ``others`` (the program's
-    inputs, its other outputs), else a copy of it."""
+    inputs, its other outputs), else a copy of it.  ``x`` may be one of ``others`` itself (a
+    ``lax`` loop of no step returns its operand's array; eagerly its result is new memory)."""
     if x.__class__ is np.ndarray and x.flags.writeable:
         for o in others:
-            if o is not x and np.may_share_memory(x, o):
+            if np.may_share_memory(x, o):
                 break
         else:
             return x
@@ -406,11 +407,12 @@ def compile_program(prog: Program, plan=None, name="run", tensors=False, own_out
             base = cg.base.get(o, o)
             if o in cg.new_memory and base == o and o not in seen:
                 pass                    # a result of this call that only this output holds
-            elif base in cg.inputs or base in cg.literals or base in cg.new_memory:
+            elif (base in cg.inputs or base in cg.literals or base in cg.new_memory
+                  or o in seen):
+                # an output that an earlier one already returns (``(x * 1.0, x)``) is a copy
                 o = f"{cg.const(_own_copy, 'C')}({o})"
             else:
-                others = sorted(cg.inputs) + [n for j, n in enumerate(names)
-                                                    if n is not None and j != k]
+                others = sorted(cg.inputs) + [n for n in names if n is not None and n != o]
                 o = f"{cg.const(_owned, 'O')}({o}, ({''.join(n + ', ' for n in others)}))"
             seen.add(names[k])
             if tensors:

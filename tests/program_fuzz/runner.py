@@ -471,7 +471,11 @@ def _fd_applies(ctx):
     # tied values in sort), which one-sided differences cannot tell from a smooth point; such
     # programs are compared between transformations only, not with finite differences.
     hard = any(s.values in ("ties", "zeros", "same") for s in p.inputs)
-    rough = any(not OPS_BY_TAG[t].smooth for t in p.tags if t in OPS_BY_TAG)
+    # lax.cond's predicate on such a value switches branches right there (a branch that meets
+    # a tie of its own, maximum(p, q) at p == q, while the function is the other, smooth,
+    # branch on one side: one-sided differences agree, the convention's value differs)
+    rough = (any(not OPS_BY_TAG[t].smooth for t in p.tags if t in OPS_BY_TAG)
+             or any(t.startswith("control:cond") for t in p.tags))
     return (p.dtype == "float64" and "mul_1e300" not in p.tags
             and not (p.scalar is not None and abs(p.scalar) > 1e6)
             and not (hard and rough))
@@ -676,6 +680,50 @@ def run_mode(ctx, mode):
     return None
 
 
+def _library_refusal(exc):
+    """Whether an eager exception is nx_rune's own clear refusal of an invalid program: a
+    TypeError or ValueError raised by nx_rune's Python code with a message that names the
+    function (``lax.while_loop: the carry ...``).  A raw error of the interpreter or of
+    NumPy inside the library, or any other class (AttributeError, KeyError, IndexError, ...),
+    is a crash, not a refusal."""
+    if type(exc) not in (TypeError, ValueError) and not (
+            isinstance(exc, (TypeError, ValueError)) and type(exc).__module__.startswith("nx_rune")):
+        return False
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last is None or "/nx_rune/" not in last.replace("\\", "/") or not last.endswith(".py"):
+        return False
+    return bool(re.match(r"[A-Za-z_.]+(\(\))?: ", str(exc)))
+
+
+def _refused_everywhere(ctx, modes, want):
+    """Failures of the forward modes that return values for a program that eager refuses."""
+    fails = []
+    for mode in ("jit", "vmap"):
+        if mode not in modes:
+            continue
+        f, _ = ctx.make_fn()
+        try:
+            with ctx.x64():
+                if mode == "jit":
+                    ctx.jit(f)(*ctx.args())
+                else:
+                    nx.vmap(f, in_axes=ctx.in_axes())(*ctx.batched_args())
+        except (TypeError, ValueError):
+            continue
+        except Exception as e:  # noqa: BLE001
+            fails.append(Failure(mode, "internal-error:" + type(e).__name__,
+                                 f"eager raises {type(want).__name__}: {want}; {mode} raises "
+                                 f"{type(e).__name__}: {e}"[:400]))
+            continue
+        fails.append(Failure(mode, "exception-missing", f"eager raises {type(want).__name__}: "
+                             f"{want}; {mode} returns values"[:400]))
+    return fails
+
+
 def run_program(prog, modes, exact=True):
     """Run the program under each mode; returns (failures, invalid_reason or None).
     ``exact=False`` compares forward values within the float tolerance only."""
@@ -684,8 +732,12 @@ def run_program(prog, modes, exact=True):
         with ctx.x64():
             ctx.ref("fwd")
     except Invalid as e:
-        # the generator writes only programs that are valid in JAX: an eager exception is a
-        # failure too (lax's carry promotion, memory addressing, ...)
+        if _library_refusal(e.__cause__):
+            # the program is invalid for nx_rune (its NumPy promotion differs from JAX's, so a
+            # generated program may be valid in JAX only): every transformation must refuse it
+            return _refused_everywhere(ctx, modes, e.__cause__), str(e)
+        # the generator writes only programs that are valid in JAX: any other eager exception
+        # is a failure (lax's carry promotion of Python scalars, memory addressing, ...)
         return [Failure("eager", "exception:" + str(e).split(":")[0], str(e)[:400])], None
     except Mismatch as m:
         return [Failure("eager", m.kind, m.detail)], None

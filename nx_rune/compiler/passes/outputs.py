@@ -215,6 +215,10 @@ def _compose(root_shape, chain, kind):
             if kind != "index":
                 return None     # C order has no room for padding: checked per root axis
             for d, (before, after) in enumerate(p["config"]):
+                if (before or after) and not any(strides[d]):
+                    # a broadcast axis: its padding would map onto the element itself, and
+                    # the bounds check below cannot see it (grad of ``sum(x[1:])``)
+                    return None
                 offset = _add(offset, _scale(strides[d], -before))
                 shape[d] += before + after
         elif prim is P.expand_p:

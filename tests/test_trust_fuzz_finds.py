@@ -1,0 +1,327 @@
+"""Regression tests for what the differential program fuzzer (tests/program_fuzz/) found on the
+merged issue-26 code: each shrunk reproducer, compared with the eager function (memory
+sharing), with the analytic derivative, or with the harness's own classification."""
+import numpy as np
+import pytest
+
+import nx_rune as nx
+from nx_rune import lax
+from program_fuzz import runner as R
+from program_fuzz.campaign import parse_skip, program
+
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+
+
+def _f32(*v):
+    return nx.asarray(np.array(v, np.float32))
+
+
+# -- jit's outputs keep eager's memory --------------------------------------------------------------
+
+def test_loop_of_no_step_then_copy_is_new_memory():
+    # fuzzer: v11 = fori_loop(0, 0, body, x0); return copy(v11): the loop returns its operand,
+    # the copy was folded away, and jit returned x0's memory itself
+    def f(x0, x1):
+        v = lax.fori_loop(0, 0, lambda i, c: c * 0.9 + nx.tanh(x1), x0)
+        return (nx.copy(v),)
+
+    x0 = nx.asarray(np.ones((1, 3), np.float32))
+    x1 = _f32(1, 2, 3)
+    (eager,) = f(x0, x1)
+    (got,) = nx.jit(f)(x0, x1)
+    assert not np.shares_memory(np.asarray(eager), np.asarray(x0))
+    assert not np.shares_memory(np.asarray(got), np.asarray(x0))
+    got += 1
+    np.testing.assert_array_equal(np.asarray(x0), np.ones((1, 3), np.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.full((1, 3), 2, np.float32))
+
+
+LOOPS = {
+    "fori": lambda body, x: lax.fori_loop(0, 0, lambda i, c: body(c), x),
+    "fori_identity_body": lambda body, x: lax.fori_loop(0, 2, lambda i, c: c, x),
+    "fori_traced_bounds": lambda body, x: lax.fori_loop(0, nx.asarray(0), lambda i, c: body(c),
+                                                        x),
+    "while": lambda body, x: lax.while_loop(lambda c: False, body, x),
+    "scan": lambda body, x: lax.scan(lambda c, _: (body(c), None), x, None, length=0)[0],
+    "cond_array_pred": lambda body, x: lax.cond(nx.asarray(True), lambda c: c, body, x),
+}
+
+
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+def test_lax_result_that_is_its_operand_is_new_memory(loop):
+    # fuzzer (seed 1, programs 437, 1775): v1 = fori_loop(0, 0, body, x0); v1 += x0;
+    # return x0: eagerly the loop returned x0 itself, so the write doubled x0, while under jit
+    # the loop is one equation with a new value.  Both now give new memory (JAX's values)
+    def f(x0):
+        v1 = LOOPS[loop](lambda c: nx.sin(c), x0)
+        v1 += x0
+        return x0, v1
+
+    for fn in (f, nx.jit(f)):
+        x0 = _f32(1, 2, 3)
+        a, b = fn(x0)
+        np.testing.assert_array_equal(np.asarray(x0), [1, 2, 3])
+        np.testing.assert_array_equal(np.asarray(a), [1, 2, 3])
+        np.testing.assert_array_equal(np.asarray(b), [2, 4, 6])
+        assert not np.shares_memory(np.asarray(b), np.asarray(x0))
+
+
+def test_grad_of_an_offset_slice_under_jit():
+    # fuzzer (seed 1, programs 374, 466): jit(grad) of sum(x[1:]) gave 1 at the element the
+    # slice drops: the gradient pad(broadcast(1.0)) was returned as a view of the broadcast
+    # constant, reading its padding as the constant itself
+    x = nx.asarray(np.arange(4.0, dtype=np.float32))
+    L = lambda x: nx.sum(x[1:])    # noqa: E731
+    want = np.array([0, 1, 1, 1], np.float32)
+    for g in (nx.grad(L), nx.jit(nx.grad(L)), nx.grad(nx.jit(L))):
+        np.testing.assert_array_equal(np.asarray(g(x)), want)
+    L2 = lambda x0, x1: nx.sum((x0 + x1[2:]) * 2.0)   # noqa: E731
+    x0, x1 = _f32(1, 2, 3), nx.asarray(np.arange(5.0, dtype=np.float32))
+    got = nx.jit(nx.grad(L2, argnums=(0, 1)))(x0, x1)
+    np.testing.assert_array_equal(np.asarray(got[0]), [2, 2, 2])
+    np.testing.assert_array_equal(np.asarray(got[1]), [0, 0, 2, 2, 2])
+
+
+@pytest.mark.parametrize("fold", [
+    lambda v: v * 1.0,
+    lambda v: v + 0.0,
+    lambda v: v.astype(np.float32),
+    lambda v: nx.concatenate([v]),
+    lambda v: nx.where(True, v, 0.0),
+    lambda v: nx.copy(v),
+], ids=["mul_1", "add_0", "astype_same", "concatenate_one", "where_true", "copy"])
+def test_folded_result_and_its_operand_are_distinct_outputs(fold):
+    # fuzzer: v6 = cumsum(x0); v7 = v6 * 1.0; return v7, v6: the simplification makes both
+    # outputs one value, which jit returned twice (eagerly two arrays)
+    def f(x0):
+        v6 = nx.cumsum(x0, axis=-1)
+        return fold(v6), v6
+
+    x0 = _f32(1, 2, 3)
+    e0, e1 = f(x0)
+    assert not np.shares_memory(np.asarray(e0), np.asarray(e1))
+    g0, g1 = nx.jit(f)(x0)
+    assert not np.shares_memory(np.asarray(g0), np.asarray(g1))
+    np.testing.assert_array_equal(np.asarray(g0), np.cumsum([1, 2, 3]).astype(np.float32))
+    g0 += 1
+    np.testing.assert_array_equal(np.asarray(g1), np.cumsum([1, 2, 3]).astype(np.float32))
+
+
+def test_same_value_returned_twice_is_two_arrays():
+    def f(x0):
+        v = nx.cumsum(x0)
+        return v, v
+
+    g0, g1 = nx.jit(f)(_f32(1, 2, 3))
+    # eagerly the same tensor twice: returning it twice is eager's sharing; jit's two
+    # outputs may not share with the argument, and each holds the values
+    np.testing.assert_array_equal(np.asarray(g0), [1, 3, 6])
+    np.testing.assert_array_equal(np.asarray(g1), [1, 3, 6])
+
+
+# -- symbolic zero tangents through a jitted call ----------------------------------------------------
+
+W = np.array([0.5, -0.3, 0.2], np.float32)
+
+
+def _hvp(L, x, t):
+    return np.asarray(nx.jvp(nx.grad(L), (x,), (t,))[1])
+
+
+@pytest.mark.parametrize("jit_outer", [False, True])
+def test_hvp_of_jit_keeps_symbolic_zero_tangents(jit_outer):
+    # fuzzer: f(x0) = x0 * 1e300 * 1e-300 in float32 (the primal is inf): the Hessian is 0
+    # analytically and eagerly; hvp(jit(f)) multiplied an instantiated zero tangent by inf
+    def L(x):
+        return nx.sum(x * 1e300 * 1e-300 * nx.asarray(W))
+
+    x = _f32(1, 2, 3)
+    t = _f32(1, 1, 1)
+    h = (lambda x: _hvp(nx.jit(L), x, t))
+    got = np.asarray(nx.jit(lambda x: nx.jvp(nx.grad(nx.jit(L)), (x,), (t,))[1])(x)) \
+        if jit_outer else h(x)
+    np.testing.assert_array_equal(got, np.zeros(3, np.float32))
+    np.testing.assert_array_equal(_hvp(L, x, t), np.zeros(3, np.float32))
+
+
+def test_hvp_of_jit_with_python_scalar_argument():
+    # fuzzer: f(x0, a) = x0 * a with a = 1e300 (a weak float32 scalar: inf)
+    def L(x, a):
+        return nx.sum(x * a * nx.asarray(W))
+
+    x = _f32(1, 2, 3)
+    t = _f32(1, -1, 1)
+    for fn in (L, nx.jit(L)):
+        got = np.asarray(nx.jvp(lambda u: nx.grad(fn)(u, 1e300), (x,), (t,))[1])
+        np.testing.assert_array_equal(got, np.zeros(3, np.float32))
+
+
+def test_grad_of_jit_with_an_unused_infinite_output():
+    # the output the loss does not use has no cotangent (eagerly: a symbolic zero); an
+    # instantiated zero times its inf partial was NaN
+    def f(x):
+        return x * np.float32(np.inf), x * 2.0
+
+    x = _f32(1, 2, 3)
+    want = np.full(3, 2, np.float32)     # d/dx sum(2 x)
+    np.testing.assert_array_equal(np.asarray(nx.grad(lambda x: nx.sum(f(x)[1]))(x)), want)
+    Lj = lambda x: nx.sum(nx.jit(f)(x)[1])   # noqa: E731
+    np.testing.assert_array_equal(np.asarray(nx.grad(Lj)(x)), want)
+    np.testing.assert_array_equal(np.asarray(nx.jit(nx.grad(Lj))(x)), want)
+
+
+def test_jvp_of_jit_with_a_constant_infinite_operand():
+    # an argument that carries no tangent (here c) stays a symbolic zero in the jitted JVP
+    def f(x, c):
+        return x * 2.0 + c * 3.0
+
+    x = _f32(1, 2, 3)
+    c = _f32(np.inf, 1, 1)
+    t = _f32(1, 1, 1)
+    want = np.full(3, 2, np.float32)
+    got = nx.jvp(lambda x: nx.jit(f)(x, c) * 1.0, (x,), (t,))[1]
+    np.testing.assert_array_equal(np.asarray(got)[1:], want[1:])
+    # the first element's primal is inf, its tangent 2 (eager) not NaN
+    eager = nx.jvp(lambda x: f(x, c), (x,), (t,))[1]
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(eager))
+
+
+# -- the harness: a program nx_rune refuses eagerly is invalid, not a failure ----------------------
+
+def test_eager_library_refusal_is_an_invalid_program():
+    # program 189 of seed 0: under x64 nx.full((4, 3), 1) is int64, and float32 + int64 is
+    # float64 (NumPy's promotion; JAX's gives float32), so the while_loop's float32 carry meets
+    # a float64 body: eager raises a clear TypeError, as must jit and vmap
+    prog = program(0, 189, parse_skip([]))
+    fails, invalid = R.run_program(prog, ["jit", "vmap", "grad"])
+    assert fails == []
+    assert invalid and "while_loop" in invalid
+
+
+def test_library_refusal_classification():
+    try:
+        lax.while_loop(lambda c: c < 2, lambda c: c * 1.0, nx.asarray(np.int32(0)))
+    except TypeError as e:
+        clear = e
+    else:
+        pytest.fail("lax.while_loop accepted a carry whose dtype the body changes")
+    assert R._library_refusal(clear)
+
+    def crash():
+        return {}["x"]
+    try:
+        crash()
+    except KeyError as e:
+        assert not R._library_refusal(e)
+    try:
+        int("x")        # raised outside nx_rune's code: not the library's refusal
+    except ValueError as e:
+        assert not R._library_refusal(e)
+
+
+# -- derivatives at ties and kinks: the traced (jit) branches of the rules agree with eager ------
+
+TIES = {
+    "maximum": nx.maximum,
+    "minimum": nx.minimum,
+    "max_reduce": lambda a, b: nx.max(nx.stack([a, b])),
+    "min_reduce": lambda a, b: nx.min(nx.stack([a, b])),
+    "clip": lambda a, b: nx.clip(a, b, b),
+    "sort": lambda a, b: nx.sort(nx.stack([a, b]))[1],
+    "abs_kink": lambda a, b: nx.abs(a - b) + a,
+    "relu_kink": lambda a, b: nx.relu(a - b) + b,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tie", sorted(TIES))
+def test_tie_derivative_same_under_jit(tie, dtype):
+    # an earlier fuzzer survey: jit(grad) of logaddexp2(max(s, s), max(s, s)), s = sum(x), gave
+    # 0.5 where eager gave 1.  f(x) = logaddexp2(m, m) = m + 1 with m = s at the tie: every
+    # composition must give the analytic gradient 1 and second derivative 0
+    op = TIES[tie]
+
+    def L(x):
+        s = nx.sum(x)
+        m = op(s, s)
+        return nx.logaddexp2(m, m)
+
+    with nx.enable_x64():
+        x = nx.asarray(np.array([0.3, -0.2, 0.5], dtype))
+        t = nx.asarray(np.ones(3, dtype))
+        for g in (nx.grad(L), nx.jit(nx.grad(L)), nx.grad(nx.jit(L)),
+                  nx.jit(nx.grad(nx.jit(L)))):
+            np.testing.assert_allclose(np.asarray(g(x)), np.ones(3), rtol=0, atol=1e-6)
+        xb = nx.asarray(np.array([[0.3, -0.2, 0.5], [1.0, 2.0, -4.0]], dtype))
+        for g in (nx.vmap(nx.grad(L)), nx.jit(nx.vmap(nx.grad(L))), nx.vmap(nx.grad(nx.jit(L)))):
+            np.testing.assert_allclose(np.asarray(g(xb)), np.ones((2, 3)), rtol=0, atol=1e-6)
+        for g in (nx.grad(L), nx.grad(nx.jit(L))):
+            h = nx.jvp(g, (x,), (t,))[1]
+            np.testing.assert_allclose(np.asarray(h), np.zeros(3), rtol=0, atol=1e-6)
+
+
+def test_cond_operand_no_branch_reads_has_no_cotangent_under_jit():
+    # fuzzer (seed 2, program 328): an operand q = x * 1e300 (inf in float32) that neither
+    # branch reads got an instantiated zero cotangent under jit, and 0 * inf made the gradient
+    # NaN; eagerly (and in JAX 0.10.2) it is cos(x)
+    def L(x, a):
+        q = x * a
+        v = lax.cond(nx.sum(x) > 0, lambda p, q: nx.sin(p), lambda p, q: nx.sin(p), x, q)
+        return nx.sum(v)
+
+    xv = np.array([0.3, -0.2, 0.5], np.float32)
+    x = nx.asarray(xv)
+    t = _f32(1, 1, 1)
+    want = np.cos(xv)
+    for g in (nx.grad(L), nx.jit(nx.grad(L)), nx.grad(nx.jit(L)), nx.jit(nx.grad(nx.jit(L)))):
+        np.testing.assert_allclose(np.asarray(g(x, 1e300)), want, rtol=1e-6)
+    for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
+        h = nx.jvp(lambda u: g(u, 1e300), (x,), (t,))[1]
+        np.testing.assert_allclose(np.asarray(h), -np.sin(xv), rtol=1e-6)
+
+
+@pytest.mark.parametrize("index", [1539, 2212])
+def test_harness_no_finite_differences_at_a_cond_predicate_tie(index):
+    # seed 2's programs 1539 and 2212: lax.cond's predicate sits exactly on a tie input
+    # (min(x1) > 0 with x1 holding 0), so the derivative follows the rules' tie convention
+    # (JAX's), which central differences across the branch switch cannot reproduce: such
+    # programs are compared between transformations only
+    prog = program(2, index, parse_skip([]))
+    assert any(t.startswith("control:cond") for t in prog.tags)
+    fails, invalid = R.run_program(prog, ["grad", "jvp", "hvp", "jit(grad)", "hvp(jit)"])
+    assert fails == [] and invalid is None
+
+
+def test_hvp_through_cond_of_infinite_values_under_jit():
+    # fuzzer (seed 3, program 232): v1 = x * 1e300 (inf in float32); cond(min(v1) > 0, log,
+    # p * p): eagerly the second derivative is 2 * W * a * a * t = +inf; under jit the
+    # branch's JVP multiplied the cotangent's instantiated zero tangent by p = inf (NaN)
+    W = np.array([0.5, -0.3, 0.2], np.float32)
+
+    def L(x0, a):
+        v1 = x0 * a
+        v3 = lax.cond(nx.min(v1) > 0, lambda p: nx.log(p), lambda p: p * p, v1)
+        return nx.sum(v3 * nx.asarray(W))
+
+    x = _f32(0.3, -0.2, 0.5)
+    t = _f32(1, -1, 0.5)          # W * t > 0 everywhere: the exact value is +inf
+    for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
+        h = nx.jvp(lambda u: g(u, 1e300), (x,), (t,))[1]
+        np.testing.assert_array_equal(np.asarray(h), np.full(3, np.inf, np.float32))
+
+
+@pytest.mark.parametrize("loop", ["fori", "while", "scan"])
+def test_loop_of_no_step_checks_its_body_carry_eagerly(loop):
+    # fuzzer (seed 3, program 1096): fori_loop(0, 0, body, x0) with a body returning float64
+    # for a float32 carry ran eagerly (no step) but raised under jit (and in JAX, which
+    # traces the body whatever the trip count): eager raises the same TypeError now
+    x = _f32(1, 2, 3)
+    widen = lambda c: c.astype(np.float64)     # noqa: E731
+    f = {"fori": lambda x: lax.fori_loop(0, 0, lambda i, c: widen(c), x),
+         "while": lambda x: lax.while_loop(lambda c: False, widen, x),
+         "scan": lambda x: lax.scan(lambda c, _: (widen(c), None), x, None, length=0)}[loop]
+    for fn in (f, nx.jit(f)):
+        with pytest.raises(TypeError, match=r"lax\.\w+: .*identical shapes and dtypes"):
+            fn(x)
+    ok = lax.fori_loop(0, 0, lambda i, c: c * 2.0, x)     # a valid body still runs no step
+    np.testing.assert_array_equal(np.asarray(ok), [1, 2, 3])
