@@ -325,3 +325,114 @@ def test_loop_of_no_step_checks_its_body_carry_eagerly(loop):
             fn(x)
     ok = lax.fori_loop(0, 0, lambda i, c: c * 2.0, x)     # a valid body still runs no step
     np.testing.assert_array_equal(np.asarray(ok), [1, 2, 3])
+
+
+# -- loops' derivatives keep symbolic zeros (no ``0 * inf`` where eager gives a number) ---------
+
+def test_hvp_through_fori_loop_of_a_constant_sum_under_jit():
+    # fuzzer (seed 4, program 2877): v5 = x0 * 1e300 * 1e-300 (inf * 0 in float32), a loop
+    # adding sum(v5) twice: linear in x0, so the second derivative is exactly 0 (eager);
+    # the loop's derivatives instantiated the zero tangents and cotangents (0 * inf: NaN)
+    def f(x0):
+        v5 = x0 * 1e300 * 1e-300
+        return lax.fori_loop(0, 2, lambda i, c: c + nx.sum(v5), 0.0)
+
+    x, t = _f32(0.3, -0.2, 0.5), _f32(1, 1, 1)
+    for g in (nx.grad(f), nx.grad(nx.jit(f)), nx.jit(nx.grad(f))):
+        h = nx.jvp(g, (x,), (t,))[1]
+        np.testing.assert_array_equal(np.asarray(h), np.zeros(3, np.float32))
+
+
+def test_hvp_through_fori_loop_of_maximum_with_a_python_number_under_jit():
+    # fuzzer (seed 4, program 2352): fori_loop(0, 2, c -> maximum(c, x0 * a), x0), a = 1e300:
+    # piecewise linear in x0, so the second derivative is 0; the reverse scan's cotangent
+    # carry had an instantiated zero tangent, multiplied by a = inf (NaN)
+    def f(x0, a):
+        return nx.sum(lax.fori_loop(0, 2, lambda i, c: nx.maximum(c, x0 * a), x0))
+
+    x, t = _f32(0.3, -0.2, 0.5), _f32(1, 1, 1)
+
+    def hvp(u, v):
+        return nx.jvp(nx.grad(lambda w: f(w, 1e300)), (u,), (v,))[1]
+    for h in (hvp(x, t), nx.jit(hvp)(x, t),
+              nx.jvp(nx.grad(nx.jit(lambda w: f(w, 1e300))), (x,), (t,))[1]):
+        np.testing.assert_array_equal(np.asarray(h), np.zeros(3, np.float32))
+
+
+def test_grad_through_scan_with_an_unused_final_carry_under_jit():
+    # fuzzer (seed 4, program 2073): scan(lambda c, r: (sin(c), c * r), v2[0], v2), one step,
+    # v2 = x0 * 1e300 (inf in float32), only the ys used: sum(v2[0] ** 2), whose gradient is
+    # 2 * x0 * a * a = +-inf.  The unused final carry's cotangent was an instantiated zero
+    # times cos(inf) (NaN); eagerly it is a symbolic zero
+    def f(x0, a):
+        v2 = x0 * a
+        _, v7 = lax.scan(lambda c, r: (nx.sin(c), c * r), v2[0], v2)
+        return nx.sum(v7)
+
+    x = nx.asarray(np.array([[0.3, -0.2, 0.5]], np.float32))
+    want = np.array([[np.inf, -np.inf, np.inf]], np.float32)
+    for g in (nx.grad(f), nx.grad(nx.jit(f)), nx.jit(nx.grad(f))):
+        np.testing.assert_array_equal(np.asarray(g(x, 1e300)), want)
+
+
+@pytest.mark.parametrize("bounds", ["static", "traced"])
+def test_jvp_through_loop_with_a_carry_that_has_no_tangent(bounds):
+    # the second carry has no tangent and the body never gives it one: it is a constant
+    # (sqrt's partial at 0 is inf; an instantiated zero tangent gave 0 * inf = NaN under jit);
+    # d/dx sum(4 x) . t = 4 * sum(t) = 12
+    n = 2 if bounds == "static" else nx.asarray(2)
+
+    def f(x0):
+        out = lax.fori_loop(0, n, lambda i, c: (c[0] * 2 + nx.sqrt(c[1]), c[1]),
+                            (x0, nx.zeros(3)))
+        return nx.sum(out[0])
+
+    x, t = _f32(0.3, -0.2, 0.5), _f32(1, 1, 1)
+    for got in (nx.jvp(f, (x,), (t,))[1], nx.jvp(nx.jit(f), (x,), (t,))[1],
+                nx.jit(lambda u, v: nx.jvp(f, (u,), (v,))[1])(x, t)):
+        assert float(got) == 12.0
+
+
+def _fd_grad(L, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        d = np.zeros_like(x)
+        d.flat[i] = eps
+        g.flat[i] = (float(L(nx.asarray(x + d))) - float(L(nx.asarray(x - d)))) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("length", [0, 1, 2, 4])
+def test_scan_derivatives_of_ordinary_loops_match_finite_differences(length, reverse):
+    # the carries' (co)tangents start as symbolic zeros and become nonzero step by step (the
+    # final carries are unused, the ys read only the first carry, which reads the second):
+    # the reverse pass peels steps until its cotangent mask is stable; float64 finite
+    # differences of every mode
+    rng = np.random.default_rng(length)
+    x = rng.normal(size=(length + 1, 3))
+    w = rng.normal(size=3)
+
+    def L(x):
+        k = nx.tanh(x[length])
+
+        def body(c, r):
+            a, b, z = c
+            return (nx.sin(b) * k, b + r, z * 2.0), a * r + nx.cos(a) * z
+        _, ys = lax.scan(body, (x[0] * 0.5, x[0], nx.ones(3)), x[:length], reverse=reverse)
+        return nx.sum(ys * nx.asarray(w))
+
+    want = _fd_grad(L, x)
+    for g in (nx.grad(L), nx.grad(nx.jit(L)), nx.jit(nx.grad(L))):
+        np.testing.assert_allclose(np.asarray(g(nx.asarray(x))), want, rtol=1e-6, atol=1e-7)
+    t = rng.normal(size=x.shape)
+    for fn in (L, nx.jit(L)):
+        jv = nx.jvp(fn, (nx.asarray(x),), (nx.asarray(t),))[1]
+        np.testing.assert_allclose(float(jv), float(np.sum(want * t)), rtol=1e-6, atol=1e-7)
+    # second order: forward over reverse against finite differences of the gradient
+    h = nx.jvp(nx.grad(nx.jit(L)), (nx.asarray(x),), (nx.asarray(t),))[1]
+    gl = nx.grad(L)
+    eps = 1e-6
+    fd = (np.asarray(gl(nx.asarray(x + eps * t))) - np.asarray(gl(nx.asarray(x - eps * t)))) \
+        / (2 * eps)
+    np.testing.assert_allclose(np.asarray(h), fd, rtol=1e-5, atol=1e-6)

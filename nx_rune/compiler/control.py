@@ -48,7 +48,7 @@ from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, trace
 from nx_rune import dtypes
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
 from nx_rune.frontend import copy as _copy
-from nx_rune.frontend import astype, logical_not, not_equal, stack, where, zeros, zeros_like_t
+from nx_rune.frontend import astype, concatenate, logical_not, not_equal, stack, where, zeros, zeros_like_t
 from nx_rune.frontend._core import _WEAK_PROXY, _weak, const
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
@@ -294,6 +294,60 @@ def _used_inputs(prog):
     return _cached(prog, "used_inputs", build)
 
 
+def _deps(prog):
+    """Per output of ``prog``: the set of input positions whose tangent can reach it.  Only
+    inexact values carry a tangent (a comparison's or an integer's is zero, as eagerly), and
+    ``stop_gradient`` cuts the path."""
+    def build():
+        empty = frozenset()
+
+        def diff(v):
+            return is_inexact(v.aval.dtype)
+        pos = {id(v): frozenset((k,)) for k, v in enumerate(prog.in_vars) if diff(v)}
+        for e in prog.eqns:
+            if e.prim is P.stop_gradient_p:
+                continue
+            d = empty.union(*(pos.get(id(x), empty) for x in e.ins))
+            for o in e.outs:
+                if d and diff(o):
+                    pos[id(o)] = d
+        return [pos.get(id(o), empty) for o in prog.outs]
+    return _cached(prog, "deps", build)
+
+
+def _reaches(prog, in_mask):
+    """Per output of ``prog``: whether it reads an input whose ``in_mask`` entry is true (a
+    nonzero tangent can reach it; the others' tangents are symbolic zeros)."""
+    nz = {k for k, m in enumerate(in_mask) if m}
+    return [bool(d & nz) for d in _deps(prog)]
+
+
+def _read_by(prog, out_mask):
+    """Per input of ``prog``: whether an output whose ``out_mask`` entry is true reads it (a
+    nonzero cotangent can reach it)."""
+    rd = set()
+    for d, m in zip(_deps(prog), out_mask):
+        if m:
+            rd |= d
+    return [k in rd for k in range(len(prog.in_vars))]
+
+
+def _jvp_part(prog, prim, idx, tans):
+    """``eval_program(prog, prim)`` and its tangents, differentiating only the inputs at
+    positions ``idx`` (tangents ``tans``): the others are constants, symbolic zeros, so their
+    zero tangent is never multiplied by an infinite partial (``0 * inf``), as eagerly."""
+    def part(*d):
+        a = list(prim)
+        for k, v in zip(idx, d):
+            a[k] = v
+        return eval_program(prog, a)
+    if idx:
+        outs, touts = _jvp(part, tuple(prim[k] for k in idx), tuple(tans))
+        return list(outs), list(touts)
+    outs = part()
+    return list(outs), [_zeros(o) for o in outs]
+
+
 # -- cond ---------------------------------------------------------------------------------------
 
 class _Cond(ControlOp):
@@ -517,17 +571,17 @@ class _Scan(ControlOp):
         return run
 
     # forward mode: a scan over (primal, tangent) pairs
-    def _jvp_body(self, params, mask):
+    def _jvp_body(self, params, mask, ymask):
         body = params["body"]
         nk, nc = params["n_consts"], params["n_carry"]
 
         def build():
             avals = body.in_avals
             groups = [(0, nk), (nk, nk + nc), (nk + nc, len(avals))]
-            out_avals = body.out_avals
+            idx = [k for k, m in enumerate(mask) if m]
 
             def f(*xs):
-                # inputs: consts, tconsts, carry, tcarry, x, tx (tangents of inexact leaves)
+                # inputs: consts, tconsts, carry, tcarry, x, tx (the tangents in mask)
                 it = iter(xs)
                 prim, tans = [None] * len(avals), [None] * len(avals)
                 for lo, hi in groups:
@@ -536,38 +590,46 @@ class _Scan(ControlOp):
                     for j in range(lo, hi):
                         if mask[j]:
                             tans[j] = next(it)
-                tl = [t if t is not None else _zeros(p) for t, p in zip(tans, prim)]
-                outs, touts = _jvp(lambda *a: eval_program(body, list(a)), tuple(prim),
-                                   tuple(tl))
-                carry, ys = list(outs[:nc]), list(outs[nc:])
-                tc = [t for t, a in zip(touts[:nc], out_avals[:nc]) if is_inexact(a.dtype)]
-                ty = [t for t, a in zip(touts[nc:], out_avals[nc:]) if is_inexact(a.dtype)]
+                outs, touts = _jvp_part(body, prim, idx, [tans[k] for k in idx])
+                carry, ys = outs[:nc], outs[nc:]
+                tc = [t for t, m in zip(touts[:nc], mask[nk:nk + nc]) if m]
+                ty = [t for t, m in zip(touts[nc:], ymask) if m]
                 return carry + tc + ys + ty
             ins = []
             for lo, hi in groups:
                 ins += avals[lo:hi] + [a for a, m in zip(avals[lo:hi], mask[lo:hi]) if m]
             return _trace_flat(f, ins, "lax.scan (jvp)").program
-        return _cached(body, ("jvp", tuple(mask)), build)
+        return _cached(body, ("jvp", tuple(mask), tuple(ymask)), build)
 
     def _jvp_call(self, params, primals, tangents):
+        body = params["body"]
         nk, nc = params["n_consts"], params["n_carry"]
-        mask = _diff_mask(primals)
-        for j in range(nk, nk + nc):     # carry tangents must exist where outputs are inexact
-            mask[j] = is_inexact(primals[j].dtype)
-        body = self._jvp_body(params, mask)
+        # only the operands with a tangent are differentiated (the others are symbolic zeros,
+        # as eagerly); a carry has a tangent if its initial value has one or if the body gives
+        # it one from the nonzero tangents (JAX's fixpoint over the carries)
+        mask = [m and t is not None for m, t in zip(_diff_mask(primals), tangents)]
+        inexact_out = [is_inexact(a.dtype) for a in body.out_avals]
+        while True:
+            r = _reaches(body, mask)
+            cm = [m or (o and ie) for m, o, ie in zip(mask[nk:nk + nc], r[:nc], inexact_out)]
+            if cm == mask[nk:nk + nc]:
+                break
+            mask[nk:nk + nc] = cm
+        ymask = [o and ie for o, ie in zip(r[nc:], inexact_out[nc:])]
+        jb = self._jvp_body(params, mask, ymask)
         tl = _fill(tangents, primals)
         ops = []
         for lo, hi in ((0, nk), (nk, nk + nc), (nk + nc, len(primals))):
             ops += list(primals[lo:hi]) + [t for t, m in zip(tl[lo:hi], mask[lo:hi]) if m]
         n_tc = sum(mask[nk:nk + nc])
-        p2 = dict(params, body=body, n_consts=nk + sum(mask[:nk]), n_carry=nc + n_tc)
+        p2 = dict(params, body=jb, n_consts=nk + sum(mask[:nk]), n_carry=nc + n_tc)
         outs = control_bind(self, p2, ops)
-        y_avals = params["body"].out_avals[nc:]
+        n_y = len(ymask)
         carry, tcarry = outs[:nc], iter(outs[nc:nc + n_tc])
         rest = outs[nc + n_tc:]
-        ys, tys = rest[:len(y_avals)], iter(rest[len(y_avals):])
+        ys, tys = rest[:n_y], iter(rest[n_y:])
         tc = [next(tcarry) if m else None for m in mask[nk:nk + nc]]
-        ty = [next(tys) if is_inexact(a.dtype) else None for a in y_avals]
+        ty = [next(tys) if m else None for m in ymask]
         return list(carry) + list(ys), tc + ty
 
     def jvp_rule(self, interp, params, values):
@@ -586,23 +648,22 @@ class _Scan(ControlOp):
             return Program(body.in_vars, body.eqns, body.outs + body.in_vars[nk:nk + nc])
         return _cached(body, "res", build)
 
-    def _bwd_body(self, params, mask, out_mask):
+    def _bwd_body(self, params, kmask, cin, cout, xmask, ymask):
         body = params["body"]
         nk, nc = params["n_consts"], params["n_carry"]
         avals = body.in_avals
         out_avals = body.out_avals
 
         def build():
-            kmask, cmask, xmask = mask[:nk], mask[nk:nk + nc], mask[nk + nc:]
-            ymask = out_mask[nc:]
             nx_ = len(avals) - nk - nc
 
             def f(*xs):
-                # inputs: consts | ct_carry (inexact carry), acc (inexact consts) |
-                #         x slices, carry slices (residuals), ct_y slices (inexact ys)
+                # inputs: consts | ct_carry (cin), acc (kmask) |
+                #         x slices, carry slices (residuals), ct_y slices (ymask);
+                # a cotangent outside the masks is a symbolic zero (None), as eagerly
                 it = iter(xs)
                 consts = [next(it) for _ in range(nk)]
-                ct_c = [next(it) if m else None for m in cmask]
+                ct_c = [next(it) if m else None for m in cin]
                 acc = [next(it) if m else None for m in kmask]
                 x = [next(it) for _ in range(nx_)]
                 c = [next(it) for _ in range(nc)]
@@ -611,17 +672,48 @@ class _Scan(ControlOp):
                 res = pull(ct_c + ct_y)
                 rk, rc, rx = res[:nk], res[nk:nk + nc], res[nk + nc:]
                 new_ct = [r if r is not None else _zeros(p)
-                          for r, p, m in zip(rc, c, cmask) if m]
+                          for r, p, m in zip(rc, c, cout) if m]
                 new_acc = [a if r is None else a + r
                            for a, r, m in zip(acc, rk, kmask) if m]
                 ct_x = [r if r is not None else _zeros(p) for r, p, m in zip(rx, x, xmask) if m]
                 return new_ct + new_acc + ct_x
-            ins = (list(avals[:nk]) + [a for a, m in zip(avals[nk:nk + nc], cmask) if m]
+            ins = (list(avals[:nk]) + [a for a, m in zip(avals[nk:nk + nc], cin) if m]
                    + [a for a, m in zip(avals[:nk], kmask) if m] + list(avals[nk + nc:])
                    + list(avals[nk:nk + nc])
                    + [a for a, m in zip(out_avals[nc:], ymask) if m])
             return _trace_flat(f, ins, "lax.scan (vjp)").program
-        return _cached(body, ("bwd", tuple(mask), tuple(out_mask)), build)
+        key = ("bwd", tuple(kmask), tuple(cin), tuple(cout), tuple(xmask), tuple(ymask))
+        return _cached(body, key, build)
+
+    def _bwd_plan(self, params, cin, ymask):
+        """The reverse pass's segments: ``[(steps, cin, cout)]`` in the order it runs them.
+        While the carries' nonzero cotangents change from one step to the next (an unused
+        final carry's cotangent is a symbolic zero until a step gives it one), single steps
+        are peeled off, so a zero cotangent is never multiplied by the body's partials
+        (``0 * cos(inf)``), as eagerly; the remaining steps share the fixpoint mask."""
+        body = params["body"]
+        nk, nc, length = params["n_consts"], params["n_carry"], params["length"]
+        ie = [is_inexact(a.dtype) for a in body.in_avals[nk:nk + nc]]
+
+        def step(m):
+            rd = _read_by(body, list(m) + list(ymask))
+            return [r and i for r, i in zip(rd[nk:nk + nc], ie)]
+        plan, m, done = [], list(cin), 0
+        while done < length and len(plan) <= nc:
+            nxt = step(m)
+            if nxt == m:
+                break
+            plan.append((1, m, nxt))
+            m, done = nxt, done + 1
+        if done < length:
+            fix = list(m)
+            while True:
+                new = [a or b for a, b in zip(fix, step(fix))]
+                if new == fix:
+                    break
+                fix = new
+            plan.append((length - done, fix, fix))
+        return plan
 
     def tape_rule(self, tape, params, values):
         primals, idxs = _split_owned(tape, values)
@@ -639,21 +731,56 @@ class _Scan(ControlOp):
         consts, xs = primals[:nk], primals[nk + nc:]
 
         def vjp_fn(gs):
-            gs = _fill(gs, outs)
-            bwd = self._bwd_body(params, mask, out_mask)
-            ct_c = [g for g, m in zip(gs[:nc], mask[nk:nk + nc]) if m]
-            acc = [_zeros(k) for k, m in zip(consts, mask[:nk]) if m]
-            ct_y = [g for g, m in zip(gs[nc:], out_mask[nc:]) if m]
-            ops = list(consts) + ct_c + acc + list(xs) + list(carries) + ct_y
-            n_carry = len(ct_c) + len(acc)
-            p2 = {"body": bwd, "length": length, "reverse": not params["reverse"],
-                  "n_consts": nk, "n_carry": n_carry}
-            res = control_bind(self, p2, ops)
-            new_ct, new_acc, ct_x = res[:len(ct_c)], res[len(ct_c):n_carry], res[n_carry:]
-            itk, itc, itx = iter(new_acc), iter(new_ct), iter(ct_x)
-            return ([next(itk) if m else None for m in mask[:nk]]
-                    + [next(itc) if m else None for m in mask[nk:nk + nc]]
-                    + [next(itx) if m else None for m in mask[nk + nc:]])
+            body = params["body"]
+            cin = [m and g is not None for m, g in zip(mask[nk:nk + nc], gs[:nc])]
+            ymask = [m and g is not None for m, g in zip(out_mask[nc:], gs[nc:])]
+            plan = self._bwd_plan(params, cin, ymask)
+            # the consts and xs that a nonzero cotangent reaches; the others' stay None
+            reach = [False] * len(primals)
+            for _, m, _ in plan:
+                reach = [a or b for a, b in zip(reach, _read_by(body, list(m) + ymask))]
+            kmask = [m and r for m, r in zip(mask[:nk], reach[:nk])]
+            xmask = [m and r for m, r in zip(mask[nk + nc:], reach[nk + nc:])]
+            ct = list(gs[:nc])
+            acc = [_zeros(k) for k, m in zip(consts, kmask) if m]
+            ct_y_all = [g for g, m in zip(gs[nc:], ymask) if m]
+            whole = len(plan) == 1
+            pieces = []            # (first step index, ct_x slices)
+            hi, lo = length, 0
+            for steps, m_in, m_out in plan:
+                if params["reverse"]:
+                    a, b = lo, lo + steps
+                    lo = b
+                else:
+                    a, b = hi - steps, hi
+                    hi = a
+
+                def cut(v):
+                    return v if whole else v[a:b]
+                ct_c = [c if c is not None else _zeros(p)
+                        for c, p, m in zip(ct, primals[nk:nk + nc], m_in) if m]
+                ops = (list(consts) + ct_c + acc + [cut(x) for x in xs]
+                       + [cut(c) for c in carries] + [cut(g) for g in ct_y_all])
+                n_out = sum(m_out)
+                p2 = {"body": self._bwd_body(params, kmask, m_in, m_out, xmask, ymask),
+                      "length": steps, "reverse": not params["reverse"],
+                      "n_consts": nk, "n_carry": n_out + len(acc)}
+                res = control_bind(self, p2, ops)
+                itc = iter(res[:n_out])
+                ct = [next(itc) if m else None for m in m_out]
+                acc = list(res[n_out:n_out + len(acc)])
+                pieces.append((a, res[n_out + len(acc):]))
+
+            pieces.sort(key=lambda p: p[0])
+            if len(pieces) == 1:
+                ct_x = list(pieces[0][1])
+            else:
+                ct_x = [concatenate([p[1][k] for p in pieces])
+                        for k in range(sum(xmask))]
+            itk, itx = iter(acc), iter(ct_x)
+            return ([next(itk) if m else None for m in kmask]
+                    + [c if m else None for c, m in zip(ct, mask[nk:nk + nc])]
+                    + [next(itx) if m else None for m in xmask])
 
         def jvp_fn(ts):
             return self._jvp_call(params, primals, ts)[1]
@@ -868,6 +995,7 @@ class _While(ControlOp):
 
         def build_body():
             avals = body.in_avals
+            idx = [k for k, m in enumerate(mask) if m]
 
             def f(*xs):
                 it = iter(xs)
@@ -875,10 +1003,9 @@ class _While(ControlOp):
                 tk = [next(it) if m else None for m in mask[:nbc]]
                 carry = [next(it) for _ in range(len(avals) - nbc)]
                 tc = [next(it) if m else None for m in mask[nbc:]]
-                prim = consts + carry
-                tl = [t if t is not None else _zeros(p) for t, p in zip(tk + tc, prim)]
-                outs, touts = _jvp(lambda *a: eval_program(body, list(a)), tuple(prim),
-                                   tuple(tl))
+                prim, tans = consts + carry, tk + tc
+                # the operands without a tangent are constants (symbolic zeros, as eagerly)
+                outs, touts = _jvp_part(body, prim, idx, [tans[k] for k in idx])
                 return list(outs) + [t for t, m in zip(touts, mask[nbc:]) if m]
             ins = (avals[:nbc] + [a for a, m in zip(avals[:nbc], mask[:nbc]) if m]
                    + avals[nbc:] + [a for a, m in zip(avals[nbc:], mask[nbc:]) if m])
@@ -893,14 +1020,24 @@ class _While(ControlOp):
 
     def _jvp_call(self, params, primals, tangents):
         ncc, nbc = params["n_cond_consts"], params["n_body_consts"]
-        mask = _diff_mask(primals[ncc:])
-        body, cnd = self._jvp_progs(params, mask)
+        body = params["body"]
+        # only the operands with a tangent are differentiated; a carry has one if its initial
+        # value has one or if the body gives it one (a fixpoint over the carries, as in JAX)
+        mask = [m and t is not None
+                for m, t in zip(_diff_mask(primals[ncc:]), tangents[ncc:])]
+        while True:
+            r = _reaches(body, mask)
+            cm = [m or o for m, o in zip(mask[nbc:], r)]
+            if cm == mask[nbc:]:
+                break
+            mask[nbc:] = cm
+        bj, cnd = self._jvp_progs(params, mask)
         tl = _fill(tangents, primals)[ncc:]
         bconsts, carry = primals[ncc:ncc + nbc], primals[ncc + nbc:]
         ops = (list(primals[:ncc]) + list(bconsts)
                + [t for t, m in zip(tl[:nbc], mask[:nbc]) if m]
                + list(carry) + [t for t, m in zip(tl[nbc:], mask[nbc:]) if m])
-        p2 = dict(params, body=body, cond=cnd, n_body_consts=nbc + sum(mask[:nbc]))
+        p2 = dict(params, body=bj, cond=cnd, n_body_consts=nbc + sum(mask[:nbc]))
         outs = control_bind(self, p2, ops)
         n = len(carry)
         tc = iter(outs[n:])
