@@ -8,6 +8,8 @@ import nx_rune as nx
 from nx_rune import lax
 from program_fuzz import runner as R
 from program_fuzz.campaign import parse_skip, program
+from program_fuzz.generator import generate
+from program_fuzz.source import ReplaySource
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
@@ -192,10 +194,18 @@ def test_eager_library_refusal_is_an_invalid_program():
     # program 189 of seed 0: under x64 nx.full((4, 3), 1) is int64, and float32 + int64 is
     # float64 (NumPy's promotion; JAX's gives float32), so the while_loop's float32 carry meets
     # a float64 body: eager raises a clear TypeError, as must jit and vmap
-    prog = program(0, 189, parse_skip([]))
+    # (replayed from its recorded choices: the op table has grown since, at its end)
+    prog = generate(ReplaySource(_PROGRAM_0_189), parse_skip([]).gen_skip)
+    assert any("while_loop" in ln for ln in prog.body)
     fails, invalid = R.run_program(prog, ["jit", "vmap", "grad"])
     assert fails == []
     assert invalid and "while_loop" in invalid
+
+
+_PROGRAM_0_189 = [61, 17, 8, 2, 2, 10, 10, 1, 11, 0, 3, 11, 3, 34, 98, 1, 65, 0, 10, 12, 58,
+    44, 1, 22, 53, 1, 0, 67, 0, 19, 38, 21, 23, 4, 20, 96, 2, 1, 10, 2, 10, 5, 21, 2, 91, 22,
+    81, 0, 2, 24, 4, 1, 1, 98, 0, 1, 25, 23, 5, 46, 1, 3, 73, 16, 16, 19, 8, 0, 34, 11, 41, 1,
+    7, 65, 49, 2, 6, 18, 94, 2, 84, 46, 78, 92, 8, 1006843]
 
 
 def test_library_refusal_classification():
@@ -436,3 +446,29 @@ def test_scan_derivatives_of_ordinary_loops_match_finite_differences(length, rev
     fd = (np.asarray(gl(nx.asarray(x + eps * t))) - np.asarray(gl(nx.asarray(x - eps * t)))) \
         / (2 * eps)
     np.testing.assert_allclose(np.asarray(h), fd, rtol=1e-5, atol=1e-6)
+
+
+# -- the op table reaches issue 26's log_ndtr tail, NumPy's 0-d shapes, empty key batches -------
+
+def test_generator_reaches_the_tail_shape_and_empty_batch_ops():
+    opts = parse_skip([])
+    seen = set()
+    for i in range(300):
+        for tags in program(4, i, opts).line_tags:
+            seen |= set(tags)
+    assert {"log_ndtr_tail", "matrix_rank", "norm_complex", "vmap_empty_keys"} <= seen
+
+
+def test_harness_reports_a_0d_result_with_a_shape_numpy_does_not_give(monkeypatch):
+    # a matrix_rank that returned shape (1,) (issue 26) is caught eagerly by the program's own
+    # NumPy shape reference (eager is the reference of every other comparison)
+    opts = parse_skip([])
+    idx = next(i for i in range(300)
+               if any("matrix_rank" in t for t in program(4, i, opts).line_tags))
+    prog = program(4, idx, opts)
+    assert R.run_program(prog, ["jit", "grad"]) == ([], None)
+    real = nx.linalg.matrix_rank
+    monkeypatch.setattr(nx.linalg, "matrix_rank", lambda *a, **k: real(*a, **k).reshape(1))
+    fails, invalid = R.run_program(prog, ["jit", "grad"])
+    assert invalid is None
+    assert [(f.mode, f.kind) for f in fails] == [("eager", "exception:ShapeMismatch")]

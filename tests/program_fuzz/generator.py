@@ -89,6 +89,8 @@ class Program:
     def describe(self):
         """The program as a self-contained script (the reproducer)."""
         out = ["import numpy as np", "import nx_rune as nx", "from nx_rune import lax", ""]
+        if any("np_shape(" in ln for ln in self.body):
+            out[-1:-1] = ["from tests.program_fuzz.ops import np_shape"]
         if self.x64:
             out.append("# run with nx.enable_x64() active")
         out.append(f"# inputs: {[(s.shape, s.values, s.layout) for s in self.inputs]} {self.dtype}"

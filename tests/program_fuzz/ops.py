@@ -11,9 +11,18 @@ kink anywhere (finite differences are valid at every point); kinks are detected 
 anyway (one-sided differences), so the flag only steers the generator's hard-point inputs.
 
 The families (``--skip-class family:<name>`` turns one off): unary, scalar, binary, tie,
-reduce, view, matmul, identity, creation, random, concrete, const, control, inplace.
+reduce, view, matmul, identity, creation, random, concrete, const, control, inplace, shape.
+
+Eager is the reference of every comparison, so where eager itself could be wrong the program
+carries its own reference: ``np_shape(result, numpy_result)`` (in the programs' namespace and
+in the reproducer) raises ``ShapeMismatch`` unless the result has NumPy's shape (a function
+whose 0-d result NumPy defines: ``matrix_rank``, the norm of a complex vector); the far lower
+tail of ``log_ndtr`` (to about -1e5) is checked by the finite differences of every derivative
+mode.
 """
 import dataclasses
+
+import numpy as np
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,6 +248,45 @@ def _const(g, a):
     return g.src.choice([f"{a.name} * {c}", f"{a.name} + {c}", f"nx.maximum({a.name}, {c})"]), a.shape
 
 
+class ShapeMismatch(AssertionError):
+    """A result's shape differs from NumPy's for the same call."""
+
+
+def np_shape(r, want):
+    """``r`` if its shape is ``numpy.shape(want)`` (NumPy's result for the same call), else
+    raise ShapeMismatch; under a transformation ``r.shape`` is the per-example shape."""
+    if tuple(r.shape) != np.shape(want):
+        raise ShapeMismatch(f"result shape {tuple(r.shape)}, NumPy's {np.shape(want)}")
+    return r
+
+
+def _matrix_rank(g, a):
+    if len(a.shape) != 2:
+        return None
+    r = (f"np_shape(nx.linalg.matrix_rank({a.name}), "
+         f"np.linalg.matrix_rank(np.ones({a.shape!r})))")
+    # its integer dtype would change the program's promotions: back to the program's dtype
+    return f"{a.name} * {r}.astype({g.dtype!r})", a.shape
+
+
+def _norm_complex(g, a):
+    n = 1
+    for d in a.shape:
+        n *= d
+    # away from the zero vector (the norm's kink): the class aimed at is the result's shape
+    r = (f"np_shape(nx.linalg.norm(({a.name}.reshape(-1) + 3.0) * (1 + 2j)), "
+         f"np.linalg.norm(np.ones({n}, complex)))")
+    return f"{a.name} * {r}", a.shape
+
+
+def _vmap_empty_keys(g, a):
+    # vmap of a draw over a zero-size batch of keys: an empty result of the draw's shape
+    want = f"np.zeros((0,) + {a.shape!r})"
+    r = (f"np_shape(nx.vmap(lambda k: nx.random.normal(k, {a.shape!r}, {g.dtype!r}))"
+         f"(nx.random.split(key, 0)), {want})")
+    return f"{a.name} + nx.sum({r}, axis=0)", a.shape
+
+
 # ----------------------------------------------------------------------------- the table
 OPS = [
     binary("add", "{0} + {1}"),
@@ -314,6 +362,13 @@ OPS = [
     Op("bernoulli", "random", 1, _bern, exact=False),
     Op("float_of", "concrete", 2, _float_of, exact=False),
     Op("const", "const", 1, _const),
+    # appended last: a recorded program (its choices, drawn below the table's former length)
+    # replays as it was
+    # the lower tail down to about -1e5 (where log_ndtr's second derivative tends to -1)
+    unary("log_ndtr_tail", "nx.scipy.special.log_ndtr({0} * 3e4 - 5e4)", exact=False),
+    Op("vmap_empty_keys", "random", 1, _vmap_empty_keys, exact=False),
+    Op("matrix_rank", "shape", 1, _matrix_rank, exact=False, smooth=False),
+    Op("norm_complex", "shape", 1, _norm_complex, exact=False),
 ]
 
 OPS_BY_TAG = {op.tag: op for op in OPS}

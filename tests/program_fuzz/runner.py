@@ -34,7 +34,7 @@ from nx_rune import errors as E
 
 from .compare import Mismatch, compare, fd_check, to_numpy
 from .generator import const_values, input_values
-from .ops import OPS_BY_TAG
+from .ops import OPS_BY_TAG, np_shape
 
 BATCH = 2
 
@@ -76,7 +76,7 @@ class Ctx:
         return nx.enable_x64(self.prog.x64 if on is None else on)
 
     def make_fn(self, consts=None):
-        ns = {"nx": nx, "lax": nx.lax, "np": np}
+        ns = {"nx": nx, "lax": nx.lax, "np": np, "np_shape": np_shape}
         cs = self.consts if consts is None else consts
         for i, c in enumerate(cs):
             ns[f"C{i}"] = nx.asarray(np.asarray(c, self.dt).copy())
