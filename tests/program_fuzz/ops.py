@@ -263,7 +263,9 @@ def np_shape(r, want):
 def _matrix_rank(g, a):
     if len(a.shape) != 2:
         return None
-    r = (f"np_shape(nx.linalg.matrix_rank({a.name}), "
+    # of finite values: an SVD of inf or NaN raises LinAlgError (NumPy's too); the class aimed
+    # at is the result's shape
+    r = (f"np_shape(nx.linalg.matrix_rank(nx.where(nx.isfinite({a.name}), {a.name}, 0.0)), "
          f"np.linalg.matrix_rank(np.ones({a.shape!r})))")
     # its integer dtype would change the program's promotions: back to the program's dtype
     return f"{a.name} * {r}.astype({g.dtype!r})", a.shape
