@@ -446,6 +446,25 @@ def test_norm_of_a_zero_complex_vector_is_0d_under_transformations(fn):
     assert nx.jit(fn)(z).shape == () and fn(z).shape == ()
 
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_complex_norm_derivative_at_zero_is_zero_under_jit_and_vmap(dtype):
+    # the safe square root took its zero mask from concrete values only: under jit and vmap
+    # (values unknown) the derivative at the origin was nan (eager: 0, JAX: 0)
+    f = lambda x: nx.linalg.norm(x * (1 + 2j))  # noqa: E731
+    zero = nx.asarray(np.zeros(3, dtype))
+    y = nx.asarray(np.array([1.0, 2.0, -0.5], dtype))
+    want_y = np.sqrt(5.0) * np.array([1.0, 2.0, -0.5]) / np.linalg.norm([1.0, 2.0, -0.5])
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    for g in (nx.grad(f), nx.jit(nx.grad(f))):
+        np.testing.assert_array_equal(g(zero).numpy(), np.zeros(3))
+        np.testing.assert_allclose(g(y).numpy(), want_y, rtol=tol)
+    batched = nx.vmap(nx.grad(f))(nx.stack([y, zero]))
+    np.testing.assert_allclose(batched.numpy()[0], want_y, rtol=tol)
+    np.testing.assert_array_equal(batched.numpy()[1], np.zeros(3))
+    assert float(nx.jit(f)(y)) == pytest.approx(np.linalg.norm(np.array([1, 2, -0.5]) * (1 + 2j)),
+                                                rel=tol)
+
 def test_vmap_of_a_batch_of_one_keeps_rule_constants_0d():
     # a rule's NumPy constant (a tie mask) for a batch of one was made (1,) per example
     g = nx.vmap(nx.grad(lambda a: nx.maximum(a, 1.0)))(f64([1.0]))

@@ -738,9 +738,13 @@ def _safe_sqrt(s):
     if type(s) is Tensor:
         return sqrt(s)
     v = _concrete(s)
-    if v is None or not (v == 0).any():
+    if v is None:
+        # values unknown (jit, vmap): the same double where, on the traced comparison
+        zero = elementwise.equal(s, 0)
+    elif not (v == 0).any():
         return sqrt(s)
-    zero = Tensor._wrap(np.asarray(v == 0, order="C"))   # (0-d stays 0-d)
+    else:
+        zero = Tensor._wrap(np.asarray(v == 0, order="C"))   # (0-d stays 0-d)
     return where(zero, 0, sqrt(where(zero, 1, s)))
 
 
