@@ -475,3 +475,56 @@ def test_jit_keyword_and_static_arguments_and_numpy_arrays():
     a = np.zeros(2, F32)             # a NumPy array argument is written as eagerly (a += 1)
     nx.jit(lambda a: a.__iadd__(1))(a)
     np.testing.assert_array_equal(a, [1, 1])
+
+
+# -- a result that is a view of an argument written through it (or through its base) -------------
+
+def _r_expand(x):
+    v = x[None]
+    v *= 2
+    return v
+
+
+def _r_reversed_step(x):
+    v = x[..., ::-2]
+    v += v
+    return v
+
+
+def _r_reversed(x):
+    v = x[::-1]
+    v *= 2
+    return (v,)
+
+
+def _r_base_written(x):
+    v = x[1:]
+    x += 1
+    return v
+
+
+def _r_then_reshaped(x):
+    v = x.reshape(2, 2)
+    v[0, 1] = 7.0
+    return v.T
+
+
+@pytest.mark.parametrize("f", [_r_expand, _r_reversed_step, _r_reversed, _r_base_written,
+                               _r_then_reshaped], ids=lambda f: f.__name__)
+def test_jit_result_that_is_a_view_of_a_written_argument_stays_a_view(f):
+    # eagerly the result is a view of x: a write through it reaches x.  jit made it new memory
+    # (the values were right, the aliasing not): found by the program fuzzer
+    def run(fn):
+        x = nx.asarray(np.arange(1.0, 5.0))
+        out = fn(x)
+        out = out[0] if isinstance(out, tuple) else out
+        return x, out
+    for fn in (f, nx.jit(f), nx.jit(f)):   # eager, a trace, a cache hit
+        x, out = run(fn)
+        xe, oute = run(f)
+        np.testing.assert_array_equal(out.numpy(), oute.numpy())
+        np.testing.assert_array_equal(x.numpy(), xe.numpy())
+        assert nx.shares_memory(out, x)
+        out[...] = -1.0
+        oute[...] = -1.0
+        np.testing.assert_array_equal(x.numpy(), xe.numpy())

@@ -41,6 +41,7 @@ import numpy as np
 from nx_rune import primitives as P
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
+from nx_rune.autodiff.core import _GETITEM
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
                                    alias_error, concrete, is_inexact, write_back,
                                    written_alias)
@@ -56,6 +57,7 @@ from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
 from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
 from nx_rune._kernels.view import View
 from nx_rune.frontend import asarray, zeros_like_t
+from nx_rune.frontend.indexing import getitem as _getitem
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -602,7 +604,7 @@ class _Entry:
     enclosing transformation's tracer), as the eager call leaves it, and the outputs that are
     eagerly that argument or a view of it are made from it (``passes.outputs.written_views``).
     A donated argument is deleted after the call instead (its memory may hold the results)."""
-    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs")
+    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs", "linked")
 
     def __init__(self, traced, donate, descs=None):
         self.traced = traced
@@ -618,6 +620,10 @@ class _Entry:
                            for k, j in enumerate(traced.writes) if j not in self.donate]
             finals = {prog.outs[n + k]: j for j, k, _ in self.writes}
             self.views = written_views(prog, n, finals)
+            kept = {j for j, _, _ in self.writes}
+            seen = {i for i, _, _, _ in self.views}
+            self.linked = [(i, j, chain) for i, j, chain in traced.linked
+                           if j in kept and i not in seen]
 
     def _check_alias(self, values):
         """ValueError where a written argument is, or shares memory with, another one (the
@@ -644,6 +650,14 @@ class _Entry:
                 for prim, params in chain:
                     root = P.bind(prim, root, **params)
                 outs[i] = root
+        for i, j, chain in self.linked:
+            # a view of the argument through which (or into whose base) the function wrote:
+            # eagerly still that view, so made from the written argument the same way
+            root = values[j]
+            for kind, params in chain:
+                root = _getitem(root, params) if kind is _GETITEM else \
+                    P.bind(kind, root, **params)
+            outs[i] = root
         return outs
 
     def executable(self):

@@ -592,7 +592,8 @@ class TraceInterpreter(Interpreter):
 class Traced:
     """A traced function: its ``program``, the input and output tree structures, and the
     values captured from other transformations (passed as the last inputs)."""
-    __slots__ = ("program", "in_tree", "out_tree", "captured", "n_explicit", "cache", "writes")
+    __slots__ = ("program", "in_tree", "out_tree", "captured", "n_explicit", "cache", "writes",
+                 "linked")
 
     def __init__(self, program, in_tree, out_tree, captured, n_explicit, writes=()):
         self.program = program
@@ -604,6 +605,8 @@ class Traced:
         # the input leaves the function wrote in place (``trace(write_back=True)``): the
         # program's last ``len(writes)`` outputs are their final values, in this order
         self.writes = writes
+        # outputs that are views (by the view links) of written arguments: see _linked_views
+        self.linked = ()
 
     @property
     def eqns(self):
@@ -668,10 +671,36 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
     writes = ()
+    linked = ()
     if write_back:
         writes = tuple(j for j, t in enumerate(leaves)
                        if t.var is not first[j] and not (narrow and j in narrow))
         out_ops += [leaves[j].var for j in writes]
+        if writes:
+            linked = _linked_views(outs, {id(leaves[j]): j for j in writes})
     in_vars = interp.in_vars + [interp.captured_vars[id(c)] for c in interp.captured]
     prog = Program(in_vars, interp.eqns, out_ops)
-    return Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves), writes)
+    traced = Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves), writes)
+    traced.linked = linked
+    return traced
+
+
+def _linked_views(outs, written):
+    """The outputs that are still views of a written argument's tracer (``written``: id of
+    the leaf tracer -> its position), as the view links that followed the writes record them:
+    ``((i, j, chain), ...)``, output ``i`` made from argument ``j`` by ``chain`` (``(kind,
+    params)`` from the argument on; kind a movement primitive or the front end's getitem).
+    Eagerly such an output is a view of the argument, whatever was written through it."""
+    found = []
+    for i, o in enumerate(outs):
+        chain, t = [], o
+        while id(t) not in written:
+            rec = getattr(t, "_recipe", None)
+            if rec is None:
+                break
+            kind, params, t = rec
+            chain.append((kind, params))
+        else:
+            if chain:
+                found.append((i, written[id(t)], tuple(reversed(chain))))
+    return tuple(found)
