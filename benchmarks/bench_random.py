@@ -186,3 +186,32 @@ def test_truncated_normal_nx(benchmark):
 @pytest.mark.benchmark(group="truncated_normal(-1, 2) float32 x 2**24")
 def test_truncated_normal_jax_jit(benchmark, jax_truncated_normal):
     benchmark(jax_truncated_normal)
+
+
+# --- the samplers inside nx.jit (a traced key: the threefry_bits / threefry_sample primitives) ---
+
+def _nx_jitted(draw):
+    import nx_rune as nx
+    fn = nx.jit(draw)
+    key = nxr.PRNGKey(42)
+    out = fn(key)                       # traced and compiled once, outside the timing
+    np.testing.assert_array_equal(out.numpy(), draw(key).numpy())   # eager's values, bit for bit
+    return fn, key
+
+
+@pytest.mark.benchmark(group="uniform float32 x 2**24")
+def test_uniform_nx_jit(benchmark):
+    fn, key = _nx_jitted(lambda k: nxr.uniform(k, (N,)))
+    benchmark(fn, key)
+
+
+@pytest.mark.benchmark(group="normal float32 x 2**24")
+def test_normal_nx_jit(benchmark):
+    fn, key = _nx_jitted(lambda k: nxr.normal(k, (N,)))
+    benchmark(fn, key)
+
+
+@pytest.mark.benchmark(group="truncated_normal(-1, 2) float32 x 2**24")
+def test_truncated_normal_nx_jit(benchmark):
+    fn, key = _nx_jitted(lambda k: nxr.truncated_normal(k, -1.0, 2.0, (N,)))
+    benchmark(fn, key)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from nx_rune import primitives as P
 from nx_rune._kernels.fusion import view_of as _view_of
 from nx_rune.compiler.ir import Program, Var
+from nx_rune.compiler.passes.fusion import _c_strides
 from nx_rune.tensor import Tensor as _Tensor
 
 __all__ = ["EAGER_VIEWS", "eager_views", "written_views", "ViewMap", "compose_views",
@@ -107,14 +108,6 @@ def _add(a, b):
 
 def _scale(a, k):
     return tuple(x * k for x in a)
-
-
-def _c_strides(shape):
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 class ViewMap:
