@@ -667,7 +667,11 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
             leaves[j] = t
     first = [t.var for t in leaves]
     args, kwargs = tree_unflatten(in_tree, leaves)
-    out = call_finishing(interp, fn, *args, **kwargs)
+
+    def run(*args, **kwargs):
+        return _relink_output_views(fn(*args, **kwargs), leaves)
+
+    out = call_finishing(interp, run, *args, **kwargs)
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
     writes = ()
@@ -683,6 +687,51 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     traced = Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves), writes)
     traced.linked = linked
     return traced
+
+
+def _relink_output_views(out, leaves):
+    """``out`` with each output that is, by the view links, a view of another output remade
+    from that output (in the trace, by the same movements).  Eagerly the two share memory;
+    after a write through the view (``v = y[::2]; v += 1; return y, v``) the view's traced
+    value is a computed one, and the program alone would return it in new memory.  A view of
+    an argument is left as it is: an unwritten argument's views are views in the program, and
+    a written argument's are rebuilt after the call (``_linked_views``)."""
+    flat, tree = tree_flatten(out)
+    if not any(getattr(o, "_recipe", None) is not None for o in flat):
+        return out
+    position = {}
+    for i, o in enumerate(flat):
+        if isinstance(o, JitTracer):
+            position.setdefault(id(o), i)
+    inputs = {id(t) for t in leaves}
+    done = {}
+
+    def resolve(i):
+        if i in done:
+            return done[i]
+        o = done[i] = flat[i]       # a cycle (none is expected) ends here
+        chain, t = [], o
+        while True:
+            rec = getattr(t, "_recipe", None)
+            if rec is None or id(t) in inputs:
+                return o
+            kind, params, t = rec
+            chain.append((kind, params))
+            if id(t) in inputs:
+                return o
+            if id(t) in position:
+                break
+        from nx_rune.frontend.indexing import getitem
+        v = resolve(position[id(t)])
+        for kind, params in reversed(chain):
+            v = getitem(v, params) if kind is _GETITEM else P.bind(kind, v, **params)
+        done[i] = v
+        return v
+
+    new = [resolve(i) for i in range(len(flat))]
+    if all(a is b for a, b in zip(new, flat)):
+        return out
+    return tree_unflatten(tree, new)
 
 
 def _linked_views(outs, written):

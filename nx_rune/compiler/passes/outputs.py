@@ -88,7 +88,9 @@ def written_views(prog: Program, n_out, finals):
     found = []
     for i, x in enumerate(prog.outs[:n_out]):
         chain = []
-        while isinstance(x, Var) and x in producer:
+        # stop at the first final value: it may itself be a movement of a computed value (a
+        # 0-d argument written through ``x[None]`` ends as a reshape)
+        while isinstance(x, Var) and x in producer and x not in finals:
             e = producer[x]
             if e.prim is not P.stop_gradient_p:
                 chain.append((e.prim, e.params))
@@ -191,7 +193,19 @@ def _compose(root_shape, chain, kind):
     shape = list(root_shape)
     if 0 in shape:
         return None
-    for prim, p in chain:
+    chain = list(chain)
+    at = 0
+    while at < len(chain):
+        prim, p = chain[at]
+        at += 1
+        step = _step_slice(shape, chain, at - 1) if prim is P.pad_p else None
+        if step is not None:
+            # x[::k] along an axis, as the front end traces it: a stride k times longer
+            d, k, m, used = step
+            strides[d] = _scale(strides[d], k)
+            shape[d] = m
+            at += used
+            continue
         if prim is P.permute_p:
             axes = tuple(p["axes"])
             shape = [shape[a] for a in axes]
@@ -251,6 +265,38 @@ def _compose(root_shape, chain, kind):
         if lo < 0 or hi >= size:
             return None
     return ViewMap(kind, tuple(shape), tuple(strides), offset)
+
+
+def _step_slice(shape, chain, at):
+    """Where ``chain[at:]`` starts with the front end's strided slice ``x[::k]`` along one
+    axis d (pad its end to m * k, reshape the axis to (m, k), keep index 0 of the k axis,
+    reshape it away), ``(d, k, m, 3)``: the steps it spans after the pad; else None.  Composed
+    as a step it needs no padding read, so the flat (C order) maps can hold it too."""
+    if at + 3 >= len(chain):
+        return None
+    (_, pad), (p1, r1), (p2, sh), (p3, r2) = chain[at:at + 4]
+    if p1 is not P.reshape_p or p2 is not P.shrink_p or p3 is not P.reshape_p:
+        return None
+    config = pad["config"]
+    padded = [d for d, (lo, hi) in enumerate(config) if lo or hi]
+    if len(padded) != 1 or config[padded[0]][0] != 0:
+        return None
+    d = padded[0]
+    n, extra = shape[d], config[d][1]
+    split = tuple(r1["shape"])
+    if len(split) != len(shape) + 1 or split[:d] != tuple(shape[:d]) \
+            or split[d + 2:] != tuple(shape[d + 1:]):
+        return None
+    m, k = split[d], split[d + 1]
+    if m * k != n + extra or (m - 1) * k >= n:
+        return None
+    want = [(0, size) for size in split]
+    want[d + 1] = (0, 1)
+    if tuple(tuple(x) for x in sh["limits"]) != tuple(want):
+        return None
+    if tuple(r2["shape"]) != tuple(shape[:d]) + (m,) + tuple(shape[d + 1:]):
+        return None
+    return d, k, m, 3
 
 
 def _prod(shape):
