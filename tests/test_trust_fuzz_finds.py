@@ -549,3 +549,36 @@ def test_strided_slice_of_as_strided_windows_is_a_view_under_jit():
         np.testing.assert_array_equal(np.asarray(v), [[10, 8, 6, 4, 2], [11, 9, 7, 5, 3]])
         v[0, 0] = 99.0
         assert np.asarray(x0)[2, 2] == 99.0
+
+
+def _cond_after_inf_partial(x):
+    y = x * 1e300 * 1e-300      # float32: x * inf * 0, a NaN whose partial derivative is NaN
+    return nx.sum(lax.cond(nx.sum(x) > 0, lambda a, b: a * a, lambda a, b: b * a, x, y))
+
+
+def test_traced_cond_gives_the_untaken_operand_a_zero_cotangent_as_jax():
+    # the documented difference (docs/reliability.md): eagerly only the taken branch is
+    # differentiated (2x); traced, y's zero cotangent meets the inf partial upstream: NaN, as
+    # jax 0.10.2 gives under jit and eagerly
+    x = nx.asarray(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(np.asarray(nx.grad(_cond_after_inf_partial)(x)), [2.0, 4.0])
+    assert np.isnan(np.asarray(nx.jit(nx.grad(_cond_after_inf_partial))(x))).all()
+
+
+def test_harness_accepts_only_that_nan():
+    class Prog:
+        tags = {"mul_1e300", "control:cond"}
+        dtype = "float32"
+
+    class Ctx:
+        prog = Prog()
+
+    want = (np.array([2.0, 4.0], np.float32),)
+    R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)
+    with pytest.raises(R.Mismatch):
+        R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx())
+    with pytest.raises(R.Mismatch):
+        R._expect("ok", want, (np.array([3.0, 4.0], np.float32),), Ctx(), derivative=True)
+    Prog.tags = {"control:cond"}
+    with pytest.raises(R.Mismatch):
+        R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)

@@ -415,7 +415,18 @@ def _vmap_mode(wrap):
     return mode
 
 
-def _expect(st, want, got, ctx, exact=False):
+def _zero_times_inf_through_cond(prog):
+    """A traced lax.cond and an operand whose partial derivative is inf (x * 1e300 * 1e-300
+    in float32: inf * 0).  Eagerly the cond's predicate is concrete and only the taken branch
+    is differentiated: an operand only the other branch reads gets no cotangent.  Traced (jit,
+    vmap), the cond's derivative gives it a zero cotangent, and 0 * inf upstream is NaN, as in
+    JAX (documented in docs/reliability.md): a NaN there is the known difference, not a find."""
+    return "mul_1e300" in prog.tags and any(t.startswith("control:cond") for t in prog.tags)
+
+
+def _expect(st, want, got, ctx, exact=False, derivative=False):
+    if derivative and _zero_times_inf_through_cond(ctx.prog) and st != "err":
+        got = _eager_where_nan(got, want)
     if st == "err" and isinstance(want, E.ModifiedInPlaceError):
         return      # eager's tape refuses a write into a concrete tensor it recorded (README);
                     # a trace rebinds instead, so the transformation may well succeed
@@ -438,8 +449,18 @@ def _grad_mode(build, ref="grad"):
             if st == "err" and isinstance(e, type(want)):
                 return
             raise
-        _expect(st, want, to_numpy(got), ctx)
+        _expect(st, want, to_numpy(got), ctx, derivative=True)
     return mode
+
+
+def _eager_where_nan(got, want):
+    """``got`` with its NaNs replaced by eager's values where eager's are finite."""
+    if isinstance(got, (list, tuple)):
+        return type(got)(_eager_where_nan(g, w) for g, w in zip(got, want))
+    g, w = np.asarray(got), np.asarray(want)
+    if g.shape != w.shape or g.dtype.kind not in "fc" or w.dtype != g.dtype:
+        return got
+    return np.where(np.isnan(g) & np.isfinite(w), w, g)
 
 
 def _grad(ctx, L):
