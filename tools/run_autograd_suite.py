@@ -86,7 +86,7 @@ def main(argv):
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
                "--rootdir", dst, dst]
         for node in EXCLUDED:
-            cmd += ["--deselect", os.path.join(dst, node)] if "::" in node else \
+            cmd += ["--deselect", node] if "::" in node else \
                 ["--ignore", os.path.join(dst, node)]
         cmd += extra
         env = dict(os.environ)
