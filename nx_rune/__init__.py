@@ -36,8 +36,16 @@ from nx_rune.config import enable_x64, get_num_threads, set_num_threads  # noqa:
 from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401
 from nx_rune import compiler, lax  # noqa: E402,F401
 
+# dtypes usable as NumPy's scalar types: nx.float64(3), nx.int64(x) convert (nx_rune.scalar_types)
+from nx_rune.scalar_types import SCALAR_TYPES as _SCALAR_TYPES  # noqa: E402
+
+globals().update(_SCALAR_TYPES)
+bool = bool_  # noqa: A001,F811
+del _SCALAR_TYPES
+
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
+                               "scalar_types",
                                "tensor", "writes"})
 
 

@@ -713,7 +713,7 @@ BAD = [
     (lambda: nx.roll(X, 1.5), TypeError, "shift"),
     (lambda: nx.roll(X, (1, 2, 3), axis=(0, 1)), ValueError, "shift"),
     (lambda: nx.roll(X, 1, axis=2), IndexError, "axis"),
-    (lambda: nx.hstack(nx.asarray(X)), TypeError, "tup"),
+    (lambda: nx.hstack(nx.asarray(1.0)), TypeError, "tup"),
     (lambda: nx.vstack([]), ValueError, "tup"),
     (lambda: nx.column_stack(5), TypeError, "tup"),
     (lambda: nx.rot90(np.ones(3)), ValueError, "m"),

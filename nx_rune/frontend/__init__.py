@@ -65,3 +65,10 @@ __all__ += _sorting.__all__
 
 # WP-setitem: x[idx] = v and the in-place operators reach the front end through these
 from nx_rune.frontend.indexing import inplace_op, setitem  # noqa: F401,E402
+
+
+# NumPy names beyond the Array API (append, r_, c_, fmax, gradient, partition, vsplit, ...)
+from nx_rune.frontend import numpy_names as _numpy_names  # noqa: E402
+from nx_rune.frontend.numpy_names import *  # noqa: F401,F403,E402
+
+__all__ += _numpy_names.__all__

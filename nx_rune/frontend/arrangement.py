@@ -117,16 +117,20 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
     return tuple(out)
 
 
-def tile(x: ArrayLike, repetitions: int | Sequence[int], /) -> Array:
+def tile(x: ArrayLike, repetitions: int | Sequence[int] | None = None, /, *,
+         reps: int | Sequence[int] | None = None) -> Array:
     """x repeated ``repetitions[i]`` times along axis i (an int or a tuple of non-negative
     ints; the shorter of x.shape and repetitions is padded with leading 1s).  Shape: the
-    products of the padded sizes; x's dtype; always a new tensor.
+    products of the padded sizes; x's dtype; always a new tensor.  ``reps=`` is NumPy's
+    keyword for ``repetitions``.
 
     One strided copy: x viewed as (1, n0, 1, n1, ...) broadcast to (r0, n0, r1, n1, ...) and
     merged to (r0 * n0, r1 * n1, ...).
     """
     x = operand(x)
-    reps = _ints(repetitions, "repetitions")
+    if (repetitions is None) == (reps is None):
+        raise TypeError("tile: give the repetitions once, positionally or as reps=")
+    reps = _ints(repetitions if reps is None else reps, "repetitions")
     if builtins.any(r < 0 for r in reps):
         raise ValueError(f"repetitions: must be non-negative, got {reps}")
     nd = builtins.max(x.ndim, len(reps))
@@ -141,7 +145,7 @@ def tile(x: ArrayLike, repetitions: int | Sequence[int], /) -> Array:
     return _fresh(reshape(wide, tuple(r * n for r, n in zip(reps, shape))), x)
 
 
-def repeat(x: ArrayLike, repeats: int | ArrayLike, /, axis: int | None = None) -> Array:
+def repeat(x: ArrayLike, /, repeats: int | ArrayLike, axis: int | None = None) -> Array:
     """Each element of x repeated ``repeats`` times along ``axis`` (None: of the flattened x,
     giving a 1-D result).
 
@@ -276,8 +280,20 @@ def atleast_3d(*arys: ArrayLike) -> Array | tuple[Array, ...]:
     return _one_or_tuple([_at_least(a, 3) for a in arys])
 
 
+def _rows(tup):
+    """An array given where a sequence of arrays is expected, as NumPy reads it: the list of
+    its sub-arrays along the first axis."""
+    if isinstance(tup, (ArrayBase, np.ndarray)):
+        x = operand(tup)
+        if x.ndim == 0:
+            raise TypeError("tup: expected a sequence of arrays, got a 0-d array")
+        return [x[i] for i in range(x.shape[0])]
+    return tup
+
+
 def _stack_with(tup, nd, axis_of, dtype, name):
-    if isinstance(tup, (ArrayBase, np.ndarray)) or not isinstance(tup, Sequence):
+    tup = _rows(tup)
+    if not isinstance(tup, Sequence):
         raise TypeError(f"tup: {name} takes a sequence of arrays (a list or tuple), got "
                         f"{type(tup).__name__}")
     xs = [_at_least(a, nd) for a in tup]
@@ -308,7 +324,8 @@ def dstack(tup: Sequence[ArrayLike], *, dtype: DTypeLike = None) -> Array:
 def column_stack(tup: Sequence[ArrayLike]) -> Array:
     """1-D inputs as columns ((n,) -> (n, 1); 0-d -> (1, 1)), joined along the second axis
     with the 2-D (or higher) ones; promoted dtype; a new tensor."""
-    if isinstance(tup, (ArrayBase, np.ndarray)) or not isinstance(tup, Sequence):
+    tup = _rows(tup)
+    if not isinstance(tup, Sequence):
         raise TypeError(f"tup: column_stack takes a sequence of arrays (a list or tuple), got "
                         f"{type(tup).__name__}")
     xs = [operand(a) for a in tup]

@@ -59,6 +59,41 @@ def _sort_key(label):
     return (0, label[1], "") if isinstance(label, tuple) else (1, 0, label)
 
 
+def _sublist_form(first, rest):
+    """NumPy's sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as a subscripts string and
+    the operands (labels are ints below 52, or Ellipsis)."""
+    args = (first,) + tuple(rest)
+    ops, subs = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(ops) > len(subs):       # an odd count: the last item is the output sublist
+        out = ops.pop()
+        if not isinstance(out, (list, tuple)):
+            raise TypeError("einsum: in the sublist form each operand is followed by a list of "
+                            "axis labels, and the output list comes last")
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(labels):
+        s = []
+        for v in labels:
+            if v is Ellipsis:
+                s.append("...")
+            elif isinstance(v, (int, np.integer)) and not isinstance(v, bool) and \
+                    0 <= v < len(letters):
+                s.append(letters[int(v)])
+            else:
+                raise ValueError(f"einsum: sublist labels must be ints in [0, 52) or Ellipsis, "
+                                 f"got {v!r}")
+        return "".join(s)
+    for s in subs:
+        if not isinstance(s, (list, tuple)):
+            raise TypeError(f"einsum: expected a list of axis labels after each operand, got "
+                            f"{type(s).__name__}")
+    spec = ",".join(term(s) for s in subs)
+    if out is not None:
+        spec += "->" + term(out)
+    return spec, tuple(ops)
+
+
 def einsum(subscripts: str, *operands: ArrayLike) -> Array:
     """Einstein summation, as ``np.einsum(subscripts, *operands)``.
 
@@ -70,6 +105,8 @@ def einsum(subscripts: str, *operands: ArrayLike) -> Array:
     "...ij,...jk", "i,i->" (dot), "i,j->ij" (outer), "ij->ji", "ij,ij->ij", "ijk,ikl,ilm->ijm".
     Returns the promoted dtype (NumPy's rules) and the output labels' sizes.
     """
+    if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
+        subscripts, operands = _sublist_form(subscripts, operands)
     if not isinstance(subscripts, str):
         raise TypeError(f"subscripts: expected a str, got {type(subscripts).__name__}")
     if not operands:

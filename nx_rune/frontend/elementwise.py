@@ -346,9 +346,15 @@ def _clip_bound(x, bound, name):
                     f"without loss; the result keeps x's dtype, so cast {name} (or x) first")
 
 
-def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
+def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None) -> Array:
     """x where condition is true, else y.  The three shapes broadcast; x and y promote (weak
-    scalars included); a non-bool condition means ``condition != 0``."""
+    scalars included); a non-bool condition means ``condition != 0``.  With the condition
+    alone, ``nonzero(condition)`` (NumPy's one-argument form: a tuple of index arrays)."""
+    if x is None and y is None:
+        from nx_rune.frontend.indexing import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
     c = operand(condition)
     if not dtypes.is_bool(c.dtype):
         c = not_equal(c, 0)

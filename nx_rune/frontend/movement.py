@@ -138,9 +138,14 @@ def moveaxis(x: ArrayLike, source: int | Sequence[int], destination: int | Seque
     return transpose(x, order)
 
 
-def swapaxes(x: ArrayLike, a: int, b: int) -> Array:
-    """Exchange axes a and b; same dtype; a view."""
+def swapaxes(x: ArrayLike, a: int | None = None, b: int | None = None, *,
+             axis1: int | None = None, axis2: int | None = None) -> Array:
+    """Exchange axes a and b (NumPy's keywords ``axis1``, ``axis2``); same dtype; a view."""
     x = operand(x)
+    if (a is None) == (axis1 is None) or (b is None) == (axis2 is None):
+        raise TypeError("swapaxes: give each axis once, positionally or as axis1=/axis2=")
+    a = axis1 if a is None else a
+    b = axis2 if b is None else b
     a, b = normalize_axis(a, x.ndim, "a"), normalize_axis(b, x.ndim, "b")
     order = list(range(x.ndim))
     order[a], order[b] = order[b], order[a]
@@ -180,16 +185,31 @@ def squeeze(x: ArrayLike, axis: Axis = None) -> Array:
 
 
 def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
-        constant_values: ArrayLike = 0) -> Array:
+        constant_values: ArrayLike = 0, mode: str | None = None, *, end_values=0,
+        reflect_type: str = "even", stat_length=None) -> Array:
     """Pad with ``constant_values``: pad_width an int, a (before, after) pair or one pair per axis.
 
     Shape: each axis grows by before + after; same dtype (the fill is cast to it; one scalar
     fill for every axis).  The result is a masked view: no data moves until something reads it.
+
+    ``mode`` (NumPy's, also accepted as the third positional argument, ``pad(x, 2, "edge")``):
+    "constant" (the default), "edge", "reflect", "symmetric" (``reflect_type`` "even" or
+    "odd"), "wrap", "linear_ramp" (``end_values``), "maximum", "minimum", "mean", "median"
+    (``stat_length``: how many values of each side the statistic reads; integer arrays get the
+    rounded mean and median, as NumPy), "empty" (zeros: NumPy leaves the values undefined).
     """
     x = operand(x)
+    if isinstance(constant_values, str):
+        if mode is not None:
+            raise TypeError("pad: mode given twice (positionally and as mode=)")
+        mode, constant_values = constant_values, 0
     cfg = _pad_config(pad_width, x.ndim)
     check_addressable(normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)),
                                       "pad_width"), x.dtype, "pad_width")
+    if mode is not None and mode != "constant":
+        from nx_rune.frontend.numpy_names import pad_mode
+        return pad_mode(x, cfg, mode, end_values=end_values, reflect_type=reflect_type,
+                        stat_length=stat_length)
     if isinstance(constant_values, (list, tuple)) and _holds_arrays(constant_values):
         constant_values = operand(constant_values)    # stacked by nx: traced elements stay traced
     if constant_values is None or isinstance(constant_values, str):

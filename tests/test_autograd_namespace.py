@@ -1,0 +1,258 @@
+"""nx_rune.autograd: autograd's API on nx_rune.
+
+Expected values come from float64 finite differences, NumPy/SciPy, or HIPS autograd 1.9.1's
+numbers pinned as literals (computed once with autograd 1.9.1; this file never imports it).
+"""
+import numpy as onp
+import pytest
+import scipy.special
+import scipy.stats
+
+import nx_rune as nx
+import nx_rune.autograd.numpy as np
+import nx_rune.autograd.numpy.random as npr
+from nx_rune.autograd import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,
+                              grad_named, hessian, hessian_tensor_product, holomorphic_grad,
+                              jacobian, make_ggnvp, make_hvp, make_jvp, make_vjp,
+                              multigrad_dict, tensor_jacobian_product, value_and_grad)
+from nx_rune.autograd.extend import defjvp, defvjp, primitive
+from nx_rune.autograd.misc import flatten
+from nx_rune.autograd.misc.optimizers import adam, rmsprop, sgd
+from nx_rune.autograd.test_util import check_grads, combo_check
+
+
+def fd_grad(f, x, eps=1e-6):
+    x = onp.asarray(x, dtype=onp.float64)
+    g = onp.zeros_like(x)
+    for i in onp.ndindex(x.shape):
+        e = onp.zeros_like(x)
+        e[i] = eps
+        g[i] = (float(f(x + e)) - float(f(x - e))) / (2 * eps)
+    return g
+
+
+def h(x):
+    return np.tanh(x[0] * x[1]) + x[0] ** 3
+
+
+X = onp.array([0.3, -0.7])
+
+
+# -- float64 defaults, and plain nx_rune untouched -------------------------------------------
+
+def test_float64_defaults():
+    assert np.array([1.0, 2.0]).dtype == onp.float64
+    assert np.ones(3).dtype == onp.float64
+    assert np.zeros((2, 2)).dtype == onp.float64
+    assert np.arange(3).dtype == onp.int64
+    assert np.linspace(0, 1, 5).dtype == onp.float64
+    assert np.sin(0.5).dtype == onp.float64
+    assert np.mean(np.arange(4)).dtype == onp.float64
+    assert np.argmax(np.array([1.0, 3.0, 2.0])).dtype == onp.int64
+    assert np.array([1 + 2j]).dtype == onp.complex128
+    assert npr.randn(3).dtype == onp.float64
+
+
+def test_plain_nx_keeps_its_defaults():
+    np.ones(3)        # the autograd namespace's x64 scope ends with each call
+    grad(lambda x: x ** 2)(1.0)
+    assert nx.ones(3).dtype == onp.float32
+    assert nx.array([1.0, 2.0]).dtype == onp.float32
+    assert nx.arange(3).dtype == onp.int32
+    assert not nx.config.x64_enabled()
+
+
+def test_numpy_random_matches_numpy_stream():
+    npr.seed(3)
+    a = npr.randn(4)
+    onp.random.seed(3)
+    onp.testing.assert_array_equal(onp.asarray(a), onp.random.randn(4))
+
+
+def test_ndarray_isinstance_and_fallback():
+    assert isinstance(np.ones(2), np.ndarray)
+    assert isinstance(onp.ones(2), np.ndarray)
+    assert not isinstance([1.0], np.ndarray)
+    assert np.float64 is onp.float64
+    assert onp.asarray(np.bincount(np.array([0, 1, 1]))).tolist() == [1, 2]
+    with pytest.raises(NotImplementedError, match="convolve"):
+        grad(lambda x: np.sum(np.convolve(x, x)))(onp.ones(2))
+
+
+# -- differential operators -------------------------------------------------------------------
+
+def test_grad_and_hessian_pinned_autograd():
+    # autograd 1.9.1: grad(h)(X), hessian(h)(X)
+    onp.testing.assert_allclose(grad(h)(X), [-0.40001541, 0.28714946], rtol=1e-7)
+    onp.testing.assert_allclose(hessian(h)(X), [[1.99413904, 0.87396242],
+                                                [0.87396242, 0.03565819]], rtol=1e-7)
+    onp.testing.assert_allclose(grad(h)(X), fd_grad(h, X), rtol=1e-7)
+    assert grad(h)(X).dtype == onp.float64
+
+
+def test_grad_of_python_floats_and_argnum():
+    f = lambda x, y: x * np.sin(y)  # noqa: E731
+    assert abs(float(grad(f)(0.7, 1.8)) - onp.sin(1.8)) < 1e-12
+    assert abs(float(grad(f, 1)(0.7, 1.8)) - 0.7 * onp.cos(1.8)) < 1e-12
+    gx, gy = grad(f, (0, 1))(0.7, 1.8)
+    assert abs(float(gy) - 0.7 * onp.cos(1.8)) < 1e-12
+    with pytest.raises(TypeError, match="scalar"):
+        grad(lambda x: x * 2.0)(np.ones(2))
+
+
+def test_elementwise_grad_jacobian_deriv():
+    x = onp.array([0.1, 0.5, 1.3])
+    onp.testing.assert_allclose(elementwise_grad(np.tanh)(x), 1 - onp.tanh(x) ** 2, rtol=1e-12)
+    J = jacobian(lambda v: np.outer(v, v))(x)
+    assert J.shape == (3, 3, 3)
+    want = onp.einsum("ik,j->ijk", onp.eye(3), x) + onp.einsum("i,jk->ijk", x, onp.eye(3))
+    onp.testing.assert_allclose(J, want, rtol=1e-12)
+    assert abs(float(deriv(np.sin)(0.3)) - onp.cos(0.3)) < 1e-12
+
+
+def test_vjp_jvp_value_and_aux():
+    vjp, ans = make_vjp(np.sin)(X)
+    onp.testing.assert_allclose(vjp(np.ones(2)), onp.cos(X), rtol=1e-12)
+    ans, t = make_jvp(np.exp)(X)(np.array([1.0, 2.0]))
+    onp.testing.assert_allclose(t, onp.exp(X) * [1, 2], rtol=1e-12)
+    v, g = value_and_grad(h)(X)
+    assert abs(float(v) - float(h(X))) < 1e-15
+    g2, aux = grad_and_aux(lambda x: (np.sum(x ** 2), "aux"))(X)
+    onp.testing.assert_allclose(g2, 2 * X)
+    assert aux == "aux"
+
+
+def test_hvp_products_ggnvp():
+    H = onp.array([[1.99413904, 0.87396242], [0.87396242, 0.03565819]])
+    v = onp.array([0.5, -1.5])
+    hvp, _ = make_hvp(h)(X)
+    onp.testing.assert_allclose(hvp(v), H @ v, rtol=1e-7)
+    onp.testing.assert_allclose(hessian_tensor_product(h)(X, v), H @ v, rtol=1e-7)
+    A = onp.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]])
+    tjp = tensor_jacobian_product(lambda x: np.dot(A, x))(X, onp.array([1.0, 2.0, 3.0]))
+    onp.testing.assert_allclose(tjp, onp.array([1.0, 2.0, 3.0]) @ A)
+    # g(y) = |y|^2 / 2: GGN = J^T J
+    ggnvp = make_ggnvp(lambda x: np.dot(A, x))(X)
+    onp.testing.assert_allclose(ggnvp(v), A.T @ A @ v, rtol=1e-12)
+
+
+def test_holomorphic_named_multigrad_checkpoint():
+    z = 0.3 + 0.4j
+    onp.testing.assert_allclose(holomorphic_grad(lambda z: z ** 3)(z), 3 * z ** 2)
+
+    def f(a, b=2.0):
+        return a * b ** 2
+    assert abs(float(grad_named(f, "b")(3.0, 2.0)) - 12.0) < 1e-12
+    d = multigrad_dict(f)(3.0, 2.0)
+    assert list(d) == ["a", "b"] and abs(float(d["a"]) - 4.0) < 1e-12
+    c = checkpoint(lambda x: np.sum(np.sin(x) ** 2))
+    onp.testing.assert_allclose(grad(c)(X), onp.sin(2 * X), rtol=1e-12)
+
+
+# -- extend.primitive ---------------------------------------------------------------------------
+
+@primitive
+def logsumexp_np(x):
+    """Computed by NumPy on concrete values: only the rules make it differentiable."""
+    x = onp.asarray(x)
+    m = x.max()
+    return m + onp.log(onp.sum(onp.exp(x - m)))
+
+
+defvjp(logsumexp_np, lambda ans, x: lambda g: g * np.exp(x - ans))
+
+
+@primitive
+def cube(x):
+    return onp.asarray(x) ** 3
+
+
+defjvp(cube, lambda g, ans, x: 3 * x ** 2 * g)
+
+
+def test_primitive_defvjp_first_and_second_order():
+    x = onp.array([0.1, -0.4, 1.2])
+    sm = onp.exp(x) / onp.exp(x).sum()
+    onp.testing.assert_allclose(grad(logsumexp_np)(x), sm, rtol=1e-12)
+    # the rule is written with nx_rune.autograd.numpy: its derivative is the softmax Jacobian
+    onp.testing.assert_allclose(hessian(logsumexp_np)(x), onp.diag(sm) - onp.outer(sm, sm),
+                                rtol=1e-10, atol=1e-12)
+    check_grads(logsumexp_np, modes=["rev"], order=2)(x)
+    assert abs(float(logsumexp_np(x)) - scipy.special.logsumexp(x)) < 1e-12
+
+
+def test_primitive_defjvp_both_modes():
+    x = onp.array([0.5, -2.0])
+    ans, t = make_jvp(cube)(x)(onp.ones(2))
+    onp.testing.assert_allclose(t, 3 * x ** 2)
+    onp.testing.assert_allclose(elementwise_grad(cube)(x), 3 * x ** 2)
+
+
+def test_primitive_without_rule_raises():
+    p = primitive(lambda x: onp.asarray(x) * 2)
+    with pytest.raises(NotImplementedError, match="VJP"):
+        grad(lambda x: np.sum(p(x)))(onp.ones(2))
+
+
+# -- test_util ----------------------------------------------------------------------------------
+
+def test_check_grads_catches_a_wrong_rule():
+    bad = primitive(lambda x: onp.sin(onp.asarray(x)))
+    defvjp(bad, lambda ans, x: lambda g: g * np.sin(x))    # wrong: should be cos
+    with pytest.raises(AssertionError, match="VJP"):
+        check_grads(bad, modes=["rev"], order=1)(onp.array([0.3, 0.9]))
+    combo_check(np.sum, [0], modes=["fwd", "rev"])([onp.array([1.0, 2.0])], axis=[None, 0])
+
+
+# -- misc ---------------------------------------------------------------------------------------
+
+def quad(x):
+    return np.sum((x - np.array([1.0, -2.0])) ** 2 * np.array([1.0, 3.0])) + np.sum(np.sin(x))
+
+
+def test_optimizers_pinned_autograd():
+    g = lambda x, i: grad(quad)(x)  # noqa: E731
+    x0 = onp.array([0.5, 0.5])
+    # autograd 1.9.1's numbers for the same calls
+    onp.testing.assert_allclose(adam(g, x0, num_iters=50, step_size=0.1),
+                                [0.57988357, -2.12427934], rtol=1e-7)
+    onp.testing.assert_allclose(sgd(g, x0, num_iters=50, step_size=0.1),
+                                [0.57926915, -1.78899825], rtol=1e-7)
+    onp.testing.assert_allclose(rmsprop(g, x0, num_iters=50, step_size=0.1),
+                                [0.58243794, -1.93985985], rtol=1e-7)
+    out = adam(lambda p, i: grad(lambda p: np.sum(p["a"] ** 2) + np.sum((p["b"] - 1.0) ** 2))(p),
+               {"a": onp.array([1.0, 2.0]), "b": 0.5}, num_iters=20, step_size=0.1)
+    onp.testing.assert_allclose(out["a"], [-0.2711541, 0.22245243], rtol=1e-6)
+    onp.testing.assert_allclose(out["b"], 0.94681234, rtol=1e-7)
+    seen = []
+    sgd(g, x0, callback=lambda x, i, gr: seen.append(i), num_iters=3)
+    assert seen == [0, 1, 2]
+
+
+def test_flatten_roundtrip_and_order():
+    value = {"b": [onp.ones((2, 2)), 3.0], "a": onp.arange(3.0)}
+    flat, unflatten = flatten(value)
+    assert flat.dtype == onp.float64
+    onp.testing.assert_array_equal(flat, [0, 1, 2, 1, 1, 1, 1, 3])   # sorted keys
+    back = unflatten(flat * 2)
+    onp.testing.assert_array_equal(back["b"][0], 2 * onp.ones((2, 2)))
+    assert float(back["b"][1]) == 6.0
+
+
+# -- scipy ---------------------------------------------------------------------------------------
+
+def test_scipy_namespaces():
+    import nx_rune.autograd.scipy.special as sp
+    import nx_rune.autograd.scipy.stats.multivariate_normal as mvn
+    import nx_rune.autograd.scipy.stats.norm as norm
+    x = onp.array([0.5, 1.5])
+    onp.testing.assert_allclose(grad(lambda x: np.sum(sp.j0(x)))(x), -scipy.special.j1(x),
+                                rtol=1e-12)
+    onp.testing.assert_allclose(grad(lambda x: np.sum(sp.gammaln(x)))(x),
+                                scipy.special.digamma(x), rtol=1e-12)
+    onp.testing.assert_allclose(grad(lambda x: np.sum(norm.logpdf(x)))(x), -x, rtol=1e-12)
+    cov = onp.array([[2.0, 0.3], [0.3, 1.0]])
+    onp.testing.assert_allclose(grad(lambda m: mvn.logpdf(x, m, cov))(onp.zeros(2)),
+                                onp.linalg.solve(cov, x), rtol=1e-12)
+    assert abs(float(mvn.entropy(onp.zeros(2), cov))
+               - scipy.stats.multivariate_normal(onp.zeros(2), cov).entropy()) < 1e-12
