@@ -25,9 +25,11 @@ NAMESPACE = [
      "See :doc:`../guide/arrays`.", "Tensor IndexUpdateHelper"),
     ("Creation functions", "", "arange asarray empty empty_like eye from_dlpack full full_like "
      "linspace meshgrid ones ones_like tril triu zeros zeros_like"),
-    ("Creation functions (NumPy extensions)", "", "array diag diagflat identity indices tri"),
+    ("Creation functions (NumPy extensions)", "", "array diag diagflat identity indices tri r_ c_"),
     ("Data type functions", "", "astype can_cast finfo iinfo isdtype result_type"),
     ("Element-wise functions", "", None),  # filled below from the front end's elementwise module
+    ("Element-wise functions (NumPy extensions)", "", "fabs fmax fmin iscomplex iscomplexobj "
+     "isrealobj real_if_close"),
     ("Indexing functions", "", "take take_along_axis put_along_axis"),
     ("Linear algebra functions", "The namespace's products; decompositions and solvers are in "
      ":doc:`linalg`.", "matmul matrix_transpose tensordot vecdot cross dot einsum inner kron "
@@ -36,19 +38,19 @@ NAMESPACE = [
      "moveaxis permute_dims repeat reshape roll squeeze stack tile unstack"),
     ("Manipulation functions (NumPy extensions)", "", "array_split atleast_1d atleast_2d "
      "atleast_3d column_stack concatenate dstack hstack vstack fliplr flipud rot90 split swapaxes "
-     "transpose ravel pad interp select ediff1d"),
+     "transpose ravel pad interp select ediff1d append dsplit hsplit vsplit row_stack rollaxis"),
     ("Views and memory", "The view algebra: zero-copy views, materialization, writes.  See "
      ":doc:`../guide/arrays`.", "as_strided assign contiguous copy is_contiguous permute shrink "
      "shares_memory ndim shape size broadcast_shapes"),
     ("Searching functions", "", "argmax argmin count_nonzero nonzero searchsorted where argwhere "
      "flatnonzero"),
     ("Set functions", "", "unique_all unique_counts unique_inverse unique_values unique"),
-    ("Sorting functions", "", "argsort sort"),
+    ("Sorting functions", "", "argsort sort partition argpartition"),
     ("Statistical functions", "", "cumulative_prod cumulative_sum max mean min prod std sum var"),
     ("Statistical functions (NumPy extensions)", "", "amax amin average corrcoef cov cummax "
      "cummin cumprod cumsum logsumexp median nanmax nanmean nanmedian nanmin nanpercentile "
      "nanprod nanquantile nanstd nansum nanvar percentile ptp quantile"),
-    ("Utility functions", "", "all any diff allclose array_equal isclose"),
+    ("Utility functions", "", "all any diff gradient allclose array_equal isclose"),
     ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
      "softplus"),
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "

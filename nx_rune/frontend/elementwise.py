@@ -346,12 +346,15 @@ def _clip_bound(x, bound, name):
                     f"without loss; the result keeps x's dtype, so cast {name} (or x) first")
 
 
+_NONZERO: list = [None]
+
+
 def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None) -> Array:
     """x where condition is true, else y.  The three shapes broadcast; x and y promote (weak
     scalars included); a non-bool condition means ``condition != 0``.  With the condition
     alone, ``nonzero(condition)`` (NumPy's one-argument form: a tuple of index arrays)."""
     if x is None and y is None:
-        from nx_rune.frontend.indexing import nonzero
+        nonzero = _NONZERO[0]     # set by the indexing module, which imports this one
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")

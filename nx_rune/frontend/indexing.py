@@ -35,6 +35,7 @@ import numpy as np
 from nx_rune import backend, dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
+from nx_rune.frontend import elementwise as _elementwise
 from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, operand
 from nx_rune.frontend.elementwise import add, divide, multiply, subtract
 from nx_rune.frontend.movement import flip, moveaxis, pad, reshape
@@ -824,3 +825,7 @@ class _IndexUpdateRef:
 
 
 # gather/scatter front ends, einsum and windows live in their own modules (they import this one)
+
+
+# one-argument nx.where is nonzero (the elementwise module cannot import this one)
+_elementwise._NONZERO[0] = nonzero

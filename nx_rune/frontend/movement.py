@@ -184,6 +184,10 @@ def squeeze(x: ArrayLike, axis: Axis = None) -> Array:
     return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 
+# NumPy's other pad modes, set by the numpy_names module (which imports this one)
+_PAD_MODE: list = [None]
+
+
 def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
         constant_values: ArrayLike = 0, mode: str | None = None, *, end_values=0,
         reflect_type: str = "even", stat_length=None) -> Array:
@@ -207,8 +211,7 @@ def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
     check_addressable(normalize_shape(tuple(n + b + a for n, (b, a) in zip(x.shape, cfg)),
                                       "pad_width"), x.dtype, "pad_width")
     if mode is not None and mode != "constant":
-        from nx_rune.frontend.numpy_names import pad_mode
-        return pad_mode(x, cfg, mode, end_values=end_values, reflect_type=reflect_type,
+        return _PAD_MODE[0](x, cfg, mode, end_values=end_values, reflect_type=reflect_type,
                         stat_length=stat_length)
     if isinstance(constant_values, (list, tuple)) and _holds_arrays(constant_values):
         constant_values = operand(constant_values)    # stacked by nx: traced elements stay traced

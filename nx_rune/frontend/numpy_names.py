@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from nx_rune.frontend import _core
+from nx_rune.frontend import movement as _movement
 from nx_rune.frontend._core import normalize_axis, operand
 from nx_rune.frontend.arrangement import vstack
 from nx_rune.frontend.creation import arange, linspace, zeros
@@ -161,14 +162,13 @@ def real_if_close(a, tol: float = 100) -> Array:
     """``real(a)`` when ``a`` is complex with every imaginary part below ``tol`` machine epsilons
     (``tol`` > 1) or ``tol`` absolutely (``tol`` <= 1); else ``a``.  The result's dtype depends
     on the values: they are read concretely (TypeError under jit)."""
-    from nx_rune.autodiff.core import concrete
     a = operand(a)
     if a.dtype.kind != "c":
         return a
     if tol > 1:
         tol = float(np.finfo(a.dtype).eps) * tol
-    values = concrete(a)
-    if not isinstance(values, Tensor):
+    values = a._concrete_tensor()
+    if values is None:
         raise TypeError("real_if_close: the result's dtype depends on the values, which are "
                         "traced here (under jit or vmap); use nx.real where the values are "
                         "known to be real")
@@ -477,3 +477,6 @@ def _ramp(edge, end, width, ax, reverse):
     if edge.dtype.kind in "iu":
         vals = floor(vals)
     return astype(broadcast_to(vals, shape), edge.dtype)
+
+
+_movement._PAD_MODE[0] = pad_mode
