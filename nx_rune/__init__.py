@@ -36,9 +36,18 @@ from nx_rune.config import enable_x64, get_num_threads, set_num_threads  # noqa:
 from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401
 from nx_rune import compiler, lax  # noqa: E402,F401
 
+# -- JAX's transform API beyond jit: abstract evaluation, stages, devices, debug printing
+from nx_rune.compiler.api import eval_shape  # noqa: E402,F401
+from nx_rune.compiler.stages import ShapeDtypeStruct  # noqa: E402,F401
+from nx_rune.placement import (block_until_ready, default_backend, device_count,  # noqa: E402,F401
+                             device_get, device_put, devices, local_device_count,
+                             local_devices, process_count, process_index)
+from nx_rune import debug  # noqa: E402,F401
+from nx_rune.autodiff.api import jacobian  # noqa: E402,F401
+
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
-                               "tensor", "writes"})
+                               "placement", "tensor", "writes"})
 
 
 def __dir__():

@@ -27,7 +27,7 @@ PUBLIC_MODULES = [
     *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__),
     "nx_rune.tree_util", "nx_rune.flatten_util", "nx_rune.optimizers", "nx_rune.distributed",
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",
-    "nx_rune.primitives",
+    "nx_rune.primitives", "nx_rune.debug",
 ]
 # Objects of other libraries that a public module exports on purpose: NumPy's dtypes (nx.float32
 # is np.dtype("float32")), NumPy's LinAlgError (nx.linalg.LinAlgError, NumPy's convention) and
