@@ -195,3 +195,8 @@ def callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bo
         raise TypeError(f"debug.callback received unexpected arguments in the two-call form: "
                         f"args={args} kwargs={kwargs}")
     return _callback
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)
