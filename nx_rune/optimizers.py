@@ -172,10 +172,12 @@ def _adam_moments(grads, state, b1, b2, eps):
 
 
 def _bias_correction(b, k):
-    """``1 - b ** k`` (k >= 1).  For an array count (under jit) it is computed as
-    ``-expm1(k log b)``: in float32, ``1 - 0.999 ** k`` loses about five digits to cancellation
-    at small k, this form none (the Python count's value in float64 is what it matches)."""
-    if _concrete_count(k):
+    """``1 - b ** k`` (k >= 1).  A Python count, or a weakly typed one (a Python int passed to
+    a jitted update: arithmetic with Python numbers is exact there), computes it as Python
+    does.  An integer array count (the count a jitted update returned) computes
+    ``-expm1(k log b)``: in float32, ``1 - 0.999 ** k`` loses about five digits to
+    cancellation at small k, this form none."""
+    if _concrete_count(k) or getattr(k, "weak_type", False):
         return 1 - b ** k
     if b == 0:
         return 1.0
