@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_map
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count",

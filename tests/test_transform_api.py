@@ -23,7 +23,7 @@ def out(capsys):
     return capsys.readouterr().out
 
 
-# -- 1. jit as a decorator factory ------------------------------------------------------------
+# -- 1. jit as a decorator factory ----------------------------------------------------------------
 
 def test_jit_decorator_factory_static_argnums():
     @jit(static_argnums=1)
@@ -100,7 +100,7 @@ def test_jit_signature_matches_jax():
         assert name in params, name
 
 
-# -- 2. jacobian, has_aux, argnums, allow_int, reduce_axes ---------------------------------------
+# -- 2. jacobian, has_aux, argnums, allow_int, reduce_axes ----------------------------------------
 
 def _f_aux(x, y):
     return nx.stack([x[0] * y, nx.sin(x[1]) * y ** 2]), {"s": x.sum()}
@@ -133,7 +133,7 @@ def test_jacobian_is_jacrev_with_jax_signature():
         "f", "argnums", "has_aux", "holomorphic", "allow_int", "reduce_axes"]
     assert "reduce_axes" in inspect.signature(nx.vjp).parameters
     assert "has_aux" in inspect.signature(nx.linearize).parameters
-    f = lambda x: nx.sin(x)         # noqa: E731
+    f = lambda x: nx.sin(x)    
     x = nx.asarray([0.5, 1.5])
     np.testing.assert_array_equal(nx.jacobian(f)(x), nx.jacrev(f)(x))
 
@@ -196,7 +196,7 @@ def test_linearize_has_aux():
     assert float(aux) == 3.0
 
 
-# -- 3. eval_shape and ShapeDtypeStruct -------------------------------------------------------------
+# -- 3. eval_shape and ShapeDtypeStruct -----------------------------------------------------------
 
 def S(shape, dtype, weak=False):
     return nx.ShapeDtypeStruct(shape, dtype, weak_type=weak)
@@ -309,7 +309,7 @@ def test_config_jax_spellings():
         nx.config.update("jax_platforms", "tpu")
 
 
-# -- 5. debug.print and debug.callback --------------------------------------------------------------
+# -- 5. debug.print and debug.callback ------------------------------------------------------------
 
 def test_debug_print_formats_as_jax(capsys):
     x = nx.arange(3.0)
@@ -421,7 +421,7 @@ def test_debug_print_keeps_program_order_through_fusion(capsys):
 
 def test_debug_print_under_grad_jvp_prints_primals(capsys):
     x = nx.arange(3.0)
-    h = lambda x: (nx.debug.print("p {}", x), (x ** 2).sum())[1]     # noqa: E731
+    h = lambda x: (nx.debug.print("p {}", x), (x ** 2).sum())[1]
     np.testing.assert_array_equal(nx.grad(h)(x), [0.0, 2.0, 4.0])
     np.testing.assert_array_equal(jit(nx.grad(h))(x), [0.0, 2.0, 4.0])
     assert out(capsys) == "p [0. 1. 2.]\np [0. 1. 2.]\n"      # jax 0.10.2: once each
@@ -440,7 +440,7 @@ def test_debug_print_under_grad_jvp_prints_primals(capsys):
 
 def test_debug_print_under_vmap_prints_each_example(capsys):
     x = nx.arange(3.0)
-    v = lambda x: (nx.debug.print("v {}", x), x * 2)[1]     # noqa: E731
+    v = lambda x: (nx.debug.print("v {}", x), x * 2)[1]
     np.testing.assert_array_equal(nx.vmap(v)(x), [0.0, 2.0, 4.0])
     np.testing.assert_array_equal(jit(nx.vmap(v))(x), [0.0, 2.0, 4.0])
     expected = "v 0.0\nv 1.0\nv 2.0\n"      # jax 0.10.2
@@ -509,7 +509,7 @@ def test_debug_callback_under_jit_gets_its_own_copies():
     np.testing.assert_array_equal(f(x), r)
 
 
-# -- 6. lower / compile / trace ---------------------------------------------------------------------
+# -- 6. lower / compile / trace -------------------------------------------------------------------
 
 def test_lower_and_compile():
     f = jit(lambda x, n: nx.sin(x) * 2 + x ** n, static_argnums=1)
@@ -546,7 +546,7 @@ def test_compiled_runs_debug_effects(capsys):
     assert out(capsys) == "in f: [0. 1. 2.]\ny: [0. 2. 4.]\n"
 
 
-# -- 7. optimizer schedules under jit -----------------------------------------------------------------
+# -- 7. optimizer schedules under jit -------------------------------------------------------------
 
 SCHEDULES = {
     "constant": (1e-2, lambda k: 1e-2),

@@ -14,12 +14,10 @@ recorded by the trace, not computed).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.tree_util import tree_flatten, tree_unflatten
+from nx_rune.tree_util import tree_unflatten
 
 __all__ = ["ShapeDtypeStruct", "Lowered", "Compiled"]
 
