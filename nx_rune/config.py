@@ -106,9 +106,9 @@ def update(name: str, value: Any) -> None:
     bool).  JAX's ``"jax_platform_name"`` and ``"jax_platforms"`` accept ``"cpu"`` (nothing to
     change: the CPU is the one device).  At the top of the program (the main thread, outside a
     running asyncio task) it sets the process-wide value, as ``jax.config.update``: every
-    thread and task that has not set its own sees it.  In a worker thread or an asyncio task it sets that thread's or task's
-    value only (per context: nothing leaks into the others).  ValueError naming an unknown
-    option; TypeError for a value of the wrong type."""
+    thread and task that has not set its own sees it.  In a worker thread or an asyncio task it
+    sets that thread's or task's value only (per context: nothing leaks into the others).
+    ValueError naming an unknown option; TypeError for a value of the wrong type."""
     if name in PLATFORM_OPTIONS:
         _platform(name, value)
         return

@@ -13,8 +13,9 @@
 registered classes, ...).  The states are namedtuples of such pytrees plus a step count (a
 Python int; an integer array once a jitted update returned it), so they are pytrees too.  The
 update formulas are optax's (``sgd``, ``adam``, ``adamw``, ``rmsprop`` with their default
-arguments); they are written with front-end ops, so an update is itself differentiable.  A learning rate is a number or a schedule: a function of
-the step count (0 for the first update) returning a number.
+arguments); they are written with front-end ops, so an update is itself differentiable.  A
+learning rate is a number or a schedule: a function of the step count (0 for the first
+update) returning a number.
 
 Updates work under ``nx.jit`` (``nx.jit(opt.update)``), with any schedule: there the step
 count is a traced integer, and the schedules compute with array operations (``nx.where``,
