@@ -618,3 +618,15 @@ def test_schedule_bad_count():
     sched = O.cosine_decay_schedule(1.0, 5)
     with pytest.raises(ValueError, match="count"):
         sched(nx.ones(2))
+
+
+def test_make_jaxpr_return_shape_and_placeholders():
+    prog, shapes = nx.make_jaxpr(lambda x: (x.sum(), x * 2), return_shape=True)(nx.ones(3))
+    # jax 0.10.2: (ShapeDtypeStruct(shape=(), dtype=float32),
+    #              ShapeDtypeStruct(shape=(3,), dtype=float32))
+    assert shapes == (nx.ShapeDtypeStruct((), nx.float32), nx.ShapeDtypeStruct((3,), nx.float32))
+    assert "reduce_sum" in str(prog)
+    text = str(nx.make_jaxpr(lambda x: x + 1)(nx.ShapeDtypeStruct((2,), nx.float32)))
+    assert text.startswith("{ lambda ; a:f32[2]. let")
+    with pytest.raises(ValueError, match="axis_env"):
+        nx.make_jaxpr(lambda x: x, axis_env=[("i", 2)])

@@ -904,13 +904,22 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return JitFunction(fun).eval_shape(*args, **kwargs)
 
 
-def make_jaxpr(fun: Callable[..., Any],
-               static_argnums: int | Sequence[int] = ()) -> Callable[..., Traced]:
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[Any, int]] | None = None,
+               return_shape: bool = False) -> Callable[..., Any]:
     """A function that traces ``fun`` on its arguments and returns the program (printable: one
-    equation per line, ``outputs = primitive[params] inputs``; ``.program`` is the IR)."""
+    equation per line, ``outputs = primitive[params] inputs``; ``.program`` is the IR).
+    Arguments may be ShapeDtypeStructs.  With ``return_shape=True`` it returns ``(program,
+    shapes)``, the outputs' shapes and dtypes as a pytree of ShapeDtypeStruct (JAX's).
+    ``axis_env`` (JAX's named axes for collectives) must be None or empty: nx_rune has no
+    collectives."""
+    if axis_env:
+        raise ValueError(f"make_jaxpr: axis_env must be None or empty (nx_rune has no named "
+                         f"axes), got {axis_env!r}")
     jf = JitFunction(fun, static_argnums)
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        return jf.trace(*args, **kwargs)
+        traced = jf.trace(*args, **kwargs)
+        return (traced, traced.out_info) if return_shape else traced
     return make
