@@ -630,3 +630,17 @@ def test_make_jaxpr_return_shape_and_placeholders():
     assert text.startswith("{ lambda ; a:f32[2]. let")
     with pytest.raises(ValueError, match="axis_env"):
         nx.make_jaxpr(lambda x: x, axis_env=[("i", 2)])
+
+
+def test_jacrev_allow_int():
+    jx, jn = nx.jacrev(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(nx.ones(2),
+                                                                           nx.arange(2))
+    # jax 0.10.2: [[0, 0], [0, 1]] and int32 zeros of shape (2, 2)
+    np.testing.assert_array_equal(jx, [[0.0, 0.0], [0.0, 1.0]])
+    assert jn.dtype == np.int32 and jn.shape == (2, 2) and not np.asarray(jn).any()
+    j = nx.jacobian(lambda d: d["x"] * d["n"], allow_int=True)({"x": nx.ones(2),
+                                                               "n": nx.arange(2)})
+    np.testing.assert_array_equal(j["x"], [[0.0, 0.0], [0.0, 1.0]])
+    assert j["n"].dtype == np.int32 and j["n"].shape == (2, 2)
+    with pytest.raises(TypeError, match="allow_int"):
+        nx.jacrev(lambda n: n * 2.0)(nx.arange(3))

@@ -739,9 +739,10 @@ def _with_args(f, args, nums, kwargs=None):
     return g
 
 
-def _diff_leaves(args, nums, fname, holomorphic, real_only):
+def _diff_leaves(args, nums, fname, holomorphic, real_only, allow_int=False):
     """The leaves of the differentiated arguments, checked as JAX checks them: complex with
-    ``holomorphic``; real floats when ``real_only`` (jacfwd); else real or complex floats."""
+    ``holomorphic``; real floats when ``real_only`` (jacfwd); else real or complex floats
+    (integers and bools too with ``allow_int``)."""
     per = []
     for i in nums:
         leaves, td = tree_flatten(args[i])
@@ -758,9 +759,10 @@ def _diff_leaves(args, nums, fname, holomorphic, real_only):
                                 f"differentiation, pass holomorphic=True. For differentiation "
                                 f"of non-holomorphic functions with complex inputs, use nx.jvp "
                                 f"directly, or nx.jacrev of a real-valued function")
-            elif not is_inexact(x.dtype):
+            elif not is_inexact(x.dtype) and not allow_int:
+                hint = " (or pass allow_int=True)" if fname == "jacrev" else ""
                 raise TypeError(f"{fname} requires float inputs, but argument {i} has a leaf "
-                                f"of dtype {x.dtype}")
+                                f"of dtype {x.dtype}{hint}")
         per.append((xs, td))
     return per
 
@@ -884,16 +886,18 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     ``jacfwd``.  Outputs must be real floats (inputs may be complex: rows are ``grad``'s, JAX's
     convention), or, with ``holomorphic=True``, inputs and outputs complex (the result is
     ``f'(z)``), as in JAX.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
-    ``(jacobian, aux)``.  Keyword arguments are passed to ``f`` as they are.  ``allow_int`` is
-    accepted; integer inputs still raise TypeError (nx_rune has no float0 Jacobian blocks)."""
+    ``(jacobian, aux)``.  Keyword arguments are passed to ``f`` as they are.  With
+    ``allow_int=True`` integer and bool inputs are accepted: their blocks are zeros of the
+    input's dtype (JAX's)."""
     _check_callable(f, "jacrev")
     holomorphic = _check_flag(holomorphic, "holomorphic", "jacrev")
     has_aux = _check_flag(has_aux, "has_aux", "jacrev")
-    _check_flag(allow_int, "allow_int", "jacrev")
+    allow_int = _check_flag(allow_int, "allow_int", "jacrev")
 
     def jacrev_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacrev")
-        per = _diff_leaves(args, nums, "jacrev", holomorphic, real_only=False)
+        per = _diff_leaves(args, nums, "jacrev", holomorphic, real_only=False,
+                           allow_int=allow_int)
         g = _with_args(f, args, nums, kwargs)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
         if has_aux:
@@ -909,7 +913,12 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
             grads = [zeros((0,) + x.shape, x.dtype) for x in flat]
         else:
             cts = tree_unflatten(out_td, _basis(outs, m))
-            grads = [leaf for tree in vmap(vjp_fn)(cts) for leaf in tree_flatten(tree)[0]]
+            grads = []
+            for tree, (xs, td) in zip(vmap(vjp_fn)(cts), per):
+                # an integer leaf (allow_int) has no cotangent (None): its rows are zeros
+                leaves = tree_flatten_up_to(td, tree)
+                grads += [zeros((m,) + x.shape, x.dtype) if g is None else g
+                          for g, x in zip(leaves, xs)]
         # (m,) + Si: the rows of output leaf i are m's slice [off, off + size)
         rows, off = [], 0
         for o in outs:
