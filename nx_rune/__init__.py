@@ -43,10 +43,18 @@ globals().update(_SCALAR_TYPES)
 bool = bool_  # noqa: A001,F811
 del _SCALAR_TYPES
 
+# -- JAX's transform API beyond jit: abstract evaluation, stages, devices, debug printing
+from nx_rune.compiler.api import eval_shape  # noqa: E402,F401
+from nx_rune.compiler.stages import ShapeDtypeStruct  # noqa: E402,F401
+from nx_rune.placement import (block_until_ready, default_backend, device_count,  # noqa: E402,F401
+                             device_get, device_put, devices, local_device_count,
+                             local_devices, process_count, process_index)
+from nx_rune import debug  # noqa: E402,F401
+from nx_rune.autodiff.api import jacobian  # noqa: E402,F401
+
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
-                               "scalar_types",
-                               "tensor", "writes"})
+                               "placement", "scalar_types", "tensor", "writes"})
 
 
 def __dir__():

@@ -89,13 +89,29 @@ def _check_bool(value: Any, argname: str) -> bool:
     return bool(value)
 
 
+# JAX's platform options: nx_rune runs on the CPU, so "cpu" is the one value they accept
+# (``jax.config.update("jax_platform_name", "cpu")`` in ported programs runs as it is)
+PLATFORM_OPTIONS = ("jax_platform_name", "jax_platforms")
+
+
+def _platform(name: str, value: Any) -> None:
+    if value is None or (isinstance(value, str) and value.lower() in ("cpu", "")):
+        return
+    raise ValueError(f"value: nx_rune runs on the CPU: {name} accepts only 'cpu', got "
+                     f"{value!r}")
+
+
 def update(name: str, value: Any) -> None:
     """Set option ``name`` (``"enable_x64"``, or JAX's ``"jax_enable_x64"``) to ``value`` (a
-    bool).  At the top of the program (the main thread, outside a running asyncio task) it
-    sets the process-wide value, as ``jax.config.update``: every thread and task that has not
-    set its own sees it.  In a worker thread or an asyncio task it sets that thread's or task's
-    value only (per context: nothing leaks into the others).  ValueError naming an unknown
-    option; TypeError for a value of the wrong type."""
+    bool).  JAX's ``"jax_platform_name"`` and ``"jax_platforms"`` accept ``"cpu"`` (nothing to
+    change: the CPU is the one device).  At the top of the program (the main thread, outside a
+    running asyncio task) it sets the process-wide value, as ``jax.config.update``: every
+    thread and task that has not set its own sees it.  In a worker thread or an asyncio task it
+    sets that thread's or task's value only (per context: nothing leaks into the others).
+    ValueError naming an unknown option; TypeError for a value of the wrong type."""
+    if name in PLATFORM_OPTIONS:
+        _platform(name, value)
+        return
     _option(name)
     value = _check_bool(value, "value")
     if threading.current_thread() is threading.main_thread() and not _in_task():
@@ -113,7 +129,10 @@ def _in_task() -> bool:
 
 def read(name: str) -> Any:
     """The value of option ``name`` in effect here (for ``"enable_x64"``: a bool, the
-    innermost ``enable_x64`` block's setting, else the process-wide value)."""
+    innermost ``enable_x64`` block's setting, else the process-wide value; for JAX's platform
+    options ``"cpu"``)."""
+    if name in PLATFORM_OPTIONS:
+        return "cpu"
     _option(name)
     return x64_enabled()
 
@@ -188,3 +207,10 @@ def get_num_threads() -> int:
 def __dir__():
     """The public names only (``__all__``), not the imports."""
     return sorted(__all__)
+
+
+def __getattr__(name: str) -> Any:
+    # JAX's attribute reads of an option (``jax.config.jax_enable_x64``)
+    if name in OPTIONS or name in PLATFORM_OPTIONS:
+        return read(name)
+    raise AttributeError(f"module 'nx_rune.config' has no attribute {name!r}")

@@ -11,10 +11,16 @@
 
 ``params``, ``grads`` and ``updates`` are pytrees of float arrays of one structure (dicts, lists,
 registered classes, ...).  The states are namedtuples of such pytrees plus a step count (a
-Python int), so they are pytrees too.  The update formulas are optax's (``sgd``, ``adam``,
-``adamw``, ``rmsprop`` with their default arguments); they are written with front-end ops, so
-an update is itself differentiable.  A learning rate is a number or a schedule: a function of
-the step count (0 for the first update) returning a number.
+Python int; an integer array once a jitted update returned it), so they are pytrees too.  The
+update formulas are optax's (``sgd``, ``adam``, ``adamw``, ``rmsprop`` with their default
+arguments); they are written with front-end ops, so an update is itself differentiable.  A
+learning rate is a number or a schedule: a function of the step count (0 for the first
+update) returning a number.
+
+Updates work under ``nx.jit`` (``nx.jit(opt.update)``), with any schedule: there the step
+count is a traced integer, and the schedules compute with array operations (``nx.where``,
+``nx.minimum``, ...; optax's formulas, in the default float dtype) instead of Python
+branches.  Given a Python integer count they compute in Python floats, as before.
 """
 from __future__ import annotations
 
@@ -161,9 +167,22 @@ def _adam_moments(grads, state, b1, b2, eps):
     mu = tree_map(lambda g, t: (1 - b1) * g + b1 * t, grads, state.mu)
     nu = tree_map(lambda g, t: (1 - b2) * (g * g) + b2 * t, grads, state.nu)
     k = state.count + 1
-    c1, c2 = 1 - b1 ** k, 1 - b2 ** k
+    c1, c2 = _bias_correction(b1, k), _bias_correction(b2, k)
     direction = tree_map(lambda m, v: (m / c1) / (ops.sqrt(v / c2) + eps), mu, nu)
     return direction, mu, nu
+
+
+def _bias_correction(b, k):
+    """``1 - b ** k`` (k >= 1).  A Python count, or a weakly typed one (a Python int passed to
+    a jitted update: arithmetic with Python numbers is exact there), computes it as Python
+    does.  An integer array count (the count a jitted update returned) computes
+    ``-expm1(k log b)``: in float32, ``1 - 0.999 ** k`` loses about five digits to
+    cancellation at small k, this form none."""
+    if _concrete_count(k) or getattr(k, "weak_type", False):
+        return 1 - b ** k
+    if b == 0:
+        return 1.0
+    return -ops.expm1(k * math.log(b))
 
 
 def _adam_checks(b1, b2, eps):
@@ -258,6 +277,24 @@ def apply_updates(params: Any, updates: Any) -> Any:
 
 
 # -- schedules (optax's names and formulas; count is the 0-based step) ---------------------
+# A count is a Python (or NumPy) integer, computed with in Python floats, or an array (a traced
+# count under jit, or the count a jitted update returned), computed with front-end operations
+# so that no Python branch reads its value.
+
+def _concrete_count(count):
+    return isinstance(count, numbers.Real) and not isinstance(count, ArrayBase)
+
+
+def _as_count(count, fname):
+    """An array count as a scalar array (TypeError for anything that is not a number)."""
+    if isinstance(count, ArrayBase):
+        if count.shape != ():
+            raise ValueError(f"count: {fname} takes a scalar step count, got shape "
+                             f"{count.shape}")
+        return count
+    raise TypeError(f"count: {fname} takes an integer step count, got "
+                    f"{type(count).__name__}")
+
 
 def constant_schedule(value: float) -> Schedule:
     """``count -> value``."""
@@ -278,6 +315,10 @@ def polynomial_schedule(init_value: float, end_value: float, power: float,
         return lambda count: init_value
 
     def schedule(count):
+        if not _concrete_count(count):
+            c = ops.clip(_as_count(count, "polynomial_schedule") - transition_begin, 0,
+                         transition_steps)
+            return (init_value - end_value) * (1 - c / transition_steps) ** power + end_value
         c = min(max(count - transition_begin, 0), transition_steps)
         return (init_value - end_value) * (1 - c / transition_steps) ** power + end_value
     return schedule
@@ -305,6 +346,16 @@ def exponential_decay(init_value: float, transition_steps: int, decay_rate: floa
         return lambda count: init_value
 
     def schedule(count):
+        if not _concrete_count(count):
+            c = _as_count(count, "exponential_decay") - transition_begin
+            p = c / transition_steps
+            if staircase:
+                p = ops.floor(p)
+            value = ops.where(c <= 0, init_value, init_value * decay_rate ** p)
+            if end_value is not None:
+                value = ops.maximum(value, end_value) if decay_rate < 1 else \
+                    ops.minimum(value, end_value)
+            return value
         c = count - transition_begin
         if c <= 0:
             value = init_value
@@ -330,6 +381,10 @@ def cosine_decay_schedule(init_value: float, decay_steps: int, alpha: float = 0.
     decay_steps = int(decay_steps)
 
     def schedule(count):
+        if not _concrete_count(count):
+            c = ops.minimum(_as_count(count, "cosine_decay_schedule"), decay_steps)
+            cosine = 0.5 * (1 + ops.cos(math.pi * c / decay_steps))
+            return init_value * ((1 - alpha) * cosine ** exponent + alpha)
         c = min(count, decay_steps)
         cosine = 0.5 * (1 + math.cos(math.pi * c / decay_steps))
         return init_value * ((1 - alpha) * cosine ** exponent + alpha)
@@ -344,6 +399,14 @@ def join_schedules(schedules: list[Schedule], boundaries: list[int]) -> Schedule
                          f"{len(boundaries)} boundaries for {len(schedules)} schedules")
 
     def schedule(count):
+        if not _concrete_count(count):
+            # optax's fold: each boundary reached switches to the next schedule, given the
+            # count since that boundary
+            count = _as_count(count, "join_schedules")
+            value = schedules[0](count)
+            for b, sched in zip(boundaries, schedules[1:]):
+                value = ops.where(count < b, value, sched(count - b))
+            return value
         which, start = 0, 0
         for i, b in enumerate(boundaries):     # the last boundary reached wins (optax's fold)
             if count >= b:
@@ -377,6 +440,12 @@ def piecewise_constant_schedule(init_value: float,
                    for b, s in (boundaries_and_scales or {}).items())
 
     def schedule(count):
+        if not _concrete_count(count):
+            count = _as_count(count, "piecewise_constant_schedule")
+            value = init_value
+            for boundary, scale in items:
+                value = value * ops.where(count < boundary, 1.0, scale)
+            return value
         value = init_value
         for boundary, scale in items:
             if count >= boundary:

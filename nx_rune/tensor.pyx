@@ -130,6 +130,11 @@ cdef class ArrayBase:
     def ndim(self):
         return len(self.shape)
 
+    def block_until_ready(self):
+        """``self``: nx_rune computes on the CPU synchronously, so a value is ready when it
+        exists (JAX's ``Array.block_until_ready``, kept for code that times or syncs)."""
+        return self
+
     def _concrete_tensor(self):
         """The concrete Tensor holding this value, or None when it is not known (a value traced
         abstractly).  Internal code that needs values (indices, masks) asks here, explicitly:

@@ -27,7 +27,7 @@ PUBLIC_MODULES = [
     *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__),
     "nx_rune.tree_util", "nx_rune.flatten_util", "nx_rune.optimizers", "nx_rune.distributed",
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",
-    "nx_rune.primitives",
+    "nx_rune.primitives", "nx_rune.debug",
 ]
 # Namespaces that mirror another library's API for zero-edit porting (documented by the porting
 # guide, whose names are that library's): allowed as attributes, without a reference page each

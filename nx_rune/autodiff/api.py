@@ -36,8 +36,8 @@ from nx_rune.tree_util import tree_flatten, tree_map, tree_unflatten
 from nx_rune.typing import PyTree
 
 __all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "jvp_aux", "jvps",
-           "linearize", "jacfwd", "jacrev", "hessian", "hvp", "stop_gradient", "detach",
-           "no_grad"]
+           "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient",
+           "detach", "no_grad"]
 
 _var = P._interpreter
 
@@ -191,8 +191,9 @@ def _trace_inputs(interp, args, nums, fname, make, require_float=True, holomorph
                 if require_float:
                     raise TypeError(
                         f"{fname} requires float (or complex) inputs, but argument {i} has a "
-                        f"leaf of dtype {x.dtype}; differentiate only float arguments (argnums) "
-                        f"or convert with .astype(nx.float32)")
+                        f"leaf of dtype {x.dtype}; differentiate only float arguments (argnums), "
+                        f"convert with .astype(nx.float32), or pass allow_int=True (its "
+                        f"gradient is float0 zeros, as JAX's)")
                 tracers.append(None)
                 continue
             t = make(x)
@@ -337,6 +338,16 @@ class _Input:
 
 # -- reverse mode ----------------------------------------------------------------------------
 
+# JAX's dtype of the gradient of an integer input (grad with allow_int=True): no values
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def _check_reduce_axes(reduce_axes, fname):
+    if reduce_axes:
+        raise NotImplementedError(f"reduce_axes argument to {fname} is deprecated (JAX "
+                                  f"removed it; nx_rune has no named axes): pass ()")
+
+
 def _check_flag(value, name, fname):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fname}: {name} must be True or False, got {value!r}")
@@ -377,17 +388,23 @@ def _check_grad_output(out, holomorphic, fname="grad"):
 
 
 def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
+                   reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
     """``f``'s value and gradient w.r.t. ``argnums`` (int or tuple); ``f`` returns a scalar.
 
     Returns a function giving ``(value, grad)`` (``((value, aux), grad)`` with has_aux); grad
     has the structure of the argument (a tuple of them for a tuple argnums), its shapes and
     dtypes.  ``f``'s output must be a real float scalar; its inputs real or complex floats (for
     complex inputs, JAX's convention: ``df/dx - i df/dy``).  With ``holomorphic=True`` inputs
-    and output must be complex and the gradient is ``f'(z)``.
+    and output must be complex and the gradient is ``f'(z)``.  With ``allow_int=True``
+    integer and bool inputs are accepted and get JAX's trivial gradient: a NumPy array of
+    dtype ``float0`` of their shape.  ``reduce_axes`` is JAX's removed option: only ``()``
+    is accepted (NotImplementedError otherwise, as in JAX).
     """
     _check_callable(f, "value_and_grad")
     holomorphic = _check_flag(holomorphic, "holomorphic", "value_and_grad")
+    allow_int = _check_flag(allow_int, "allow_int", "value_and_grad")
+    _check_reduce_axes(reduce_axes, "grad")
 
     argnums_for = _argnums_cache(argnums)
 
@@ -396,15 +413,18 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         nums, single = argnums_for(len(args))
         tape = Tape("grad", _var.get())
         made = []
+        shapes = [[np.shape(x) for x in _flatten(args[i])[0]] for i in nums] if allow_int \
+            else None
         args, inputs = _trace_inputs(tape, args, nums, "grad", tape.new_input,
-                                     holomorphic=holomorphic, made=made)
+                                     require_float=not allow_int, holomorphic=holomorphic,
+                                     made=made)
         out = call_finishing(tape, f, *args, **kwargs)
         try:
-            return _value_and_grad_of(tape, out, inputs, single, has_aux, holomorphic)
+            return _value_and_grad_of(tape, out, inputs, single, has_aux, holomorphic, shapes)
         finally:
             _write_back(made, "grad")
 
-    def _value_and_grad_of(tape, out, inputs, single, has_aux, holomorphic):
+    def _value_and_grad_of(tape, out, inputs, single, has_aux, holomorphic, shapes):
         aux = None
         if has_aux:
             out, aux = _split_aux(out, "grad")
@@ -422,7 +442,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             value = out.primal
         else:
             acc, value = None, out
-        if single and inputs[0][1] is _LEAF_TD:
+        if single and inputs[0][1] is _LEAF_TD and inputs[0][0][0] is not None:
             # one array argument (the common case): what the loops below do for one leaf
             t = inputs[0][0][0]
             g = acc[t._idx] if acc is not None else None
@@ -434,9 +454,12 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 g = ops.copy(g)
             return ((value, aux) if has_aux else value), g
         per = []
-        for tracers, td in inputs:
+        for k, (tracers, td) in enumerate(inputs):
             leaves = []
-            for t in tracers:
+            for j, t in enumerate(tracers):
+                if t is None:       # an integer input (allow_int): JAX's float0 gradient
+                    leaves.append(np.zeros(shapes[k][j], float0))
+                    continue
                 g = acc[t._idx] if acc is not None else None
                 if g is None:
                     g = _zeros_for(t)
@@ -452,13 +475,15 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
+         reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` w.r.t. ``argnums``: ``grad(f)(x)`` has x's structure,
     shapes and dtypes.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
     ``(grad, aux)``.  Complex inputs of a real ``f`` get JAX's gradient ``df/dx - i df/dy``;
     ``holomorphic=True`` takes complex inputs and a complex output and gives ``f'(z)``.
     TypeError for a non-scalar, integer or (without holomorphic) complex output and for an
-    integer input, each naming the fix.
+    integer input (unless ``allow_int=True``: its gradient is JAX's ``float0`` zeros), each
+    naming the fix.
 
     Examples
     --------
@@ -469,7 +494,8 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     (Tensor(5., dtype=float32), Tensor(2., dtype=float32))
     """
     _check_callable(f, "grad")
-    vg = value_and_grad(f, argnums, has_aux, _check_flag(holomorphic, "holomorphic", "grad"))
+    vg = value_and_grad(f, argnums, has_aux, _check_flag(holomorphic, "holomorphic", "grad"),
+                        _check_flag(allow_int, "allow_int", "grad"), reduce_axes)
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
@@ -496,11 +522,14 @@ def value_and_grads(f: Callable[..., Any]) -> Callable[..., Any]:
     return value_and_grads_f
 
 
-def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False,
+        reduce_axes: Sequence[Any] = ()) -> tuple[Any, ...]:
     """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives a tuple of cotangents, one per primal
     (each with that primal's structure; None for integer leaves).  ``vjp_fn`` may be called
-    many times.  With has_aux: ``(out, vjp_fn, aux)``."""
+    many times.  With has_aux: ``(out, vjp_fn, aux)``.  ``reduce_axes``: JAX's removed
+    option, only ``()``."""
     _check_callable(f, "vjp")
+    _check_reduce_axes(reduce_axes, "vjp")
     tape = Tape("vjp", _var.get())
     made = []
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "vjp", tape.new_input,
@@ -655,16 +684,23 @@ def jvps(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     return jvp(lambda xs: f(xs), (list(primals),), (list(tangents),))
 
 
-def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+def linearize(f: Callable[..., Any], *primals: Any,
+              has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), f_jvp)``: ``f_jvp(*tangents)`` is the JVP at primals, replayed from one
-    recorded evaluation (f is not run again)."""
+    recorded evaluation (f is not run again).  With has_aux, ``f`` returns ``(out, aux)`` and
+    the result is ``(out, f_jvp, aux)``."""
     _check_callable(f, "linearize")
+    has_aux = _check_flag(has_aux, "has_aux", "linearize")
     tape = Tape("linearize", _var.get())
     made = []
     args, inputs = _trace_inputs(tape, primals, range(len(primals)), "linearize",
                                  tape.new_input, require_float=False, made=made)
     out = call_finishing(tape, f, *args)
     written = _write_back(made, "linearize", tape)
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, "linearize")
+        aux = _strip(aux, tape)
     outs, out_td = tree_flatten(out)
     outs = [_arr(o, "linearize") for o in outs]
     values = [o.primal if _ours(o, tape) else o for o in outs]
@@ -685,24 +721,28 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             res.append(_zeros_for(v) if t is None else t)
         return tree_unflatten(out_td, res)
 
-    return tree_unflatten(out_td, _as_written(values, written)), f_jvp
+    res = (tree_unflatten(out_td, _as_written(values, written)), f_jvp)
+    return res + (aux,) if has_aux else res
 
 
 # -- jacobians ------------------------------------------------------------------------------
 
-def _with_args(f, args, nums):
-    """f as a function of the arguments in nums only (the others fixed)."""
+def _with_args(f, args, nums, kwargs=None):
+    """f as a function of the arguments in nums only (the others, and ``kwargs``, fixed)."""
+    kwargs = kwargs or {}
+
     def g(*diff):
         full = list(args)
         for i, d in zip(nums, diff):
             full[i] = d
-        return f(*full)
+        return f(*full, **kwargs)
     return g
 
 
-def _diff_leaves(args, nums, fname, holomorphic, real_only):
+def _diff_leaves(args, nums, fname, holomorphic, real_only, allow_int=False):
     """The leaves of the differentiated arguments, checked as JAX checks them: complex with
-    ``holomorphic``; real floats when ``real_only`` (jacfwd); else real or complex floats."""
+    ``holomorphic``; real floats when ``real_only`` (jacfwd); else real or complex floats
+    (integers and bools too with ``allow_int``)."""
     per = []
     for i in nums:
         leaves, td = tree_flatten(args[i])
@@ -719,9 +759,10 @@ def _diff_leaves(args, nums, fname, holomorphic, real_only):
                                 f"differentiation, pass holomorphic=True. For differentiation "
                                 f"of non-holomorphic functions with complex inputs, use nx.jvp "
                                 f"directly, or nx.jacrev of a real-valued function")
-            elif not is_inexact(x.dtype):
+            elif not is_inexact(x.dtype) and not allow_int:
+                hint = " (or pass allow_int=True)" if fname == "jacrev" else ""
                 raise TypeError(f"{fname} requires float inputs, but argument {i} has a leaf "
-                                f"of dtype {x.dtype}")
+                                f"of dtype {x.dtype}{hint}")
         per.append((xs, td))
     return per
 
@@ -780,34 +821,46 @@ class _Shape:
         self.shape, self.dtype = tuple(shape), dtype
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: for each output leaf of shape So and input leaf of shape
     Si, an array of shape So + Si, in a pytree (output structure outside, the argument's
     structure, a tuple for tuple argnums, inside).  One batched pass: ``vmap`` of ``jvp`` over
     the n unit tangents of the inputs (n = their total size).  Inputs must be real floats
     (outputs may be complex), or, with ``holomorphic=True``, inputs and outputs complex (the
-    result is ``f'(z)``), as in JAX."""
+    result is ``f'(z)``), as in JAX.  With has_aux, ``f`` returns ``(out, aux)`` and the
+    result is ``(jacobian, aux)`` (aux computed once, at the primals).  Keyword arguments are
+    passed to ``f`` as they are (not differentiated)."""
     _check_callable(f, "jacfwd")
     holomorphic = _check_flag(holomorphic, "holomorphic", "jacfwd")
+    has_aux = _check_flag(has_aux, "has_aux", "jacfwd")
 
-    def jacfwd_f(*args):
+    def jacfwd_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacfwd")
         per = _diff_leaves(args, nums, "jacfwd", holomorphic, real_only=True)
-        g = _with_args(f, args, nums)
+        g = _with_args(f, args, nums, kwargs)
         flat = [x for xs, _ in per for x in xs]
         n = sum(x.size for x in flat)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
+        aux = None
         if n == 0:     # no direction to push: the Jacobian is empty
-            ol, out_td = tree_flatten(g(*primals))
+            out = g(*primals)
+            if has_aux:
+                out, aux = _split_aux(out, "jacfwd")
+            ol, out_td = tree_flatten(out)
             outs = [_arr(o, "jacfwd") for o in ol]
             _check_jac_outputs(outs, "jacfwd", holomorphic, real_only=False)
             cols = [zeros(o.shape + (0,), o.dtype) for o in outs]
         else:
             basis = iter(_basis(flat, n))
             tans = tuple(tree_unflatten(td, [next(basis) for _ in xs]) for xs, td in per)
-            push = vmap(lambda *t: jvp(g, primals, t)[1])
-            ol, out_td = tree_flatten(push(*tans))
+            if has_aux:
+                # the aux output does not depend on the tangents: computed once (out_axes None)
+                push = vmap(lambda *t: jvp(g, primals, t, has_aux=True)[1:], out_axes=(0, None))
+                pushed, aux = push(*tans)
+            else:
+                pushed = vmap(lambda *t: jvp(g, primals, t)[1])(*tans)
+            ol, out_td = tree_flatten(pushed)
             # (n,) + So -> So + (n,)
             cols = [ops.moveaxis(_arr(c, "jacfwd"), 0, -1) for c in ol]
             outs = [_Shape(c.shape[:-1], c.dtype) for c in cols]
@@ -820,27 +873,37 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 off += x.size
             rows.append(row)
         res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
-        return tree_unflatten(out_td, res)
+        jac = tree_unflatten(out_td, res)
+        return (jac, aux) if has_aux else jac
 
     return jacfwd_f
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           holomorphic: bool = False) -> Callable[..., Any]:
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one forward pass, then one batched backward pass
     (``vmap`` of the VJP over the m unit cotangents of the outputs); same layout as
     ``jacfwd``.  Outputs must be real floats (inputs may be complex: rows are ``grad``'s, JAX's
     convention), or, with ``holomorphic=True``, inputs and outputs complex (the result is
-    ``f'(z)``), as in JAX."""
+    ``f'(z)``), as in JAX.  With has_aux, ``f`` returns ``(out, aux)`` and the result is
+    ``(jacobian, aux)``.  Keyword arguments are passed to ``f`` as they are.  With
+    ``allow_int=True`` integer and bool inputs are accepted: their blocks are zeros of the
+    input's dtype (JAX's)."""
     _check_callable(f, "jacrev")
     holomorphic = _check_flag(holomorphic, "holomorphic", "jacrev")
+    has_aux = _check_flag(has_aux, "has_aux", "jacrev")
+    allow_int = _check_flag(allow_int, "allow_int", "jacrev")
 
-    def jacrev_f(*args):
+    def jacrev_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacrev")
-        per = _diff_leaves(args, nums, "jacrev", holomorphic, real_only=False)
-        g = _with_args(f, args, nums)
+        per = _diff_leaves(args, nums, "jacrev", holomorphic, real_only=False,
+                           allow_int=allow_int)
+        g = _with_args(f, args, nums, kwargs)
         primals = tuple(tree_unflatten(td, xs) for xs, td in per)
-        out, vjp_fn = vjp(g, *primals)
+        if has_aux:
+            out, vjp_fn, aux = vjp(g, *primals, has_aux=True)
+        else:
+            out, vjp_fn = vjp(g, *primals)
         ol, out_td = tree_flatten(out)
         outs = [_arr(o, "jacrev") for o in ol]
         _check_jac_outputs(outs, "jacrev", holomorphic, real_only=True)
@@ -850,7 +913,12 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             grads = [zeros((0,) + x.shape, x.dtype) for x in flat]
         else:
             cts = tree_unflatten(out_td, _basis(outs, m))
-            grads = [leaf for tree in vmap(vjp_fn)(cts) for leaf in tree_flatten(tree)[0]]
+            grads = []
+            for tree, (xs, td) in zip(vmap(vjp_fn)(cts), per):
+                # an integer leaf (allow_int) has no cotangent (None): its rows are zeros
+                leaves = tree_flatten_up_to(td, tree)
+                grads += [zeros((m,) + x.shape, x.dtype) if g is None else g
+                          for g, x in zip(leaves, xs)]
         # (m,) + Si: the rows of output leaf i are m's slice [off, off + size)
         rows, off = [], 0
         for o in outs:
@@ -859,16 +927,26 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                                      (o.size, x.size)) for gx, x in zip(grads, flat)])
             off += o.size
         res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
-        return tree_unflatten(out_td, res)
+        jac = tree_unflatten(out_td, res)
+        return (jac, aux) if has_aux else jac
 
     return jacrev_f
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+             holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """Alias of :func:`jacrev` (JAX's ``jax.jacobian``)."""
+    return jacrev(f, argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
+
+
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
             holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f, argnums), argnums)``; for x of shape S,
-    shape S + S.  ``holomorphic=True``: complex ``f`` of complex inputs (``f''(z)``)."""
-    return jacfwd(jacrev(f, argnums, holomorphic), argnums, holomorphic)
+    shape S + S.  ``holomorphic=True``: complex ``f`` of complex inputs (``f''(z)``).  With
+    has_aux, ``f`` returns ``(out, aux)`` and the result is ``(hessian, aux)``."""
+    has_aux = _check_flag(has_aux, "has_aux", "hessian")
+    return jacfwd(jacrev(f, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
 
 
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -45,12 +45,14 @@ from nx_rune.autodiff.core import _GETITEM
 from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
                                    alias_error, concrete, is_inexact, write_back,
                                    written_alias)
+from nx_rune.compiler.effects import strip_effects
 from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.passes.outputs import rebuild, written_views
 from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
+from nx_rune.compiler.stages import Lowered, ShapeDtypeStruct
 from nx_rune.config import x64_enabled
 from nx_rune.dtypes import scalar_dtype
 from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
@@ -61,7 +63,8 @@ from nx_rune.frontend.indexing import getitem as _getitem
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jit", "make_jaxpr", "JitFunction", "CALL_RULES", "call_traced", "find_owner"]
+__all__ = ["jit", "make_jaxpr", "eval_shape", "JitFunction", "CALL_RULES", "call_traced",
+           "find_owner"]
 
 _var = P._interpreter
 _SCALARS = (bool, int, float, complex)
@@ -86,15 +89,18 @@ def _norm_nums(nums, what, fname):
     return out
 
 
-def _norm_names(names, fname):
+def _norm_names(names, fname, what="static_argnames"):
     if names is None:
         return ()
     if isinstance(names, str):
         return (names,)
-    out = tuple(names)
+    try:
+        out = tuple(names)
+    except TypeError:
+        out = (names,)
     for n in out:
         if not isinstance(n, str):
-            raise TypeError(f"jit({fname}): static_argnames must be a str or a sequence of "
+            raise TypeError(f"jit({fname}): {what} must be a str or a sequence of "
                             f"str, got {names!r}")
     return out
 
@@ -251,18 +257,24 @@ def _zeros_for(x):
     return zeros_like_t(x)
 
 
-def derived(traced: Traced, kind, given=None):
+def derived(traced: Traced, kind, given=None, effects=True):
     """The jitted VJP (``kind="vjp"``: ``f(primals, cotangents) -> cotangents``) or JVP
     (``"jvp"``: ``f(primals, tangents) -> (outputs, tangents)``) of ``traced``'s program.
 
     ``given`` (a tuple of bools, one per output for ``"vjp"``, per input for ``"jvp"``) says
     which cotangents/tangents are passed; the others are symbolic zeros, as eagerly: a zero
     tangent is never instantiated and multiplied (``0 * inf`` would be NaN where eager
-    differentiation gives 0)."""
+    differentiation gives 0).
+
+    ``effects=False``: the program's effects (``nx.debug.print``) are left out, for a
+    derivative computed after the primal call already ran them (a VJP recomputes the primal:
+    it must not print again)."""
     key = kind if given is None else (kind, given)
+    if not effects:
+        key = (key, "no effects")
     fn = traced.cache.get(key)
     if fn is None:
-        prog = traced.program
+        prog = traced.program if effects else strip_effects(traced.program)
 
         def body(*xs):
             return eval_program(prog, list(xs))
@@ -310,7 +322,7 @@ class _JitTapeEntry:
         given = tuple(g is not None for g in gs)
         if not any(given):
             return [None] * len(self.primals)
-        res = derived(self.traced, "vjp", given)(list(self.primals),
+        res = derived(self.traced, "vjp", given, effects=False)(list(self.primals),
                                                  [g for g in gs if g is not None])
         return [c if c is not None and is_inexact(p.dtype) else None
                 for c, p in zip(res, self.primals)]
@@ -319,7 +331,7 @@ class _JitTapeEntry:
         given = tuple(t is not None for t in ts)
         if not any(given):
             return [_zeros_for(o) for o in self.outs]
-        _, touts = derived(self.traced, "jvp", given)(list(self.primals),
+        _, touts = derived(self.traced, "jvp", given, effects=False)(list(self.primals),
                                                       [t for t in ts if t is not None])
         return list(touts)
 
@@ -367,7 +379,7 @@ class JitFunction:
                  "_cache", "_hits", "_misses", "_fast", "__dict__", "__weakref__")
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 name=None):
+                 name=None, donate_argnames=None):
         if not callable(fun):
             raise TypeError(f"jit: fun must be callable, got {type(fun).__name__}")
         self._fun = fun
@@ -379,6 +391,7 @@ class JitFunction:
         self._static_nums = _norm_nums(static_argnums, "static_argnums", self._name)
         self._static_names = _norm_names(static_argnames, self._name)
         self._donate = _norm_nums(donate_argnums, "donate_argnums", self._name)
+        donate_names = _norm_names(donate_argnames, self._name, "donate_argnames")
         self._params = None
         try:
             sig = inspect.signature(fun)
@@ -386,6 +399,10 @@ class JitFunction:
                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         except (TypeError, ValueError):
             pass
+        if donate_names and self._params is None:
+            raise ValueError(f"jit({self._name}): donate_argnames needs a function whose "
+                             f"signature can be read (inspect.signature failed); use "
+                             f"donate_argnums")
         if self._params is not None:
             n = len(self._params)
             has_var = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
@@ -394,6 +411,12 @@ class JitFunction:
                     raise ValueError(f"jit({self._name}): argnum {i} is out of range for a "
                                      f"function of {n} positional parameters")
             names = {p.name: i for i, p in enumerate(self._params)}
+            for d in donate_names:
+                if d not in names:
+                    raise ValueError(f"jit({self._name}): donate_argnames {d!r} is not a "
+                                     f"positional parameter of the function (its parameters: "
+                                     f"{', '.join(names) or 'none'})")
+            self._donate = tuple(set(self._donate) | {names[d] for d in donate_names})
             # a static parameter is static by position and by name alike
             self._static_names = tuple(set(self._static_names) | {
                 self._params[i].name for i in self._static_nums if -n <= i < n})
@@ -476,14 +499,25 @@ class JitFunction:
             descs += [f"argument {k!r}"] * tree_flatten(dkw[k])[1].num_leaves
         return descs, positions
 
-    def _flatten(self, dyn, dkw, spos):
-        """Leaves (values), their signature key and the treedef."""
+    def _flatten(self, dyn, dkw, spos, abstract=False):
+        """Leaves (values), their signature key and the treedef.  ``abstract``: leaves may be
+        ShapeDtypeStructs (their value is None: the program is traced, not run)."""
         leaves, treedef = tree_flatten((tuple(dyn), dkw))
         values, keys = [], []
         for j, x in enumerate(leaves):
             if x.__class__ is Tensor:
                 values.append(x)
                 keys.append((x.shape, x.dtype, False))
+                continue
+            if x.__class__ is ShapeDtypeStruct:
+                if not abstract:
+                    descs, _ = self._descs(dyn, dkw, spos)
+                    raise TypeError(f"jit({self._name}): {descs[j]} is a ShapeDtypeStruct, "
+                                    f"which has no values to compute with; use "
+                                    f"jit(f).lower(...), jit(f).eval_shape(...) or "
+                                    f"nx.eval_shape for placeholders, arrays to call")
+                values.append(None)
+                keys.append((x.shape, x.dtype, x.weak_type))
                 continue
             try:
                 v, k = _leaf_value(x, "")
@@ -580,11 +614,29 @@ class JitFunction:
         return out
 
     def trace(self, *args, **kwargs) -> Traced:
-        """The traced program for these arguments (traced now, without the cache)."""
+        """The traced program for these arguments (traced now, without the cache); leaves may
+        be ShapeDtypeStructs.  It prints as ``make_jaxpr`` does; ``.jaxpr`` is itself,
+        ``.out_info`` the outputs' shapes and dtypes, ``.lower()`` its :class:`Lowered`."""
+        low = self.lower(*args, **kwargs)
+        traced = low._entry.traced
+        traced.cache["lowered"] = low
+        return traced
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """JAX's ahead-of-time lowering: the function traced for these arguments (arrays,
+        Python numbers, ShapeDtypeStructs; static arguments by value), as a
+        :class:`~nx_rune.compiler.stages.Lowered` (``as_text()``, ``compile()``)."""
         dyn, dkw, statics, skw = self._split(args, kwargs)
         spos = {i for i, _ in statics}
-        values, keys, treedef = self._flatten(dyn, dkw, spos)
-        return self._trace(values, keys, treedef, statics, skw, spos, dyn, dkw).traced
+        values, keys, treedef = self._flatten(dyn, dkw, spos, abstract=True)
+        entry = self._trace(values, keys, treedef, statics, skw, spos, dyn, dkw)
+        descs, _ = self._descs(dyn, dkw, spos)
+        return Lowered(self, entry, keys, treedef, statics, skw, descs)
+
+    def eval_shape(self, *args, **kwargs):
+        """The outputs' shapes and dtypes for these arguments, a pytree of
+        :class:`~nx_rune.compiler.stages.ShapeDtypeStruct` (traced, not computed)."""
+        return self.lower(*args, **kwargs).out_info
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -761,9 +813,17 @@ class _Donated:
         raise DonatedArrayError(object.__getattribute__(self, "message"))
 
 
-def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (),
-        donate_argnums: int | Sequence[int] = ()) -> JitFunction:
+_UNSET = object()
+
+
+def jit(fun: Callable[..., Any] | None = None,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        donate_argnums: int | Sequence[int] | None = None, *,
+        donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
+        device: Any = None, backend: str | None = None, inline: bool = False,
+        in_shardings: Any = _UNSET, out_shardings: Any = _UNSET,
+        compiler_options: dict | None = None) -> Any:
     """``fun`` compiled: traced once per signature (the tree structure of the arguments, each
     array's shape, dtype and weak type, the static arguments' values), optimized and run as one
     program afterwards.
@@ -790,8 +850,19 @@ def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     ``nx.errors.DonatedArrayError`` (its ``shape`` and ``dtype`` stay readable); memory the
     array does not own alone is never written.  Under ``grad``/``vmap``/... donation is ignored.
 
-    Returns a callable with ``cache_info()`` and ``clear_cache()``.  Python side effects of
-    ``fun`` happen only while it is traced.  Branching on a traced value raises
+    donate_argnames: the same, by parameter name.
+
+    Called without ``fun`` (``@jit(static_argnums=1)``, as JAX's documentation writes it) it
+    returns the decorator ``lambda fun: jit(fun, ...)``.  JAX's placement and lowering options
+    (``device``, ``backend``, ``in_shardings``, ``out_shardings``, ``keep_unused``, ``inline``,
+    ``compiler_options``) are accepted and have no effect: there is one device, the CPU, and
+    every program is inlined where it is traced inside another.
+
+    Returns a callable with ``cache_info()`` and ``clear_cache()``, and JAX's ahead-of-time
+    stages: ``lower(*args)`` (a :class:`~nx_rune.compiler.stages.Lowered`: ``as_text()``,
+    ``compile()``), ``trace(*args)`` (the traced program) and ``eval_shape(*args)``.  Python
+    side effects of ``fun`` happen only while it is traced (``nx.debug.print`` and
+    ``nx.debug.callback`` run on every call).  Branching on a traced value raises
     ``nx.errors.ConcretizationTypeError``.
 
     Examples
@@ -803,16 +874,52 @@ def jit(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     >>> f.cache_info()
     CacheInfo(hits=0, misses=1, size=1)
     """
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+    if backend is not None and backend != "cpu":
+        raise ValueError(f"jit: backend must be None or 'cpu' (nx_rune runs on the CPU), got "
+                         f"{backend!r}")
+    if compiler_options is not None and not isinstance(compiler_options, dict):
+        raise TypeError(f"jit: compiler_options must be a dict or None, got "
+                        f"{type(compiler_options).__name__}")
+
+    def make(f):
+        return JitFunction(f, static_argnums, static_argnames, donate_argnums,
+                           donate_argnames=donate_argnames)
+    if fun is None:
+        return make
+    return make(fun)
 
 
-def make_jaxpr(fun: Callable[..., Any],
-               static_argnums: int | Sequence[int] = ()) -> Callable[..., Traced]:
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
+    :class:`ShapeDtypeStruct`, found by tracing ``fun`` abstractly (as ``jit`` does), without
+    computing it.  Argument leaves are arrays, Python numbers or ShapeDtypeStructs; other
+    leaves raise TypeError naming the argument (pass them through ``functools.partial``).
+
+    >>> import nx_rune as nx
+    >>> nx.eval_shape(lambda x: x.sum(0), nx.ShapeDtypeStruct((3, 4), nx.float32))
+    ShapeDtypeStruct(shape=(4,), dtype=float32)
+    """
+    if not callable(fun):
+        raise TypeError(f"eval_shape: fun must be callable, got {type(fun).__name__}")
+    return JitFunction(fun).eval_shape(*args, **kwargs)
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[Any, int]] | None = None,
+               return_shape: bool = False) -> Callable[..., Any]:
     """A function that traces ``fun`` on its arguments and returns the program (printable: one
-    equation per line, ``outputs = primitive[params] inputs``; ``.program`` is the IR)."""
+    equation per line, ``outputs = primitive[params] inputs``; ``.program`` is the IR).
+    Arguments may be ShapeDtypeStructs.  With ``return_shape=True`` it returns ``(program,
+    shapes)``, the outputs' shapes and dtypes as a pytree of ShapeDtypeStruct (JAX's).
+    ``axis_env`` (JAX's named axes for collectives) must be None or empty: nx_rune has no
+    collectives."""
+    if axis_env:
+        raise ValueError(f"make_jaxpr: axis_env must be None or empty (nx_rune has no named "
+                         f"axes), got {axis_env!r}")
     jf = JitFunction(fun, static_argnums)
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        return jf.trace(*args, **kwargs)
+        traced = jf.trace(*args, **kwargs)
+        return (traced, traced.out_info) if return_shape else traced
     return make

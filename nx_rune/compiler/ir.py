@@ -296,7 +296,8 @@ def pp_program(prog: Program, namer=None, indent=0) -> str:
         if shown:       # parameters named with a leading underscore are not printed
             params = "[" + " ".join(f"{k}={_fmt_param(v, namer, indent + 4)}"
                                     for k, v in shown.items()) + "]"
-        lines.append(f"{pad}    {outs} = {e.prim.name}{params} {args}".rstrip())
+        lhs = f"{outs} = " if outs else ""     # (an effect has no outputs: debug_print)
+        lines.append(f"{pad}    {lhs}{e.prim.name}{params} {args}".rstrip())
     outs = ", ".join(operand(x) for x in prog.outs)
     head = f"{pad}{{ lambda {' '.join(const_vars)}; {ins}. let"
     tail = f"{pad}  in ({outs}{',' if len(prog.outs) == 1 else ''}) }}"

@@ -624,6 +624,25 @@ class Traced:
         arguments' final values: ``writes``)."""
         return [x.aval for x in self.program.outs]
 
+    @property
+    def jaxpr(self):
+        """The traced program (JAX's ``Traced.jaxpr``; it prints as ``make_jaxpr``)."""
+        return self
+
+    @property
+    def out_info(self):
+        """The outputs' shapes and dtypes, a pytree of ``nx.ShapeDtypeStruct``."""
+        from nx_rune.compiler.stages import out_info
+        return out_info(self)
+
+    def lower(self):
+        """The ``Lowered`` stage of a trace made by ``jit(f).trace(*args)``."""
+        low = self.cache.get("lowered")
+        if low is None:
+            raise TypeError("lower: only a trace made by jit(f).trace(*args) can be lowered "
+                            "(use jit(f).lower(*args))")
+        return low
+
     def __str__(self):
         return str(self.program)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from nx_rune import primitives as P
+from nx_rune.compiler.effects import has_effects
 from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
 from nx_rune.primitives import Primitive
 
@@ -39,11 +40,12 @@ def _sub_programs(e):
 
 
 def dce(prog: Program) -> Program:
-    """``prog`` without the equations whose outputs are unused (all operations are pure)."""
+    """``prog`` without the equations whose outputs are unused; an equation run for its effect
+    (``nx.debug.print``, or a control-flow operation whose body has one) is always kept."""
     live = {x for x in prog.outs if isinstance(x, Var)}
     kept = []
     for e in reversed(prog.eqns):
-        if any(o in live for o in e.outs):
+        if any(o in live for o in e.outs) or has_effects(e):
             kept.append(e)
             live.update(x for x in e.ins if isinstance(x, Var))
     kept.reverse()

@@ -23,6 +23,7 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.compiler.executor import ufunc_for
+from nx_rune.compiler.effects import has_effects
 from nx_rune.compiler.ir import Eqn, InternalOp, Literal, Program, Var, last_uses
 from nx_rune.primitives import Primitive
 
@@ -703,11 +704,22 @@ def _toposort(nodes, in_vars):
     for k, (_, i, e) in enumerate(nodes):
         for o in e.outs:
             produced_by[o] = k
+    # equations run for an effect (debug.print) stay in program order among themselves: each
+    # waits for the one before it
+    after = {}
+    prev = None
+    for k in sorted(range(len(nodes)), key=lambda k: nodes[k][1]):
+        if has_effects(nodes[k][2]):
+            if prev is not None:
+                after[k] = prev
+            prev = k
     waiting = {}
     indeg = [0] * len(nodes)
     for k, (_, i, e) in enumerate(nodes):
         need = {produced_by[x] for x in e.ins if isinstance(x, Var) and x in produced_by
                 and produced_by[x] != k}
+        if k in after:
+            need.add(after[k])
         indeg[k] = len(need)
         for n in need:
             waiting.setdefault(n, []).append(k)
