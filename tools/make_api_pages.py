@@ -56,8 +56,13 @@ NAMESPACE = [
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
-     "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat"),
-    ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr"),
+     "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian"),
+    ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
+     "ShapeDtypeStruct"),
+    ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
+     "a no-op with JAX's return values, so ported code runs unchanged.", "devices local_devices "
+     "default_backend device_count local_device_count process_index process_count device_put "
+     "device_get block_until_ready"),
     ("Configuration", "See also :doc:`config`.", "enable_x64 get_num_threads set_num_threads"),
 ]
 _NOT_ELEMENTWISE = {"allclose", "array_equal", "isclose", "where"}
@@ -128,6 +133,8 @@ PAGES = [
      "in optax's form."),
     ("distributed", "nx_rune.distributed", "Data-parallel gradients on Ray or Dask workers.  "
      "See :doc:`../distributed`."),
+    ("debug", "nx_rune.debug", "Printing and callbacks with the values of a running "
+     "computation, under every transformation (as ``jax.debug``)."),
     ("errors", "nx_rune.errors", "The exceptions the transformations raise."),
     ("config", "nx_rune.config", "Run-time settings: x64 mode and the kernels' threads."),
     ("typing", "nx_rune.typing", "Type aliases of the annotations."),
