@@ -163,3 +163,70 @@ def test_no_import_cycle():
 def test_cycle_finder_finds_a_cycle():
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+# -- the rule tables sit below the interpreters that read them ----------------------------------
+# autodiff/rules/* (with batch_rules.py, its re-export) are written with the front end and the
+# primitives; the interpreters (autodiff's core, api, batching, checkpoint, custom, the tape,
+# the compiler) import the tables from there.  A rule module importing an interpreter, or
+# anything that imports one, would tie the tables to the machinery that runs them: an import
+# cycle in waiting, and rules that are no longer plain compositions of front-end ops.
+AUTODIFF = LAYERS["nx_rune.autodiff"]
+RULES = "nx_rune.autodiff.rules"
+RULE_HELPERS = {"nx_rune.autodiff.batched_values"}   # concrete values of batched primals
+
+
+def _is_rules(mod):
+    return mod in (RULES, "nx_rune.autodiff.batch_rules") or mod.startswith(RULES + ".")
+
+
+def _rules_may_import(dep):
+    """What a rule module may import: anything below autodiff (front end, primitives, dtypes,
+    tensor, ...), the rules package's own modules and the helpers in ``RULE_HELPERS``."""
+    return dep != "nx_rune" and (_layer(dep) < AUTODIFF or _is_rules(dep) or dep in RULE_HELPERS)
+
+
+def _path_to_forbidden(mod):
+    """The import chain from ``mod`` to the first module a rule may not import, or None."""
+    parent, todo = {mod: None}, [mod]
+    while todo:
+        m = todo.pop(0)
+        for d in sorted(GRAPH.get(m, ())):
+            if d in parent:
+                continue
+            parent[d] = m
+            if not _rules_may_import(d):
+                chain = [d]
+                while parent[chain[-1]] is not None:
+                    chain.append(parent[chain[-1]])
+                return chain[::-1]
+            todo.append(d)
+    return None
+
+
+RULE_MODULES = sorted(m for m in GRAPH if _is_rules(m))
+
+
+def test_rule_modules_are_found():
+    assert len(RULE_MODULES) >= 10
+    assert {RULES, RULES + "._common", RULES + ".linalg",
+            "nx_rune.autodiff.batch_rules"} <= set(RULE_MODULES)
+    assert "nx_rune.autodiff.rules._common" in GRAPH[RULES + ".linalg"]
+
+
+def test_rules_check_sees_interpreters():
+    for mod in ("nx_rune.autodiff.core", "nx_rune.autodiff.api", "nx_rune.autodiff.batching",
+                "nx_rune.autodiff._tape", "nx_rune.autodiff", "nx_rune.compiler.tracing",
+                "nx_rune"):
+        assert not _rules_may_import(mod), mod
+    for mod in ("nx_rune.frontend.linalg", "nx_rune.primitives", "nx_rune.dtypes",
+                RULES + "._common", "nx_rune.autodiff.batched_values"):
+        assert _rules_may_import(mod), mod
+
+
+@pytest.mark.parametrize("mod", RULE_MODULES)
+def test_rules_import_no_interpreter(mod):
+    chain = _path_to_forbidden(mod)
+    assert chain is None, (f"{mod} reaches {chain[-1]}, which a rule module may not import "
+                           f"(rules import the front end, primitives, dtypes and their own "
+                           f"helpers; interpreters import the rules): " + " -> ".join(chain))

@@ -1,0 +1,498 @@
+"""Rules of the fused linear-algebra primitives: the Euclidean norm (norm2), the LU
+factorization reused by determinants and inverses (lu_factor, lu_inverse, lu_det), the
+derivatives that run as one primitive on concrete values (cholesky_grad, det_grad, norm2_grad,
+triangular_solve_grad, cho_solve_grad), cho_solve and matrix_power.
+
+May import: the front end, primitives, tensor, this package's ``_common``/``_batch_common`` and
+``linalg`` (its matrix helpers).
+"""
+import numpy as np
+
+from nx_rune import frontend as ops
+from nx_rune import primitives as P
+from nx_rune.autodiff.rules._batch_common import (BATCH_RULES, _norm, batch_at, defleading,
+                                                  defreduction)
+from nx_rune.autodiff.rules._common import (_add, _c, _div, _mul, _neg, _register, _sub, _unreduce,
+                                            defnondiff)
+from nx_rune.autodiff.rules.linalg import (_bmul, _eye, _half_diag_weights, _mm, _mT, _real_only,
+                                           _row, _tri, _tri_adjoint, _tri_read, _trs)
+from nx_rune.frontend import linalg as la
+from nx_rune.primitives import bind
+from nx_rune.tensor import Tensor
+
+# -- the fused Euclidean norm, the LU factorization reused by slogdet ---------------------------
+# norm2 = sqrt(sum(x^2)) over ``axes``: its derivative x / norm2 is one product (the
+# composition sqrt(x . x) costs three passes over x), 0 at the origin (a subgradient, where
+# x / 0 would be NaN).  lu_factor is a residual: the factorization that slogdet and lu_inverse
+# take as a second operand so as not to factor a again; their rules give the whole derivative
+# with respect to a (lu_inverse's is inv's), so lu_factor's own derivative is not needed and is
+# declared zero.  The blocked Cholesky derivative is with the Cholesky rules above.
+
+def _norm2_scale(v, ans, shape, axes, keepdims):
+    """v / ans (0 where ans is 0) spread back to ``shape``."""
+    safe = bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans)
+    return _unreduce(_div(v, safe), shape, axes, keepdims)
+
+
+def _vjp_norm2(g, ans, args, params, need):
+    x = args[0]
+    if type(x) is Tensor and type(g) is Tensor:     # concrete: one pass (norm2_grad)
+        return (bind(P.norm2_grad_p, x, ans, g, **params),)
+    return (_mul(x, _norm2_scale(g, ans, x.shape, params["axes"], params["keepdims"])),)
+
+
+def _jvp_norm2(tangents, ans, args, params):
+    axes, keepdims = params["axes"], params["keepdims"]
+    dot = bind(P.reduce_sum_p, _mul(args[0], tangents[0]), axes=axes, keepdims=keepdims)
+    return _div(dot, bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans))
+
+
+_register(P.norm2_p, _vjp_norm2, _jvp_norm2)
+defnondiff(P.lu_factor_p)
+
+
+def _vjp_lu_inverse(g, ans, args, params, need):
+    it = _mT(ans)
+    return (_mm(_mm(it, _neg(g)), it), None)
+
+
+def _jvp_lu_inverse(tangents, ans, args, params):
+    if tangents[0] is None:
+        return None
+    return _mm(_mm(ans, _neg(tangents[0])), ans)
+
+
+_register(P.lu_inverse_p, _vjp_lu_inverse, _jvp_lu_inverse)
+
+
+# -- cholesky_grad(L, G), the Cholesky VJP as one primitive -------------------------------------
+# Its value is Psi(M), M = L^-T Phi(L^T G)^T L^-1, Psi(X) = (X + X^T) weighted 1 below / 1/2 on
+# the diagonal, 0 above (the symbolic rule of cholesky above; L and G are read from their lower
+# triangles).  Its derivatives differentiate that formula:
+#   dM = -L^-T dL^T M + L^-T dP^T L^-1 - M dL L^-1,   dP = Phi(dL^T G + L^T dG);
+# and, transposed, with Y = W C + (W C)^T (C the cotangent, W Psi's weights),
+#   V = L^-1 Y L^-T,  U = Phi(V),  Lbar = -(M + M^T) Y L^-T + G U^T,  Gbar = L U,
+# both restricted to the lower triangles.
+
+def _chol_grad_parts(L, G):
+    """(tril L, tril G, M) of the formula above."""
+    n = L.shape[-1]
+    lt, gt = _tri(L, True), _tri(G, True)
+    p = _bmul(_mm(_mT(lt), gt), _half_diag_weights(n, True, L.dtype))
+    return lt, gt, _trs(lt, _mT(_trs(lt, p, True, 1)), True, 1)
+
+
+def _jvp_cholesky_grad(tangents, ans, args, params):
+    dl, dg = tangents
+    lt, gt, m = _chol_grad_parts(*args)
+    n = lt.shape[-1]
+    phi = _half_diag_weights(n, True, lt.dtype)
+    dp = None
+    dm = None
+    if dl is not None:
+        dlt = _tri(dl, True)
+        dp = _mm(_mT(dlt), gt)
+        dm = _neg(_add(_trs(lt, _mm(_mT(dlt), m), True, 1),
+                       _mT(_trs(lt, _mT(_mm(m, dlt)), True, 1))))
+    if dg is not None:
+        term = _mm(_mT(lt), _tri(dg, True))
+        dp = term if dp is None else _add(dp, term)
+    dp = _bmul(dp, phi)
+    mid = _trs(lt, _mT(_trs(lt, dp, True, 1)), True, 1)      # L^-T dP^T L^-1
+    dm = mid if dm is None else _add(dm, mid)
+    return _tri_adjoint(dm, True)
+
+
+def _vjp_cholesky_grad(c, ans, args, params, need):
+    lt, gt, m = _chol_grad_parts(*args)
+    n = lt.shape[-1]
+    wc = _bmul(c, _half_diag_weights(n, True, lt.dtype))
+    y = _add(wc, _mT(wc))
+    y_lt = _mT(_trs(lt, y, True, 0))                           # Y L^-T (Y symmetric)
+    u = _bmul(_trs(lt, y_lt, True, 0), _half_diag_weights(n, True, lt.dtype))
+    ct_l = ct_g = None
+    if need[0]:
+        ct_l = _tri(_sub(_mm(gt, _mT(u)), _mm(_add(m, _mT(m)), y_lt)), True)
+    if need[1]:
+        ct_g = _tri(_mm(lt, u), True)
+    return (ct_l, ct_g)
+
+
+_register(P.cholesky_grad_p, _vjp_cholesky_grad, _jvp_cholesky_grad)
+
+
+# -- the determinant from the LU factorization, fused derivatives -------------------------------
+# lu_det(a, lu, part): d det = det tr(a^-1 da), d log|det a| = tr(a^-1 da) (Giles 2008), the
+# sign (real a) is piecewise constant.  On concrete values (nothing differentiates the rule) the
+# cotangent s * inv(a)^T is the one primitive det_grad (getri on the saved factorization);
+# traced values take the composition through lu_inverse, so that higher orders work.
+# det_grad(a, lu, s) = s B, B = inv(a)^T: dB = -B da^T B, so
+#   d det_grad = ds B - s B da^T B;  VJP of C: a gets -B (s C)^T B, s gets sum(C * B).
+# norm2_grad(x, ans, g) = x * S, S = g / ans spread over the reduced axes (ans taken as 1 where
+# it is 0, where x is 0 too):  d = dx S + x (dg - g dans / ans) / ans (spread; the dans term is
+# 0 where ans is 0, as the where in the composition makes it).
+# triangular_solve_grad(u, v) = -tri(P Q^T), (P, Q) = (u, v) for trans 0, (v, u) for trans 1,
+# tri the part of a the solve reads: bilinear, d = -tri(dP Q^T + P dQ^T); VJP of C (T = tri(C)):
+# P gets -T Q, Q gets -T^T P.
+
+def _lu_det_scale(g, ans, part):
+    """The factor s of inv(a)^T in a's cotangent: g det for det, g for log|det|."""
+    if part == "det":
+        return _mul(g, ans)
+    return g
+
+
+def _cofactor(a):
+    """The cofactor matrix adj(a)^T of each square matrix of a, the derivative of det, also at
+    singular matrices (where det * inv(a)^T does not exist): from a = U diag(s) V^T,
+    adj(a)^T = det(U) det(V) U diag(c) V^T with c_i the product of the s_j, j != i (JAX
+    returns the same adjugate there).  Differentiable where the SVD is."""
+    u, s, vt = la.svd(a)
+    n = a.shape[-1]
+    eye = _eye(n, s.dtype)
+    shape = s.shape + (n,)
+    others = ops.add(ops.multiply(bind(P.expand_p, _row(s), shape=shape), ops.subtract(1, eye)),
+                     eye)                                  # s_j off the diagonal, 1 on it
+    c = ops.prod(others, -1)
+    sign = ops.multiply(la.det(u), la.det(vt))
+    return ops.multiply(_mm(ops.multiply(u, _row(c)), vt), ops.reshape(sign, sign.shape + (1, 1)))
+
+
+def _known_singular(a):
+    """Whether a's values are known and some matrix of it is exactly singular (its LU
+    factorization has a zero pivot: inv, and so the det * inv^T form, fail there)."""
+    v = la._concrete(a)
+    if v is None:
+        return False
+    try:
+        np.linalg.inv(v)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
+def _vjp_lu_det(g, ans, args, params, need):
+    a, lu = args
+    _real_only("det and slogdet", a)
+    part = params["part"]
+    if part == "sign" or not need[0]:
+        return (None, None)
+    s = _lu_det_scale(g, ans, part)
+    if part == "det" and _known_singular(a):
+        return (_bmul(_cofactor(a), ops.reshape(g, g.shape + (1, 1))), None)
+    if type(s) is Tensor and type(a) is Tensor and type(lu) is Tensor:
+        return (bind(P.det_grad_p, a, lu, s), None)
+    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))
+    return (_bmul(ainv_t, ops.reshape(s, s.shape + (1, 1))), None)
+
+
+def _jvp_lu_det(tangents, ans, args, params):
+    a, lu = args
+    _real_only("det and slogdet", a)
+    part = params["part"]
+    if tangents[0] is None or part == "sign":
+        return None
+    if part == "det" and _known_singular(a):
+        return ops.sum(ops.multiply(_cofactor(a), tangents[0]), (-2, -1))
+    dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
+    return _mul(dlog, ans) if part == "det" else dlog
+
+
+_register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
+
+
+def _vjp_det_grad(c, ans, args, params, need):
+    a, lu, s = args
+    b = _mT(bind(P.lu_inverse_p, a, lu))
+    ct_a = ct_s = None
+    if need[0]:
+        sc = _bmul(c, ops.reshape(s, s.shape + (1, 1)))
+        ct_a = _neg(_mm(_mm(b, _mT(sc)), b))
+    if need[2]:
+        ct_s = ops.sum(_mul(c, b), (-2, -1))
+    return (ct_a, None, ct_s)
+
+
+def _jvp_det_grad(tangents, ans, args, params):
+    a, lu, s = args
+    da, _, ds = tangents
+    b = _mT(bind(P.lu_inverse_p, a, lu))
+    out = None
+    if da is not None:
+        out = _neg(_bmul(_mm(_mm(b, _mT(da)), b), ops.reshape(s, s.shape + (1, 1))))
+    if ds is not None:
+        term = _bmul(b, ops.reshape(ds, ds.shape + (1, 1)))
+        out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.det_grad_p, _vjp_det_grad, _jvp_det_grad)
+
+
+def _norm2_grad_safe(ans):
+    return bind(P.where_p, ops.equal(ans, 0), _c(1, ans), ans)
+
+
+def _vjp_norm2_grad(c, ans, args, params, need):
+    x, norm, g = args
+    axes, keepdims = params["axes"], params["keepdims"]
+    safe = _norm2_grad_safe(norm)
+    ct_x = ct_n = ct_g = None
+    if need[0]:
+        ct_x = _mul(c, _unreduce(_div(g, safe), x.shape, axes, keepdims))
+    if need[1] or need[2]:
+        q = _div(bind(P.reduce_sum_p, _mul(c, x), axes=axes, keepdims=keepdims), safe)
+        if need[2]:
+            ct_g = q
+        if need[1]:
+            zero = ops.equal(norm, 0)
+            ct_n = bind(P.where_p, zero, _c(0, norm), _neg(_div(_mul(q, g), safe)))
+    return (ct_x, ct_n, ct_g)
+
+
+def _jvp_norm2_grad(tangents, ans, args, params):
+    x, norm, g = args
+    dx, dn, dg = tangents
+    axes, keepdims = params["axes"], params["keepdims"]
+    safe = _norm2_grad_safe(norm)
+    out = None
+    if dx is not None:
+        out = _mul(dx, _unreduce(_div(g, safe), x.shape, axes, keepdims))
+    inner = None
+    if dg is not None:
+        inner = dg
+    if dn is not None:
+        zero = ops.equal(norm, 0)
+        term = bind(P.where_p, zero, _c(0, norm), _neg(_div(_mul(g, dn), safe)))
+        inner = term if inner is None else _add(inner, term)
+    if inner is not None:
+        term = _mul(x, _unreduce(_div(inner, safe), x.shape, axes, keepdims))
+        out = term if out is None else _add(out, term)
+    return out
+
+
+_register(P.norm2_grad_p, _vjp_norm2_grad, _jvp_norm2_grad)
+
+
+def _tsg_pair(args, params):
+    """(P, Q, whether they are swapped) of triangular_solve_grad's formula."""
+    u, v = args
+    return (v, u, True) if params["trans"] else (u, v, False)
+
+
+def _vjp_triangular_solve_grad(c, ans, args, params, need):
+    p, q, swapped = _tsg_pair(args, params)
+    t = _tri_read(c, params["lower"], params["unit_diagonal"])
+    ct_p = _neg(_mm(t, q))
+    ct_q = _neg(_mm(_mT(t), p))
+    return (ct_q, ct_p) if swapped else (ct_p, ct_q)
+
+
+def _jvp_triangular_solve_grad(tangents, ans, args, params):
+    p, q, swapped = _tsg_pair(args, params)
+    dp, dq = (tangents[1], tangents[0]) if swapped else tuple(tangents)
+    out = None
+    if dp is not None:
+        out = _mm(dp, _mT(q))
+    if dq is not None:
+        term = _mm(p, _mT(dq))
+        out = term if out is None else _add(out, term)
+    return _neg(_tri_read(out, params["lower"], params["unit_diagonal"]))
+
+
+_register(P.triangular_solve_grad_p, _vjp_triangular_solve_grad, _jvp_triangular_solve_grad)
+
+
+# cho_solve(c, b, lower): x = a^-1 b with a = c c^T (lower) or c^T c (upper), read from c's
+# triangle.  dx = a^-1 (db - da x) with da = dc c^T + c dc^T (dc^T c + c^T dc); reversed, b
+# gets ct_b = a^-1 g (a symmetric) and c the triangle of -S c (lower) or -c S (upper),
+# S = ct_b x^T + x ct_b^T: on concrete values the fused cho_solve_grad, else the formula.
+# cho_solve_grad(c, x, u) = -tri(S C) (lower) / -tri(C S) (upper), C = tri(c),
+# S = u x^T + x u^T: trilinear; with K = tri(cotangent), the VJP gives C -S K (lower) / -K S
+# (upper), u -(K C^T + C K^T) x (lower) / -(C^T K + K^T C) x (upper), x the same with u.
+
+def _cho_solve_grad_formula(c, x, u, lower):
+    tc = _tri(c, lower)
+    if lower:
+        s_c = _add(_mm(u, _mm(_mT(x), tc)), _mm(x, _mm(_mT(u), tc)))
+    else:
+        s_c = _add(_mm(_mm(tc, u), _mT(x)), _mm(_mm(tc, x), _mT(u)))
+    return _neg(_tri(s_c, lower))
+
+
+def _vjp_cho_solve(g, ans, args, params, need):
+    c = args[0]
+    _real_only("cho_solve", c)
+    lower = params["lower"]
+    ct_b = bind(P.cho_solve_p, c, g, lower=lower)
+    ct_c = None
+    if need[0]:
+        if type(ct_b) is Tensor and type(ans) is Tensor and type(c) is Tensor:
+            ct_c = bind(P.cho_solve_grad_p, c, ans, ct_b, lower=lower)
+        else:
+            ct_c = _cho_solve_grad_formula(c, ans, ct_b, lower)
+    return (ct_c, ct_b if need[1] else None)
+
+
+def _jvp_cho_solve(tangents, ans, args, params):
+    c = args[0]
+    _real_only("cho_solve", c)
+    dc, db = tangents
+    lower = params["lower"]
+    rhs = db
+    if dc is not None:
+        tc, dct = _tri(c, lower), _tri(dc, lower)
+        if lower:       # da x = dc (c^T x) + c (dc^T x)
+            dax = _add(_mm(dct, _mm(_mT(tc), ans)), _mm(tc, _mm(_mT(dct), ans)))
+        else:           # da x = dc^T (c x) + c^T (dc x)
+            dax = _add(_mm(_mT(dct), _mm(tc, ans)), _mm(_mT(tc), _mm(dct, ans)))
+        rhs = _neg(dax) if rhs is None else _sub(rhs, dax)
+    return bind(P.cho_solve_p, c, rhs, lower=lower)
+
+
+_register(P.cho_solve_p, _vjp_cho_solve, _jvp_cho_solve)
+
+
+def _vjp_cho_solve_grad(k, ans, args, params, need):
+    c, x, u = args
+    lower = params["lower"]
+    tc, kt = _tri(c, lower), _tri(k, lower)
+    ct_c = ct_x = ct_u = None
+    if need[0]:
+        if lower:       # -S K
+            full = _add(_mm(u, _mm(_mT(x), kt)), _mm(x, _mm(_mT(u), kt)))
+        else:           # -K S
+            full = _add(_mm(_mm(kt, u), _mT(x)), _mm(_mm(kt, x), _mT(u)))
+        ct_c = _neg(_tri(full, lower))
+    if need[1] or need[2]:
+        m = _mm(kt, _mT(tc)) if lower else _mm(_mT(tc), kt)
+        sym = _add(m, _mT(m))
+        if need[1]:
+            ct_x = _neg(_mm(sym, u))
+        if need[2]:
+            ct_u = _neg(_mm(sym, x))
+    return (ct_c, ct_x, ct_u)
+
+
+def _jvp_cho_solve_grad(tangents, ans, args, params):
+    c, x, u = args
+    dc, dx, du = tangents
+    lower = params["lower"]
+    tc = _tri(c, lower)
+    out = None
+    ds = None
+    if du is not None:
+        m = _mm(du, _mT(x))
+        ds = _add(m, _mT(m))
+    if dx is not None:
+        m = _mm(u, _mT(dx))
+        m = _add(m, _mT(m))
+        ds = m if ds is None else _add(ds, m)
+    if ds is not None:
+        out = _mm(ds, tc) if lower else _mm(tc, ds)
+    if dc is not None:
+        m = _mm(u, _mT(x))
+        s = _add(m, _mT(m))
+        dct = _tri(dc, lower)
+        term = _mm(s, dct) if lower else _mm(dct, s)
+        out = term if out is None else _add(out, term)
+    return _neg(_tri(out, lower))
+
+
+_register(P.cho_solve_grad_p, _vjp_cho_solve_grad, _jvp_cho_solve_grad)
+
+
+# matrix_power(a, parts, n): the product rule through binary powering (backend.power_program):
+# for each product V_k = V_i V_j, dV_k = dV_i V_j + V_i dV_j, reversed ct_i += ct_k V_j^T,
+# ct_j += V_i^T ct_k.  The intermediate products are read from the residual ``parts`` on
+# concrete values (one rule instead of one tape entry per product); traced values recompute
+# them from a, so that higher derivatives flow through them (parts has no derivative).
+
+def _power_values(a, parts, steps, concrete):
+    """[a, the products of binary powering] as tensors (on concrete values, views of ``parts``
+    for the products that are operands of later ones, None for the others)."""
+    vals = [a]
+    if concrete:
+        used = {i for step in steps for i in step}
+        m = a.shape[-1]
+        whole = tuple((0, d) for d in parts.shape[:-3])
+        for k in range(len(steps)):
+            if k + 1 not in used:
+                vals.append(None)
+                continue
+            part = bind(P.shrink_p, parts, limits=whole + ((k, k + 1), (0, m), (0, m)))
+            vals.append(bind(P.reshape_p, part, shape=a.shape))
+    else:
+        for i, j in steps:
+            vals.append(_mm(vals[i], vals[j]))
+    return vals
+
+
+def _vjp_matrix_power(g, ans, args, params, need):
+    a, parts = args
+    steps, res = la.power_program(params["n"])
+    concrete = type(a) is Tensor and type(parts) is Tensor and type(g) is Tensor
+    vals = _power_values(a, parts, steps, concrete)
+    trans = {}                     # each operand's transpose, once
+
+    def t(i):
+        v = trans.get(i)
+        if v is None:
+            v = trans[i] = _mT(vals[i])
+        return v
+    cts = [None] * len(vals)
+    cts[res] = g
+    for k in range(len(steps) - 1, -1, -1):
+        c = cts[k + 1]
+        if c is None:
+            continue
+        i, j = steps[k]
+        for idx, term in ((i, _mm(c, t(j))), (j, _mm(t(i), c))):
+            cts[idx] = term if cts[idx] is None else _add(cts[idx], term)
+    return (cts[0], None)
+
+
+def _jvp_matrix_power(tangents, ans, args, params):
+    a, parts = args
+    da = tangents[0]
+    if da is None:
+        return None
+    steps, res = la.power_program(params["n"])
+    vals = _power_values(a, parts, steps, type(a) is Tensor and type(parts) is Tensor)
+    dvals = [da]
+    for i, j in steps:
+        dvals.append(_add(_mm(dvals[i], vals[j]), _mm(vals[i], dvals[j])))
+    return dvals[res]
+
+
+_register(P.matrix_power_p, _vjp_matrix_power, _jvp_matrix_power)
+defnondiff(P.matrix_power_parts_p)
+
+
+# -- batching: norm2 is a reduction; the others act on trailing matrices (the batch goes first),
+# but for norm2_grad, whose operands x, ans, g keep their own shapes (ans and g reduced over
+# ``axes``) ------------------------------------------------------------------------------------
+
+defreduction(P.norm2_p)
+for _p in (P.lu_factor_p, P.lu_inverse_p):
+    defleading(_p)
+defleading(P.cholesky_grad_p)
+for _p in (P.lu_det_p, P.det_grad_p, P.triangular_solve_grad_p):
+    defleading(_p)
+
+
+def _batch_norm2_grad(size, args, dims, *, axes, keepdims):
+    x, ans, g = args
+    dx, da, dg = dims
+    nd = x.ndim - (dx is not None)
+    axes = tuple(_norm(a, nd) for a in axes)
+    x, ans, g = batch_at(x, dx, size, 0), batch_at(ans, da, size, 0), batch_at(g, dg, size, 0)
+    return bind(P.norm2_grad_p, x, ans, g, axes=tuple(a + 1 for a in axes),
+                keepdims=keepdims), 0
+
+
+BATCH_RULES[P.norm2_grad_p] = _batch_norm2_grad
+for _p in (P.cho_solve_p, P.cho_solve_grad_p):
+    defleading(_p)
+for _p in (P.matrix_power_parts_p, P.matrix_power_p):
+    defleading(_p)
