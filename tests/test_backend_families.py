@@ -32,8 +32,10 @@ def test_the_backend_and_the_abstract_rules_have_the_same_families():
 
 def test_every_implementation_lives_in_a_family_module():
     for name, impl in IMPLS.items():
-        assert impl.__module__.startswith("nx_rune.backend."), (name, impl.__module__)
-        assert not _family(impl).startswith("_"), (name, impl.__module__)
+        assert impl.__module__.startswith("nx_rune.backend.") and \
+            not _family(impl).startswith("_"), (
+                f"primitive {name}: its implementation is registered from {impl.__module__}; "
+                f"move it into nx_rune/backend/<family>.py, the module of its family")
 
 
 def test_a_rule_written_in_a_family_module_sits_beside_its_implementation():
@@ -42,7 +44,9 @@ def test_a_rule_written_in_a_family_module_sits_beside_its_implementation():
         impl = IMPLS.get(prim.name)
         if impl is None or _family(rule) == "_core":   # (rules made by the shared helpers)
             continue
-        assert _family(rule) == _family(impl), (prim.name, rule.__module__, impl.__module__)
+        assert _family(rule) == _family(impl), (
+            f"primitive {prim.name}: abstract rule in {rule.__module__}, implementation in "
+            f"{impl.__module__}: the two belong to modules of the same family name")
         checked += 1
     assert checked > 40
 
