@@ -138,6 +138,14 @@ gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
 # are nx.random's eager NumPy samplers, in the backend-layer module nx_rune._random_impl
 threefry_bits_p, threefry_sample_p = _declare(["threefry_bits", "threefry_sample"],
                                               impls=_RANDOM_IMPLS).values()
+# the rejection samplers, JAX's loops element for element on concrete keys (nx_rune._random_impl):
+# random_gamma(key, a, log_space) draws a gamma (or log-gamma) sample per element of a, element
+# i on split(key, a.size)[i]; random_poisson(key, lam, dtype) and random_binomial(key, count,
+# prob) draw JAX's whole-array loops.  A key of shape (*batch, 2) with parameters of shape
+# (*batch, *shape) draws for each key (vmap).  Their derivatives (gamma's implicit
+# reparameterisation) are nx_rune.random's
+random_gamma_p, random_poisson_p, random_binomial_p = _declare(
+    ["random_gamma", "random_poisson", "random_binomial"], impls=_RANDOM_IMPLS).values()
 # sorting and searching (WP-sorting)
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
 

@@ -40,11 +40,25 @@ from nx_rune._random_impl import _ERFINV64                       # noqa: F401 (t
 from nx_rune.random._batch import _over_batch
 from nx_rune.random._keys import PRNGKey, fold_in, key, split, threefry_2x32
 from nx_rune.random._bits import bits, gumbel, normal, truncated_normal, uniform
-from nx_rune.random._discrete import bernoulli, categorical, choice, permutation, randint
+from nx_rune.random._discrete import (bernoulli, categorical, choice, geometric, permutation,
+                                      rademacher, randint)
+from nx_rune.random._keys import key_data, key_impl, wrap_key_data
+from nx_rune.random._continuous import (cauchy, double_sided_maxwell, exponential, laplace,
+                                        logistic, lognormal, maxwell, pareto, rayleigh,
+                                        triangular, wald, weibull_min)
+from nx_rune.random._gamma import (beta, binomial, chisquare, f, gamma, generalized_normal,
+                                   loggamma, poisson, t)
+from nx_rune.random._multivariate import ball, dirichlet, multivariate_normal, orthogonal
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "randint", "bernoulli", "categorical", "permutation",
-           "choice", "gumbel", "threefry_2x32"]
+           "choice", "gumbel", "threefry_2x32",
+           "key_data", "wrap_key_data", "key_impl",
+           "exponential", "laplace", "logistic", "cauchy", "pareto", "weibull_min",
+           "lognormal", "rayleigh", "wald", "triangular", "maxwell", "double_sided_maxwell",
+           "rademacher", "geometric", "gamma", "loggamma", "beta", "chisquare", "f", "t",
+           "generalized_normal", "poisson", "binomial", "dirichlet", "multivariate_normal",
+           "orthogonal", "ball"]
 
 for _name in __all__:
     # the public samplers are nx_rune.random's (their docs and doctests are found here)

@@ -10,6 +10,7 @@ from nx_rune._random_impl import _gumbel, _permutation, _randint, _shuffle, _uni
 from nx_rune.random._common import (_axis, _check_param_shape, _dtype_of, _float_dtype_of,
                                     _int_param, _key_arg, _out, _out_any, _shape, _size,
                                     _static_int, _traced, _val)
+from nx_rune.random._bits import uniform as _uniform_public
 from nx_rune.random._traced import (_t_choice_index, _t_gumbel, _t_permutation, _t_randint,
                                     _t_shuffle, _t_uniform)
 
@@ -194,3 +195,39 @@ def _choice_index(k, p, n_inputs, shape, n_draws, replace):
         g = _gumbel(k, (n_inputs,), p.dtype) + np.log(p)
     # lax.top_k: largest first, ties to the lower index.
     return np.argsort(-g, kind="stable")[:n_draws].astype(default_int())
+
+
+def rademacher(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Random signs -1 or +1 with equal probability (``2 * bernoulli(key, 0.5) - 1``): Tensor
+    of ``shape`` and ``dtype`` (default int32, int64 in x64 mode)."""
+    dt = np.dtype(default_int() if dtype is None else dtype)
+    b = bernoulli(key, 0.5, _shape(shape))
+    return (b.astype(dt) * dt.type(2) - dt.type(1)).astype(dt)
+
+
+def geometric(key: ArrayLike, p: ArrayLike, shape: ShapeLike | None = None,
+              dtype: DTypeLike = None) -> Array:
+    """Geometric samples (trials to the first success, >= 1) of success probability ``p``:
+    Tensor of ``shape`` (default p's) and integer ``dtype`` (default int32, int64 in x64
+    mode)."""
+    k = _key_arg(key)
+    dt = np.dtype(default_int() if dtype is None else dtype)
+    if dt.kind not in "iu":
+        raise ValueError(f"dtype argument to geometric must be an int dtype, got {dt}")
+    pv = _val(p, "p")
+    if type(p) is float:
+        pv = pv.astype(default_float())
+    pv = pv.astype(_float_dtype_of(pv))
+    if not _traced(pv):
+        pv = _F.asarray(pv)
+    if shape is None:
+        shape = tuple(pv.shape)
+    else:
+        shape = _shape(shape)
+        _check_param_shape("geometric", shape, tuple(pv.shape))
+    fdt = _dtype_of(pv)
+    u = _uniform_public(np.array(k, np.uint32) if isinstance(k, tuple) else k, shape, fdt)
+    u = _F.where(u == 0, fdt.type(1), u)
+    log_u = _F.log(u.astype(np.float64)).astype(fdt)
+    log_q = _F.log1p((-pv).astype(np.float64)).astype(fdt)
+    return (_F.floor(log_u / _F.broadcast_to(log_q, shape)) + fdt.type(1)).astype(dt)

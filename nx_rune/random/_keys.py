@@ -117,3 +117,41 @@ def threefry_2x32(key: ArrayLike, count: ArrayLike) -> Array:
     if _dtype_of(carr) != _U32:
         raise TypeError(f"count must have dtype uint32, got {carr.dtype}")
     return _P.bind(_P.threefry_p, karr, carr if _traced(carr) else _out(carr))
+
+
+def _key_array(keys, name):
+    """``keys`` checked to be raw keys: a uint32 array of shape (*batch, 2)."""
+    arr = _val(keys, name)
+    dt, shape = _dtype_of(arr), tuple(arr.shape)
+    if dt != _U32 or not shape or shape[-1] != 2:
+        raise TypeError(f"{name} must be PRNG key data: a uint32 array of shape (..., 2), got "
+                        f"{dt} of shape {shape}")
+    return arr
+
+
+def key_data(keys: ArrayLike) -> Array:
+    """The raw uint32 words of ``keys`` (shape ``(..., 2)``).
+
+    nx_rune's keys are JAX's legacy raw keys (uint32 arrays of shape ``(..., 2)``), so this
+    returns the keys themselves, as ``jax.random.key_data`` of those keys does.
+    """
+    arr = _key_array(keys, "keys")
+    return arr if _traced(arr) else _out(arr)
+
+
+def wrap_key_data(key_bits_array: ArrayLike, *, impl: str | None = None) -> Array:
+    """Keys from their raw uint32 words (shape ``(..., 2)``), as ``jax.random.wrap_key_data``.
+
+    ``impl`` must be None or ``"threefry2x32"``, the one implementation nx_rune has; the keys
+    are returned as raw uint32 arrays (what every sampler here takes).
+    """
+    if impl is not None and impl != "threefry2x32":
+        raise ValueError(f"impl: nx_rune implements only 'threefry2x32', got {impl!r}")
+    arr = _key_array(key_bits_array, "key_bits_array")
+    return arr if _traced(arr) else _out(arr)
+
+
+def key_impl(keys: ArrayLike) -> str:
+    """The name of the PRNG implementation of ``keys``: always ``"threefry2x32"``."""
+    _key_array(keys, "keys")
+    return "threefry2x32"
