@@ -337,3 +337,13 @@ def test_key_data_roundtrip():
 def test_bad_input_names_the_argument(call, exc, word):
     with pytest.raises(exc, match=word):
         call(nxr.key(0))
+
+
+@pytest.mark.parametrize("fn", [nxr.gamma, nxr.loggamma, nxr.chisquare, nxr.t, nxr.pareto,
+                                nxr.poisson])
+def test_scalar_shape(fn):
+    # a 0-d parameter draws a 0-d sample (np.ascontiguousarray once made it 1-d)
+    k = nxr.key(0)
+    assert np.asarray(fn(k, 1.5)).shape == ()
+    assert np.asarray(fn(k, 1.5, ())).shape == ()
+    assert np.asarray(nx.jit(lambda a: fn(k, a, ()))(1.5)).shape == ()

@@ -73,7 +73,7 @@ def _gamma_of(k, a, shape, dt, log_space=False):
     """Gamma (log-gamma) samples of ``a`` (cast to ``dt``, broadcast to ``shape``)."""
     a = _F.broadcast_to(a.astype(dt), shape)
     if not _traced(a):
-        a = _F.asarray(np.ascontiguousarray(a.numpy()))
+        a = _F.asarray(np.array(a.numpy(), order="C"))   # (ascontiguousarray makes 0-d 1-d)
     key = _key_tensor(k)
     return (_loggamma_sample if log_space else _gamma_sample)(key, a)
 
