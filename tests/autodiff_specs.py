@@ -286,7 +286,9 @@ SPECS = [
 # Primitives whose derivative is zero by definition (or whose outputs are not float).
 NONDIFF_PRIMS = [P.idiv_p, P.cmplt_p, P.cmpne_p, P.xor_p, P.or_p, P.and_p, P.argmax_p,
                  P.threefry_p, P.buffer_p, P.const_scalar_p, P.const_array_p,
-                 P.threefry_bits_p, P.threefry_sample_p]
+                 P.threefry_bits_p, P.threefry_sample_p,
+                 # rejection samplers: gamma's derivative is a custom JVP around the primitive
+                 P.random_gamma_p, P.random_poisson_p, P.random_binomial_p]
 
 
 # -- finite differences -----------------------------------------------------------------------

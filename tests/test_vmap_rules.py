@@ -236,6 +236,25 @@ def _threefry_bits(rng, case):
         [rng.integers(0, 2**32, (2,), dtype=np.uint64).astype(np.uint32)]
 
 
+def _random_gamma(rng, case):
+    shape, dtype = case
+    return (lambda k, a: bind(P.random_gamma_p, k, a, log_space=False)), \
+        [rng.integers(0, 2**32, (2,), dtype=np.uint64).astype(np.uint32),
+         rng.uniform(0.2, 5.0, shape).astype(dtype)]
+
+
+def _random_poisson(rng, case):
+    return (lambda k, lam: bind(P.random_poisson_p, k, lam, dtype=np.dtype(np.int32))), \
+        [rng.integers(0, 2**32, (2,), dtype=np.uint64).astype(np.uint32),
+         rng.uniform(0.0, 40.0, case).astype(np.float32)]
+
+
+def _random_binomial(rng, case):
+    return (lambda k, n, p: bind(P.random_binomial_p, k, n, p)), \
+        [rng.integers(0, 2**32, (2,), dtype=np.uint64).astype(np.uint32),
+         np.floor(rng.uniform(0.0, 200.0, case)), rng.uniform(0.0, 1.0, case)]
+
+
 def _threefry_sample(rng, case):
     dist, dtype, params = case
     return (lambda k: bind(P.threefry_sample_p, k, dist=dist, shape=(2, 3),
@@ -316,6 +335,9 @@ OTHER = [
     ("threefry_sample", P.threefry_sample_p, _threefry_sample,
      [("uniform", np.float32, (-1.0, 2.0)), ("normal", np.complex64, ()),
       ("truncated_normal", np.float64, (0.5, 3.0)), ("gumbel", np.float16, ())]),
+    ("random_gamma", P.random_gamma_p, _random_gamma, [((5,), np.float32), ((2, 3), np.float64)]),
+    ("random_poisson", P.random_poisson_p, _random_poisson, [(4,), (2, 3)]),
+    ("random_binomial", P.random_binomial_p, _random_binomial, [(4,), (2, 3)]),
     ("constants", P.const_array_p, _constants, SHAPES),
     ("argsort", P.argsort_p, _argsort, [((6,), 0, False), ((3, 4), 1, True),
                                         ((4, 3), -2, False)]),

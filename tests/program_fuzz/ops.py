@@ -204,6 +204,19 @@ def _uniform(g, a):
     return f"{a.name} * nx.random.uniform(key, {a.shape!r}, {g.dtype!r})", a.shape
 
 
+def _sampler(g, a):
+    # a continuous sampler of nx.random (a composition of uniform/normal draws) scaling a
+    name = g.src.choice(["exponential", "laplace", "logistic", "maxwell", "rayleigh"])
+    args = "1.5, " if name == "rayleigh" else ""
+    return f"{a.name} * nx.random.{name}(key, {args}{a.shape!r}, {g.dtype!r})", a.shape
+
+
+def _gamma(g, a):
+    # gamma draws differentiable in their shape parameter (implicit reparameterisation)
+    return (f"nx.random.gamma(key, 1.0 + {a.name} * {a.name}, {a.shape!r}, {g.dtype!r})",
+            a.shape)
+
+
 def _bern(g, a):
     return f"nx.where(nx.random.bernoulli(key, 0.5, {a.shape!r}), {a.name}, 0.0)", a.shape
 
@@ -362,6 +375,9 @@ OPS = [
     Op("reparam", "random", 2, _reparam, exact=False),
     Op("uniform", "random", 1, _uniform, exact=False),
     Op("bernoulli", "random", 1, _bern, exact=False),
+    Op("sampler", "random", 1, _sampler, exact=False),
+    # the implicit gradient is not the pathwise derivative that finite differences see
+    Op("gamma", "random", 1, _gamma, exact=False, smooth=False),
     Op("float_of", "concrete", 2, _float_of, exact=False),
     Op("const", "const", 1, _const),
     # appended last: a recorded program (its choices, drawn below the table's former length)

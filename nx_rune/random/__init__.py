@@ -1,0 +1,72 @@
+"""Counter-based random numbers with JAX semantics: ``nx.random``.
+
+The streams are bit-for-bit those of **JAX 0.10.2** ``jax.random`` in its default
+configuration: the ``threefry2x32`` implementation, ``jax_threefry_partitionable=True``
+(the default since JAX 0.5.0) and legacy raw ``uint32[2]`` keys, in both of JAX's modes, as
+nx_rune's x64 setting (``nx_rune.config``) selects: with x64 off (the default) seeds are
+canonicalised to 32 bits and the default dtypes are float32 / int32 / uint32, as JAX's x32
+mode; with x64 on seeds keep 64 bits and the defaults are float64 / int64 / uint64, as JAX's
+x64 mode (so ``choice`` and ``randint`` draw 64-bit words there).  Asking explicitly for
+float64, int64 or uint64 with x64 off gives the values JAX computes for those dtypes in x64
+mode.
+
+Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
+XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
+``permutation``, ``choice`` and ``threefry_2x32``. Where JAX's values go through XLA's own
+``log``/``log1p``/``erf`` we use correctly rounded ones, so ``normal`` (JAX's erfinv
+polynomial, fused as XLA fuses it), ``truncated_normal`` and ``gumbel`` agree with JAX to one
+or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)``
+take an argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
+
+The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
+``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as
+one fused kernel pass from counter to float (``_kernels/threefry``, threaded like the bits),
+which gives the same values bit for bit (tests/test_random.py checks every float32 mantissa).
+
+A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy arrays and
+returns Tensors.  Every function also takes traced values (under ``jit``, ``vmap``, ``grad``
+and their compositions): a traced key draws through the primitives ``threefry_bits`` (the
+bits) and ``threefry_sample`` (``uniform``, ``normal``, ``truncated_normal`` and ``gumbel``
+with static scalar parameters), whose implementation is the eager kernels above (a batch of
+keys under vmap: one kernel call for all of them), and the rest of each chain runs as nx
+operations, with the same values bit for bit; the samples are differentiable in their
+parameters (``uniform``'s bounds, ``truncated_normal``'s bounds, the entries ``permutation``
+and ``choice`` pick), never in the key.  Shapes, dtypes and population sizes stay static.
+"""
+from __future__ import annotations
+
+from nx_rune._kernels import threefry as _K                      # noqa: F401 (tests patch it)
+from nx_rune._random_impl import _ERFINV64                       # noqa: F401 (tests read it)
+from nx_rune.random._batch import _over_batch
+from nx_rune.random._keys import PRNGKey, fold_in, key, split, threefry_2x32
+from nx_rune.random._bits import bits, gumbel, normal, truncated_normal, uniform
+from nx_rune.random._discrete import (bernoulli, categorical, choice, geometric, permutation,
+                                      rademacher, randint)
+from nx_rune.random._keys import key_data, key_impl, wrap_key_data
+from nx_rune.random._continuous import (cauchy, double_sided_maxwell, exponential, laplace,
+                                        logistic, lognormal, maxwell, pareto, rayleigh,
+                                        triangular, wald, weibull_min)
+from nx_rune.random._gamma import (beta, binomial, chisquare, f, gamma, generalized_normal,
+                                   loggamma, poisson, t)
+from nx_rune.random._multivariate import ball, dirichlet, multivariate_normal, orthogonal
+
+__all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
+           "truncated_normal", "randint", "bernoulli", "categorical", "permutation",
+           "choice", "gumbel", "threefry_2x32",
+           "key_data", "wrap_key_data", "key_impl",
+           "exponential", "laplace", "logistic", "cauchy", "pareto", "weibull_min",
+           "lognormal", "rayleigh", "wald", "triangular", "maxwell", "double_sided_maxwell",
+           "rademacher", "geometric", "gamma", "loggamma", "beta", "chisquare", "f", "t",
+           "generalized_normal", "poisson", "binomial", "dirichlet", "multivariate_normal",
+           "orthogonal", "ball"]
+
+for _name in __all__:
+    # the public samplers are nx_rune.random's (their docs and doctests are found here)
+    globals()[_name] = _over_batch(globals()[_name])
+    globals()[_name].__module__ = __name__
+del _name
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -1,0 +1,211 @@
+"""Continuous samplers composed from uniform and normal draws, as JAX composes them.
+
+exponential, laplace, logistic, cauchy, pareto, weibull_min, lognormal, rayleigh, wald,
+triangular, maxwell and double_sided_maxwell: each is JAX 0.10.2's chain of operations on the
+same uniform or normal draws, written with nx's operations, so one code path serves concrete
+keys (eager), traced keys and parameters (jit, vmap, grad).  Transcendental functions of
+float32 values are evaluated in float64 and rounded once (nearer XLA's float32 results than
+NumPy's float32 loops; where XLA's own approximation rounds the other way a sample differs
+from JAX's in its last bit).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nx_rune import frontend as _F
+from nx_rune.dtypes import default_float
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
+from nx_rune.random._bits import normal, uniform
+from nx_rune.random._common import (_check_param_shape, _dtype, _key_arg, _shape, _traced,
+                                    _val)
+from nx_rune.random._traced import _cast, _t_split2
+
+_F64 = np.dtype(np.float64)
+
+
+def _hi(fn, x):
+    """``fn(x)`` for a float transcendental ``fn``: float32/float16 through float64, rounded
+    once to ``x``'s dtype."""
+    dt = np.dtype(x.dtype)
+    if dt == _F64:
+        return fn(x)
+    return fn(x.astype(_F64)).astype(dt)
+
+
+def _key_pair(k):
+    """A key of ``_key_arg`` (words or traced) as something the public samplers take."""
+    return np.array(k, np.uint32) if isinstance(k, tuple) else k
+
+
+def _split_pair(k):
+    """Two keys of ``split(key)``, as the public samplers take them."""
+    a, b = _t_split2(k)
+    return _key_pair(a), _key_pair(b)
+
+
+def _float_param(x, name, dt):
+    """A parameter cast to ``dt``: a Tensor (concrete) or the traced value."""
+    v = _cast(_val(x, name), dt)
+    return v if _traced(v) else _F.asarray(v)
+
+
+def _shape_for(fn, shape, *params):
+    """``shape`` (None: the parameters' broadcast shape), checked as JAX's
+    ``_check_broadcast_shapes``."""
+    shapes = [tuple(p.shape) for p in params]
+    if shape is None:
+        try:
+            return np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ValueError(f"{fn}: parameter shapes {shapes} do not broadcast") from None
+    shape = _shape(shape)
+    _check_param_shape(fn, shape, *shapes)
+    return shape
+
+
+def _float_dtype(dtype, fn):
+    return _dtype(dtype, default_float(), "f", fn)
+
+
+def exponential(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard exponential samples ``-log1p(-u)``: Tensor of ``shape``, float ``dtype``
+    (default float32, float64 in x64 mode)."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "exponential")
+    u = uniform(k, _shape(shape), dt)
+    return -_hi(_F.log1p, -u)
+
+
+def laplace(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard Laplace samples ``sign(u) log1p(-|u|)``, u uniform on (-1, 1): Tensor of
+    ``shape``, float ``dtype``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "laplace")
+    lo = dt.type(-1) + np.finfo(dt).epsneg
+    u = uniform(k, _shape(shape), dt, lo, dt.type(1))
+    return _F.sign(u) * _hi(_F.log1p, -_F.abs(u))
+
+
+def logistic(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard logistic samples ``log(u) - log1p(-u)``: Tensor of ``shape``, float ``dtype``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "logistic")
+    u = uniform(k, _shape(shape), dt, np.finfo(dt).tiny, dt.type(1))
+    return _hi(_F.log, u) - _hi(_F.log1p, -u)
+
+
+def cauchy(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Standard Cauchy samples ``tan(pi (u - 1/2))``: Tensor of ``shape``, float ``dtype``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "cauchy")
+    u = uniform(k, _shape(shape), dt, np.finfo(dt).eps, dt.type(1))
+    return _hi(_F.tan, (u - dt.type(0.5)) * dt.type(np.pi))
+
+
+def pareto(key: ArrayLike, b: ArrayLike, shape: ShapeLike | None = None,
+           dtype: DTypeLike = None) -> Array:
+    """Pareto samples of shape parameter ``b``, ``exp(e / b)`` for exponential e: Tensor of
+    ``shape`` (default b's), float ``dtype``; differentiable in ``b``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "pareto")
+    b = _float_param(b, "b", dt)
+    shape = _shape_for("pareto", shape, b)
+    return _hi(_F.exp, exponential(k, shape, dt) / b)
+
+
+def weibull_min(key: ArrayLike, scale: ArrayLike, concentration: ArrayLike,
+                shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Weibull samples ``(-log1p(-u)) ** (1 / concentration) * scale``: Tensor of ``shape``,
+    float ``dtype``; differentiable in ``scale`` and ``concentration``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "weibull_min")
+    scale = _float_param(scale, "scale", dt)
+    conc = _float_param(concentration, "concentration", dt)
+    u = uniform(k, _shape(shape), dt)
+    e = -_hi(_F.log1p, -u)
+    return _hi(lambda a: _F.power(a, 1.0 / conc.astype(a.dtype)), e) * scale
+
+
+def lognormal(key: ArrayLike, sigma: ArrayLike = np.float32(1), shape: ShapeLike | None = None,
+              dtype: DTypeLike = None) -> Array:
+    """Log-normal samples ``exp(sigma * n)``: Tensor of ``shape`` (default sigma's), float
+    ``dtype``; differentiable in ``sigma``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "lognormal")
+    sigma = _float_param(sigma, "sigma", dt)
+    shape = _shape_for("lognormal", shape, sigma)
+    return _hi(_F.exp, normal(k, shape, dt) * sigma)
+
+
+def rayleigh(key: ArrayLike, scale: ArrayLike, shape: ShapeLike | None = None,
+             dtype: DTypeLike = None) -> Array:
+    """Rayleigh samples ``scale * sqrt(-2 log u)``: Tensor of ``shape`` (default scale's),
+    float ``dtype``; differentiable in ``scale``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "rayleigh")
+    scale = _float_param(scale, "scale", dt)
+    shape = _shape_for("rayleigh", shape, scale)
+    u = uniform(k, shape, dt)
+    return scale * _F.sqrt(_hi(_F.log, u) * dt.type(-2))
+
+
+def wald(key: ArrayLike, mean: ArrayLike, shape: ShapeLike | None = None,
+         dtype: DTypeLike = None) -> Array:
+    """Wald (inverse Gaussian) samples of ``mean``: Tensor of ``shape`` (default mean's),
+    float ``dtype``."""
+    k = _key_arg(key)
+    dt = _float_dtype(dtype, "wald")
+    mean = _float_param(mean, "mean", dt)
+    shape = _shape_for("wald", shape, mean)
+    k1, k2 = _split_pair(k)
+    mean = _F.broadcast_to(mean, shape)
+    v = normal(k1, shape, dt)
+    z = uniform(k2, shape, dt)
+    y = v * v
+    mean_sq = mean * mean
+    sqrt_term = _F.sqrt(mean * y * dt.type(4) + mean_sq * (y * y))
+    x = mean + mean_sq * y / dt.type(2) - mean / dt.type(2) * sqrt_term
+    return _F.where(z <= mean / (mean + x), x, mean_sq / x)
+
+
+def triangular(key: ArrayLike, left: ArrayLike, mode: ArrayLike, right: ArrayLike,
+               shape: ShapeLike | None = None, dtype: DTypeLike = None) -> Array:
+    """Triangular samples on [left, right] with peak ``mode`` (inverse CDF): Tensor of ``shape``
+    (default the parameters' broadcast shape), float ``dtype``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "triangular")
+    left = _float_param(left, "left", dt)
+    mode = _float_param(mode, "mode", dt)
+    right = _float_param(right, "right", dt)
+    shape = _shape_for("triangular", shape, left, mode, right)
+    left, mode, right = (_F.broadcast_to(v, shape) for v in (left, mode, right))
+    fc = (mode - left) / (right - left)
+    u = uniform(k, shape, dt)
+    out1 = left + _F.sqrt(u * (right - left) * (mode - left))
+    out2 = right - _F.sqrt((dt.type(1) - u) * (right - left) * (right - mode))
+    return _F.where(u < fc, out1, out2)
+
+
+def maxwell(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Maxwell samples: the 2-norm of three standard normals, Tensor of ``shape``, float
+    ``dtype``."""
+    k = _key_pair(_key_arg(key))
+    dt = _float_dtype(dtype, "maxwell")
+    n = normal(k, _shape(shape) + (3,), dt)
+    return _F.sqrt(_F.sum(n * n, axis=-1))
+
+
+def double_sided_maxwell(key: ArrayLike, loc: ArrayLike, scale: ArrayLike,
+                         shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
+    """Double-sided Maxwell samples ``sign * maxwell * scale + loc``: Tensor of
+    ``shape + broadcast(loc, scale).shape`` (as JAX), float ``dtype``."""
+    from nx_rune.random._discrete import rademacher
+    k = _key_arg(key)
+    dt = _float_dtype(dtype, "double_sided_maxwell")
+    loc = _float_param(loc, "loc", dt)
+    scale = _float_param(scale, "scale", dt)
+    params = np.broadcast_shapes(tuple(loc.shape), tuple(scale.shape))
+    shape = _shape(shape)
+    shape = (shape or params) + params
+    km, kr = _split_pair(k)
+    return rademacher(kr, shape, dt) * maxwell(km, shape, dt) * scale + loc

@@ -1,0 +1,125 @@
+"""Multivariate samplers: multivariate_normal, orthogonal, dirichlet, ball (JAX's chains)."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from nx_rune import frontend as _F
+from nx_rune.dtypes import default_float
+from nx_rune.frontend import linalg as _L
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
+from nx_rune.random._bits import normal
+from nx_rune.random._common import (_check_param_shape, _dtype, _dtype_of, _float_dtype_of,
+                                    _key_arg, _shape, _traced, _val)
+from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+
+
+def _inexact(x, name):
+    v = _val(x, name)
+    v = v.astype(_float_dtype_of(v)) if not _traced(v) else v.astype(_float_dtype_of(v))
+    return v if _traced(v) else _F.asarray(v)
+
+
+def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
+                        shape: ShapeLike | None = None, dtype: DTypeLike = None,
+                        method: str = "cholesky") -> Array:
+    """Samples of the normal distribution of ``mean`` (``(..., n)``) and covariance ``cov``
+    (``(..., n, n)``): ``mean + factor @ z`` for standard normal z and ``factor`` from
+    ``method`` ("cholesky", "eigh" or "svd"; the last two allow singular ``cov``).
+
+    Returns a Tensor of ``shape + (n,)`` (default: the broadcast batch shape of mean and cov);
+    ``dtype`` defaults to mean's (promoted to float).  Differentiable in ``mean`` and ``cov``.
+    """
+    k = _key_pair(_key_arg(key))
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError(f"method must be one of 'svd', 'eigh' and 'cholesky', got {method!r}")
+    mean, cov = _inexact(mean, "mean"), _inexact(cov, "cov")
+    common = np.promote_types(_dtype_of(mean), _dtype_of(cov))
+    mean, cov = mean.astype(common), cov.astype(common)
+    dt = _dtype(dtype, common, "f", "multivariate_normal")
+    if mean.ndim < 1:
+        raise ValueError(f"mean: multivariate_normal requires mean.ndim >= 1, got "
+                         f"{mean.ndim}")
+    if cov.ndim < 2:
+        raise ValueError(f"cov: multivariate_normal requires cov.ndim >= 2, got {cov.ndim}")
+    n = mean.shape[-1]
+    if tuple(cov.shape[-2:]) != (n, n):
+        raise ValueError(f"cov: multivariate_normal requires cov.shape == (..., n, n) for "
+                         f"n={n}, got {tuple(cov.shape)}")
+    batch = (tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    if shape is None:
+        shape = np.broadcast_shapes(*batch)
+    else:
+        shape = _shape(shape)
+        _check_param_shape("multivariate_normal", shape, *batch)
+    if method == "svd":
+        u, s, _ = _L.svd(cov)
+        factor = u * _F.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = _L.eigh(cov)
+        factor = v * _F.sqrt(w[..., None, :])
+    else:
+        factor = _L.cholesky(cov)
+    z = normal(k, tuple(shape) + (n,), dt)
+    return mean + _F.einsum("...ij,...j->...i", factor, z)
+
+
+def orthogonal(key: ArrayLike, n: int, shape: ShapeLike = (), dtype: DTypeLike = None,
+               m: int | None = None) -> Array:
+    """Random matrices with orthonormal columns (or rows), Haar-distributed: Tensor of
+    ``shape + (n, m)`` (``m`` defaults to ``n``), float ``dtype``.  The sign-corrected Q of a
+    QR factorization of a standard normal matrix, as JAX."""
+    k = _key_pair(_key_arg(key))
+    shape = _shape(shape)
+    dt = _dtype(dtype, default_float(), "f", "orthogonal")
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    if n < 0 or m < 0:
+        raise ValueError(f"n and m must be non-negative, got n={n}, m={m}")
+    z = normal(k, (*shape, max(n, m), min(n, m)), dt)
+    q, r = _L.qr(z)
+    d = _F.diagonal(r, axis1=-2, axis2=-1)
+    x = q * _F.expand_dims(_F.sign(d), -2)
+    return _F.swapaxes(x, -1, -2) if n < m else x
+
+
+def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
+              dtype: DTypeLike = None) -> Array:
+    """Dirichlet samples of concentration ``alpha`` (``(..., n)``): ``softmax`` of log-gamma
+    samples, Tensor of ``shape + (n,)`` (default alpha's shape), float ``dtype``.
+    Differentiable in ``alpha`` (the implicit reparameterisation gradient of the gamma
+    draws)."""
+    from nx_rune.random._gamma import _loggamma_of
+    k = _key_pair(_key_arg(key))
+    dt = _dtype(dtype, default_float(), "f", "dirichlet")
+    a = _val(alpha, "alpha")
+    if a.ndim < 1:
+        raise ValueError(f"alpha: dirichlet requires alpha.ndim >= 1, got {a.ndim}")
+    a = a.astype(dt) if _traced(a) else _F.asarray(np.asarray(a).astype(dt))
+    if shape is None:
+        shape = tuple(a.shape[:-1])
+    else:
+        shape = _shape(shape)
+        _check_param_shape("dirichlet", shape, tuple(a.shape[:-1]))
+    log_g = _loggamma_of(k, a, tuple(shape) + tuple(a.shape[-1:]), dt)
+    return _F.softmax(log_g, axis=-1)
+
+
+def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
+         dtype: DTypeLike = None) -> Array:
+    """Points uniformly distributed in the unit ``p``-norm ball of dimension ``d``: Tensor of
+    ``shape + (d,)``, float ``dtype``."""
+    from nx_rune.random._gamma import generalized_normal
+    k = _key_arg(key)
+    shape = _shape(shape)
+    dt = _dtype(dtype, default_float(), "f", "ball")
+    d = operator.index(d)
+    if d < 0:
+        raise ValueError(f"d must be non-negative, got {d}")
+    k1, k2 = _split_pair(k)
+    g = generalized_normal(k1, p, (*shape, d), dt)
+    e = exponential(k2, shape, dt)
+    inv_p = dt.type(1) / dt.type(p)
+    r = _F.power(_F.sum(_F.power(_F.abs(g), dt.type(p)), axis=-1) + e, inv_p)
+    return g / r[..., None]
