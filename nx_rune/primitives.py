@@ -14,7 +14,6 @@ threads and asyncio tasks each have their own.
 import contextlib
 
 from nx_rune.backend import IMPLS
-from nx_rune._random_impl import IMPLS as _RANDOM_IMPLS
 from nx_rune.tensor import ALIAS_HOOK, DISPATCH
 from nx_rune.tensor import bind as _bind
 
@@ -87,22 +86,13 @@ def interpreter_scope(interp):
         _interpreter.reset(token)
 
 
-def _declare(names, registered_by=None, impls=IMPLS):
-    """Primitives named ``names`` with the backend's implementations (``impls``, a backend-layer
-    table by name); ``registered_by``: the module that sets their implementations itself when it
-    loads (the layer above that owns the concrete code: until then a call raises naming it)."""
+def _declare(names):
+    """Primitives named ``names``, each with the backend's implementation of that name."""
     prims = {}
     for n in names:
         prim = prims[n] = Primitive(n)
-        prim.def_impl(impls[n] if registered_by is None else _pending(n, registered_by))
+        prim.def_impl(IMPLS[n])
     return prims
-
-
-def _pending(name, module):
-    def impl(*args, **params):
-        raise RuntimeError(f"primitive {name}: its implementation is registered by {module}, "
-                           f"which has not been imported")
-    return impl
 
 
 # memory and constants
@@ -135,18 +125,18 @@ gather_p, scatter_p, matmul_p, unfold_p, fold_p, threefry_p = _declare(
 # gives the unsigned bits of nx.random.bits; threefry_sample(key, dist, shape, dtype, params)
 # gives uniform / normal / truncated_normal / gumbel samples with static scalar parameters.  A
 # key of shape (*batch, 2) draws for each of its keys (vmap over keys).  Their implementations
-# are nx.random's eager NumPy samplers, in the backend-layer module nx_rune._random_impl
-threefry_bits_p, threefry_sample_p = _declare(["threefry_bits", "threefry_sample"],
-                                              impls=_RANDOM_IMPLS).values()
-# the rejection samplers, JAX's loops element for element on concrete keys (nx_rune._random_impl):
+# are nx.random's eager NumPy samplers (nx_rune.backend.random)
+threefry_bits_p, threefry_sample_p = _declare(["threefry_bits", "threefry_sample"]).values()
+# the rejection samplers, JAX's loops element for element on concrete keys
+# (nx_rune.backend.random_rejection):
 # random_gamma(key, a, log_space) draws a gamma (or log-gamma) sample per element of a, element
 # i on split(key, a.size)[i]; random_poisson(key, lam, dtype) and random_binomial(key, count,
 # prob) draw JAX's whole-array loops.  A key of shape (*batch, 2) with parameters of shape
 # (*batch, *shape) draws for each key (vmap).  Their derivatives (gamma's implicit
 # reparameterisation) are nx_rune.random's
 random_gamma_p, random_poisson_p, random_binomial_p = _declare(
-    ["random_gamma", "random_poisson", "random_binomial"], impls=_RANDOM_IMPLS).values()
-# sorting and searching (WP-sorting)
+    ["random_gamma", "random_poisson", "random_binomial"]).values()
+# sorting and searching
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
 
 

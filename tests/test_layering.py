@@ -18,7 +18,6 @@ LAYERS = {
     "nx_rune._kernels": 0,
     "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.tree_util": 1, "nx_rune.dtypes": 1, "nx_rune.tensor": 1,
     "nx_rune.backend": 1,
-    "nx_rune._random_impl": 1,   # the random samplers' concrete NumPy/kernel code
     "nx_rune.writes": 1,   # WP-setitem: write tracking (below tensor.py and the backend)
     "nx_rune.config": 1,   # WP-x64: run-time settings (x64 mode), read by dtypes and the front end
     "nx_rune.primitives": 2,

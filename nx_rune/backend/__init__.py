@@ -22,7 +22,8 @@ parameters of each primitive are listed in its module's docstring):
   statistics   reduce_nanmax, reduce_nanmin, clip
   indexing     gather, scatter
   windows      unfold, fold
-  random       threefry
+  random       threefry, threefry_bits, threefry_sample (nx.random's bits and samplers)
+  random_rejection  random_gamma, random_poisson, random_binomial (JAX's rejection loops)
   sorting      sort, argsort, searchsorted
   fft          fft, rfft, irfft
   special      scipy.special's functions, the incomplete gamma and beta functions
@@ -36,8 +37,8 @@ This package is the backend layer: its modules may import NumPy, SciPy, ``nx_run
 above it (tests/test_layering.py).
 """
 from nx_rune.backend import (binary, elementwise, fft, indexing, linalg, memory,  # noqa: F401
-                             movement, random, reductions, scans, sorting, special, statistics,
-                             views, windows)
+                             movement, random, random_rejection, reductions, scans, sorting,
+                             special, statistics, views, windows)
 from nx_rune.backend._core import IMPLS
 from nx_rune.backend.linalg import (cho_factor_values, cho_solve_values, cholesky_vjp_values,
                                     lu_inverse_t_values, lu_sign_logabs, norm2_values,

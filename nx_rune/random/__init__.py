@@ -36,7 +36,7 @@ and ``choice`` pick), never in the key.  Shapes, dtypes and population sizes sta
 from __future__ import annotations
 
 from nx_rune._kernels import threefry as _K                      # noqa: F401 (tests patch it)
-from nx_rune._random_impl import _ERFINV64                       # noqa: F401 (tests read it)
+from nx_rune.backend.random import _ERFINV64                       # noqa: F401 (tests read it)
 from nx_rune.random._batch import _over_batch
 from nx_rune.random._keys import PRNGKey, fold_in, key, split, threefry_2x32
 from nx_rune.random._bits import bits, gumbel, normal, truncated_normal, uniform

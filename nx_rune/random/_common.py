@@ -9,7 +9,7 @@ import numpy as np
 from nx_rune.config import x64_enabled
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
-from nx_rune._random_impl import _U32, _size  # noqa: F401 (re-exported)
+from nx_rune.backend.random import _U32, _size  # noqa: F401 (re-exported)
 
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from nx_rune import frontend as _F
 from nx_rune.dtypes import default_float, default_int
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
-from nx_rune._random_impl import _gumbel, _permutation, _randint, _shuffle, _uniform
+from nx_rune.backend.random import _gumbel, _permutation, _randint, _shuffle, _uniform
 from nx_rune.random._common import (_axis, _check_param_shape, _dtype_of, _float_dtype_of,
                                     _int_param, _key_arg, _out, _out_any, _shape, _size,
                                     _static_int, _traced, _val)

@@ -2,7 +2,7 @@
 counting samplers drawn by rejection loops, poisson and binomial.
 
 gamma draws through the primitive ``random_gamma`` (JAX's Marsaglia-Tsang loop per element,
-on the element's own split key, in ``nx_rune._random_impl``), with JAX's implicit
+on the element's own split key, in ``nx_rune.backend.random``), with JAX's implicit
 reparameterisation derivative in the shape parameter: d sample / d a = -(dF/da) / (dF/dx) for
 F(a, x) the regularized lower incomplete gamma function (``random_gamma_grad``).  The samplers
 built on it (beta, dirichlet, chisquare, f, t, generalized_normal, ball) inherit it.
@@ -16,7 +16,6 @@ from nx_rune import primitives as _P
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.dtypes import default_float, default_int
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
-from nx_rune.random import _rules  # noqa: F401 (registers the primitives' rules)
 from nx_rune.random._bits import normal
 from nx_rune.random._common import (_check_param_shape, _dtype, _dtype_of, _float_dtype_of,
                                     _key_arg, _shape, _traced, _val)

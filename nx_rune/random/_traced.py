@@ -1,6 +1,6 @@
 """nx.random's chains on traced values (jit, grad, vmap inside jit).
 
-The same algorithms as ``nx_rune._random_impl``'s NumPy code, written with nx's own
+The same algorithms as ``nx_rune.backend.random``'s NumPy code, written with nx's own
 operations; a key here is either a pair of Python ints (concrete) or a traced uint32 array of
 shape (2,).
 """
@@ -14,7 +14,7 @@ from nx_rune import frontend as _F
 from nx_rune import primitives as _P
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.dtypes import default_int
-from nx_rune._random_impl import (
+from nx_rune.backend.random import (
     _ERFINV32_TABLE, _ERFINV64_TABLE, _F16, _F32, _F64, _SQRT2, _U32, _UINT, _is_unit_range,
     _normal_lo, _random_bits, _randint_span, _split, _split2, _two_prod, _two_sum)
 from nx_rune.random._common import _dtype_of, _float_dtype_of, _size, _traced

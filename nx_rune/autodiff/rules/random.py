@@ -5,6 +5,7 @@ May import: primitives, tensor and this package's ``_common``/``_batch_common``.
 """
 import math
 
+from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import BATCH_RULES, batch_at, moveaxis
 from nx_rune.autodiff.rules._common import defnondiff
@@ -66,3 +67,23 @@ def _batch_random(prim):
 
 _batch_random(P.threefry_bits_p)
 _batch_random(P.threefry_sample_p)
+
+
+def _batch_rejection(prim):
+    """The rejection samplers of batched operands: every operand's batch axis first (an
+    unbatched one broadcast along it), so the key of shape (size, ..., 2) draws for each of its
+    keys, as JAX batches these primitives."""
+    def rule(size, args, dims, **params):
+        moved = [ops.broadcast_to(x, (size,) + tuple(x.shape)) if d is None else moveaxis(x, d, 0)
+                 for x, d in zip(args, dims)]
+        return bind(prim, *moved, **params), 0
+    rule.__name__ = f"batch_{prim.name}"
+    BATCH_RULES[prim] = rule
+
+
+# random_gamma, random_poisson, random_binomial: integer keys and counts; gamma's derivative in
+# its shape parameter is attached around the primitive by nx_rune.random (a custom JVP)
+for _p in (P.random_gamma_p, P.random_poisson_p, P.random_binomial_p):
+    _batch_rejection(_p)
+    defnondiff(_p)
+del _p

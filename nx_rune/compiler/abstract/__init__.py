@@ -30,8 +30,8 @@ are keyed by the primitive objects and return the compiler's AbstractValue, both
 it.
 """
 from nx_rune.compiler.abstract import (binary, elementwise, fft, indexing, linalg,  # noqa: F401
-                                       memory, movement, random, reductions, scans, sorting,
-                                       special, statistics, views, windows)
+                                       memory, movement, random, random_rejection, reductions,
+                                       scans, sorting, special, statistics, views, windows)
 from nx_rune.compiler.abstract._core import (ABSTRACT_RULES, ELEMENTWISE, FALLBACK_USED,
                                              abstract_eval, def_abstract, register_elementwise,
                                              register_ufunc)
