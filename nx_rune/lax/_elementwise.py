@@ -134,8 +134,11 @@ def rem(x, y):
     # NumPy's mod adds y to fmod's result where the signs differ: take it back off
     fix = F.logical_and(F.not_equal(r, 0), F.not_equal(F.signbit(r), F.signbit(x)))
     r = F.where(fix, F.subtract(r, y), r)
-    # a zero remainder keeps the dividend's sign, as fmod's
-    return F.where(F.equal(r, 0), F.copysign(r, x), r)
+    # a zero remainder keeps the dividend's sign, as fmod's: -(0 - r) is -0.0 and 0 + r is
+    # +0.0 for either zero r, and both keep r's derivative (copysign would flip it)
+    zero = F.equal(r, 0)
+    signed = F.where(F.signbit(x), F.negative(F.subtract(0.0, r)), F.add(0.0, r))
+    return F.where(zero, signed, r)
 
 
 neg = _unary(F.negative, "neg")

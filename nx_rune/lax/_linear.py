@@ -29,7 +29,7 @@ from nx_rune.lax._structural import pad as _lax_pad
 from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers",
+__all__ = ["ConvDimensionNumbers",
            "Precision", "batch_matmul", "conv", "conv_dimension_numbers",
            "conv_general_dilated", "conv_transpose", "conv_with_general_padding", "dot",
            "dot_general", "padtype_to_pads", "reduce_window"]
@@ -73,9 +73,6 @@ def _check_precision(precision):
             raise ValueError(f"precision: expected None, a lax.Precision or one of 'default', "
                              f"'high', 'highest', 'bfloat16', 'tensorfloat32', 'float32', got "
                              f"{p!r}") from None
-
-
-DotDimensionNumbers = tuple
 
 
 def _preferred(x, y, preferred_element_type, name):
@@ -173,7 +170,6 @@ ConvDimensionNumbers = namedtuple("ConvDimensionNumbers", ["lhs_spec", "rhs_spec
 ConvDimensionNumbers.__doc__ = (
     "JAX's ``lax.ConvDimensionNumbers``: for lhs, rhs and out, the axis of (batch or output "
     "feature, feature or input feature, then the spatial axes in the kernel's order).")
-ConvGeneralDilatedDimensionNumbers = object
 
 
 def _conv_perms(specs):
@@ -558,7 +554,8 @@ def reduce_window(operand_, init_value, computation, window_dimensions, window_s
         pads = _pairs(padding, nd)
     init_ops = []
     for x, iv in zip(xs, inits):
-        iv = operand(iv)
+        # a Python or NumPy number converts once, at the operand's precision
+        iv = operand(iv) if isinstance(iv, ArrayBase) else F.asarray(iv, dtype=x.dtype)
         if iv.shape != ():
             raise TypeError(f"init_value: must be scalars, got shape {iv.shape}")
         init_ops.append(F.astype(iv, x.dtype))

@@ -305,6 +305,11 @@ def argmin(operand_, axis, index_dtype):
 
 # -- dynamic slices -----------------------------------------------------------------------------
 
+class _ArrayIndex(int):
+    """A start index that came as a concrete array (clamped like a traced one), not as a
+    Python int."""
+
+
 def _start_list(x, start_indices, name):
     """The start indices as a list of one scalar per axis (Python ints or integer scalars)."""
     if isinstance(start_indices, (ArrayBase, np.ndarray)):
@@ -326,14 +331,16 @@ def _start_list(x, start_indices, name):
         if isinstance(v, (bool, np.bool_)):
             raise TypeError(f"{name}: indices must be integers, got {v!r}")
         if isinstance(v, (int, np.integer)):
-            out.append(int(v))
+            out.append(v)
             continue
         v = operand(v)
         if v.shape != () or v.dtype.kind not in "iu":
             raise TypeError(f"{name}: each index must be an integer scalar, got dtype {v.dtype} "
                             f"of shape {v.shape}")
         c = concrete_value(v)
-        out.append(int(c) if c is not None else v)
+        # a concrete array index behaves as a traced one (JAX refuses only a static negative
+        # index that allow_negative_indices forbids); keep it as a NumPy integer
+        out.append(_ArrayIndex(c) if c is not None else v)
     return out
 
 
@@ -349,10 +356,14 @@ def _negatives(allow, n, name):
 def _clamped(start, n, size, allow_negative):
     """``start`` made to fit: + n when negative (if allowed), then clamped to [0, n - size].
     An int for an int; an int scalar array for a traced start."""
-    if isinstance(start, int):
-        if start < 0 and allow_negative:
-            start += n
-        return min(max(start, 0), n - size)
+    if isinstance(start, (int, np.integer)):
+        if start < 0:
+            if allow_negative:
+                start += n
+            elif not isinstance(start, _ArrayIndex):
+                raise ValueError(f"start_indices: index {start} is negative for an axis of "
+                                 f"size {n} with allow_negative_indices=False")
+        return int(min(max(start, 0), n - size))
     if allow_negative and start.dtype.kind == "i":
         start = F.where(F.less(start, 0), F.add(start, F.astype(n, start.dtype)), start)
     start = F.astype(start, np.int64 if n >= 2**31 else np.int32)
