@@ -672,3 +672,27 @@ def test_every_name_has_a_docstring_and_is_listed():
                  "top_k", "sort", "cumlogsumexp", "stop_gradient", "pad", "Precision", "cond",
                  "scan", "fori_loop", "while_loop"):
         assert name in lax.__all__, name
+
+
+def test_conv_per_example_gradients_vmap_jit():
+    # per-example gradients of a conv layer (vmap of grad), eager and under jit, against the
+    # gradient of each example alone
+    xs = nx.asarray(A(3, 1, 5, 4, 2, k=1))
+    w = nx.asarray(A(3, 2, 2, 3, k=2))
+
+    def loss(w, x):
+        y = lax.conv_general_dilated(x, w, (2, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return nx.sum(nx.tanh(y))
+    per = nx.vmap(nx.grad(loss), in_axes=(None, 0))(w, xs)
+    per_jit = nx.jit(nx.vmap(nx.grad(loss), in_axes=(None, 0)))(w, xs)
+    for e in range(3):
+        want = np.asarray(nx.grad(loss)(w, xs[e]))
+        np.testing.assert_allclose(np.asarray(per[e]), want, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(per_jit[e]), want, rtol=1e-12, atol=1e-14)
+    # forward mode through the convolution's custom derivative (its transpose)
+    t = nx.asarray(A(3, 2, 2, 3, k=4))
+    _, tan = nx.jvp(lambda w: loss(w, xs[0]), (w,), (t,))
+    eps = 1e-6
+    fd = (float(loss(w + eps * t, xs[0])) - float(loss(w - eps * t, xs[0]))) / (2 * eps)
+    np.testing.assert_allclose(float(tan), fd, rtol=1e-6)

@@ -22,6 +22,7 @@ import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import frontend as F
+from nx_rune.autodiff.custom import custom_vjp
 from nx_rune.frontend._core import operand, promote
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.lax import _elementwise as E
@@ -271,6 +272,55 @@ def _pairs(padding, n, name="padding"):
     return p
 
 
+def _window_counts(sizes, window, strides, dilation):
+    return tuple(max((n - (d * (w - 1) + 1)) // s + 1, 0)
+                 for n, w, s, d in zip(sizes, window, strides, dilation))
+
+
+def _im2col(x, window, strides, dilation, counts):
+    """The columns of a channels-last x (N, *spatial, C): row (n, position) holds the window
+    there, (K * C) values in window-offset-major order.  One strided view and one copy; its
+    derivative is the adjoint (each column's values added back to the positions they were
+    read from: K shifted, interior-padded cotangents), not as_strided's general scatter."""
+    N, C = x.shape[0], x.shape[-1]
+    sizes = x.shape[1:-1]
+    P, K = math.prod(counts), math.prod(window)
+    if K == 1:      # one strided slice: its own derivative is the cheap one
+        view = _windows(x, tuple(range(1, x.ndim - 1)), window, strides, dilation, "lhs")[0][0]
+        return F.reshape(view, (N * P, C))
+
+    @custom_vjp
+    def cols(x):
+        # element strides of x in C order: the window view reads each position's window
+        el = [1] * x.ndim
+        for a in range(x.ndim - 2, -1, -1):
+            el[a] = el[a + 1] * x.shape[a + 1]
+        sp = el[1:-1]
+        view = F.as_strided(x, (N,) + tuple(counts) + tuple(window) + (C,),
+                            [el[0]] + [e * s for e, s in zip(sp, strides)]
+                            + [e * d for e, d in zip(sp, dilation)] + [1])
+        return F.reshape(view, (N * P, K * C))
+
+    def fwd(x):
+        return cols(x), None
+
+    def bwd(_, g):
+        g = F.reshape(g, (N,) + tuple(counts) + (K, C))
+        acc = None
+        for k, offs in enumerate(itertools.product(*(range(w) for w in window))):
+            part = g[(slice(None),) * (1 + len(counts)) + (k,)]
+            cfg = [(0, 0, 0)]
+            for o, d, s, n, c in zip(offs, dilation, strides, sizes, counts):
+                lo = o * d
+                cfg.append((lo, n - lo - ((c - 1) * s + 1), s - 1))
+            cfg.append((0, 0, 0))
+            part = _lax_pad(part, 0, cfg)
+            acc = part if acc is None else F.add(acc, part)
+        return (acc,)
+    cols.defvjp(fwd, bwd)
+    return cols(x)
+
+
 def _windows(x, axes, window, strides, dilation, name):
     """The strided slices of x, one per window offset (C order over ``axes``), each the shape
     of the result: along axis ``axes[j]``, offset k reads ``k * dilation + i * stride``."""
@@ -355,14 +405,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
             raise ValueError(f"rhs: the (dilated) window {rd * (k - 1) + 1} along spatial axis "
                              f"{j} is larger than the padded input {n} (lhs shape {x.shape}, "
                              f"padding {pads})")
-    cols, counts = _windows(xl, tuple(range(1, s + 1)), ksz, strides, rdil, "lhs")
+    counts = _window_counts(xl.shape[1:-1], ksz, strides, rdil)
     P = math.prod(counts)
-    K = len(cols)
+    K = math.prod(ksz)
     Nb = N // BG
-    if K == 1:
-        stacked = F.reshape(cols[0], (N * P, C))
-    else:
-        stacked = F.reshape(F.stack(cols, axis=-2), (N * P, K * C))
+    stacked = _im2col(xl, ksz, strides, rdil, counts)       # (N * P, K * C)
     if BG > 1:
         # batch groups: lhs batch b * Nb + n with kernel outputs of group b (XLA's order)
         Ob = O // BG
