@@ -26,7 +26,7 @@ from nx_rune.autodiff.custom import custom_vjp
 from nx_rune.frontend._core import operand, promote
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.lax import _elementwise as E
-from nx_rune.lax._structural import pad as _lax_pad
+from nx_rune.lax._structural import pad_view as _lax_pad
 from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 

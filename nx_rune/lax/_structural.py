@@ -103,7 +103,14 @@ def pad(operand_, padding_value, padding_config):
     per axis: ``interior`` copies of the (scalar) padding_value between neighbouring elements,
     then ``low`` before and ``high`` after; a negative low or high removes elements from that
     end instead.  Each axis becomes ``low + high + n + max(n - 1, 0) * interior`` long.
-    Differentiable in the operand and in padding_value."""
+    Differentiable in the operand and in padding_value.  A new array, as JAX's (never a view
+    of operand, so a later in-place write to operand does not show in it, under jit or not)."""
+    return F.copy(pad_view(operand_, padding_value, padding_config))
+
+
+def pad_view(operand_, padding_value, padding_config):
+    """``pad`` as the front end's masked views (no copy where none is needed): for lax's own
+    compositions, whose results are new arrays anyway."""
     x = operand(operand_)
     try:
         cfg = [tuple(operator.index(v) for v in c) for c in padding_config]
@@ -388,15 +395,18 @@ def dynamic_slice(operand_, start_indices, slice_sizes, *, allow_negative_indice
     allow = _negatives(allow_negative_indices, x.ndim, "allow_negative_indices")
     starts = [_clamped(st, n, s, a) for st, n, s, a in zip(starts, x.shape, sizes, allow)]
     static = [st if isinstance(st, int) else None for st in starts]
-    if any(v is not None and (v != 0 or s != n) for v, s, n in zip(static, sizes, x.shape)):
-        x = F.shrink(x, [(v, v + s) if v is not None else (0, n)
-                         for v, s, n in zip(static, sizes, x.shape)])
+    # a new array, as JAX's: a view for concrete starts would alias operand eagerly but not
+    # under jit, where the same starts are traced and gathered
+    x = F.shrink(x, [(v, v + s) if v is not None else (0, n)
+                     for v, s, n in zip(static, sizes, x.shape)])
+    gathered = False
     for d, (st, s, n) in enumerate(zip(starts, sizes, x.shape)):
         if isinstance(st, int) or s == n:
             continue       # a full axis: the clamped start is 0 whatever it was
         idx = F.add(st, F.arange(s, dtype=st.dtype))
         x = F.take(x, idx, axis=d)
-    return x
+        gathered = True
+    return x if gathered else F.copy(x)
 
 
 def dynamic_update_slice(operand_, update, start_indices, *, allow_negative_indices=True):
