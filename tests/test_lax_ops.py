@@ -127,6 +127,11 @@ CASES = {
     "reduces": (lambda L, N: lambda x: (L.reduce_sum(x, (0, 2)), L.reduce_max(x, (1,)),
                                         L.reduce_min(x, (0,)), L.reduce_prod(x, (2,))),
                 (A(2, 3, 4),)),
+    "reduce_add": (lambda L, N: lambda x: L.reduce(x, 0.0, L.add, (0, 2)), (A(2, 3, 4),)),
+    "reduce_max": (lambda L, N: lambda x: L.reduce(x, -np.inf, L.max, (1,)), (A(2, 3, 4),)),
+    "reduce_generic_pytree": (lambda L, N: lambda a, b: L.reduce(
+        (a, b), (1.0, 0.0), lambda u, v: (u[0] * v[0], N.maximum(u[1], v[1])), (1,)),
+        (A(3, 5, k=1), A(3, 5, k=2))),
     "argmax": (lambda L, N: lambda x: (L.argmax(x, 1, np.int32), L.argmin(x, 0, np.int32)),
                (A(3, 4),)),
     # -- dynamic slices: negative starts count from the end, then starts clamp to fit --
@@ -359,7 +364,8 @@ GRAD_CASES = [
     "rem_smooth", "div_f64", "cbrt", "rsqrt", "erf_inv", "logistic", "bessel_i0e", "atan2",
     "integer_pow3", "integer_pow_neg2", "clamp", "clamp_arrays", "complex",
     "pad_interior_negative", "pad_crop", "slice", "slice_in_dim", "index_in_dim", "concatenate",
-    "broadcast_in_dim", "reshape_dims", "transpose", "rev", "reduces",
+    "broadcast_in_dim", "reshape_dims", "transpose", "rev", "reduces", "reduce_max",
+    "reduce_generic_pytree",
     "dynamic_slice_1_2", "dynamic_slice_10_-10", "dynamic_update_slice_1_2",
     "dynamic_update_slice_-1_4", "dynamic_update_index_in_dim", "select", "select_n",
     "switch_2", "map", "map_batch_size", "associative_scan_add", "associative_scan_rev_axis",
@@ -507,6 +513,21 @@ def test_dynamic_update_slice_vmap_over_starts_and_grad():
         want_x[a:a + 2, b:b + 3] = 0
         np.testing.assert_array_equal(np.asarray(gx), want_x)
         np.testing.assert_array_equal(np.asarray(gu), A(4, 5, k=7)[a:a + 2, b:b + 3])
+
+
+def test_dynamic_slices_vmap_over_operand_and_starts():
+    xs = nx.asarray(np.stack([A(4, 5, k=k) for k in range(len(STARTS))]))
+    us = nx.asarray(np.stack([A(2, 3, k=10 + k) for k in range(len(STARTS))]))
+    st = nx.asarray(np.array(STARTS, np.int32))
+    ds = nx.vmap(lambda x, s: lax.dynamic_slice(x, s, (2, 3)))(xs, st)
+    dus = nx.jit(nx.vmap(lambda x, u, s: lax.dynamic_update_slice(x, u, s)))(xs, us, st)
+    for e, s in enumerate(STARTS):
+        x = A(4, 5, k=e)
+        box, (a, b) = _np_dynamic_slice(x, s, (2, 3))
+        np.testing.assert_array_equal(np.asarray(ds[e]), box)
+        want = x.copy()
+        want[a:a + 2, b:b + 3] = A(2, 3, k=10 + e)
+        np.testing.assert_array_equal(np.asarray(dus[e]), want)
 
 
 def test_dynamic_update_slice_does_not_write_its_operand():

@@ -24,7 +24,7 @@ __all__ = [
     "argmax", "argmin", "broadcast", "broadcast_in_dim", "collapse", "concatenate",
     "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "expand_dims", "index_in_dim", "pad",
-    "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "reshape",
+    "reduce", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "reshape",
     "rev", "slice", "slice_in_dim", "squeeze", "transpose",
 ]
 
@@ -298,6 +298,69 @@ def reduce_or(operand_, axes):
     return F.any(x, axis=_axes(x, axes))
 
 
+def reduce(operands, init_values, computation, dimensions):
+    """JAX's ``lax.reduce(operands, init_values, computation, dimensions)``: reduce the axes
+    ``dimensions`` of an array (or of matching pytrees of arrays, ``computation`` then taking
+    and returning such pytrees) with the associative ``computation`` whose identity is
+    ``init_values``.  lax's / nx's add, mul, max, min run as the front end's reductions; any
+    other computation combines halves of each axis pairwise (log2(n) rounds)."""
+    from nx_rune.lax import _elementwise as E
+    from nx_rune.tree_util import tree_flatten, tree_unflatten
+    leaves, tree = tree_flatten(operands)
+    inits, itree = tree_flatten(init_values)
+    if tree != itree:
+        raise ValueError(f"init_values: must have operands' tree structure ({tree}), got {itree}")
+    if not leaves:
+        raise ValueError("operands: reduce needs at least one operand")
+    xs = [operand(v) for v in leaves]
+    dims = sorted({_axis(d, xs[0].ndim, "dimensions") for d in _ints(dimensions, "dimensions")})
+    for v in xs[1:]:
+        if v.shape != xs[0].shape:
+            raise ValueError(f"operands: arrays must share one shape, got {xs[0].shape} and "
+                             f"{v.shape}")
+    table = {E.add: F.sum, F.add: F.sum, E.mul: F.prod, F.multiply: F.prod, E.max: F.max,
+             F.maximum: F.max, E.min: F.min, F.minimum: F.min}
+    try:
+        fn = table.get(computation) if len(xs) == 1 else None
+    except TypeError:
+        fn = None
+    if fn is not None:
+        x = xs[0]
+        if fn in (F.sum, F.prod):
+            return tree_unflatten(tree, [fn(x, axis=tuple(dims), dtype=x.dtype)])
+        if x.dtype.kind == "b":
+            red = F.all if fn is F.min else F.any
+            return tree_unflatten(tree, [red(x, axis=tuple(dims))])
+        return tree_unflatten(tree, [fn(x, axis=tuple(dims))])
+    if not callable(computation):
+        raise TypeError(f"computation: must be callable, got {computation!r}")
+
+    def combine(a, b):
+        out = computation(tree_unflatten(tree, a), tree_unflatten(tree, b))
+        out_leaves, out_tree = tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(f"computation: must return operands' structure ({tree}), got "
+                            f"{out_tree}")
+        return [operand(v) for v in out_leaves]
+    for d in reversed(dims):
+        n = xs[0].shape[d]
+        if n == 0:
+            shape = xs[0].shape[:d] + xs[0].shape[d + 1:]
+            xs = [F.full(shape, iv, dtype=x.dtype) for x, iv in zip(xs, inits)]
+            continue
+        while n > 1:
+            h = n // 2
+            a = [slice_in_dim(x, 0, h, 1, d) for x in xs]
+            b = [slice_in_dim(x, h, 2 * h, 1, d) for x in xs]
+            c = combine(a, b)
+            if n % 2:
+                c = [F.concatenate([v, slice_in_dim(x, 2 * h, n, 1, d)], axis=d)
+                     for v, x in zip(c, xs)]
+            xs, n = c, h + n % 2
+        xs = [F.squeeze(x, d) for x in xs]
+    return tree_unflatten(tree, [F.copy(x) for x in xs])
+
+
 def argmax(operand_, axis, index_dtype):
     """JAX's ``lax.argmax(operand, axis, index_dtype)``: first maximum's index."""
     x = operand(operand_)
@@ -430,24 +493,15 @@ def dynamic_update_slice(operand_, update, start_indices, *, allow_negative_indi
     starts = [_clamped(st, n, s, a) for st, n, s, a in zip(starts, x.shape, u.shape, allow)]
     if all(isinstance(st, int) for st in starts):
         return x.at[tuple(_slice(st, st + s) for st, s in zip(starts, u.shape))].set(u)
-    # traced starts: read update at p - start for every position p of operand (clipped into the
-    # update), and keep operand's value where p - start falls outside the update
-    mask = None
-    for d, (st, s, n) in enumerate(zip(starts, u.shape, x.shape)):
-        if s == n:
-            continue
-        p = F.arange(n, dtype=np.int64 if n >= 2**31 else np.int32)
-        if isinstance(st, int):
-            j = F.subtract(p, st)
-        else:
-            j = F.subtract(p, F.astype(st, p.dtype))
-        inside = F.logical_and(F.greater_equal(j, 0), F.less(j, s))
-        u = F.take(u, F.clip(j, 0, s - 1), axis=d)
-        inside = F.reshape(inside, tuple(n if k == d else 1 for k in range(x.ndim)))
-        mask = inside if mask is None else F.logical_and(mask, inside)
-    if mask is None:       # the update covers the operand
-        return F.copy(u)
-    return F.where(mask, u, x)
+    # traced starts: one scatter of the update's elements at the (clamped, so in-bounds) box,
+    # every axis indexed by an open mesh (start + arange(size)) so the box keeps its layout
+    index = []
+    for d, (st, size) in enumerate(zip(starts, u.shape)):
+        dt = np.int64 if x.shape[d] >= 2**31 else np.int32
+        r = F.arange(size, dtype=dt)
+        r = F.add(r, st if isinstance(st, int) else F.astype(st, dt))
+        index.append(F.reshape(r, tuple(size if k == d else 1 for k in range(x.ndim))))
+    return x.at[tuple(index)].set(u)
 
 
 def dynamic_slice_in_dim(operand_, start_index, slice_size, axis=0, *,
