@@ -717,3 +717,29 @@ def test_conv_per_example_gradients_vmap_jit():
     eps = 1e-6
     fd = (float(loss(w + eps * t, xs[0])) - float(loss(w - eps * t, xs[0]))) / (2 * eps)
     np.testing.assert_allclose(float(tan), fd, rtol=1e-6)
+
+
+def test_shape_tuples_match_jax():
+    # expected shapes from jax 0.10.2's lax.*_shape_tuple
+    assert lax.conv_general_shape_tuple((8, 32, 32, 16), (3, 3, 16, 32), (2, 2), "SAME",
+                                        ("NHWC", "HWIO", "NHWC")) == (8, 16, 16, 32)
+    assert lax.conv_general_shape_tuple((8, 32, 31, 16), (4, 3, 16, 32), (2, 3), "VALID",
+                                        ("NHWC", "HWIO", "NCHW")) == (8, 32, 15, 10)
+    assert lax.conv_general_shape_tuple((8, 16, 32, 31), (32, 16, 4, 3), (1, 2),
+                                        ((1, 2), (0, -1)),
+                                        ("NCHW", "OIHW", "NHWC")) == (8, 32, 14, 32)
+    assert lax.conv_transpose_shape_tuple((8, 32, 32, 16), (3, 3, 16, 32), (2, 2), "SAME",
+                                          ("NHWC", "HWIO", "NHWC")) == (8, 64, 64, 32)
+    assert lax.conv_transpose_shape_tuple((8, 7, 5, 16), (4, 3, 16, 32), (2, 3), "VALID",
+                                          ("NHWC", "HWIO", "NCHW")) == (8, 32, 16, 15)
+    assert lax.reduce_window_shape_tuple((8, 32, 31, 3), (1, 3, 3, 1), (1, 2, 2, 1),
+                                         ((0, 0), (1, 1), (0, 2), (0, 0)), (1, 2, 1, 1),
+                                         (1, 1, 2, 1)) == (8, 32, 15, 3)
+    assert lax.conv_shape_tuple((8, 16, 32, 32), (32, 16, 3, 3), (1, 1), "SAME", 2) == \
+        (4, 32, 32, 32)
+    # and they agree with what the functions return
+    x, w = nx.ones((2, 9, 7, 3)), nx.ones((3, 2, 3, 4))
+    out = lax.conv_general_dilated(x, w, (2, 3), "SAME", dimension_numbers=("NHWC", "HWIO",
+                                                                          "NCHW"))
+    assert out.shape == lax.conv_general_shape_tuple(x.shape, w.shape, (2, 3), "SAME",
+                                                     ("NHWC", "HWIO", "NCHW"))

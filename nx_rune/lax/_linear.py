@@ -32,8 +32,9 @@ from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["ConvDimensionNumbers",
            "Precision", "batch_matmul", "conv", "conv_dimension_numbers",
-           "conv_general_dilated", "conv_transpose", "conv_with_general_padding", "dot",
-           "dot_general", "padtype_to_pads", "reduce_window"]
+           "conv_general_dilated", "conv_general_shape_tuple", "conv_shape_tuple",
+           "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "dot",
+           "dot_general", "padtype_to_pads", "reduce_window", "reduce_window_shape_tuple"]
 
 
 class Precision(enum.Enum):
@@ -245,6 +246,61 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
         small, big = total // 2, total - total // 2
         pads.append((small, big) if mode == "SAME" else (big, small))
     return pads
+
+
+def _stride_dim(d, window, stride):
+    return max((d - window) // stride + 1, 0)
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """JAX's ``lax.conv_shape_tuple``: the output shape of a convolution in the NCHW / OIHW
+    layout (pads: a padding string or (low, high) pairs)."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"pads: expected {len(lhs_shape) - 2} (low, high) pairs, got {pads!r}")
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
+    if any(p < 0 for p in padded):
+        raise ValueError(f"pads: negative padding {pads} is larger than lhs_shape[2:] = "
+                         f"{tuple(lhs_shape[2:])}")
+    space = tuple(_stride_dim(p, k, s) for p, k, s in zip(padded, rhs_shape[2:], strides))
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + space
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """JAX's ``lax.conv_general_shape_tuple``: the output shape of ``conv_general_dilated``
+    (no dilation) for string ``dimension_numbers`` such as ('NHWC', 'HWIO', 'NHWC')."""
+    lp, rp, op = _conv_perms(tuple(dimension_numbers))
+    out = conv_shape_tuple([lhs_shape[a] for a in lp], [rhs_shape[a] for a in rp],
+                           window_strides, padding)
+    return tuple(int(out[j]) for j in np.argsort(op))
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers):
+    """JAX's ``lax.conv_transpose_shape_tuple``: the output shape of ``conv_transpose``."""
+    lp, rp, op = _conv_perms(tuple(dimension_numbers))
+    lt, rt = [lhs_shape[a] for a in lp], [rhs_shape[a] for a in rp]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(rt[2:], window_strides)]
+    total = [sum(p) for p in padding]
+    space = [(i - 1) * s - k + 2 + p for i, k, s, p in zip(lt[2:], rt[2:], window_strides, total)]
+    out = (lt[0], rt[0]) + tuple(space)
+    return tuple(int(out[j]) for j in np.argsort(op))
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None):
+    """JAX's ``lax.reduce_window_shape_tuple``: the output shape of ``reduce_window`` for
+    (low, high) padding pairs."""
+    shape = list(operand_shape)
+    if base_dilation is not None:
+        shape = [0 if n == 0 else 1 + b * (n - 1) for n, b in zip(shape, base_dilation)]
+    window = list(window_dimensions)
+    if window_dilation is not None:
+        window = [0 if k == 0 else 1 + d * (k - 1) for k, d in zip(window, window_dilation)]
+    padded = [n + lo + hi for n, (lo, hi) in zip(shape, padding)]
+    return tuple(_stride_dim(p, k, s) for p, k, s in zip(padded, window, window_strides))
 
 
 def _int_tuple(v, n, name, minimum=1, default=1):
