@@ -10,7 +10,7 @@ dynamic slices (traced starts, clamped as JAX clamps them), ``dot_general``,
 (JAX's integer division and remainder, rounding, saturating conversions).  Each is a
 composition of nx_rune's front-end ops, so it differentiates, batches and compiles like them.
 """
-from nx_rune.compiler.control import cond, fori_loop, scan, while_loop
+from nx_rune.compiler.control import cond, fori_loop, scan, while_loop  # noqa: F401
 from nx_rune.lax import _control, _elementwise, _linear, _structural
 from nx_rune.lax._control import *  # noqa: F401,F403
 from nx_rune.lax._elementwise import *  # noqa: F401,F403

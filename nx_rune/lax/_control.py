@@ -25,7 +25,7 @@ __all__ = ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod", "c
            "select", "select_n", "sort", "sort_key_val", "stop_gradient", "switch", "top_k"]
 
 
-# -- selections ---------------------------------------------------------------------------------
+# -- selections -----------------------------------------------------------------------------------
 
 def select(pred, on_true, on_false):
     """JAX's ``lax.select(pred, on_true, on_false)``: on_true where pred else on_false
@@ -84,7 +84,7 @@ def switch(index, branches, *operands, **kwargs):
         if not callable(b):
             raise TypeError(f"branches: every branch must be callable, got {b!r}")
     n = len(branches)
-    if isinstance(index, (bool, np.bool_)) or isinstance(index, (float, complex)):
+    if isinstance(index, (bool, np.bool_, float, complex)):
         raise TypeError(f"index: must be an integer scalar, got {index!r}")
     if isinstance(index, (int, np.integer)):
         return branches[min(max(int(index), 0), n - 1)](*operands)
@@ -108,7 +108,7 @@ def switch(index, branches, *operands, **kwargs):
     return tree(0, n, operands)
 
 
-# -- map and associative_scan -----------------------------------------------------------------------
+# -- map and associative_scan ---------------------------------------------------------------------
 
 def map(f, xs, *, batch_size=None):
     """JAX's ``lax.map(f, xs, batch_size=None)``: ``f`` over the leading axis of the pytree xs,
@@ -276,7 +276,7 @@ def top_k(operand_, k, *, axis=-1):
     return F.take_along_axis(x, idx, axis=a), F.astype(idx, np.int32)
 
 
-# -- cumulative reductions --------------------------------------------------------------------------
+# -- cumulative reductions ------------------------------------------------------------------------
 
 def _cumulative(name, fn):
     def op(operand_, axis=0, reverse=False):

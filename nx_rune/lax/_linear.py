@@ -4,11 +4,12 @@ operands' own precision, float32 as float32, on the CPU's BLAS).
 
 A convolution runs channels-last: the operand as (N, *spatial, C) and the kernel as
 (*window, I, O) (transposes only where the dimension numbers ask for another layout), the input
-dilation as interior padding and the padding as a (masked) pad or a crop, then the windows'
-strided slices stacked into columns (N * positions, K * I) and one matrix product with the
-kernel (one batched product per feature group).  Everything is front-end ops, so every
-derivative, ``vmap`` and ``jit`` follow; the gradient of a convolution is the transposed
-slicing of the cotangent columns, summed.
+dilation as interior padding and the padding as a (masked) pad or a crop, then the windows as
+one strided view copied into columns (N * positions, K * I) and one matrix product with the
+kernel (one batched product per feature group).  The columns' derivative is their adjoint (the
+cotangent columns added back, window offset by window offset: K shifted pads), given through
+``custom_vjp``; everything else is front-end ops, so every derivative (any order, both modes),
+``vmap`` and ``jit`` follow.
 """
 from __future__ import annotations
 
@@ -166,7 +167,7 @@ def batch_matmul(lhs, rhs, precision=None):
                               (tuple(range(nb)), tuple(range(nb)))), precision)
 
 
-# -- convolutions -----------------------------------------------------------------------------------
+# -- convolutions ---------------------------------------------------------------------------------
 
 ConvDimensionNumbers = namedtuple("ConvDimensionNumbers", ["lhs_spec", "rhs_spec", "out_spec"])
 ConvDimensionNumbers.__doc__ = (
@@ -626,7 +627,8 @@ def reduce_window(operand_, init_value, computation, window_dimensions, window_s
     """JAX's ``lax.reduce_window(operand, init_value, computation, window_dimensions,
     window_strides=None, padding='VALID', base_dilation=None, window_dilation=None)``: each
     window of the padded, base-dilated operand reduced with ``computation`` starting from
-    init_value (padding and dilation holes take no part, as in XLA).  One window size, stride and dilation per axis of operand;
+    init_value (padding and dilation holes take no part, as in XLA).  One window size, stride
+    and dilation per axis of operand;
     padding 'SAME'/'SAME_LOWER'/'VALID' or (low, high) pairs.  ``computation``: lax.add / mul
     / max / min (or nx.add, nx.multiply, nx.maximum, nx.minimum) reduce the stacked windows at
     once (max and min pass the derivative to the first extreme element of each window, as

@@ -11,8 +11,6 @@ example under ``vmap`` and derivatives flow to the operand (and the update) thro
 from __future__ import annotations
 
 import operator
-from typing import Sequence
-
 import numpy as np
 
 from nx_rune import frontend as F
@@ -24,7 +22,8 @@ __all__ = [
     "argmax", "argmin", "broadcast", "broadcast_in_dim", "collapse", "concatenate",
     "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "expand_dims", "index_in_dim", "pad",
-    "reduce", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "reshape",
+    "reduce", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum",
+    "reshape",
     "rev", "slice", "slice_in_dim", "squeeze", "transpose",
 ]
 
@@ -121,7 +120,7 @@ def pad_view(operand_, padding_value, padding_config):
         raise ValueError(f"padding_config: expected {x.ndim} (low, high, interior) triples for an "
                          f"operand of shape {x.shape}, got {padding_config!r}")
     fill = padding_value
-    if isinstance(fill, ArrayBase) or isinstance(fill, np.ndarray):
+    if isinstance(fill, (ArrayBase, np.ndarray)):
         fill = operand(fill)
         if fill.shape != ():
             raise TypeError(f"padding_value: must be a scalar, got shape {fill.shape}")
