@@ -744,3 +744,51 @@ def test_shape_tuples_match_jax():
                                                                           "NCHW"))
     assert out.shape == lax.conv_general_shape_tuple(x.shape, w.shape, (2, 3), "SAME",
                                                      ("NHWC", "HWIO", "NCHW"))
+
+
+def test_control_flow_accepts_jax_keywords():
+    # unroll= (scan, fori_loop) and cond's operand= change nothing in the values
+    xs = nx.asarray(A(5))
+
+    def step(c, x):
+        return c * 0.5 + x, c
+    want = lax.scan(step, 0.0, xs)
+    for unroll in (1, 3, True, False):
+        got = nx.jit(lambda xs, u=unroll: lax.scan(step, 0.0, xs, unroll=u))(xs)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert float(lax.fori_loop(0, 4, lambda i, v: v + i, 0.0, unroll=2)) == 6.0
+    assert float(lax.cond(True, lambda x: x + 1.0, lambda x: x, operand=1.0)) == 2.0
+    with pytest.raises(ValueError, match="unroll"):
+        lax.scan(step, 0.0, xs, unroll=0)
+    with pytest.raises(TypeError, match="operand"):
+        lax.cond(True, lambda x: x, lambda x: x, 1.0, operand=1.0)
+
+
+def test_signatures_follow_jax():
+    # parameter names of jax 0.10.2's lax functions (keyword calls work as in JAX)
+    import inspect
+    names = {
+        "dynamic_slice": ["operand", "start_indices", "slice_sizes", "allow_negative_indices"],
+        "dynamic_update_slice": ["operand", "update", "start_indices", "allow_negative_indices"],
+        "pad": ["operand", "padding_value", "padding_config"],
+        "conv_general_dilated": ["lhs", "rhs", "window_strides", "padding", "lhs_dilation",
+                                 "rhs_dilation", "dimension_numbers", "feature_group_count",
+                                 "batch_group_count", "precision", "preferred_element_type",
+                                 "out_sharding"],
+        "reduce_window": ["operand", "init_value", "computation", "window_dimensions",
+                          "window_strides", "padding", "base_dilation", "window_dilation"],
+        "dot_general": ["lhs", "rhs", "dimension_numbers", "precision",
+                        "preferred_element_type", "out_sharding"],
+        "sort": ["operand", "dimension", "is_stable", "num_keys"],
+        "top_k": ["operand", "k", "axis"],
+        "associative_scan": ["fn", "elems", "reverse", "axis"],
+        "map": ["f", "xs", "batch_size"],
+        "nextafter": ["x1", "x2"],
+        "scan": ["f", "init", "xs", "length", "reverse", "unroll", "_split_transpose"],
+    }
+    for name, params in names.items():
+        assert list(inspect.signature(getattr(lax, name)).parameters) == params, name
+    x = nx.asarray(A(4, 5))
+    got = lax.dynamic_slice(operand=x, start_indices=(1, 1), slice_sizes=(2, 2))
+    np.testing.assert_array_equal(np.asarray(got), A(4, 5)[1:3, 1:3])

@@ -12,6 +12,7 @@ the rest transposed into the output order.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def _sort_key(label):
     return (0, label[1], "") if isinstance(label, tuple) else (1, 0, label)
 
 
-def einsum(subscripts: str, *operands: ArrayLike, precision=None,
+def einsum(subscripts: str, *operands: ArrayLike, precision: Any = None,
            preferred_element_type: DTypeLike = None) -> Array:
     """Einstein summation, as ``np.einsum(subscripts, *operands)``.
 

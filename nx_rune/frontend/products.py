@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ __all__ = ["matmul", "dot", "outer", "inner", "tensordot", "vecdot", "vdot", "kr
 
 # -- linear algebra ------------------------------------------------------------------------------
 
-def matmul(a: ArrayLike, b: ArrayLike, *, precision=None,
+def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
            preferred_element_type: DTypeLike = None) -> Array:
     """Matrix product with NumPy's rules: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes
     broadcast, 1-D operands promoted and their axis removed.  Promoted dtype (bool operands
@@ -61,7 +61,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision=None,
     return bind(P.matmul_p, a, b)
 
 
-def dot(a: ArrayLike, b: ArrayLike, *, precision=None,
+def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
         preferred_element_type: DTypeLike = None) -> Array:
     """NumPy's dot: products of scalars, inner product of vectors, matmul of matrices, and for
     N-d, a sum over the last axis of a and the second-to-last of b: shape a.shape[:-1] +

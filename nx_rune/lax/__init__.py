@@ -10,8 +10,8 @@ dynamic slices (traced starts, clamped as JAX clamps them), ``dot_general``,
 (JAX's integer division and remainder, rounding, saturating conversions).  Each is a
 composition of nx_rune's front-end ops, so it differentiates, batches and compiles like them.
 """
-from nx_rune.compiler.control import cond, fori_loop, scan, while_loop  # noqa: F401
-from nx_rune.lax import _control, _elementwise, _linear, _structural
+from nx_rune.lax import _control, _elementwise, _linear, _loops, _structural
+from nx_rune.lax._loops import cond, fori_loop, scan, while_loop  # noqa: F401
 from nx_rune.lax._control import *  # noqa: F401,F403
 from nx_rune.lax._elementwise import *  # noqa: F401,F403
 from nx_rune.lax._linear import *  # noqa: F401,F403

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import operator
 
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from nx_rune import frontend as F
 from nx_rune.autodiff.api import stop_gradient
 from nx_rune.compiler.control import cond, scan
-from nx_rune.frontend._core import operand
+from nx_rune.frontend._core import operand as _arr
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.lax._structural import slice_in_dim
 from nx_rune.tensor import ArrayBase
+from nx_rune.typing import Array, ArrayLike, PyTree
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "map",
@@ -27,20 +30,20 @@ __all__ = ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod", "c
 
 # -- selections -----------------------------------------------------------------------------------
 
-def select(pred, on_true, on_false):
+def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
     """JAX's ``lax.select(pred, on_true, on_false)``: on_true where pred else on_false
     (pred boolean, a scalar or of the cases' shape; the cases of one shape and dtype)."""
     return select_n(pred, on_false, on_true)
 
 
-def select_n(which, *cases):
+def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
     """JAX's ``lax.select_n(which, *cases)``: ``cases[which]`` elementwise.  which: bool (two
     cases at most: False picks cases[0]) or an integer in ``[0, len(cases))`` (out of range
     picks an end case), a scalar or of the cases' shape; the cases share shape and dtype."""
     if not cases:
         raise ValueError("cases: select_n needs at least one case")
-    w = operand(which)
-    cs = [operand(c) for c in cases]
+    w = _arr(which)
+    cs = [_arr(c) for c in cases]
     for k, c in enumerate(cs[1:], 1):
         if c.shape != cs[0].shape or c.dtype != cs[0].dtype:
             raise TypeError(f"cases: select_n needs cases of one shape and dtype, got "
@@ -65,7 +68,8 @@ def select_n(which, *cases):
     return F.broadcast_to(out, cs[0].shape) if out.shape != cs[0].shape else out
 
 
-def switch(index, branches, *operands, **kwargs):
+def switch(index: ArrayLike, branches: Sequence[Callable[..., Any]], *operands: Any,
+            **kwargs: Any) -> Any:
     """JAX's ``lax.switch(index, branches, *operands)``: ``branches[index](*operands)``, index
     clamped to ``[0, len(branches) - 1]``.  A concrete index calls one branch; a traced one is
     a tree of ``lax.cond`` (each branch traced under jit; under vmap with a per-example index
@@ -88,7 +92,7 @@ def switch(index, branches, *operands, **kwargs):
         raise TypeError(f"index: must be an integer scalar, got {index!r}")
     if isinstance(index, (int, np.integer)):
         return branches[min(max(int(index), 0), n - 1)](*operands)
-    i = operand(index)
+    i = _arr(index)
     if i.shape != () or i.dtype.kind not in "iu":
         raise TypeError(f"index: must be an integer scalar, got dtype {i.dtype} of shape "
                         f"{i.shape}")
@@ -110,7 +114,7 @@ def switch(index, branches, *operands, **kwargs):
 
 # -- map and associative_scan ---------------------------------------------------------------------
 
-def map(f, xs, *, batch_size=None):
+def map(f: Callable[..., Any], xs: PyTree, *, batch_size: int | None = None) -> PyTree:
     """JAX's ``lax.map(f, xs, batch_size=None)``: ``f`` over the leading axis of the pytree xs,
     the results stacked (a ``scan``).  ``batch_size``: ``vmap(f)`` over chunks of that many
     (the remainder in one last chunk)."""
@@ -125,7 +129,7 @@ def map(f, xs, *, batch_size=None):
     leaves, tree = tree_flatten(xs)
     if not leaves:
         raise ValueError("xs: map needs at least one array to map over")
-    leaves = [operand(v) for v in leaves]
+    leaves = [_arr(v) for v in leaves]
     n = leaves[0].shape[0]
     bs = int(batch_size)
     nb, rem = divmod(n, bs)
@@ -158,7 +162,8 @@ def _interleave(a, b, axis):
     return merged
 
 
-def associative_scan(fn, elems, reverse=False, axis=0):
+def associative_scan(fn: Callable[..., Any], elems: PyTree, reverse: bool = False,
+                      axis: int = 0) -> PyTree:
     """JAX's ``lax.associative_scan(fn, elems, reverse=False, axis=0)``: the inclusive prefix
     combination ``fn(...fn(fn(e0, e1), e2)..., ek)`` at every position k along ``axis`` for an
     associative ``fn`` over pytrees of arrays (elementwise in their leading shape).  Computed
@@ -169,7 +174,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     leaves, tree = tree_flatten(elems)
     if not leaves:
         raise ValueError("elems: associative_scan needs at least one array")
-    leaves = [operand(v) for v in leaves]
+    leaves = [_arr(v) for v in leaves]
     if leaves[0].ndim == 0:
         raise ValueError("elems: arrays must have at least one axis")
     axis = operator.index(axis)
@@ -189,7 +194,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         out_leaves, out_tree = tree_flatten(out)
         if out_tree != tree:
             raise TypeError(f"fn: must return the structure of elems ({tree}), got {out_tree}")
-        return [operand(v) for v in out_leaves]
+        return [_arr(v) for v in out_leaves]
 
     def sl(v, start, stop, step=1):
         m = v.shape[axis]
@@ -217,14 +222,15 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
 # -- sorting --------------------------------------------------------------------------------------
 
-def sort(operand_, dimension=-1, is_stable=True, num_keys=1):
+def sort(operand: ArrayLike, dimension: int = -1, is_stable: bool = True,
+          num_keys: int = 1) -> Array | tuple[Array, ...]:
     """JAX's ``lax.sort(operand, dimension=-1, is_stable=True, num_keys=1)``: one array sorted
     along ``dimension``, or a sequence of arrays of one shape all permuted by the
     lexicographic order of the first ``num_keys`` of them (a tuple back).  Ascending, NaNs
     last, equal keys in their original order (always stable); -0.0 equals 0.0.
     Differentiable through the permutation."""
-    single = isinstance(operand_, (ArrayBase, np.ndarray)) or np.isscalar(operand_)
-    ops = [operand(operand_)] if single else [operand(v) for v in operand_]
+    single = isinstance(operand, (ArrayBase, np.ndarray)) or np.isscalar(operand)
+    ops = [_arr(operand)] if single else [_arr(v) for v in operand]
     if not ops:
         raise ValueError("operand: sort needs at least one array")
     nk = operator.index(num_keys)
@@ -251,17 +257,18 @@ def sort(operand_, dimension=-1, is_stable=True, num_keys=1):
     return tuple(F.take_along_axis(v, perm, axis=d) for v in ops)
 
 
-def sort_key_val(keys, values, dimension=-1, is_stable=True):
+def sort_key_val(keys: ArrayLike, values: ArrayLike, dimension: int = -1,
+                  is_stable: bool = True) -> tuple[Array, Array]:
     """JAX's ``lax.sort_key_val(keys, values, dimension=-1)``: (sorted keys, values permuted
     alike)."""
     return sort((keys, values), dimension, is_stable, 1)
 
 
-def top_k(operand_, k, *, axis=-1):
+def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Array, Array]:
     """JAX's ``lax.top_k(operand, k, axis=-1)``: the k largest entries along ``axis``, largest
     first (NaN counts as largest; ties in index order), and their int32 indices.
     Differentiable in the values."""
-    x = operand(operand_)
+    x = _arr(operand)
     if x.ndim == 0:
         raise ValueError("operand: top_k needs at least one axis, got shape ()")
     a = operator.index(axis)
@@ -279,8 +286,8 @@ def top_k(operand_, k, *, axis=-1):
 # -- cumulative reductions ------------------------------------------------------------------------
 
 def _cumulative(name, fn):
-    def op(operand_, axis=0, reverse=False):
-        x = operand(operand_)
+    def op(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> Array:
+        x = _arr(operand)
         if x.ndim == 0:
             raise ValueError(f"operand: lax.{name} needs at least one axis, got shape ()")
         a = operator.index(axis)

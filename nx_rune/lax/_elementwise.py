@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import enum
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import frontend as F
-from nx_rune.frontend._core import as_inexact, operand, promote
+from nx_rune.frontend._core import as_inexact, promote
+from nx_rune.frontend._core import operand as _arr
 from nx_rune.scipy import special as _special
 from nx_rune.tensor import ArrayBase
+from nx_rune.typing import Array, ArrayLike, DTypeLike
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e",
@@ -51,7 +55,7 @@ def _same_dtype(name, x, y):
 
 
 def _binary(fn, name):
-    def op(x, y):
+    def op(x: ArrayLike, y: ArrayLike) -> Array:
         x, y = _same_dtype(name, x, y)
         return fn(x, y)
     op.__name__ = op.__qualname__ = name
@@ -60,7 +64,7 @@ def _binary(fn, name):
 
 
 def _unary(fn, name, doc=None):
-    def op(x, *, accuracy=None):
+    def op(x: ArrayLike, *, accuracy: Any = None) -> Array:
         return fn(x)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or (f"JAX's ``lax.{name}(x)``, elementwise (``accuracy`` is accepted and "
@@ -73,7 +77,6 @@ sub = _binary(F.subtract, "sub")
 max = _binary(F.maximum, "max")
 min = _binary(F.minimum, "min")
 atan2 = _binary(F.arctan2, "atan2")
-nextafter = _binary(F.nextafter, "nextafter")
 bitwise_and = _binary(F.bitwise_and, "bitwise_and")
 bitwise_or = _binary(F.bitwise_or, "bitwise_or")
 bitwise_xor = _binary(F.bitwise_xor, "bitwise_xor")
@@ -85,29 +88,29 @@ gt = _binary(F.greater, "gt")
 ge = _binary(F.greater_equal, "ge")
 
 
-def mul(x, y, *, out_dtype=None):
+def mul(x: ArrayLike, y: ArrayLike, *, out_dtype: DTypeLike = None) -> Array:
     """JAX's ``lax.mul(x, y)``: elementwise product of one dtype (``out_dtype``: the result's
     dtype, the operands converted to it first)."""
     x, y = _same_dtype("mul", x, y)
     if out_dtype is not None:
-        x, y = F.astype(operand(x), out_dtype), F.astype(operand(y), out_dtype)
+        x, y = F.astype(_arr(x), out_dtype), F.astype(_arr(y), out_dtype)
     return F.multiply(x, y)
 
 
-def pow(x, y):
+def pow(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.pow(x, y)``: x ** y; y may be an integer array for a float or complex x."""
-    x = operand(x)
+    x = _arr(x)
     if isinstance(y, _ARRAYS) and np.dtype(y.dtype).kind in "iu" and x.dtype.kind in "fc":
-        y = F.astype(operand(y), x.dtype)
+        y = F.astype(_arr(y), x.dtype)
     return F.power(x, y)
 
 
-def div(x, y):
+def div(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.div(x, y)``: true division for inexact dtypes; integer division rounding
     toward zero (C's ``/``, not NumPy's floor division) for integers."""
     x, y = _same_dtype("div", x, y)
-    x, y = promote(operand(x) if isinstance(x, _ARRAYS) else x,
-                     operand(y) if isinstance(y, _ARRAYS) else y)
+    x, y = promote(_arr(x) if isinstance(x, _ARRAYS) else x,
+                     _arr(y) if isinstance(y, _ARRAYS) else y)
     if x.dtype.kind not in "iu":
         return F.divide(x, y)
     q = F.floor_divide(x, y)
@@ -119,13 +122,13 @@ def div(x, y):
     return F.where(inexact, F.add(q, F.astype(1, q.dtype)), q)
 
 
-def rem(x, y):
+def rem(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.rem(x, y)``: the remainder with the sign of the dividend x (C's ``fmod``;
     NumPy's ``mod``/``%`` take the divisor's sign).  Differentiable in x (derivative 1) and y
     (``-trunc(x / y)``)."""
     x, y = _same_dtype("rem", x, y)
-    x, y = promote(operand(x) if isinstance(x, _ARRAYS) else x,
-                     operand(y) if isinstance(y, _ARRAYS) else y)
+    x, y = promote(_arr(x) if isinstance(x, _ARRAYS) else x,
+                     _arr(y) if isinstance(y, _ARRAYS) else y)
     if x.dtype.kind == "u":
         return F.mod(x, y)
     if x.dtype.kind in "iu":
@@ -181,65 +184,72 @@ bessel_i0e = _unary(_special.i0e, "bessel_i0e")
 bessel_i1e = _unary(_special.i1e, "bessel_i1e")
 
 
-def polygamma(m, x):
+def nextafter(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """JAX's ``lax.nextafter(x1, x2)``: the next float after x1 toward x2 (operands of one
+    dtype)."""
+    x1, x2 = _same_dtype("nextafter", x1, x2)
+    return F.nextafter(x1, x2)
+
+
+def polygamma(m: ArrayLike, x: ArrayLike) -> Array:
     """JAX's ``lax.polygamma(m, x)``: the m-th derivative of digamma."""
     return _special.polygamma(m, x)
 
 
-def igamma(a, x):
+def igamma(a: ArrayLike, x: ArrayLike) -> Array:
     """JAX's ``lax.igamma(a, x)``: the regularized lower incomplete gamma function P(a, x)."""
     return _special.gammainc(a, x)
 
 
-def igammac(a, x):
+def igammac(a: ArrayLike, x: ArrayLike) -> Array:
     """JAX's ``lax.igammac(a, x)``: the regularized upper incomplete gamma function Q(a, x)."""
     return _special.gammaincc(a, x)
 
 
-def betainc(a, b, x):
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     """JAX's ``lax.betainc(a, b, x)``: the regularized incomplete beta function."""
     return _special.betainc(a, b, x)
 
 
-def complex(x, y):
+def complex(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.complex(x, y)``: x + 1j * y from real operands of one dtype (float32 gives
     complex64, float64 complex128)."""
     x, y = _same_dtype("complex", x, y)
-    x, y = promote(operand(x) if isinstance(x, _ARRAYS) else x,
-                     operand(y) if isinstance(y, _ARRAYS) else y)
+    x, y = promote(_arr(x) if isinstance(x, _ARRAYS) else x,
+                     _arr(y) if isinstance(y, _ARRAYS) else y)
     if x.dtype.kind not in "f":
         raise TypeError(f"lax.complex: x and y must be real floating point, got {x.dtype}")
     cdt = dtypes.complex128 if x.dtype == np.float64 else dtypes.complex64
     return F.add(F.astype(x, cdt), F.multiply(F.astype(y, cdt), 1j))
 
 
-def rsqrt(x, *, accuracy=None):
+def rsqrt(x: ArrayLike, *, accuracy: Any = None) -> Array:
     """JAX's ``lax.rsqrt(x)``: 1 / sqrt(x)."""
     return F.reciprocal(F.sqrt(x))
 
 
-def cbrt(x, *, accuracy=None):
+def cbrt(x: ArrayLike, *, accuracy: Any = None) -> Array:
     """JAX's ``lax.cbrt(x)``: the real cube root (negative for negative x)."""
-    x = as_inexact(operand(x))
+    x = as_inexact(_arr(x))
     mag = F.power(F.abs(x), 1.0 / 3.0)
     return F.where(F.less(x, 0), F.negative(mag), mag)
 
 
-def sign(x):
+def sign(x: ArrayLike) -> Array:
     """JAX's ``lax.sign(x)``: -1, 0 or 1 (x / |x| for complex); -0.0 stays -0.0, NaN stays NaN."""
-    x = operand(x)
+    x = _arr(x)
     s = F.sign(x)
     if x.dtype.kind == "f":
         return F.where(F.equal(x, 0), x, s)
     return s
 
 
-def integer_pow(x, y):
+def integer_pow(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.integer_pow(x, y)``: x ** y for a static Python int y (negative: 1 / x ** -y);
     x's dtype.  Its derivative is y * x ** (y - 1) (1 for y = 1, also at x = 0)."""
     if isinstance(y, (bool, np.bool_)) or not isinstance(y, (int, np.integer)):
         raise TypeError(f"lax.integer_pow: y must be a Python int, got {y!r}")
-    x = operand(x)
+    x = _arr(x)
     y = int(y)
     if y == 0:
         return F.ones_like(x)
@@ -257,12 +267,12 @@ def integer_pow(x, y):
     return F.reciprocal(acc) if y < 0 else acc
 
 
-def clamp(min, x, max):
+def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:
     """JAX's ``lax.clamp(min, x, max)``: x limited to [min, max] (min and max scalars or of x's
     shape).  The derivative flows to x where min < x < max (and at the bounds to the bound)."""
-    x = operand(x)
-    lo = F.astype(operand(min), x.dtype) if not isinstance(min, (int, float)) else min
-    hi = F.astype(operand(max), x.dtype) if not isinstance(max, (int, float)) else max
+    x = _arr(x)
+    lo = F.astype(_arr(min), x.dtype) if not isinstance(min, (int, float)) else min
+    hi = F.astype(_arr(max), x.dtype) if not isinstance(max, (int, float)) else max
     return F.minimum(F.maximum(x, lo), hi)
 
 
@@ -272,10 +282,10 @@ class RoundingMethod(enum.IntEnum):
     TO_NEAREST_EVEN = 1
 
 
-def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+def round(x: ArrayLike, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Array:
     """JAX's ``lax.round(x, rounding_method)``: to the nearest integer, halves away from zero
     (default) or to the nearest even (``RoundingMethod.TO_NEAREST_EVEN`` or 1)."""
-    x = operand(x)
+    x = _arr(x)
     method = RoundingMethod(int(rounding_method))
     if x.dtype.kind not in "fc":
         raise TypeError(f"lax.round: x must be floating point, got {x.dtype}")
@@ -288,29 +298,29 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
 
 
 def _int_bits(x, name):
-    x = operand(x)
+    x = _arr(x)
     if x.dtype.kind not in "iu":
         raise TypeError(f"lax.{name}: x must be an integer array, got {x.dtype}")
     return x, x.dtype.itemsize * 8
 
 
-def shift_left(x, y):
+def shift_left(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.shift_left(x, y)``: x << y; a shift of the bit width or more (or negative)
     gives 0."""
     x, y = _same_dtype("shift_left", x, y)
     x, bits = _int_bits(x, "shift_left")
-    y = F.astype(operand(y), x.dtype)
+    y = F.astype(_arr(y), x.dtype)
     ok = F.logical_and(F.greater_equal(y, 0), F.less(y, bits))
     safe = F.where(ok, y, F.zeros_like(y))
     return F.where(ok, F.bitwise_left_shift(x, safe), F.zeros_like(x))
 
 
-def shift_right_arithmetic(x, y):
+def shift_right_arithmetic(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.shift_right_arithmetic(x, y)``: x >> y filling with the sign bit; a shift of
     the bit width or more gives 0 or -1 (the sign)."""
     x, y = _same_dtype("shift_right_arithmetic", x, y)
     x, bits = _int_bits(x, "shift_right_arithmetic")
-    y = F.astype(operand(y), x.dtype)
+    y = F.astype(_arr(y), x.dtype)
     ok = F.logical_and(F.greater_equal(y, 0), F.less(y, bits))
     if x.dtype.kind == "u":
         sx = F.astype(x, np.dtype(f"int{bits}"))
@@ -320,12 +330,12 @@ def shift_right_arithmetic(x, y):
     return F.bitwise_right_shift(x, F.where(ok, y, F.full_like(y, bits - 1)))
 
 
-def shift_right_logical(x, y):
+def shift_right_logical(x: ArrayLike, y: ArrayLike) -> Array:
     """JAX's ``lax.shift_right_logical(x, y)``: x >> y filling with zeros (signed x read as
     unsigned); a shift of the bit width or more gives 0."""
     x, y = _same_dtype("shift_right_logical", x, y)
     x, bits = _int_bits(x, "shift_right_logical")
-    y = F.astype(operand(y), x.dtype)
+    y = F.astype(_arr(y), x.dtype)
     ok = F.logical_and(F.greater_equal(y, 0), F.less(y, bits))
     udt = np.dtype(f"uint{bits}")
     ux = F.astype(x, udt) if x.dtype.kind == "i" else x
@@ -334,12 +344,12 @@ def shift_right_logical(x, y):
     return F.astype(r, x.dtype)
 
 
-def convert_element_type(operand_, new_dtype):
+def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
     """JAX's ``lax.convert_element_type(operand, new_dtype)``.  Float to integer truncates
     toward zero and saturates at the integer type's range (NaN gives 0), as XLA does; complex
     to real keeps the real part; anything to bool is ``!= 0``.  Differentiable between inexact
     types (the derivative is converted back)."""
-    x = operand(operand_)
+    x = _arr(operand)
     dt = dtypes.check_dtype(new_dtype)
     if x.dtype == dt:
         return x
@@ -361,11 +371,11 @@ def convert_element_type(operand_, new_dtype):
     return F.astype(x, dt)
 
 
-def bitcast_convert_type(operand_, new_dtype):
+def bitcast_convert_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
     """JAX's ``lax.bitcast_convert_type(operand, new_dtype)``: the same bytes read as
     ``new_dtype`` (a wider type consumes the last axis, a narrower one adds one).  Not
     differentiable; needs a concrete operand (not under jit or vmap)."""
-    x = operand(operand_)
+    x = _arr(operand)
     dt = dtypes.check_dtype(new_dtype)
     from nx_rune.frontend.indexing import concrete_value
     v = concrete_value(x)
@@ -386,12 +396,13 @@ def bitcast_convert_type(operand_, new_dtype):
     return F.asarray(out.copy())
 
 
-def iota(dtype, size):
+def iota(dtype: DTypeLike, size: int) -> Array:
     """JAX's ``lax.iota(dtype, size)``: 0, 1, ..., size - 1."""
     return F.arange(size, dtype=dtype)
 
 
-def broadcasted_iota(dtype, shape, dimension):
+def broadcasted_iota(dtype: DTypeLike, shape: Sequence[int], dimension: int, *,
+                     out_sharding: Any = None) -> Array:
     """JAX's ``lax.broadcasted_iota(dtype, shape, dimension)``: the index along ``dimension``
     at each position of ``shape``."""
     shape = tuple(int(s) for s in shape)
@@ -403,20 +414,23 @@ def broadcasted_iota(dtype, shape, dimension):
     return F.broadcast_to(r, shape)
 
 
-def full(shape, fill_value, dtype=None, *, sharding=None):
+def full(shape: Sequence[int], fill_value: ArrayLike, dtype: DTypeLike = None, *,
+          sharding: Any = None) -> Array:
     """JAX's ``lax.full(shape, fill_value, dtype)``; ``sharding`` accepted and ignored."""
     if isinstance(fill_value, ArrayBase) and F.ndim(fill_value) != 0:
         raise TypeError(f"fill_value: must be a scalar, got shape {fill_value.shape}")
     return F.full(shape, fill_value, dtype=dtype)
 
 
-def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike = None,
+              shape: Sequence[int] | None = None,
+              sharding: Any = None) -> Array:
     """JAX's ``lax.full_like(x, fill_value, dtype, shape)``: x's shape and dtype unless given."""
-    x = operand(x)
+    x = _arr(x)
     return F.full(x.shape if shape is None else shape, fill_value,
                   dtype=x.dtype if dtype is None else dtype)
 
 
-def zeros_like_array(x):
+def zeros_like_array(x: ArrayLike) -> Array:
     """Zeros of x's shape and dtype (older JAX's ``lax.zeros_like_array``)."""
     return F.zeros_like(x)

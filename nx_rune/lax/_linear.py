@@ -19,16 +19,20 @@ import math
 import operator
 from collections import namedtuple
 
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import frontend as F
 from nx_rune.autodiff.custom import custom_vjp
-from nx_rune.frontend._core import operand, promote
+from nx_rune.frontend._core import operand as _arr
+from nx_rune.frontend._core import promote
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.lax import _elementwise as E
 from nx_rune.lax._structural import pad_view as _lax_pad
 from nx_rune.tensor import ArrayBase
+from nx_rune.typing import Array, ArrayLike, PyTree
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["ConvDimensionNumbers",
@@ -85,8 +89,8 @@ def _preferred(x, y, preferred_element_type, name):
     return F.astype(x, dt), F.astype(y, dt)
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
-                out_sharding=None):
+def dot_general(lhs: ArrayLike, rhs: ArrayLike, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None, *, out_sharding: Any = None) -> Array:
     """JAX's ``lax.dot_general(lhs, rhs, dimension_numbers, precision=None,
     preferred_element_type=None)``.  dimension_numbers ``((lhs_contracting, rhs_contracting),
     (lhs_batch, rhs_batch))``: the result's axes are the batch axes, then lhs's free axes, then
@@ -94,7 +98,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     are converted to it before the product (so int8 products accumulate in int32 when asked).
     One matrix product (batched when there are batch axes)."""
     _check_precision(precision)
-    x, y = operand(lhs), operand(rhs)
+    x, y = _arr(lhs), _arr(rhs)
     try:
         (lc, rc), (lb, rb) = dimension_numbers
         lc, rc, lb, rb = (tuple(operator.index(a) for a in v) for v in (lc, rc, lb, rb))
@@ -140,11 +144,11 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     return F.reshape(out, bshape + lfs + rfs)
 
 
-def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
-        out_sharding=None):
+def dot(lhs: ArrayLike, rhs: ArrayLike, *, dimension_numbers: Any = None, precision: Any = None,
+        preferred_element_type: Any = None, out_sharding: Any = None) -> Array:
     """JAX's ``lax.dot(lhs, rhs)``: vector-vector, matrix-vector or matrix-matrix product
     (operands of rank 1 or 2), or ``dot_general`` with ``dimension_numbers``."""
-    x, y = operand(lhs), operand(rhs)
+    x, y = _arr(lhs), _arr(rhs)
     if dimension_numbers is not None:
         return dot_general(x, y, dimension_numbers, precision, preferred_element_type)
     if not (1 <= x.ndim <= 2 and 1 <= y.ndim <= 2):
@@ -156,9 +160,9 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
                        preferred_element_type)
 
 
-def batch_matmul(lhs, rhs, precision=None):
+def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: Any = None) -> Array:
     """JAX's ``lax.batch_matmul(lhs, rhs)``: matmul over equal leading batch axes."""
-    x, y = operand(lhs), operand(rhs)
+    x, y = _arr(lhs), _arr(rhs)
     if x.ndim < 2 or x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2]:
         raise ValueError(f"lhs, rhs: batch_matmul needs equal batch shapes and rank >= 2, got "
                          f"{x.shape} and {y.shape}")
@@ -198,7 +202,8 @@ def _conv_perms(specs):
     return tuple(perm(s, p) for s, p in zip(specs, pairs))
 
 
-def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
+def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                           dimension_numbers: Any) -> ConvDimensionNumbers:
     """JAX's ``lax.conv_dimension_numbers``: ``dimension_numbers`` (None, three strings, or a
     ConvDimensionNumbers) as a ConvDimensionNumbers of axis tuples."""
     nd = len(lhs_shape)
@@ -231,7 +236,9 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
                     f"'NHWC') or a ConvDimensionNumbers, got {dimension_numbers!r}")
 
 
-def padtype_to_pads(in_shape, window_shape, window_strides, padding):
+def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
+                    window_strides: Sequence[int] | None, padding: str | Sequence[tuple[int,
+                     int]]) -> list[tuple[int, int]]:
     """JAX's ``lax.padtype_to_pads``: 'SAME' (output ceil(n / stride), the odd pad after),
     'SAME_LOWER' (the odd pad before) or 'VALID' as (low, high) pairs."""
     mode = padding.upper() if isinstance(padding, str) else padding
@@ -253,7 +260,9 @@ def _stride_dim(d, window, stride):
     return max((d - window) // stride + 1, 0)
 
 
-def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+def conv_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                     strides: Sequence[int] | None, pads: str | Sequence[tuple[int, int]],
+                     batch_group_count: int = 1) -> tuple[int, ...]:
     """JAX's ``lax.conv_shape_tuple``: the output shape of a convolution in the NCHW / OIHW
     layout (pads: a padding string or (low, high) pairs)."""
     if isinstance(pads, str):
@@ -268,7 +277,10 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
     return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + space
 
 
-def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                             window_strides: Sequence[int] | None,
+                             padding: str | Sequence[tuple[int, int]],
+                              dimension_numbers: Any) -> tuple[int, ...]:
     """JAX's ``lax.conv_general_shape_tuple``: the output shape of ``conv_general_dilated``
     (no dilation) for string ``dimension_numbers`` such as ('NHWC', 'HWIO', 'NHWC')."""
     lp, rp, op = _conv_perms(tuple(dimension_numbers))
@@ -277,8 +289,10 @@ def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dime
     return tuple(int(out[j]) for j in np.argsort(op))
 
 
-def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
-                               dimension_numbers):
+def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                               window_strides: Sequence[int] | None,
+                               padding: str | Sequence[tuple[int, int]],
+                                dimension_numbers: Any) -> tuple[int, ...]:
     """JAX's ``lax.conv_transpose_shape_tuple``: the output shape of ``conv_transpose``."""
     lp, rp, op = _conv_perms(tuple(dimension_numbers))
     lt, rt = [lhs_shape[a] for a in lp], [rhs_shape[a] for a in rp]
@@ -290,8 +304,11 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
     return tuple(int(out[j]) for j in np.argsort(op))
 
 
-def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
-                              base_dilation=None, window_dilation=None):
+def reduce_window_shape_tuple(operand_shape: Sequence[int], window_dimensions: Sequence[int],
+                              window_strides: Sequence[int] | None,
+                              padding: str | Sequence[tuple[int, int]],
+                              base_dilation: Sequence[int] | None = None,
+                              window_dilation: Sequence[int] | None = None) -> tuple[int, ...]:
     """JAX's ``lax.reduce_window_shape_tuple``: the output shape of ``reduce_window`` for
     (low, high) padding pairs."""
     shape = list(operand_shape)
@@ -398,9 +415,13 @@ def _windows(x, axes, window, strides, dilation, name):
     return out, counts
 
 
-def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
-                         dimension_numbers=None, feature_group_count=1, batch_group_count=1,
-                         precision=None, preferred_element_type=None, out_sharding=None):
+def conv_general_dilated(lhs: ArrayLike, rhs: ArrayLike, window_strides: Sequence[int] | None,
+                         padding: str | Sequence[tuple[int, int]],
+                         lhs_dilation: Sequence[int] | None = None,
+                         rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                         feature_group_count: int = 1, batch_group_count: int = 1,
+                         precision: Any = None,
+                         preferred_element_type: Any = None, out_sharding: Any = None) -> Array:
     """JAX's ``lax.conv_general_dilated``: a cross-correlation of ``lhs`` (batch, feature,
     spatial axes) with the kernel ``rhs`` (output feature, input feature, spatial axes), in
     the layouts ``dimension_numbers`` names (None: ('NCHW', 'OIHW', 'NCHW') and its N-d
@@ -412,7 +433,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     groups as input features); batch_group_count splits the batch likewise (the kernel's
     output features in as many groups).  Differentiable (any order), batchable, jittable."""
     _check_precision(precision)
-    x, w = operand(lhs), operand(rhs)
+    x, w = _arr(lhs), _arr(rhs)
     if x.ndim < 2 or x.ndim != w.ndim:
         raise TypeError(f"lhs, rhs: convolution needs operands of one rank >= 2, got shapes "
                         f"{x.shape} and {w.shape}")
@@ -491,14 +512,19 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     return F.permute_dims(out, tuple(inv)) if tuple(inv) != tuple(range(s + 2)) else out
 
 
-def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+def conv(lhs: ArrayLike, rhs: ArrayLike, window_strides: Sequence[int] | None,
+         padding: str | Sequence[tuple[int, int]], precision: Any = None,
+         preferred_element_type: Any = None) -> Array:
     """JAX's ``lax.conv``: ``conv_general_dilated`` in the NCHW / OIHW layout."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
 
 
-def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                              precision=None, preferred_element_type=None):
+def conv_with_general_padding(lhs: ArrayLike, rhs: ArrayLike, window_strides: Sequence[int] | None,
+                              padding: str | Sequence[tuple[int, int]],
+                              lhs_dilation: Sequence[int] | None,
+                              rhs_dilation: Sequence[int] | None, precision: Any = None,
+                              preferred_element_type: Any = None) -> Array:
     """JAX's ``lax.conv_with_general_padding``: ``conv_general_dilated`` in the NCHW / OIHW
     layout with dilations."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
@@ -521,15 +547,18 @@ def _conv_transpose_padding(k, s, padding):
     return pad_a, pad_len - pad_a
 
 
-def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel=False, precision=None, preferred_element_type=None,
-                   use_consistent_padding=False):
+def conv_transpose(lhs: ArrayLike, rhs: ArrayLike, strides: Sequence[int] | None,
+                   padding: str | Sequence[tuple[int, int]],
+                   rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                   transpose_kernel: bool = False, precision: Any = None,
+                   preferred_element_type: Any = None,
+                   use_consistent_padding: bool = False) -> Array:
     """JAX's ``lax.conv_transpose``: the convolution "transpose" (fractionally strided), as a
     ``conv_general_dilated`` with ``lhs_dilation=strides``.  Default layout ('NHWC', 'HWIO',
     'NHWC') and its N-d analogues; 'SAME'/'VALID' are the forward convolution's padding
     (tuples too with ``use_consistent_padding``); ``transpose_kernel`` flips the window and
     swaps the kernel's feature axes."""
-    x, w = operand(lhs), operand(rhs)
+    x, w = _arr(lhs), _arr(rhs)
     nd = x.ndim
     if dimension_numbers is None:
         defaults = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
@@ -622,8 +651,11 @@ def _static_pad(a, cfg):
     return a
 
 
-def reduce_window(operand_, init_value, computation, window_dimensions, window_strides=None,
-                  padding="VALID", base_dilation=None, window_dilation=None):
+def reduce_window(operand: ArrayLike, init_value: PyTree, computation: Callable[..., Any],
+                  window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
+                  padding: str | Sequence[tuple[int, int]] = 'VALID',
+                  base_dilation: Sequence[int] | None = None,
+                  window_dilation: Sequence[int] | None = None) -> PyTree:
     """JAX's ``lax.reduce_window(operand, init_value, computation, window_dimensions,
     window_strides=None, padding='VALID', base_dilation=None, window_dilation=None)``: each
     window of the padded, base-dilated operand reduced with ``computation`` starting from
@@ -634,7 +666,7 @@ def reduce_window(operand_, init_value, computation, window_dimensions, window_s
     once (max and min pass the derivative to the first extreme element of each window, as
     JAX's select-and-scatter does); any other associative function of two pytrees is folded
     over the window elements.  Operand and init_value may be matching pytrees."""
-    leaves, tree = tree_flatten(operand_)
+    leaves, tree = tree_flatten(operand)
     inits, itree = tree_flatten(init_value)
     if tree != itree:
         raise ValueError(f"init_value: must have operand's tree structure ({tree}), got {itree}")
@@ -642,7 +674,7 @@ def reduce_window(operand_, init_value, computation, window_dimensions, window_s
         raise ValueError("operand: reduce_window needs at least one operand")
     if not callable(computation):
         raise TypeError(f"computation: must be callable, got {computation!r}")
-    xs = [operand(v) for v in leaves]
+    xs = [_arr(v) for v in leaves]
     nd = xs[0].ndim
     for v in xs[1:]:
         if v.shape != xs[0].shape:
@@ -660,7 +692,7 @@ def reduce_window(operand_, init_value, computation, window_dimensions, window_s
     init_ops = []
     for x, iv in zip(xs, inits):
         # a Python or NumPy number converts once, at the operand's precision
-        iv = operand(iv) if isinstance(iv, ArrayBase) else F.asarray(iv, dtype=x.dtype)
+        iv = _arr(iv) if isinstance(iv, ArrayBase) else F.asarray(iv, dtype=x.dtype)
         if iv.shape != ():
             raise TypeError(f"init_value: must be scalars, got shape {iv.shape}")
         init_ops.append(F.astype(iv, x.dtype))
@@ -708,7 +740,7 @@ def reduce_window(operand_, init_value, computation, window_dimensions, window_s
         if out_tree != tree:
             raise TypeError(f"computation: must return operand's structure ({tree}), got "
                             f"{out_tree}")
-        out_leaves = [operand(v) for v in out_leaves]
+        out_leaves = [_arr(v) for v in out_leaves]
         if not masks[k].all():
             m = F.asarray(np.ascontiguousarray(masks[k]))
             out_leaves = [F.where(m, v, a) for v, a in zip(out_leaves, acc)]

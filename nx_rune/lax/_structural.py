@@ -11,12 +11,15 @@ example under ``vmap`` and derivatives flow to the operand (and the update) thro
 from __future__ import annotations
 
 import operator
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from nx_rune import frontend as F
-from nx_rune.frontend._core import operand
+from nx_rune.frontend._core import operand as _arr
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.tensor import ArrayBase
+from nx_rune.typing import Array, ArrayLike, DTypeLike, PyTree
 
 __all__ = [
     "argmax", "argmin", "broadcast", "broadcast_in_dim", "collapse", "concatenate",
@@ -46,11 +49,12 @@ def _axis(axis, ndim, name):
 
 # -- static slices, pads and shapes ----------------------------------------------------------------
 
-def slice(operand_, start_indices, limit_indices, strides=None):
+def slice(operand: ArrayLike, start_indices: Any, limit_indices: Sequence[int],
+          strides: Sequence[int] | None = None) -> Array:
     """JAX's ``lax.slice(operand, start_indices, limit_indices, strides=None)``: the box
     ``start <= i < limit`` with the given steps (a view).  Each start and limit must lie in
     ``[0, dim]`` with start <= limit (ValueError naming them)."""
-    x = operand(operand_)
+    x = _arr(operand)
     starts = _ints(start_indices, "start_indices")
     limits = _ints(limit_indices, "limit_indices")
     steps = (1,) * x.ndim if strides is None else _ints(strides, "strides")
@@ -67,10 +71,11 @@ def slice(operand_, start_indices, limit_indices, strides=None):
     return x[tuple(_slice(a, b, s) for a, b, s in zip(starts, limits, steps))]
 
 
-def slice_in_dim(operand_, start_index, limit_index, stride=1, axis=0):
+def slice_in_dim(operand: ArrayLike, start_index: ArrayLike, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Array:
     """JAX's ``lax.slice_in_dim``: ``slice`` along one axis (None: 0 / the axis' size;
     negative indices count from the end)."""
-    x = operand(operand_)
+    x = _arr(operand)
     axis = _axis(axis, x.ndim, "axis")
     n = x.shape[axis]
     a = 0 if start_index is None else operator.index(start_index)
@@ -83,10 +88,11 @@ def slice_in_dim(operand_, start_index, limit_index, stride=1, axis=0):
     return slice(x, starts, limits, steps)
 
 
-def index_in_dim(operand_, index, axis=0, keepdims=True):
+def index_in_dim(operand: ArrayLike, index: ArrayLike, axis: int = 0,
+                 keepdims: bool = True) -> Array:
     """JAX's ``lax.index_in_dim``: element ``index`` along ``axis`` (negative counts from the
     end; IndexError out of range), the axis kept with size 1 unless ``keepdims=False``."""
-    x = operand(operand_)
+    x = _arr(operand)
     axis = _axis(axis, x.ndim, "axis")
     n = x.shape[axis]
     i = operator.index(index)
@@ -97,20 +103,22 @@ def index_in_dim(operand_, index, axis=0, keepdims=True):
     return out if keepdims else F.squeeze(out, axis)
 
 
-def pad(operand_, padding_value, padding_config):
+def pad(operand: ArrayLike, padding_value: ArrayLike,
+        padding_config: Sequence[tuple[int, int, int]]) -> Array:
     """JAX's ``lax.pad(operand, padding_value, padding_config)``: one ``(low, high, interior)``
     per axis: ``interior`` copies of the (scalar) padding_value between neighbouring elements,
     then ``low`` before and ``high`` after; a negative low or high removes elements from that
     end instead.  Each axis becomes ``low + high + n + max(n - 1, 0) * interior`` long.
     Differentiable in the operand and in padding_value.  A new array, as JAX's (never a view
     of operand, so a later in-place write to operand does not show in it, under jit or not)."""
-    return F.copy(pad_view(operand_, padding_value, padding_config))
+    return F.copy(pad_view(operand, padding_value, padding_config))
 
 
-def pad_view(operand_, padding_value, padding_config):
+def pad_view(operand: ArrayLike, padding_value: ArrayLike,
+             padding_config: Sequence[tuple[int, int, int]]) -> Array:
     """``pad`` as the front end's masked views (no copy where none is needed): for lax's own
     compositions, whose results are new arrays anyway."""
-    x = operand(operand_)
+    x = _arr(operand)
     try:
         cfg = [tuple(operator.index(v) for v in c) for c in padding_config]
     except TypeError:
@@ -121,7 +129,7 @@ def pad_view(operand_, padding_value, padding_config):
                          f"operand of shape {x.shape}, got {padding_config!r}")
     fill = padding_value
     if isinstance(fill, (ArrayBase, np.ndarray)):
-        fill = operand(fill)
+        fill = _arr(fill)
         if fill.shape != ():
             raise TypeError(f"padding_value: must be a scalar, got shape {fill.shape}")
         if fill.dtype != x.dtype:
@@ -154,7 +162,7 @@ def pad_view(operand_, padding_value, padding_config):
     return x
 
 
-def concatenate(operands, dimension):
+def concatenate(operands: Any, dimension: int) -> Array:
     """JAX's ``lax.concatenate(operands, dimension)``: join along an existing axis."""
     if isinstance(operands, ArrayBase):
         operands = [operands[i] for i in range(operands.shape[0])]
@@ -164,18 +172,19 @@ def concatenate(operands, dimension):
     return F.concatenate(ops, axis=operator.index(dimension))
 
 
-def broadcast(operand_, sizes, *, out_sharding=None):
+def broadcast(operand: ArrayLike, sizes: Sequence[int], *, out_sharding: Any = None) -> Array:
     """JAX's ``lax.broadcast(operand, sizes)``: new leading axes of ``sizes``."""
-    x = operand(operand_)
+    x = _arr(operand)
     sizes = _ints(sizes, "sizes")
     return F.broadcast_to(x, sizes + x.shape)
 
 
-def broadcast_in_dim(operand_, shape, broadcast_dimensions, *, out_sharding=None):
+def broadcast_in_dim(operand: ArrayLike, shape: Sequence[int], broadcast_dimensions: Sequence[int],
+                     *, out_sharding: Any = None) -> Array:
     """JAX's ``lax.broadcast_in_dim(operand, shape, broadcast_dimensions)``: operand's axis i
     becomes axis ``broadcast_dimensions[i]`` of ``shape`` (strictly increasing; each of
     operand's sizes 1 or equal to the target's)."""
-    x = operand(operand_)
+    x = _arr(operand)
     shape = _ints(shape, "shape")
     dims = _ints(broadcast_dimensions, "broadcast_dimensions")
     if len(dims) != x.ndim:
@@ -194,10 +203,10 @@ def broadcast_in_dim(operand_, shape, broadcast_dimensions, *, out_sharding=None
     return F.broadcast_to(F.reshape(x, tuple(full)), shape)
 
 
-def expand_dims(array, dimensions):
+def expand_dims(array: ArrayLike, dimensions: Sequence[int]) -> Array:
     """JAX's ``lax.expand_dims(array, dimensions)``: size-1 axes inserted at ``dimensions``
     (positions in the result; negative count from its end)."""
-    x = operand(array)
+    x = _arr(array)
     dims = _ints(dimensions, "dimensions")
     nd = x.ndim + len(dims)
     dims = sorted(_axis(d, nd, "dimensions") for d in dims)
@@ -209,10 +218,10 @@ def expand_dims(array, dimensions):
     return F.reshape(x, tuple(shape))
 
 
-def squeeze(array, dimensions):
+def squeeze(array: ArrayLike, dimensions: Sequence[int]) -> Array:
     """JAX's ``lax.squeeze(array, dimensions)``: remove the given size-1 axes (ValueError for
     an axis whose size is not 1)."""
-    x = operand(array)
+    x = _arr(array)
     dims = sorted({_axis(d, x.ndim, "dimensions") for d in _ints(dimensions, "dimensions")})
     for d in dims:
         if x.shape[d] != 1:
@@ -221,18 +230,20 @@ def squeeze(array, dimensions):
     return F.reshape(x, tuple(n for k, n in enumerate(x.shape) if k not in dims))
 
 
-def reshape(operand_, new_sizes, dimensions=None, *, out_sharding=None):
+def reshape(operand: ArrayLike, new_sizes: Sequence[int],
+            dimensions: Sequence[int] | None = None, *,
+            out_sharding: Any = None) -> Array:
     """JAX's ``lax.reshape(operand, new_sizes, dimensions=None)``: ``dimensions`` permutes the
     axes first (row-major order of the permuted operand)."""
-    x = operand(operand_)
+    x = _arr(operand)
     if dimensions is not None:
         x = transpose(x, dimensions)
     return F.reshape(x, _ints(new_sizes, "new_sizes"))
 
 
-def transpose(operand_, permutation):
+def transpose(operand: ArrayLike, permutation: Sequence[int]) -> Array:
     """JAX's ``lax.transpose(operand, permutation)``."""
-    x = operand(operand_)
+    x = _arr(operand)
     perm = _ints(permutation, "permutation")
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"permutation: {perm} is not a permutation of the axes of shape "
@@ -240,16 +251,16 @@ def transpose(operand_, permutation):
     return F.permute_dims(x, perm)
 
 
-def rev(operand_, dimensions):
+def rev(operand: ArrayLike, dimensions: Sequence[int]) -> Array:
     """JAX's ``lax.rev(operand, dimensions)``: reverse the order along ``dimensions``."""
-    x = operand(operand_)
+    x = _arr(operand)
     dims = tuple(_axis(d, x.ndim, "dimensions") for d in _ints(dimensions, "dimensions"))
     return F.flip(x, dims) if dims else x
 
 
-def collapse(operand_, start_dimension, stop_dimension=None):
+def collapse(operand: ArrayLike, start_dimension: int, stop_dimension: int | None = None) -> Array:
     """JAX's ``lax.collapse``: merge axes ``start_dimension:stop_dimension`` into one."""
-    x = operand(operand_)
+    x = _arr(operand)
     a = _axis(start_dimension, x.ndim, "start_dimension") if x.ndim else 0
     b = x.ndim if stop_dimension is None else operator.index(stop_dimension)
     b = b + x.ndim if b < 0 else b
@@ -261,43 +272,44 @@ def _axes(x, axes):
     return tuple(_axis(a, x.ndim, "axes") for a in _ints(axes, "axes"))
 
 
-def reduce_sum(operand_, axes, *, out_sharding=None):
+def reduce_sum(operand: ArrayLike, axes: Sequence[int], *, out_sharding: Any = None) -> Array:
     """JAX's ``lax.reduce_sum(operand, axes)``, operand's dtype."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.sum(x, axis=_axes(x, axes), dtype=x.dtype)
 
 
-def reduce_prod(operand_, axes):
+def reduce_prod(operand: ArrayLike, axes: Sequence[int]) -> Array:
     """JAX's ``lax.reduce_prod(operand, axes)``, operand's dtype."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.prod(x, axis=_axes(x, axes), dtype=x.dtype)
 
 
-def reduce_max(operand_, axes):
+def reduce_max(operand: ArrayLike, axes: Sequence[int]) -> Array:
     """JAX's ``lax.reduce_max(operand, axes)``."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.max(x, axis=_axes(x, axes))
 
 
-def reduce_min(operand_, axes):
+def reduce_min(operand: ArrayLike, axes: Sequence[int]) -> Array:
     """JAX's ``lax.reduce_min(operand, axes)``."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.min(x, axis=_axes(x, axes))
 
 
-def reduce_and(operand_, axes):
+def reduce_and(operand: ArrayLike, axes: Sequence[int]) -> Array:
     """JAX's ``lax.reduce_and(operand, axes)`` (booleans: all)."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.all(x, axis=_axes(x, axes))
 
 
-def reduce_or(operand_, axes):
+def reduce_or(operand: ArrayLike, axes: Sequence[int]) -> Array:
     """JAX's ``lax.reduce_or(operand, axes)`` (booleans: any)."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.any(x, axis=_axes(x, axes))
 
 
-def reduce(operands, init_values, computation, dimensions):
+def reduce(operands: Any, init_values: PyTree, computation: Callable[..., Any],
+           dimensions: Sequence[int], *, out_sharding: Any = None) -> PyTree:
     """JAX's ``lax.reduce(operands, init_values, computation, dimensions)``: reduce the axes
     ``dimensions`` of an array (or of matching pytrees of arrays, ``computation`` then taking
     and returning such pytrees) with the associative ``computation`` whose identity is
@@ -311,7 +323,7 @@ def reduce(operands, init_values, computation, dimensions):
         raise ValueError(f"init_values: must have operands' tree structure ({tree}), got {itree}")
     if not leaves:
         raise ValueError("operands: reduce needs at least one operand")
-    xs = [operand(v) for v in leaves]
+    xs = [_arr(v) for v in leaves]
     dims = sorted({_axis(d, xs[0].ndim, "dimensions") for d in _ints(dimensions, "dimensions")})
     for v in xs[1:]:
         if v.shape != xs[0].shape:
@@ -340,7 +352,7 @@ def reduce(operands, init_values, computation, dimensions):
         if out_tree != tree:
             raise TypeError(f"computation: must return operands' structure ({tree}), got "
                             f"{out_tree}")
-        return [operand(v) for v in out_leaves]
+        return [_arr(v) for v in out_leaves]
     for d in reversed(dims):
         n = xs[0].shape[d]
         if n == 0:
@@ -360,15 +372,15 @@ def reduce(operands, init_values, computation, dimensions):
     return tree_unflatten(tree, [F.copy(x) for x in xs])
 
 
-def argmax(operand_, axis, index_dtype):
+def argmax(operand: ArrayLike, axis: int, index_dtype: DTypeLike) -> Array:
     """JAX's ``lax.argmax(operand, axis, index_dtype)``: first maximum's index."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.astype(F.argmax(x, axis=_axis(axis, x.ndim, "axis")), index_dtype)
 
 
-def argmin(operand_, axis, index_dtype):
+def argmin(operand: ArrayLike, axis: int, index_dtype: DTypeLike) -> Array:
     """JAX's ``lax.argmin(operand, axis, index_dtype)``: first minimum's index."""
-    x = operand(operand_)
+    x = _arr(operand)
     return F.astype(F.argmin(x, axis=_axis(axis, x.ndim, "axis")), index_dtype)
 
 
@@ -382,7 +394,7 @@ class _ArrayIndex(int):
 def _start_list(x, start_indices, name):
     """The start indices as a list of one scalar per axis (Python ints or integer scalars)."""
     if isinstance(start_indices, (ArrayBase, np.ndarray)):
-        s = operand(start_indices)
+        s = _arr(start_indices)
         if s.ndim != 1:
             raise ValueError(f"{name}: must be a 1-D sequence of indices, got shape {s.shape}")
         starts = [s[i] for i in range(s.shape[0])]
@@ -402,7 +414,7 @@ def _start_list(x, start_indices, name):
         if isinstance(v, (int, np.integer)):
             out.append(v)
             continue
-        v = operand(v)
+        v = _arr(v)
         if v.shape != () or v.dtype.kind not in "iu":
             raise TypeError(f"{name}: each index must be an integer scalar, got dtype {v.dtype} "
                             f"of shape {v.shape}")
@@ -439,12 +451,13 @@ def _clamped(start, n, size, allow_negative):
     return F.clip(start, 0, n - size)
 
 
-def dynamic_slice(operand_, start_indices, slice_sizes, *, allow_negative_indices=True):
+def dynamic_slice(operand: ArrayLike, start_indices: Any, slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """JAX's ``lax.dynamic_slice(operand, start_indices, slice_sizes)``: the box of
     ``slice_sizes`` starting at ``start_indices`` (one integer scalar per axis, a list or a
     1-D array; traced values allowed).  Starts are clamped so the box fits (see the module
     docstring); ``slice_sizes`` must be static and fit in operand's shape."""
-    x = operand(operand_)
+    x = _arr(operand)
     sizes = _ints(slice_sizes, "slice_sizes")
     if len(sizes) != x.ndim:
         raise ValueError(f"slice_sizes: {sizes} has {len(sizes)} entries for an operand of shape "
@@ -471,13 +484,14 @@ def dynamic_slice(operand_, start_indices, slice_sizes, *, allow_negative_indice
     return x if gathered else F.copy(x)
 
 
-def dynamic_update_slice(operand_, update, start_indices, *, allow_negative_indices=True):
+def dynamic_update_slice(operand: ArrayLike, update: ArrayLike, start_indices: Any, *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """JAX's ``lax.dynamic_update_slice(operand, update, start_indices)``: a copy of operand
     with the box at ``start_indices`` replaced by ``update`` (same rank, sizes within operand's,
     same dtype).  Starts are clamped so the update fits.  Differentiable in operand (zero
     inside the box) and in update."""
-    x = operand(operand_)
-    u = operand(update)
+    x = _arr(operand)
+    u = _arr(update)
     if u.ndim != x.ndim:
         raise ValueError(f"update: rank {u.ndim} (shape {u.shape}) differs from operand's "
                          f"shape {x.shape}")
@@ -503,10 +517,11 @@ def dynamic_update_slice(operand_, update, start_indices, *, allow_negative_indi
     return x.at[tuple(index)].set(u)
 
 
-def dynamic_slice_in_dim(operand_, start_index, slice_size, axis=0, *,
-                         allow_negative_indices=True):
+def dynamic_slice_in_dim(operand: ArrayLike, start_index: ArrayLike, slice_size: int,
+                         axis: int = 0, *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """JAX's ``lax.dynamic_slice_in_dim``: ``dynamic_slice`` along one axis."""
-    x = operand(operand_)
+    x = _arr(operand)
     axis = _axis(axis, x.ndim, "axis")
     starts = [0] * x.ndim
     sizes = list(x.shape)
@@ -516,19 +531,22 @@ def dynamic_slice_in_dim(operand_, start_index, slice_size, axis=0, *,
     return dynamic_slice(x, starts, sizes, allow_negative_indices=allow)
 
 
-def dynamic_index_in_dim(operand_, index, axis=0, keepdims=True, *, allow_negative_indices=True):
+def dynamic_index_in_dim(operand: ArrayLike, index: ArrayLike, axis: int = 0,
+                         keepdims: bool = True, *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """JAX's ``lax.dynamic_index_in_dim``: element ``index`` (traced allowed, clamped) along
     ``axis``, the axis kept with size 1 unless ``keepdims=False``."""
-    x = operand(operand_)
+    x = _arr(operand)
     axis = _axis(axis, x.ndim, "axis")
     out = dynamic_slice_in_dim(x, index, 1, axis, allow_negative_indices=allow_negative_indices)
     return out if keepdims else F.squeeze(out, axis)
 
 
-def dynamic_update_slice_in_dim(operand_, update, start_index, axis, *,
-                                allow_negative_indices=True):
+def dynamic_update_slice_in_dim(operand: ArrayLike, update: ArrayLike, start_index: ArrayLike,
+                                axis: int, *,
+                                 allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """JAX's ``lax.dynamic_update_slice_in_dim``: ``dynamic_update_slice`` along one axis."""
-    x = operand(operand_)
+    x = _arr(operand)
     axis = _axis(axis, x.ndim, "axis")
     starts = [0] * x.ndim
     starts[axis] = start_index
@@ -537,12 +555,13 @@ def dynamic_update_slice_in_dim(operand_, update, start_index, axis, *,
     return dynamic_update_slice(x, update, starts, allow_negative_indices=allow)
 
 
-def dynamic_update_index_in_dim(operand_, update, index, axis, *, allow_negative_indices=True):
+def dynamic_update_index_in_dim(operand: ArrayLike, update: ArrayLike, index: ArrayLike, axis: int,
+                                *, allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """JAX's ``lax.dynamic_update_index_in_dim``: write ``update`` (with or without the size-1
     axis) at ``index`` along ``axis``."""
-    x = operand(operand_)
+    x = _arr(operand)
     axis = _axis(axis, x.ndim, "axis")
-    u = operand(update)
+    u = _arr(update)
     if u.ndim == x.ndim - 1:
         u = F.expand_dims(u, axis)
     return dynamic_update_slice_in_dim(x, u, index, axis,
