@@ -757,7 +757,7 @@ def test_control_flow_accepts_jax_keywords():
         got = nx.jit(lambda xs, u=unroll: lax.scan(step, 0.0, xs, unroll=u))(xs)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
-    assert float(lax.fori_loop(0, 4, lambda i, v: v + i, 0.0, unroll=2)) == 6.0
+    assert float(lax.fori_loop(0, 4, lambda i, v: v * 2.0, 1.0, unroll=2)) == 16.0
     assert float(lax.cond(True, lambda x: x + 1.0, lambda x: x, operand=1.0)) == 2.0
     with pytest.raises(ValueError, match="unroll"):
         lax.scan(step, 0.0, xs, unroll=0)
