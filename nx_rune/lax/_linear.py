@@ -346,6 +346,11 @@ def _pairs(padding, n, name="padding"):
     return p
 
 
+def _permuted(x, perm):
+    """x with its axes in ``perm`` order (x itself when that is its order already)."""
+    return x if tuple(perm) == tuple(range(x.ndim)) else F.permute_dims(x, perm)
+
+
 def _window_counts(sizes, window, strides, dilation):
     return tuple(max((n - (d * (w - 1) + 1)) // s + 1, 0)
                  for n, w, s, d in zip(sizes, window, strides, dilation))
@@ -473,8 +478,8 @@ def conv_general_dilated(lhs: ArrayLike, rhs: ArrayLike, window_strides: Sequenc
     if dtypes.is_bool(x.dtype):
         raise TypeError("lhs: convolution needs numeric operands, got bool")
     # channels-last: (N, *spatial, C) and (*window, I, O)
-    xl = F.permute_dims(x, (lp[0],) + lp[2:] + (lp[1],))
-    wl = F.permute_dims(w, rp[2:] + (rp[1], rp[0]))
+    xl = _permuted(x, (lp[0],) + lp[2:] + (lp[1],))
+    wl = _permuted(w, rp[2:] + (rp[1], rp[0]))
     cfg = [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)] + [(0, 0, 0)]
     if any(c != (0, 0, 0) for c in cfg):
         xl = _lax_pad(xl, 0, cfg)
