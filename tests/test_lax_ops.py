@@ -228,6 +228,9 @@ CASES = {
         x, w, (2,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")), (A(2, 9, 3), A(4, 3, 2))),
     "conv_3d": (lambda L, N: lambda x, w: L.conv_general_dilated(
         x, w, (1, 2, 1), "SAME"), (A(1, 2, 4, 5, 3, k=7), A(3, 2, 2, 3, 2, k=8))),
+    "conv_1x1_stride2": (lambda L, N: lambda x, w: L.conv_general_dilated(
+        x, w, (2, 2), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        (CONV_IN, A(1, 1, 4, 3, k=3))),
     "conv_f32": (lambda L, N: lambda x, w: L.conv_general_dilated(
         x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
         (CONV_IN.astype(np.float32), CONV_W.astype(np.float32))),
@@ -373,7 +376,7 @@ GRAD_CASES = [
     "sort_dim0", "sort_key_val", "top_k", "dot_general_batch", "dot_general_outer", "dot_mv",
     "batch_matmul", "conv_same_stride2_even_kernel", "conv_lhs_dilation_negative_pad",
     "conv_odd_specs", "conv_feature_groups", "conv_batch_groups", "conv_1d",
-    "conv_transpose_kernel", "reduce_window_max_same_s2", "reduce_window_add_pairs_bdil",
+    "conv_transpose_kernel", "conv_1x1_stride2", "reduce_window_max_same_s2", "reduce_window_add_pairs_bdil",
     "reduce_window_mul_valid_wdil", "reduce_window_generic", "reduce_window_max_init_same_s2",
 ]
 

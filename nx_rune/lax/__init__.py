@@ -17,7 +17,7 @@ from nx_rune.lax._elementwise import *  # noqa: F401,F403
 from nx_rune.lax._linear import *  # noqa: F401,F403
 from nx_rune.lax._structural import *  # noqa: F401,F403
 
-__all__ = sorted(["cond", "scan", "fori_loop", "while_loop"] + _control.__all__
+__all__ = sorted(_loops.__all__ + _control.__all__
                  + _elementwise.__all__ + _linear.__all__ + _structural.__all__)
 
 

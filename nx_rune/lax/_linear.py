@@ -82,7 +82,7 @@ def _check_precision(precision):
                              f"{p!r}") from None
 
 
-def _preferred(x, y, preferred_element_type, name):
+def _preferred(x, y, preferred_element_type):
     if preferred_element_type is None:
         return promote(x, y)
     dt = dtypes.check_dtype(preferred_element_type)
@@ -123,7 +123,7 @@ def dot_general(lhs: ArrayLike, rhs: ArrayLike, dimension_numbers: Any, precisio
         if x.shape[a] != y.shape[b]:
             raise TypeError(f"dimension_numbers: batch axes differ in size: lhs shape {x.shape} "
                             f"axis {a}, rhs shape {y.shape} axis {b}")
-    x, y = _preferred(x, y, preferred_element_type, "dot_general")
+    x, y = _preferred(x, y, preferred_element_type)
     lf = tuple(a for a in range(x.ndim) if a not in lc and a not in lb)
     rf = tuple(a for a in range(y.ndim) if a not in rc and a not in rb)
     bshape = tuple(x.shape[a] for a in lb)
@@ -365,7 +365,7 @@ def _im2col(x, window, strides, dilation, counts):
     sizes = x.shape[1:-1]
     P, K = math.prod(counts), math.prod(window)
     if K == 1:      # one strided slice: its own derivative is the cheap one
-        view = _windows(x, tuple(range(1, x.ndim - 1)), window, strides, dilation, "lhs")[0][0]
+        view = _windows(x, tuple(range(1, x.ndim - 1)), window, strides, dilation)[0][0]
         return F.reshape(view, (N * P, C))
 
     @custom_vjp
@@ -400,7 +400,7 @@ def _im2col(x, window, strides, dilation, counts):
     return cols(x)
 
 
-def _windows(x, axes, window, strides, dilation, name):
+def _windows(x, axes, window, strides, dilation):
     """The strided slices of x, one per window offset (C order over ``axes``), each the shape
     of the result: along axis ``axes[j]``, offset k reads ``k * dilation + i * stride``."""
     counts = []
@@ -474,7 +474,7 @@ def conv_general_dilated(lhs: ArrayLike, rhs: ArrayLike, window_strides: Sequenc
         pads = padtype_to_pads([x.shape[a] for a in lp[2:]], eff, strides, padding)
     else:
         pads = _pairs(padding, s)
-    x, w = _preferred(x, w, preferred_element_type, "conv_general_dilated")
+    x, w = _preferred(x, w, preferred_element_type)
     if dtypes.is_bool(x.dtype):
         raise TypeError("lhs: convolution needs numeric operands, got bool")
     # channels-last: (N, *spatial, C) and (*window, I, O)
@@ -715,7 +715,7 @@ def reduce_window(operand: ArrayLike, init_value: PyTree, computation: Callable[
     axes = tuple(range(nd))
     if kind is not None:
         x = padded[0]
-        wins, counts = _windows(x, axes, window, strides, wdil, "operand")
+        wins, counts = _windows(x, axes, window, strides, wdil)
         if len(wins) == 1:
             r = F.copy(wins[0])
         else:
@@ -731,10 +731,10 @@ def reduce_window(operand: ArrayLike, init_value: PyTree, computation: Callable[
         if not _is_identity(kind, init_ops[0], x.dtype):
             r = computation(init_ops[0], r)
         return tree_unflatten(tree, [r])
-    wins = [_windows(x, axes, window, strides, wdil, "operand") for x in padded]
+    wins = [_windows(x, axes, window, strides, wdil) for x in padded]
     counts = wins[0][1]
     real = _static_pad(np.ones(xs[0].shape, bool), cfg)
-    masks = _windows(real, axes, window, strides, wdil, "operand")[0]
+    masks = _windows(real, axes, window, strides, wdil)[0]
     acc = [F.broadcast_to(iv, tuple(counts)) for iv in init_ops]
     for k in range(len(wins[0][0])):
         if not masks[k].any():
