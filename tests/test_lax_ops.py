@@ -132,6 +132,8 @@ CASES = {
     "reduce_generic_pytree": (lambda L, N: lambda a, b: L.reduce(
         (a, b), (1.0, 0.0), lambda u, v: (u[0] * v[0], N.maximum(u[1], v[1])), (1,)),
         (A(3, 5, k=1), A(3, 5, k=2))),
+    "reduce_empty_axis": (lambda L, N: lambda x: L.reduce(x, 0.0, lambda a, b: a + b, (1,)),
+                          (np.zeros((3, 0)),)),
     "argmax": (lambda L, N: lambda x: (L.argmax(x, 1, np.int32), L.argmin(x, 0, np.int32)),
                (A(3, 4),)),
     # -- dynamic slices: negative starts count from the end, then starts clamp to fit --
@@ -163,6 +165,10 @@ CASES = {
     "map": (lambda L, N: lambda x: L.map(lambda r: N.sum(r ** 2), x), (A(4, 5),)),
     "map_batch_size": (lambda L, N: lambda x: L.map(lambda r: r * 3.0 + 1.0, x, batch_size=3),
                        (A(7, 2),)),
+    "map_batch_size_larger_than_n": (lambda L, N: lambda x: L.map(lambda r: r * 2.0, x,
+                                                                   batch_size=10), (A(3, 2),)),
+    "associative_scan_len2": (lambda L, N: lambda x: L.associative_scan(N.add, x), (A(2, 3),)),
+    "associative_scan_len1": (lambda L, N: lambda x: L.associative_scan(N.add, x), (A(1, 3),)),
     "associative_scan_add": (lambda L, N: lambda x: L.associative_scan(N.add, x), (A(7, 3),)),
     "associative_scan_rev_axis": (lambda L, N: lambda x: L.associative_scan(
         N.multiply, x, reverse=True, axis=1), (A(3, 6),)),
@@ -255,6 +261,8 @@ CASES = {
                        ("pairs_bdil", dict(window_strides=(1, 2, 1, 1),
                                            padding=((0, 0), (1, 2), (-1, 1), (0, 0)),
                                            base_dilation=(1, 2, 1, 1)))]},
+    "reduce_window_1x1_stride2": (lambda L, N: lambda x: L.reduce_window(
+        x, 0.0, L.add, (1, 1, 1, 1), (1, 2, 2, 1), "VALID"), (IMG,)),
     "reduce_window_generic": (lambda L, N: lambda x: L.reduce_window(
         x, 0.5, lambda a, b: a + 2.0 * b, (1, 2, 3, 1), (1, 2, 1, 1), "SAME",
         base_dilation=(1, 1, 2, 1)), (IMG,)),
