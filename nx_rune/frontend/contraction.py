@@ -12,9 +12,11 @@ the rest transposed into the output order.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune.frontend import reductions
 from nx_rune.frontend._core import astype, broadcast_to, promote
@@ -23,7 +25,7 @@ from nx_rune.frontend.movement import reshape, transpose
 from nx_rune.frontend.products import matmul
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
-from nx_rune.typing import Array, ArrayLike
+from nx_rune.typing import Array, ArrayLike, DTypeLike
 
 __all__ = ["einsum"]
 
@@ -94,7 +96,8 @@ def _sublist_form(first, rest):
     return spec, tuple(ops)
 
 
-def einsum(subscripts: str, *operands: ArrayLike) -> Array:
+def einsum(subscripts: str, *operands: ArrayLike, precision: Any = None,
+           preferred_element_type: DTypeLike = None) -> Array:
     """Einstein summation, as ``np.einsum(subscripts, *operands)``.
 
     ``subscripts``: comma-separated labels per operand (letters, optional ``...``), with
@@ -103,10 +106,15 @@ def einsum(subscripts: str, *operands: ArrayLike) -> Array:
     missing from the output is summed ("ij->i", "ii->" is the trace).  Size-1 axes broadcast
     against equal labels.  Typical cases: "ij,jk->ik" (matmul), "bij,bjk->bik" (batch matmul),
     "...ij,...jk", "i,i->" (dot), "i,j->ij" (outer), "ij->ji", "ij,ij->ij", "ijk,ikl,ilm->ijm".
-    Returns the promoted dtype (NumPy's rules) and the output labels' sizes.
+    Returns the promoted dtype (NumPy's rules) and the output labels' sizes.  ``precision``
+    (JAX's keyword) is accepted and ignored; ``preferred_element_type``: the operands are
+    converted to it first (the result's dtype).
     """
     if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
         subscripts, operands = _sublist_form(subscripts, operands)
+    if preferred_element_type is not None:
+        dt = dtypes.check_dtype(preferred_element_type)
+        operands = tuple(astype(x, dt) for x in operands)
     if not isinstance(subscripts, str):
         raise TypeError(f"subscripts: expected a str, got {type(subscripts).__name__}")
     if not operands:

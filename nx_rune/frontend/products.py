@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from nx_rune.frontend.elementwise import add, multiply, negative, subtract
 from nx_rune.frontend.movement import (moveaxis, reshape, shrink, stack, swapaxes, transpose)
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase
-from nx_rune.typing import Array, ArrayLike
+from nx_rune.typing import Array, ArrayLike, DTypeLike
 
 __all__ = ["matmul", "dot", "outer", "inner", "tensordot", "vecdot", "vdot", "kron", "cross",
            "polyval"]
@@ -32,10 +32,15 @@ __all__ = ["matmul", "dot", "outer", "inner", "tensordot", "vecdot", "vdot", "kr
 
 # -- linear algebra ------------------------------------------------------------------------------
 
-def matmul(a: ArrayLike, b: ArrayLike) -> Array:
+def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
+           preferred_element_type: DTypeLike = None) -> Array:
     """Matrix product with NumPy's rules: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes
     broadcast, 1-D operands promoted and their axis removed.  Promoted dtype (bool operands
-    multiply as int32).  ValueError naming both shapes when k differs or batches mismatch."""
+    multiply as int32).  ValueError naming both shapes when k differs or batches mismatch.
+    ``precision`` (JAX's keyword) is accepted and ignored; ``preferred_element_type``: the
+    operands are converted to it first (the result's dtype)."""
+    if preferred_element_type is not None:
+        a, b = _preferred(a, b, preferred_element_type)
     if not (isinstance(a, ArrayBase) and isinstance(b, ArrayBase) and a.dtype == b.dtype):
         a, b = promote(a, b)
     if a.ndim == 0 or b.ndim == 0:
@@ -56,10 +61,14 @@ def matmul(a: ArrayLike, b: ArrayLike) -> Array:
     return bind(P.matmul_p, a, b)
 
 
-def dot(a: ArrayLike, b: ArrayLike) -> Array:
+def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
+        preferred_element_type: DTypeLike = None) -> Array:
     """NumPy's dot: products of scalars, inner product of vectors, matmul of matrices, and for
     N-d, a sum over the last axis of a and the second-to-last of b: shape a.shape[:-1] +
-    b.shape[:-2] + b.shape[-1:].  Promoted dtype."""
+    b.shape[:-2] + b.shape[-1:].  Promoted dtype.  ``precision`` (JAX's keyword) is accepted
+    and ignored; ``preferred_element_type``: the operands are converted to it first."""
+    if preferred_element_type is not None:
+        a, b = _preferred(a, b, preferred_element_type)
     a, b = operand(a), operand(b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
@@ -69,6 +78,12 @@ def dot(a: ArrayLike, b: ArrayLike) -> Array:
     n = bm.shape[0]
     out = matmul(reshape(a, (-1, a.shape[-1])), reshape(bm, (n, -1)))
     return reshape(out, a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
+
+
+def _preferred(a, b, dtype):
+    """a and b converted to JAX's ``preferred_element_type`` (the product's dtype)."""
+    dt = dtypes.check_dtype(dtype)
+    return astype(operand(a), dt), astype(operand(b), dt)
 
 
 def outer(a: ArrayLike, b: ArrayLike) -> Array:

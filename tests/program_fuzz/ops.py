@@ -302,6 +302,62 @@ def _vmap_empty_keys(g, a):
     return f"{a.name} + nx.sum({r}, axis=0)", a.shape
 
 
+def _lax_pad(g, a):
+    # interior padding and a negative low edge on the first axis
+    if not a.shape or a.shape[0] < 1:
+        return None
+    rest = ", (0, 0, 0)" * (len(a.shape) - 1)
+    n = a.shape[0]
+    return (f"nx.lax.pad({a.name}, 0.5, [(1, -2, 1){rest}])",
+            (2 * n - 2,) + a.shape[1:]) if n >= 2 else None
+
+
+def _lax_dynamic_slice(g, a):
+    # a start that depends on the data (traced under jit, per example under vmap), clamped
+    if not a.shape:
+        return None
+    k = 1 + g.src.below(a.shape[0])
+    start = f"(nx.sum({a.name}) > 0).astype(nx.int32) * 5 - 2"
+    return f"nx.lax.dynamic_slice_in_dim({a.name}, {start}, {k}, 0)", (k,) + a.shape[1:]
+
+
+def _lax_cumlogsumexp(g, a):
+    if not a.shape:
+        return None
+    return f"nx.lax.cumlogsumexp({a.name}, 0, reverse=True)", a.shape
+
+
+def _lax_max_pool(g, a):
+    if not a.shape or a.shape[-1] < 2:
+        return None
+    nd = len(a.shape)
+    window = (1,) * (nd - 1) + (2,)
+    return (f"nx.lax.reduce_window({a.name}, -np.inf, nx.lax.max, {window}, {(1,) * nd}, "
+            f"'VALID')", a.shape[:-1] + (a.shape[-1] - 1,))
+
+
+def _lax_conv1d(g, a):
+    if len(a.shape) != 2:
+        return None
+    n, m = a.shape
+    w = f"nx.reshape(nx.sin(nx.arange({2 * m * 3}) * 1.0), (2, {m}, 3)).astype({a.name}.dtype)"
+    return (f"nx.lax.conv_general_dilated({a.name}[None], {w}, (1,), 'SAME', "
+            f"dimension_numbers=('NWC', 'WIO', 'NWC'))[0]", (n, 3))
+
+
+def _lax_dot_general(g, a):
+    if len(a.shape) != 2:
+        return None
+    return (f"nx.lax.dot_general({a.name}, {a.name}, (((0,), (0,)), ((), ())))",
+            (a.shape[1], a.shape[1]))
+
+
+def _lax_associative_scan(g, a):
+    if not a.shape:
+        return None
+    return f"nx.lax.associative_scan(nx.add, {a.name})", a.shape
+
+
 # ----------------------------------------------------------------------------- the table
 OPS = [
     binary("add", "{0} + {1}"),
@@ -387,6 +443,14 @@ OPS = [
     Op("vmap_empty_keys", "random", 1, _vmap_empty_keys, exact=False),
     Op("matrix_rank", "shape", 1, _matrix_rank, exact=False, smooth=False),
     Op("norm_complex", "shape", 1, _norm_complex, exact=False),
+    # nx.lax beyond control flow
+    Op("lax_pad", "view", 1, _lax_pad),
+    Op("lax_dynamic_slice", "tie", 1, _lax_dynamic_slice, smooth=False),
+    Op("lax_cumlogsumexp", "reduce", 1, _lax_cumlogsumexp, exact=False),
+    Op("lax_max_pool", "tie", 1, _lax_max_pool, smooth=False),
+    Op("lax_conv1d", "matmul", 1, _lax_conv1d, exact=False),
+    Op("lax_dot_general", "matmul", 1, _lax_dot_general, exact=False),
+    Op("lax_associative_scan", "reduce", 1, _lax_associative_scan, exact=False),
 ]
 
 OPS_BY_TAG = {op.tag: op for op in OPS}
