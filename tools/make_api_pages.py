@@ -119,8 +119,10 @@ DATA = {
 PAGES = [
     ("random", "nx_rune.random", "Counter-based random numbers, bit for bit JAX's threefry2x32. "
      "See :doc:`../guide/random`."),
-    ("lax", "nx_rune.lax", "Structured control flow: plain Python in eager mode, one equation "
-     "each under :func:`nx_rune.jit`, differentiable and batchable."),
+    ("lax", "nx_rune.lax", "JAX's ``jax.lax``: structured control flow (plain Python in eager "
+     "mode, one equation each under :func:`nx_rune.jit`), and the primitive-level operations: "
+     "elementwise, shapes, dynamic slices, dot_general, convolutions, reduce_window, sorting.  "
+     "Each differentiable, batchable and jittable."),
     ("linalg", "nx_rune.linalg", "The Array API's linear algebra extension, plus NumPy's "
      "``norm`` and ``lstsq``.  See :doc:`../guide/linalg`."),
     ("fft", "nx_rune.fft", "The Array API's FFT extension with NumPy's signatures; every "
