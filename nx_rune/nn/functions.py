@@ -314,6 +314,9 @@ def standardize(x: ArrayLike, axis: Axis = -1, mean: ArrayLike | None = None,
         raise ValueError(f"standardize: algorithm: expected 'fast' or 'stable', got "
                          f"{algorithm!r}")
     x = as_inexact(x)
+    # Python numbers take x's dtype (as JAX's weak types), not a float32 of their own
+    mean, variance, epsilon = (F.asarray(v, x.dtype) if isinstance(v, (int, float)) else v
+                               for v in (mean, variance, epsilon))
     axes = reduction_axes(x, axis)
     mask = None if where is None else _mask(where, x, "standardize")
     if mean is None:
