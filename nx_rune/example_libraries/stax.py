@@ -238,6 +238,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
     """A convolution layer with ``out_chan`` output channels and a ``filter_shape`` window;
     ``dimension_numbers``: the (inputs, kernel, outputs) layouts, e.g. ('NHWC', 'HWIO',
     'NHWC'); strides (default 1) and padding ('VALID', 'SAME' or pairs) as lax's."""
+    _conv_perms(dimension_numbers, len(filter_shape) + 2)     # checked before they are read
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = strides or one
@@ -269,6 +270,7 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
     """A transposed-convolution layer (lax.conv_transpose, kernel not flipped): the inputs
     spread ``strides`` apart, then convolved; arguments as :func:`GeneralConv`, padding
     'SAME' or 'VALID' of the forward convolution."""
+    _conv_perms(dimension_numbers, len(filter_shape) + 2)     # checked before they are read
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = strides or one
