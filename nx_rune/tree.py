@@ -1,7 +1,7 @@
 """``nx_rune.tree``: the pytree functions under JAX's short names (``jax.tree``):
 ``tree.map``, ``tree.leaves``, ``tree.structure``, ``tree.flatten``, ``tree.unflatten``,
-``tree.reduce``, ``tree.all``, ``tree.transpose``, and the key-path forms ``tree.flatten_with_path``,
-``tree.leaves_with_path``, ``tree.map_with_path``.
+``tree.reduce``, ``tree.all``, ``tree.transpose``, and the key-path forms
+``tree.flatten_with_path``, ``tree.leaves_with_path``, ``tree.map_with_path``.
 
 The functions are those of :mod:`nx_rune.tree_util` (same node types, same leaf order, same
 errors); see there for what a pytree is.  A key path is a tuple of keys, one per node from the

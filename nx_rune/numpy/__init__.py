@@ -2,11 +2,12 @@
 ports by renaming its import (``import jax.numpy as jnp`` -> ``import nx_rune.numpy as jnp``).
 
 The module holds no functions of its own: every array name of the package namespace
-(``nx_rune.<name>``) is looked up there when asked for, so names added to ``nx_rune`` later
-appear here too.  Left out are the package's submodules other than the array namespaces
-``fft`` and ``linalg`` (``nx_rune.numpy.random`` is not ``nx_rune.random``, as in JAX) and its
-non-array API: the transformations, the compiler and the run-time settings (``grad``, ``jit``,
-``vmap``, ``config``, ...), which live in ``nx_rune`` as they live in ``jax``.
+(``nx_rune.<name>``) is looked up there when first asked for (and kept), so names added to
+``nx_rune`` later appear here too.  Left out are the package's submodules other than the
+array namespaces ``fft`` and ``linalg`` (``nx_rune.numpy.random`` is not ``nx_rune.random``, as
+in JAX) and its non-array API: the transformations, the compiler and the run-time settings
+(``grad``, ``jit``, ``vmap``, ``config``, ...), which live in ``nx_rune`` as they live in
+``jax``.
 
 Added beside them, as JAX's ``jax.numpy`` has them: ``ndarray`` (the class of nx_rune's arrays,
 for ``isinstance``: True for Tensors and for the traced values that ``jit``, ``grad`` and
@@ -21,7 +22,7 @@ import types as _types
 import numpy as _np
 
 from nx_rune.numpy import fft, linalg  # noqa: F401
-from nx_rune.tensor import ArrayBase as ndarray
+from nx_rune.tensor import ArrayBase as ndarray  # noqa: F401
 
 dtype = _np.dtype
 issubdtype = _np.issubdtype
@@ -75,6 +76,9 @@ def __getattr__(name):
             pass
         else:
             if _is_array_name(name, obj):
+                # kept here, so that later uses are plain attribute reads (a program calls
+                # jnp.<name> in its inner loops)
+                globals()[name] = obj
                 return obj
     raise AttributeError(f"module 'nx_rune.numpy' has no attribute {name!r}")
 
