@@ -39,8 +39,8 @@ from nx_rune import compiler, lax  # noqa: E402,F401
 # JAX's module names on nx_rune, for programs ported by renaming ``jax`` to ``nx_rune``:
 # nx.numpy (this namespace's array functions), nx.nn (activations, initializers), nx.tree
 # (pytree functions), nx.example_libraries (optimizers, stax); nx.ndarray is the array class
-from nx_rune import example_libraries, nn, numpy, tree  # noqa: E402
-from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402
+from nx_rune import example_libraries, nn, numpy, tree  # noqa: E402,F401
+from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402,F401
 
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
