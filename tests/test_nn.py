@@ -419,3 +419,76 @@ def test_initializer_bad_input():
         ini.normal()(KEY, (2,), out_sharding="x")
     with pytest.raises(TypeError, match="stddev"):
         ini.normal("big")
+
+
+# -- dot_product_attention -------------------------------------------------------------------
+
+def _attention_inputs():
+    rs = np.random.RandomState(7)
+    B, T, S, N, K, H = 2, 4, 5, 6, 3, 8
+    q = rs.randn(B, T, N, H).astype(np.float32)
+    k = rs.randn(B, S, K, H).astype(np.float32)
+    v = rs.randn(B, S, K, H).astype(np.float32)
+    bias = rs.randn(1, N, T, S).astype(np.float32)
+    mask = rs.rand(B, 1, T, S) > 0.3
+    return q, k, v, bias, mask
+
+
+def _attention_cases(bias, mask):
+    return {"plain": {}, "bias": {"bias": bias}, "mask": {"mask": mask},
+            "causal": {"is_causal": True},
+            "scale_bias_mask": {"scale": 0.3, "bias": bias, "mask": mask},
+            "seq_lengths": {"query_seq_lengths": np.array([2, 4], np.int32),
+                            "key_value_seq_lengths": np.array([5, 3], np.int32)},
+            "window": {"local_window_size": (1, 2)},
+            "window_causal": {"local_window_size": 1, "is_causal": True}}
+
+
+@pytest.mark.parametrize("case", sorted(_attention_cases(None, None)))
+def test_dot_product_attention_matches_jax(case):
+    # grouped-query attention: 6 query heads over 3 key/value heads
+    q, k, v, bias, mask = _attention_inputs()
+    out = nn.dot_product_attention(q, k, v, **_attention_cases(bias, mask)[case])
+    assert out.shape == q.shape and out.dtype == np.float32
+    np.testing.assert_allclose(out, np.reshape(GOLDEN["attention"][case], q.shape), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_dot_product_attention_residual_unbatched_and_gradient_match_jax():
+    q, k, v, bias, mask = _attention_inputs()
+    att = GOLDEN["attention"]
+    out, lse = nn.dot_product_attention(q, k, v, mask=mask, return_residual=True)
+    assert lse.shape == q.shape[:-1]
+    np.testing.assert_allclose(out, np.reshape(att["residual"][0], q.shape), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(lse, np.reshape(att["residual"][1], lse.shape), rtol=1e-5,
+                               atol=1e-6)
+    out = nn.dot_product_attention(q[0], k[0], v[0])
+    np.testing.assert_allclose(out, np.reshape(att["unbatched"], q[0].shape), rtol=1e-5,
+                               atol=1e-6)
+    grads = nx.grad(lambda q, k, v: (nn.dot_product_attention(q, k, v, bias=bias, mask=mask)
+                                     ** 2).sum(), (0, 1, 2))(q, k, v)
+    for g, e, x in zip(grads, att["grad"], (q, k, v)):
+        np.testing.assert_allclose(g, np.reshape(e, x.shape), rtol=1e-4, atol=1e-5)
+
+
+def test_dot_product_attention_derivatives_jit_and_errors():
+    q, k, v, bias, mask = _attention_inputs()
+    q64, k64, v64 = (a[:1, :3, :2].astype(np.float64) for a in (q, k, v))
+    # (float64 inputs: logits in float64, the softmax in float32 as JAX; so a loose check)
+    nx.check_grads(lambda q, k, v: nn.dot_product_attention(q, k, v, is_causal=True),
+                   (q64, k64[:, :, :1], v64[:, :, :1]), order=1, atol=1e-3, rtol=1e-3, eps=1e-3)
+    eager = np.asarray(nn.dot_product_attention(q, k, v, mask=mask, is_causal=True))
+    np.testing.assert_allclose(
+        nx.jit(lambda q, k, v: nn.dot_product_attention(q, k, v, mask=mask, is_causal=True))(
+            q, k, v), eager, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="multiple"):
+        nn.dot_product_attention(q[:, :, :4], k, v)
+    with pytest.raises(ValueError, match="value"):
+        nn.dot_product_attention(q, k, v[:, :4])
+    with pytest.raises(ValueError, match="mask dtype"):
+        nn.dot_product_attention(q, k, v, mask=mask.astype(np.float32))
+    with pytest.raises(ValueError, match="query_seq_lengths"):
+        nn.dot_product_attention(q, k, v, query_seq_lengths=np.array([1, 2, 3], np.int32))
+    with pytest.raises(NotImplementedError, match="cudnn"):
+        nn.dot_product_attention(q, k, v, implementation="cudnn")

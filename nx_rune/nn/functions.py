@@ -20,6 +20,7 @@ import numpy as np
 
 from nx_rune import dtypes as _dtypes
 from nx_rune import frontend as F
+from nx_rune.autodiff.api import stop_gradient as _stop_gradient
 from nx_rune.frontend import reductions as _reductions
 from nx_rune.frontend._core import as_inexact, operand, reduction_axes
 from nx_rune.scipy import special as _special
@@ -29,7 +30,7 @@ __all__ = ["relu", "relu6", "identity", "sigmoid", "log_sigmoid", "softplus", "s
            "sparse_sigmoid", "soft_sign", "silu", "swish", "mish", "elu", "selu", "celu",
            "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "gelu",
            "squareplus", "glu", "log1mexp", "tanh", "softmax", "log_softmax", "logsumexp",
-           "logmeanexp", "standardize", "one_hot"]
+           "logmeanexp", "standardize", "one_hot", "dot_product_attention"]
 
 tanh = F.tanh
 
@@ -359,6 +360,135 @@ def one_hot(x: Any, num_classes: int, *, dtype: DTypeLike = None, axis: int = -1
     shape[axis] = num_classes
     classes = F.reshape(F.arange(num_classes, dtype=x.dtype), tuple(shape))
     return F.astype(F.equal(F.expand_dims(x, axis), classes), dtype)
+
+
+# -- attention -------------------------------------------------------------------------------
+
+def _check_attention_arg(t, shape, dtype, name):
+    if t is None:
+        return
+    if t.ndim != len(shape):
+        raise ValueError(f"dot_product_attention: {name} ndim should be {len(shape)}, but got "
+                         f"{t.ndim} (shape {t.shape})")
+    if dtype is not None and t.dtype != dtype:
+        raise ValueError(f"dot_product_attention: {name} dtype should be {dtype}, but got "
+                         f"{t.dtype}")
+    for want, got in zip(shape, t.shape):
+        if want != -1 and got != want:
+            raise ValueError(f"dot_product_attention: {name} shape should be {tuple(shape)} "
+                             f"(-1: any), but got {t.shape}")
+
+
+def _grouped(t, N, K, G):
+    """A (B|1, N|1, T, S) bias or mask as (B|1, K|1, G|1, T, S): head n = k * G + g."""
+    if t is None:
+        return None
+    tb, tn, tt, ts = t.shape
+    if tn == 1:
+        return F.reshape(t, (tb, 1, 1, tt, ts))
+    if tn != N:
+        raise ValueError(f"dot_product_attention: bias and mask need 1 or N = {N} heads on "
+                         f"axis 1, got shape {t.shape}")
+    return F.reshape(t, (tb, K, G, tt, ts))
+
+
+def dot_product_attention(query: ArrayLike, key: ArrayLike, value: ArrayLike,
+                          bias: ArrayLike | None = None, mask: ArrayLike | None = None, *,
+                          scale: float | None = None, is_causal: bool = False,
+                          query_seq_lengths: ArrayLike | None = None,
+                          key_value_seq_lengths: ArrayLike | None = None,
+                          local_window_size: int | tuple[int, int] | None = None,
+                          implementation: str | None = None,
+                          return_residual: bool = False) -> Array | tuple[Array, Array]:
+    """softmax(Q K^T * scale + bias) V, JAX's XLA implementation (grouped-query attention).
+
+    query: (B, T, N, H); key, value: (B, S, K, H) with N a multiple of K (a head n attends with
+    key/value head n // (N / K)); the batch axis may be left out of all three.  bias (added to
+    the logits) and mask (boolean, False leaves a key out): broadcasting to (B, N, T, S), given
+    with 4 axes or fewer.  scale: default 1 / sqrt(H); is_causal: query t sees keys s <= t;
+    query_seq_lengths, key_value_seq_lengths: (B,) int32 valid lengths (padding beyond);
+    local_window_size: (left, right) or one int, keys within that window of t.  Logits are
+    computed in at least float32 and the softmax in float32, as JAX does.  Returns query's
+    shape and dtype; with return_residual also the logsumexp of the logits, shape (B, T, N).
+    implementation: None or "xla" ("cudnn" needs a GPU: NotImplementedError).
+    """
+    if implementation not in (None, "xla"):
+        if implementation == "cudnn":
+            raise NotImplementedError("dot_product_attention: implementation='cudnn' needs "
+                                      "cuDNN; nx_rune has the 'xla' implementation only")
+        raise ValueError(f"dot_product_attention: unsupported implementation option: "
+                         f"{implementation!r}")
+    out_shape = operand(query).shape
+
+    def four_d(t):
+        t = operand(t)
+        return F.reshape(t, (1,) * (4 - t.ndim) + t.shape) if t.ndim < 4 else t
+    q, k, v = four_d(query), four_d(key), four_d(value)
+    bias = None if bias is None else four_d(bias)
+    mask = None if mask is None else four_d(mask)
+    q_len = None if query_seq_lengths is None else operand(query_seq_lengths)
+    kv_len = None if key_value_seq_lengths is None else operand(key_value_seq_lengths)
+    if isinstance(local_window_size, (int, np.integer)):
+        local_window_size = (int(local_window_size), int(local_window_size))
+    B, S, K, H = k.shape
+    _check_attention_arg(v, [B, S, K, H], k.dtype, "value")
+    _check_attention_arg(q, [B, -1, -1, H], k.dtype, "query")
+    _check_attention_arg(mask, [-1] * 4, np.dtype(bool), "mask")
+    _check_attention_arg(bias, [-1] * 4, None, "bias")
+    _check_attention_arg(q_len, [B], np.dtype(np.int32), "query_seq_lengths")
+    _check_attention_arg(kv_len, [B], np.dtype(np.int32), "key_value_seq_lengths")
+    T, N = q.shape[1], q.shape[2]
+    if N % K:
+        raise ValueError(f"dot_product_attention: the number of query heads must be a "
+                         f"multiple of key/value heads, but got {N} vs {K}")
+    G = N // K
+    scale = 1.0 / np.sqrt(H) if scale is None else scale
+    logits_dtype = np.promote_types(q.dtype, np.float32)
+    qg = F.astype(F.reshape(q, (B, T, K, G, H)), logits_dtype)
+    logits = F.einsum("btkgh,bskh->bkgts", qg, F.astype(k, logits_dtype))
+    logits = F.multiply(logits, F.asarray(scale, logits_dtype))
+    if bias is not None:
+        logits = F.astype(F.add(logits, _grouped(bias, N, K, G)), logits_dtype)
+    keep = None
+    if mask is not None:
+        keep = _grouped(mask, N, K, G)
+    tq = F.reshape(F.arange(T), (T, 1))
+    sk = F.reshape(F.arange(S), (1, S))
+    extra = []
+    if is_causal:
+        extra.append(F.greater_equal(tq, sk))
+    if local_window_size is not None:
+        left, right = local_window_size
+        extra.append(F.logical_and(F.less_equal(tq, F.add(sk, left)),
+                                   F.greater_equal(tq, F.subtract(sk, right))))
+    if q_len is not None or kv_len is not None:
+        pad = F.ones((B, T, S), dtype=np.bool_)
+        if q_len is not None:
+            pad = F.logical_and(pad, F.less(F.reshape(F.arange(T), (1, T, 1)),
+                                            F.reshape(q_len, (B, 1, 1))))
+        if kv_len is not None:
+            pad = F.logical_and(pad, F.less(F.reshape(F.arange(S), (1, 1, S)),
+                                            F.reshape(kv_len, (B, 1, 1))))
+        extra.append(F.reshape(pad, (B, 1, 1, T, S)))
+    for m in extra:
+        keep = m if keep is None else F.logical_and(keep, m)
+    if keep is not None:
+        # a large negative number, not -inf: a row with every key left out stays finite
+        big = -0.7 * min(float(np.finfo(logits_dtype).max), float(np.finfo(np.float32).max))
+        logits = F.where(keep, logits, F.full_like(logits, big))
+    logits = F.astype(logits, np.float32)
+    probs = F.astype(F.softmax(logits, -1), k.dtype)
+    encoded = F.einsum("bkgts,bskh->btkgh", probs, v)
+    encoded = F.reshape(encoded, (B, T, N, H))
+    if q_len is not None:
+        valid = F.less(F.reshape(F.arange(T), (1, T)), F.reshape(q_len, (B, 1)))
+        encoded = F.multiply(encoded, F.astype(F.reshape(valid, (B, T, 1, 1)), encoded.dtype))
+    encoded = F.reshape(encoded, out_shape)
+    if not return_residual:
+        return encoded
+    lse = F.astype(_special.logsumexp(logits, axis=-1), k.dtype)          # (B, K, G, T)
+    lse = F.reshape(F.permute_dims(lse, (0, 3, 1, 2)), (B, T, N))
+    return encoded, F.reshape(_stop_gradient(lse), out_shape[:-1])
 
 
 def __dir__():
