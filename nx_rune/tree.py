@@ -1,6 +1,7 @@
 """``nx_rune.tree``: the pytree functions under JAX's short names (``jax.tree``):
 ``tree.map``, ``tree.leaves``, ``tree.structure``, ``tree.flatten``, ``tree.unflatten``,
-``tree.reduce``, ``tree.all``, ``tree.transpose``, and the key-path forms
+``tree.reduce``, ``tree.reduce_associative``, ``tree.all``, ``tree.transpose``,
+``tree.broadcast``, and the key-path forms
 ``tree.flatten_with_path``, ``tree.leaves_with_path``, ``tree.map_with_path``.
 
 The functions are those of :mod:`nx_rune.tree_util` (same node types, same leaf order, same
@@ -19,6 +20,7 @@ from nx_rune import tree_util as _tu
 from nx_rune.tree_util import PyTreeDef
 
 __all__ = ["map", "leaves", "structure", "flatten", "unflatten", "reduce", "all", "transpose",
+           "broadcast", "reduce_associative",
            "flatten_with_path", "leaves_with_path", "map_with_path", "SequenceKey", "DictKey",
            "GetAttrKey", "FlattenedIndexKey", "keystr"]
 
@@ -98,6 +100,41 @@ def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
     rows = [unflatten(outer_treedef, [col[j] for col in columns])
             for j in range(inner_treedef.num_leaves)]
     return unflatten(inner_treedef, rows)
+
+
+def reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                       identity: Any = _NO_INITIAL,
+                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """The leaves combined with the associative ``operation`` as a balanced tree of calls
+    (halves first, as JAX's): the result of ``reduce`` up to the order of the combinations.
+    ``identity`` is the result for a tree without leaves (TypeError when it is not given)."""
+    def combine(seq):
+        if len(seq) == 1:
+            return seq[0]
+        half = len(seq) // 2
+        return operation(combine(seq[:half]), combine(seq[half:]))
+    seq = leaves(tree, is_leaf)
+    if not seq:
+        if identity is _NO_INITIAL:
+            raise TypeError("reduce_associative: the tree has no leaves: give identity")
+        return identity
+    return combine(seq)
+
+
+def broadcast(prefix_tree: Any, full_tree: Any,
+              is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """A tree of ``full_tree``'s structure whose leaves under each leaf of ``prefix_tree``
+    (a prefix of full_tree's structure) are that leaf; ValueError when it is not a prefix."""
+    prefix_leaves, prefix_def = flatten(prefix_tree, is_leaf)
+    try:
+        subtrees = prefix_def.flatten_up_to(full_tree)
+    except ValueError as e:
+        raise ValueError(f"broadcast: prefix_tree's structure {prefix_def} is not a prefix of "
+                         f"full_tree's: {e}") from None
+    out: list = []
+    for x, sub in zip(prefix_leaves, subtrees):
+        out.extend([x] * structure(sub).num_leaves)
+    return unflatten(structure(full_tree), out)
 
 
 # -- key paths -------------------------------------------------------------------------------

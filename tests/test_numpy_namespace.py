@@ -205,3 +205,21 @@ def test_tree_key_paths():
     keys = [p for p, _ in nx.tree.leaves_with_path([Box(1, 2)])]
     assert keys == [(nx.tree.SequenceKey(0), nx.tree.FlattenedIndexKey(0)),
                     (nx.tree.SequenceKey(0), nx.tree.FlattenedIndexKey(1))]
+
+
+def test_tree_broadcast_and_reduce_associative():
+    assert nx.tree.broadcast([1, {"a": 2}], [(0, 0), {"a": [0, 0, 0]}]) == \
+        [(1, 1), {"a": [2, 2, 2]}]
+    assert nx.tree.broadcast(5, {"x": (0, 0)}) == {"x": (5, 5)}
+    with pytest.raises(ValueError, match="prefix"):
+        nx.tree.broadcast([1, 2], [0, 0, 0])
+    calls = []
+
+    def add(a, b):
+        calls.append((a, b))
+        return a + b
+    assert nx.tree.reduce_associative(add, [1, 2, 3, 4, 5]) == 15
+    assert calls == [(1, 2), (4, 5), (3, 9), (3, 12)]     # halves first: ((1+2)+(3+(4+5)))
+    assert nx.tree.reduce_associative(add, [], identity=0) == 0
+    with pytest.raises(TypeError, match="identity"):
+        nx.tree.reduce_associative(add, [])
