@@ -47,6 +47,7 @@ def assert_close_to_jax(got, expected, dtype, scale=None, ulps=16):
     fin = np.isfinite(expected)
     scale = np.ones_like(expected) if scale is None else \
         np.maximum(1.0, np.abs(np.broadcast_to(np.asarray(scale, np.float64), expected.shape)))
+    scale = np.where(np.isfinite(scale), scale, 1.0)     # (an infinite input: a finite bound)
     tol = ulps * np.finfo(dtype).eps * np.maximum(scale, np.abs(expected))
     err = np.abs(got[fin].astype(np.float64) - expected[fin])
     assert np.all(err <= tol[fin]), (got[fin], expected[fin], err.max())
