@@ -52,6 +52,12 @@ from nx_rune.placement import (block_until_ready, default_backend, device_count,
 from nx_rune import debug  # noqa: E402,F401
 from nx_rune.autodiff.api import jacobian  # noqa: E402,F401
 
+# JAX's module names on nx_rune, for programs ported by renaming ``jax`` to ``nx_rune``:
+# nx.numpy (this namespace's array functions), nx.nn (activations, initializers), nx.tree
+# (pytree functions), nx.example_libraries (optimizers, stax); nx.ndarray is the array class
+from nx_rune import example_libraries, nn, numpy, tree  # noqa: E402,F401
+from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402,F401
+
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes"})
