@@ -27,11 +27,12 @@ PUBLIC_MODULES = [
     *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__),
     "nx_rune.tree_util", "nx_rune.flatten_util", "nx_rune.optimizers", "nx_rune.distributed",
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",
-    "nx_rune.primitives", "nx_rune.debug",
+    "nx_rune.primitives", "nx_rune.debug", "nx_rune.nn", "nx_rune.nn.initializers",
 ]
 # Namespaces that mirror another library's API for zero-edit porting (documented by the porting
 # guide, whose names are that library's): allowed as attributes, without a reference page each
-COMPAT_MODULES = {"nx_rune.autograd"}
+COMPAT_MODULES = {"nx_rune.autograd", "nx_rune.numpy", "nx_rune.tree",
+                  "nx_rune.example_libraries"}
 # Objects of other libraries that a public module exports on purpose: NumPy's dtypes (nx.float32
 # is np.dtype("float32")), NumPy's LinAlgError (nx.linalg.LinAlgError, NumPy's convention) and
 # the type aliases of nx_rune.typing (PyTree is typing.Any).

@@ -57,6 +57,7 @@ NAMESPACE = [
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
      "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian"),
+    ("Array type", "", "ndarray"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
      "ShapeDtypeStruct"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
@@ -135,6 +136,10 @@ PAGES = [
      "in optax's form."),
     ("distributed", "nx_rune.distributed", "Data-parallel gradients on Ray or Dask workers.  "
      "See :doc:`../distributed`."),
+    ("nn", "nx_rune.nn", "Neural-network functions as JAX's ``jax.nn``: activations, softmax, "
+     "one_hot, standardize, attention."),
+    ("nn_initializers", "nx_rune.nn.initializers", "Parameter initializers as JAX's "
+     "``jax.nn.initializers``: ``init(key, shape, dtype)``, drawing from :doc:`random`."),
     ("debug", "nx_rune.debug", "Printing and callbacks with the values of a running "
      "computation, under every transformation (as ``jax.debug``)."),
     ("errors", "nx_rune.errors", "The exceptions the transformations raise."),
