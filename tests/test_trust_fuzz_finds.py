@@ -582,3 +582,59 @@ def test_harness_accepts_only_that_nan():
     Prog.tags = {"control:cond"}
     with pytest.raises(R.Mismatch):
         R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)
+
+
+# -- a reshape that copies eagerly, then a write into its source (lax helper's find) -----------
+
+def _reshape_then_write(build):
+    def f(x):
+        r = build(x)
+        x *= 2.0
+        return r
+    return f
+
+
+RESHAPE_AFTER = {
+    # eagerly each reshape copies (a padded value, a permuted one): the later write is not seen
+    "padded": lambda x: nx.reshape(nx.pad(nx.expand_dims(x, 1), ((0, 0), (0, 1))), (-1,)),
+    "transposed": lambda x: nx.reshape(x.T, (-1,)),
+    "flipped_transposed": lambda x: nx.reshape(nx.flip(x, 0).T, (-1,)),
+    # eagerly a view: the write shows
+    "plain": lambda x: nx.reshape(x, (-1,)),
+    "shrunk_padding": lambda x: nx.reshape(nx.pad(x, ((0, 1), (0, 0)))[:2], (-1,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESHAPE_AFTER))
+@pytest.mark.parametrize("layout", ["c", "transposed"])
+def test_reshape_before_a_write_is_a_view_exactly_where_eager_is(case, layout):
+    f = _reshape_then_write(RESHAPE_AFTER[case])
+
+    def arg():
+        if layout == "c":
+            return nx.asarray(np.arange(6, dtype=np.float64).reshape(2, 3))
+        return nx.asarray(np.arange(6, dtype=np.float64).reshape(3, 2)).T
+
+    if case == "padded":
+        def arg():      # noqa: F811 (a 1-D argument)
+            return nx.asarray(np.arange(3, dtype=np.float64))
+    x_e = arg()
+    want = np.asarray(f(x_e)).copy()
+    jf = nx.jit(f)
+    for _ in range(2):      # the trace, then the cached program
+        x_j = arg()
+        got = jf(x_j)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        np.testing.assert_array_equal(np.asarray(x_j), np.asarray(x_e))
+
+
+def test_a_trace_that_assumed_a_layout_serves_both_layouts():
+    # one cache entry (same shape and dtype), a C-contiguous then a transposed argument: the
+    # second call runs the function eagerly, as the trace's view decision does not hold for it
+    f = _reshape_then_write(lambda x: nx.reshape(x, (-1,)))
+    jf = nx.jit(f)
+    c = nx.asarray(np.arange(6, dtype=np.float64).reshape(2, 3))
+    np.testing.assert_array_equal(np.asarray(jf(c)), [0, 2, 4, 6, 8, 10])
+    t = nx.asarray(np.arange(6, dtype=np.float64).reshape(3, 2)).T
+    np.testing.assert_array_equal(np.asarray(jf(t)), [0, 2, 4, 1, 3, 5])
+    np.testing.assert_array_equal(np.asarray(t), [[0, 4, 8], [2, 6, 10]])

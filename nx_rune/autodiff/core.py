@@ -50,6 +50,7 @@ from nx_rune import writes
 from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.pytree import tree_unflatten as _tree_unflatten
+from nx_rune.backend.views import chained_view
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
 from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,
                             TracerArrayConversionError, UnexpectedTracerError)
@@ -198,6 +199,35 @@ def _stale_message(t):
         f"(x = x.at[idx].set(v))")
 
 
+def _reshape_is_view(x, params):
+    """Whether ``reshape(x, **params)`` is a view when ``x`` has no value to look at (a jit
+    tracer): x's movements are followed back to the value they start from, assumed
+    C-contiguous (a computed value is), and the View algebra decides as it does on arrays.
+    Where that value is an input of the trace, the answer depends on the input's layout: the
+    interpreter is told (``note_layout_assumed``), so the call can check it."""
+    chain, t = [(P.reshape_p.name, params)], x
+    while True:
+        rec = getattr(t, "_recipe", None)
+        if rec is None:
+            break
+        kind, p, src = rec
+        if src._interp is not x._interp:
+            break
+        if kind is _GETITEM:
+            chain.append(("getitem", p))
+        elif getattr(kind, "aliases", False):
+            chain.append((kind.name, p))
+        else:
+            break
+        t = src
+    chain.reverse()
+    x._interp.note_layout_assumed(t)
+    try:
+        return chained_view(t.shape, chain) is not None
+    except LookupError:
+        return True             # an index the view algebra does not decide alone: a view
+
+
 def _shares_memory(x, view):
     cx, cv = concrete(x), concrete(view)
     if not (isinstance(cx, Tensor) and isinstance(cv, Tensor)):
@@ -220,6 +250,10 @@ def _link_view(kind, x, params, view):
         return
     if kind is P.reshape_p and not _shares_memory(x, view):
         return                  # a reshape that copied (as on a Tensor): no alias
+    if kind is P.reshape_p and hasattr(x._interp, "note_layout_assumed") \
+            and not _reshape_is_view(x, params):
+        return                  # a traced reshape that copies on arrays (a padded or permuted
+                                # value): new memory, which later writes do not reach
     group = getattr(x, "_alias", None)
     if group is None:
         group = x._alias = [weakref.ref(x)]

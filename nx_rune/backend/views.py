@@ -148,3 +148,42 @@ def _as_strided(x, *, shape, strides, offset):
     x = _contiguous(x)
     v = View.as_strided(shape, strides, offset, x.size)
     return _on_view(x, View(v.shape, v.strides, v.offset + x.view.offset))
+
+
+def chained_view(shape, chain):
+    """The View that movements give, applied in order to a C-contiguous value of ``shape`` as
+    the implementations above apply them, or None where one of them copies (the result is then
+    new memory, no longer a view of that value).  ``chain``: ``(name, params)`` pairs, name a
+    movement primitive's, or ``"getitem"`` with the index (LookupError where the index or the
+    view is beyond what one basic step decides).  For the tracers of a transformation, which must know whether a
+    reshape is a view eagerly (a write through one shows in the other) without any memory."""
+    v = View.contiguous(shape)
+    for name, p in chain:
+        if name == "reshape":
+            v = v.reshape(p["shape"])
+        elif name == "expand":
+            v = v.expand(p["shape"])
+        elif name == "permute":
+            v = v.permute(p["axes"])
+        elif name == "pad":
+            v = v.pad(p["config"], p["fill"])
+        elif name == "shrink":
+            v = v.shrink(p["limits"])
+        elif name == "flip":
+            v = v.flip(p["axes"])
+        elif name == "getitem":     # the front end's basic getitem, in one step
+            index = p if isinstance(p, tuple) else (p,)
+            w = v.index_basic(index) if v.mask is None else None
+            if w is None:
+                raise LookupError("getitem: not a basic index of an unpadded view")
+            v = w
+        elif name == "as_strided":
+            if not v.is_contiguous:
+                return None
+            a = View.as_strided(p["shape"], p["strides"], p["offset"], v.size)
+            v = View(a.shape, a.strides, a.offset + v.offset)
+        else:
+            return None
+        if v is None:
+            return None
+    return v

@@ -602,7 +602,9 @@ class JitFunction:
         traced.cache["name"] = self._name
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
-        return _Entry(traced, donate, descs)
+        entry = _Entry(traced, donate, descs)
+        entry.eager = with_statics
+        return entry
 
     def _leaf_positions(self, treedef, positions):
         """The argument position of each leaf (None for keyword arguments)."""
@@ -656,12 +658,16 @@ class _Entry:
     enclosing transformation's tracer), as the eager call leaves it, and the outputs that are
     eagerly that argument or a view of it are made from it (``passes.outputs.written_views``).
     A donated argument is deleted after the call instead (its memory may hold the results)."""
-    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs", "linked")
+    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs", "linked",
+                 "eager")
 
     def __init__(self, traced, donate, descs=None):
         self.traced = traced
         self.donate = tuple(donate)
         self.exe = None
+        # the function itself, for arguments of another layout than the trace assumed
+        # (Traced.layout_assumed): set by JitFunction
+        self.eager = None
         self.n_out = None       # None: no argument written (nothing to do after a call)
         if traced.writes:
             prog = traced.program
@@ -718,8 +724,23 @@ class _Entry:
             exe = self.exe = compiled(self.traced, self.donate)
         return exe
 
+    def _other_layout(self, values):
+        """Whether an argument the trace assumed C-contiguous (a reshape of it copies or not by
+        its layout, and the function writes in place) is not."""
+        for j in self.traced.layout_assumed:
+            v = values[j]
+            if v.__class__ is Tensor and not v.view.is_contiguous:
+                return True
+        return False
+
+    def _run_eagerly(self, values):
+        args, kwargs = tree_unflatten(self.traced.in_tree, list(values))
+        return self.eager(*args, **kwargs)
+
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
+        if self.traced.layout_assumed and self.eager is not None and self._other_layout(args):
+            return self._run_eagerly(args)
         exe = self.exe or self.executable()
         if self.n_out is not None:
             self._check_alias(args)
@@ -752,6 +773,9 @@ class _Entry:
         return outs
 
     def call(self, values):
+        if self.traced.layout_assumed and self.eager is not None and \
+                self._other_layout(values):
+            return self._run_eagerly(values)
         if self.n_out is not None:
             self._check_alias(values)
         if self.donate:

@@ -278,6 +278,7 @@ class JitTracer(ArrayBase):
     def _assume(self, new, what):
         """Stand for ``new`` from now on."""
         interp = self._interp
+        interp.wrote = True
         if not (new.__class__ is JitTracer and new._interp is interp):
             new = interp.process(P.copy_p, [new], {})
         self.var = new.var
@@ -423,7 +424,7 @@ class TraceInterpreter(Interpreter):
     ``fname``: the traced function's name (for messages); ``arg_names``: one description per
     input variable (``"argument x"``); ``hint``: what the messages suggest (static_argnums)."""
     __slots__ = ("eqns", "in_vars", "literals", "captured", "captured_vars", "fname",
-                 "arg_names", "hint")
+                 "arg_names", "hint", "layout_roots", "wrote")
     # the operation recording custom_vjp/custom_jvp calls (nx_rune.compiler.control installs
     # it: the control-flow module builds on this one)
     custom_call_op = None
@@ -439,6 +440,15 @@ class TraceInterpreter(Interpreter):
         self.fname = fname
         self.arg_names = {}
         self.hint = hint
+        # inputs whose layout a traced reshape's view-or-copy decision assumed (C-contiguous),
+        # and whether anything was written in place: see Traced.layout_assumed
+        self.layout_roots = set()
+        self.wrote = False
+
+    def note_layout_assumed(self, t):
+        """A reshape's view-or-copy decision followed movements back to ``t`` and assumed it
+        C-contiguous (the autodiff layer's view links ask this)."""
+        self.layout_roots.add(id(t))
 
     def new_input(self, aval, what=None):
         v = Var(aval)
@@ -593,7 +603,7 @@ class Traced:
     """A traced function: its ``program``, the input and output tree structures, and the
     values captured from other transformations (passed as the last inputs)."""
     __slots__ = ("program", "in_tree", "out_tree", "captured", "n_explicit", "cache", "writes",
-                 "linked")
+                 "linked", "layout_assumed")
 
     def __init__(self, program, in_tree, out_tree, captured, n_explicit, writes=()):
         self.program = program
@@ -607,6 +617,9 @@ class Traced:
         self.writes = writes
         # outputs that are views (by the view links) of written arguments: see _linked_views
         self.linked = ()
+        # input leaves assumed C-contiguous by a reshape's view-or-copy decision in a function
+        # that writes in place: called with another layout, the eager function decides
+        self.layout_assumed = ()
 
     @property
     def eqns(self):
@@ -705,6 +718,9 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     prog = Program(in_vars, interp.eqns, out_ops)
     traced = Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves), writes)
     traced.linked = linked
+    if interp.wrote and interp.layout_roots:
+        traced.layout_assumed = tuple(j for j, t in enumerate(leaves)
+                                      if id(t) in interp.layout_roots)
     return traced
 
 
