@@ -29,9 +29,9 @@ import os
 import threading
 from typing import Any, Callable
 
-from nx_rune._kernels import pool as _pool
-
 import numpy as np
+
+from nx_rune._kernels import pool as _pool
 
 __all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS",
            "set_num_threads", "get_num_threads"]

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from autodiff_specs import f64_tensor
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
-
-from autodiff_specs import f64_tensor
 
 
 def test_public_names():
@@ -174,7 +173,8 @@ def test_hvp():
     g, hv = nx.hvp(f, (f64_tensor([1.0, 2.0]),), (f64_tensor([1.0, 1.0]),))
     np.testing.assert_allclose(np.asarray(g), [3, 12])
     np.testing.assert_allclose(np.asarray(hv), [6, 12])
-    _, hv = nx.hvp(lambda x, y: nx.sum(x * y * y), (f64_tensor(1.0), f64_tensor(2.0)), (f64_tensor(1.0), f64_tensor(0.0)))
+    _, hv = nx.hvp(lambda x, y: nx.sum(x * y * y), (f64_tensor(1.0), f64_tensor(2.0)),
+                   (f64_tensor(1.0), f64_tensor(0.0)))
     np.testing.assert_allclose([float(h) for h in hv], [0.0, 4.0])
 
 

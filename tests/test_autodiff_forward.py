@@ -5,10 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
+from autodiff_specs import SPECS, f64_tensor, fd_jacobians
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
-
-from autodiff_specs import SPECS, fd_jacobians, f64_tensor
 
 SETTINGS = settings(max_examples=25, deadline=None)
 

@@ -6,10 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
-
 from autodiff_specs import SPECS, f64_tensor
-
-
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.second_order], ids=lambda s: s.name)

@@ -5,11 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
+from autodiff_specs import NONDIFF_PRIMS, SPECS, evaluate, f64_tensor, fd_jacobians
 from nx_rune import primitives as P
 from nx_rune.autodiff import JVP_RULES, VJP_RULES
 from nx_rune.primitives import bind
-
-from autodiff_specs import NONDIFF_PRIMS, SPECS, evaluate, fd_jacobians, f64_tensor
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=False)
 

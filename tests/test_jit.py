@@ -1,15 +1,17 @@
 """nx.jit and nx.make_jaxpr: results equal eager ones, the cache, static and donated arguments,
 side effects, composition with the autodiff transformations, and the errors."""
 import re
-
 import warnings
 
 import numpy as np
 import pytest
 
 import nx_rune as nx
-from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                            UnexpectedTracerError)
+from nx_rune.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 
 
 def t(a, dtype=np.float64):

@@ -337,6 +337,7 @@ def test_threaded_kernels_from_concurrent_threads_share_one_pool():
     calls from several Python threads at once, with large draws in between, each get their
     own exact results (a call that finds the pool busy runs in its own thread)."""
     import threading
+
     from nx_rune._kernels import threefry
     rng = np.random.default_rng(6)
     xs = [t(rng.standard_normal(2 ** 19 + 11 * k).astype(np.float32)) for k in range(4)]

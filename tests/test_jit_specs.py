@@ -5,13 +5,12 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from autodiff_specs import NONDIFF_PRIMS, SPECS
 from nx_rune import primitives as P
 from nx_rune.compiler import abstract
 from nx_rune.compiler.abstract import ABSTRACT_RULES, abstract_eval
 from nx_rune.compiler.ir import AbstractValue, Literal
 from nx_rune.primitives import Primitive, bind
-
-from autodiff_specs import NONDIFF_PRIMS, SPECS
 
 CASES = [(s, c) for s in SPECS for c in range(len(s.cases))]
 IDS = [f"{s.name}-{c}" for s, c in CASES]

@@ -20,8 +20,7 @@ import scipy.linalg
 
 import nx_rune as nx
 from nx_rune import backend as B
-
-from test_linalg import well   # well-conditioned matrices, either sign of det
+from test_linalg import well  # well-conditioned matrices, either sign of det
 
 L = nx.linalg
 SL = nx.scipy.linalg

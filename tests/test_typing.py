@@ -10,8 +10,8 @@ import pytest
 
 import nx_rune
 import nx_rune.config
-import nx_rune.linalg
 import nx_rune.lax
+import nx_rune.linalg
 import nx_rune.random
 import nx_rune.scipy._mvn
 import nx_rune.scipy.linalg

@@ -9,8 +9,11 @@ import pytest
 import nx_rune as nx
 from nx_rune import primitives as P
 from nx_rune.autodiff import BATCH_RULES
-from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                            UnexpectedTracerError)
+from nx_rune.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 from nx_rune.primitives import bind
 
 

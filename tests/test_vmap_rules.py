@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from autodiff_specs import NONDIFF_PRIMS, SPECS
 from nx_rune import primitives as P
 from nx_rune.autodiff import BATCH_RULES
 from nx_rune.primitives import bind
-
-from autodiff_specs import NONDIFF_PRIMS, SPECS
 
 B = 3   # examples
 

@@ -5,15 +5,38 @@
 the rule signatures and how to register rules for a new primitive); ``BATCH_RULES`` does the
 same for ``nx.vmap`` (see ``batch_rules``).
 """
-from nx_rune.autodiff.api import (detach, grad, grads, hessian, hvp, jacfwd, jacrev, jvp, jvp_aux,
-                                  jvps, linearize, no_grad, stop_gradient, value_and_grad,
-                                  value_and_grads, vjp)
+from nx_rune.autodiff.api import (
+    detach,
+    grad,
+    grads,
+    hessian,
+    hvp,
+    jacfwd,
+    jacrev,
+    jvp,
+    jvp_aux,
+    jvps,
+    linearize,
+    no_grad,
+    stop_gradient,
+    value_and_grad,
+    value_and_grads,
+    vjp,
+)
 from nx_rune.autodiff.check import check_grads
-from nx_rune.errors import ModifiedInPlaceError, UnexpectedTracerError  # noqa: F401
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
+from nx_rune.autodiff.rules import (  # noqa: F401
+    JVP_RULES,
+    NONDIFF,
+    VJP_RULES,
+    defelementwise,
+    defjvp,
+    deflinear,
+    defnondiff,
+    defvjp,
+)
+from nx_rune.errors import ModifiedInPlaceError, UnexpectedTracerError  # noqa: F401
 from nx_rune.tree_util import tree_flatten, tree_map, tree_unflatten  # noqa: F401
-from nx_rune.autodiff.rules import (JVP_RULES, NONDIFF, VJP_RULES,  # noqa: F401
-                                    defelementwise, defjvp, deflinear, defnondiff, defvjp)
 
 __all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "jvp_aux", "jvps",
            "linearize", "jacfwd", "jacrev", "hessian", "hvp", "stop_gradient", "detach",

@@ -27,8 +27,17 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.batch_rules import BATCH_RULES, BroadcastRule, batch_at, moveaxis
-from nx_rune.autodiff.core import (Interpreter, Tracer, _leaked, bind_at, call_finishing,
-                                   alias_error, concrete, write_back, written_alias)
+from nx_rune.autodiff.core import (
+    Interpreter,
+    Tracer,
+    _leaked,
+    alias_error,
+    bind_at,
+    call_finishing,
+    concrete,
+    write_back,
+    written_alias,
+)
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError

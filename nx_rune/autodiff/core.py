@@ -51,8 +51,12 @@ from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.pytree import tree_unflatten as _tree_unflatten
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
-from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,
-                            TracerArrayConversionError, UnexpectedTracerError)
+from nx_rune.errors import (
+    DerivativeConversionError,
+    ModifiedInPlaceError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 from nx_rune.frontend.indexing import getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor, call_impl
 

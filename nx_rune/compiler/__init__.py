@@ -9,8 +9,10 @@ arrays), ``pipeline`` (passes + executor), ``control`` (``lax`` control flow and
 ``batching`` (``vmap`` of jitted calls and of the control equations).  The compiler sits above the autodiff layer
 (it differentiates traced programs) and below the package namespace.
 """
+from nx_rune.compiler import (
+    batching,  # noqa: F401,E402  (installs the vmap rules)
+    control,  # noqa: F401,E402  (installs the custom_call recording)
+)
 from nx_rune.compiler.api import jit, make_jaxpr
-from nx_rune.compiler import control  # noqa: F401,E402  (installs the custom_call recording)
-from nx_rune.compiler import batching  # noqa: F401,E402  (installs the vmap rules)
 
 __all__ = ["jit", "make_jaxpr"]

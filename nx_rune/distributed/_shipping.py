@@ -200,8 +200,8 @@ class Shipper:
         """From now on pickle ``missing.module`` by value; ModuleNotFoundError naming ``what``
         (the argument that needs it) when that cannot help."""
         name = missing.module
-        install = (f"install it on every worker (the same Python environment as here), or "
-                   f"send it with "
+        install = ("install it on every worker (the same Python environment as here), or "
+                   "send it with "
                    + ("ray.init(runtime_env={'py_modules': [...]})" if self.engine == "ray"
                       else "client.upload_file(...)"))
         if name in self.by_value:

@@ -401,7 +401,8 @@ def m_jit_capture(ctx):
             except Mismatch:
                 pass
         raise Mismatch("capture", "after writing into the captured constants the jitted "
-                       "function gives neither the trace-time nor the new values: " + e1.detail)
+                       "function gives neither the trace-time nor the new values: "
+                       + e1.detail) from None
 
 
 def _vmap_mode(wrap):
@@ -587,7 +588,6 @@ def _vmap_grad(ctx, f, order):
 
 
 def _vmap_jvp(ctx, f, order):
-    ax = ctx.in_axes()
     tb = [ctx.tensor(t, "c") for t in ctx.tangents(batch=True)]
     args = ctx.batched_args()
     rest = args[ctx.n_in:]
