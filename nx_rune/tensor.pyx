@@ -284,13 +284,13 @@ cdef class ArrayBase:
     # ``dtype=`` casts before reducing (the Array API standard's rule), out= must be None.
     def sum(self, axis=None, keepdims=False, *, dtype=None, out=None):
         _no_out(out, "sum", keepdims)
-        x = self._as(dtype, "sum")   # WP-x64: and accumulate in that dtype, as NumPy
+        x = self._as(dtype, "sum")   # and accumulate in that dtype, as NumPy
         dt = None if dtype is None else x.dtype
         return _fe.sum(x, axis=axis, keepdims=keepdims, dtype=dt)
 
     def prod(self, axis=None, keepdims=False, *, dtype=None, out=None):
         _no_out(out, "prod", keepdims)
-        x = self._as(dtype, "prod")   # WP-x64: and accumulate in that dtype, as NumPy
+        x = self._as(dtype, "prod")   # and accumulate in that dtype, as NumPy
         dt = None if dtype is None else x.dtype
         return _fe.prod(x, axis=axis, keepdims=keepdims, dtype=dt)
 
@@ -334,13 +334,13 @@ cdef class ArrayBase:
 
     def cumsum(self, axis=None, dtype=None, out=None):
         _no_out(out, "cumsum")
-        x = self._as(dtype, "cumsum")   # WP-x64: and accumulate in that dtype, as NumPy
+        x = self._as(dtype, "cumsum")   # and accumulate in that dtype, as NumPy
         dt = None if dtype is None else x.dtype
         return _fe.cumsum(x, axis=axis, dtype=dt)
 
     def cumprod(self, axis=None, dtype=None, out=None):
         _no_out(out, "cumprod")
-        x = self._as(dtype, "cumprod")   # WP-x64: and accumulate in that dtype, as NumPy
+        x = self._as(dtype, "cumprod")   # and accumulate in that dtype, as NumPy
         dt = None if dtype is None else x.dtype
         return _fe.cumprod(x, axis=axis, dtype=dt)
 

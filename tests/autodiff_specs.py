@@ -319,7 +319,7 @@ def f64_tensor(a):
     return nx.asarray(np.asarray(a, dtype=np.float64))
 
 
-# -- sorting and searching (WP-sorting) ----------------------------------------------------------
+# -- sorting and searching ----------------------------------------------------------------------
 
 def _sort(rng, case):
     shape, axis, descending = case
@@ -333,7 +333,7 @@ SPECS += [
 NONDIFF_PRIMS += [P.argsort_p, P.searchsorted_p]
 
 
-# -- statistics family (WP-statistics): nan-ignoring reductions and the fused clip --------------
+# -- statistics family: nan-ignoring reductions and the fused clip --------------
 
 def _distinct_one_nan(rng, shape):
     """``distinct`` values with a nan first: no group of a reduction over >1 element is all nan."""
@@ -371,7 +371,7 @@ SPECS += [
 ]
 
 
-# -- WP-elementwise: the Array API / NumPy elementwise primitives -------------------------------
+# -- the Array API / NumPy elementwise primitives -------------------------------
 
 def interval(lo, hi):
     return lambda rng, shape: rng.uniform(lo, hi, shape)
@@ -467,7 +467,7 @@ NONDIFF_PRIMS += [P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_
                   P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p]
 
 
-# -- FFTs and special functions (WP-fft-special) ----------------------------------------------
+# -- FFTs and special functions --------------------------------------------------------------
 # The FFT specs map real float64 inputs to real outputs: complex operands are built as
 # re + im * 1j and complex results split into their real and imaginary parts (the autodiff
 # tests compare real Jacobians; the transpose convention of complex cotangents is covered by
@@ -571,7 +571,7 @@ SPECS += [
 ]
 
 
-# -- linear algebra: decompositions and solves (WP-linalg) ----------------------------------------
+# -- linear algebra: decompositions and solves ----------------------------------------
 
 def _well_conditioned(rng, batch, n):
     """Random (batch, n, n) matrices with singular values in [0.5, 2.5] (both signs of det)."""
@@ -675,11 +675,11 @@ SPECS += [
 ]
 
 
-# -- WP-jit: stop_gradient (identity, zero derivative) ----------------------------------------------
+# -- stop_gradient (identity, zero derivative) ----------------------------------------------
 NONDIFF_PRIMS += [P.stop_gradient_p]
 
 
-# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -------------
+# -- the fused Euclidean norm, the LU factorization reused by slogdet -------------
 
 def _norm2_spec(rng, case):
     shape, axes, keepdims = case
@@ -706,7 +706,7 @@ SPECS += [
 ]
 
 
-# -- WP-linalg-perf: the incomplete gamma and beta functions --------------------------------------
+# -- the incomplete gamma and beta functions --------------------------------------
 # First order in every operand; second order only in x (a second derivative in a or b raises
 # NotImplementedError, see tests/test_incomplete.py), so the shape parameters of the
 # derivative primitives are constants here.
@@ -743,7 +743,7 @@ SPECS += [
 ]
 
 
-# -- WP-linalg-perf: the Cholesky derivative as a primitive (L from a well-conditioned SPD
+# -- the Cholesky derivative as a primitive (L from a well-conditioned SPD
 # matrix, any cotangent G; both read from their lower triangles) ---------------------------------
 
 def _cholesky_grad_spec(rng, case):
@@ -757,7 +757,7 @@ SPECS += [Spec("cholesky_grad", P.cholesky_grad_p, _cholesky_grad_spec,
                [((), 3), ((2,), 3), ((), 1), ((2, 1), 2), ((), 5)])]
 
 
-# -- WP-linalg-vjp: the determinant from the LU factorization and the fused derivative
+# -- the determinant from the LU factorization and the fused derivative
 # primitives (their first-order rules on concrete values are themselves fused; second order and
 # jit take the formulas) ---------------------------------------------------------------------------
 

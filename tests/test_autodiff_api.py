@@ -487,7 +487,7 @@ def test_check_grads_passes_and_fails():
 
 def test_complex_inputs():
     z = nx.asarray(np.array([1 + 2j, 3 - 1j], dtype=np.complex128))
-    # complex inputs of a real function: JAX's convention (WP-x64; jax.grad gives 2 z here:
+    # complex inputs of a real function: JAX's convention (jax.grad gives 2 z here:
     # d Re(z^2)/dx - i d Re(z^2)/dy = 2x + 2iy)
     g = nx.grad(lambda z: nx.sum(nx.astype(z * z, nx.float64)))(z)
     np.testing.assert_allclose(np.asarray(g), [2 + 4j, 6 - 2j])

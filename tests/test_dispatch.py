@@ -172,7 +172,7 @@ def test_views_of_views_feed_every_primitive():
     assert a.T[-1, 1] == 99.0
 
 
-# -- WP-dispatch: nx.reshape / nx.transpose fast paths, the traced fast paths, bind in C --------
+# -- nx.reshape / nx.transpose fast paths, the traced fast paths, bind in C --------------------
 
 @pytest.mark.parametrize("shape", [(4, 6), (6, 4), (-1,), (2, -1, 3), (24, 1, 1), (4, 6, 1)])
 def test_nx_reshape_and_transpose_fast_paths_equal_the_front_end(shape):

@@ -269,7 +269,7 @@ def test_stacks_and_concatenations_of_kernel_results(shape):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_elementwise_family_fuses_into_one_kernel_with_numpy_values(dtype):
-    """The Array API elementwise functions that are one NumPy ufunc (WP-elementwise) run in the
+    """The Array API elementwise functions that are one NumPy ufunc run in the
     fused VM: a chain of them is one kernel, with NumPy's values."""
     rng = np.random.default_rng(4)
     a = rng.uniform(-0.9, 0.9, (64, 33)).astype(dtype)

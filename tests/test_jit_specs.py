@@ -124,7 +124,7 @@ NONDIFF_CASES = {
                                                                          [3.0, 4.0]]]))]),
 }
 
-# WP-elementwise's primitives with zero derivatives (rounding, tests, bit shifts), on values that
+# the elementwise primitives with zero derivatives (rounding, tests, bit shifts), on values that
 # hit their special cases (halves, signed zeros, nan, inf)
 _SPECIAL_FLOATS = np.array([-2.5, -0.5, -0.0, 0.0, 0.5, 1.5, np.nan, np.inf, -np.inf, 3.7])
 for _name in ("ceil", "floor", "rint", "trunc", "sign", "signbit", "isnan", "isinf",
@@ -140,7 +140,7 @@ for _name in ("lshift", "rshift"):
                                                [_ints([5, -6, 7, 1]), _ints([0, 1, 3, 31])]))(
         getattr(P, _name + "_p"))
 
-# WP-linalg-vjp: the products of binary powering (matrix_power's residual)
+# the products of binary powering (matrix_power's residual)
 NONDIFF_CASES["matrix_power_parts"] = lambda: (
     lambda a: bind(P.matrix_power_parts_p, a, n=7),
     [nx.asarray(np.array([[[0.5, 0.25], [-0.75, 1.0]], [[0.1, 0.2], [0.3, -0.4]]]))])

@@ -44,7 +44,8 @@ def setup_mod():
 def test_kernels_found():
     assert PYX == ["buffer", "chol_adjoint", "fold", "fusion", "gather", "gemm", "pool", "strided",
                    "threefry", "ufdirect", "view"]
-    # WP-jit: fusion; WP-gather: pool; WP-cholvjp: chol_adjoint; WP-chain: ufdirect
+    # fusion: the jit's fused kernels; pool: the kernels' threads; chol_adjoint: the Cholesky
+    # derivative; ufdirect: NumPy's inner loops called directly
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):
@@ -66,7 +67,7 @@ def test_debug_and_sanitizer_builds_keep_debug_info(setup_mod):
 def test_extensions_carry_the_flags(setup_mod):
     exts = setup_mod.extensions({})
     assert [e.name for e in exts] == [f"nx_rune._kernels.{n}" for n in PYX] + \
-        ["nx_rune.tensor", "nx_rune.autodiff._tape"]   # WP-dispatch: the tape's loops in C
+        ["nx_rune.tensor", "nx_rune.autodiff._tape"]   # the tape's loops in C
     flags = setup_mod.build_flags({})
     for e in exts:
         assert (e.extra_compile_args, e.extra_link_args) == flags

@@ -1,4 +1,4 @@
-"""The fast paths of reverse mode (WP-revmode) give what the general paths give.
+"""The fast paths of reverse mode give what the general paths give.
 
 * ``vjp_fn``/``grad`` with one array in and out: cotangents and gradient leaves of the primal's
   shape and dtype skip ``_cast_like``; one gradient leaf skips the general aliasing lists;

@@ -21,7 +21,7 @@ from nx_rune.tensor import ArrayBase
 EXCEPTIONS: set = set()
 
 
-# the namespaces of nx.fft, nx.scipy.special and nx.scipy.stats (WP-fft-special)
+# the namespaces of nx.fft, nx.scipy.special and nx.scipy.stats
 import nx_rune.fft  # noqa: E402
 import nx_rune.scipy.special  # noqa: E402
 import nx_rune.scipy.stats  # noqa: E402

@@ -42,14 +42,14 @@ __all__ = ["grad", "value_and_grad", "grads", "value_and_grads", "vjp", "jvp", "
            "linearize", "jacfwd", "jacrev", "hessian", "hvp", "stop_gradient", "detach",
            "no_grad", "custom_vjp", "custom_jvp", "check_grads"]
 
-# -- WP-vmap: batching (vmap, BATCH_RULES) and checkpointing (checkpoint, remat) ---------------
+# -- batching (vmap, BATCH_RULES) and checkpointing (checkpoint, remat) ----------------------
 from nx_rune.autodiff.batch_rules import BATCH_RULES  # noqa: F401,E402
 from nx_rune.autodiff.batching import vmap  # noqa: E402
 from nx_rune.autodiff.checkpoint import checkpoint, remat  # noqa: E402
 
 __all__ += ["vmap", "checkpoint", "remat"]
 
-# -- WP-programs: primitives declared after core.py whose rules read only shapes and parameters
+# -- primitives declared after core.py whose rules read only shapes and parameters
 from nx_rune import primitives as _P  # noqa: E402
 from nx_rune.autodiff.core import VALUES_UNUSED as _VALUES_UNUSED  # noqa: E402
 

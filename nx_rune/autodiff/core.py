@@ -939,7 +939,6 @@ class NoGradInterpreter(Interpreter):
         for a in args:
             # a value traced abstractly (no_grad inside jit): the trace records the op and a
             # stop_gradient on its result, so that derivatives of the program skip it too
-            # (WP-jit)
             if a.__class__ is not Tensor and a._concrete_tensor() is None and \
                     not getattr(a._interp, "done", True):
                 out = a._interp.process(prim, args, params)

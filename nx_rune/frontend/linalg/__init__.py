@@ -17,8 +17,8 @@ The rest are compositions: ``matrix_power`` of integers repeated squaring, ``exp
 Pade approximation with scaling and squaring, complex ``det`` and ``cho_solve`` through slogdet
 and two triangular solves, the other norms reductions or singular values.  On concrete values
 the derivative rules of cholesky, solve_triangular, cho_solve, det/slogdet and the 2-norms
-compute the cotangent with one fused primitive each (WP-linalg-vjp); traced values take the
-formulas, which are differentiable again.
+compute the cotangent with one fused primitive each (one call instead of a chain of ops);
+traced values take the formulas, which are differentiable again.
 
 Conventions:
 - Matrices are the last two axes; leading (batch) axes broadcast between operands.

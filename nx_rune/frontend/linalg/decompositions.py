@@ -206,7 +206,7 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
     # the LU factorization is an operand, so that the derivative reuses it (lu_inverse)
     lu = bind(P.lu_factor_p, a)
     if not dtypes.is_complex(a.dtype):
-        # one primitive per result, so that log|det|'s derivative is one rule (WP-linalg-vjp)
+        # one primitive per result, so that log|det|'s derivative is one rule
         return SlogdetResult(bind(P.lu_det_p, a, lu, part="sign"),
                              bind(P.lu_det_p, a, lu, part="logabsdet"))
     sign, logabs = unpack(bind(P.slogdet_p, a, lu), [(), ()])

@@ -53,7 +53,7 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
     if n == 1:
         return a
     if dtypes.is_inexact(a.dtype):
-        # the products as one residual, so that the derivative is one rule (WP-linalg-vjp)
+        # the products as one residual, so that the derivative is one rule
         parts = bind(P.matrix_power_parts_p, a, n=n)
         return bind(P.matrix_power_p, a, parts, n=n)
     if n == 2:
@@ -226,7 +226,7 @@ def norm(x: ArrayLike, ord: int | float | str | None = None, axis: Axis = None,
         arr = _direct(x)
         if arr is not None and arr.dtype.char in "fd":
             if arr.dtype.char == "d" and not keepdims:
-                # norm2_values' dot product with a scalar square root (WP-linalg-vjp: NumPy's
+                # norm2_values' dot product with a scalar square root (NumPy's
                 # own norm is this call; the ufunc and the generic wrapping cost a third more)
                 flat = arr.reshape(-1)
                 return Tensor._wrap(np.asarray(math.sqrt(flat.dot(flat))))

@@ -84,7 +84,7 @@ def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bo
         return x
     cm, bm = _matrices(c, b, "c", "b")
     if not dtypes.is_complex(cm.dtype):
-        # one primitive (LAPACK potrs), whose derivative is one rule (WP-linalg-vjp)
+        # one primitive (LAPACK potrs), whose derivative is one rule
         if check_finite:
             _check_finite(cm, "c")
             _check_finite(bm, "b")
