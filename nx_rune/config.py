@@ -27,7 +27,7 @@ import functools
 import inspect
 import os
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -135,7 +135,7 @@ class enable_x64:
         _BLOCKS.set(_BLOCKS.get() + ((self, token),))
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         blocks = _BLOCKS.get()
         for i in range(len(blocks) - 1, -1, -1):
             if blocks[i][0] is self:

@@ -16,6 +16,7 @@ own (``own_outputs``): the optimizations may make a result an input, a view or a
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -394,7 +395,7 @@ def compile_program(prog: Program, plan=None, name="run", tensors=False, own_out
     outs = []
     wrap = cg.const(Tensor._wrap, "W")
     conv = cg.const(to_tensor, "T")
-    names = [None if isinstance(x, Literal) else cg.name(x) for x in prog.outs]
+    names: list[Any] = [None if isinstance(x, Literal) else cg.name(x) for x in prog.outs]
     seen = set()
     for k, x in enumerate(prog.outs):
         if isinstance(x, Literal):

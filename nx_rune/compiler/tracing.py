@@ -682,7 +682,7 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     out = call_finishing(interp, fn, *args, **kwargs)
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
-    writes = ()
+    writes: tuple[int, ...] = ()
     linked = ()
     if write_back:
         writes = tuple(j for j, t in enumerate(leaves)

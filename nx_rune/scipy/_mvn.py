@@ -26,7 +26,7 @@ __all__ = ["logpdf", "pdf"]
 _LOG_2PI = math.log(2 * math.pi)
 
 
-def _operands(x, mean, cov):
+def _operands(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> tuple[Array, Array, Array]:
     """x, mean and cov in one float dtype (Python scalars weakly typed)."""
     x, mean, cov = (_core.as_inexact(v) for v in _core.promote(x, mean, cov))
     if dtypes.is_complex(x.dtype):
