@@ -1520,7 +1520,7 @@ def t_threefry_threads(g):
             call, ref, compare)
 
 
-# -- primitives through bind ------------------------------------------------------------------------
+# -- primitives through bind -----------------------------------------------------------------------
 
 def _expm1_c99(a):
     """np.expm1, but exp(z) - 1 for non-finite or zero complex z: C99's (the standard's) special

@@ -216,8 +216,8 @@ def test_nx_reshape_fast_path_refusals_take_the_front_end():
 
 def test_nx_reshape_and_transpose_stay_differentiable():
     a = np.arange(6.0)
-    g = nx.grad(lambda x: nx.sum(nx.transpose(nx.reshape(x, (2, 3))) * np.arange(6.0).reshape(3, 2)))(
-        nx.asarray(a))
+    g = nx.grad(lambda x: nx.sum(nx.transpose(nx.reshape(x, (2, 3)))
+                                 * np.arange(6.0).reshape(3, 2)))(nx.asarray(a))
     np.testing.assert_array_equal(g.numpy(), np.arange(6.0).reshape(3, 2).T.reshape(-1))
 
 

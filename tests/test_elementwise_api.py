@@ -546,7 +546,7 @@ def test_float32_gradients_keep_dtype():
         assert g.dtype == np.float32
 
 
-# -- bad input ----------------------------------------------------------------------------------------
+# -- bad input -------------------------------------------------------------------------------------
 
 REAL_ONLY = [nx.floor, nx.ceil, nx.trunc, nx.fix, nx.deg2rad, nx.rad2deg, nx.signbit,
              nx.isposinf, nx.isneginf]

@@ -141,7 +141,7 @@ def test_nan_and_inf_propagate_like_numpy():
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
-# -- the kernel API ----------------------------------------------------------------------------------
+# -- the kernel API --------------------------------------------------------------------------------
 
 def _loops():
     add = F.ufunc_loop(np.add, ["f8"] * 3)

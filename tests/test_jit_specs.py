@@ -77,7 +77,7 @@ def test_hessian_under_jit(spec, case):
     close(nx.hessian(nx.jit(loss))(xs[0]), want, rtol=1e-9, atol=1e-11)
 
 
-# -- the primitives without a spec (zero derivatives, integer outputs) -------------------------------
+# -- the primitives without a spec (zero derivatives, integer outputs) -----------------------------
 
 def _ints(a):
     return nx.asarray(np.asarray(a, np.int32))

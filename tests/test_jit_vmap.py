@@ -74,7 +74,7 @@ def test_spec_names_for_gradients_exist():
     assert set(GRAD_SPECS) <= names, sorted(set(GRAD_SPECS) - names)
 
 
-# -- lax bodies --------------------------------------------------------------------------------------
+# -- lax bodies ------------------------------------------------------------------------------------
 
 X = np.linspace(-1.0, 1.5, 12).reshape(3, 4)
 

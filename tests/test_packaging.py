@@ -22,7 +22,8 @@ except ModuleNotFoundError:           # Python < 3.11 is not supported; keep the
 
 ROOT = Path(__file__).resolve().parent.parent
 # the files that Cython modules include (tensor.pyx, gather.pyx, ...): sources the build needs
-PXI = sorted(str(p.relative_to(ROOT)).replace(os.sep, "/") for p in (ROOT / "nx_rune").rglob("*.pxi"))
+PXI = sorted(str(p.relative_to(ROOT)).replace(os.sep, "/")
+             for p in (ROOT / "nx_rune").rglob("*.pxi"))
 PYX = sorted(Path(p).stem for p in glob.glob(str(ROOT / "nx_rune" / "_kernels" / "*.pyx")))
 
 

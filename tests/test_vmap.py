@@ -145,7 +145,8 @@ def test_mismatched_sizes_name_the_arguments_and_both_sizes():
 
 
 def test_axes_out_of_range():
-    with pytest.raises(ValueError, match=r"in_axes 2 is out of range for argument 0 of shape \(4, 3\)"):
+    with pytest.raises(ValueError,
+                       match=r"in_axes 2 is out of range for argument 0 of shape \(4, 3\)"):
         nx.vmap(lambda x: x, in_axes=2)(t(XS))
     with pytest.raises(ValueError, match=r"in_axes -3 is out of range"):
         nx.vmap(lambda x: x, in_axes=-3)(t(XS))

@@ -207,7 +207,7 @@ class BatchInterpreter(Interpreter):
         return vals, dims
 
 
-# -- running a function on a batch --------------------------------------------------------------------
+# -- running a function on a batch -----------------------------------------------------------------
 
 def batched_call(fn, leaves, treedef, dims, size, name="vmap"):
     """``fn(*args, **kwargs)`` for every example, once: ``(args, kwargs)`` is
@@ -297,7 +297,7 @@ def _batched_custom(cf, dims, size, args_td):
     return new
 
 
-# -- functions of concrete values ---------------------------------------------------------------------
+# -- functions of concrete values ------------------------------------------------------------------
 
 def batch_level(x):
     """The innermost vmap level batching ``x`` (under any differentiating levels), or None."""
@@ -366,7 +366,7 @@ def _deeper(a, b):
     return False
 
 
-# -- vmap ---------------------------------------------------------------------------------------------
+# -- vmap ------------------------------------------------------------------------------------------
 
 def _is_axis_leaf(x):
     return x is None

@@ -10,10 +10,11 @@ to the parent unchanged (the fast path).  Otherwise the primal is computed by th
 outer levels see it) and the derivative rule runs with the parent active (so outer levels see
 and differentiate the rule too).
 
-* ``Tape`` (reverse mode; also behind ``linearize`` and ``jacfwd``): records one entry per op, (prim, params,
-  primal operands, tape positions of our operands, primal output); ``backward`` walks the
-  entries in reverse calling ``VJP_RULES`` with whatever interpreter is active when it runs,
-  ``forward`` replays them with ``JVP_RULES``.  Zero cotangents/tangents are None.
+* ``Tape`` (reverse mode; also behind ``linearize`` and ``jacfwd``): records one entry per op,
+  (prim, params, primal operands, tape positions of our operands, primal output);
+  ``backward`` walks the entries in reverse calling ``VJP_RULES`` with whatever interpreter is
+  active when it runs, ``forward`` replays them with ``JVP_RULES``.  Zero cotangents/tangents
+  are None.
 * ``JVPInterpreter`` (forward mode): tracers carry (primal, tangent).
 * ``NoGradInterpreter``: every op sees concrete values; results are constants at every level.
 

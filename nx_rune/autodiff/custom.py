@@ -1,4 +1,5 @@
-"""``custom_vjp`` and ``custom_jvp``: user-defined derivative rules for Python functions (JAX style).
+"""``custom_vjp`` and ``custom_jvp``: user-defined derivative rules for Python functions (JAX
+style).
 
 ::
 

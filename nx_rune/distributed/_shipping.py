@@ -303,4 +303,5 @@ class Shipper:
 
 def worker_lib(name: str) -> Any:
     """The cloudpickle module a worker pickles with: ``ray.cloudpickle`` or ``cloudpickle``."""
-    return importlib.import_module("ray.cloudpickle" if name == "ray.cloudpickle" else "cloudpickle")
+    return importlib.import_module("ray.cloudpickle" if name == "ray.cloudpickle"
+                                   else "cloudpickle")

@@ -687,7 +687,8 @@ def _library_refusal(exc):
     NumPy inside the library, or any other class (AttributeError, KeyError, IndexError, ...),
     is a crash, not a refusal."""
     if type(exc) not in (TypeError, ValueError) and not (
-            isinstance(exc, (TypeError, ValueError)) and type(exc).__module__.startswith("nx_rune")):
+            isinstance(exc, (TypeError, ValueError))
+            and type(exc).__module__.startswith("nx_rune")):
         return False
     tb = exc.__traceback__
     last = None

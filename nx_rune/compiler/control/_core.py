@@ -169,7 +169,7 @@ def _to_arrays(values):
     return out
 
 
-# -- the operations ---------------------------------------------------------------------------------
+# -- the operations --------------------------------------------------------------------------------
 
 class ControlOp(InternalOp):
     """A control-flow operation: an equation with sub-programs in its params."""

@@ -8,7 +8,7 @@ from nx_rune.compiler.pipeline import sub_executable
 from nx_rune.compiler.tracing import TraceInterpreter
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-# -- custom_vjp / custom_jvp calls ------------------------------------------------------------------
+# -- custom_vjp / custom_jvp calls -----------------------------------------------------------------
 
 class _CustomCall(ControlOp):
     """``custom_call[name primal fun ...] *args *captured``: a call of a ``custom_vjp`` or

@@ -41,7 +41,7 @@ from nx_rune.frontend import astype
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-# -- while_loop -------------------------------------------------------------------------------------
+# -- while_loop ------------------------------------------------------------------------------------
 
 class _While(ControlOp):
     """``while[cond=... body=... n_cond_consts=... n_body_consts=...] *cconsts *bconsts *init``."""

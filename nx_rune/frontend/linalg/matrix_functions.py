@@ -150,9 +150,10 @@ def _vector_norm_axes(x, axes, keepdims, ord):
 def vector_norm(x: ArrayLike, /, *, axis: Axis = None, keepdims: bool = False,
                 ord: int | float = 2) -> Array:
     """Vector norms over ``axis`` (None: all of x, flattened; an int or a tuple): ord 2
-    (default, Euclidean), 1, inf (max ``|x|``), -inf (min ``|x|``), 0 (count of nonzeros), any other p
-    (``(sum |x|^p)^(1/p)``).  Shape: x's without the reduced axes (kept as 1 with ``keepdims``);
-    real float dtype.  The 2-norm's derivative at x = 0 is 0 (a subgradient) rather than NaN.
+    (default, Euclidean), 1, inf (max ``|x|``), -inf (min ``|x|``), 0 (count of nonzeros), any
+    other p (``(sum |x|^p)^(1/p)``).  Shape: x's without the reduced axes (kept as 1 with
+    ``keepdims``); real float dtype.  The 2-norm's derivative at x = 0 is 0 (a subgradient)
+    rather than NaN.
     """
     if axis is None and type(ord) in (int, float) and ord == 2:
         arr = _direct(x)
