@@ -62,7 +62,7 @@ this package is the namespace the rest of nx_rune imports from.
 from __future__ import annotations
 
 # the autodiff rules of matrix_power read the products' program from here
-from nx_rune.backend import power_program  # noqa: F401,E402
+from nx_rune.backend import power_program
 from nx_rune.frontend.linalg._common import (  # noqa: F401
     _DIRECT_DTYPES,
     _QUIET,
