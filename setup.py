@@ -73,7 +73,7 @@ def extensions(env=None):
     out = []
     paths = sorted(glob.glob(os.path.join(KERNELS, "*.pyx"))) + \
         sorted(glob.glob(os.path.join("nx_rune", "*.pyx"))) + \
-        sorted(glob.glob(os.path.join("nx_rune", "autodiff", "*.pyx")))   # WP-dispatch: the tape
+        sorted(glob.glob(os.path.join("nx_rune", "autodiff", "*.pyx")))   # the tape's loops
     for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
         if only and name not in only:

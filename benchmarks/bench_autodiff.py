@@ -11,10 +11,10 @@ XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1".
 * elementwise50: grad of a 51-op elementwise chain on shape (10,) float64: per-op overhead.
 * vjp_one_mul: ``nx.vjp(lambda a: a * 2.0, x)[1](ct)`` on shape (10,) float64 (and its backward
   pass alone): the fixed cost of reverse mode around one op.
-* recorded_op_10, recorded_op_60: what one recorded ``a * 1.0001`` adds to a grad (its recording and its backward
-  step) against what one NumPy multiply costs: grads of chains of 10 and 60 such ops and the
-  NumPy chains' forward calls; the marginal cost of an op is (t60 - t10) / 50 on each side (the
-  grad's fixed cost, which vjp_one_mul shows, cancels out).
+* recorded_op_10, recorded_op_60: what one recorded ``a * 1.0001`` adds to a grad (its
+  recording and its backward step) against what one NumPy multiply costs: grads of chains of
+  10 and 60 such ops and the NumPy chains' forward calls; the marginal cost of an op is
+  (t60 - t10) / 50 on each side (the grad's fixed cost, which vjp_one_mul shows, cancels out).
 * mlp_grad: gradient of a 784-256-10 MLP cross-entropy loss at batch 128 (float32).
 * hessian: hessian of sum(sin(x) * x**2) for x of shape (20,) (float64).
 * mlp_jvp: a jvp of the MLP loss along a random direction in parameter space (float32).
@@ -304,7 +304,7 @@ def test_hessian_jax_eager(benchmark):
     benchmark(lambda: h(x).block_until_ready())
 
 
-# -- jvp of the MLP loss ----------------------------------------------------------------------------
+# -- jvp of the MLP loss ---------------------------------------------------------------------------
 
 @pytest.mark.benchmark(group="mlp_jvp")
 def test_mlp_jvp_nx(benchmark):

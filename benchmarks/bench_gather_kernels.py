@@ -18,11 +18,10 @@ import math
 import numpy as np
 import pytest
 
+from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
 from nx_rune._kernels import pool
 from nx_rune._kernels.fold import fold, unfold
 from nx_rune._kernels.gather import THREADED_SIZE, gather, scatter
-
-from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
 
 try:
     import torch

@@ -88,7 +88,7 @@ def test_chain50_grad_nx_eager(benchmark):
     benchmark(nx.grad(NX_CHAIN), nx.asarray(X10))
 
 
-# -- MLP SGD step -----------------------------------------------------------------------------------
+# -- MLP SGD step ----------------------------------------------------------------------------------
 
 def _mlp_data():
     rng = np.random.default_rng(0)
@@ -146,7 +146,7 @@ def test_mlp_sgd_step_jax_jit(benchmark):
                                    atol=1e-6)
 
 
-# -- hessian ------------------------------------------------------------------------------------------
+# -- hessian ---------------------------------------------------------------------------------------
 
 X20 = np.linspace(-1.0, 1.0, 20)
 
@@ -168,7 +168,7 @@ def test_hessian20_jax_jit(benchmark):
     benchmark(lambda: h(x).block_until_ready())
 
 
-# -- GELU -------------------------------------------------------------------------------------------------
+# -- GELU ------------------------------------------------------------------------------------------
 
 XG = np.random.default_rng(0).standard_normal(2 ** 20).astype(np.float32)
 
@@ -198,7 +198,7 @@ def test_gelu_numpy(benchmark):
     benchmark(_gelu(np, np.tanh), XG)
 
 
-# -- the VM's arithmetic chains: a run of + - * / on one value kept in registers -------------------------
+# -- the VM's arithmetic chains: a run of + - * / on one value kept in registers -------------------
 
 def _arith_chain(x):
     return ((x * 0.5 + 0.25) * x - 1.0) / 3.0 + x
@@ -216,7 +216,7 @@ def test_arith_chain_numpy(benchmark):
     benchmark(_arith_chain, XG)
 
 
-# -- the digits MLP example, one epoch --------------------------------------------------------------------
+# -- the digits MLP example, one epoch -------------------------------------------------------------
 
 def _digits():
     pytest.importorskip("sklearn")
@@ -305,7 +305,7 @@ def test_digits_epoch_jax_jit(benchmark):
     assert loss < 1.0
 
 
-# -- compile time ------------------------------------------------------------------------------------
+# -- compile time ----------------------------------------------------------------------------------
 
 def _fresh_chain_nx():
     return nx.jit(nx.grad(_chain(nx.sin, nx.tanh, nx.exp, nx.sum)))
@@ -370,7 +370,7 @@ def test_compile_mlp_sgd_step_jax(benchmark):
     benchmark.pedantic(run, rounds=10, iterations=1)
 
 
-# -- the stop_gradient primitive ------------------------------------------------------------------------
+# -- the stop_gradient primitive -------------------------------------------------------------------
 
 @pytest.mark.benchmark(group="stop_gradient_bind")
 def test_stop_gradient_bind_nx(benchmark):
@@ -383,7 +383,7 @@ def test_stop_gradient_bind_numpy(benchmark):
     benchmark(np.asarray, X10)
 
 
-# -- the table ------------------------------------------------------------------------------------------
+# -- the table -------------------------------------------------------------------------------------
 
 # -- vmap composed with jit: per-example gradients -----------------------------------------------
 # grad of a 32-64-1 tanh MLP's squared error per example, batch 128, float32: jit(vmap(grad))

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
-
 from numpy_windows import numpy_fold, numpy_fold_plan, numpy_unfold, window_counts
 
 M = 10**6

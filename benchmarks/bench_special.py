@@ -115,7 +115,7 @@ CASES = {f"{f.__name__}_1e6" if not f.__name__.endswith(("grad", "1e6", "1000"))
 
 
 
-# -- WP-linalg-perf: the incomplete gamma and beta functions, the derivative in a ---------------
+# -- the incomplete gamma and beta functions, the derivative in a ------------------------------
 
 def gammainc_1e6():
     a, t = _pos()

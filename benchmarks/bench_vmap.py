@@ -93,7 +93,7 @@ def test_hessian200_jax_eager(benchmark):
     _hessian_jax(benchmark, 200)
 
 
-# -- per-example gradients of a small MLP -----------------------------------------------------------
+# -- per-example gradients of a small MLP ----------------------------------------------------------
 
 def _mlp_data():
     rng = np.random.default_rng(0)

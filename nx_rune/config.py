@@ -27,11 +27,11 @@ import functools
 import inspect
 import os
 import threading
-from typing import Any, Callable
-
-from nx_rune._kernels import pool as _pool
+from typing import Any, Callable, Literal
 
 import numpy as np
+
+from nx_rune._kernels import pool as _pool
 
 __all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS",
            "set_num_threads", "get_num_threads"]
@@ -154,7 +154,7 @@ class enable_x64:
         _BLOCKS.set(_BLOCKS.get() + ((self, token),))
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         blocks = _BLOCKS.get()
         for i in range(len(blocks) - 1, -1, -1):
             if blocks[i][0] is self:

@@ -8,9 +8,26 @@ the FFT and keeps the real part; the transpose of ``irfft`` weights the half spe
 interior bins twice (they stand for their mirrored conjugates).  Cotangents of complex values
 follow the transpose (non-conjugated) convention, as JAX's.  See ``nx_rune.frontend.fft``.
 """
-from nx_rune.frontend.fft import (fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2,
-                                  ifftn, ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2,
-                                  rfftfreq, rfftn)
+from nx_rune.frontend.fft import (
+    fft,
+    fft2,
+    fftfreq,
+    fftn,
+    fftshift,
+    hfft,
+    ifft,
+    ifft2,
+    ifftn,
+    ifftshift,
+    ihfft,
+    irfft,
+    irfft2,
+    irfftn,
+    rfft,
+    rfft2,
+    rfftfreq,
+    rfftn,
+)
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fft2", "ifft2", "rfft2", "irfft2", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

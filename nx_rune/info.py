@@ -8,6 +8,8 @@ of them).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from nx_rune import dtypes as _dtypes
@@ -64,16 +66,16 @@ class Info:
         ``'integral'``, ``'real floating'``, ``'complex floating'``, ``'numeric'``), or of any
         kind of a tuple.  ValueError for an unknown kind."""
         check_device(device)
-        if kind is None:
-            names = _ALL
-        else:
+        names: Sequence[str] = _ALL
+        if kind is not None:
             kinds = kind if isinstance(kind, tuple) else (kind,)
-            names = []
+            chosen: list[str] = []
             for k in kinds:
                 if not isinstance(k, str) or k not in _KINDS:
                     raise ValueError(f"kind: unknown dtype kind {k!r}; the kinds are "
                                      f"{', '.join(map(repr, _KINDS))}")
-                names += [n for n in _KINDS[k] if n not in names]
+                chosen += [n for n in _KINDS[k] if n not in chosen]
+            names = chosen
         return {n: np.dtype(n) for n in names}
 
     def __repr__(self):

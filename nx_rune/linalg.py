@@ -7,10 +7,31 @@ are the top-level functions; ``cross``, ``outer``, ``trace`` and ``diagonal`` fo
 API (vectors or matrices along the last axes), unlike their NumPy-style top-level namesakes.
 """
 from nx_rune.frontend.arrangement import matrix_transpose
-from nx_rune.frontend.linalg import (EighResult, LinAlgError, LstsqResult, QRResult,
-                                     SlogdetResult, SVDResult, cholesky, det, eigh, eigvalsh,
-                                     inv, lstsq, matrix_norm, matrix_power, matrix_rank, norm,
-                                     pinv, qr, slogdet, solve, svd, svdvals, vector_norm)
+from nx_rune.frontend.linalg import (
+    EighResult,
+    LinAlgError,
+    LstsqResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    cholesky,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    lstsq,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    vector_norm,
+)
 from nx_rune.frontend.linalg import linalg_cross as cross
 from nx_rune.frontend.linalg import linalg_diagonal as diagonal
 from nx_rune.frontend.linalg import linalg_outer as outer

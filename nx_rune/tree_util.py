@@ -374,7 +374,8 @@ def register_pytree_node_class(cls: type) -> type:
     for name in ("tree_flatten", "tree_unflatten"):
         if not callable(getattr(cls, name, None)):
             raise TypeError(f"cls: {cls.__name__} has no {name} method")
-    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    unflatten = cls.tree_unflatten  # type: ignore[attr-defined]  # (checked just above)
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), unflatten)
     return cls
 
 

@@ -241,7 +241,8 @@ SPECS = [
     Spec("contiguous", P.contiguous_p, _contiguous, [(2, 3), (3, 1, 2)]),
     Spec("copy", P.copy_p, _copy, ELEMENTWISE),
     Spec("assign", P.assign_p, _assign, ELEMENTWISE),
-    Spec("reshape", P.reshape_p, _reshape, [((2, 3), (3, 2)), ((2, 3, 1), (6,)), ((4,), (2, 1, 2))]),
+    Spec("reshape", P.reshape_p, _reshape,
+         [((2, 3), (3, 2)), ((2, 3, 1), (6,)), ((4,), (2, 1, 2))]),
     Spec("expand", P.expand_p, _expand, [((3,), (2, 3)), ((2, 1), (2, 4)), ((), (3,)),
                                          ((1, 3), (2, 2, 3))]),
     Spec("permute", P.permute_p, _permute, [((2, 3, 4), (2, 0, 1)), ((2, 3), (1, 0))]),
@@ -262,23 +263,31 @@ SPECS = [
     Spec("reduce_prod_zeros", P.reduce_prod_p, _reduce(P.reduce_prod_p, with_zeros),
          [((2, 3, 4), (1,), False), ((2, 3), (0, 1), True), ((4,), (0,), False)]),
     Spec("cumsum", P.associative_scan_p, _scan("sum", anyv), [((5,), 0), ((2, 4), 1), ((3, 2), 0)]),
-    Spec("cumprod", P.associative_scan_p, _scan("prod", anyv), [((5,), 0), ((2, 4), 1), ((3, 2), 0)]),
+    Spec("cumprod", P.associative_scan_p, _scan("prod", anyv),
+         [((5,), 0), ((2, 4), 1), ((3, 2), 0)]),
     Spec("cumprod_zeros", P.associative_scan_p, _scan("prod", with_zeros),
          [((5,), 0), ((2, 4), 1), ((3, 2), 0)]),
-    Spec("cummax", P.associative_scan_p, _scan("max", distinct), [((6,), 0), ((2, 4), 1), ((3, 2), 0)]),
-    Spec("cummin", P.associative_scan_p, _scan("min", distinct), [((6,), 0), ((2, 4), 1), ((3, 2), 0)]),
+    Spec("cummax", P.associative_scan_p, _scan("max", distinct),
+         [((6,), 0), ((2, 4), 1), ((3, 2), 0)]),
+    Spec("cummin", P.associative_scan_p, _scan("min", distinct),
+         [((6,), 0), ((2, 4), 1), ((3, 2), 0)]),
     Spec("matmul", P.matmul_p, _matmul, [((3, 4), (4, 2)), ((4,), (4, 3)), ((2, 3, 4), (4,)),
                                          ((2, 1, 3, 4), (5, 4, 2)), ((4,), (4,)),
                                          ((3, 4), (2, 4, 1))]),
     Spec("gather", P.gather_p, _gather, [((4, 5), (4, 3), 1), ((1, 5), (3, 2), 1),
                                          ((4, 3), (6, 3), 0)]),
-    Spec("scatter_set", P.scatter_p, _scatter("set", anyv), [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
-    Spec("scatter_add", P.scatter_p, _scatter("add", anyv), [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
-    Spec("scatter_mul", P.scatter_p, _scatter("mul", anyv), [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
+    Spec("scatter_set", P.scatter_p, _scatter("set", anyv),
+         [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
+    Spec("scatter_add", P.scatter_p, _scatter("add", anyv),
+         [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
+    Spec("scatter_mul", P.scatter_p, _scatter("mul", anyv),
+         [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
     Spec("scatter_mul_zeros", P.scatter_p, _scatter("mul", with_zeros),
          [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)], second_order=False),
-    Spec("scatter_max", P.scatter_p, _scatter("max", anyv), [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
-    Spec("scatter_min", P.scatter_p, _scatter("min", anyv), [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
+    Spec("scatter_max", P.scatter_p, _scatter("max", anyv),
+         [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
+    Spec("scatter_min", P.scatter_p, _scatter("min", anyv),
+         [((4, 5), (4, 3), 1), ((5, 2), (4, 2), 0)]),
     Spec("unfold", P.unfold_p, _unfold, WINDOWS),
     Spec("fold", P.fold_p, _fold, WINDOWS),
 ]
@@ -321,7 +330,7 @@ def f64_tensor(a):
     return nx.asarray(np.asarray(a, dtype=np.float64))
 
 
-# -- sorting and searching (WP-sorting) ----------------------------------------------------------
+# -- sorting and searching ----------------------------------------------------------------------
 
 def _sort(rng, case):
     shape, axis, descending = case
@@ -335,7 +344,7 @@ SPECS += [
 NONDIFF_PRIMS += [P.argsort_p, P.searchsorted_p]
 
 
-# -- statistics family (WP-statistics): nan-ignoring reductions and the fused clip --------------
+# -- statistics family: nan-ignoring reductions and the fused clip --------------
 
 def _distinct_one_nan(rng, shape):
     """``distinct`` values with a nan first: no group of a reduction over >1 element is all nan."""
@@ -373,7 +382,7 @@ SPECS += [
 ]
 
 
-# -- WP-elementwise: the Array API / NumPy elementwise primitives -------------------------------
+# -- the Array API / NumPy elementwise primitives -------------------------------
 
 def interval(lo, hi):
     return lambda rng, shape: rng.uniform(lo, hi, shape)
@@ -469,7 +478,7 @@ NONDIFF_PRIMS += [P.floor_p, P.ceil_p, P.rint_p, P.trunc_p, P.sign_p, P.signbit_
                   P.isinf_p, P.isfinite_p, P.nextafter_p, P.lshift_p, P.rshift_p]
 
 
-# -- FFTs and special functions (WP-fft-special) ----------------------------------------------
+# -- FFTs and special functions --------------------------------------------------------------
 # The FFT specs map real float64 inputs to real outputs: complex operands are built as
 # re + im * 1j and complex results split into their real and imaginary parts (the autodiff
 # tests compare real Jacobians; the transpose convention of complex cotangents is covered by
@@ -573,7 +582,7 @@ SPECS += [
 ]
 
 
-# -- linear algebra: decompositions and solves (WP-linalg) ----------------------------------------
+# -- linear algebra: decompositions and solves ----------------------------------------
 
 def _well_conditioned(rng, batch, n):
     """Random (batch, n, n) matrices with singular values in [0.5, 2.5] (both signs of det)."""
@@ -677,11 +686,11 @@ SPECS += [
 ]
 
 
-# -- WP-jit: stop_gradient (identity, zero derivative) ----------------------------------------------
+# -- stop_gradient (identity, zero derivative) ----------------------------------------------
 NONDIFF_PRIMS += [P.stop_gradient_p]
 
 
-# -- WP-linalg-perf: the fused Euclidean norm, the LU factorization reused by slogdet -------------
+# -- the fused Euclidean norm, the LU factorization reused by slogdet -------------
 
 def _norm2_spec(rng, case):
     shape, axes, keepdims = case
@@ -708,7 +717,7 @@ SPECS += [
 ]
 
 
-# -- WP-linalg-perf: the incomplete gamma and beta functions --------------------------------------
+# -- the incomplete gamma and beta functions --------------------------------------
 # First order in every operand; second order only in x (a second derivative in a or b raises
 # NotImplementedError, see tests/test_incomplete.py), so the shape parameters of the
 # derivative primitives are constants here.
@@ -745,7 +754,7 @@ SPECS += [
 ]
 
 
-# -- WP-linalg-perf: the Cholesky derivative as a primitive (L from a well-conditioned SPD
+# -- the Cholesky derivative as a primitive (L from a well-conditioned SPD
 # matrix, any cotangent G; both read from their lower triangles) ---------------------------------
 
 def _cholesky_grad_spec(rng, case):
@@ -759,7 +768,7 @@ SPECS += [Spec("cholesky_grad", P.cholesky_grad_p, _cholesky_grad_spec,
                [((), 3), ((2,), 3), ((), 1), ((2, 1), 2), ((), 5)])]
 
 
-# -- WP-linalg-vjp: the determinant from the LU factorization and the fused derivative
+# -- the determinant from the LU factorization and the fused derivative
 # primitives (their first-order rules on concrete values are themselves fused; second order and
 # jit take the formulas) ---------------------------------------------------------------------------
 

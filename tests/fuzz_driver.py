@@ -61,8 +61,11 @@ from nx_rune._kernels import gather as KG  # noqa: E402
 from nx_rune._kernels import strided as KS  # noqa: E402
 from nx_rune._kernels import threefry as KT  # noqa: E402
 from nx_rune._kernels import view as KV  # noqa: E402
-from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,  # noqa: E402
-                            TracerArrayConversionError)
+from nx_rune.errors import (  # noqa: E402
+    DerivativeConversionError,
+    ModifiedInPlaceError,
+    TracerArrayConversionError,
+)
 from nx_rune.tensor import ArrayBase  # noqa: E402
 
 ACCEPTED = (TypeError, ValueError, IndexError, ZeroDivisionError, MemoryError, OverflowError)
@@ -1517,7 +1520,7 @@ def t_threefry_threads(g):
             call, ref, compare)
 
 
-# -- primitives through bind ------------------------------------------------------------------------
+# -- primitives through bind -----------------------------------------------------------------------
 
 def _expm1_c99(a):
     """np.expm1, but exp(z) - 1 for non-finite or zero complex z: C99's (the standard's) special
@@ -2738,8 +2741,8 @@ def _F32(u):
 #   constant (derivative 0); "raise": must raise (a TypeError naming the transformation:
 #   TracerArrayConversionError, or DerivativeConversionError for a float or complex Python
 #   number of a differentiated value (float(), .item(), .tolist(), math.sin, np.float64());
-#   or "te": any TypeError, as for a concrete tensor); shapes: the shapes u may take ("v": (3,) or (4,), "m": (2, 3), "s":
-#   (2, 2)).
+#   or "te": any TypeError, as for a concrete tensor); shapes: the shapes u may take ("v": (3,)
+#   or (4,), "m": (2, 3), "s": (2, 2)).
 NP_ON_TRACER = {
     "np.asarray": (np.asarray, "", "vm"),
     "np.array": (np.array, "", "vm"),

@@ -1,4 +1,4 @@
-"""Issue 12 (WP-conformance): regression tests of the behaviours the Array API conformance suite
+"""Regression tests of the behaviours the Array API conformance suite
 (data-apis/array-api-tests, standard 2024.12) found wrong in nx_rune, and pins of the places
 where nx_rune follows NumPy and JAX on purpose where the suite expects otherwise.
 

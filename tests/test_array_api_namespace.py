@@ -1,4 +1,4 @@
-"""Issue 12 (WP-namespace): nx_rune as an Array API 2024.12 namespace, the array object's
+"""nx_rune as an Array API 2024.12 namespace, the array object's
 attributes and methods, and the data type functions.
 
 Expected values come from NumPy (the peer for dtypes, promotion, limits and reductions), from

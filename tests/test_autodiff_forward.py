@@ -5,10 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
+from autodiff_specs import SPECS, f64_tensor, fd_jacobians
 from nx_rune import primitives as P
 from nx_rune.primitives import bind
-
-from autodiff_specs import SPECS, fd_jacobians, f64_tensor
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -79,7 +78,8 @@ def test_jvp_reduce_prod_with_zeros():
 
 def test_jvp_as_strided():
     x = f64_tensor(np.arange(5.0))
-    _, t = nx.jvp(lambda x: nx.as_strided(x, (3, 2), (1, 2)), (x,), (f64_tensor([1, 10, 100, 1e3, 1e4]),))
+    _, t = nx.jvp(lambda x: nx.as_strided(x, (3, 2), (1, 2)), (x,),
+                  (f64_tensor([1, 10, 100, 1e3, 1e4]),))
     np.testing.assert_allclose(np.asarray(t), [[1, 100], [10, 1e3], [100, 1e4]])
 
 
@@ -92,7 +92,8 @@ def test_jvp_cummax_cummin():
 
 
 def test_jvp_pad_tangent_is_zero_padded():
-    _, t = nx.jvp(lambda x: nx.pad(x, 1, constant_values=5.0), (f64_tensor([1.0]),), (f64_tensor([2.0]),))
+    _, t = nx.jvp(lambda x: nx.pad(x, 1, constant_values=5.0), (f64_tensor([1.0]),),
+                  (f64_tensor([2.0]),))
     np.testing.assert_allclose(np.asarray(t), [0, 2, 0])
 
 
@@ -121,7 +122,8 @@ def test_jvp_pytrees_and_multiple_outputs():
 def test_jvp_aux_and_jvps():
     y, t, aux = nx.jvp_aux(lambda x: (x * x, {"n": 3}), (f64_tensor(2.0),), (f64_tensor(1.0),))
     assert float(t) == 4.0 and aux == {"n": 3}
-    y, t = nx.jvps(lambda xs: xs[0] * xs[1], [f64_tensor(2.0), f64_tensor(5.0)], [f64_tensor(1.0), f64_tensor(0.0)])
+    y, t = nx.jvps(lambda xs: xs[0] * xs[1], [f64_tensor(2.0), f64_tensor(5.0)],
+                   [f64_tensor(1.0), f64_tensor(0.0)])
     assert float(y) == 10.0 and float(t) == 5.0
 
 

@@ -6,10 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
-
 from autodiff_specs import SPECS, f64_tensor
-
-
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.second_order], ids=lambda s: s.name)
@@ -55,7 +52,8 @@ def test_third_derivatives_of_sin_and_exp():
     # the same through forward mode and mixed orders
     d = lambda f: lambda x: nx.jvp(f, (x,), (nx.ones_like(x),))[1]  # noqa: E731
     np.testing.assert_allclose(float(d(d(d(nx.sin)))(f64_tensor(0.4))), -np.cos(0.4), rtol=1e-12)
-    np.testing.assert_allclose(float(d(nx.grad(d(nx.exp)))(f64_tensor(0.4))), np.exp(0.4), rtol=1e-12)
+    np.testing.assert_allclose(float(d(nx.grad(d(nx.exp)))(f64_tensor(0.4))), np.exp(0.4),
+                               rtol=1e-12)
     x = f64_tensor([0.1, 0.5])
     T = nx.jacfwd(nx.jacrev(nx.jacfwd(lambda x: nx.sum(nx.sin(x)))))(x)
     expect = np.zeros((2, 2, 2))
@@ -116,7 +114,8 @@ def _mlp(params, x, y):
 
 
 def _mlp_data(rng):
-    params = {"W1": f64_tensor(rng.standard_normal((3, 4)) * 0.5), "b1": f64_tensor(rng.standard_normal(4) * 0.1),
+    params = {"W1": f64_tensor(rng.standard_normal((3, 4)) * 0.5),
+              "b1": f64_tensor(rng.standard_normal(4) * 0.1),
               "W2": f64_tensor(rng.standard_normal((4, 2)) * 0.5), "b2": f64_tensor(np.zeros(2))}
     x = f64_tensor(rng.standard_normal((5, 3)))
     y = f64_tensor(np.eye(2)[rng.integers(0, 2, 5)])
@@ -222,7 +221,8 @@ def test_mlp_second_derivative_analytic():
     x, y = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
     W1, W2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
     h = np.tanh(x @ W1)
-    loss = lambda w2: 0.5 * nx.sum((nx.tanh(f64_tensor(x) @ f64_tensor(W1)) @ w2 - f64_tensor(y)) ** 2)  # noqa: E731
+    loss = lambda w2: 0.5 * nx.sum(  # noqa: E731
+        (nx.tanh(f64_tensor(x) @ f64_tensor(W1)) @ w2 - f64_tensor(y)) ** 2)
     H = np.asarray(nx.hessian(loss)(f64_tensor(W2))).reshape(8, 8)
     np.testing.assert_allclose(H, np.kron(h.T @ h, np.eye(2)), atol=1e-12)
     V = rng.standard_normal((4, 2))
@@ -233,7 +233,8 @@ def test_mlp_second_derivative_analytic():
         a = np.tanh(x @ w1)
         r = a @ W2 - y
         return x.T @ ((r @ W2.T) * (1 - a * a))
-    g = nx.grad(lambda w1: 0.5 * nx.sum((nx.tanh(f64_tensor(x) @ w1) @ f64_tensor(W2) - f64_tensor(y)) ** 2))
+    g = nx.grad(lambda w1: 0.5 * nx.sum(
+        (nx.tanh(f64_tensor(x) @ w1) @ f64_tensor(W2) - f64_tensor(y)) ** 2))
     np.testing.assert_allclose(np.asarray(g(f64_tensor(W1))), analytic_grad_w1(W1), atol=1e-12)
     H1 = np.asarray(nx.jacfwd(g)(f64_tensor(W1))).reshape(12, 12)
     eps, fd = 1e-6, np.zeros((12, 12))

@@ -5,11 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
+from autodiff_specs import NONDIFF_PRIMS, SPECS, evaluate, f64_tensor, fd_jacobians
 from nx_rune import primitives as P
 from nx_rune.autodiff import JVP_RULES, VJP_RULES
 from nx_rune.primitives import bind
-
-from autodiff_specs import NONDIFF_PRIMS, SPECS, evaluate, fd_jacobians, f64_tensor
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=False)
 
@@ -78,7 +77,8 @@ def test_grad_of_sum_of_squares():
 def test_grad_of_matmul():
     a = np.arange(6.0).reshape(2, 3)
     b = np.arange(12.0).reshape(3, 4) / 10
-    ga, gb = nx.grad(lambda a, b: nx.sum(nx.matmul(a, b)), argnums=(0, 1))(f64_tensor(a), f64_tensor(b))
+    ga, gb = nx.grad(lambda a, b: nx.sum(nx.matmul(a, b)), argnums=(0, 1))(f64_tensor(a),
+                                                                          f64_tensor(b))
     np.testing.assert_allclose(np.asarray(ga), np.ones((2, 4)) @ b.T)
     np.testing.assert_allclose(np.asarray(gb), a.T @ np.ones((2, 4)))
 
@@ -89,7 +89,8 @@ def test_matmul_gradients_broadcast_and_1d(sa, sb):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
     w = rng.standard_normal(np.matmul(a, b).shape)
-    ga, gb = nx.grad(lambda a, b: nx.sum(nx.matmul(a, b) * w), argnums=(0, 1))(f64_tensor(a), f64_tensor(b))
+    ga, gb = nx.grad(lambda a, b: nx.sum(nx.matmul(a, b) * w), argnums=(0, 1))(f64_tensor(a),
+                                                                              f64_tensor(b))
     _, jacs = fd_jacobians(lambda a, b: nx.sum(nx.matmul(a, b) * w), [a, b], 1e-6)
     np.testing.assert_allclose(np.asarray(ga).ravel(), jacs[0].ravel(), atol=1e-6)
     np.testing.assert_allclose(np.asarray(gb).ravel(), jacs[1].ravel(), atol=1e-6)
@@ -114,7 +115,8 @@ def test_grad_of_scatter_set_duplicates_last_wins():
     idx = nx.asarray(np.array([[1, 1, 3]], dtype=np.int64))
     u = f64_tensor([[10.0, 20.0, 30.0]])
     gt, gu = nx.grad(lambda t, u: nx.sum(bind(P.scatter_p, t, idx, u, axis=1, mode="set")
-                                          * f64_tensor([[1.0, 2.0, 3.0, 4.0]])), argnums=(0, 1))(t, u)
+                                          * f64_tensor([[1.0, 2.0, 3.0, 4.0]])),
+                     argnums=(0, 1))(t, u)
     np.testing.assert_allclose(np.asarray(gt), [[1, 0, 3, 0]])
     np.testing.assert_allclose(np.asarray(gu), [[0, 2, 4]])
 

@@ -150,7 +150,8 @@ def test_lifetime_tensor_outlives_ndarray():
 
 def test_lifetime_views_keep_buffer():
     t = nx.copy(nx.arange(60, dtype=nx.int32).reshape(3, 4, 5))
-    views = [nx.transpose(t), nx.flip(t, 1), nx.pad(t, 1), t[1:, ::2], nx.broadcast_to(t[:1], (4, 4, 5))]
+    views = [nx.transpose(t), nx.flip(t, 1), nx.pad(t, 1), t[1:, ::2],
+             nx.broadcast_to(t[:1], (4, 4, 5))]
     expected = [np.asarray(v).copy() for v in views]
     del t
     gc.collect()

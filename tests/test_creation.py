@@ -1,4 +1,4 @@
-"""Issue 12 (WP-namespace): creation functions per the Array API standard and NumPy.
+"""Creation functions per the Array API standard and NumPy.
 
 Forward values against NumPy; the differentiable builders (tril, triu, diag, diagflat,
 meshgrid) against float64 central finite differences in both modes; every bad-input path.

@@ -172,7 +172,7 @@ def test_views_of_views_feed_every_primitive():
     assert a.T[-1, 1] == 99.0
 
 
-# -- WP-dispatch: nx.reshape / nx.transpose fast paths, the traced fast paths, bind in C --------
+# -- nx.reshape / nx.transpose fast paths, the traced fast paths, bind in C --------------------
 
 @pytest.mark.parametrize("shape", [(4, 6), (6, 4), (-1,), (2, -1, 3), (24, 1, 1), (4, 6, 1)])
 def test_nx_reshape_and_transpose_fast_paths_equal_the_front_end(shape):
@@ -216,8 +216,8 @@ def test_nx_reshape_fast_path_refusals_take_the_front_end():
 
 def test_nx_reshape_and_transpose_stay_differentiable():
     a = np.arange(6.0)
-    g = nx.grad(lambda x: nx.sum(nx.transpose(nx.reshape(x, (2, 3))) * np.arange(6.0).reshape(3, 2)))(
-        nx.asarray(a))
+    g = nx.grad(lambda x: nx.sum(nx.transpose(nx.reshape(x, (2, 3)))
+                                 * np.arange(6.0).reshape(3, 2)))(nx.asarray(a))
     np.testing.assert_array_equal(g.numpy(), np.arange(6.0).reshape(3, 2).T.reshape(-1))
 
 

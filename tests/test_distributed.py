@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
-from nx_rune.distributed import DataParallel, WorkerError
-from nx_rune.distributed import sharding
+from nx_rune.distributed import DataParallel, WorkerError, sharding
 
 # declared test dependencies (the test extra includes nx_rune[ray] and nx_rune[dask]); the local
 # Ray cluster listens on the loopback address only (read when ray is imported)

@@ -180,7 +180,8 @@ def test_transcendental_of_integers_is_float(fn, ref, dtype, float_dtype):
 def test_round_decimals_matches_numpy(decimals, dtype):
     rng = np.random.default_rng(decimals + 10)
     x = (rng.uniform(-500, 500, 64) * rng.choice([1, 1e-3], 64)).astype(dtype)
-    x = np.concatenate([x, special_floats(np.float16).astype(dtype)[:12], np.array([0.125, 2.5, -2.5, 1250, 0.005], dtype)])
+    x = np.concatenate([x, special_floats(np.float16).astype(dtype)[:12],
+                        np.array([0.125, 2.5, -2.5, 1250, 0.005], dtype)])
     if np.dtype(dtype).kind == "c":
         x = reference(lambda x: x + (1j * x[::-1]).astype(dtype), x)
     assert_same(nx.round(nx.asarray(x), decimals), reference(np.round, x, decimals))
@@ -545,7 +546,7 @@ def test_float32_gradients_keep_dtype():
         assert g.dtype == np.float32
 
 
-# -- bad input ----------------------------------------------------------------------------------------
+# -- bad input -------------------------------------------------------------------------------------
 
 REAL_ONLY = [nx.floor, nx.ceil, nx.trunc, nx.fix, nx.deg2rad, nx.rad2deg, nx.signbit,
              nx.isposinf, nx.isneginf]

@@ -90,7 +90,8 @@ def mixed_index(draw, shape):
         else:
             c = draw(st.sampled_from(["slice", "int", "full", "mask"]))
             if c == "slice":
-                items.append(slice(draw(st.integers(-n, n)), None, draw(st.sampled_from([1, -1, 2]))))
+                items.append(slice(draw(st.integers(-n, n)), None,
+                                   draw(st.sampled_from([1, -1, 2]))))
             elif c == "int":
                 items.append(draw(st.integers(-n, n - 1)))
             elif c == "mask":
@@ -101,7 +102,8 @@ def mixed_index(draw, shape):
     if draw(st.booleans()):
         items.insert(draw(st.integers(0, len(items))), None)
     # trailing full slices may be dropped or replaced by an Ellipsis
-    while items and isinstance(items[-1], slice) and items[-1] == slice(None) and draw(st.booleans()):
+    while (items and isinstance(items[-1], slice) and items[-1] == slice(None)
+           and draw(st.booleans())):
         items.pop()
     if draw(st.booleans()):
         k = draw(st.integers(0, len(items)))
@@ -353,8 +355,8 @@ def update_case(draw):
     kind = draw(st.sampled_from(["basic", "array", "arrays", "mask"]))
     nd = len(shape)
     if kind == "basic":
-        idx = tuple(draw(st.sampled_from([slice(None), slice(1, None), 0, -1, slice(None, None, -2)]))
-                    for _ in range(draw(st.integers(1, nd))))
+        items = [slice(None), slice(1, None), 0, -1, slice(None, None, -2)]
+        idx = tuple(draw(st.sampled_from(items)) for _ in range(draw(st.integers(1, nd))))
     elif kind == "array":
         idx = (rng.integers(-shape[0], shape[0], draw(st.integers(0, 5))),)
     elif kind == "arrays" and nd >= 2:

@@ -1,15 +1,17 @@
 """nx.jit and nx.make_jaxpr: results equal eager ones, the cache, static and donated arguments,
 side effects, composition with the autodiff transformations, and the errors."""
 import re
-
 import warnings
 
 import numpy as np
 import pytest
 
 import nx_rune as nx
-from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                            UnexpectedTracerError)
+from nx_rune.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 
 
 def t(a, dtype=np.float64):
@@ -247,7 +249,7 @@ def test_donation_lets_the_program_write_in_place():
     assert exe.fn_donating is not exe.fn          # a plan that writes into the donor exists
 
 
-# -- errors ------------------------------------------------------------------------------------------
+# -- errors ----------------------------------------------------------------------------------------
 
 def test_branching_on_a_traced_value_raises_concretization_error():
     def relu_py(x, scale):
@@ -409,7 +411,7 @@ def test_jit_as_method_and_decorator_keeps_name():
     assert nx.jit(chain).__name__ == "chain"
 
 
-# -- make_jaxpr -------------------------------------------------------------------------------------
+# -- make_jaxpr ------------------------------------------------------------------------------------
 
 def test_make_jaxpr_prints_one_equation_per_line():
     def f(x, y):

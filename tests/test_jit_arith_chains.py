@@ -1,8 +1,8 @@
 """The VM's own float32/float64 arithmetic (nx_rune/_kernels/fusion_arith.h): the single loops
 and the chains that keep a run of add/subtract/multiply/divide in registers.  Each must give
 NumPy's ufunc values bit for bit, for every operand layout the loops take (contiguous,
-broadcast, strided) and every tail length (a NaN's payload where two NaNs meet is not kept, as NumPy's loops do not
-keep it either); the fusion pass must chain exactly the runs whose
+broadcast, strided) and every tail length (a NaN's payload where two NaNs meet is not kept, as
+NumPy's loops do not keep it either); the fusion pass must chain exactly the runs whose
 intermediate values nothing else reads, and jitted programs must equal eager ones bit for bit.
 On a CPU without AVX-512 the loops are not offered: the tests then assert that they decline."""
 import ctypes

@@ -141,7 +141,7 @@ def test_nan_and_inf_propagate_like_numpy():
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
-# -- the kernel API ----------------------------------------------------------------------------------
+# -- the kernel API --------------------------------------------------------------------------------
 
 def _loops():
     add = F.ufunc_loop(np.add, ["f8"] * 3)
@@ -269,7 +269,7 @@ def test_stacks_and_concatenations_of_kernel_results(shape):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_elementwise_family_fuses_into_one_kernel_with_numpy_values(dtype):
-    """The Array API elementwise functions that are one NumPy ufunc (WP-elementwise) run in the
+    """The Array API elementwise functions that are one NumPy ufunc run in the
     fused VM: a chain of them is one kernel, with NumPy's values."""
     rng = np.random.default_rng(4)
     a = rng.uniform(-0.9, 0.9, (64, 33)).astype(dtype)
@@ -337,6 +337,7 @@ def test_threaded_kernels_from_concurrent_threads_share_one_pool():
     calls from several Python threads at once, with large draws in between, each get their
     own exact results (a call that finds the pool busy runs in its own thread)."""
     import threading
+
     from nx_rune._kernels import threefry
     rng = np.random.default_rng(6)
     xs = [t(rng.standard_normal(2 ** 19 + 11 * k).astype(np.float32)) for k in range(4)]

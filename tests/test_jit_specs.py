@@ -5,13 +5,12 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from autodiff_specs import NONDIFF_PRIMS, SPECS
 from nx_rune import primitives as P
 from nx_rune.compiler import abstract
 from nx_rune.compiler.abstract import ABSTRACT_RULES, abstract_eval
 from nx_rune.compiler.ir import AbstractValue, Literal
 from nx_rune.primitives import Primitive, bind
-
-from autodiff_specs import NONDIFF_PRIMS, SPECS
 
 CASES = [(s, c) for s in SPECS for c in range(len(s.cases))]
 IDS = [f"{s.name}-{c}" for s, c in CASES]
@@ -78,7 +77,7 @@ def test_hessian_under_jit(spec, case):
     close(nx.hessian(nx.jit(loss))(xs[0]), want, rtol=1e-9, atol=1e-11)
 
 
-# -- the primitives without a spec (zero derivatives, integer outputs) -------------------------------
+# -- the primitives without a spec (zero derivatives, integer outputs) -----------------------------
 
 def _ints(a):
     return nx.asarray(np.asarray(a, np.int32))
@@ -136,7 +135,7 @@ NONDIFF_CASES = {
                                                                          [3.0, 4.0]]]))]),
 }
 
-# WP-elementwise's primitives with zero derivatives (rounding, tests, bit shifts), on values that
+# the elementwise primitives with zero derivatives (rounding, tests, bit shifts), on values that
 # hit their special cases (halves, signed zeros, nan, inf)
 _SPECIAL_FLOATS = np.array([-2.5, -0.5, -0.0, 0.0, 0.5, 1.5, np.nan, np.inf, -np.inf, 3.7])
 for _name in ("ceil", "floor", "rint", "trunc", "sign", "signbit", "isnan", "isinf",
@@ -152,7 +151,7 @@ for _name in ("lshift", "rshift"):
                                                [_ints([5, -6, 7, 1]), _ints([0, 1, 3, 31])]))(
         getattr(P, _name + "_p"))
 
-# WP-linalg-vjp: the products of binary powering (matrix_power's residual)
+# the products of binary powering (matrix_power's residual)
 NONDIFF_CASES["matrix_power_parts"] = lambda: (
     lambda a: bind(P.matrix_power_parts_p, a, n=7),
     [nx.asarray(np.array([[[0.5, 0.25], [-0.75, 1.0]], [[0.1, 0.2], [0.3, -0.4]]]))])

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
-from nx_rune import lax
-
 from autodiff_specs import SPECS
+from nx_rune import lax
 
 CASES = [(s, c) for s in SPECS for c in range(len(s.cases))]
 IDS = [f"{s.name}-{c}" for s, c in CASES]
@@ -75,7 +74,7 @@ def test_spec_names_for_gradients_exist():
     assert set(GRAD_SPECS) <= names, sorted(set(GRAD_SPECS) - names)
 
 
-# -- lax bodies --------------------------------------------------------------------------------------
+# -- lax bodies ------------------------------------------------------------------------------------
 
 X = np.linspace(-1.0, 1.5, 12).reshape(3, 4)
 

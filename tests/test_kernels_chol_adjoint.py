@@ -1,4 +1,4 @@
-"""WP-cholvjp: the kernel nx_rune._kernels.chol_adjoint (the adjoint of the Cholesky
+"""The kernel nx_rune._kernels.chol_adjoint (the adjoint of the Cholesky
 factorization, per matrix in C with SciPy's BLAS) and backend.cholesky_vjp_values over it.
 
 - Values against Murray's symbolic formula computed here in float64 with

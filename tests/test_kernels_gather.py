@@ -530,7 +530,7 @@ def test_scatter_accumulating_rows_match_numpy(mode, index_dtype):
 
 
 # ---------------------------------------------------------------------------------------
-# Threads (WP-gather): a walk cut into spans on the kernels' pool
+# Threads: a walk cut into spans on the kernels' pool
 # ---------------------------------------------------------------------------------------
 
 import concurrent.futures  # noqa: E402
@@ -731,7 +731,7 @@ def test_threaded_calls_from_many_python_threads():
 
 
 # ---------------------------------------------------------------------------------------
-# The AVX2 rows of gather (WP-gather): the same values and errors as the scalar rows
+# The AVX2 rows of gather: the same values and errors as the scalar rows
 # ---------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -839,7 +839,7 @@ def test_pool_thread_count_is_shared_with_threefry_and_checked():
 
 
 # ---------------------------------------------------------------------------------------
-# WP-scatter: the add / mul rows four at a time, branch-free max / min, gather and set rows
+# Scatter: the add / mul rows four at a time, branch-free max / min, gather and set rows
 # that wrap only from the first negative index on
 # ---------------------------------------------------------------------------------------
 

@@ -43,7 +43,8 @@ V = np.array([[0.5, -0.2, 0.1], [-0.2, 1.0, 0.3], [0.1, 0.3, -0.4]])   # a symme
 SYMMETRIC = {
     "cholesky": lambda a: nx.sum(t(W) * L.cholesky(a)),
     "cholesky_upper": lambda a: nx.sum(t(W.T) * L.cholesky(a, upper=True)),
-    "eigh": lambda a: nx.sum(t(C) * L.eigh(a).eigenvalues) + nx.sum(t(W) * L.eigh(a).eigenvectors ** 2),
+    "eigh": lambda a: (nx.sum(t(C) * L.eigh(a).eigenvalues)
+                       + nx.sum(t(W) * L.eigh(a).eigenvectors ** 2)),
     "eigh_U": lambda a: (nx.sum(t(C) * L.eigh(a, UPLO="U").eigenvalues)
                          + nx.sum(t(W) * L.eigh(a, UPLO="U").eigenvectors ** 2)),
     "eigvalsh": lambda a: nx.sum(t(C) * L.eigvalsh(a) ** 3),
@@ -184,7 +185,8 @@ def test_symmetric_functions_agree_with_each_other():
         lambda x: nx.sum(nx.log(L.eigvalsh(x))),
         lambda x: nx.sum(nx.log(L.eigh(x).eigenvalues)),
         lambda x: nx.sum(L.slogdet(x).logabsdet),
-        lambda x: -2 * nx.sum(mvn.logpdf(t(np.zeros((2, 4))), t(np.zeros(4)), x)) - 8 * math.log(2 * math.pi),
+        lambda x: (-2 * nx.sum(mvn.logpdf(t(np.zeros((2, 4))), t(np.zeros(4)), x))
+                   - 8 * math.log(2 * math.pi)),
     ]
     want = np.linalg.inv(a)                        # d log det / dA, symmetric
     for f in logdet:

@@ -1,4 +1,4 @@
-"""WP-linalg-perf: the fast paths of nx.linalg / nx.scipy.linalg agree with the general ones.
+"""The fast paths of nx.linalg / nx.scipy.linalg agree with the general ones.
 
 - The blocked Cholesky derivative (backend.cholesky_vjp_values, used by the VJP rule on
   concrete values) against the symbolic formula computed here with SciPy, across block

@@ -1,4 +1,4 @@
-"""WP-linalg-vjp: the fused derivative paths of nx.linalg / nx.scipy.linalg agree with the
+"""The fused derivative paths of nx.linalg / nx.scipy.linalg agree with the
 formulas that traced values take, and with NumPy/SciPy.
 
 The VJP rules of det/slogdet (lu_det), the 2-norms (norm2), solve_triangular, cho_solve and
@@ -20,8 +20,7 @@ import scipy.linalg
 
 import nx_rune as nx
 from nx_rune import backend as B
-
-from test_linalg import well   # well-conditioned matrices, either sign of det
+from test_linalg import well  # well-conditioned matrices, either sign of det
 
 L = nx.linalg
 SL = nx.scipy.linalg

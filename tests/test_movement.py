@@ -331,7 +331,8 @@ def basic_indices(draw, ndim):
     return tuple(items)
 
 
-@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=150,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(c=cases(), data=st.data())
 def test_basic_slicing(view_path, c, data):
     t, ref = c
@@ -393,7 +394,8 @@ OPS = ["transpose", "flip", "pad", "shrink", "reshape", "expand_dims", "squeeze"
        "broadcast", "moveaxis"]
 
 
-@settings(deadline=None, max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=100,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(c=cases(max_dims=3, max_side=4), data=st.data())
 def test_chains_of_movement_ops(view_path, c, data):
     t, ref = c

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
@@ -191,7 +191,8 @@ def test_divide(da, db, shapes, seed):
 def test_floor_divide_and_mod_negative_operands(dtype, shapes, seed):
     rng = np.random.default_rng(seed)
     a = rand(shapes[0], dtype, rng, -20, 20)
-    b = rand(shapes[1], dtype, rng, 1, 6) * np.where(rng.random(shapes[1]) < 0.5, -1, 1).astype(dtype)
+    b = rand(shapes[1], dtype, rng, 1, 6) * np.where(rng.random(shapes[1]) < 0.5, -1,
+                                                     1).astype(dtype)
     ta, tb = nx.asarray(a), nx.asarray(b)
     close(nx.floor_divide(ta, tb), np.floor_divide(a, b), dtype)
     close(ta // tb, a // b, dtype)
@@ -537,7 +538,7 @@ def test_softmax_family_special_values():
           np.float32)   # ints go to float32
 
 
-# -- scans ---------------------------------------------------------------------------------------------
+# -- scans -----------------------------------------------------------------------------------------
 
 SCANS = {"cumsum": np.cumsum, "cumprod": np.cumprod, "cummax": np.maximum.accumulate,
          "cummin": np.minimum.accumulate}
@@ -560,7 +561,7 @@ def test_scans(name, shape, dtype, data, seed):
     close(getattr(nx, name)(nx.asarray(x), axis), want, dt)
 
 
-# -- linear algebra ---------------------------------------------------------------------------------
+# -- linear algebra --------------------------------------------------------------------------------
 
 @st.composite
 def matmul_shapes(draw):
@@ -612,7 +613,7 @@ def test_dot_outer_inner(sa, sb):
         nx.inner(nx.ones(3), nx.ones(2))
 
 
-# -- broadcasting and error messages ----------------------------------------------------------------
+# -- broadcasting and error messages ---------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [nx.add, nx.subtract, nx.multiply, nx.divide, nx.maximum,
                                 nx.minimum, nx.less, nx.equal, nx.power, nx.floor_divide,

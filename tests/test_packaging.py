@@ -21,6 +21,9 @@ except ModuleNotFoundError:           # Python < 3.11 is not supported; keep the
     tomllib = None
 
 ROOT = Path(__file__).resolve().parent.parent
+# the files that Cython modules include (tensor.pyx, gather.pyx, ...): sources the build needs
+PXI = sorted(str(p.relative_to(ROOT)).replace(os.sep, "/")
+             for p in (ROOT / "nx_rune").rglob("*.pxi"))
 PYX = sorted(Path(p).stem for p in glob.glob(str(ROOT / "nx_rune" / "_kernels" / "*.pyx")))
 
 
@@ -42,7 +45,8 @@ def setup_mod():
 def test_kernels_found():
     assert PYX == ["buffer", "chol_adjoint", "fold", "fusion", "gather", "gemm", "pool", "strided",
                    "threefry", "ufdirect", "view"]
-    # WP-jit: fusion; WP-gather: pool; WP-cholvjp: chol_adjoint; WP-chain: ufdirect
+    # fusion: the jit's fused kernels; pool: the kernels' threads; chol_adjoint: the Cholesky
+    # derivative; ufdirect: NumPy's inner loops called directly
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):
@@ -64,7 +68,7 @@ def test_debug_and_sanitizer_builds_keep_debug_info(setup_mod):
 def test_extensions_carry_the_flags(setup_mod):
     exts = setup_mod.extensions({})
     assert [e.name for e in exts] == [f"nx_rune._kernels.{n}" for n in PYX] + \
-        ["nx_rune.tensor", "nx_rune.autodiff._tape"]   # WP-dispatch: the tape's loops in C
+        ["nx_rune.tensor", "nx_rune.autodiff._tape"]   # the tape's loops in C
     flags = setup_mod.build_flags({})
     for e in exts:
         assert (e.extra_compile_args, e.extra_link_args) == flags
@@ -138,7 +142,7 @@ def test_package_data_ships_sources_not_generated_c():
     assert cfg["include-package-data"] is False
     data = cfg["package-data"]["nx_rune"]
     for pattern in ("py.typed", "*.pyx", "*.pyi", "_kernels/*.pyx", "_kernels/*.pxd",
-                    "_kernels/*.pyi"):
+                    "_kernels/*.pyi", "*.pxi", "_kernels/*.pxi"):
         assert pattern in data
     assert not any(p.endswith(".c") or p.endswith(".so") for p in data)
     assert set(cfg["packages"]) >= {"nx_rune", "nx_rune._kernels", "nx_rune.autodiff"}
@@ -146,6 +150,8 @@ def test_package_data_ships_sources_not_generated_c():
     assert "recursive-include nx_rune/_kernels *.pyx *.pxd *.pyi *.h" in manifest
     assert "include nx_rune/*.pyx nx_rune/*.pyi" in manifest
     assert "include nx_rune/autodiff/*.pyx nx_rune/autodiff/*.pyi" in manifest
+    # the .pxi files a module includes are part of its source: the sdist cannot build without
+    assert "recursive-include nx_rune *.pxi" in manifest
     assert "autodiff/*.pyx" in data and "autodiff/*.pyi" in data
     assert any(line.startswith("global-exclude") and "*.c" in line.split() and
                "*.so" in line.split() for line in manifest)
@@ -216,7 +222,8 @@ def test_wheel_contents_and_install(tmp_path):
             m.endswith((".so", ".pyd"))]
     for n in ("nx_rune/py.typed", "nx_rune/_kernels/_types.pxd", "nx_rune/_kernels/gather.pyi",
               "nx_rune/tensor.pyx", "nx_rune/tensor.pyi",
-              "nx_rune/tree_util.py", "nx_rune/optimizers.py", "nx_rune/autodiff/api.py"):
+              "nx_rune/tree_util.py", "nx_rune/optimizers.py", "nx_rune/autodiff/api.py",
+              *PXI):
         assert n in names
     # measured: 1.68 MB wheel, 4.39 MB unpacked (2026-12-03: eleven stripped extension modules,
     # among them the jit's fusion VM, the pool, gemm bands and the tape; 0.83 and 2.05 MB with
@@ -259,6 +266,8 @@ def test_sdist_has_the_cython_sources_and_no_build_outputs(tmp_path):
     names = [n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n]
     for n in PYX:
         assert f"nx_rune/_kernels/{n}.pyx" in names
+    for n in PXI:
+        assert n in names
     assert "nx_rune/_kernels/_types.pxd" in names and "setup.py" in names
     assert "nx_rune/tensor.pyx" in names and "nx_rune/autodiff/_tape.pyx" in names
     assert not [n for n in names if n.endswith((".c", ".so"))]

@@ -4,10 +4,10 @@ README promises it, float64 finite differences for derivatives), keep eager's me
 dtypes and shapes, and raise the same exceptions.
 
 - ``test_bounded_program_run``: programs 0..299 of seed 0, every mode (with the hypothesis
-  test below about 25 s of CPU on one core).  It is written for the code with issue 26 fixed: on code that still has the issue's
-  defects it fails, printing each failure key with its first program and one shrunk
-  reproducer.  ``NX_RUNE_PROGRAM_FUZZ_SKIP`` (comma-separated, see campaign.py) turns off a
-  known-failing mode, failure kind or op family until its fix lands.
+  test below about 25 s of CPU on one core).  It is written for the code with issue 26 fixed:
+  on code that still has the issue's defects it fails, printing each failure key with its
+  first program and one shrunk reproducer.  ``NX_RUNE_PROGRAM_FUZZ_SKIP`` (comma-separated, see
+  campaign.py) turns off a known-failing mode, failure kind or op family until its fix lands.
 - ``test_hypothesis_programs``: the same generator driven by hypothesis (derandomized, no
   example database), so CI is deterministic.
 - ``test_million_programs`` (``-m fuzz``): at least 1,000,000 programs
@@ -26,7 +26,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-import nx_rune as nx
 from program_fuzz import runner as R
 from program_fuzz.campaign import Campaign, check, env_skip, parse_skip, program, report
 from program_fuzz.compare import Mismatch, fd_check

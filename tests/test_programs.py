@@ -18,8 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.programs import (char_rnn_nx, data, fluid_nx, gmm_nx,  # noqa: E402
-                                 logistic_nx, svi_nx)
+from benchmarks.programs import char_rnn_nx, data, fluid_nx, gmm_nx, logistic_nx, svi_nx  # noqa: E402
 
 HAVE_AUTOGRAD = importlib.util.find_spec("autograd") is not None
 A = nx.asarray

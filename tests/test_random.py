@@ -116,7 +116,7 @@ def test_golden_close(name):
 
 def _jax():
     jax = pytest.importorskip("jax")
-    import jax.extend.random  # noqa: F401
+    import jax.extend.random  # noqa: F401, F811
     return jax
 
 

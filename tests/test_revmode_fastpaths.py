@@ -1,4 +1,4 @@
-"""The fast paths of reverse mode (WP-revmode) give what the general paths give.
+"""The fast paths of reverse mode give what the general paths give.
 
 * ``vjp_fn``/``grad`` with one array in and out: cotangents and gradient leaves of the primal's
   shape and dtype skip ``_cast_like``; one gradient leaf skips the general aliasing lists;
@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from autodiff_specs import f64_tensor
 from nx_rune import primitives as P
 from nx_rune.autodiff import rules as R
 from nx_rune.autodiff.core import Tape, call_finishing
-
-from autodiff_specs import f64_tensor
-from test_tree_util import fd_grad   # central differences of a NumPy function
+from test_tree_util import fd_grad  # central differences of a NumPy function
 
 RNG = np.random.default_rng(17)
 X = RNG.uniform(0.2, 0.9, (3, 4))

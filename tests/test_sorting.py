@@ -16,9 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
+from autodiff_specs import f64_tensor, fd_jacobians
 from nx_rune.tensor import ArrayBase
-
-from autodiff_specs import fd_jacobians, f64_tensor
 
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 FLOATS = [np.float16, np.float32, np.float64]

@@ -13,8 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import nx_rune as nx
-
-from autodiff_specs import fd_jacobians, f64_tensor
+from autodiff_specs import f64_tensor, fd_jacobians
 
 SETTINGS = settings(deadline=None, max_examples=40)
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]

@@ -42,11 +42,10 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from fuzz_driver import threefry_reference
 from nx_rune import primitives as P
 from nx_rune._kernels import threefry as KT
 from nx_rune.autodiff.core import NoGradInterpreter, UnexpectedTracerError
-
-from fuzz_driver import threefry_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
-from nx_rune import flatten_util, tree_util as tu
+from nx_rune import flatten_util
+from nx_rune import tree_util as tu
 
 rng = np.random.default_rng(0)
 

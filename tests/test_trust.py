@@ -283,7 +283,7 @@ def test_huge_pad_names_pad_width():
         nx.pad(nx.ones(2), 2**62)
 
 
-# -- errors that name the problem --------------------------------------------------------------------
+# -- errors that name the problem ------------------------------------------------------------------
 
 def test_pad_fill_values_must_fit():
     with pytest.raises(ValueError, match="constant_values: 300 is out of range for int8"):

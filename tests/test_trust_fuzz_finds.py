@@ -18,7 +18,7 @@ def _f32(*v):
     return nx.asarray(np.array(v, np.float32))
 
 
-# -- jit's outputs keep eager's memory --------------------------------------------------------------
+# -- jit's outputs keep eager's memory -------------------------------------------------------------
 
 def test_loop_of_no_step_then_copy_is_new_memory():
     # fuzzer: v11 = fori_loop(0, 0, body, x0); return copy(v11): the loop returns its operand,
@@ -121,7 +121,7 @@ def test_same_value_returned_twice_is_two_arrays():
     np.testing.assert_array_equal(np.asarray(g1), [1, 3, 6])
 
 
-# -- symbolic zero tangents through a jitted call ----------------------------------------------------
+# -- symbolic zero tangents through a jitted call --------------------------------------------------
 
 W = np.array([0.5, -0.3, 0.2], np.float32)
 

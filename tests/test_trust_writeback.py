@@ -341,7 +341,7 @@ def test_assign_under_jit_returns_the_argument():
     np.testing.assert_array_equal(x.numpy(), base_values() * 2)
 
 
-# -- checkpoint: a written argument read after the checkpointed call --------------------------------
+# -- checkpoint: a written argument read after the checkpointed call -------------------------------
 
 def test_checkpoint_written_argument_used_afterwards():
     def w(x):
@@ -367,7 +367,7 @@ def test_checkpoint_written_argument_used_afterwards():
         np.testing.assert_array_equal(x.numpy(), base_values() * 3)
 
 
-# -- custom_vjp / custom_jvp functions that write their argument -------------------------------------
+# -- custom_vjp / custom_jvp functions that write their argument -----------------------------------
 
 def _custom_writers():
     @nx.custom_vjp

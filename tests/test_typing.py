@@ -10,8 +10,8 @@ import pytest
 
 import nx_rune
 import nx_rune.config
-import nx_rune.linalg
 import nx_rune.lax
+import nx_rune.linalg
 import nx_rune.random
 import nx_rune.scipy._mvn
 import nx_rune.scipy.linalg
@@ -21,7 +21,7 @@ from nx_rune.tensor import ArrayBase
 EXCEPTIONS: set = set()
 
 
-# the namespaces of nx.fft, nx.scipy.special and nx.scipy.stats (WP-fft-special)
+# the namespaces of nx.fft, nx.scipy.special and nx.scipy.stats
 import nx_rune.fft  # noqa: E402
 import nx_rune.scipy.special  # noqa: E402
 import nx_rune.scipy.stats  # noqa: E402

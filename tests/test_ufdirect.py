@@ -1,4 +1,4 @@
-"""NumPy's ufunc inner loops called directly (nx_rune/_kernels/ufdirect.pyx, WP-chain) give
+"""NumPy's ufunc inner loops called directly (nx_rune/_kernels/ufdirect.pyx) give
 NumPy's results bit for bit, and the Tensor's fast paths that use them (operators, the front
 end's one-ufunc functions, bind with no transformation, the tape's backward steps) give what
 NumPy gives on the same operands, silently, whatever the warnings filters and np.errstate say.

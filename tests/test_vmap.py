@@ -9,8 +9,11 @@ import pytest
 import nx_rune as nx
 from nx_rune import primitives as P
 from nx_rune.autodiff import BATCH_RULES
-from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                            UnexpectedTracerError)
+from nx_rune.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 from nx_rune.primitives import bind
 
 
@@ -142,7 +145,8 @@ def test_mismatched_sizes_name_the_arguments_and_both_sizes():
 
 
 def test_axes_out_of_range():
-    with pytest.raises(ValueError, match=r"in_axes 2 is out of range for argument 0 of shape \(4, 3\)"):
+    with pytest.raises(ValueError,
+                       match=r"in_axes 2 is out of range for argument 0 of shape \(4, 3\)"):
         nx.vmap(lambda x: x, in_axes=2)(t(XS))
     with pytest.raises(ValueError, match=r"in_axes -3 is out of range"):
         nx.vmap(lambda x: x, in_axes=-3)(t(XS))

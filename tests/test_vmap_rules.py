@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 import nx_rune as nx
+from autodiff_specs import NONDIFF_PRIMS, SPECS
 from nx_rune import primitives as P
 from nx_rune.autodiff import BATCH_RULES
 from nx_rune.primitives import bind
-
-from autodiff_specs import NONDIFF_PRIMS, SPECS
 
 B = 3   # examples
 
@@ -368,14 +367,14 @@ OTHER = [
     ("matmul_int", P.matmul_p, _matmul_int, [((3, 4), (4, 2)), ((4,), (4,)),
                                              ((2, 1, 3, 4), (5, 4, 2))]),
     ("assign_int", P.assign_p, _assign_int, SHAPES),
-    # WP-linalg-perf: the LU factorization that slogdet reuses (a residual, not differentiated)
+    # the LU factorization that slogdet reuses (a residual, not differentiated)
     ("lu_factor", P.lu_factor_p,
      lambda rng, case: ((lambda a: bind(P.lu_factor_p, a)), [_anyf(rng, case)]),
      [(3, 3), (2, 4, 4), (1, 1)]),
 ]
-# WP-jit: stop_gradient (the identity; zero derivative)
+# stop_gradient (the identity; zero derivative)
 OTHER += [("stop_gradient", P.stop_gradient_p, _un(P.stop_gradient_p, _specials), SHAPES)]
-# WP-linalg-vjp: matrix_power's residual (the products of binary powering; not differentiated)
+# matrix_power's residual (the products of binary powering; not differentiated)
 OTHER += [("matrix_power_parts", P.matrix_power_parts_p,
            lambda rng, case: ((lambda a: bind(P.matrix_power_parts_p, a, n=7)),
                               [_anyf(rng, case)]),

@@ -1,5 +1,5 @@
-"""Derivatives of the regularized incomplete gamma and beta functions in their shape parameters
-(WP-linalg-perf), in float64 NumPy.
+"""Derivatives of the regularized incomplete gamma and beta functions in their shape parameters,
+in float64 NumPy (the derivative rules of gammainc and betainc call them).
 
     gammainc_da(a, x)        d/da P(a, x),   P(a, x) = gamma(a, x) / Gamma(a)  (lower)
     betainc_dab(a, b, x)     (d/da I_x(a, b), d/db I_x(a, b))

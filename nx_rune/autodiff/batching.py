@@ -27,8 +27,17 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.batch_rules import BATCH_RULES, BroadcastRule, batch_at, moveaxis
-from nx_rune.autodiff.core import (Interpreter, Tracer, _leaked, bind_at, call_finishing,
-                                   alias_error, concrete, write_back, written_alias)
+from nx_rune.autodiff.core import (
+    Interpreter,
+    Tracer,
+    _leaked,
+    alias_error,
+    bind_at,
+    call_finishing,
+    concrete,
+    write_back,
+    written_alias,
+)
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
@@ -198,7 +207,7 @@ class BatchInterpreter(Interpreter):
         return vals, dims
 
 
-# -- running a function on a batch --------------------------------------------------------------------
+# -- running a function on a batch -----------------------------------------------------------------
 
 def batched_call(fn, leaves, treedef, dims, size, name="vmap"):
     """``fn(*args, **kwargs)`` for every example, once: ``(args, kwargs)`` is
@@ -288,7 +297,7 @@ def _batched_custom(cf, dims, size, args_td):
     return new
 
 
-# -- functions of concrete values ---------------------------------------------------------------------
+# -- functions of concrete values ------------------------------------------------------------------
 
 def batch_level(x):
     """The innermost vmap level batching ``x`` (under any differentiating levels), or None."""
@@ -357,7 +366,7 @@ def _deeper(a, b):
     return False
 
 
-# -- vmap ---------------------------------------------------------------------------------------------
+# -- vmap ------------------------------------------------------------------------------------------
 
 def _is_axis_leaf(x):
     return x is None

@@ -28,8 +28,16 @@ import functools
 from typing import Any, Callable
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.core import (JVPTracer, NoGradInterpreter, Tape, TapeTracer, Tracer, _Proj,
-                                   _saved_values, keep_entry)
+from nx_rune.autodiff.core import (
+    JVPTracer,
+    NoGradInterpreter,
+    Tape,
+    TapeTracer,
+    Tracer,
+    _Proj,
+    _saved_values,
+    keep_entry,
+)
 from nx_rune.errors import ModifiedInPlaceError, UnexpectedTracerError
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 

@@ -10,10 +10,11 @@ to the parent unchanged (the fast path).  Otherwise the primal is computed by th
 outer levels see it) and the derivative rule runs with the parent active (so outer levels see
 and differentiate the rule too).
 
-* ``Tape`` (reverse mode; also behind ``linearize`` and ``jacfwd``): records one entry per op, (prim, params,
-  primal operands, tape positions of our operands, primal output); ``backward`` walks the
-  entries in reverse calling ``VJP_RULES`` with whatever interpreter is active when it runs,
-  ``forward`` replays them with ``JVP_RULES``.  Zero cotangents/tangents are None.
+* ``Tape`` (reverse mode; also behind ``linearize`` and ``jacfwd``): records one entry per op,
+  (prim, params, primal operands, tape positions of our operands, primal output);
+  ``backward`` walks the entries in reverse calling ``VJP_RULES`` with whatever interpreter is
+  active when it runs, ``forward`` replays them with ``JVP_RULES``.  Zero cotangents/tangents
+  are None.
 * ``JVPInterpreter`` (forward mode): tracers carry (primal, tangent).
 * ``NoGradInterpreter``: every op sees concrete values; results are constants at every level.
 
@@ -52,8 +53,12 @@ from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.pytree import tree_unflatten as _tree_unflatten
 from nx_rune.backend.views import chained_view
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
-from nx_rune.errors import (DerivativeConversionError, ModifiedInPlaceError,
-                            TracerArrayConversionError, UnexpectedTracerError)
+from nx_rune.errors import (
+    DerivativeConversionError,
+    ModifiedInPlaceError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 from nx_rune.frontend.indexing import getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
@@ -969,7 +974,6 @@ class NoGradInterpreter(Interpreter):
         for a in args:
             # a value traced abstractly (no_grad inside jit): the trace records the op and a
             # stop_gradient on its result, so that derivatives of the program skip it too
-            # (WP-jit)
             if a.__class__ is not Tensor and a._concrete_tensor() is None and \
                     not getattr(a._interp, "done", True):
                 out = a._interp.process(prim, args, params)

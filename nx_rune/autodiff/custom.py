@@ -1,4 +1,5 @@
-"""``custom_vjp`` and ``custom_jvp``: user-defined derivative rules for Python functions (JAX style).
+"""``custom_vjp`` and ``custom_jvp``: user-defined derivative rules for Python functions (JAX
+style).
 
 ::
 
@@ -31,8 +32,16 @@ Keyword arguments are passed to the function and to ``fwd`` as non-differentiabl
 import functools
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.core import (JVPInterpreter, call_in, NoGradInterpreter, Tape, TapeTracer, Tracer,
-                                   JVPTracer, is_inexact)
+from nx_rune.autodiff.core import (
+    JVPInterpreter,
+    JVPTracer,
+    NoGradInterpreter,
+    Tape,
+    TapeTracer,
+    Tracer,
+    call_in,
+    is_inexact,
+)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import zeros
 from nx_rune.tensor import ArrayBase

@@ -6,8 +6,15 @@ autodiff's own is :func:`tree_flatten_up_to`'s leniency: a None where the struct
 subtree stands for a zero tangent or cotangent, and lists and tuples (namedtuples included) are
 interchangeable, so ``vjp_fn((ct,))`` and ``vjp_fn([ct])`` both work.
 """
-from nx_rune.tree_util import (PyTreeDef, flatten_one_level, tree_flatten, tree_leaves,
-                               tree_map, tree_structure, tree_unflatten)
+from nx_rune.tree_util import (
+    PyTreeDef,
+    flatten_one_level,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "tree_flatten_up_to", "PyTreeDef"]

@@ -6,11 +6,13 @@ program through ``bind``), ``dispatch`` (which interpreter handles a compiled ca
 ``passes`` (program-to-program optimizations), ``executor`` (generated code over NumPy
 arrays), ``pipeline`` (passes + executor), ``control`` (``lax`` control flow and
 ``custom_vjp``/``custom_jvp`` calls under a trace), ``api`` (``jit``, ``make_jaxpr``),
-``batching`` (``vmap`` of jitted calls and of the control equations).  The compiler sits above the autodiff layer
-(it differentiates traced programs) and below the package namespace.
+``batching`` (``vmap`` of jitted calls and of the control equations).  The compiler sits above
+the autodiff layer (it differentiates traced programs) and below the package namespace.
 """
+from nx_rune.compiler import (
+    batching,  # noqa: F401,E402  (installs the vmap rules)
+    control,  # noqa: F401,E402  (installs the custom_call recording)
+)
 from nx_rune.compiler.api import jit, make_jaxpr
-from nx_rune.compiler import control  # noqa: F401,E402  (installs the custom_call recording)
-from nx_rune.compiler import batching  # noqa: F401,E402  (installs the vmap rules)
 
 __all__ = ["jit", "make_jaxpr"]

@@ -16,6 +16,7 @@ own (``own_outputs``): the optimizations may make a result an input, a view or a
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ UFUNCS = {
     "cmplt": np.less, "cmpne": np.not_equal, "xor": np.bitwise_xor, "or": np.bitwise_or,
     "and": np.bitwise_and, "pow": np.power, "idiv": np.floor_divide, "mod": np.remainder,
 }
-# WP-elementwise's primitives implemented by one NumPy ufunc (backend._unary/_binary)
+# the other elementwise primitives implemented by one NumPy ufunc (backend._unary/_binary)
 UFUNCS.update({
     "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
     "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
@@ -45,7 +46,7 @@ UFUNCS.update({
     "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
     "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2, "nextafter": np.nextafter,
 })
-UFUNCS["sub"] = np.subtract     # WP-programs' sub primitive (backend._binary)
+UFUNCS["sub"] = np.subtract     # the sub primitive (backend._binary): one ufunc, as add
 # ufuncs whose implementation checks integer operands (division by zero, negative powers)
 _FLOAT_ONLY = {"pow", "idiv", "mod"}
 # ufuncs whose implementation handles complex operands itself (expm1: C99's special values)
@@ -394,7 +395,7 @@ def compile_program(prog: Program, plan=None, name="run", tensors=False, own_out
     outs = []
     wrap = cg.const(Tensor._wrap, "W")
     conv = cg.const(to_tensor, "T")
-    names = [None if isinstance(x, Literal) else cg.name(x) for x in prog.outs]
+    names: list[Any] = [None if isinstance(x, Literal) else cg.name(x) for x in prog.outs]
     seen = set()
     for k, x in enumerate(prog.outs):
         if isinstance(x, Literal):

@@ -11,7 +11,6 @@ import time
 import numpy as np
 
 from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
-
 from nx_rune.compiler import passes
 from nx_rune.compiler.executor import compile_program, to_tensor
 from nx_rune.compiler.ir import Program

@@ -55,9 +55,9 @@ def worth_routing(m: int, k: int, n: int, dtype: np.dtype) -> bool:
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(a, b[, out])`` for 2-D operands: float32 by the packed AVX-512 kernel where
-    the CPU has it (``gemm.packed_worth``), otherwise float32/float64 products of at least ``MIN_MACS`` multiply-adds
-    split into bands of rows between the kernels' threads when NumPy's BLAS is single-threaded
-    (see the module).  a (m, k), b (k, n), out (m, n) or None."""
+    the CPU has it (``gemm.packed_worth``), otherwise float32/float64 products of at least
+    ``MIN_MACS`` multiply-adds split into bands of rows between the kernels' threads when NumPy's
+    BLAS is single-threaded (see the module).  a (m, k), b (k, n), out (m, n) or None."""
     if a.dtype == np.float32 and b.dtype == np.float32:
         r = _gemm.matmul_f32(a, b, out)
         if r is not None:

@@ -24,19 +24,31 @@ import operator
 import os
 import sys
 import weakref
+from typing import Any
 
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.autodiff.core import (_GETITEM, Interpreter, Tracer, _link_view, _stale, _StaleLevel,
-                                   _write_through, call_finishing)
+from nx_rune.autodiff.core import (
+    _GETITEM,
+    Interpreter,
+    Tracer,
+    _link_view,
+    _stale,
+    _StaleLevel,
+    _write_through,
+    call_finishing,
+)
 from nx_rune.compiler.abstract import abstract_eval
 from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
-from nx_rune.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                            UnexpectedTracerError)
+from nx_rune.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
+)
 from nx_rune.tensor import ArrayBase, Tensor
-from nx_rune.writes import EPOCH
 from nx_rune.tree_util import tree_flatten, tree_unflatten
+from nx_rune.writes import EPOCH
 
 __all__ = ["JitTracer", "TraceInterpreter", "Traced", "trace", "user_frame"]
 
@@ -336,7 +348,7 @@ def _weak_arith(t, o, op, div=False, compare=False):
             return None
     kinds = (w.dtype.kind, kind)
     dt = _C128 if "c" in kinds else _F64 if ("f" in kinds or div) else _I64
-    from nx_rune.frontend._core import astype, const    # (the front end imports this module)
+    from nx_rune.frontend._core import astype, const  # (the front end imports this module)
     b = astype(o, dt) if c is JitTracer else const(o, dt)
     r = op(astype(w, dt), b)
     if compare:
@@ -427,7 +439,7 @@ class TraceInterpreter(Interpreter):
                  "arg_names", "hint", "layout_roots", "wrote")
     # the operation recording custom_vjp/custom_jvp calls (nx_rune.compiler.control installs
     # it: the control-flow module builds on this one)
-    custom_call_op = None
+    custom_call_op: Any = None
 
     def __init__(self, name="jit", fname="<function>", hint=None):
         Interpreter.__init__(self, name, None)
@@ -706,7 +718,7 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     out = call_finishing(interp, run, *args, **kwargs)
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
-    writes = ()
+    writes: tuple[int, ...] = ()
     linked = ()
     if write_back:
         writes = tuple(j for j, t in enumerate(leaves)

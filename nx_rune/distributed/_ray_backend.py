@@ -22,7 +22,6 @@ from nx_rune.distributed._worker import ShardWorker
 from nx_rune.distributed.errors import WorkerError
 from nx_rune.tensor import Tensor
 
-
 # params up to this size go inline in each call (Ray's own inlining limit for arguments)
 INLINE_PARAMS_BYTES = 100 * 1024
 

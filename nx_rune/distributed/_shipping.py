@@ -19,6 +19,7 @@ cannot make the trip back as itself becomes a :class:`RemoteError`).
 """
 from __future__ import annotations
 
+import importlib
 import io
 import pickle
 import sys
@@ -200,8 +201,8 @@ class Shipper:
         """From now on pickle ``missing.module`` by value; ModuleNotFoundError naming ``what``
         (the argument that needs it) when that cannot help."""
         name = missing.module
-        install = (f"install it on every worker (the same Python environment as here), or "
-                   f"send it with "
+        install = ("install it on every worker (the same Python environment as here), or "
+                   "send it with "
                    + ("ray.init(runtime_env={'py_modules': [...]})" if self.engine == "ray"
                       else "client.upload_file(...)"))
         if name in self.by_value:
@@ -267,13 +268,14 @@ class Shipper:
             for i, registration in enumerate(pending):
                 if i not in failed:
                     continue            # every worker has it now
-                if isinstance(failed[i], str):
+                failure = failed[i]
+                if isinstance(failure, str):
                     self.unsendable[registration[0]] = (f"the workers cannot unpickle its "
-                                                        f"registration ({failed[i]})")
+                                                        f"registration ({failure})")
                     continue
                 try:
-                    learn(failed[i], f"the pytree registration of "
-                                     f"{registration[0].__qualname__}")
+                    learn(failure, f"the pytree registration of "
+                                   f"{registration[0].__qualname__}")
                 except ModuleNotFoundError as e:
                     self.unsendable[registration[0]] = str(e)
                 else:
@@ -301,8 +303,5 @@ class Shipper:
 
 def worker_lib(name: str) -> Any:
     """The cloudpickle module a worker pickles with: ``ray.cloudpickle`` or ``cloudpickle``."""
-    if name == "ray.cloudpickle":
-        import ray.cloudpickle as lib
-    else:
-        import cloudpickle as lib
-    return lib
+    return importlib.import_module("ray.cloudpickle" if name == "ray.cloudpickle"
+                                   else "cloudpickle")

@@ -3,7 +3,7 @@ holding the user's function for the worker's whole life."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 from nx_rune import tree_util
 from nx_rune.autodiff.api import value_and_grad
@@ -87,7 +87,7 @@ class ShardWorker:
             failure = e
         self._raise(failure)
 
-    def _raise(self, exc: Exception) -> None:
+    def _raise(self, exc: Exception) -> NoReturn:
         """Raise ``exc`` when it pickles both ways with the engine's pickler, else its
         RemoteError.  Called outside the ``except`` block that caught ``exc``: a RemoteError
         raised inside it would chain ``exc`` as its ``__context__``, and Dask (whose tblib

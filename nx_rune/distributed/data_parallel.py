@@ -27,7 +27,7 @@ def _check_seconds(value: Any, name: str, allow_none: bool) -> float | None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a number of seconds"
                         f"{' or None' if allow_none else ''}, got {type(value).__name__}")
-    if not value > 0:
+    if not float(value) > 0:
         raise ValueError(f"{name}: expected a positive number of seconds, got {value!r}")
     return float(value)
 
@@ -74,6 +74,12 @@ class DataParallel:
     value, ...) or unpickled, as a :class:`~nx_rune.distributed.RemoteError` carrying its type
     name, message and the worker's traceback text.
     """
+
+    _fun: Callable[[Any, Any], Any]
+    _num_workers: int
+    _backend_name: str
+    _timeout: float | None
+    _startup_timeout: float | None
 
     def __init__(self, fun: Callable[[Any, Any], Any], num_workers: int = 2,
                  backend: str = "ray", *, client: Any = None,

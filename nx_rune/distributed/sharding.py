@@ -88,8 +88,9 @@ def combine(results: Sequence[tuple[Any, Any]], sizes: Sequence[int]) -> tuple[T
                          f"{len(results)}")
     total = sum(sizes)
     weights = [s / total for s in sizes]
-    loss = None
-    grad_leaves, treedef = None, None
+    loss: Any = None
+    grad_leaves: list[Any] = []
+    treedef: Any = None
     for (shard_loss, shard_grads), w in zip(results, weights):
         leaves, td = tree_util.tree_flatten(shard_grads)
         if treedef is None:

@@ -171,7 +171,7 @@ def _weak(x):
 
 # -- argument handling ---------------------------------------------------------------------
 
-def operand(x):
+def operand(x: ArrayLike) -> Array:
     return x if isinstance(x, ArrayBase) else asarray(x)
 
 
@@ -272,7 +272,7 @@ def _wide(x):
     return x if w is None else w
 
 
-def promote(*xs):
+def promote(*xs: ArrayLike) -> list[Array]:
     """Tensors of one dtype from arrays and weakly typed Python scalars."""
     for x in xs:
         if x.__class__ is not Tensor and getattr(x, "weak_type", False):
@@ -361,7 +361,7 @@ def binary_op(prim, a, b):
     return bind(prim, a, b)
 
 
-def as_inexact(x):
+def as_inexact(x: ArrayLike) -> Array:
     """``x`` as a float tensor (ints and bools go to float32, 64-bit ints to float64: JAX's
     rule in both modes)."""
     x = operand(x)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from nx_rune import dtypes
 from nx_rune.frontend._core import SCALARS, as_inexact, broadcast_all, operand, promote
+from nx_rune.typing import Array, ArrayLike
 
 
-def real_operand(x, arg, name):
+def real_operand(x: ArrayLike, arg: str, name: str) -> Array:
     """``x`` as a real float tensor (ints and bools: float32, 64-bit ints: float64);
     TypeError naming ``arg`` for complex input."""
     x = operand(x)
@@ -15,7 +16,7 @@ def real_operand(x, arg, name):
     return as_inexact(x)
 
 
-def real_operands(name, **args):
+def real_operands(name: str, **args: ArrayLike) -> list[Array]:
     """The named operands (keyword order) promoted to one real float dtype and broadcast to one
     shape; TypeError naming the first complex one."""
     values = []

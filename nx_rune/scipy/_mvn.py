@@ -16,11 +16,9 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune.backend import cho_factor_values as _cho_factor_values
 from nx_rune.backend import triangular_solve_values as _triangular_solve_values
-from nx_rune.tensor import wrap_result as _wrap_result
-from nx_rune.frontend import elementwise, reductions
-from nx_rune.frontend import _core
-from nx_rune.frontend import arrangement, movement
+from nx_rune.frontend import _core, arrangement, elementwise, movement, reductions
 from nx_rune.frontend import linalg as _la
+from nx_rune.tensor import wrap_result as _wrap_result
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["logpdf", "pdf"]
@@ -28,7 +26,7 @@ __all__ = ["logpdf", "pdf"]
 _LOG_2PI = math.log(2 * math.pi)
 
 
-def _operands(x, mean, cov):
+def _operands(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> tuple[Array, Array, Array]:
     """x, mean and cov in one float dtype (Python scalars weakly typed)."""
     x, mean, cov = (_core.as_inexact(v) for v in _core.promote(x, mean, cov))
     if dtypes.is_complex(x.dtype):

@@ -255,7 +255,7 @@ def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
     return F.log_softmax(_real(x, "x", "log_softmax"), axis)
 
 
-# -- WP-linalg-perf: the regularized incomplete gamma and beta functions ------------------------
+# -- the regularized incomplete gamma and beta functions ----------------------------------------
 
 def gammainc(a: ArrayLike, x: ArrayLike) -> Array:
     """The regularized lower incomplete gamma function P(a, x) = int_0^x t^(a-1) e^-t dt /

@@ -19,12 +19,12 @@ comma-separated):
 """
 import dataclasses
 import multiprocessing
-import re
 import os
+import re
 import time
 
 from .generator import generate
-from .runner import MODES, run_mode, run_program, Ctx, Invalid
+from .runner import MODES, run_program
 from .source import RandomSource, ReplaySource, shrink
 
 

@@ -258,7 +258,8 @@ def _float_of(g, a, b):
 
 def _const(g, a):
     c = g.new_const(a.shape)
-    return g.src.choice([f"{a.name} * {c}", f"{a.name} + {c}", f"nx.maximum({a.name}, {c})"]), a.shape
+    return g.src.choice([f"{a.name} * {c}", f"{a.name} + {c}",
+                         f"nx.maximum({a.name}, {c})"]), a.shape
 
 
 class ShapeMismatch(AssertionError):

@@ -401,7 +401,8 @@ def m_jit_capture(ctx):
             except Mismatch:
                 pass
         raise Mismatch("capture", "after writing into the captured constants the jitted "
-                       "function gives neither the trace-time nor the new values: " + e1.detail)
+                       "function gives neither the trace-time nor the new values: "
+                       + e1.detail) from None
 
 
 def _vmap_mode(wrap):
@@ -612,7 +613,6 @@ def _vmap_grad(ctx, f, order):
 
 
 def _vmap_jvp(ctx, f, order):
-    ax = ctx.in_axes()
     tb = [ctx.tensor(t, "c") for t in ctx.tangents(batch=True)]
     args = ctx.batched_args()
     rest = args[ctx.n_in:]
@@ -712,7 +712,8 @@ def _library_refusal(exc):
     NumPy inside the library, or any other class (AttributeError, KeyError, IndexError, ...),
     is a crash, not a refusal."""
     if type(exc) not in (TypeError, ValueError) and not (
-            isinstance(exc, (TypeError, ValueError)) and type(exc).__module__.startswith("nx_rune")):
+            isinstance(exc, (TypeError, ValueError))
+            and type(exc).__module__.startswith("nx_rune")):
         return False
     tb = exc.__traceback__
     last = None

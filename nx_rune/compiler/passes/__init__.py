@@ -19,9 +19,9 @@
 """
 from nx_rune.compiler.passes.basic import cse, dce, fold_constants, simplify
 from nx_rune.compiler.passes.buffers import check_donation, plan_buffers
-from nx_rune.compiler.passes.views import fold_views
 from nx_rune.compiler.passes.fusion import absorb_concat, fuse
 from nx_rune.compiler.passes.outputs import eager_views
+from nx_rune.compiler.passes.views import fold_views
 
 __all__ = ["dce", "cse", "fold_constants", "simplify", "fold_views", "fuse", "absorb_concat",
            "plan_buffers", "check_donation", "eager_views", "lower"]

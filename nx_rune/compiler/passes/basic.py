@@ -158,7 +158,7 @@ def fold_constants(prog: Program) -> Program:
                 and e.outs[0].aval.size * e.outs[0].aval.dtype.itemsize <= FOLD_LIMIT_BYTES
                 and e.prim.impl is not None):
             try:
-                val = e.prim.impl(*[x.value for x in ins], **e.params)
+                val = e.prim.impl(*[x.value for x in ins if isinstance(x, Literal)], **e.params)
             except Exception:   # noqa: BLE001 - the error belongs to run time (it raises there)
                 kept.append(e.replace(ins=ins))
                 continue
@@ -221,7 +221,7 @@ def simplify(prog: Program) -> Program:
         name = e.prim.name if isinstance(e.prim, Primitive) else None
         out = e.outs[0] if e.outs else None
         repl = None
-        if name is not None and len(e.outs) == 1:
+        if name is not None and out is not None and len(e.outs) == 1:
             ins = e.ins
             same = [x for x in ins if isinstance(x, (Var, Literal)) and
                     x.aval.same_type(out.aval)]
@@ -278,7 +278,8 @@ def simplify(prog: Program) -> Program:
                 repl = ins[0]
             elif name in ("contiguous", "copy", "stop_gradient"):
                 repl = ins[0]
-        if repl is not None and (isinstance(repl, Var) or repl.aval.same_type(out.aval)):
+        if repl is not None and out is not None and (isinstance(repl, Var)
+                                                     or repl.aval.same_type(out.aval)):
             mapping[out] = repl
             continue
         for o in e.outs:

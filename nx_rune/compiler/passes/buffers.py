@@ -54,7 +54,7 @@ def plan_buffers(prog: Program, donate=()) -> dict:
     for x in prog.outs:
         if isinstance(x, Var):
             last[x] = n
-    roots = {}                  # var -> the roots whose memory it may be (or see)
+    roots: dict = {}            # var -> the roots whose memory it may be (or see)
     owned = set()               # roots whose memory the program may overwrite
     members = {}                # root -> vars that may alias it
     for i, v in enumerate(prog.in_vars):
@@ -107,7 +107,7 @@ def plan_buffers(prog: Program, donate=()) -> dict:
                                 and (x.aval.shape, x.aval.dtype) == key
                                 and all(last.get(m, -1) < i or (m is x or ufunc)
                                         and last.get(m, -1) <= i for m in members[x])
-                                and (ufunc or spec.can_overwrite(x, o))):
+                                and (ufunc or spec is not None and spec.can_overwrite(x, o))):
                             donor = x
                             break
                 if donor is None and free.get(key):

@@ -4,13 +4,28 @@ SciPy's values, differentiable in every continuous argument.
 
 Continuous: ``norm`` (logpdf pdf cdf logcdf sf logsf ppf), ``gamma``, ``beta`` (logpdf pdf cdf
 logcdf sf logsf), ``t``, ``dirichlet`` (logpdf pdf), ``expon``, ``laplace``, ``cauchy``,
-``logistic``, ``uniform`` (logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf).  Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
+``logistic``, ``uniform`` (logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf).  Discrete:
+``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
 Conventions (see ``_common``): nan for a parameter outside its domain, -inf log-density outside
 the support.
 """
 from nx_rune.scipy import _mvn as multivariate_normal
-from nx_rune.scipy.stats import (bernoulli, beta, binom, cauchy, dirichlet, expon, gamma, geom,
-                                 laplace, logistic, norm, poisson, t, uniform)
+from nx_rune.scipy.stats import (
+    bernoulli,
+    beta,
+    binom,
+    cauchy,
+    dirichlet,
+    expon,
+    gamma,
+    geom,
+    laplace,
+    logistic,
+    norm,
+    poisson,
+    t,
+    uniform,
+)
 
 __all__ = ["norm", "t", "gamma", "beta", "dirichlet", "expon", "laplace", "cauchy", "logistic",
            "uniform", "bernoulli", "poisson", "binom", "geom", "multivariate_normal"]

@@ -36,7 +36,7 @@ def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
     return F.exp(logpdf(x, a, b, loc, scale))
 
 
-# -- WP-linalg-perf: the distribution function ---------------------------------------------------
+# -- the distribution function -------------------------------------------------------------------
 
 def _cdf(name, x, a, b, loc, scale, upper):
     """I_y(a, b) (``upper``: I_{1-y}(b, a) = 1 - I_y(a, b) without the cancellation) at

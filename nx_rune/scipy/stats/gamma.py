@@ -31,7 +31,7 @@ def pdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
     return F.exp(logpdf(x, a, loc, scale))
 
 
-# -- WP-linalg-perf: the distribution function ---------------------------------------------------
+# -- the distribution function -------------------------------------------------------------------
 
 def _tail(fn, name, x, a, loc, scale, below, above):
     """fn(a, y) (gammainc or gammaincc) at y = (x - loc) / scale, ``below`` for y < 0 and
