@@ -50,7 +50,7 @@ from nx_rune.placement import (block_until_ready, default_backend, device_count,
                              device_get, device_put, devices, local_device_count,
                              local_devices, process_count, process_index)
 from nx_rune import debug  # noqa: E402,F401
-from nx_rune.autodiff.api import jacobian  # noqa: E402,F401
+from nx_rune.autodiff.jacobians import jacobian  # noqa: E402,F401
 
 # JAX's module names on nx_rune, for programs ported by renaming ``jax`` to ``nx_rune``:
 # nx.numpy (this namespace's array functions), nx.nn (activations, initializers), nx.tree

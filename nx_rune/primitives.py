@@ -14,6 +14,7 @@ threads and asyncio tasks each have their own.
 import contextlib
 
 from nx_rune.backend import IMPLS
+from nx_rune.backend.views import chained_view as _chained_view
 from nx_rune.tensor import ALIAS_HOOK, DISPATCH
 from nx_rune.tensor import bind as _bind
 
@@ -215,3 +216,13 @@ matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_p
 def __dir__():
     """The public names only (``__all__``), not the imports."""
     return sorted(__all__)
+
+
+def view_after(shape, chain):
+    """Whether the movement primitives in ``chain`` (``(primitive, params)`` pairs, first to
+    last; ``("getitem", index)`` for a basic index) applied to a C-contiguous value of
+    ``shape`` give a view of it, as their implementations do on arrays: the View (metadata
+    only), or None where one of them copies.  LookupError where one step alone does not decide
+    it (an index of a padded view).  The transformations' tracers ask this to link views as
+    arrays share memory, without any memory of their own."""
+    return _chained_view(shape, [(k if isinstance(k, str) else k.name, p) for k, p in chain])

@@ -9,10 +9,6 @@ from nx_rune.autodiff.api import (
     detach,
     grad,
     grads,
-    hessian,
-    hvp,
-    jacfwd,
-    jacrev,
     jvp,
     jvp_aux,
     jvps,
@@ -24,6 +20,7 @@ from nx_rune.autodiff.api import (
     vjp,
 )
 from nx_rune.autodiff.check import check_grads
+from nx_rune.autodiff.jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
 from nx_rune.autodiff.rules import (  # noqa: F401
     JVP_RULES,

@@ -51,7 +51,6 @@ from nx_rune import writes
 from nx_rune.autodiff import _tape
 from nx_rune.autodiff.pytree import tree_flatten
 from nx_rune.autodiff.pytree import tree_unflatten as _tree_unflatten
-from nx_rune.backend.views import chained_view
 from nx_rune.autodiff.rules import JVP_RULES, NONDIFF, VJP_RULES, JVPRule, Steps, VJPRule
 from nx_rune.errors import (
     DerivativeConversionError,
@@ -210,7 +209,7 @@ def _reshape_is_view(x, params):
     C-contiguous (a computed value is), and the View algebra decides as it does on arrays.
     Where that value is an input of the trace, the answer depends on the input's layout: the
     interpreter is told (``note_layout_assumed``), so the call can check it."""
-    chain, t = [(P.reshape_p.name, params)], x
+    chain, t = [(P.reshape_p, params)], x
     while True:
         rec = getattr(t, "_recipe", None)
         if rec is None:
@@ -221,14 +220,14 @@ def _reshape_is_view(x, params):
         if kind is _GETITEM:
             chain.append(("getitem", p))
         elif getattr(kind, "aliases", False):
-            chain.append((kind.name, p))
+            chain.append((kind, p))
         else:
             break
         t = src
     chain.reverse()
     x._interp.note_layout_assumed(t)
     try:
-        return chained_view(t.shape, chain) is not None
+        return P.view_after(t.shape, chain) is not None
     except LookupError:
         return True             # an index the view algebra does not decide alone: a view
 
