@@ -644,3 +644,23 @@ def test_jacrev_allow_int():
     assert j["n"].dtype == np.int32 and j["n"].shape == (2, 2)
     with pytest.raises(TypeError, match="allow_int"):
         nx.jacrev(lambda n: n * 2.0)(nx.arange(3))
+
+
+def test_debug_print_in_scan_and_cond_prints_once_under_jit_of_grad(capsys):
+    # the backward pass of a scan or cond under jit recomputes the body from its program: its
+    # effects ran in the forward pass (jax 0.10.2 prints each line once, as here)
+    def body(c, x):
+        nx.debug.print("x={x}", x=x)
+        return c + x * x, None
+
+    def f(x):
+        return nx.lax.scan(body, 0.0, x)[0]
+
+    def g(x):
+        return nx.lax.cond(x > 0, lambda x: (nx.debug.print("pos {}", x), x * x)[1],
+                           lambda x: -x, x)
+
+    nx.jit(nx.grad(f))(nx.arange(3.0))
+    assert capsys.readouterr().out == "x=0.0\nx=1.0\nx=2.0\n"
+    nx.jit(nx.grad(g))(nx.asarray(2.0))
+    assert capsys.readouterr().out == "pos 2.0\n"

@@ -31,6 +31,7 @@ from nx_rune.compiler.control._core import (
     trace_active,
 )
 from nx_rune.compiler.dispatch import under as _under
+from nx_rune.compiler.effects import strip_effects
 from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.ir import Program, Var
 from nx_rune.compiler.pipeline import sub_executable
@@ -109,7 +110,8 @@ class _Cond(ControlOp):
                 def f(*xs):
                     n = len(avals)
                     prim, cts = list(xs[:n]), iter(xs[n:])
-                    _, pull = _vjp(lambda *a: eval_program(b, list(a)), *prim)
+                    # the backward pass recomputes the branch: its debug effects ran forward
+                    _, pull = _vjp(lambda *a: eval_program(strip_effects(b), list(a)), *prim)
                     full = [next(cts) if m else None for m in out_mask]
                     res = pull(full)
                     return [r if r is not None else _zeros(p)

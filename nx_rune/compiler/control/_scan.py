@@ -36,6 +36,7 @@ from nx_rune.compiler.control._core import (
     trace_active,
 )
 from nx_rune.compiler.dispatch import under as _under
+from nx_rune.compiler.effects import strip_effects
 from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.ir import AbstractValue, Program
 from nx_rune.compiler.pipeline import sub_executable
@@ -172,7 +173,9 @@ class _Scan(ControlOp):
                 x = [next(it) for _ in range(nx_)]
                 c = [next(it) for _ in range(nc)]
                 ct_y = [next(it) if m else None for m in ymask]
-                _, pull = _vjp(lambda *a: eval_program(body, list(a)), *(consts + c + x))
+                # the backward pass recomputes the body: its debug effects ran forward
+                _, pull = _vjp(lambda *a: eval_program(strip_effects(body), list(a)),
+                               *(consts + c + x))
                 res = pull(ct_c + ct_y)
                 rk, rc, rx = res[:nk], res[nk:nk + nc], res[nk + nc:]
                 new_ct = [r if r is not None else _zeros(p)
