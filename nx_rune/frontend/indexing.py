@@ -628,11 +628,24 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     return reshape(out, shape) if out.shape != shape else out
 
 
-def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
+_TAKE_MODES = (None, "raise", "promise_in_bounds", "clip", "wrap", "fill", "drop")
+
+
+def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None,
+         mode: str | None = None, unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value: Any = None) -> Array:
     """``np.take``: elements of ``arr`` at ``indices`` along ``axis`` (of the flattened arr if
     None).  indices: integers of any shape I (negative count from the end).  Returns
     ``arr.shape[:axis] + I + arr.shape[axis + 1:]`` (I for axis=None), arr's dtype.
+    ``mode`` for indices out of bounds: None/"raise"/"promise_in_bounds" raise IndexError
+    (checked where the indices are concrete), "clip" clamps, "wrap" wraps around (NumPy's),
+    "fill"/"drop" read ``fill_value`` (JAX's; default NaN for inexact dtypes, the extreme value
+    for integers).  ``out`` must be None; the index hints are accepted and unused.
     """
+    if out is not None:
+        raise ValueError("take: out is not supported (arrays are returned), pass out=None")
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"take: mode must be one of {_TAKE_MODES[1:]} or None, got {mode!r}")
     arr = operand(arr)
     idx = _indices_operand(indices)
     if axis is None:
@@ -641,6 +654,18 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
         if arr.ndim == 0:
             raise ValueError(f"take: arr must be at least 1-D for axis={axis}, got shape ()")
         axis = normalize_axis(axis, arr.ndim)
+    if mode in ("clip", "wrap", "fill", "drop"):
+        from nx_rune.frontend.elementwise import clip, remainder, where
+        n = arr.shape[axis]
+        valid, norm = _in_bounds(idx, n)
+        if mode == "clip":      # NumPy's and JAX's take: negative indices clip to 0 too
+            idx = clip(idx, 0, max(n - 1, 0))
+        elif mode == "wrap":
+            idx = remainder(idx, n) if n else idx
+        else:
+            fill = _default_fill(arr.dtype) if fill_value is None else fill_value
+            arr = _pad_axes(arr, [axis], fill)
+            idx = where(valid, norm, n)
     v = concrete_value(idx)
     if v is not None:
         _check_bounds(v, arr.shape[axis], axis)
@@ -797,31 +822,162 @@ class IndexUpdateHelper:
         return _IndexUpdateRef(self._x, index)
 
 
+_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def _check_mode(mode, fname):
+    if mode not in _MODES:
+        raise ValueError(f"{fname}: mode must be one of {_MODES[1:]} or None, got {mode!r}")
+
+
+def _default_fill(dtype):
+    """JAX's fill value for out-of-bounds reads: NaN for inexact dtypes, the most negative
+    value for signed integers, the largest for unsigned ones, True for bool."""
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    info = np.iinfo(dtype)
+    return info.min if dtype.kind == "i" else info.max
+
+
+def _integer_components(x, index):
+    """``(index as a tuple, [(position in it, axis of x)])`` for the int and integer-array
+    components of a basic/advanced index (slices, None and one Ellipsis allowed); None where the
+    index holds a bool mask (which cannot be out of bounds)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    n_consume = 0
+    for c in index:
+        if c is None or c is Ellipsis:
+            continue
+        if isinstance(c, (bool, np.bool_)):
+            return None
+        if isinstance(c, (ArrayBase, np.ndarray, list)):
+            c = operand(c)
+            if c.dtype.kind == "b":
+                return None
+        n_consume += 1
+    found, axis = [], 0
+    for pos, c in enumerate(index):
+        if c is None:
+            continue
+        if c is Ellipsis:
+            axis += x.ndim - n_consume
+            continue
+        if not isinstance(c, slice):
+            found.append((pos, axis))
+        axis += 1
+    return index, found
+
+
+def _in_bounds(c, n):
+    """``(valid, normalized)`` for index values ``c`` along an axis of length n: valid where
+    -n <= c < n, normalized = c (+ n where negative)."""
+    from nx_rune.frontend.elementwise import greater_equal, less, logical_and, where
+    c = operand(c)
+    valid = logical_and(greater_equal(c, -n), less(c, n))
+    return valid, where(less(c, 0), add(c, n), c)
+
+
+def _with_mode(x, index, mode, fname):
+    """For ``mode`` "clip": ``(x, index)`` with each integer component clamped into its axis;
+    for "fill"/"drop": ``(x padded by one element on each integer-indexed axis, index with the
+    out-of-bounds values sent to that element, [(axis, n)] padded)``.  None: the index as it
+    is (nx_rune's default: out-of-bounds raises)."""
+    if mode in (None, "promise_in_bounds"):
+        return None
+    parts = _integer_components(x, index)
+    if parts is None or not parts[1]:
+        return None
+    index, found = parts
+    from nx_rune.frontend.elementwise import clip, where
+    index = list(index)
+    padded = []
+    for pos, axis in found:
+        n = x.shape[axis]
+        valid, norm = _in_bounds(index[pos], n)
+        if mode == "clip":
+            index[pos] = clip(norm, 0, max(n - 1, 0))
+        else:
+            index[pos] = where(valid, norm, n)
+            padded.append(axis)
+    return tuple(index), sorted(set(padded))
+
+
+def _pad_axes(x, axes, value):
+    cfg = [(0, 1) if d in axes else (0, 0) for d in range(x.ndim)]
+    return pad(x, cfg, constant_values=value)
+
+
+def get_with_mode(x, index, mode=None, fill_value=None):
+    """``x[index]`` with JAX's out-of-bounds modes: "clip" clamps each integer index into its
+    axis, "fill" (and "drop") reads ``fill_value`` there (default: NaN for inexact dtypes, the
+    extreme value for integers); None or "promise_in_bounds": nx_rune's IndexError."""
+    _check_mode(mode, "get")
+    x = operand(x)
+    made = _with_mode(x, index, mode, "get")
+    if made is None:
+        return getitem(x, index)
+    index, axes = made
+    if mode == "clip":
+        return getitem(x, index)
+    fill = _default_fill(x.dtype) if fill_value is None else fill_value
+    return getitem(_pad_axes(x, axes, fill), index)
+
+
+def update_with_mode(x, index, values, op, mode=None):
+    """``x.at[index].<op>(values)`` with JAX's out-of-bounds modes: "clip" clamps each integer
+    index into its axis, "drop" (and "fill") leaves x unchanged where an index is out of
+    bounds; None or "promise_in_bounds": nx_rune's IndexError."""
+    _check_mode(mode, op)
+    x = operand(x)
+    made = _with_mode(x, index, mode, op)
+    if made is None:
+        return index_update(x, index, values, op)
+    index, axes = made
+    if mode == "clip":
+        return index_update(x, index, values, op)
+    from nx_rune.frontend.movement import shrink
+    out = index_update(_pad_axes(x, axes, 0), index, values, op)
+    return shrink(out, tuple((0, n) for n in x.shape))
+
+
 class _IndexUpdateRef:
     __slots__ = ("_x", "_index")
 
     def __init__(self, x, index):
         self._x, self._index = x, index
 
-    def get(self):
-        return getitem(self._x, self._index)
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
+            unique_indices=False):
+        """``x[index]``; ``mode``/``fill_value``: JAX's out-of-bounds handling
+        (:func:`get_with_mode`); the index hints are accepted and unused."""
+        if mode is None and fill_value is None:
+            return getitem(self._x, self._index)
+        return get_with_mode(self._x, self._index, mode, fill_value)
 
-    def set(self, values):
-        return index_update(self._x, self._index, values, "set")
+    def _update(self, values, op, mode):
+        if mode is None:
+            return index_update(self._x, self._index, values, op)
+        return update_with_mode(self._x, self._index, values, op, mode)
 
-    def add(self, values):
-        return index_update(self._x, self._index, values, "add")
+    def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._update(values, "set", mode)
 
-    def multiply(self, values):
-        return index_update(self._x, self._index, values, "mul")
+    def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._update(values, "add", mode)
+
+    def multiply(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._update(values, "mul", mode)
 
     mul = multiply
 
-    def max(self, values):
-        return index_update(self._x, self._index, values, "max")
+    def max(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._update(values, "max", mode)
 
-    def min(self, values):
-        return index_update(self._x, self._index, values, "min")
+    def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._update(values, "min", mode)
 
 
 # gather/scatter front ends, einsum and windows live in their own modules (they import this one)
