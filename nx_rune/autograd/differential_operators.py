@@ -40,8 +40,10 @@ def _scalar_check(ans, fname):
 @unary_to_nary
 @in_x64
 def grad(fun, x):
-    """The gradient of scalar-valued ``fun`` with respect to argument ``argnum``, shaped like
-    that argument (TypeError for an output of size other than 1, or complex)."""
+    """
+    Returns a function which computes the gradient of scalar-valued ``fun`` with respect to
+    positional argument number ``argnum``: it takes ``fun``'s arguments and returns the gradient,
+    shaped like that argument (TypeError for an output of size other than 1, or complex)."""
     vjp, ans = _make_vjp(fun, x)
     return vjp(_scalar_check(ans, "grad").ones())
 

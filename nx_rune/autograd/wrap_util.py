@@ -31,7 +31,7 @@ def wraps(fun, namestr="{fun}", docstr="{doc}", **kwargs):
 def wrap_nary_f(fun, op, argnum):
     """``wraps`` for the function an operator returns: ``{op}_of_{fun}_wrt_argnum_{argnum}``."""
     namestr = "{op}_of_{fun}_wrt_argnum_{argnum}"
-    docstr = ("{op} of function {fun} with respect to argument number {argnum}. Takes the "
+    docstr = ("    {op} of function {fun} with respect to argument number {argnum}. Takes the "
               "same arguments as {fun} but returns the {op}.")
     return wraps(fun, namestr, docstr, op=get_name(op), argnum=argnum)
 
