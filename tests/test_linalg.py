@@ -733,8 +733,9 @@ def test_errors_name_the_argument():
 
 def test_unsupported_derivatives_raise():
     z = t(np.eye(3, dtype=np.complex128) * (2 + 1j))
-    for f in (L.cholesky, L.eigvalsh, L.svdvals, L.pinv, lambda x: L.slogdet(x).logabsdet,
-              lambda x: L.qr(x).R, lambda x: L.eigh(x).eigenvectors, lambda x: L.svd(x).S):
+    # (eigh, eigvalsh, svd and svdvals of complex matrices are differentiable: see
+    # test_complex_eigh_svd_derivatives)
+    for f in (L.cholesky, L.pinv, lambda x: L.slogdet(x).logabsdet, lambda x: L.qr(x).R):
         with pytest.raises(NotImplementedError, match="complex"):
             nx.jvp(f, (z,), (z,))
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
@@ -797,3 +798,86 @@ def test_cholesky_of_large_matrices_matches_numpy(dtype):
     bad[1, 5, 5] = np.nan              # NaN propagates, as in NumPy
     np.testing.assert_array_equal(np.isnan(np.asarray(L.cholesky(t(bad)))),
                                   np.isnan(np.linalg.cholesky(bad)))
+
+
+def _re_pair(xs, ys):
+    """Re sum(x * y) over pairs of arrays: the pairing of cotangents and tangents."""
+    return sum(float(np.real(np.sum(np.asarray(x) * np.asarray(y)))) for x, y in zip(xs, ys))
+
+
+def _crandn(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+_GAUGE_FREE = {
+    # functions of complex matrices that do not depend on the phase of the eigen/singular
+    # vectors (|U|, |V|), so that central differences check them
+    "svd": lambda a: [nx.abs(p) if p.dtype.kind == "c" else p
+                      for p in L.svd(a, full_matrices=False)],
+    "svdvals": lambda a: [L.svdvals(a)],
+    "nuclear": lambda a: [L.norm(a, "nuc", axis=(-2, -1))],
+    "eigh_L": lambda a: [L.eigh(a, UPLO="L").eigenvalues, nx.abs(L.eigh(a, UPLO="L")[1])],
+    "eigh_U": lambda a: [L.eigh(a, UPLO="U").eigenvalues, nx.abs(L.eigh(a, UPLO="U")[1])],
+    "eigvalsh": lambda a: [L.eigvalsh(a, UPLO="U")],
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (4, 4), (5, 3), (2, 4, 3), (2, 3, 3)])
+@pytest.mark.parametrize("name", sorted(_GAUGE_FREE))
+def test_complex_eigh_svd_derivatives(name, shape):
+    # complex (non-Hermitian: eigh reads one triangle) matrices: forward mode against central
+    # differences along a complex direction, reverse mode as its transpose (the pairing
+    # Re sum(ct * t)), and both through jit and vmap
+    if name.startswith("eig") and shape[-1] != shape[-2]:
+        return
+    f = _GAUGE_FREE[name]
+    rng = np.random.default_rng(sum(shape) + len(name))
+    a, da = _crandn(rng, shape), _crandn(rng, shape)
+    at, dat = t(a), t(da)
+    outs, tans = nx.jvp(f, (at,), (dat,))
+    eps = 1e-6
+    plus, minus = f(t(a + eps * da)), f(t(a - eps * da))
+    for tan, p, m in zip(tans, plus, minus):
+        fd = (np.asarray(p) - np.asarray(m)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-5, atol=1e-6)
+    cts = [t(rng.standard_normal(o.shape)) for o in outs]
+    _, vjp = nx.vjp(f, at)
+    (ct_a,) = vjp(cts)
+    assert ct_a.dtype == np.complex128
+    assert math.isclose(_re_pair([ct_a], [da]), _re_pair(cts, tans), rel_tol=1e-9,
+                        abs_tol=1e-9)
+    # the same derivatives under jit, and per matrix under vmap
+    (ct_jit,) = nx.jit(lambda a, c: nx.vjp(f, a)[1](c))(at, cts)
+    np.testing.assert_allclose(np.asarray(ct_jit), np.asarray(ct_a), rtol=1e-9, atol=1e-12)
+    if len(shape) == 3:
+        ct_map = nx.vmap(lambda a, *c: nx.vjp(f, a)[1](list(c))[0])(at, *cts)
+        np.testing.assert_allclose(np.asarray(ct_map), np.asarray(ct_a), rtol=1e-9,
+                                   atol=1e-12)
+
+
+def test_complex_svd_eigh_derivatives_of_phases():
+    # outputs that depend on the phases (U itself, V itself): the JVP and the VJP are each
+    # other's transposes, and the phase is JAX's gauge (diag(V^H dV) real for svd, zero for
+    # eigh)
+    rng = np.random.default_rng(7)
+    for shape in [(3, 5), (4, 4), (5, 3)]:
+        a, da = _crandn(rng, shape), _crandn(rng, shape)
+        f = lambda a: tuple(L.svd(a, full_matrices=False))
+        outs, tans = nx.jvp(f, (t(a),), (t(da),))
+        u, s, vh = (np.asarray(o) for o in outs)
+        du, ds, dvh = (np.asarray(o) for o in tans)
+        # dV = dVh^H: V^H dV has a real diagonal (JAX's gauge)
+        vhdv = vh @ dvh.conj().T
+        np.testing.assert_allclose(np.diag(vhdv).imag, 0, atol=1e-10)
+        # U^H dU is anti-Hermitian (U stays orthonormal)
+        uhdu = u.conj().T @ du
+        np.testing.assert_allclose(uhdu + uhdu.conj().T, 0, atol=1e-10)
+        cts = [t(_crandn(rng, u.shape)), t(rng.standard_normal(s.shape)),
+               t(_crandn(rng, vh.shape))]
+        (ct,) = nx.vjp(f, t(a))[1](tuple(cts))
+        assert math.isclose(_re_pair([ct], [da]), _re_pair(cts, tans), rel_tol=1e-9)
+        a = _crandn(rng, (4, 4))
+        f = lambda a: tuple(L.eigh(a))
+        outs, tans = nx.jvp(f, (t(a),), (t(_crandn(rng, (4, 4))),))
+        v, dv = np.asarray(outs[1]), np.asarray(tans[1])
+        np.testing.assert_allclose(np.diag(v.conj().T @ dv), 0, atol=1e-10)
