@@ -7,6 +7,8 @@
   lists); with arrays it is nx_rune's ``where``.
 - ``make_diagonal(D, offset, axis1, axis2)``: the complement of ``diagonal`` autograd adds: a
   new array whose diagonal (``offset``) in axes ``axis1``, ``axis2`` is ``D``'s last axis.
+- ``std``: over a single element (N = 1) its derivative is 0, as autograd's, where nx_rune's
+  (JAX's) is nan (the derivative of sqrt at 0).
 - ``longdouble``/``clongdouble``: float64 and complex128 (nx_rune has no extended precision;
   NumPy's ``longdouble`` is float64 on some platforms too).
 """
@@ -18,7 +20,8 @@ import nx_rune as _nx
 from nx_rune.autograd._wrap import in_x64
 from nx_rune.tensor import ArrayBase
 
-__all__ = ["abs", "absolute", "fabs", "where", "make_diagonal", "longdouble", "clongdouble"]
+__all__ = ["abs", "absolute", "fabs", "where", "make_diagonal", "std", "longdouble",
+           "clongdouble"]
 
 longdouble = _onp.float64
 clongdouble = _onp.complex128
@@ -115,3 +118,15 @@ def _check_axis(axis, ndim, name):
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name}: {axis} is out of range for a result of {ndim} axes")
     return axis % ndim
+
+
+@in_x64
+def std(a, *args, **kwargs):
+    """nx_rune's ``std`` (NumPy's argument order: ``axis``, then keywords); over a single
+    element its derivative is 0 (as autograd's) instead of nan."""
+    a = _nx.asarray(a)
+    axis = args[0] if args else kwargs.get("axis")
+    axes = range(a.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    if int(_onp.prod([a.shape[ax] for ax in axes])) <= 1:
+        a = _nx.stop_gradient(a)
+    return _nx.std(a, *args, **kwargs)
