@@ -347,11 +347,3 @@ ListVSpace.register(list)
 TupleVSpace.register(tuple)
 DictVSpace.register(dict)
 
-
-def __getattr__(name):
-    # autograd.core.primitive: the primitive with autograd's deprecated methods (defined in
-    # extend, which imports this module)
-    if name == "primitive":
-        from nx_rune.autograd.extend import primitive_with_deprecation_warnings
-        return primitive_with_deprecation_warnings
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

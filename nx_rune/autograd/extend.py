@@ -25,6 +25,7 @@ import warnings
 from itertools import count
 
 from nx_rune.autodiff.core import JVPInterpreter, Tracer
+from nx_rune.autograd import core as _core
 from nx_rune.autodiff.custom import _owner, custom_jvp, custom_vjp
 from nx_rune.autograd._wrap import to_nx
 from nx_rune.autograd.core import (VSpace, primitive_jvps, primitive_vjps, vspace)
@@ -303,3 +304,8 @@ def primitive_with_deprecation_warnings(f_raw):
     f.defvjp_is_zero = _deprecated_defvjp_is_zero(f)
     f.defgrad = _deprecated_defgrad(f)
     return f
+
+
+# autograd.core.primitive is this one (extend imports core, so it is set from here; importing
+# nx_rune.autograd imports this module)
+_core.primitive = primitive_with_deprecation_warnings

@@ -123,3 +123,8 @@ def _convolve(A, B, axes, dot_axes, mode):
         out = F.tensordot(B_view, A_flip, (contract[1], contract[0]))
         return F.transpose(out, list(range(i1)) + list(range(i2, i3)) + list(range(i1, i2)))
     return F.tensordot(A_flip, B_view, contract)
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)
