@@ -881,3 +881,65 @@ def test_complex_svd_eigh_derivatives_of_phases():
         outs, tans = nx.jvp(f, (t(a),), (t(_crandn(rng, (4, 4))),))
         v, dv = np.asarray(outs[1]), np.asarray(tans[1])
         np.testing.assert_allclose(np.diag(v.conj().T @ dv), 0, atol=1e-10)
+
+
+# -- eig (general square matrices) --------------------------------------------------------------
+
+def test_eig_matches_numpy():
+    rng = np.random.default_rng(11)
+    for a in (rng.standard_normal((4, 4)), _crandn(rng, (2, 3, 3)),
+              rng.standard_normal((3, 2, 2)).astype(np.float32), np.array([[2.0]])):
+        w, v = L.eig(t(a))
+        wn, vn = np.linalg.eig(a)
+        want = np.complex64 if a.dtype == np.float32 else np.complex128
+        assert w.dtype == want and v.dtype == want      # complex always, as JAX's
+        tol = 1e-5 if a.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(np.asarray(w), wn, rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(v), vn, rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(L.eigvals(t(a))), wn, rtol=tol, atol=tol)
+    w, v = L.eig(t(np.arange(4).reshape(2, 2)))        # ints as float64
+    assert w.dtype == np.complex128
+    w, v = L.eig(t(np.zeros((0, 3, 3))))
+    assert w.shape == (0, 3) and v.shape == (0, 3, 3)
+    with pytest.raises(LinAlgError, match="square"):
+        L.eig(t(np.ones((2, 3))))
+    with pytest.raises(LinAlgError, match="square"):
+        L.eig(t(np.ones(3)))
+
+
+@pytest.mark.parametrize("shape, cplx", [((4, 4), False), ((5, 5), True), ((2, 3, 3), True)])
+def test_eig_derivatives(shape, cplx):
+    # eigenvalues and |eigenvectors| (unit columns; free of the phase) against central
+    # differences; the VJP as the JVP's transpose (for U itself too); jit and vmap agree
+    rng = np.random.default_rng(sum(shape))
+    a = _crandn(rng, shape) if cplx else rng.standard_normal(shape)
+    da = _crandn(rng, shape) if cplx else rng.standard_normal(shape)
+
+    def gauge_free(a):
+        w, v = L.eig(a)
+        return [w, nx.abs(v)]
+    _, tans = nx.jvp(gauge_free, (t(a),), (t(da),))
+    eps = 1e-6
+    for tan, p, m in zip(tans, gauge_free(t(a + eps * da)), gauge_free(t(a - eps * da))):
+        np.testing.assert_allclose(np.asarray(tan), (np.asarray(p) - np.asarray(m)) / (2 * eps),
+                                   rtol=1e-5, atol=1e-6)
+    f = lambda a: tuple(L.eig(a))
+    outs, tans = nx.jvp(f, (t(a),), (t(da),))
+    # the eigenvectors' tangent keeps their unit length: Re(v_j^H dv_j) = 0
+    v, dv = np.asarray(outs[1]), np.asarray(tans[1])
+    np.testing.assert_allclose(np.real(np.sum(v.conj() * dv, -2)), 0, atol=1e-10)
+    cts = [t(_crandn(rng, o.shape)) for o in outs]
+    (ct,) = nx.vjp(f, t(a))[1](tuple(cts))
+    assert ct.dtype == a.dtype                         # real cotangent for a real matrix
+    assert math.isclose(_re_pair([ct], [da]), _re_pair(cts, tans), rel_tol=1e-9, abs_tol=1e-10)
+    (ct_jit,) = nx.jit(lambda a, c: nx.vjp(f, a)[1](c))(t(a), tuple(cts))
+    np.testing.assert_allclose(np.asarray(ct_jit), np.asarray(ct), rtol=1e-9, atol=1e-12)
+    if len(shape) == 3:
+        ct_map = nx.vmap(lambda a, c0, c1: nx.vjp(f, a)[1]((c0, c1))[0])(t(a), *cts)
+        np.testing.assert_allclose(np.asarray(ct_map), np.asarray(ct), rtol=1e-9, atol=1e-12)
+    # second order: the gradient of a gauge-free scalar against differences of the gradient
+    h = lambda a: nx.sum(nx.abs(L.eigvals(a)) ** 2) + nx.sum(nx.abs(L.eig(a)[1]) ** 3)
+    hg = nx.grad(h)
+    _, hvp = nx.jvp(hg, (t(a),), (t(da),))
+    fd = (np.asarray(hg(t(a + eps * da))) - np.asarray(hg(t(a - eps * da)))) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(hvp), fd, rtol=1e-5, atol=1e-5)

@@ -12,5 +12,6 @@ arrays), ``pipeline`` (passes + executor), ``control`` (``lax`` control flow and
 from nx_rune.compiler.api import jit, make_jaxpr
 from nx_rune.compiler import control  # noqa: F401,E402  (installs the custom_call recording)
 from nx_rune.compiler import batching  # noqa: F401,E402  (installs the vmap rules)
+from nx_rune.compiler import abstract_eig  # noqa: F401,E402  (eig's abstract rule)
 
 __all__ = ["jit", "make_jaxpr"]
