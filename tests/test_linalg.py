@@ -725,8 +725,8 @@ def test_errors_name_the_argument():
         mvn.logpdf(t(np.ones(3)), t(np.zeros(3)), t(np.eye(2)))
     with pytest.raises(ValueError, match="x: the last axis"):
         mvn.logpdf(t(np.ones(2)), t(np.zeros(3)), t(np.eye(3)))
-    with pytest.raises(NotImplementedError, match="allow_singular"):
-        mvn.logpdf(t(np.ones(3)), t(np.zeros(3)), t(np.eye(3)), allow_singular=True)
+    with pytest.raises(ValueError, match="semi-definite"):
+        mvn.logpdf(t(np.ones(3)), t(np.zeros(3)), t(-np.eye(3)), allow_singular=True)
     with pytest.raises(LinAlgError):
         mvn.logpdf(t(np.ones(2)), t(np.zeros(2)), t(-np.eye(2)))
 
@@ -979,3 +979,33 @@ def test_solve_banded_matches_scipy_and_differentiates():
         nx.scipy.linalg.solve_banded((-1, 1), ab, np.ones(4))
     with pytest.raises(TypeError, match="l_and_u"):
         nx.scipy.linalg.solve_banded((1.5, 1), ab, np.ones(4))
+
+
+def test_multivariate_normal_allow_singular_matches_scipy():
+    # a rank-2 covariance in 4 dimensions: SciPy's density on its support, -inf off it; the
+    # same as the positive definite density for a definite cov; derivatives in x and mean
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 2))
+    cov = a @ a.T
+    on = rng.standard_normal((5, 2)) @ a.T               # points in the span of a
+    mean = a @ rng.standard_normal(2)
+    got = mvn.logpdf(t(on), t(mean), t(cov), allow_singular=True)
+    want = scipy.stats.multivariate_normal.logpdf(on, mean, cov, allow_singular=True)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(mvn.pdf(t(on), t(mean), t(cov), allow_singular=True)),
+                               np.exp(want), rtol=1e-10)
+    off = on[0] + np.linalg.svd(a)[0][:, 3]               # a null-space direction added
+    assert float(mvn.logpdf(t(off), t(mean), t(cov), allow_singular=True)) == -np.inf
+    spd = cov + np.eye(4)
+    np.testing.assert_allclose(float(mvn.logpdf(t(on[0]), t(mean), t(spd), allow_singular=True)),
+                               scipy.stats.multivariate_normal.logpdf(on[0], mean, spd),
+                               rtol=1e-12)
+    # derivatives along the support (x and mean moved within the span of a)
+    basis = a / np.linalg.norm(a, axis=0)
+
+    def f(cx, cm):
+        return mvn.logpdf(t(on[1]) + nx.matmul(t(basis), cx), t(mean) + nx.matmul(t(basis), cm),
+                          t(cov), allow_singular=True)
+    nx.check_grads(f, (np.array([0.3, -0.2]), np.array([0.1, 0.4])), order=2)
+    got = nx.jit(lambda x: mvn.logpdf(x, t(mean), t(cov), allow_singular=True))(t(on))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
