@@ -31,6 +31,11 @@ make_jvp = unary_to_nary(_make_jvp)
 
 def _scalar_check(ans, fname):
     vs = vspace(ans)
+    if getattr(vs, "dtype", None) is not None and vs.dtype.kind not in "fc":
+        # autograd has no vector space for ints and bools: a function whose output is one
+        # (np.allclose, a count) is not differentiable
+        raise TypeError(f"{fname}: the output {ans!r} has dtype {vs.dtype}; {fname} needs a "
+                        f"float output")
     if vs.size != 1:
         raise TypeError(f"{fname} only applies to real scalar-output functions. Try jacobian, "
                         f"elementwise_grad or holomorphic_grad.")
