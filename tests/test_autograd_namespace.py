@@ -418,3 +418,22 @@ def test_scipy_names_through_the_namespace():
     z = onp.array([1 + 2j, 3 - 1j, 3 + 0.5j])
     assert complex(np.max(z)) == 3 + 0.5j and complex(np.min(z)) == 1 + 2j
     assert abs(float(np.var(z)) - onp.var(z)) < 1e-14
+
+
+def test_primitive_without_rules_is_traced_by_jit_and_vmap():
+    # only differentiation needs a primitive's rules: const_graph (jit) and vmap trace its body
+    from nx_rune.autograd.misc.tracers import const_graph
+    calls = []
+
+    @primitive
+    def process(v, name):
+        calls.append(name)
+        return v * 2.0
+
+    f = const_graph(lambda x, y: process(x, "x") + process(y, "y"), 1.0)
+    assert float(f(2.0)) == 6.0 and float(f(3.0)) == 8.0
+    assert calls == ["x", "y"]                       # traced once, replayed after
+    out = nx.vmap(lambda v: process(v, "v"))(onp.arange(3.0))
+    onp.testing.assert_array_equal(onp.asarray(out), [0.0, 2.0, 4.0])
+    with pytest.raises(NotImplementedError, match="VJP of"):
+        grad(lambda x: process(x, "g"))(1.0)

@@ -24,7 +24,7 @@ import functools
 import warnings
 from itertools import count
 
-from nx_rune.autodiff.core import JVPInterpreter, Tracer
+from nx_rune.autodiff.core import JVPInterpreter, Tape, Tracer
 from nx_rune.autograd import core as _core
 from nx_rune.autodiff.custom import _owner, custom_jvp, custom_vjp
 from nx_rune.autograd._wrap import to_nx
@@ -105,6 +105,10 @@ class primitive:
             return self._via_jvp(args, kwargs, argnums, jvp_maker)(*traced)
         if vjp_maker is not None:
             return self._via_vjp(args, kwargs, argnums, vjp_maker)(*traced)
+        if not (forward or isinstance(interp, Tape)):
+            # traced by jit or vmap, not differentiated: the body itself is traced (a body
+            # that calls NumPy on the values cannot be)
+            return self.fun(*args, **kwargs)
         mode = "JVP" if forward else "VJP"
         raise NotImplementedError(f"{mode} of {name} wrt argnums {argnums} not defined")
 

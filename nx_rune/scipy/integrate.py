@@ -50,7 +50,7 @@ def _rms(x):
 
 
 def odeint(func, y0: ArrayLike, t: ArrayLike, *args, rtol: float = 1.4e-8,
-           atol: float = 1.4e-8, mxstep: int | float = math.inf,
+           atol: float = 1.4e-8, mxstep: float = math.inf,
            hmax: float = math.inf) -> Array:
     """The solution of dy/dt = func(y, t, *args), y(t[0]) = y0, at the times ``t`` (a 1-D
     increasing sequence): shape ``(len(t),) + y0.shape``, the first row y0.  ``rtol``, ``atol``:

@@ -13,8 +13,18 @@ from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import defleading
 from nx_rune.autodiff.rules._common import _register, _sub
-from nx_rune.autodiff.rules.linalg import (_cj, _diag_mat, _diag_of, _gap_inverse, _known_zero,
-                                           _mm, _mT, _pack_la, _re, _row)
+from nx_rune.autodiff.rules.linalg import (
+    _cj,
+    _diag_mat,
+    _diag_of,
+    _gap_inverse,
+    _known_zero,
+    _mm,
+    _mT,
+    _pack_la,
+    _re,
+    _row,
+)
 from nx_rune.frontend.linalg_eig import unpack_eig
 from nx_rune.primitives import bind
 
