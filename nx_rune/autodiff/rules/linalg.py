@@ -22,8 +22,8 @@ from nx_rune.tensor import Tensor
 # Rules of the LAPACK primitives, written with front-end ops so that they are differentiable in
 # turn (hessians of slogdet, of a Gaussian log-likelihood through cholesky and triangular
 # solves).  Packed results (slogdet, eigh, svd, qr, lstsq) are split with ``la.unpack`` and
-# their tangents packed with ``_pack_la``.  Non-holomorphic functions (all but solve, inv and
-# triangular_solve without conjugation) are differentiated for real operands only.
+# their tangents packed with ``_pack_la``.  Non-holomorphic functions are differentiated for
+# real operands only, except eigh, eigvalsh, svd and svdvals (complex too: see below).
 # Derivations: Murray (2016), "Differentiation of the Cholesky decomposition", arXiv:1602.07527
 # (cholesky); Giles (2008), "An extended collection of matrix derivative results for forward
 # and reverse mode AD" (solve, inv, determinants, eigh); Townsend (2016), "Differentiating the
