@@ -18,6 +18,7 @@ import numpy as _onp
 
 import nx_rune as _nx
 from nx_rune.autograd._wrap import in_x64
+from nx_rune.primitives import current_interpreter
 from nx_rune.tensor import ArrayBase
 
 __all__ = ["abs", "absolute", "fabs", "where", "make_diagonal", "std", "longdouble",
@@ -43,9 +44,9 @@ def abs(x):
     """|x| (nx_rune's ``abs``); its derivative for real ``x`` is ``sign(x)``, 0 at 0 as in
     autograd (conj(x)/|x|, 0 at 0, for complex ``x``)."""
     x = _nx.asarray(x)
-    if x.dtype.kind == "f":
+    if x.dtype.kind == "f" and current_interpreter() is not None:
         return _real_abs(x)
-    return _nx.abs(x)
+    return _nx.abs(x)     # no transformation active: the value alone (the fast path)
 
 
 absolute = abs
@@ -55,7 +56,7 @@ absolute = abs
 def fabs(x):
     """|x| of real ``x`` as a float (NumPy's ``fabs``), derivative ``sign(x)``."""
     x = _nx.asarray(x)
-    if x.dtype.kind == "f":
+    if x.dtype.kind == "f" and current_interpreter() is not None:
         return _real_abs(x)
     return _nx.fabs(x)
 
