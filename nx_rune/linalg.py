@@ -36,13 +36,14 @@ from nx_rune.frontend.linalg import linalg_cross as cross
 from nx_rune.frontend.linalg import linalg_diagonal as diagonal
 from nx_rune.frontend.linalg import linalg_outer as outer
 from nx_rune.frontend.linalg import linalg_trace as trace
+from nx_rune.frontend.linalg.eig import EigResult, eig, eigvals
 from nx_rune.frontend.products import matmul, tensordot, vecdot
 
-__all__ = ["LinAlgError", "EighResult", "LstsqResult", "QRResult", "SlogdetResult", "SVDResult",
-           "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
-           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "norm", "outer",
-           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "EigResult", "EighResult", "LstsqResult", "QRResult", "SlogdetResult",
+           "SVDResult", "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd",
+           "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
 
 
 def __dir__():

@@ -212,6 +212,10 @@ cho_solve_p, cho_solve_grad_p = _declare(["cho_solve", "cho_solve_grad"]).values
 # matrix_power(a, parts, n): a^n read from it, whose derivative reuses the products
 matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_power"]).values()
 
+# eig(a): eigenvalues and right eigenvectors of general square matrices, packed along a last axis
+# (..., n + n * n), complex (LAPACK geev)
+eig_p = _declare(["eig"])["eig"]
+
 
 def __dir__():
     """The public names only (``__all__``), not the imports."""

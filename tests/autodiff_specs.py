@@ -666,6 +666,22 @@ def _lstsq_spec(rng, case):
                                                                  anyv(rng, (m, k))]
 
 
+def _eig_spec(rng, case):
+    # non-symmetric matrices with distinct real eigenvalues (Q diag(d) Q^-1), so that the
+    # outputs are real and the eigenvectors' signs can be fixed (by their first row)
+    batch, n = case
+    q = rng.uniform(-1.0, 1.0, batch + (n, n)) + np.eye(n) * 2.0
+    d = np.arange(n) * 1.5 + rng.uniform(-0.3, 0.3, batch + (n,))
+    a = (q * d[..., None, :]) @ np.linalg.inv(q)
+
+    def fn(a):
+        w, v = nx.linalg.eig(a)
+        v = nx.real(v)
+        v = v * nx.sign(v[..., :1, :])
+        return nx.concatenate([nx.real(w), nx.reshape(v, batch + (n * n,))], -1)
+    return fn, [a]
+
+
 SQUARE = [((), 3), ((2,), 3), ((), 1), ((2, 1), 2)]
 RECT = [((), 3, 3), ((), 4, 2), ((), 2, 4), ((2,), 3, 2)]
 SPECS += [
@@ -683,6 +699,7 @@ SPECS += [
     Spec("qr", P.qr_p, _rect_unary(P.qr_p, mode="reduced"), RECT),
     Spec("pinv", P.pinv_p, _rect_unary(P.pinv_p, rtol=1e-10), RECT),
     Spec("lstsq", P.lstsq_p, _lstsq_spec, [(4, 2, 1), (3, 3, 2), (2, 3, 2)]),
+    Spec("eig", P.eig_p, _eig_spec, SQUARE),
 ]
 
 

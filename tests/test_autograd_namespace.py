@@ -5,6 +5,8 @@ numbers pinned as literals (computed once with autograd 1.9.1; this file never i
 """
 import numpy as onp
 import pytest
+import scipy.linalg
+import scipy.signal
 import scipy.special
 import scipy.stats
 
@@ -256,3 +258,182 @@ def test_scipy_namespaces():
                                 onp.linalg.solve(cov, x), rtol=1e-12)
     assert abs(float(mvn.entropy(onp.zeros(2), cov))
                - scipy.stats.multivariate_normal(onp.zeros(2), cov).entropy()) < 1e-12
+
+
+# -- autograd's own names and conventions --------------------------------------------------------
+
+def test_abs_derivative_at_zero_is_autograds():
+    # autograd: d|x|/dx = sign(x), 0 at 0 (nx_rune's own abs follows JAX: 1 at 0)
+    for f in (np.abs, np.absolute, np.fabs):
+        assert float(grad(lambda x: 3.0 * f(x))(0.0)) == 0.0
+        assert float(grad(lambda x: 3.0 * f(x))(-1.1)) == -3.0
+        assert float(grad(lambda x: 3.0 * f(x))(1.1)) == 3.0
+        assert float(make_jvp(f)(0.0)(1.0)[1]) == 0.0
+        assert float(grad(grad(lambda x: f(x) ** 3))(-2.0)) == 12.0      # 6 |x|
+    assert float(nx.grad(nx.abs)(nx.asarray(0.0))) == 1.0
+    assert float(f(-0.0)) == 0.0 and onp.signbit(float(np.abs(-0.0))) == False  # noqa: E712
+    assert complex(np.abs(3 + 4j)) == 5.0
+
+
+def test_where_of_python_values_returns_python_values():
+    # autograd's custom_where: no array among the arguments -> a Python value
+    assert np.where(True, 1, 2) == 1 and type(np.where(True, 1, 2)) is int
+    assert type(np.where(False, 1, 2.0)) is float
+    assert np.where(True, [1, 2], [3, 4]) == [1, 2]
+    out = np.where(onp.array([True, False]), 1.0, 2.0)
+    assert out.dtype == onp.float64 and list(onp.asarray(out)) == [1.0, 2.0]
+    assert onp.array_equal(onp.asarray(np.where([True, False, True])[0]), [0, 2])
+    with pytest.raises(ValueError, match="both or neither"):
+        np.where(True, 1)
+
+
+def test_make_diagonal_and_its_derivative():
+    d = onp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    a = np.make_diagonal(d, axis1=-1, axis2=-2)
+    assert a.shape == (2, 3, 3)
+    onp.testing.assert_array_equal(onp.asarray(a)[1], onp.diag(d[1]))
+    a = np.make_diagonal(d[0], offset=1, axis1=0, axis2=1)
+    onp.testing.assert_array_equal(onp.asarray(a), onp.diag(d[0], 1))
+    a = np.make_diagonal(d[0], offset=-2)
+    onp.testing.assert_array_equal(onp.asarray(a), onp.diag(d[0], -2))
+    check_grads(lambda d: np.make_diagonal(d, axis1=-1, axis2=-2))(d)
+    with pytest.raises(ValueError, match="axis1 and axis2"):
+        np.make_diagonal(d, axis1=0, axis2=0)
+    with pytest.raises(TypeError, match="offset"):
+        np.make_diagonal(d, offset=1.5)
+
+
+def test_std_of_one_element_has_zero_derivative():
+    assert float(grad(np.std)(3.5)) == 0.0
+    g = grad(lambda x: np.sum(np.std(x, axis=0)))(onp.array([[1.0, 2.0, 3.0]]))
+    onp.testing.assert_array_equal(onp.asarray(g), 0.0)
+    x = onp.array([1.0, 2.0, 4.0])
+    onp.testing.assert_allclose(onp.asarray(grad(np.std)(x)), fd_grad(onp.std, x), rtol=1e-6)
+    assert float(nx.std(nx.asarray(3.5))) == 0.0
+
+
+def test_namespace_constants_and_helpers():
+    assert np.__version__ == onp.__version__
+    assert np.longdouble is onp.float64 and np.clongdouble is onp.complex128
+    y = np.ones((2, 2)).astype(np.longdouble)
+    assert grad(lambda x: np.sum(x ** 2))(y).dtype == onp.float64
+    a = onp.arange(6.0).reshape(2, 3)
+    onp.testing.assert_array_equal(onp.asarray(np.linalg.T(a)), a.T)
+    onp.testing.assert_array_equal(onp.asarray(np.linalg._dot(a, a.T)), a @ a.T)
+    assert grad.__doc__.startswith("\n    Returns a function which")
+    assert grad(lambda x, y: x, 1).__doc__.startswith("    grad of function")
+
+
+def test_grad_of_int_or_bool_output_raises():
+    with pytest.raises(TypeError, match="float output"):
+        grad(lambda x: np.allclose(x, x * 3.0 / 3.0))(onp.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="float output"):
+        grad(lambda x: np.sum(x > 0))(onp.array([1.0, 2.0]))
+
+
+def test_deprecated_wrappers():
+    import warnings
+
+    from nx_rune.autograd.core import primitive as core_primitive
+    from nx_rune.autograd.util import quick_grad_check
+
+    @core_primitive
+    def mul(x, y):
+        return x * y
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        mul.defgrad(lambda ans, x, y: lambda g: y * g)
+        mul.defgrad(lambda ans, x, y: lambda g: x * g, argnum=1)
+    assert any("deprecated" in str(m.message) for m in w)
+    gx, gy = grad(lambda x, y: np.sum(mul(x, y)), (0, 1))(onp.ones(2) * 2.0, onp.ones(2) * 3.0)
+    onp.testing.assert_array_equal(onp.asarray(gx), 3.0)
+    onp.testing.assert_array_equal(onp.asarray(gy), 2.0)
+
+    @core_primitive
+    def mul2(x, y):
+        return x * y
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        mul2.defvjp(lambda g, ans, vs, gvs, x, y: y * g)
+        mul2.defvjp(lambda g, ans, vs, gvs, x, y: x * g, argnum=1)
+    assert float(grad(mul2)(2.0, 5.0)) == 5.0
+    assert float(grad(mul2, 1)(2.0, 5.0)) == 2.0
+
+    @core_primitive
+    def zero(x, y):
+        return 0 * x * y
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        zero.defvjp_is_zero([0, 1])
+    assert float(grad(zero, 1)(2.0, 5.0)) == 0.0
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        quick_grad_check(lambda x, y: x ** 2 + y, 1.0, (2.0,))
+
+
+def test_scipy_names_through_the_namespace():
+    import nx_rune.autograd.scipy.integrate as integrate
+    import nx_rune.autograd.scipy.linalg as spla
+    import nx_rune.autograd.scipy.signal as signal
+    import nx_rune.autograd.scipy.stats as stats
+    import nx_rune.autograd.scipy.stats.multivariate_normal as mvn
+    rng = onp.random.default_rng(4)
+    # autograd's convolve(A, B, axes, dot_axes, mode)
+    a, b = rng.standard_normal((3, 5)), rng.standard_normal((3, 4))
+    out = signal.convolve(a, b, axes=([1], [1]), dot_axes=([0], [0]), mode="valid")
+    want = sum(scipy.signal.convolve(a[i], b[i], "valid") for i in range(3))
+    onp.testing.assert_allclose(onp.asarray(out), want, rtol=1e-12)
+    combo_check(signal.convolve, [0, 1], modes=["rev"])([rng.standard_normal(4)],
+                                                         [rng.standard_normal(2)],
+                                                         mode=["full", "same"])
+    # odeint with SciPy's args tuple
+    f = lambda y, t, k: -k * y
+    y = integrate.odeint(f, onp.array([1.0, 2.0]), onp.linspace(0, 1, 3), (onp.array([1.0, 2.0]),))
+    onp.testing.assert_allclose(onp.asarray(y)[-1], [onp.exp(-1.0), 2 * onp.exp(-2.0)],
+                                rtol=1e-7)
+    g = grad(lambda k: np.sum(integrate.odeint(f, onp.array([1.0, 2.0]), onp.linspace(0, 1, 3),
+                                               (k,))[-1]))(onp.array([1.0, 2.0]))
+    onp.testing.assert_allclose(onp.asarray(g), [-onp.exp(-1.0), -2 * onp.exp(-2.0)], rtol=1e-6)
+    # solve_banded, t.cdf, poisson.cdf, mvn allow_singular, complex erf, eig
+    ab = onp.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]])
+    onp.testing.assert_allclose(onp.asarray(spla.solve_banded((1, 1), ab, onp.ones(3))),
+                                scipy.linalg.solve_banded((1, 1), ab, onp.ones(3)), rtol=1e-12)
+    assert abs(float(stats.t.cdf(0.7, 3.0)) - scipy.stats.t.cdf(0.7, 3.0)) < 1e-13
+    assert abs(float(grad(stats.t.cdf)(0.7, 3.0)) - scipy.stats.t.pdf(0.7, 3.0)) < 1e-12
+    assert abs(float(grad(stats.poisson.cdf, 1)(2.0, 1.5)) +
+               scipy.stats.poisson.pmf(2.0, 1.5)) < 1e-12
+    cov = onp.diag([1.0, 1.0, 0.0])
+    assert abs(float(mvn.logpdf(onp.array([0.1, 0.2, 0.0]), onp.zeros(3), cov,
+                                allow_singular=True)) -
+               scipy.stats.multivariate_normal.logpdf([0.1, 0.2, 0.0], onp.zeros(3), cov,
+                                                      allow_singular=True)) < 1e-12
+    import nx_rune.autograd.scipy.special as special
+    assert abs(complex(special.erf(0.5 + 0.5j)) - scipy.special.erf(0.5 + 0.5j)) < 1e-14
+    m = rng.standard_normal((4, 4))
+    w, v = np.linalg.eig(m)
+    onp.testing.assert_allclose(onp.sort_complex(onp.asarray(w)),
+                                onp.sort_complex(onp.linalg.eigvals(m)), rtol=1e-12)
+    check_grads(lambda x: np.abs(np.linalg.eig(x)[0]), modes=["rev"])(m)
+    # complex max/min/var/std
+    z = onp.array([1 + 2j, 3 - 1j, 3 + 0.5j])
+    assert complex(np.max(z)) == 3 + 0.5j and complex(np.min(z)) == 1 + 2j
+    assert abs(float(np.var(z)) - onp.var(z)) < 1e-14
+
+
+def test_primitive_without_rules_is_traced_by_jit_and_vmap():
+    # only differentiation needs a primitive's rules: const_graph (jit) and vmap trace its body
+    from nx_rune.autograd.misc.tracers import const_graph
+    calls = []
+
+    @primitive
+    def process(v, name):
+        calls.append(name)
+        return v * 2.0
+
+    f = const_graph(lambda x, y: process(x, "x") + process(y, "y"), 1.0)
+    assert float(f(2.0)) == 6.0 and float(f(3.0)) == 8.0
+    assert calls == ["x", "y"]                       # traced once, replayed after
+    out = nx.vmap(lambda v: process(v, "v"))(onp.arange(3.0))
+    onp.testing.assert_array_equal(onp.asarray(out), [0.0, 2.0, 4.0])
+    with pytest.raises(NotImplementedError, match="VJP of"):
+        grad(lambda x: process(x, "g"))(1.0)

@@ -23,7 +23,9 @@ REFERENCE = ROOT / "docs" / "reference"
 # .compiler, ...) are importable but not part of the documented API.
 PUBLIC_MODULES = [
     "nx_rune", "nx_rune.random", "nx_rune.lax", "nx_rune.linalg", "nx_rune.fft",
-    "nx_rune.scipy", "nx_rune.scipy.linalg", "nx_rune.scipy.special", "nx_rune.scipy.stats",
+    "nx_rune.scipy", "nx_rune.scipy.integrate", "nx_rune.scipy.linalg", "nx_rune.scipy.signal",
+    "nx_rune.scipy.special",
+    "nx_rune.scipy.stats",
     *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__),
     "nx_rune.tree_util", "nx_rune.flatten_util", "nx_rune.optimizers", "nx_rune.distributed",
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",

@@ -725,16 +725,17 @@ def test_errors_name_the_argument():
         mvn.logpdf(t(np.ones(3)), t(np.zeros(3)), t(np.eye(2)))
     with pytest.raises(ValueError, match="x: the last axis"):
         mvn.logpdf(t(np.ones(2)), t(np.zeros(3)), t(np.eye(3)))
-    with pytest.raises(NotImplementedError, match="allow_singular"):
-        mvn.logpdf(t(np.ones(3)), t(np.zeros(3)), t(np.eye(3)), allow_singular=True)
+    with pytest.raises(ValueError, match="semi-definite"):
+        mvn.logpdf(t(np.ones(3)), t(np.zeros(3)), t(-np.eye(3)), allow_singular=True)
     with pytest.raises(LinAlgError):
         mvn.logpdf(t(np.ones(2)), t(np.zeros(2)), t(-np.eye(2)))
 
 
 def test_unsupported_derivatives_raise():
     z = t(np.eye(3, dtype=np.complex128) * (2 + 1j))
-    for f in (L.cholesky, L.eigvalsh, L.svdvals, L.pinv, lambda x: L.slogdet(x).logabsdet,
-              lambda x: L.qr(x).R, lambda x: L.eigh(x).eigenvectors, lambda x: L.svd(x).S):
+    # (eigh, eigvalsh, svd and svdvals of complex matrices are differentiable: see
+    # test_complex_eigh_svd_derivatives)
+    for f in (L.cholesky, L.pinv, lambda x: L.slogdet(x).logabsdet, lambda x: L.qr(x).R):
         with pytest.raises(NotImplementedError, match="complex"):
             nx.jvp(f, (z,), (z,))
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
@@ -797,3 +798,214 @@ def test_cholesky_of_large_matrices_matches_numpy(dtype):
     bad[1, 5, 5] = np.nan              # NaN propagates, as in NumPy
     np.testing.assert_array_equal(np.isnan(np.asarray(L.cholesky(t(bad)))),
                                   np.isnan(np.linalg.cholesky(bad)))
+
+
+def _re_pair(xs, ys):
+    """Re sum(x * y) over pairs of arrays: the pairing of cotangents and tangents."""
+    return sum(float(np.real(np.sum(np.asarray(x) * np.asarray(y)))) for x, y in zip(xs, ys))
+
+
+def _crandn(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+_GAUGE_FREE = {
+    # functions of complex matrices that do not depend on the phase of the eigen/singular
+    # vectors (|U|, |V|), so that central differences check them
+    "svd": lambda a: [nx.abs(p) if p.dtype.kind == "c" else p
+                      for p in L.svd(a, full_matrices=False)],
+    "svdvals": lambda a: [L.svdvals(a)],
+    "nuclear": lambda a: [L.norm(a, "nuc", axis=(-2, -1))],
+    "eigh_L": lambda a: [L.eigh(a, UPLO="L").eigenvalues, nx.abs(L.eigh(a, UPLO="L")[1])],
+    "eigh_U": lambda a: [L.eigh(a, UPLO="U").eigenvalues, nx.abs(L.eigh(a, UPLO="U")[1])],
+    "eigvalsh": lambda a: [L.eigvalsh(a, UPLO="U")],
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (4, 4), (5, 3), (2, 4, 3), (2, 3, 3)])
+@pytest.mark.parametrize("name", sorted(_GAUGE_FREE))
+def test_complex_eigh_svd_derivatives(name, shape):
+    # complex (non-Hermitian: eigh reads one triangle) matrices: forward mode against central
+    # differences along a complex direction, reverse mode as its transpose (the pairing
+    # Re sum(ct * t)), and both through jit and vmap
+    if name.startswith("eig") and shape[-1] != shape[-2]:
+        return
+    f = _GAUGE_FREE[name]
+    rng = np.random.default_rng(sum(shape) + len(name))
+    a, da = _crandn(rng, shape), _crandn(rng, shape)
+    at, dat = t(a), t(da)
+    outs, tans = nx.jvp(f, (at,), (dat,))
+    eps = 1e-6
+    plus, minus = f(t(a + eps * da)), f(t(a - eps * da))
+    for tan, p, m in zip(tans, plus, minus):
+        fd = (np.asarray(p) - np.asarray(m)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-5, atol=1e-6)
+    cts = [t(rng.standard_normal(o.shape)) for o in outs]
+    _, vjp = nx.vjp(f, at)
+    (ct_a,) = vjp(cts)
+    assert ct_a.dtype == np.complex128
+    assert math.isclose(_re_pair([ct_a], [da]), _re_pair(cts, tans), rel_tol=1e-9,
+                        abs_tol=1e-9)
+    # the same derivatives under jit, and per matrix under vmap
+    (ct_jit,) = nx.jit(lambda a, c: nx.vjp(f, a)[1](c))(at, cts)
+    np.testing.assert_allclose(np.asarray(ct_jit), np.asarray(ct_a), rtol=1e-9, atol=1e-12)
+    if len(shape) == 3:
+        ct_map = nx.vmap(lambda a, *c: nx.vjp(f, a)[1](list(c))[0])(at, *cts)
+        np.testing.assert_allclose(np.asarray(ct_map), np.asarray(ct_a), rtol=1e-9,
+                                   atol=1e-12)
+
+
+def test_complex_svd_eigh_derivatives_of_phases():
+    # outputs that depend on the phases (U itself, V itself): the JVP and the VJP are each
+    # other's transposes, and the phase is JAX's gauge (diag(V^H dV) real for svd, zero for
+    # eigh)
+    rng = np.random.default_rng(7)
+    for shape in [(3, 5), (4, 4), (5, 3)]:
+        a, da = _crandn(rng, shape), _crandn(rng, shape)
+        f = lambda a: tuple(L.svd(a, full_matrices=False))
+        outs, tans = nx.jvp(f, (t(a),), (t(da),))
+        u, s, vh = (np.asarray(o) for o in outs)
+        du, ds, dvh = (np.asarray(o) for o in tans)
+        # dV = dVh^H: V^H dV has a real diagonal (JAX's gauge)
+        vhdv = vh @ dvh.conj().T
+        np.testing.assert_allclose(np.diag(vhdv).imag, 0, atol=1e-10)
+        # U^H dU is anti-Hermitian (U stays orthonormal)
+        uhdu = u.conj().T @ du
+        np.testing.assert_allclose(uhdu + uhdu.conj().T, 0, atol=1e-10)
+        cts = [t(_crandn(rng, u.shape)), t(rng.standard_normal(s.shape)),
+               t(_crandn(rng, vh.shape))]
+        (ct,) = nx.vjp(f, t(a))[1](tuple(cts))
+        assert math.isclose(_re_pair([ct], [da]), _re_pair(cts, tans), rel_tol=1e-9)
+        a = _crandn(rng, (4, 4))
+        f = lambda a: tuple(L.eigh(a))
+        outs, tans = nx.jvp(f, (t(a),), (t(_crandn(rng, (4, 4))),))
+        v, dv = np.asarray(outs[1]), np.asarray(tans[1])
+        np.testing.assert_allclose(np.diag(v.conj().T @ dv), 0, atol=1e-10)
+
+
+# -- eig (general square matrices) --------------------------------------------------------------
+
+def test_eig_matches_numpy():
+    rng = np.random.default_rng(11)
+    for a in (rng.standard_normal((4, 4)), _crandn(rng, (2, 3, 3)),
+              rng.standard_normal((3, 2, 2)).astype(np.float32), np.array([[2.0]])):
+        w, v = L.eig(t(a))
+        wn, vn = np.linalg.eig(a)
+        want = np.complex64 if a.dtype == np.float32 else np.complex128
+        assert w.dtype == want and v.dtype == want      # complex always, as JAX's
+        tol = 1e-5 if a.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(np.asarray(w), wn, rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(v), vn, rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(L.eigvals(t(a))), wn, rtol=tol, atol=tol)
+    w, v = L.eig(t(np.arange(4).reshape(2, 2)))        # ints as float64
+    assert w.dtype == np.complex128
+    w, v = L.eig(t(np.zeros((0, 3, 3))))
+    assert w.shape == (0, 3) and v.shape == (0, 3, 3)
+    with pytest.raises(LinAlgError, match="square"):
+        L.eig(t(np.ones((2, 3))))
+    with pytest.raises(LinAlgError, match="square"):
+        L.eig(t(np.ones(3)))
+
+
+@pytest.mark.parametrize("shape, cplx", [((4, 4), False), ((5, 5), True), ((2, 3, 3), True)])
+def test_eig_derivatives(shape, cplx):
+    # eigenvalues and |eigenvectors| (unit columns; free of the phase) against central
+    # differences; the VJP as the JVP's transpose (for U itself too); jit and vmap agree
+    rng = np.random.default_rng(sum(shape))
+    a = _crandn(rng, shape) if cplx else rng.standard_normal(shape)
+    da = _crandn(rng, shape) if cplx else rng.standard_normal(shape)
+
+    def gauge_free(a):
+        w, v = L.eig(a)
+        return [w, nx.abs(v)]
+    _, tans = nx.jvp(gauge_free, (t(a),), (t(da),))
+    eps = 1e-6
+    for tan, p, m in zip(tans, gauge_free(t(a + eps * da)), gauge_free(t(a - eps * da))):
+        np.testing.assert_allclose(np.asarray(tan), (np.asarray(p) - np.asarray(m)) / (2 * eps),
+                                   rtol=1e-5, atol=1e-6)
+    f = lambda a: tuple(L.eig(a))
+    outs, tans = nx.jvp(f, (t(a),), (t(da),))
+    # the eigenvectors' tangent keeps their unit length: Re(v_j^H dv_j) = 0
+    v, dv = np.asarray(outs[1]), np.asarray(tans[1])
+    np.testing.assert_allclose(np.real(np.sum(v.conj() * dv, -2)), 0, atol=1e-10)
+    cts = [t(_crandn(rng, o.shape)) for o in outs]
+    (ct,) = nx.vjp(f, t(a))[1](tuple(cts))
+    assert ct.dtype == a.dtype                         # real cotangent for a real matrix
+    assert math.isclose(_re_pair([ct], [da]), _re_pair(cts, tans), rel_tol=1e-9, abs_tol=1e-10)
+    (ct_jit,) = nx.jit(lambda a, c: nx.vjp(f, a)[1](c))(t(a), tuple(cts))
+    np.testing.assert_allclose(np.asarray(ct_jit), np.asarray(ct), rtol=1e-9, atol=1e-12)
+    if len(shape) == 3:
+        ct_map = nx.vmap(lambda a, c0, c1: nx.vjp(f, a)[1]((c0, c1))[0])(t(a), *cts)
+        np.testing.assert_allclose(np.asarray(ct_map), np.asarray(ct), rtol=1e-9, atol=1e-12)
+    # second order: the gradient of a gauge-free scalar against differences of the gradient
+    h = lambda a: nx.sum(nx.abs(L.eigvals(a)) ** 2) + nx.sum(nx.abs(L.eig(a)[1]) ** 3)
+    hg = nx.grad(h)
+    _, hvp = nx.jvp(hg, (t(a),), (t(da),))
+    fd = (np.asarray(hg(t(a + eps * da))) - np.asarray(hg(t(a - eps * da)))) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(hvp), fd, rtol=1e-5, atol=1e-5)
+
+
+# -- solve_banded ----------------------------------------------------------------------------
+
+def test_solve_banded_matches_scipy_and_differentiates():
+    rng = np.random.default_rng(5)
+    for (lo, up), n in [((1, 1), 5), ((0, 2), 4), ((2, 0), 6), ((0, 0), 3), ((2, 1), 1)]:
+        ab = rng.standard_normal((lo + up + 1, n))
+        ab[up] += 4.0
+        for b in (rng.standard_normal(n), rng.standard_normal((n, 2))):
+            got = nx.scipy.linalg.solve_banded((lo, up), ab, b)
+            assert got.shape == b.shape and got.dtype == np.float64
+            np.testing.assert_allclose(np.asarray(got), scipy.linalg.solve_banded((lo, up), ab, b),
+                                       rtol=1e-12, atol=1e-13)
+        nx.check_grads(lambda ab, b: nx.scipy.linalg.solve_banded((lo, up), ab, b),
+                       (ab, rng.standard_normal(n)), order=2)
+    # the unused corners of the band storage get no cotangent (SciPy never reads them)
+    ab = rng.standard_normal((3, 4))
+    ab[1] += 4.0
+    g = nx.grad(lambda ab: nx.sum(nx.scipy.linalg.solve_banded((1, 1), ab, np.ones(4))))(ab)
+    assert float(np.asarray(g)[0, 0]) == 0.0 and float(np.asarray(g)[2, -1]) == 0.0
+    got = nx.jit(lambda ab, b: nx.scipy.linalg.solve_banded((1, 1), ab, b))(ab, np.ones(4))
+    np.testing.assert_allclose(np.asarray(got), scipy.linalg.solve_banded((1, 1), ab, np.ones(4)),
+                               rtol=1e-12)
+    bs = rng.standard_normal((3, 4))
+    got = nx.vmap(lambda b: nx.scipy.linalg.solve_banded((1, 1), ab, b))(bs)
+    np.testing.assert_allclose(np.asarray(got), scipy.linalg.solve_banded((1, 1), ab, bs.T).T,
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="ab: expected shape"):
+        nx.scipy.linalg.solve_banded((1, 1), np.ones((2, 4)), np.ones(4))
+    with pytest.raises(ValueError, match="b: expected"):
+        nx.scipy.linalg.solve_banded((1, 1), ab, np.ones(3))
+    with pytest.raises(ValueError, match="l_and_u"):
+        nx.scipy.linalg.solve_banded((-1, 1), ab, np.ones(4))
+    with pytest.raises(TypeError, match="l_and_u"):
+        nx.scipy.linalg.solve_banded((1.5, 1), ab, np.ones(4))
+
+
+def test_multivariate_normal_allow_singular_matches_scipy():
+    # a rank-2 covariance in 4 dimensions: SciPy's density on its support, -inf off it; the
+    # same as the positive definite density for a definite cov; derivatives in x and mean
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 2))
+    cov = a @ a.T
+    on = rng.standard_normal((5, 2)) @ a.T               # points in the span of a
+    mean = a @ rng.standard_normal(2)
+    got = mvn.logpdf(t(on), t(mean), t(cov), allow_singular=True)
+    want = scipy.stats.multivariate_normal.logpdf(on, mean, cov, allow_singular=True)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(mvn.pdf(t(on), t(mean), t(cov), allow_singular=True)),
+                               np.exp(want), rtol=1e-10)
+    off = on[0] + np.linalg.svd(a)[0][:, 3]               # a null-space direction added
+    assert float(mvn.logpdf(t(off), t(mean), t(cov), allow_singular=True)) == -np.inf
+    spd = cov + np.eye(4)
+    np.testing.assert_allclose(float(mvn.logpdf(t(on[0]), t(mean), t(spd), allow_singular=True)),
+                               scipy.stats.multivariate_normal.logpdf(on[0], mean, spd),
+                               rtol=1e-12)
+    # derivatives along the support (x and mean moved within the span of a)
+    basis = a / np.linalg.norm(a, axis=0)
+
+    def f(cx, cm):
+        return mvn.logpdf(t(on[1]) + nx.matmul(t(basis), cx), t(mean) + nx.matmul(t(basis), cm),
+                          t(cov), allow_singular=True)
+    nx.check_grads(f, (np.array([0.3, -0.2]), np.array([0.1, 0.4])), order=2)
+    got = nx.jit(lambda x: mvn.logpdf(x, t(mean), t(cov), allow_singular=True))(t(on))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

@@ -61,6 +61,8 @@ def test_unary_dtypes(name):
     assert getattr(S, name)(np.array([1, 2], np.int32)).dtype == np.float32
     assert getattr(S, name)(np.array([1, 2], np.int64)).dtype == np.float64
     assert getattr(S, name)(0.5).dtype == np.float32     # a Python float: float32
+    if name in ("erf", "erfc"):    # complex too: test_complex_erf_erfc_match_scipy_...
+        return
     with pytest.raises(TypeError, match=r"(x|p): .*real input"):
         getattr(S, name)(np.array([1 + 1j]))
 
@@ -319,3 +321,32 @@ def test_bad_input_raises_naming_the_argument():
         S.logsumexp(np.ones((2, 2)), axis=(0, 0))
     with pytest.raises(IndexError):
         S.logsumexp(np.ones((2, 2)), axis=2)
+
+
+def test_complex_erf_erfc_match_scipy_and_differentiate():
+    z = np.array([0.3 + 0.4j, -1 + 2j, 2.5 - 0.1j, 0j, -0.7 - 3j])
+    for name in ("erf", "erfc"):
+        f = getattr(S, name)
+        got = f(z)
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(np.asarray(got), getattr(sc, name)(z),
+                                   rtol=1e-14, atol=1e-15)
+        assert f(z.astype(np.complex64)).dtype == np.complex64
+        # entire functions: the derivative along any complex direction d is f'(z) d, with
+        # f' = +-2/sqrt(pi) exp(-z^2)
+        d = np.array([1.0, 1j, 0.5 - 0.5j, 2.0, -1j])
+        _, tan = nx.jvp(f, (z,), (d,))
+        sign = 1 if name == "erf" else -1
+        np.testing.assert_allclose(np.asarray(tan), sign * 2 / np.sqrt(np.pi) *
+                                   np.exp(-z ** 2) * d, rtol=1e-13)
+        eps = 1e-6
+        fd = (getattr(sc, name)(z + eps * d) -
+              getattr(sc, name)(z - eps * d)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-7)
+        # reverse mode: Re sum(ct * tangent) = Re sum(vjp(ct) * d)
+        ct = np.array([1 - 1j, 0.5j, 2.0, 1.0, -1 + 0.3j])
+        (g,) = nx.vjp(f, z)[1](ct)
+        np.testing.assert_allclose(np.real(np.sum(np.asarray(g) * d)),
+                                   np.real(np.sum(ct * np.asarray(tan))), rtol=1e-13)
+        np.testing.assert_allclose(np.asarray(nx.jit(nx.vmap(f))(z)), np.asarray(got),
+                                   rtol=1e-15)

@@ -30,7 +30,7 @@ def _check(ours, ref, rtol=1e-12, atol=1e-300):
 LOC_SCALE = [(0.0, 1.0), (0.5, 2.0), (-1.0, 0.3), (0.0, 0.0), (0.0, -1.0)]
 CONTINUOUS = [
     ("norm", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], LOC_SCALE),
-    ("t", ["logpdf", "pdf"], [(d, l, s) for d in (0.5, 1.0, 4.0, 1e6, np.inf, 0.0, -1.0)
+    ("t", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], [(d, l, s) for d in (0.5, 1.0, 4.0, 1e6, np.inf, 0.0, -1.0)
                               for l, s in LOC_SCALE[:3] + LOC_SCALE[4:]]),
     ("gamma", ["logpdf", "pdf"], [(a, l, s) for a in (0.5, 1.0, 2.5, 0.0, -1.0)
                                   for l, s in LOC_SCALE]),
@@ -52,7 +52,14 @@ def test_continuous_values_are_scipys(dist, fns, params):
             ours = getattr(getattr(ST, dist), fn)(X, *p)
             assert ours.dtype == np.float64
             ref = _ref(getattr(getattr(ss, dist), fn), X, *p)
-            _check(ours, ref, rtol=1e-12, atol=1e-14)
+            # t's tails at df = 1e6 come from I_x(df / 2, 1/2), ~1e-11 relative there (as
+            # SciPy's own betainc; its t.cdf uses another expansion)
+            big_df = dist == "t" and fn in ("cdf", "logcdf", "sf", "logsf") and p[0] >= 1e6
+            if big_df:    # SciPy's log tail underflows to -inf at x = 40 (ours: -804.6)
+                under = np.isneginf(ref) & np.isfinite(X)
+                assert np.all(np.asarray(ours)[under] < -700)
+                ref = np.where(under, np.asarray(ours), ref)
+            _check(ours, ref, rtol=1e-10 if big_df else 1e-12, atol=1e-14)
 
 
 def test_norm_ppf_is_scipys():
@@ -97,10 +104,14 @@ DISCRETE = [
 @pytest.mark.parametrize("dist, params", DISCRETE, ids=[d[0] for d in DISCRETE])
 def test_discrete_values_are_scipys(dist, params):
     for p in params:
-        for fn in ("logpmf", "pmf"):
+        fns = ("logpmf", "pmf") + (("cdf", "logcdf", "sf", "logsf") if dist == "poisson" else ())
+        for fn in fns:
             ours = getattr(getattr(ST, dist), fn)(K, *p)
             assert ours.dtype == np.float64
-            _check(ours, _ref(getattr(getattr(ss, dist), fn), K, *p), rtol=1e-11, atol=1e-15)
+            ref = _ref(getattr(getattr(ss, dist), fn), K, *p)
+            if dist == "poisson" and fn == "logcdf" and p[0] < 0:
+                ref[np.isinf(K)] = np.nan    # SciPy: cdf(inf, -1) is nan, its log 0
+            _check(ours, ref, rtol=1e-11, atol=1e-15)
     k32 = np.array([0, 1, 2, 3], np.float32)
     p = params[1]
     out = getattr(ST, dist).pmf(k32, *p)
@@ -162,6 +173,17 @@ GRADS = {
     "t.logpdf": (ST.t.logpdf, lambda: (_any(), _pos() + 0.5, _any(), _pos())),
     "t.logpdf_large_df": (ST.t.logpdf, lambda: (_any(), RNG.uniform(30, 3000, 4), _any(), _pos())),
     "t.pdf": (ST.t.pdf, lambda: (_any(), _pos(), _any(), _pos())),
+    # the distribution functions in x, loc and scale (df: first order only, below)
+    "t.cdf": (lambda x, loc, s: ST.t.cdf(x, np.array([0.7, 2.0, 5.0, 40.0]), loc, s),
+              lambda: (_any(), _any(), _pos())),
+    "t.logcdf": (lambda x, loc, s: ST.t.logcdf(x, np.array([0.7, 2.0, 5.0, 40.0]), loc, s),
+                 lambda: (_any() * 4, _any(), _pos())),
+    "t.sf": (lambda x, loc, s: ST.t.sf(x, np.array([0.7, 2.0, 5.0, 40.0]), loc, s),
+             lambda: (_any(), _any(), _pos())),
+    "t.logsf": (lambda x, loc, s: ST.t.logsf(x, np.array([0.7, 2.0, 5.0, 40.0]), loc, s),
+                lambda: (_any() * 4, _any(), _pos())),
+    "t.cdf_df": (lambda df: ST.t.cdf(np.array([-2.0, -0.3, 0.4, 3.0]), df),
+                 lambda: (_pos() + 0.5,)),
     "gamma.logpdf": (ST.gamma.logpdf, lambda: (_pos() + 2.1, _pos(), _any(), _pos())),
     "gamma.pdf": (ST.gamma.pdf, lambda: (_pos() + 2.1, _pos(), _any(), _pos())),
     "beta.logpdf": (ST.beta.logpdf,
@@ -184,6 +206,10 @@ GRADS = {
                          lambda: (_unit(),)),
     "poisson.logpmf": (lambda mu: ST.poisson.logpmf(np.array([0.0, 1.0, 4.0, 9.0]), mu),
                        lambda: (_pos(),)),
+    "poisson.cdf": (lambda mu: ST.poisson.cdf(np.array([0.0, 1.0, 4.5, 9.0]), mu),
+                    lambda: (_pos(),)),
+    "poisson.logsf": (lambda mu: ST.poisson.logsf(np.array([0.0, 1.0, 4.5, 9.0]), mu),
+                      lambda: (_pos(),)),
     # n is a count (non-integer n gives nan): differentiable in p only
     "binom.logpmf": (lambda p: ST.binom.logpmf(np.array([0.0, 1.0, 3.0, 7.0]),
                                                np.array([4.0, 6.0, 7.0, 9.0]), p),
@@ -199,6 +225,7 @@ def test_derivatives_in_every_continuous_argument(name):
 
 
 @pytest.mark.parametrize("name", ["norm.logpdf", "norm.logcdf", "t.logpdf", "t.logpdf_large_df",
+                                  "t.cdf", "t.logcdf", "poisson.cdf",
                                   "gamma.logpdf",
                                   "beta.logpdf", "dirichlet.logpdf", "poisson.logpmf",
                                   "logistic.logpdf", "cauchy.cdf"])
@@ -233,6 +260,21 @@ def test_derivative_values():
     g = nx.grad(ST.t.logpdf, argnums=1)(np.float64(x), np.float64(df), np.float64(loc),
                                         np.float64(scale))
     np.testing.assert_allclose(float(g), want, rtol=1e-8)
+
+
+def test_t_cdf_at_its_center_and_under_jit_vmap():
+    # z = 0 exactly: the value 1/2, the derivative pdf(0), the second derivative 0 (the
+    # incomplete-beta form alone gives nan there)
+    for df in (0.5, 3.0, 1e4):
+        g = nx.grad(ST.t.cdf)(np.float64(0.0), np.float64(df))
+        np.testing.assert_allclose(float(g), ss.t.pdf(0.0, df), rtol=1e-11)
+        assert float(nx.grad(nx.grad(ST.t.cdf))(np.float64(0.0), np.float64(df))) == 0.0
+    x = np.linspace(-4, 4, 9)
+    df = np.array([0.8, 2.0, 7.0])
+    got = nx.jit(nx.vmap(lambda d: ST.t.cdf(x, d)))(df)
+    _check(got, ss.t.cdf(x[None, :], df[:, None]), rtol=1e-12, atol=1e-15)
+    got = nx.vmap(nx.grad(lambda mu: ST.poisson.cdf(3.0, mu)))(np.array([0.5, 2.0, 6.0]))
+    _check(got, -ss.poisson.pmf(3.0, np.array([0.5, 2.0, 6.0])), rtol=1e-12)
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -128,8 +128,8 @@ PAGES = [
      "``norm`` and ``lstsq``.  See :doc:`../guide/linalg`."),
     ("fft", "nx_rune.fft", "The Array API's FFT extension with NumPy's signatures; every "
      "transform differentiates to any order."),
-    ("scipy", "nx_rune.scipy", "SciPy-style functions: linear algebra, special functions and "
-     "distributions (as ``jax.scipy``)."),
+    ("scipy", "nx_rune.scipy", "SciPy-style functions: linear algebra, convolution, ODE "
+     "solutions, special functions and distributions (as ``jax.scipy``)."),
     ("tree_util", "nx_rune.tree_util", "Pytrees: nested containers with arrays at the leaves."),
     ("flatten_util", "nx_rune.flatten_util", "A pytree of arrays as one flat vector."),
     ("optimizers", "nx_rune.optimizers", "Gradient transformations and learning-rate schedules "
@@ -150,7 +150,8 @@ PAGES = [
     ("primitives", "nx_rune.primitives", "Primitive operations and ``bind``, for adding a "
      "primitive (see :doc:`../guide/extending`)."),
 ]
-SCIPY_SUBMODULES = ["nx_rune.scipy.linalg", "nx_rune.scipy.special", "nx_rune.scipy.stats"]
+SCIPY_SUBMODULES = ["nx_rune.scipy.integrate", "nx_rune.scipy.linalg", "nx_rune.scipy.signal",
+                    "nx_rune.scipy.special", "nx_rune.scipy.stats"]
 
 
 def public(modname):

@@ -23,17 +23,23 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# node id -> why it is excluded: tests of autograd's internals (its tracer, boxes and node
-# types, its vector-space classes and rule tables), which nx_rune.autograd does not have
+# node id -> why it is excluded: tests of autograd's internals (how its graph replay calls
+# primitives), which nx_rune.autograd does not have
 EXCLUDED = {
-    "test_vspaces.py": "autograd's VSpace classes (mut_add in place, VSpace equality by type "
-                       "across its box types): internals nx_rune replaces by its own tracing",
-    "test_graphs.py::test_grad_fanout": "autograd's graph internals",
-    "test_logic.py::test_no_vjp_def": "edits autograd.core.primitive_vjps, its rule table "
-                                      "(nx_rune's rules are its primitives' own)",
-    "test_logic.py::test_no_jvp_def": "edits autograd.core.primitive_jvps, its rule table",
     "test_misc.py::test_const_graph_args": "counts the calls autograd's graph replay makes to "
                                            "a primitive (nx_rune replays a compiled program)",
+}
+
+# tests that run and fail on purpose: nx_rune differs from autograd there by design (reported
+# with the pass rate, not deselected)
+KNOWN_DIFFERENCES = {
+    "test_fft.py::test_rfftn_odd_not_implemented": "asserts autograd's NotImplementedError for "
+        "rfftn of an odd last axis; nx_rune differentiates it (the derivative checks pass)",
+    "test_graphs.py::test_assignment_raises_error": "asserts that A[i] = x on a traced array "
+        "raises; nx_rune's arrays, traced ones included, take item assignment (differentiably)",
+    "test_numpy.py::test_cast_to_int": "np.int64(traced value): nx_rune.autograd.numpy's scalar "
+        "types are NumPy's own (x.dtype.type is np.float64 holds), and NumPy cannot read a "
+        "traced value; nx_rune's nx.int64(x) and x.astype(np.int64) cast traced values",
 }
 
 CONFTEST_HEAD = '''\
@@ -103,6 +109,9 @@ def main(argv):
     ran = counts["passed"] + counts["failed"] + counts["error"]
     print("excluded:")
     for node, why in EXCLUDED.items():
+        print(f"  {node}: {why}")
+    print("known differences (run, expected to fail):")
+    for node, why in KNOWN_DIFFERENCES.items():
         print(f"  {node}: {why}")
     if ran:
         print(f"pass rate: {counts['passed']}/{ran} = {100.0 * counts['passed'] / ran:.1f} % "

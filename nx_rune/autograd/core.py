@@ -346,3 +346,4 @@ class DictVSpace(ContainerVSpace):
 ListVSpace.register(list)
 TupleVSpace.register(tuple)
 DictVSpace.register(dict)
+

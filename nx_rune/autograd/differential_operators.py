@@ -31,6 +31,11 @@ make_jvp = unary_to_nary(_make_jvp)
 
 def _scalar_check(ans, fname):
     vs = vspace(ans)
+    if getattr(vs, "dtype", None) is not None and vs.dtype.kind not in "fc":
+        # autograd has no vector space for ints and bools: a function whose output is one
+        # (np.allclose, a count) is not differentiable
+        raise TypeError(f"{fname}: the output {ans!r} has dtype {vs.dtype}; {fname} needs a "
+                        f"float output")
     if vs.size != 1:
         raise TypeError(f"{fname} only applies to real scalar-output functions. Try jacobian, "
                         f"elementwise_grad or holomorphic_grad.")
@@ -40,8 +45,10 @@ def _scalar_check(ans, fname):
 @unary_to_nary
 @in_x64
 def grad(fun, x):
-    """The gradient of scalar-valued ``fun`` with respect to argument ``argnum``, shaped like
-    that argument (TypeError for an output of size other than 1, or complex)."""
+    """
+    Returns a function which computes the gradient of scalar-valued ``fun`` with respect to
+    positional argument number ``argnum``: it takes ``fun``'s arguments and returns the gradient,
+    shaped like that argument (TypeError for an output of size other than 1, or complex)."""
     vjp, ans = _make_vjp(fun, x)
     return vjp(_scalar_check(ans, "grad").ones())
 

@@ -21,9 +21,11 @@ primitive without the needed rule raises NotImplementedError naming it.
 from __future__ import annotations
 
 import functools
+import warnings
 from itertools import count
 
-from nx_rune.autodiff.core import JVPInterpreter, Tracer
+from nx_rune.autodiff.core import JVPInterpreter, Tape, Tracer
+from nx_rune.autograd import core as _core
 from nx_rune.autodiff.custom import _owner, custom_jvp, custom_vjp
 from nx_rune.autograd._wrap import to_nx
 from nx_rune.autograd.core import (VSpace, primitive_jvps, primitive_vjps, vspace)
@@ -103,6 +105,10 @@ class primitive:
             return self._via_jvp(args, kwargs, argnums, jvp_maker)(*traced)
         if vjp_maker is not None:
             return self._via_vjp(args, kwargs, argnums, vjp_maker)(*traced)
+        if not (forward or isinstance(interp, Tape)):
+            # traced by jit or vmap, not differentiated: the body itself is traced (a body
+            # that calls NumPy on the values cannot be)
+            return self.fun(*args, **kwargs)
         mode = "JVP" if forward else "VJP"
         raise NotImplementedError(f"{mode} of {name} wrt argnums {argnums} not defined")
 
@@ -246,3 +252,64 @@ def def_linear(fun):
     """Flags ``fun`` as linear in each argument (its JVP is ``fun`` of the tangent)."""
     defjvp_argnum(fun, lambda argnum, g, ans, args, kwargs:
                   fun(*subval(args, argnum, g), **kwargs))
+
+
+# -- autograd's deprecated rule-defining methods ------------------------------------------------
+
+_DEPRECATED = ("\nThe {} method is deprecated. See the update guide and tutorial:\n"
+               "https://github.com/HIPS/autograd/blob/master/docs/updateguide.md\n"
+               "https://github.com/HIPS/autograd/blob/master/docs/tutorial.md")
+
+
+def _deprecated_defvjp(fun):
+    vjpfuns = {}
+
+    def defvjp_unstaged(vjpmaker, argnum=0):
+        warnings.warn(_DEPRECATED.format("defvjp"))
+
+        def staged_vjpmaker(ans, *args, **kwargs):
+            def vjp(g):
+                return vjpmaker(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
+            return vjp
+
+        vjpfuns[argnum] = staged_vjpmaker
+        argnums = sorted(vjpfuns)
+        defvjp(fun, *[vjpfuns[a] for a in argnums], argnums=argnums)
+    return defvjp_unstaged
+
+
+def _deprecated_defvjp_is_zero(fun):
+    zero = set()
+
+    def defvjp_is_zero(argnums=(0,)):
+        warnings.warn(_DEPRECATED.format("defvjp_is_zero"))
+        zero.update(argnums)
+        defvjp(fun, *[None] * len(zero), argnums=sorted(zero))
+    return defvjp_is_zero
+
+
+def _deprecated_defgrad(fun):
+    gradfuns = {}
+
+    def defgrad(gradfun, argnum=0):
+        warnings.warn(_DEPRECATED.format("defgrad"))
+        gradfuns[argnum] = gradfun
+        argnums = sorted(gradfuns)
+        defvjp(fun, *[gradfuns[a] for a in argnums], argnums=argnums)
+    return defgrad
+
+
+def primitive_with_deprecation_warnings(f_raw):
+    """``primitive(f_raw)`` with autograd's deprecated methods ``defvjp(vjp(g, ans, vs, gvs,
+    *args), argnum)``, ``defvjp_is_zero(argnums)`` and ``defgrad(maker, argnum)`` (each warns):
+    ``autograd.core.primitive``."""
+    f = primitive(f_raw)
+    f.defvjp = _deprecated_defvjp(f)
+    f.defvjp_is_zero = _deprecated_defvjp_is_zero(f)
+    f.defgrad = _deprecated_defgrad(f)
+    return f
+
+
+# autograd.core.primitive is this one (extend imports core, so it is set from here; importing
+# nx_rune.autograd imports this module)
+_core.primitive = primitive_with_deprecation_warnings

@@ -1,6 +1,8 @@
 """autograd's small helpers (``autograd.util``): ``subvals``, ``subval``, ``func``."""
 
-__all__ = ["subvals", "subval", "func"]
+import warnings
+
+__all__ = ["subvals", "subval", "func", "quick_grad_check"]
 
 
 def subvals(x, ivs):
@@ -21,3 +23,14 @@ def subval(x, i, v):
 def func(f):
     """``f`` itself (autograd's identity helper)."""
     return f
+
+
+def quick_grad_check(fun, arg0, extra_args=(), kwargs=None, verbose=True, eps=1e-4, rtol=1e-4,
+                     atol=1e-6, rs=None):
+    """Deprecated (autograd's): ``check_grads(fun, modes=["rev"], order=1)`` at ``arg0`` with
+    ``extra_args`` and ``kwargs`` fixed.  Warns."""
+    warnings.warn("\nThe quick_grad_check function is deprecated. See the update guide:\n"
+                  "https://github.com/HIPS/autograd/blob/master/docs/updateguide.md")
+    from nx_rune.autograd.test_util import check_grads
+    kwargs = kwargs or {}
+    check_grads(lambda a: fun(a, *extra_args, **kwargs), modes=["rev"], order=1)(arg0)

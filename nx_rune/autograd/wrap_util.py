@@ -1,8 +1,15 @@
 """autograd's ``wrap_util``: ``unary_to_nary`` (operators of one argument made into operators
 taking ``argnum``), ``wraps`` and ``get_name``."""
-from nx_rune.autograd.util import subvals
 
 __all__ = ["unary_to_nary", "wraps", "wrap_nary_f", "get_name", "get_doc"]
+
+
+def subvals(x, ivs):
+    # autograd.util.subvals (kept here too: util imports test_util, which imports this module)
+    x_ = list(x)
+    for i, v in ivs:
+        x_[i] = v
+    return tuple(x_)
 
 
 def get_name(f):
@@ -31,7 +38,7 @@ def wraps(fun, namestr="{fun}", docstr="{doc}", **kwargs):
 def wrap_nary_f(fun, op, argnum):
     """``wraps`` for the function an operator returns: ``{op}_of_{fun}_wrt_argnum_{argnum}``."""
     namestr = "{op}_of_{fun}_wrt_argnum_{argnum}"
-    docstr = ("{op} of function {fun} with respect to argument number {argnum}. Takes the "
+    docstr = ("    {op} of function {fun} with respect to argument number {argnum}. Takes the "
               "same arguments as {fun} but returns the {op}.")
     return wraps(fun, namestr, docstr, op=get_name(op), argnum=argnum)
 

@@ -539,3 +539,26 @@ def _cho_solve_grad(c, x, ct_b, *, lower):
         out = np.matmul(np.negative(tr(rt)), np.concatenate([tr(xn), tr(gn)], axis=-2))
     out *= tri_read_weights(n, lower, False, out.dtype)
     return _out(out)
+
+
+def complex_of(dtype):
+    """The complex dtype of ``dtype``'s precision (complex64 for float32 and narrower)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        return dt
+    return np.dtype(np.complex128) if dt.itemsize >= 8 else np.dtype(np.complex64)
+
+
+@_impl("eig")
+def _eig(a):
+    """eig(a): eigenvalues and right eigenvectors (LAPACK geev through NumPy), packed along a
+    last axis (..., n + n * n), complex of a's precision."""
+    an = a._np()
+    dt = complex_of(an.dtype)
+    n = an.shape[-1]
+    batch = an.shape[:-2]
+    if an.size == 0:
+        return _out(np.zeros(batch + (n + n * n,), dt))
+    w, v = np.linalg.eig(an.astype(np.result_type(an.dtype, np.float32), copy=False))
+    return _out(np.concatenate([w.astype(dt).reshape(batch + (n,)),
+                                v.astype(dt).reshape(batch + (n * n,))], axis=-1))

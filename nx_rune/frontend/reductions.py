@@ -18,8 +18,9 @@ from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend._core import (as_inexact, astype, broadcast_to, check_real, const, operand,
                                     reduction_axes, zeros_like_t)
-from nx_rune.frontend.elementwise import (add, as_bool, bitwise_not, divide, exp, isfinite, log,
-                                          logical_not, negative, sqrt, square, subtract, where)
+from nx_rune.frontend.elementwise import (add, as_bool, bitwise_not, divide, equal, exp, imag,
+                                          isfinite, log, logical_and, logical_not, multiply,
+                                          negative, real, sqrt, square, subtract, where)
 from nx_rune.frontend.movement import pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
@@ -100,17 +101,31 @@ def prod(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False, *,
 def max(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
     """Maximum over ``axis`` (nan propagates; ValueError on an empty axis).
 
-    Shape as ``sum``; x's dtype (real dtypes only).  Its derivative splits the cotangent equally
-    between tied maxima (as JAX).
+    Shape as ``sum``; x's dtype.  Complex values are ordered as NumPy's and JAX's:
+    lexicographically, by real part then imaginary part.  Its derivative splits the cotangent
+    equally between tied maxima (as JAX).
     """
     x = operand(x)
-    check_real(x, "max")
     axes = reduction_axes(x, axis)
     keepdims = check_keepdims(keepdims, "max")
     if not axes:
         return x
     _check_nonempty(x, axes, "max")
+    if dtypes.is_complex(x.dtype):
+        return _complex_extreme(x, axes, keepdims, max)
     return bind(P.reduce_max_p, x, axes=axes, keepdims=keepdims)
+
+
+def _complex_extreme(x, axes, keepdims, pick):
+    """The lexicographic max (``pick`` = max) or min of complex x over ``axes``: the elements
+    with the extreme real part, of those the extreme imaginary part (their mean, for the
+    derivative to split between exact ties; nan where the real parts have a nan)."""
+    re, im = real(x), imag(x)
+    cand = equal(re, pick(re, axes, True))
+    fill = float("-inf") if pick is max else float("inf")
+    hit = logical_and(cand, equal(im, pick(where(cand, im, fill), axes, True)))
+    count = sum(astype(hit, re.dtype), axes, keepdims)
+    return divide(sum(where(hit, x, 0), axes, keepdims), count)
 
 
 def _check_nonempty(x, axes, name):
@@ -122,9 +137,11 @@ def _check_nonempty(x, axes, name):
 def min(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Array:
     """Minimum over ``axis``: shape as ``sum``, x's dtype (see ``max``)."""
     x = operand(x)
-    check_real(x, "min")
     keepdims = check_keepdims(keepdims, "min")
     _check_nonempty(x, reduction_axes(x, axis), "min")
+    if dtypes.is_complex(x.dtype):
+        axes = reduction_axes(x, axis)
+        return _complex_extreme(x, axes, keepdims, min) if axes else x
     if dtypes.is_inexact(x.dtype):
         return negative(max(negative(x), axis, keepdims))
     if dtypes.is_bool(x.dtype):
@@ -184,19 +201,24 @@ def var(x: ArrayLike, /, axis: Axis = None, ddof: int | float = 0, keepdims: boo
     """Variance over ``axis``: sum((x - mean(x))^2) / (N - c), c = ``correction`` (the standard's
     name) or ``ddof`` (NumPy's; give one of them), N the number of reduced elements.
 
-    Shape as ``sum``; float dtype (as ``mean``; real only: TypeError for complex; float16
-    accumulates in float32).  nan where N - c <= 0 (the standard's rule) and where x has a nan.
+    Shape as ``sum``; float dtype (as ``mean``; for complex x the real dtype of its precision,
+    the mean of |x - mean(x)|^2, as NumPy's; float16 accumulates in float32).  nan where
+    N - c <= 0 (the standard's rule) and where x has a nan.
     """
     c = degrees_of_freedom_correction(ddof, correction, "var")
     x = as_inexact(x)
-    check_real(x, "var")
     axes = reduction_axes(x, axis)
     keepdims = check_keepdims(keepdims, "var")
     if x.dtype == dtypes.float16:
         return astype(var(astype(x, dtypes.float32), axes, c, keepdims), dtypes.float16)
     n = element_count(x, axes)
     centred = subtract(x, mean(x, axes, keepdims=True))
-    return divide(sum(square(centred), axes, keepdims), float(n - c) if n > c else float("nan"))
+    if dtypes.is_complex(x.dtype):
+        re, im = real(centred), imag(centred)
+        sq = add(multiply(re, re), multiply(im, im))
+    else:
+        sq = square(centred)
+    return divide(sum(sq, axes, keepdims), float(n - c) if n > c else float("nan"))
 
 
 def std(x: ArrayLike, /, axis: Axis = None, ddof: int | float = 0, keepdims: bool = False, *,

@@ -1,13 +1,14 @@
 """``nx.scipy``: SciPy-style namespaces built on nx_rune, differentiable like the rest:
 ``nx.scipy.linalg`` (triangular solves, Cholesky factors, expm), ``nx.scipy.special`` (special
-functions) and ``nx.scipy.stats`` (distributions).
+functions), ``nx.scipy.stats`` (distributions), ``nx.scipy.signal`` (convolve) and
+``nx.scipy.integrate`` (odeint).
 
 SciPy is a dependency: its LAPACK wrappers and ``scipy.special`` loops do the work (imported on
 first use, not when nx_rune is imported).
 """
-from nx_rune.scipy import linalg, special, stats
+from nx_rune.scipy import integrate, linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]
 
 
 def __dir__():

@@ -18,6 +18,8 @@ from nx_rune.backend import cho_factor_values as _cho_factor_values
 from nx_rune.backend import triangular_solve_values as _triangular_solve_values
 from nx_rune.frontend import _core, arrangement, elementwise, movement, reductions
 from nx_rune.frontend import linalg as _la
+from nx_rune.frontend.indexing import concrete_value as _concrete_value
+from nx_rune.frontend.products import matmul as _matmul
 from nx_rune.tensor import wrap_result as _wrap_result
 from nx_rune.typing import Array, ArrayLike
 
@@ -34,14 +36,21 @@ def _operands(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> tuple[Array, Arr
     return x, mean, cov
 
 
-def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None = None) -> Array:
+def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
+           allow_singular: bool | None = None) -> Array:
     """log N(x; mean, cov).  ``mean`` () with scalar ``cov``: the univariate normal of each
     element of x.  ``mean`` (..., n): x (..., n) with ``cov`` a scalar (cov * I) or (..., n, n)
     symmetric positive definite; leading axes broadcast.  Shape: the broadcast of the leading
-    axes; promoted float dtype.  A cov that is not positive definite raises LinAlgError;
-    ``allow_singular`` is not supported (NotImplementedError unless None, as JAX)."""
-    if allow_singular is not None:
-        raise NotImplementedError("allow_singular: not supported (as in jax.scipy.stats)")
+    axes; promoted float dtype.  A cov that is not positive definite raises LinAlgError.
+
+    ``allow_singular=True`` (SciPy's): cov may be positive semi-definite: the density on the
+    subspace its eigenvectors of non-negligible eigenvalue span (eigenvalues <= 1e6 eps max|w|
+    count as zero, SciPy's cutoff): -(rank log 2 pi + log pdet(cov) + d^T pinv(cov) d) / 2,
+    and -inf for x off that subspace; a cov with a negative eigenvalue beyond the cutoff raises
+    ValueError.  Differentiable in x and mean, and in cov where its eigenvalues are distinct.
+    (None or False: the positive definite density, as JAX's.)"""
+    if allow_singular:
+        return _singular_logpdf(x, mean, cov)
     out = _direct_logpdf(x, mean, cov)
     if out is not None:
         return out
@@ -82,6 +91,49 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None =
         elementwise.add(elementwise.add(quad, logdet), n * _LOG_2PI), -0.5)
 
 
+def _singular_logpdf(x, mean, cov):
+    x, mean, cov = _operands(x, mean, cov)
+    if mean.ndim == 0:
+        return logpdf(x, mean, cov)
+    n = mean.shape[-1]
+    if x.ndim == 0 or x.shape[-1] != n:
+        raise ValueError(f"x: the last axis must have the mean's length {n}, got shape {x.shape}")
+    if cov.ndim == 0:
+        cov = elementwise.multiply(_la.eye_like(n, cov.dtype), cov)
+    if cov.ndim < 2 or cov.shape[-2:] != (n, n):
+        raise ValueError(f"cov: expected shape (..., {n}, {n}) for a mean of length {n}, got "
+                         f"{cov.shape}")
+    d = elementwise.subtract(x, mean)
+    w, u = _la.eigh(elementwise.multiply(elementwise.add(cov, _la.mT(cov)), 0.5))
+    cond = (1e3 if cov.dtype == np.float32 else 1e6) * float(np.finfo(cov.dtype).eps)
+    eps = elementwise.multiply(reductions.max(elementwise.abs(w), -1, keepdims=True), cond)
+    wv = _concrete_value(w)
+    if wv is not None and np.any(wv < -cond * np.max(np.abs(wv), -1, keepdims=True)):
+        raise ValueError("cov: must be symmetric positive semi-definite (an eigenvalue is "
+                         "negative beyond the cutoff)")
+    keep = elementwise.greater(w, eps)
+    w_safe = elementwise.where(keep, w, 1.0)
+    inv = elementwise.where(keep, elementwise.reciprocal(w_safe), 0.0)
+    proj = _project(d, u, n)
+    quad = reductions.sum(elementwise.multiply(elementwise.multiply(proj, proj), inv), -1)
+    log_pdet = reductions.sum(elementwise.where(keep, elementwise.log(w_safe), 0.0), -1)
+    rank = reductions.sum(_core.astype(keep, w.dtype), -1)
+    off = elementwise.where(keep, 0.0, proj)
+    residual = elementwise.sqrt(reductions.sum(elementwise.multiply(off, off), -1))
+    outside = elementwise.greater_equal(residual, elementwise.multiply(eps[..., 0], 1e3))
+    out = elementwise.multiply(
+        elementwise.add(elementwise.add(elementwise.multiply(rank, _LOG_2PI), log_pdet), quad),
+        -0.5)
+    return elementwise.where(outside, -float("inf"), out)
+
+
+def _project(d, u, n):
+    """The coordinates of d (..., n) in the eigenvector basis u (..., n, n): d @ u."""
+    col = movement.reshape(d, d.shape[:-1] + (1, n))
+    p = _matmul(col, u)
+    return movement.reshape(p, p.shape[:-2] + (n,))
+
+
 def _direct_logpdf(x, mean, cov):
     """logpdf on the direct path (concrete tensors of one float dtype, no transformation
     active, one (n, n) covariance), else None: the factorization and the triangular solve
@@ -103,9 +155,11 @@ def _direct_logpdf(x, mean, cov):
     return _wrap_result(np.asarray(out.reshape(xa.shape[:-1]), xa.dtype))
 
 
-def pdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> Array:
-    """exp(logpdf(x, mean, cov)): the density, same shapes and dtype as ``logpdf``."""
-    return elementwise.exp(logpdf(x, mean, cov))
+def pdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
+        allow_singular: bool | None = None) -> Array:
+    """exp(logpdf(x, mean, cov, allow_singular)): the density, same shapes and dtype as
+    ``logpdf``."""
+    return elementwise.exp(logpdf(x, mean, cov, allow_singular))
 
 
 def __dir__():

@@ -9,7 +9,8 @@ logit, xlogy, xlog1py, i0, i0e, i1, i1e), with its derivative from the known for
 i0' = i1, ...  The others (logsumexp, multigammaln, entr, softmax, log_softmax) are
 compositions.
 
-Dtypes: real input only (TypeError naming the argument for complex); float32 stays float32
+Dtypes: real input only (TypeError naming the argument for complex; erf and erfc take complex
+input too, as SciPy's); float32 stays float32
 and float64 float64 (float16 is computed in float32 and rounded back); ints and bools become
 float32 (64-bit ints float64); Python scalars are weakly typed.  Binary functions broadcast.
 Values at poles and outside the domain are SciPy's (inf or nan: gammaln(0) = inf,
@@ -25,6 +26,8 @@ import numpy as np
 from nx_rune import frontend as F
 from nx_rune import primitives as P
 from nx_rune.autodiff import stop_gradient as _stop_gradient
+from nx_rune.frontend._core import as_inexact as _as_inexact
+from nx_rune.frontend._core import operand as _operand
 from nx_rune.frontend._core import reduction_axes as _reduction_axes
 from nx_rune.primitives import bind as _bind
 from nx_rune.scipy._args import real_operand as _real
@@ -118,13 +121,21 @@ def multigammaln(a: ArrayLike, d: int) -> Array:
 
 
 def erf(x: ArrayLike) -> Array:
-    """The error function 2/sqrt(pi) int_0^x exp(-t**2) dt: same shape, float dtype."""
-    return _unary(P.erf_p, x, "erf")
+    """The error function 2/sqrt(pi) int_0^x exp(-t**2) dt: same shape, float dtype; complex
+    x gives SciPy's complex erf (entire, so its derivative is the complex derivative
+    2/sqrt(pi) exp(-x**2))."""
+    return _bind(P.erf_p, _inexact(x))
 
 
 def erfc(x: ArrayLike) -> Array:
-    """1 - erf(x), accurate where erf(x) is close to 1: same shape, float dtype."""
-    return _unary(P.erfc_p, x, "erfc")
+    """1 - erf(x), accurate where erf(x) is close to 1: same shape, float dtype (complex for
+    complex x, as ``erf``)."""
+    return _bind(P.erfc_p, _inexact(x))
+
+
+def _inexact(x):
+    # real or complex input: ints and bools as float (as the real-only functions)
+    return F.asarray(x) if isinstance(x, complex) else _as_inexact(_operand(x))
 
 
 def erfinv(x: ArrayLike) -> Array:

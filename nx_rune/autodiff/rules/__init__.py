@@ -83,6 +83,7 @@ from nx_rune.autodiff.rules import fft  # noqa: F401,E402
 from nx_rune.autodiff.rules import special  # noqa: F401,E402
 from nx_rune.autodiff.rules import linalg  # noqa: F401,E402
 from nx_rune.autodiff.rules import linalg_fused  # noqa: F401,E402
+from nx_rune.autodiff.rules import linalg_eig  # noqa: F401,E402
 from nx_rune.autodiff.rules.elementwise import LN10  # noqa: F401,E402
 
 __all__ = ["VJP_RULES", "JVP_RULES", "NONDIFF", "VJPRule", "JVPRule", "defvjp", "defjvp",

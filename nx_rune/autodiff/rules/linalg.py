@@ -22,8 +22,8 @@ from nx_rune.tensor import Tensor
 # Rules of the LAPACK primitives, written with front-end ops so that they are differentiable in
 # turn (hessians of slogdet, of a Gaussian log-likelihood through cholesky and triangular
 # solves).  Packed results (slogdet, eigh, svd, qr, lstsq) are split with ``la.unpack`` and
-# their tangents packed with ``_pack_la``.  Non-holomorphic functions (all but solve, inv and
-# triangular_solve without conjugation) are differentiated for real operands only.
+# their tangents packed with ``_pack_la``.  Non-holomorphic functions are differentiated for
+# real operands only, except eigh, eigvalsh, svd and svdvals (complex too: see below).
 # Derivations: Murray (2016), "Differentiation of the Cholesky decomposition", arXiv:1602.07527
 # (cholesky); Giles (2008), "An extended collection of matrix derivative results for forward
 # and reverse mode AD" (solve, inv, determinants, eigh); Townsend (2016), "Differentiating the
@@ -278,30 +278,65 @@ def _jvp_slogdet(tangents, ans, args, params):
 _register(P.slogdet_p, _vjp_slogdet, _jvp_slogdet)
 
 
+def _cj(x):
+    """conj(x) (x itself for real x)."""
+    return ops.conj(x) if x.dtype.kind == "c" else x
+
+
+def _mH(x):
+    """The conjugate transpose of each matrix (the transpose for real x)."""
+    return _cj(_mT(x))
+
+
+def _re(x):
+    """Re(x) kept in x's dtype: a real quantity (eigen/singular values and their derivatives)
+    carried in a complex packed result."""
+    return ops.astype(ops.real(x), x.dtype) if x.dtype.kind == "c" else x
+
+
+def _herm_from(x, lower):
+    """The Hermitian matrix whose ``lower`` (else upper) triangle is x's, as LAPACK reads it:
+    the strict triangle, its conjugate transpose, and the real part of the diagonal."""
+    if x.dtype.kind != "c":
+        return _sym_from(x, lower)
+    strict = _tri(x, lower, -1 if lower else 1)
+    diag = _re(_bmul(x, _eye(x.shape[-1], x.dtype)))
+    return ops.add(ops.add(strict, _mH(strict)), diag)
+
+
+def _herm_adjoint(s, lower):
+    """The cotangent of x for ``_herm_from(x, lower)`` given the Hermitian matrix's cotangent
+    s: the triangle of s + s^H (its diagonal Re(s_ii))."""
+    return _bmul(bind(P.add_p, s, _mH(s)), _half_diag_weights(s.shape[-1], lower, s.dtype))
+
+
+# Complex eigh and svd: the cotangent pairing is JAX's, dL = Re sum(ct * dx) (no conjugation),
+# and the rules are the transposes of JAX's JVPs (eigenvectors and singular vectors are fixed
+# up to a phase per column: JAX's gauge, where diag(V^H dV) is 0 for eigh and diag(V^H dV)
+# is real for svd).  Real matrices take the same formulas with conj the identity.
+
 def _eigh_parts(packed, n):
     return la.unpack(packed, [(n,), (n, n)])
 
 
 def _vjp_eigh(g, ans, args, params, need):
     a = args[0]
-    _real_only("eigh", a)
     n = a.shape[-1]
     w, v = _eigh_parts(ans, n)
     gw, gv = _eigh_parts(g, n)
-    k = _diag_mat(gw)
+    k = _diag_mat(_re(gw))
     if not _known_zero(gv):
         k = ops.add(ops.multiply(_gap_inverse(w, False), _mm(_mT(v), gv)), k)
-    return (_tri_adjoint(_mm(_mm(v, k), _mT(v)), params["lower"]),)
+    return (_herm_adjoint(_mm(_mm(_cj(v), k), _mT(v)), params["lower"]),)
 
 
 def _jvp_eigh(tangents, ans, args, params):
     a = args[0]
-    _real_only("eigh", a)
     n = a.shape[-1]
     w, v = _eigh_parts(ans, n)
-    m = _mm(_mm(_mT(v), _sym_from(tangents[0], params["lower"])), v)
+    m = _mm(_mm(_mH(v), _herm_from(tangents[0], params["lower"])), v)
     dv = _mm(v, ops.multiply(_gap_inverse(w, False), m))
-    return _pack_la([_diag_of(m), dv], a.shape[:-2])
+    return _pack_la([_re(_diag_of(m)), dv], a.shape[:-2])
 
 
 _register(P.eigh_p, _vjp_eigh, _jvp_eigh)
@@ -313,18 +348,17 @@ def _eigenvectors(a, lower):
 
 def _vjp_eigvalsh(g, ans, args, params, need):
     a = args[0]
-    _real_only("eigvalsh", a)
     v = _eigenvectors(a, params["lower"])
-    s = _mm(ops.multiply(v, _row(g)), _mT(v))
-    return (_tri_adjoint(s, params["lower"]),)
+    s = _mm(ops.multiply(_cj(v), _row(ops.astype(g, v.dtype))), _mT(v))
+    return (_herm_adjoint(s, params["lower"]),)
 
 
 def _jvp_eigvalsh(tangents, ans, args, params):
     a = args[0]
-    _real_only("eigvalsh", a)
     v = _eigenvectors(a, params["lower"])
-    da = _sym_from(tangents[0], params["lower"])
-    return ops.sum(ops.multiply(v, _mm(da, v)), -2)
+    da = _herm_from(tangents[0], params["lower"])
+    dw = ops.sum(ops.multiply(_cj(v), _mm(da, v)), -2)
+    return ops.real(dw) if dw.dtype.kind == "c" else dw
 
 
 _register(P.eigvalsh_p, _vjp_eigvalsh, _jvp_eigvalsh)
@@ -341,57 +375,71 @@ def _svd_parts(a, packed, full):
 
 
 def _vjp_svd(g, ans, args, params, need):
+    # the transpose of _jvp_svd: with dS = U^H dA V, dL = Re sum(core * dS), and
+    # ct = conj(U) core V^T (plus the parts of gU, gV outside U's, V's column spaces)
     a = args[0]
-    _real_only("svd", a)
     m, n = a.shape[-2:]
-    u, s, vt = _svd_parts(a, ans, params["full_matrices"])
-    gu, gs, gvt = _svd_parts(a, g, params["full_matrices"])
-    v, gv = _mT(vt), _mT(gvt)
+    cplx = a.dtype.kind == "c"
+    u, s, vh = _svd_parts(a, ans, params["full_matrices"])
+    gu, gs, gvh = _svd_parts(a, g, params["full_matrices"])
+    if cplx:
+        s = _re(s)
+    v, gv = _mH(vh), _mH(gvh)
     s_row, s_col = _row(s), _col(s)
-    core = _diag_mat(gs)
+    core = _diag_mat(_re(gs))
     use_u, use_v = not _known_zero(gu), not _known_zero(gv)
     if use_u or use_v:
         f = _gap_inverse(s, True)
     if use_u:
         ju = _mm(_mT(u), gu)
         pu = ops.multiply(f, ju)
-        core = ops.add(core, ops.multiply(ops.add(pu, _mT(pu)), s_row))
+        core = ops.add(core, ops.multiply(ops.add(pu, _mH(pu)), s_row))
+        if cplx:     # the phase of each column of U: i Im(diag(U^T gU)) / s
+            core = ops.add(core, _diag_mat(ops.divide(_sub(_diag_of(ju), _re(_diag_of(ju))),
+                                                      s)))
     if use_v:
         jv = _mm(_mT(v), gv)
         pv = ops.multiply(f, jv)
-        core = ops.add(core, ops.multiply(s_col, ops.add(pv, _mT(pv))))
-    ct = _mm(_mm(u, core), vt)
+        core = ops.add(core, ops.multiply(s_col, ops.add(pv, _mH(pv))))
+    ct = _mm(_mm(_cj(u), core), _cj(vh))
     if m > n and use_u:    # the part of gU outside U's column space
         s_inv = _row(bind(P.recip_p, s))
-        ct = ops.add(ct, _mm(ops.multiply(_sub(gu, _mm(u, ju)), s_inv), vt))
+        ct = ops.add(ct, _mm(ops.multiply(_sub(gu, _mm(_cj(u), ju)), s_inv), _cj(vh)))
     elif n > m and use_v:
-        s_inv = _row(bind(P.recip_p, s))
-        ct = ops.add(ct, _mm(u, _mT(ops.multiply(_sub(gv, _mm(v, jv)), s_inv))))
+        s_inv = _col(bind(P.recip_p, s))
+        x = ops.multiply(s_inv, _sub(_mT(gv), _mm(_mT(jv), vh)))
+        ct = ops.add(ct, _cj(_mm(u, x)))
     return (ct,)
 
 
 def _jvp_svd(tangents, ans, args, params):
     a = args[0]
-    _real_only("svd", a)
     m, n = a.shape[-2:]
+    cplx = a.dtype.kind == "c"
     da = tangents[0]
-    u, s, vt = _svd_parts(a, ans, params["full_matrices"])
-    v = _mT(vt)
+    u, s, vh = _svd_parts(a, ans, params["full_matrices"])
+    if cplx:
+        s = _re(s)
+    v = _mH(vh)
     f = _gap_inverse(s, True)
     s_row, s_col = _row(s), _col(s)
-    ds_mat = _mm(_mm(_mT(u), da), v)
+    ds_mat = _mm(_mm(_mH(u), da), v)
     dss, sds = ops.multiply(ds_mat, s_row), ops.multiply(s_col, ds_mat)
-    du = _mm(u, ops.multiply(f, ops.add(dss, _mT(dss))))
-    dv = _mm(v, ops.multiply(f, ops.add(sds, _mT(sds))))
+    du_core = ops.multiply(f, ops.add(dss, _mH(dss)))
+    if cplx:     # JAX's gauge: i Im(dS_jj) / s_j on U's side
+        d = _diag_of(ds_mat)
+        du_core = ops.add(du_core, _diag_mat(ops.divide(_sub(d, _re(d)), s)))
+    du = _mm(u, du_core)
+    dv = _mm(v, ops.multiply(f, ops.add(sds, _mH(sds))))
     if m > n:
         s_inv = _row(bind(P.recip_p, s))
         dav = _mm(da, v)
-        du = ops.add(du, ops.multiply(_sub(dav, _mm(u, _mm(_mT(u), dav))), s_inv))
+        du = ops.add(du, ops.multiply(_sub(dav, _mm(u, _mm(_mH(u), dav))), s_inv))
     elif n > m:
         s_inv = _row(bind(P.recip_p, s))
-        dau = _mm(_mT(da), u)
-        dv = ops.add(dv, ops.multiply(_sub(dau, _mm(v, _mm(vt, dau))), s_inv))
-    return _pack_la([du, _diag_of(ds_mat), _mT(dv)], a.shape[:-2])
+        dau = _mm(_mH(da), u)
+        dv = ops.add(dv, ops.multiply(_sub(dau, _mm(v, _mm(vh, dau))), s_inv))
+    return _pack_la([du, _re(_diag_of(ds_mat)), _mH(dv)], a.shape[:-2])
 
 
 _register(P.svd_p, _vjp_svd, _jvp_svd)
@@ -404,16 +452,15 @@ def _singular_vectors(a):
 
 def _vjp_svdvals(g, ans, args, params, need):
     a = args[0]
-    _real_only("svdvals", a)
-    u, vt = _singular_vectors(a)
-    return (_mm(ops.multiply(u, _row(g)), vt),)
+    u, vh = _singular_vectors(a)
+    return (_mm(ops.multiply(_cj(u), _row(ops.astype(g, u.dtype))), _cj(vh)),)
 
 
 def _jvp_svdvals(tangents, ans, args, params):
     a = args[0]
-    _real_only("svdvals", a)
-    u, vt = _singular_vectors(a)
-    return ops.sum(ops.multiply(u, _mm(tangents[0], _mT(vt))), -2)
+    u, vh = _singular_vectors(a)
+    ds = ops.sum(ops.multiply(_cj(u), _mm(tangents[0], _mH(vh))), -2)
+    return ops.real(ds) if ds.dtype.kind == "c" else ds
 
 
 _register(P.svdvals_p, _vjp_svdvals, _jvp_svdvals)

@@ -38,6 +38,12 @@ class ndarray(metaclass=_NdarrayMeta):
 
 __all__.append("ndarray")
 
+from nx_rune.autograd.numpy._names import (  # noqa: E402,F401
+    abs, absolute, clongdouble, fabs, longdouble, make_diagonal, std, where)
+
+__version__ = _onp.__version__
+__all__ += ["make_diagonal"]
+
 from nx_rune.autograd.numpy import fft, linalg, random  # noqa: E402
 
 __all__ += ["fft", "linalg", "random"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.backend.linalg import power_program
+from nx_rune.backend.linalg import complex_of, power_program
 from nx_rune.compiler.abstract._core import _real_of, _reduced, def_abstract
 from nx_rune.compiler.ir import AbstractValue
 
@@ -140,3 +140,11 @@ def_abstract(P.norm2_grad_p, lambda avals, *, axes, keepdims: AbstractValue(aval
                                                                             avals[0].dtype))
 def_abstract(P.triangular_solve_grad_p, lambda avals, *, lower, trans, unit_diagonal:
              AbstractValue(avals[0].shape[:-1] + (avals[0].shape[-2],), avals[0].dtype))
+
+
+@def_abstract(P.eig_p)
+def _eig(avals):
+    # packed (w, V): (..., n + n * n), the complex dtype of the operand's precision
+    a = avals[0]
+    n = a.shape[-1]
+    return AbstractValue(a.shape[:-2] + (n + n * n,), complex_of(a.dtype))

@@ -8,24 +8,17 @@ from nx_rune.scipy.stats import multivariate_normal as _mvn
 __all__ = ["logpdf", "pdf", "entropy"]
 
 
-def _check_singular(allow_singular):
-    if allow_singular:
-        raise NotImplementedError("multivariate_normal with allow_singular=True: the density is "
-                                  "not differentiable with respect to a singular covariance")
-
-
 @in_x64
 def logpdf(x, mean, cov, allow_singular=False):
-    """The log-density at ``x`` (the last axis is the event)."""
-    _check_singular(allow_singular)
-    return _mvn.logpdf(x, mean, cov)
+    """The log-density at ``x`` (the last axis is the event); ``allow_singular``: a positive
+    semi-definite ``cov`` (SciPy's density on its support)."""
+    return _mvn.logpdf(x, mean, cov, allow_singular=allow_singular)
 
 
 @in_x64
 def pdf(x, mean, cov, allow_singular=False):
     """The density at ``x``."""
-    _check_singular(allow_singular)
-    return _mvn.pdf(x, mean, cov)
+    return _mvn.pdf(x, mean, cov, allow_singular=allow_singular)
 
 
 @in_x64

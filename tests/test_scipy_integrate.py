@@ -1,0 +1,93 @@
+"""nx.scipy.integrate.odeint: values against scipy.integrate.odeint, derivatives in y0, t and
+args against central differences of SciPy's solutions and to second order, bad input."""
+import numpy as np
+import pytest
+import scipy.integrate as si
+
+import nx_rune as nx
+from nx_rune.scipy.integrate import odeint
+
+RNG = np.random.default_rng(0)
+
+
+def _lin(y, t, a, b):
+    return -a * y + b * nx.sin(t)
+
+
+def _lin_np(y, t, a, b):
+    return -a * y + b * np.sin(t)
+
+
+def _lotka(y, t, p):
+    return nx.stack([p[0] * y[0] - p[1] * y[0] * y[1], -p[2] * y[1] + p[3] * y[0] * y[1]])
+
+
+def _lotka_np(y, t, p):
+    return np.array([p[0] * y[0] - p[1] * y[0] * y[1], -p[2] * y[1] + p[3] * y[0] * y[1]])
+
+
+def _ref(f, y0, t, *args):
+    return si.odeint(f, y0, t, args=args, rtol=1e-12, atol=1e-12)
+
+
+Y0 = np.array([1.0, 2.0, -0.5])
+T = np.linspace(0.1, 2.0, 6)
+A, B = np.array([0.5, 1.0, 2.0]), np.array([0.3, -1.0, 0.2])
+P = np.array([1.1, 0.4, 0.4, 0.1])
+
+
+def test_odeint_matches_scipy():
+    got = odeint(_lin, Y0, T, A, B)
+    assert got.shape == (6, 3) and got.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(got), _ref(_lin_np, Y0, T, A, B), rtol=1e-7,
+                               atol=1e-8)
+    t = np.linspace(0.0, 15.0, 30)
+    got = odeint(_lotka, np.array([10.0, 5.0]), t, P)
+    np.testing.assert_allclose(np.asarray(got), _ref(_lotka_np, np.array([10.0, 5.0]), t, P),
+                               rtol=1e-6, atol=1e-6)
+    # tighter tolerances give tighter agreement; one time gives y0
+    got = odeint(_lin, Y0, T, A, B, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(np.asarray(got), _ref(_lin_np, Y0, T, A, B), rtol=1e-10,
+                               atol=1e-11)
+    np.testing.assert_array_equal(np.asarray(odeint(_lin, Y0, T[:1], A, B)), Y0[None])
+    assert odeint(_lin, Y0.astype(np.float32), T, A.astype(np.float32),
+                  B.astype(np.float32)).dtype == np.float32
+
+
+def test_odeint_derivatives_match_scipy_differences():
+    eps = 1e-6
+
+    def fd(make):
+        return np.array([(make(eps * e) - make(-eps * e)) / (2 * eps) for e in np.eye(3)])
+    g_y0, g_a = nx.grad(lambda y0, a: nx.sum(odeint(_lin, y0, T, a, B)[-1] ** 2),
+                        argnums=(0, 1))(Y0, A)
+    want_y0 = fd(lambda d: np.sum(_ref(_lin_np, Y0 + d, T, A, B)[-1] ** 2))
+    want_a = fd(lambda d: np.sum(_ref(_lin_np, Y0, T, A + d, B)[-1] ** 2))
+    np.testing.assert_allclose(np.asarray(g_y0), want_y0, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(g_a), want_a, rtol=1e-6)
+    g_t = nx.grad(lambda t: nx.sum(odeint(_lin, Y0, t, A, B)))(T)
+    want_t = [(np.sum(_ref(_lin_np, Y0, T + eps * e, A, B)) -
+               np.sum(_ref(_lin_np, Y0, T - eps * e, A, B))) / (2 * eps) for e in np.eye(6)]
+    np.testing.assert_allclose(np.asarray(g_t), want_t, rtol=1e-6, atol=1e-8)
+
+
+def test_odeint_second_order_and_forward_mode():
+    y0 = np.array([10.0, 5.0])
+    t = np.linspace(0.0, 1.0, 3)
+    nx.check_grads(lambda y0, p: odeint(_lotka, y0, t, p), (y0, P), order=2, atol=1e-5,
+                   rtol=1e-5)
+
+
+def test_odeint_bad_input():
+    with pytest.raises(ValueError, match="t:"):
+        odeint(_lin, Y0, np.ones((2, 2)), A, B)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        odeint(_lin, Y0, np.array([1.0, 0.5]), A, B)
+    with pytest.raises(ValueError, match="func"):
+        odeint(lambda y, t: nx.ones(2), Y0, T)
+    with pytest.raises(RuntimeError, match="mxstep"):
+        odeint(_lin, Y0, np.array([0.0, 100.0]), A * 1000, B, mxstep=5)
+    with pytest.raises(ValueError, match="rtol"):
+        odeint(_lin, Y0, T, A, B, rtol=0.0)
+    with pytest.raises(NotImplementedError, match="jit"):
+        nx.jit(lambda y0: odeint(_lin, y0, T, A, B))(Y0)
