@@ -389,7 +389,8 @@ def test_debug_print_in_the_program_text():
         print(x)
 
     text = str(nx.make_jaxpr(lambda x: nx.debug.callback(show, x))(nx.arange(3.0)))
-    assert "debug_callback[callback=show] a" in text
+    assert "debug_callback[callback=test_debug_print_in_the_program_text.<locals>.show] a" \
+        in text
 
 
 def test_debug_print_is_never_dead_code(capsys):
