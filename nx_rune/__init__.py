@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 from nx_rune import config, distributed, fft, linalg, scipy  # noqa: E402
 from nx_rune.config import enable_x64, get_num_threads, set_num_threads  # noqa: E402,F401
 
-# -- WP-jit: the compiler (nx.jit, nx.make_jaxpr) and lax control flow (nx.lax)
+# -- the compiler (nx.jit, nx.make_jaxpr) and lax control flow (nx.lax)
 from nx_rune.compiler import jit, make_jaxpr  # noqa: E402,F401
 from nx_rune import compiler, lax  # noqa: E402,F401
 

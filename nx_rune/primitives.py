@@ -15,7 +15,7 @@ import contextlib
 
 from nx_rune.backend import IMPLS
 from nx_rune.backend.views import chained_view as _chained_view
-from nx_rune.tensor import ALIAS_HOOK, DISPATCH
+from nx_rune.tensor import ALIAS_HOOK, DISPATCH  # noqa: F401 (ALIAS_HOOK: set by the autodiff layer)
 from nx_rune.tensor import bind as _bind
 
 __all__ = ["Primitive", "bind", "PRIMITIVES", "current_interpreter", "interpreter_scope"]
@@ -141,12 +141,12 @@ random_gamma_p, random_poisson_p, random_binomial_p = _declare(
 sort_p, argsort_p, searchsorted_p = _declare(["sort", "argsort", "searchsorted"]).values()
 
 
-# -- statistics family (WP-statistics): nan-ignoring max/min reductions, fused clip
+# -- statistics family: nan-ignoring max/min reductions, fused clip
 reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
     ["reduce_nanmax", "reduce_nanmin", "clip"]).values()
 
 
-# -- WP-elementwise: trigonometric/hyperbolic, rounding, complex parts, tests, bit shifts ------
+# -- trigonometric/hyperbolic, rounding, complex parts, tests, bit shifts ------
 (tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, log10_p,
  abs_p, real_p, imag_p, conj_p, deg2rad_p, rad2deg_p, sinc_taylor_p) = _declare(
     ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10",
@@ -158,7 +158,7 @@ reduce_nanmax_p, reduce_nanmin_p, clip_p = _declare(
                        "complex", "lshift", "rshift"]).values()
 
 
-# FFTs and special functions (WP-fft-special)
+# FFTs and special functions
 fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
 (lgamma_p, digamma_p, polygamma_p, gamma_p, betaln_p, erf_p, erfc_p, erfinv_p, ndtr_p,
  ndtri_p, log_ndtr_p, expit_p, logit_p, xlogy_p, xlog1py_p, i0_p, i0e_p, i1_p, i1e_p) = _declare(
@@ -167,37 +167,37 @@ fft_p, rfft_p, irfft_p = _declare(["fft", "rfft", "irfft"]).values()
      "i1e"]).values()
 
 
-# linear algebra: decompositions and solves (WP-linalg)
+# linear algebra: decompositions and solves
 (cholesky_p, triangular_solve_p, solve_p, inv_p, slogdet_p, eigh_p, eigvalsh_p, svd_p,
  svdvals_p, qr_p, pinv_p, lstsq_p) = _declare(
     ["cholesky", "triangular_solve", "solve", "inv", "slogdet", "eigh", "eigvalsh", "svd",
      "svdvals", "qr", "pinv", "lstsq"]).values()
 
 
-# -- WP-jit: stop_gradient, the identity with a zero derivative (so that a traced program keeps
+# -- stop_gradient, the identity with a zero derivative (so that a traced program keeps
 # the stop: nx.stop_gradient on a value traced by jit binds it; on other values it is free)
 stop_gradient_p, = _declare(["stop_gradient"]).values()
 
 
-# WP-linalg-perf: the fused Euclidean norm, and the LU factorization that slogdet reuses
+# the fused Euclidean norm, and the LU factorization that slogdet reuses
 norm2_p, lu_factor_p, lu_inverse_p = _declare(["norm2", "lu_factor", "lu_inverse"]).values()
 
-# WP-linalg-perf: the regularized incomplete gamma and beta functions and their derivatives in
+# the regularized incomplete gamma and beta functions and their derivatives in
 # the shape parameters
 (gammainc_p, gammaincc_p, gammainc_da_p, betainc_p, betainc_da_p, betainc_db_p) = _declare(
     ["gammainc", "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db"]).values()
 
-# WP-linalg-perf: the Cholesky derivative as one primitive (blocked, on concrete values)
+# the Cholesky derivative as one primitive (blocked, on concrete values)
 cholesky_grad_p = _declare(["cholesky_grad"])["cholesky_grad"]
 
 
-# WP-programs: roll along one axis (one primitive, whose transpose is the opposite roll, where a
+# roll along one axis (one primitive, whose transpose is the opposite roll, where a
 # composition of two shrinks and a cat costs five binds and two padded cotangents backward), and
 # sub (a - b as one primitive: add(a, neg(b)) took two binds forward and a neg backward)
 roll_p, sub_p = _declare(["roll", "sub"]).values()
 
 
-# WP-linalg-vjp: the determinant read from a's LU factorization (lu_det(a, lu, part): det,
+# the determinant read from a's LU factorization (lu_det(a, lu, part): det,
 # log|det| or its sign, one primitive per use, so that its derivative is one rule), and fused
 # derivatives that the rules use on concrete values (one LAPACK/BLAS computation each):
 # det_grad(a, lu, s) = s * inv(a)^T, norm2_grad(x, ans, g) = g * x / ans (0 at ans = 0),

@@ -13,10 +13,25 @@ import scipy.stats
 import nx_rune as nx
 import nx_rune.autograd.numpy as np
 import nx_rune.autograd.numpy.random as npr
-from nx_rune.autograd import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,
-                              grad_named, hessian, hessian_tensor_product, holomorphic_grad,
-                              jacobian, make_ggnvp, make_hvp, make_jvp, make_vjp,
-                              multigrad_dict, tensor_jacobian_product, value_and_grad)
+from nx_rune.autograd import (
+    checkpoint,
+    deriv,
+    elementwise_grad,
+    grad,
+    grad_and_aux,
+    grad_named,
+    hessian,
+    hessian_tensor_product,
+    holomorphic_grad,
+    jacobian,
+    make_ggnvp,
+    make_hvp,
+    make_jvp,
+    make_vjp,
+    multigrad_dict,
+    tensor_jacobian_product,
+    value_and_grad,
+)
 from nx_rune.autograd.extend import defjvp, defvjp, primitive
 from nx_rune.autograd.misc import flatten
 from nx_rune.autograd.misc.optimizers import adam, rmsprop, sgd

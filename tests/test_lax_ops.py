@@ -384,7 +384,8 @@ GRAD_CASES = [
     "sort_dim0", "sort_key_val", "top_k", "dot_general_batch", "dot_general_outer", "dot_mv",
     "batch_matmul", "conv_same_stride2_even_kernel", "conv_lhs_dilation_negative_pad",
     "conv_odd_specs", "conv_feature_groups", "conv_batch_groups", "conv_1d",
-    "conv_transpose_kernel", "conv_1x1_stride2", "reduce_window_max_same_s2", "reduce_window_add_pairs_bdil",
+    "conv_transpose_kernel", "conv_1x1_stride2", "reduce_window_max_same_s2",
+    "reduce_window_add_pairs_bdil",
     "reduce_window_mul_valid_wdil", "reduce_window_generic", "reduce_window_max_init_same_s2",
 ]
 

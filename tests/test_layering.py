@@ -16,14 +16,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "nx_rune"
 # module name prefix -> layer (the longest matching prefix wins)
 LAYERS = {
     "nx_rune._kernels": 0,
-    "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.tree_util": 1, "nx_rune.dtypes": 1, "nx_rune.tensor": 1,
+    "nx_rune.typing": 1, "nx_rune.errors": 1, "nx_rune.tree_util": 1, "nx_rune.dtypes": 1,
+    "nx_rune.tensor": 1,
     "nx_rune.backend": 1,
-    "nx_rune.writes": 1,   # WP-setitem: write tracking (below tensor.py and the backend)
-    "nx_rune.config": 1,   # WP-x64: run-time settings (x64 mode), read by dtypes and the front end
+    "nx_rune.writes": 1,   # write tracking (below tensor.py and the backend)
+    "nx_rune.config": 1,   # run-time settings (x64 mode), read by dtypes and the front end
     "nx_rune.primitives": 2,
     "nx_rune.frontend": 3, "nx_rune.ops": 3,
     "nx_rune.autodiff": 4,
-    # WP-jit: the compiler traces and differentiates programs (above autodiff), and the api
+    # the compiler traces and differentiates programs (above autodiff), and the api
     # (nx.jit, nx.lax, the namespace) is built on it
     "nx_rune.compiler": 5,
 }

@@ -263,8 +263,9 @@ def test_scipy_stats_submodule_imports():
     for name in nx.scipy.stats.__all__:
         mod = importlib.import_module(f"nx_rune.scipy.stats.{name}")
         assert hasattr(mod, "logpdf") or hasattr(mod, "logpmf")
-    import nx_rune.scipy.stats.multivariate_normal as mvn
     import scipy.stats
+
+    import nx_rune.scipy.stats.multivariate_normal as mvn
     x, m, c = np.array([0.2, -0.1]), np.zeros(2), np.array([[1.0, 0.2], [0.2, 2.0]])
     np.testing.assert_allclose(mvn.logpdf(nx.asarray(x, nx.float64), m, c),
                                scipy.stats.multivariate_normal(m, c).logpdf(x), rtol=1e-6)

@@ -12,7 +12,6 @@ import pytest
 import nx_rune as nx
 import nx_rune.numpy as jnp
 
-
 # -- nx_rune.numpy -----------------------------------------------------------------------------
 
 def test_the_array_names_are_the_package_s():
@@ -123,8 +122,8 @@ def test_submodules_are_attributes_after_import_nx_rune():
 def test_a_jax_program_runs_with_the_imports_renamed():
     # JAX's "thinking in JAX" style: jnp, grad, jit, vmap, random, nn, tree; only the imports
     # differ from the JAX program
-    from nx_rune import grad, jit, nn, random, tree, vmap
     import nx_rune.numpy as jnp
+    from nx_rune import grad, jit, nn, random, tree, vmap
 
     def predict(params, x):
         w, b = params

@@ -30,8 +30,9 @@ def _check(ours, ref, rtol=1e-12, atol=1e-300):
 LOC_SCALE = [(0.0, 1.0), (0.5, 2.0), (-1.0, 0.3), (0.0, 0.0), (0.0, -1.0)]
 CONTINUOUS = [
     ("norm", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], LOC_SCALE),
-    ("t", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], [(d, l, s) for d in (0.5, 1.0, 4.0, 1e6, np.inf, 0.0, -1.0)
-                              for l, s in LOC_SCALE[:3] + LOC_SCALE[4:]]),
+    ("t", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"],
+     [(d, l, s) for d in (0.5, 1.0, 4.0, 1e6, np.inf, 0.0, -1.0)
+      for l, s in LOC_SCALE[:3] + LOC_SCALE[4:]]),
     ("gamma", ["logpdf", "pdf"], [(a, l, s) for a in (0.5, 1.0, 2.5, 0.0, -1.0)
                                   for l, s in LOC_SCALE]),
     ("beta", ["logpdf", "pdf"], [(a, b, l, s) for a in (0.5, 1.0, 2.5, 0.0)

@@ -133,7 +133,7 @@ def test_jacobian_is_jacrev_with_jax_signature():
         "f", "argnums", "has_aux", "holomorphic", "allow_int", "reduce_axes"]
     assert "reduce_axes" in inspect.signature(nx.vjp).parameters
     assert "has_aux" in inspect.signature(nx.linearize).parameters
-    f = lambda x: nx.sin(x)    
+    f = lambda x: nx.sin(x)
     x = nx.asarray([0.5, 1.5])
     np.testing.assert_array_equal(nx.jacobian(f)(x), nx.jacrev(f)(x))
 

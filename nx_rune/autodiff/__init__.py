@@ -20,8 +20,8 @@ from nx_rune.autodiff.api import (
     vjp,
 )
 from nx_rune.autodiff.check import check_grads
-from nx_rune.autodiff.jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from nx_rune.autodiff.custom import custom_jvp, custom_vjp
+from nx_rune.autodiff.jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from nx_rune.autodiff.rules import (  # noqa: F401
     JVP_RULES,
     NONDIFF,

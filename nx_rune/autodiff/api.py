@@ -28,8 +28,18 @@ from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.batching import vmap  # noqa: F401 (re-exported)
-from nx_rune.autodiff.core import (JVPInterpreter, call_finishing, NoGradInterpreter, Tape, Tracer, concrete,
-                                   alias_error, is_inexact, write_back, written_alias)
+from nx_rune.autodiff.core import (
+    JVPInterpreter,
+    NoGradInterpreter,
+    Tape,
+    Tracer,
+    alias_error,
+    call_finishing,
+    concrete,
+    is_inexact,
+    write_back,
+    written_alias,
+)
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
@@ -740,7 +750,7 @@ def _stop(x):
             v = v.primal
         if not isinstance(v, Tensor):
             # a value traced abstractly (jit): the trace must record the stop for the
-            # program's derivatives (WP-jit)
+            # program's derivatives
             return P.bind(P.stop_gradient_p, c)
     return c
 

@@ -8,9 +8,20 @@ module per family; the rule form and the helpers are described in
 
 May import: ``nx_rune.autodiff.rules`` only.
 """
-from nx_rune.autodiff.rules import (BATCH_RULES, BroadcastRule, batch_at, defaxes,  # noqa: F401
-                                    defaxis, defbroadcast, defleading, defloop, defnoarrays,
-                                    defreduction, loop_rule, moveaxis)
+from nx_rune.autodiff.rules import (  # noqa: F401
+                                    BATCH_RULES,
+                                    BroadcastRule,
+                                    batch_at,
+                                    defaxes,
+                                    defaxis,
+                                    defbroadcast,
+                                    defleading,
+                                    defloop,
+                                    defnoarrays,
+                                    defreduction,
+                                    loop_rule,
+                                    moveaxis,
+)
 
 __all__ = ["BATCH_RULES", "defbroadcast", "defreduction", "defaxis", "defaxes", "defleading",
            "defloop", "defnoarrays", "moveaxis", "batch_at", "loop_rule", "BroadcastRule"]

@@ -12,13 +12,29 @@ Modules: ``numpy`` (+ ``random``, ``linalg``, ``fft``), ``scipy`` (``special``, 
 on nx_rune's reverse and forward modes, in x64 mode: autograd programs are NumPy programs, with
 float64 defaults; plain nx_rune code elsewhere in the process keeps its own defaults.
 """
-from nx_rune.autograd.extend import primitive  # noqa: F401
 from nx_rune.autograd.builtins import dict, isinstance, list, tuple, type  # noqa: F401,A004
 from nx_rune.autograd.differential_operators import (  # noqa: F401
-    checkpoint, deriv, elementwise_grad, grad, grad_and_aux, grad_named, hessian,
-    hessian_tensor_product, hessian_vector_product, holomorphic_grad, jacobian, make_ggnvp,
-    make_hvp, make_jvp, make_vjp, multigrad_dict, tensor_jacobian_product, value_and_grad,
-    vector_jacobian_product)
+    checkpoint,
+    deriv,
+    elementwise_grad,
+    grad,
+    grad_and_aux,
+    grad_named,
+    hessian,
+    hessian_tensor_product,
+    hessian_vector_product,
+    holomorphic_grad,
+    jacobian,
+    make_ggnvp,
+    make_hvp,
+    make_jvp,
+    make_vjp,
+    multigrad_dict,
+    tensor_jacobian_product,
+    value_and_grad,
+    vector_jacobian_product,
+)
+from nx_rune.autograd.extend import primitive  # noqa: F401
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian", "hessian",
            "make_vjp", "make_jvp", "holomorphic_grad", "make_hvp", "hessian_tensor_product",

@@ -29,7 +29,7 @@ primitive_jvps: dict = {}
 
 
 def _independent(out, x):
-    warnings.warn("Output seems independent of input.")
+    warnings.warn("Output seems independent of input.", stacklevel=2)
 
 
 @in_x64

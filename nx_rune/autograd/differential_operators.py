@@ -95,7 +95,7 @@ def jacobian(fun, x):
 def holomorphic_grad(fun, x):
     """The complex derivative ``f'(z)`` of holomorphic ``fun`` (warns for a real input)."""
     if not vspace(x).iscomplex:
-        warnings.warn("Input to holomorphic_grad is not complex")
+        warnings.warn("Input to holomorphic_grad is not complex", stacklevel=2)
     return grad(lambda x: np.real(fun(x)))(x)
 
 

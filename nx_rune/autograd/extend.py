@@ -25,10 +25,10 @@ import warnings
 from itertools import count
 
 from nx_rune.autodiff.core import JVPInterpreter, Tape, Tracer
-from nx_rune.autograd import core as _core
 from nx_rune.autodiff.custom import _owner, custom_jvp, custom_vjp
+from nx_rune.autograd import core as _core
 from nx_rune.autograd._wrap import to_nx
-from nx_rune.autograd.core import (VSpace, primitive_jvps, primitive_vjps, vspace)
+from nx_rune.autograd.core import VSpace, primitive_jvps, primitive_vjps, vspace
 from nx_rune.autograd.util import subval, subvals
 from nx_rune.tensor import ArrayBase, Tensor
 
@@ -265,7 +265,7 @@ def _deprecated_defvjp(fun):
     vjpfuns = {}
 
     def defvjp_unstaged(vjpmaker, argnum=0):
-        warnings.warn(_DEPRECATED.format("defvjp"))
+        warnings.warn(_DEPRECATED.format("defvjp"), stacklevel=2)
 
         def staged_vjpmaker(ans, *args, **kwargs):
             def vjp(g):
@@ -282,7 +282,7 @@ def _deprecated_defvjp_is_zero(fun):
     zero = set()
 
     def defvjp_is_zero(argnums=(0,)):
-        warnings.warn(_DEPRECATED.format("defvjp_is_zero"))
+        warnings.warn(_DEPRECATED.format("defvjp_is_zero"), stacklevel=2)
         zero.update(argnums)
         defvjp(fun, *[None] * len(zero), argnums=sorted(zero))
     return defvjp_is_zero
@@ -292,7 +292,7 @@ def _deprecated_defgrad(fun):
     gradfuns = {}
 
     def defgrad(gradfun, argnum=0):
-        warnings.warn(_DEPRECATED.format("defgrad"))
+        warnings.warn(_DEPRECATED.format("defgrad"), stacklevel=2)
         gradfuns[argnum] = gradfun
         argnums = sorted(gradfuns)
         defvjp(fun, *[gradfuns[a] for a in argnums], argnums=argnums)

@@ -80,7 +80,7 @@ def check_equivalent(x, y):
 
 @unary_to_nary
 @in_x64
-def check_grads(f, x, modes=["fwd", "rev"], order=2):
+def check_grads(f, x, modes=("fwd", "rev"), order=2):
     """Derivative checks of ``f`` at ``x`` in ``modes`` ("fwd", "rev") up to ``order``."""
     if not all(m in ("fwd", "rev") for m in modes):
         raise ValueError(f"check_grads: modes must be 'fwd' and/or 'rev', got {modes!r}")

@@ -30,7 +30,7 @@ def quick_grad_check(fun, arg0, extra_args=(), kwargs=None, verbose=True, eps=1e
     """Deprecated (autograd's): ``check_grads(fun, modes=["rev"], order=1)`` at ``arg0`` with
     ``extra_args`` and ``kwargs`` fixed.  Warns."""
     warnings.warn("\nThe quick_grad_check function is deprecated. See the update guide:\n"
-                  "https://github.com/HIPS/autograd/blob/master/docs/updateguide.md")
+                  "https://github.com/HIPS/autograd/blob/master/docs/updateguide.md", stacklevel=2)
     from nx_rune.autograd.test_util import check_grads
     kwargs = kwargs or {}
     check_grads(lambda a: fun(a, *extra_args, **kwargs), modes=["rev"], order=1)(arg0)

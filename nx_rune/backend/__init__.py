@@ -36,13 +36,36 @@ This package is the backend layer: its modules may import NumPy, SciPy, ``nx_run
 ``nx_rune.tensor``, ``nx_rune.writes`` and each other, never ``nx_rune.primitives`` or anything
 above it (tests/test_layering.py).
 """
-from nx_rune.backend import (binary, elementwise, fft, indexing, linalg, memory,  # noqa: F401
-                             movement, random, random_rejection, reductions, scans, sorting,
-                             special, statistics, views, windows)
+from nx_rune.backend import (  # noqa: F401
+                             binary,
+                             elementwise,
+                             fft,
+                             indexing,
+                             linalg,
+                             memory,
+                             movement,
+                             random,
+                             random_rejection,
+                             reductions,
+                             scans,
+                             sorting,
+                             special,
+                             statistics,
+                             views,
+                             windows,
+)
 from nx_rune.backend._core import IMPLS
-from nx_rune.backend.linalg import (cho_factor_values, cho_solve_values, cholesky_vjp_values,
-                                    lu_inverse_t_values, lu_sign_logabs, norm2_values,
-                                    power_program, tri_read_weights, triangular_solve_values)
+from nx_rune.backend.linalg import (
+                             cho_factor_values,
+                             cho_solve_values,
+                             cholesky_vjp_values,
+                             lu_inverse_t_values,
+                             lu_sign_logabs,
+                             norm2_values,
+                             power_program,
+                             tri_read_weights,
+                             triangular_solve_values,
+)
 from nx_rune.backend.memory import assign_index, check_writable, ufunc_into
 
 __all__ = ["IMPLS", "check_writable", "ufunc_into", "assign_index", "triangular_solve_values",

@@ -27,7 +27,6 @@ from nx_rune._kernels import gemm as _gemm
 from nx_rune._kernels.chol_adjoint import cholesky_adjoint as _cholesky_adjoint
 from nx_rune.backend._core import _impl, _out, _wrap
 
-
 _ROUTINES = {}
 
 

@@ -17,7 +17,6 @@ from nx_rune._kernels import threefry as _K
 from nx_rune.backend._core import IMPLS, _impl, _out
 from nx_rune.tensor import wrap_result as _wrap_result
 
-
 _U32 = np.dtype(np.uint32)
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
          64: np.dtype(np.uint64)}
@@ -365,7 +364,8 @@ def _permutation(k, x, axis, independent):
 # ---------------------------------------------------------------------------------------------
 
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
-_F64_SAFE = 2.0 ** 900       # _fma64's emulation is exact for magnitudes in [1/_F64_SAFE, _F64_SAFE]
+# _fma64's emulation is exact for magnitudes in [1/_F64_SAFE, _F64_SAFE]
+_F64_SAFE = 2.0 ** 900
 
 
 def _scalar_params(*arrays):

@@ -8,8 +8,16 @@ import numpy as np
 
 from nx_rune._kernels import threefry as _K
 from nx_rune.backend._core import IMPLS
-from nx_rune.backend.random import (_F32, _F64, _U32, _fma, _normal_from_bits, _random_bits, _size,
-                                    _unit_floats_from_bits)
+from nx_rune.backend.random import (
+    _F32,
+    _F64,
+    _U32,
+    _fma,
+    _normal_from_bits,
+    _random_bits,
+    _size,
+    _unit_floats_from_bits,
+)
 from nx_rune.tensor import wrap_result as _wrap_result
 
 # ---------------------------------------------------------------------------------------------

@@ -155,7 +155,8 @@ def chained_view(shape, chain):
     the implementations above apply them, or None where one of them copies (the result is then
     new memory, no longer a view of that value).  ``chain``: ``(name, params)`` pairs, name a
     movement primitive's, or ``"getitem"`` with the index (LookupError where the index or the
-    view is beyond what one basic step decides).  For the tracers of a transformation, which must know whether a
+    view is beyond what one basic step decides).  For the tracers of a transformation, which
+    must know whether a
     reshape is a view eagerly (a write through one shows in the other) without any memory."""
     v = View.contiguous(shape)
     for name, p in chain:

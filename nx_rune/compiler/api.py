@@ -39,25 +39,34 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from nx_rune import primitives as P
+from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
+from nx_rune._kernels.view import View
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
-from nx_rune.autodiff.core import _GETITEM
-from nx_rune.autodiff.core import (JVPInterpreter, JVPTracer, NoGradInterpreter, Tape, Tracer,
-                                   alias_error, concrete, is_inexact, write_back,
-                                   written_alias)
-from nx_rune.compiler.effects import strip_effects
-from nx_rune.compiler.interpret import eval_program
-from nx_rune.compiler.passes.outputs import rebuild, written_views
-from nx_rune.compiler.ir import AbstractValue
+from nx_rune.autodiff.core import (
+    _GETITEM,
+    JVPInterpreter,
+    JVPTracer,
+    NoGradInterpreter,
+    Tape,
+    Tracer,
+    alias_error,
+    concrete,
+    is_inexact,
+    write_back,
+    written_alias,
+)
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
-from nx_rune.compiler.tracing import JitTracer, TraceInterpreter, Traced, trace
+from nx_rune.compiler.effects import strip_effects
+from nx_rune.compiler.interpret import eval_program
+from nx_rune.compiler.ir import AbstractValue
+from nx_rune.compiler.passes.outputs import rebuild, written_views
 from nx_rune.compiler.stages import Lowered, ShapeDtypeStruct
+from nx_rune.compiler.tracing import JitTracer, Traced, TraceInterpreter, trace
 from nx_rune.config import x64_enabled
 from nx_rune.dtypes import scalar_dtype
 from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
-from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
-from nx_rune._kernels.view import View
 from nx_rune.frontend import asarray, zeros_like_t
 from nx_rune.frontend.indexing import getitem as _getitem
 from nx_rune.tensor import ArrayBase, Tensor
@@ -72,7 +81,7 @@ _SCALARS = (bool, int, float, complex)
 CALL_RULES: dict = {}
 
 
-# -- arguments -----------------------------------------------------------------------------------
+# -- arguments -------------------------------------------------------------------------------------
 
 def _norm_nums(nums, what, fname):
     if nums is None:
@@ -214,7 +223,7 @@ def _concrete_arrays(values):
     return out
 
 
-# -- running a traced program ------------------------------------------------------------------------
+# -- running a traced program ----------------------------------------------------------------------
 
 def call_traced(traced: Traced, values, executable=None):
     """The outputs (a flat list) of ``traced``'s program on ``values`` (explicit inputs then the
@@ -351,7 +360,7 @@ def _jvp_rule(interp, traced, values):
     return [JVPTracer(interp, o, t) if is_inexact(o.dtype) else o for o, t in zip(outs, touts)]
 
 
-# -- jit ------------------------------------------------------------------------------------------------
+# -- jit -------------------------------------------------------------------------------------------
 
 class CacheInfo(tuple):
     """``(hits, misses, size)`` of a jitted function's cache (misses: traces)."""

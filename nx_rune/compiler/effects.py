@@ -96,8 +96,8 @@ def effect_bind(op, params, values):
 
 def _unrolled(interp, op, params, values):
     """The effect once per example of vmap level ``interp``, in order."""
-    from nx_rune.compiler.dispatch import under
     from nx_rune.autodiff.core import Tracer
+    from nx_rune.compiler.dispatch import under
     ours = [isinstance(v, Tracer) and v._interp is interp for v in values]
 
     def example(i):

@@ -23,8 +23,14 @@ from nx_rune.frontend._core import zeros_like_t  # noqa: F401  (for the rules: a
 from nx_rune.frontend.contraction import *  # noqa: F401,F403
 from nx_rune.frontend.creation import *  # noqa: F401,F403
 from nx_rune.frontend.elementwise import *  # noqa: F401,F403
-from nx_rune.frontend.indexing import (IndexUpdateHelper, getitem, nonzero,  # noqa: F401
-                                       put_along_axis, take, take_along_axis)
+from nx_rune.frontend.indexing import (  # noqa: F401
+                                       IndexUpdateHelper,
+                                       getitem,
+                                       nonzero,
+                                       put_along_axis,
+                                       take,
+                                       take_along_axis,
+)
 from nx_rune.frontend.movement import *  # noqa: F401,F403
 from nx_rune.frontend.nn import *  # noqa: F401,F403
 from nx_rune.frontend.products import *  # noqa: F401,F403
@@ -34,15 +40,17 @@ __all__ = [n for m in (_core, _movement, _elementwise, _creation, _reductions, _
                       _contraction, _nn) for n in m.__all__]
 __all__ += ["IndexUpdateHelper", "take", "take_along_axis", "put_along_axis", "nonzero"]
 
-# WP-manipulation: the arrangement family (Array API manipulation names, NumPy arrangement names)
+# the arrangement family (Array API manipulation names, NumPy arrangement names)
 from nx_rune.frontend import arrangement as _arrangement  # noqa: E402
 from nx_rune.frontend.arrangement import *  # noqa: F401,F403,E402
+
 __all__ += _arrangement.__all__
 
 
-# -- statistics family (WP-statistics): average, nan-reductions, ptp, count_nonzero, cov, corrcoef
+# -- statistics family: average, nan-reductions, ptp, count_nonzero, cov, corrcoef
 from nx_rune.frontend import statistics as _statistics  # noqa: E402
 from nx_rune.frontend.statistics import *  # noqa: F401,F403,E402
+
 __all__ += _statistics.__all__
 
 
@@ -56,16 +64,15 @@ __all__ += [n for n in _dtype_functions.__all__ if n not in __all__]
 # package; tensor.py cannot import it (the front end imports tensor.py), so it is handed over.
 _tensor.install_frontend(__import__("sys").modules[__name__])
 
-# sorting, searching, set functions and order statistics (WP-sorting)
+# sorting, searching, set functions and order statistics
 from nx_rune.frontend import sorting as _sorting  # noqa: E402
 from nx_rune.frontend.sorting import *  # noqa: F401,F403,E402
 
 __all__ += _sorting.__all__
 
 
-# WP-setitem: x[idx] = v and the in-place operators reach the front end through these
-from nx_rune.frontend.indexing import inplace_op, setitem  # noqa: F401,E402
-
+# x[idx] = v and the in-place operators reach the front end through these
+from nx_rune.frontend.indexing import inplace_op, setitem  # noqa: F401,E402,I001
 
 # NumPy names beyond the Array API (append, r_, c_, fmax, gradient, partition, vsplit, ...)
 from nx_rune.frontend import numpy_names as _numpy_names  # noqa: E402

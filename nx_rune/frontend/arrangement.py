@@ -21,18 +21,46 @@ from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend import reductions
-from nx_rune.frontend._core import (as_inexact, astype, broadcast_shapes, broadcast_to, operand,
-                                    promote)
-from nx_rune.frontend._core import normalize_shape
-from nx_rune.frontend.elementwise import (add, clip, divide, equal, greater, isnan, less,
-                                          less_equal, logical_and, multiply, not_equal,
-                                          subtract, where)
+from nx_rune.frontend._core import (
+    as_inexact,
+    astype,
+    broadcast_shapes,
+    broadcast_to,
+    normalize_shape,
+    operand,
+    promote,
+)
+from nx_rune.frontend.elementwise import (
+    add,
+    clip,
+    divide,
+    equal,
+    greater,
+    isnan,
+    less,
+    less_equal,
+    logical_and,
+    multiply,
+    not_equal,
+    subtract,
+    where,
+)
 from nx_rune.frontend.indexing import concrete_value, take
-from nx_rune.frontend.movement import (check_addressable, concatenate, copy, flip,
-                                       index_bounds, reshape,
-                                       sections_count, shrink, shares_memory, split_at,
-                                       swapaxes, transpose)
-from nx_rune.frontend.movement import check_pieces
+from nx_rune.frontend.movement import (
+    check_addressable,
+    check_pieces,
+    concatenate,
+    copy,
+    flip,
+    index_bounds,
+    reshape,
+    sections_count,
+    shares_memory,
+    shrink,
+    split_at,
+    swapaxes,
+    transpose,
+)
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike

@@ -18,12 +18,18 @@ import operator
 import numpy as np
 
 from nx_rune import dtypes
-from nx_rune.errors import ConcretizationTypeError
 from nx_rune._kernels.buffer import Buffer, addressable, zeros_buffer
 from nx_rune._kernels.view import View
+from nx_rune.errors import ConcretizationTypeError
 from nx_rune.frontend import _core
-from nx_rune.frontend._core import (SCALARS, broadcast_shapes, broadcast_to, normalize_shape,
-                                    operand, zeros_like_t)
+from nx_rune.frontend._core import (
+    SCALARS,
+    broadcast_shapes,
+    broadcast_to,
+    normalize_shape,
+    operand,
+    zeros_like_t,
+)
 from nx_rune.frontend.elementwise import floor, where
 from nx_rune.frontend.movement import as_strided, pad, reshape, shrink
 from nx_rune.frontend.movement import copy as copy_tensor

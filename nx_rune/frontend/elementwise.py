@@ -19,11 +19,27 @@ import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import primitives as P
-from nx_rune.frontend._core import (as_inexact, astype, binary_op, broadcast_shapes, broadcast_to,
-                                    check_int, check_real, const, operand, promote)
+from nx_rune.frontend._core import (
+    as_inexact,
+    astype,
+    binary_op,
+    broadcast_shapes,
+    broadcast_to,
+    check_int,
+    check_real,
+    const,
+    operand,
+    promote,
+)
 from nx_rune.primitives import bind
-from nx_rune.tensor import (ArrayBase, Tensor, binary_op_fast, fast_unary,
-                            install_operator_primitives, unary_op)
+from nx_rune.tensor import (
+    ArrayBase,
+    Tensor,
+    binary_op_fast,
+    fast_unary,
+    install_operator_primitives,
+    unary_op,
+)
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
@@ -43,7 +59,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide
            "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert"]
 
 
-# the operators + - * / of tracers bind these at once when no promotion is needed (WP-dispatch)
+# the operators + - * / of tracers bind these at once when no promotion is needed
 install_operator_primitives(P.add_p, P.sub_p, P.mul_p, P.fdiv_p)
 
 

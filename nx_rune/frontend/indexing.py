@@ -684,7 +684,7 @@ def nonzero(x: ArrayLike) -> tuple[Array, ...]:
         raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")
     if v.ndim == 0:
         raise ValueError("nonzero: x must be at least 1-D")
-    if dtypes.DEFAULT_INT == dtypes.int64:  # WP-x64: x64 mode's default index dtype
+    if dtypes.DEFAULT_INT == dtypes.int64:  # x64 mode's default index dtype
         return tuple(Tensor._wrap(np.ascontiguousarray(a, np.int64)) for a in np.nonzero(v))
     return tuple(Tensor._wrap(np.ascontiguousarray(_narrow_index(a))) for a in np.nonzero(v))
 

@@ -13,9 +13,17 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend._core import (astype, broadcast_to, const, normalize_shape, operand, promote,
-                                    reduction_axes)
-from nx_rune.frontend._core import _holds_arrays, check_addressable  # noqa: F401 (re-exported)
+from nx_rune.frontend._core import (  # noqa: F401 (re-exported)
+    _holds_arrays,
+    astype,
+    broadcast_to,
+    check_addressable,
+    const,
+    normalize_shape,
+    operand,
+    promote,
+    reduction_axes,
+)
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor, fast_reshape, fast_transpose
 from nx_rune.typing import Array, ArrayLike, Axis, ShapeLike

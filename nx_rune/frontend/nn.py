@@ -20,10 +20,26 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune.frontend import reductions
-from nx_rune.frontend._core import (as_inexact, astype, operand, promote, reduction_axes,
-                                    zeros_like_t)
-from nx_rune.frontend.elementwise import (add, divide, exp, greater, less_equal, log,
-                                          log1p, negative, subtract, where)
+from nx_rune.frontend._core import (
+    as_inexact,
+    astype,
+    operand,
+    promote,
+    reduction_axes,
+    zeros_like_t,
+)
+from nx_rune.frontend.elementwise import (
+    add,
+    divide,
+    exp,
+    greater,
+    less_equal,
+    log,
+    log1p,
+    negative,
+    subtract,
+    where,
+)
 from nx_rune.frontend.movement import reshape
 from nx_rune.frontend.products import matmul
 from nx_rune.primitives import bind

@@ -12,28 +12,35 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Sequence
 
 import numpy as np
 
 from nx_rune.frontend import _core
 from nx_rune.frontend import movement as _movement
-from nx_rune.frontend._core import normalize_axis, operand
+from nx_rune.frontend._core import astype, normalize_axis, operand
 from nx_rune.frontend.arrangement import vstack
 from nx_rune.frontend.creation import arange, linspace, zeros
-from nx_rune.frontend.elementwise import (abs, floor, imag, isnan, maximum, minimum, not_equal,
-                                          real, where)
+from nx_rune.frontend.elementwise import (
+    abs,
+    floor,
+    imag,
+    isnan,
+    maximum,
+    minimum,
+    not_equal,
+    real,
+    where,
+)
+from nx_rune.frontend.elementwise import round as _round
 from nx_rune.frontend.indexing import take
-from nx_rune.frontend.movement import (broadcast_to, concatenate, moveaxis, reshape, split,
-                                       transpose)
+from nx_rune.frontend.movement import broadcast_to, concatenate, moveaxis, reshape, split, transpose
 from nx_rune.frontend.products import tensordot
 from nx_rune.frontend.reductions import max as _max
 from nx_rune.frontend.reductions import mean as _mean
 from nx_rune.frontend.reductions import min as _min
-from nx_rune.frontend.elementwise import round as _round
-from nx_rune.frontend.sorting import argsort, median as _median, sort
-from nx_rune.frontend._core import astype
-from nx_rune.tensor import ArrayBase, Tensor
+from nx_rune.frontend.sorting import argsort, sort
+from nx_rune.frontend.sorting import median as _median
+from nx_rune.tensor import ArrayBase
 
 __all__ = ["append", "r_", "c_", "iscomplexobj", "isrealobj", "iscomplex", "real_if_close",
            "fabs", "fmax", "fmin", "partition", "argpartition", "rollaxis", "gradient",

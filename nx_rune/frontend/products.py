@@ -18,10 +18,16 @@ from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend import elementwise, reductions
-from nx_rune.frontend._core import (astype, broadcast_all, broadcast_shapes, operand, promote,
-                                    zeros_like_t)
+from nx_rune.frontend._core import (
+    astype,
+    broadcast_all,
+    broadcast_shapes,
+    operand,
+    promote,
+    zeros_like_t,
+)
 from nx_rune.frontend.elementwise import add, multiply, negative, subtract
-from nx_rune.frontend.movement import (moveaxis, reshape, shrink, stack, swapaxes, transpose)
+from nx_rune.frontend.movement import moveaxis, reshape, shrink, stack, swapaxes, transpose
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase
 from nx_rune.typing import Array, ArrayLike, DTypeLike
@@ -101,7 +107,8 @@ def inner(a: ArrayLike, b: ArrayLike) -> Array:
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"inner: last dimensions differ: shapes {a.shape} and {b.shape}")
     if a.ndim == 1 or b.ndim == 1:
-        return reductions.sum(multiply(a, b), -1) if a.ndim == b.ndim else matmul(a, b) if b.ndim == 1 \
+        return reductions.sum(multiply(a, b), -1) if a.ndim == b.ndim \
+            else matmul(a, b) if b.ndim == 1 \
             else matmul(a, swapaxes(b, -1, -2))
     # (..., k) x (..., k) -> a.shape[:-1] + b.shape[:-1]
     out = matmul(reshape(a, (-1, a.shape[-1])), transpose(reshape(b, (-1, b.shape[-1]))))

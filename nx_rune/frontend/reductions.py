@@ -16,11 +16,36 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend._core import (as_inexact, astype, broadcast_to, check_real, const, operand,
-                                    reduction_axes, zeros_like_t)
-from nx_rune.frontend.elementwise import (add, as_bool, bitwise_not, divide, equal, exp, imag,
-                                          isfinite, log, logical_and, logical_not, multiply,
-                                          negative, real, sqrt, square, subtract, where)
+from nx_rune.frontend._core import (
+    as_inexact,
+    astype,
+    broadcast_to,
+    check_real,
+    const,
+    operand,
+    reduction_axes,
+    zeros_like_t,
+)
+from nx_rune.frontend.elementwise import (
+    add,
+    as_bool,
+    bitwise_not,
+    divide,
+    equal,
+    exp,
+    imag,
+    isfinite,
+    log,
+    logical_and,
+    logical_not,
+    multiply,
+    negative,
+    real,
+    sqrt,
+    square,
+    subtract,
+    where,
+)
 from nx_rune.frontend.movement import pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
@@ -263,7 +288,7 @@ def argmax(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> 
         out = reshape(out, (1,) * x.ndim) if keepdims else out
     else:
         out = bind(P.argmax_p, x, axis=normalize_axis(axis, x.ndim), keepdims=keepdims)
-    return astype(out, dtypes.DEFAULT_INT)  # WP-x64: int64 in x64 mode (a no-op otherwise)
+    return astype(out, dtypes.DEFAULT_INT)  # int64 in x64 mode (a no-op otherwise)
 
 
 def argmin(x: ArrayLike, /, axis: int | None = None, keepdims: bool = False) -> Array:

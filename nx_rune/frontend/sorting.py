@@ -28,8 +28,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
-from nx_rune.frontend._core import (as_inexact, astype, check_real, operand, promote,
-                                    reduction_axes)
+from nx_rune.frontend._core import as_inexact, astype, check_real, operand, promote, reduction_axes
 from nx_rune.frontend.elementwise import add, divide, isnan, multiply, not_equal, subtract, where
 from nx_rune.frontend.indexing import concrete_value, take, take_along_axis
 from nx_rune.frontend.movement import moveaxis, reshape, transpose

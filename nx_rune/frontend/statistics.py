@@ -5,8 +5,9 @@ and ``cov``/``corrcoef``.
 Signatures are NumPy's (``out`` exists for positional compatibility and must be None: tensors
 are immutable).  Everything is composed from front-end operations, so it is differentiable
 wherever the math is: the nan-aware reductions mask nan entries (through ``where``, or the
-fmax/fmin reduction primitives for nanmax/nanmin), so their derivative there is 0; ``average`` is differentiable in ``a`` and ``weights``; ``cov`` and
-``corrcoef`` in their data and in ``aweights``.  Float dtypes follow ``mean``: ints and bools
+fmax/fmin reduction primitives for nanmax/nanmin), so their derivative there is 0; ``average``
+is differentiable in ``a`` and ``weights``; ``cov`` and ``corrcoef`` in their data and in
+``aweights``.  Float dtypes follow ``mean``: ints and bools
 compute in float32 (64-bit ints in float64).
 """
 from __future__ import annotations
@@ -17,17 +18,43 @@ import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import primitives as P
-from nx_rune.frontend._core import (as_inexact, astype, broadcast_to, check_real, const, operand,
-                                    promote, reduction_axes)
+from nx_rune.frontend._core import (
+    as_inexact,
+    astype,
+    broadcast_to,
+    check_real,
+    const,
+    operand,
+    promote,
+    reduction_axes,
+)
 from nx_rune.frontend.creation import eye, zeros
-from nx_rune.frontend.elementwise import (clip, divide, greater, isnan, multiply, sqrt,
-                                          square, subtract, where)
+from nx_rune.frontend.elementwise import (
+    clip,
+    divide,
+    greater,
+    isnan,
+    multiply,
+    sqrt,
+    square,
+    subtract,
+    where,
+)
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.frontend.movement import concatenate, reshape, squeeze, transpose
 from nx_rune.frontend.products import matmul
-from nx_rune.frontend.reductions import (_check_nonempty, accumulation_dtype, check_keepdims,
-                                         degrees_of_freedom_correction, element_count, max, mean,
-                                         min, prod, sum)
+from nx_rune.frontend.reductions import (
+    _check_nonempty,
+    accumulation_dtype,
+    check_keepdims,
+    degrees_of_freedom_correction,
+    element_count,
+    max,
+    mean,
+    min,
+    prod,
+    sum,
+)
 from nx_rune.primitives import bind
 from nx_rune.typing import Array, ArrayLike, Axis, DTypeLike
 

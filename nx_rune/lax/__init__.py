@@ -11,10 +11,10 @@ dynamic slices (traced starts, clamped as JAX clamps them), ``dot_general``,
 composition of nx_rune's front-end ops, so it differentiates, batches and compiles like them.
 """
 from nx_rune.lax import _control, _elementwise, _linear, _loops, _structural
-from nx_rune.lax._loops import cond, fori_loop, scan, while_loop  # noqa: F401
 from nx_rune.lax._control import *  # noqa: F401,F403
 from nx_rune.lax._elementwise import *  # noqa: F401,F403
 from nx_rune.lax._linear import *  # noqa: F401,F403
+from nx_rune.lax._loops import cond, fori_loop, scan, while_loop  # noqa: F401
 from nx_rune.lax._structural import *  # noqa: F401,F403
 
 __all__ = sorted(_loops.__all__ + _control.__all__

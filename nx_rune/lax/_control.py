@@ -9,7 +9,6 @@ per-example index every branch runs and each example takes its own, as in JAX); 
 from __future__ import annotations
 
 import operator
-
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,8 +20,8 @@ from nx_rune.frontend._core import operand as _arr
 from nx_rune.frontend.indexing import concrete_value
 from nx_rune.lax._structural import slice_in_dim
 from nx_rune.tensor import ArrayBase
-from nx_rune.typing import Array, ArrayLike, PyTree
 from nx_rune.tree_util import tree_flatten, tree_unflatten
+from nx_rune.typing import Array, ArrayLike, PyTree
 
 __all__ = ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "map",
            "select", "select_n", "sort", "sort_key_val", "stop_gradient", "switch", "top_k"]

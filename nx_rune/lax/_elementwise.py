@@ -13,7 +13,6 @@ front end's do (JAX's ``lax`` asks for equal shapes, or scalars).
 from __future__ import annotations
 
 import enum
-
 from typing import Any, Sequence
 
 import numpy as np

@@ -18,7 +18,6 @@ import itertools
 import math
 import operator
 from collections import namedtuple
-
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -32,8 +31,8 @@ from nx_rune.frontend.indexing import concrete_value
 from nx_rune.lax import _elementwise as E
 from nx_rune.lax._structural import pad_view as _lax_pad
 from nx_rune.tensor import ArrayBase
-from nx_rune.typing import Array, ArrayLike, PyTree
 from nx_rune.tree_util import tree_flatten, tree_unflatten
+from nx_rune.typing import Array, ArrayLike, PyTree
 
 __all__ = ["ConvDimensionNumbers",
            "Precision", "batch_matmul", "conv", "conv_dimension_numbers",

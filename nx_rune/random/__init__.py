@@ -35,19 +35,54 @@ and ``choice`` pick), never in the key.  Shapes, dtypes and population sizes sta
 """
 from __future__ import annotations
 
-from nx_rune._kernels import threefry as _K                      # noqa: F401 (tests patch it)
-from nx_rune.backend.random import _ERFINV64                       # noqa: F401 (tests read it)
+from nx_rune._kernels import threefry as _K  # noqa: F401 (tests patch it)
+from nx_rune.backend.random import _ERFINV64  # noqa: F401 (tests read it)
 from nx_rune.random._batch import _over_batch
-from nx_rune.random._keys import PRNGKey, fold_in, key, split, threefry_2x32
 from nx_rune.random._bits import bits, gumbel, normal, truncated_normal, uniform
-from nx_rune.random._discrete import (bernoulli, categorical, choice, geometric, permutation,
-                                      rademacher, randint)
-from nx_rune.random._keys import key_data, key_impl, wrap_key_data
-from nx_rune.random._continuous import (cauchy, double_sided_maxwell, exponential, laplace,
-                                        logistic, lognormal, maxwell, pareto, rayleigh,
-                                        triangular, wald, weibull_min)
-from nx_rune.random._gamma import (beta, binomial, chisquare, f, gamma, generalized_normal,
-                                   loggamma, poisson, t)
+from nx_rune.random._continuous import (
+    cauchy,
+    double_sided_maxwell,
+    exponential,
+    laplace,
+    logistic,
+    lognormal,
+    maxwell,
+    pareto,
+    rayleigh,
+    triangular,
+    wald,
+    weibull_min,
+)
+from nx_rune.random._discrete import (
+    bernoulli,
+    categorical,
+    choice,
+    geometric,
+    permutation,
+    rademacher,
+    randint,
+)
+from nx_rune.random._gamma import (
+    beta,
+    binomial,
+    chisquare,
+    f,
+    gamma,
+    generalized_normal,
+    loggamma,
+    poisson,
+    t,
+)
+from nx_rune.random._keys import (
+    PRNGKey,
+    fold_in,
+    key,
+    key_data,
+    key_impl,
+    split,
+    threefry_2x32,
+    wrap_key_data,
+)
 from nx_rune.random._multivariate import ball, dirichlet, multivariate_normal, orthogonal
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal",

@@ -8,8 +8,6 @@ from nx_rune.autodiff import batching as _batching
 from nx_rune.autodiff.batching import BatchTracer as _BatchTracer
 from nx_rune.tensor import ArrayBase, Tensor
 
-
-
 # ---------------------------------------------------------------------------------------------
 # under nx.vmap of concrete values: one example at a time through the fast path
 # ---------------------------------------------------------------------------------------------

@@ -3,17 +3,31 @@ from __future__ import annotations
 
 import numpy as np
 
+from nx_rune.backend.random import _gumbel, _normal, _truncated_normal, _truncated_range, _uniform
 from nx_rune.config import x64_enabled
 from nx_rune.dtypes import default_float
+from nx_rune.random._common import (
+    _check_param_shape,
+    _dtype,
+    _key_arg,
+    _out,
+    _out_any,
+    _shape,
+    _traced,
+    _val,
+)
+from nx_rune.random._traced import (
+    _bind_sample,
+    _cast,
+    _static_params,
+    _t_bits,
+    _t_gumbel,
+    _t_normal,
+    _t_truncated_from_unit_range,
+    _t_truncated_normal,
+    _t_uniform,
+)
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
-from nx_rune.backend.random import _gumbel, _normal, _truncated_normal, _uniform
-from nx_rune.random._common import (_check_param_shape, _dtype, _key_arg, _out, _out_any,
-                                    _shape, _traced, _val)
-from nx_rune.random._traced import (_bind_sample, _cast, _static_params, _t_bits, _t_gumbel, _t_normal,
-                                    _t_truncated_from_unit_range, _t_truncated_normal,
-                                    _t_uniform)
-from nx_rune.backend.random import _truncated_range
-
 
 
 def bits(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:

@@ -6,12 +6,10 @@ import operator
 
 import numpy as np
 
+from nx_rune.backend.random import _U32, _size  # noqa: F401 (re-exported)
 from nx_rune.config import x64_enabled
 from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase, Tensor
-from nx_rune.backend.random import _U32, _size  # noqa: F401 (re-exported)
-
-
 
 # ---------------------------------------------------------------------------------------------
 # conversions at the boundary

@@ -14,11 +14,10 @@ import numpy as np
 
 from nx_rune import frontend as _F
 from nx_rune.dtypes import default_float
-from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 from nx_rune.random._bits import normal, uniform
-from nx_rune.random._common import (_check_param_shape, _dtype, _key_arg, _shape, _traced,
-                                    _val)
+from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
 from nx_rune.random._traced import _cast, _t_split2
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
 

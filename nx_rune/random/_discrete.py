@@ -4,16 +4,33 @@ from __future__ import annotations
 import numpy as np
 
 from nx_rune import frontend as _F
-from nx_rune.dtypes import default_float, default_int
-from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 from nx_rune.backend.random import _gumbel, _permutation, _randint, _shuffle, _uniform
-from nx_rune.random._common import (_axis, _check_param_shape, _dtype_of, _float_dtype_of,
-                                    _int_param, _key_arg, _out, _out_any, _shape, _size,
-                                    _static_int, _traced, _val)
+from nx_rune.dtypes import default_float, default_int
 from nx_rune.random._bits import uniform as _uniform_public
-from nx_rune.random._traced import (_t_choice_index, _t_gumbel, _t_permutation, _t_randint,
-                                    _t_shuffle, _t_uniform)
-
+from nx_rune.random._common import (
+    _axis,
+    _check_param_shape,
+    _dtype_of,
+    _float_dtype_of,
+    _int_param,
+    _key_arg,
+    _out,
+    _out_any,
+    _shape,
+    _size,
+    _static_int,
+    _traced,
+    _val,
+)
+from nx_rune.random._traced import (
+    _t_choice_index,
+    _t_gumbel,
+    _t_permutation,
+    _t_randint,
+    _t_shuffle,
+    _t_uniform,
+)
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 
 def randint(key: ArrayLike, shape: ShapeLike, minval: ArrayLike, maxval: ArrayLike,

@@ -15,12 +15,20 @@ from nx_rune import frontend as _F
 from nx_rune import primitives as _P
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.dtypes import default_float, default_int
-from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 from nx_rune.random._bits import normal
-from nx_rune.random._common import (_check_param_shape, _dtype, _dtype_of, _float_dtype_of,
-                                    _key_arg, _shape, _traced, _val)
+from nx_rune.random._common import (
+    _check_param_shape,
+    _dtype,
+    _dtype_of,
+    _float_dtype_of,
+    _key_arg,
+    _shape,
+    _traced,
+    _val,
+)
 from nx_rune.random._continuous import _float_param, _hi, _split_pair
 from nx_rune.random._discrete import rademacher
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
 

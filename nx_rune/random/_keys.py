@@ -7,14 +7,11 @@ import numpy as np
 
 from nx_rune import frontend as _F
 from nx_rune import primitives as _P
-from nx_rune.config import x64_enabled
-from nx_rune.typing import Array, ArrayLike
 from nx_rune.backend.random import _U32, _fold_in
-from nx_rune.random._common import (_dtype_of, _key_arg, _np, _out, _out_any, _shape, _traced,
-                                    _val)
+from nx_rune.config import x64_enabled
+from nx_rune.random._common import _dtype_of, _key_arg, _np, _out, _out_any, _shape, _traced, _val
 from nx_rune.random._traced import _t_split
-
-
+from nx_rune.typing import Array, ArrayLike
 
 # ---------------------------------------------------------------------------------------------
 # algorithms on key words (k0, k1): pure NumPy over the Threefry kernel

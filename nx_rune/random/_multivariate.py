@@ -8,11 +8,19 @@ import numpy as np
 from nx_rune import frontend as _F
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
-from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 from nx_rune.random._bits import normal
-from nx_rune.random._common import (_check_param_shape, _dtype, _dtype_of, _float_dtype_of,
-                                    _key_arg, _shape, _traced, _val)
+from nx_rune.random._common import (
+    _check_param_shape,
+    _dtype,
+    _dtype_of,
+    _float_dtype_of,
+    _key_arg,
+    _shape,
+    _traced,
+    _val,
+)
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 
 def _inexact(x, name):

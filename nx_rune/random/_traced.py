@@ -13,13 +13,26 @@ import numpy as np
 from nx_rune import frontend as _F
 from nx_rune import primitives as _P
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
-from nx_rune.dtypes import default_int
 from nx_rune.backend.random import (
-    _ERFINV32_TABLE, _ERFINV64_TABLE, _F16, _F32, _F64, _SQRT2, _U32, _UINT, _is_unit_range,
-    _normal_lo, _random_bits, _randint_span, _split, _split2, _two_prod, _two_sum)
+    _ERFINV32_TABLE,
+    _ERFINV64_TABLE,
+    _F16,
+    _F32,
+    _F64,
+    _SQRT2,
+    _U32,
+    _UINT,
+    _is_unit_range,
+    _normal_lo,
+    _randint_span,
+    _random_bits,
+    _split,
+    _split2,
+    _two_prod,
+    _two_sum,
+)
+from nx_rune.dtypes import default_int
 from nx_rune.random._common import _dtype_of, _float_dtype_of, _size, _traced
-
-
 
 # ---------------------------------------------------------------------------------------------
 # traced values (jit, grad, vmap inside jit): the same algorithms in nx's own operations

@@ -49,41 +49,91 @@ tensor, ``autodiff.batched_values`` and this package's modules, never an interpr
 (``autodiff.core``, ``api``, ``batching``, the compiler): they import the tables from here
 (tests/test_layering.py checks it).
 """
-from nx_rune.autodiff.rules._batch_common import (BATCH_RULES, BroadcastRule,  # noqa: F401
-                                                  batch_at, defaxes, defaxis, defbroadcast,
-                                                  defleading, defloop, defnoarrays, defreduction,
-                                                  loop_rule, moveaxis)
-from nx_rune.autodiff.rules._common import (LN2, JVP_RULES, NONDIFF, VJP_RULES,  # noqa: F401
-                                            JVPRule, Steps, VJPRule, _add, _c, _carr, _const,
-                                            _cv, _div, _eval, _exclusive_cumprod, _exp, _fill,
-                                            _gather, _inverse_perm, _keep_shape, _known, _mask,
-                                            _moveaxis_back, _moveaxis_last, _mul, _neg,
-                                            _register, _register_steps, _revcumsum,
-                                            _safe_nonzero, _scal, _scan, _scatter, _share,
-                                            _sqrt, _sub, _tmask, _unreduce, _val, _where_const,
-                                            _zeros, defelementwise, defjvp, deflinear,
-                                            defnondiff, defvjp, unbroadcast)
-
 # The families, imported (so registered) in the order of the sections of the single module they
 # were split from.  No primitive is registered twice, so the order decides nothing but the
 # tables' iteration order.
-from nx_rune.autodiff.rules import memory  # noqa: F401,E402,I001
-from nx_rune.autodiff.rules import elementwise  # noqa: F401,E402
-from nx_rune.autodiff.rules import binary  # noqa: F401,E402
-from nx_rune.autodiff.rules import movement  # noqa: F401,E402
-from nx_rune.autodiff.rules import reductions  # noqa: F401,E402
-from nx_rune.autodiff.rules import scans  # noqa: F401,E402
-from nx_rune.autodiff.rules import products  # noqa: F401,E402
-from nx_rune.autodiff.rules import indexing  # noqa: F401,E402
-from nx_rune.autodiff.rules import windows  # noqa: F401,E402
-from nx_rune.autodiff.rules import random  # noqa: F401,E402
-from nx_rune.autodiff.rules import sorting  # noqa: F401,E402
-from nx_rune.autodiff.rules import statistics  # noqa: F401,E402
-from nx_rune.autodiff.rules import fft  # noqa: F401,E402
-from nx_rune.autodiff.rules import special  # noqa: F401,E402
-from nx_rune.autodiff.rules import linalg  # noqa: F401,E402
-from nx_rune.autodiff.rules import linalg_fused  # noqa: F401,E402
-from nx_rune.autodiff.rules import linalg_eig  # noqa: F401,E402
+from nx_rune.autodiff.rules import (
+                                                  binary,  # noqa: F401,E402
+                                                  elementwise,  # noqa: F401,E402
+                                                  fft,  # noqa: F401,E402
+                                                  indexing,  # noqa: F401,E402
+                                                  linalg,  # noqa: F401,E402
+                                                  linalg_eig,  # noqa: F401,E402
+                                                  linalg_fused,  # noqa: F401,E402
+                                                  memory,  # noqa: F401,E402,I001
+                                                  movement,  # noqa: F401,E402
+                                                  products,  # noqa: F401,E402
+                                                  random,  # noqa: F401,E402
+                                                  reductions,  # noqa: F401,E402
+                                                  scans,  # noqa: F401,E402
+                                                  sorting,  # noqa: F401,E402
+                                                  special,  # noqa: F401,E402
+                                                  statistics,  # noqa: F401,E402
+                                                  windows,  # noqa: F401,E402
+)
+from nx_rune.autodiff.rules._batch_common import (  # noqa: F401
+                                                  BATCH_RULES,
+                                                  BroadcastRule,
+                                                  batch_at,
+                                                  defaxes,
+                                                  defaxis,
+                                                  defbroadcast,
+                                                  defleading,
+                                                  defloop,
+                                                  defnoarrays,
+                                                  defreduction,
+                                                  loop_rule,
+                                                  moveaxis,
+)
+from nx_rune.autodiff.rules._common import (  # noqa: F401
+                                                  JVP_RULES,
+                                                  LN2,
+                                                  NONDIFF,
+                                                  VJP_RULES,
+                                                  JVPRule,
+                                                  Steps,
+                                                  VJPRule,
+                                                  _add,
+                                                  _c,
+                                                  _carr,
+                                                  _const,
+                                                  _cv,
+                                                  _div,
+                                                  _eval,
+                                                  _exclusive_cumprod,
+                                                  _exp,
+                                                  _fill,
+                                                  _gather,
+                                                  _inverse_perm,
+                                                  _keep_shape,
+                                                  _known,
+                                                  _mask,
+                                                  _moveaxis_back,
+                                                  _moveaxis_last,
+                                                  _mul,
+                                                  _neg,
+                                                  _register,
+                                                  _register_steps,
+                                                  _revcumsum,
+                                                  _safe_nonzero,
+                                                  _scal,
+                                                  _scan,
+                                                  _scatter,
+                                                  _share,
+                                                  _sqrt,
+                                                  _sub,
+                                                  _tmask,
+                                                  _unreduce,
+                                                  _val,
+                                                  _where_const,
+                                                  _zeros,
+                                                  defelementwise,
+                                                  defjvp,
+                                                  deflinear,
+                                                  defnondiff,
+                                                  defvjp,
+                                                  unbroadcast,
+)
 from nx_rune.autodiff.rules.elementwise import LN10  # noqa: F401,E402
 
 __all__ = ["VJP_RULES", "JVP_RULES", "NONDIFF", "VJPRule", "JVPRule", "defvjp", "defjvp",

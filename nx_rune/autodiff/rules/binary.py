@@ -14,10 +14,28 @@ import numpy as np
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import defbroadcast
-from nx_rune.autodiff.rules._common import (Steps, _add, _c, _const, _div, _known, _mask, _mul,
-                                            _neg, _register, _register_steps, _safe_nonzero, _sub,
-                                            _tmask, _val, _where_const, _zeros, defjvp, defnondiff,
-                                            defvjp)
+from nx_rune.autodiff.rules._common import (
+    Steps,
+    _add,
+    _c,
+    _const,
+    _div,
+    _known,
+    _mask,
+    _mul,
+    _neg,
+    _register,
+    _register_steps,
+    _safe_nonzero,
+    _sub,
+    _tmask,
+    _val,
+    _where_const,
+    _zeros,
+    defjvp,
+    defnondiff,
+    defvjp,
+)
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 

@@ -14,9 +14,27 @@ import numpy as np
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import defbroadcast
-from nx_rune.autodiff.rules._common import (LN2, Steps, _add, _c, _const, _div, _fill, _known,
-                                            _mul, _neg, _register, _safe_nonzero, _sqrt, _sub,
-                                            _val, _zeros, defelementwise, deflinear, defnondiff)
+from nx_rune.autodiff.rules._common import (
+    LN2,
+    Steps,
+    _add,
+    _c,
+    _const,
+    _div,
+    _fill,
+    _known,
+    _mul,
+    _neg,
+    _register,
+    _safe_nonzero,
+    _sqrt,
+    _sub,
+    _val,
+    _zeros,
+    defelementwise,
+    deflinear,
+    defnondiff,
+)
 from nx_rune.primitives import bind
 
 # -- unary elementwise ---------------------------------------------------------------------

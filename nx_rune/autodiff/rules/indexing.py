@@ -13,11 +13,33 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
-from nx_rune.autodiff.rules._batch_common import (BATCH_RULES, _front, _ndim, _norm, batch_at,
-                                                  moveaxis)
-from nx_rune.autodiff.rules._common import (_add, _c, _const, _cv, _div, _eval, _gather, _known,
-                                            _mask, _mul, _register, _scal, _scatter, _tmask, _val,
-                                            _zeros, unbroadcast)
+from nx_rune.autodiff.rules._batch_common import (
+    BATCH_RULES,
+    _front,
+    _ndim,
+    _norm,
+    batch_at,
+    moveaxis,
+)
+from nx_rune.autodiff.rules._common import (
+    _add,
+    _c,
+    _const,
+    _cv,
+    _div,
+    _eval,
+    _gather,
+    _known,
+    _mask,
+    _mul,
+    _register,
+    _scal,
+    _scatter,
+    _tmask,
+    _val,
+    _zeros,
+    unbroadcast,
+)
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 

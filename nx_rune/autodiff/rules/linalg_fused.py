@@ -10,12 +10,37 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
-from nx_rune.autodiff.rules._batch_common import (BATCH_RULES, _norm, batch_at, defleading,
-                                                  defreduction)
-from nx_rune.autodiff.rules._common import (_add, _c, _div, _mul, _neg, _register, _sub, _unreduce,
-                                            defnondiff)
-from nx_rune.autodiff.rules.linalg import (_bmul, _eye, _half_diag_weights, _mm, _mT, _real_only,
-                                           _row, _tri, _tri_adjoint, _tri_read, _trs)
+from nx_rune.autodiff.rules._batch_common import (
+    BATCH_RULES,
+    _norm,
+    batch_at,
+    defleading,
+    defreduction,
+)
+from nx_rune.autodiff.rules._common import (
+    _add,
+    _c,
+    _div,
+    _mul,
+    _neg,
+    _register,
+    _sub,
+    _unreduce,
+    defnondiff,
+)
+from nx_rune.autodiff.rules.linalg import (
+    _bmul,
+    _eye,
+    _half_diag_weights,
+    _mm,
+    _mT,
+    _real_only,
+    _row,
+    _tri,
+    _tri_adjoint,
+    _tri_read,
+    _trs,
+)
 from nx_rune.frontend import linalg as la
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor

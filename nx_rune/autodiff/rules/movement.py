@@ -13,10 +13,23 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
-from nx_rune.autodiff.rules._batch_common import (BATCH_RULES, _full_axis, _ndim, _norm, batch_at,
-                                                  moveaxis)
-from nx_rune.autodiff.rules._common import (_fill, _inverse_perm, _register, _scal, _scatter,
-                                            deflinear, unbroadcast)
+from nx_rune.autodiff.rules._batch_common import (
+    BATCH_RULES,
+    _full_axis,
+    _ndim,
+    _norm,
+    batch_at,
+    moveaxis,
+)
+from nx_rune.autodiff.rules._common import (
+    _fill,
+    _inverse_perm,
+    _register,
+    _scal,
+    _scatter,
+    deflinear,
+    unbroadcast,
+)
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 

@@ -12,11 +12,28 @@ import numpy as np
 
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
-from nx_rune.autodiff.rules._batch_common import (BATCH_RULES, _full_axis, _norm, defreduction,
-                                                  moveaxis)
-from nx_rune.autodiff.rules._common import (_const, _div, _exclusive_cumprod, _inverse_perm,
-                                            _keep_shape, _known, _mul, _register, _tmask,
-                                            _unreduce, _val, deflinear, defnondiff)
+from nx_rune.autodiff.rules._batch_common import (
+    BATCH_RULES,
+    _full_axis,
+    _norm,
+    defreduction,
+    moveaxis,
+)
+from nx_rune.autodiff.rules._common import (
+    _const,
+    _div,
+    _exclusive_cumprod,
+    _inverse_perm,
+    _keep_shape,
+    _known,
+    _mul,
+    _register,
+    _tmask,
+    _unreduce,
+    _val,
+    deflinear,
+    defnondiff,
+)
 from nx_rune.primitives import bind
 
 # -- reductions ----------------------------------------------------------------------------------

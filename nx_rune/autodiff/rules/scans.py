@@ -11,10 +11,26 @@ import numpy as np
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import defaxis
-from nx_rune.autodiff.rules._common import (_add, _c, _carr, _div, _exclusive_cumprod, _gather,
-                                            _known, _mask, _moveaxis_back, _moveaxis_last, _mul,
-                                            _register, _revcumsum, _scan, _share, _tmask, _val,
-                                            _zeros)
+from nx_rune.autodiff.rules._common import (
+    _add,
+    _c,
+    _carr,
+    _div,
+    _exclusive_cumprod,
+    _gather,
+    _known,
+    _mask,
+    _moveaxis_back,
+    _moveaxis_last,
+    _mul,
+    _register,
+    _revcumsum,
+    _scan,
+    _share,
+    _tmask,
+    _val,
+    _zeros,
+)
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
 

@@ -9,8 +9,16 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import BATCH_RULES, _loop, defaxis
-from nx_rune.autodiff.rules._common import (_cv, _eval, _gather, _known, _register, _scatter,
-                                            _zeros, defnondiff)
+from nx_rune.autodiff.rules._common import (
+    _cv,
+    _eval,
+    _gather,
+    _known,
+    _register,
+    _scatter,
+    _zeros,
+    defnondiff,
+)
 from nx_rune.primitives import bind
 
 # -- sorting and searching -----------------------------------------------------------------------

@@ -13,8 +13,21 @@ import numpy as np
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import defbroadcast
-from nx_rune.autodiff.rules._common import (_add, _c, _div, _exp, _known, _mask, _mul, _neg, _sub,
-                                            _val, defelementwise, defjvp, defvjp)
+from nx_rune.autodiff.rules._common import (
+    _add,
+    _c,
+    _div,
+    _exp,
+    _known,
+    _mask,
+    _mul,
+    _neg,
+    _sub,
+    _val,
+    defelementwise,
+    defjvp,
+    defvjp,
+)
 from nx_rune.primitives import bind
 
 # -- gamma family, error functions, Bessel functions, expit/logit, betaln, xlogy ----------------

@@ -39,7 +39,15 @@ class ndarray(metaclass=_NdarrayMeta):
 __all__.append("ndarray")
 
 from nx_rune.autograd.numpy._names import (  # noqa: E402,F401
-    abs, absolute, clongdouble, fabs, longdouble, make_diagonal, std, where)
+    abs,
+    absolute,
+    clongdouble,
+    fabs,
+    longdouble,
+    make_diagonal,
+    std,
+    where,
+)
 
 __version__ = _onp.__version__
 __all__ += ["make_diagonal"]

@@ -26,8 +26,9 @@ erfcinv = _prim(_sps.erfcinv)
 # d/da B(a, b) = B(a, b) (psi(a) - psi(a + b)), and symmetrically in b
 _defvjp(beta, lambda ans, a, b: lambda g: g * ans * (psi(a) - psi(a + b)),
         lambda ans, a, b: lambda g: g * ans * (psi(b) - psi(a + b)))
-_defvjp(psi, lambda ans, x: lambda g: g * polygamma(1, x))
-_defvjp(rgamma, lambda ans, x: lambda g: g * psi(x) / -gamma(x))
+# (polygamma and gamma are among the names _populate put in this module's globals)
+_defvjp(psi, lambda ans, x: lambda g: g * polygamma(1, x))  # noqa: F821
+_defvjp(rgamma, lambda ans, x: lambda g: g * psi(x) / -gamma(x))  # noqa: F821
 _defvjp(gammasgn, None)
 _defvjp(j0, lambda ans, x: lambda g: -g * j1(x))
 _defvjp(y0, lambda ans, x: lambda g: -g * y1(x))

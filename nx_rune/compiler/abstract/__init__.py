@@ -29,12 +29,33 @@ This package belongs to the compiler: it may import ``nx_rune.primitives``, ``nx
 are keyed by the primitive objects and return the compiler's AbstractValue, both of layers above
 it.
 """
-from nx_rune.compiler.abstract import (binary, elementwise, fft, indexing, linalg,  # noqa: F401
-                                       memory, movement, random, random_rejection, reductions,
-                                       scans, sorting, special, statistics, views, windows)
-from nx_rune.compiler.abstract._core import (ABSTRACT_RULES, ELEMENTWISE, FALLBACK_USED,
-                                             abstract_eval, def_abstract, register_elementwise,
-                                             register_ufunc)
+from nx_rune.compiler.abstract import (  # noqa: F401
+                                       binary,
+                                       elementwise,
+                                       fft,
+                                       indexing,
+                                       linalg,
+                                       memory,
+                                       movement,
+                                       random,
+                                       random_rejection,
+                                       reductions,
+                                       scans,
+                                       sorting,
+                                       special,
+                                       statistics,
+                                       views,
+                                       windows,
+)
+from nx_rune.compiler.abstract._core import (
+                                       ABSTRACT_RULES,
+                                       ELEMENTWISE,
+                                       FALLBACK_USED,
+                                       abstract_eval,
+                                       def_abstract,
+                                       register_elementwise,
+                                       register_ufunc,
+)
 
 __all__ = ["ABSTRACT_RULES", "abstract_eval", "FALLBACK_USED", "ELEMENTWISE", "def_abstract",
            "register_elementwise", "register_ufunc"]

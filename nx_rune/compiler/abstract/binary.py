@@ -11,8 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.compiler.abstract._core import (ABSTRACT_RULES, _weak, register_elementwise,
-                                             register_ufunc)
+from nx_rune.compiler.abstract._core import (
+    ABSTRACT_RULES,
+    _weak,
+    register_elementwise,
+    register_ufunc,
+)
 from nx_rune.compiler.ir import AbstractValue
 
 _BOOL = np.dtype(bool)

@@ -10,8 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.compiler.abstract._core import (ELEMENTWISE, _real_of, def_abstract,
-                                             register_elementwise, register_ufunc)
+from nx_rune.compiler.abstract._core import (
+    ELEMENTWISE,
+    _real_of,
+    def_abstract,
+    register_elementwise,
+    register_ufunc,
+)
 from nx_rune.compiler.ir import AbstractValue
 
 for _p in (P.neg_p, P.log2_p, P.exp2_p, P.sin_p, P.sqrt_p, P.recip_p, P.exp_p, P.log_p, P.cos_p,

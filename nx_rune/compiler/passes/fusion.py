@@ -22,8 +22,8 @@ import heapq
 import numpy as np
 
 from nx_rune import primitives as P
-from nx_rune.compiler.executor import ufunc_for
 from nx_rune.compiler.effects import has_effects
+from nx_rune.compiler.executor import ufunc_for
 from nx_rune.compiler.ir import Eqn, InternalOp, Literal, Program, Var, last_uses
 from nx_rune.primitives import Primitive
 

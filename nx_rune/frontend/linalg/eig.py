@@ -3,7 +3,8 @@ matrices, as ``jnp.linalg.eig``: complex results always (NumPy returns real arra
 eigenvalue of a real matrix is real), eigenvectors normalized to unit length (LAPACK geev).
 
 The ``eig`` primitive's implementation is ``nx_rune.backend.linalg``'s (NumPy's
-``linalg.eig``); its derivative rules are in ``nx_rune.autodiff.rules.linalg_eig`` (JAX's JVP: dw = diag(V^-1 dA V),
+``linalg.eig``); its derivative rules are in ``nx_rune.autodiff.rules.linalg_eig`` (JAX's JVP:
+dw = diag(V^-1 dA V),
 dV = V (F * (V^-1 dA V)) with F_ij = 1 / (w_j - w_i), projected to keep each column's norm;
 the VJP its transpose), differentiable to any order, batched over leading axes, jittable.
 """
@@ -46,8 +47,8 @@ def _square(x, name):
     if dtypes.is_bool(x.dtype) or x.dtype.kind in "iu":
         x = as_inexact(x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise np.linalg.LinAlgError(f"{name}: expected a square matrix or a stack of them (..., n, n), "
-                          f"got shape {x.shape}")
+        raise np.linalg.LinAlgError(f"{name}: expected a square matrix or a stack of them "
+                                    f"(..., n, n), got shape {x.shape}")
     return x
 
 

@@ -1,4 +1,5 @@
-"""``nx_rune.autograd.scipy.stats.logistic``: ``nx_rune.scipy.stats.logistic`` (SciPy's argument names, float64
+"""``nx_rune.autograd.scipy.stats.logistic``:
+``nx_rune.scipy.stats.logistic`` (SciPy's argument names, float64
 defaults, differentiable in every continuous argument)."""
 from nx_rune.autograd.scipy.stats._dist import populate as _populate
 from nx_rune.scipy.stats import logistic as _dist
