@@ -2331,8 +2331,8 @@ def _front_reduce(g, name, t, a, nd, axis):
         tuple_ok = name not in ("argmax", "argmin")
         if not _axis_ok(axis, nd, True, tuple_ok):
             raise BadReference("axis")
-        if a.dtype.kind == "c" and name in ("max", "min", "argmax", "argmin"):
-            raise BadReference("complex")
+        if a.dtype.kind == "c" and name in ("argmax", "argmin"):
+            raise BadReference("complex")     # (max and min of complex values: NumPy's order)
         if name in ("max", "min", "argmax", "argmin") and a.size == 0:
             if axis is None or (isinstance(axis, int) and a.shape[axis] == 0) or (
                     isinstance(axis, tuple) and any(a.shape[i] == 0 for i in axis)):

@@ -35,9 +35,11 @@ from nx_rune.frontend.elementwise import (
     exp,
     imag,
     isfinite,
+    isnan,
     log,
     logical_and,
     logical_not,
+    logical_or,
     multiply,
     negative,
     real,
@@ -150,7 +152,13 @@ def _complex_extreme(x, axes, keepdims, pick):
     fill = float("-inf") if pick is max else float("inf")
     hit = logical_and(cand, equal(im, pick(where(cand, im, fill), axes, True)))
     count = sum(astype(hit, re.dtype), axes, keepdims)
-    return divide(sum(where(hit, x, 0), axes, keepdims), count)
+    total = sum(where(hit, x, 0), axes, keepdims)
+    # each part divided by the (real) count: a complex division would turn inf + 1j into
+    # inf + nan j
+    out = bind(P.complex_p, divide(real(total), count), divide(imag(total), count))
+    # a nan in either part of any element makes the result nan, as NumPy's
+    has_nan = any(logical_or(isnan(re), isnan(im)), axes, keepdims)
+    return where(has_nan, astype(complex(float("nan"), float("nan")), x.dtype), out)
 
 
 def _check_nonempty(x, axes, name):
