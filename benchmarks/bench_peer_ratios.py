@@ -59,11 +59,12 @@ def interleaved(mine, peer, rounds=ROUNDS, target=0.02):
 
 
 def _record(benchmark, res):
-    benchmark.extra_info.update({"nx_min_med_max_s": res["nx"], "peer_min_med_max_s": res["peer"],
+    benchmark.extra_info.update({"nx_min_med_max_s": res["nx"],
+                                 "peer_min_med_max_s": res["peer"],
                                  "ratio_peer_over_nx": res["ratio"]})
 
 
-# -- hessian of a (20,) function --------------------------------------------------------------------
+# -- hessian of a (20,) function ------------------------------------------------------------------
 
 def _hess_data():
     rng = np.random.default_rng(0)
@@ -214,7 +215,7 @@ def test_mlp_relu_sgd_step_interleaved_jax_jit(benchmark):
     benchmark(step, *args)
 
 
-# -- jit(grad) of sum(y ** 2) ------------------------------------------------------------------------
+# -- jit(grad) of sum(y ** 2) ---------------------------------------------------------------------
 
 Y4 = np.random.default_rng(1).standard_normal((8, 32, 32, 32)).astype(np.float32)
 
@@ -261,7 +262,8 @@ def _table(data):
     for b in data["benchmarks"]:
         info = b.get("extra_info") or {}
         if "ratio_peer_over_nx" in info:
-            lines.append(f"{b['group']:24s} {b['name']:44s} {fmt(info['nx_min_med_max_s']):>26s} "
+            lines.append(f"{b['group']:24s} {b['name']:44s} "
+                         f"{fmt(info['nx_min_med_max_s']):>26s} "
                          f"{fmt(info['peer_min_med_max_s']):>26s} "
                          f"{info['ratio_peer_over_nx']:7.2f}x")
     return "\n".join(lines)

@@ -9,8 +9,17 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from nx_rune import frontend as ops
-from nx_rune.autodiff.api import (_argnums, _arr, _as_args, _check_callable, _check_flag,
-                                  _split_aux, grad, jvp, vjp)
+from nx_rune.autodiff.api import (
+    _argnums,
+    _arr,
+    _as_args,
+    _check_callable,
+    _check_flag,
+    _split_aux,
+    grad,
+    jvp,
+    vjp,
+)
 from nx_rune.autodiff.batching import batched_call, vmap
 from nx_rune.autodiff.core import is_inexact
 from nx_rune.autodiff.pytree import tree_flatten_up_to
