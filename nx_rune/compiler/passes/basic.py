@@ -182,7 +182,8 @@ def fold_constants(prog: Program) -> Program:
             try:
                 val = _fold_repeated(e, ins, aval)
                 if val is None:
-                    val = e.prim.impl(*[x.value for x in ins], **e.params)
+                    val = e.prim.impl(*[x.value for x in ins if isinstance(x, Literal)],
+                                      **e.params)
             except Exception:   # noqa: BLE001 - the error belongs to run time (it raises there)
                 kept.append(e.replace(ins=ins))
                 continue
