@@ -366,3 +366,25 @@ def test_threaded_kernels_from_concurrent_threads_share_one_pool():
     finally:
         threefry.set_num_threads(old)
     assert bad == []
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_predicates_fuse_with_numpys_values(dtype):
+    # isfinite/isnan/isinf/signbit are one ufunc each: they join the kernel around them
+    # (logsumexp's guard on its max: isfinite then where)
+    x = np.array([0.5, -0.0, 0.0, np.inf, -np.inf, np.nan, -2.0, 3.0] * 40, dtype)
+
+    def f(x):
+        return (nx.where(nx.isfinite(x), x * 2, 0), nx.isnan(x * 1), nx.isinf(x + 1),
+                nx.signbit(x - 0), nx.logsumexp(nx.reshape(x, (40, 8)), -1))
+    jf = nx.jit(f)
+    text = jf.lower(nx.asarray(x)).compile().as_text()
+    if dtype != np.float16:         # (float16 programs are not fused: NumPy's calls)
+        assert "fused" in text and not any(f" = {p} " in text for p in
+                                           ("isfinite", "isnan", "isinf", "signbit"))
+    with np.errstate(invalid="ignore"):
+        for got, want in zip(jf(nx.asarray(x)), f(nx.asarray(x))):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(jf(nx.asarray(x))[0]),
+                                  np.where(np.isfinite(x), x * 2, 0).astype(dtype))

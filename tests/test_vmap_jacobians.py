@@ -192,3 +192,65 @@ def test_vmap_of_jacobians_and_jacobians_of_vmap():
     for i, x in enumerate(X):
         want[i, :, i, :] = ref_jacfwd(f, t(x))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-15)
+
+
+def test_hessian_through_matrix_vector_products():
+    # matrix-vector products in both orientations (W @ x, x @ A, x @ v): their VJP's own path
+    rng = np.random.default_rng(5)
+    W, A, xv = rng.standard_normal((7, 4)), rng.standard_normal((4, 4)), rng.standard_normal(4)
+
+    def f(x):
+        return nx.sum(nx.tanh(t(W) @ x)) + x @ t(A) @ x
+    th = np.tanh(W @ xv)
+    want = W.T @ np.diag(-2 * th * (1 - th ** 2)) @ W + A + A.T
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        H = nx.hessian(f)(t(xv, dtype)) if dtype == np.float64 else nx.hessian(
+            lambda x: nx.sum(nx.tanh(t(W, dtype) @ x)) + x @ t(A, dtype) @ x)(t(xv, dtype))
+        assert H.dtype == dtype and H.shape == (4, 4)
+        np.testing.assert_allclose(np.asarray(H), want, rtol=tol, atol=tol)
+    # both operands' cotangents, each alone and together
+    M, v = rng.standard_normal((3, 4)), rng.standard_normal(3)
+    gW, gx = nx.grad(lambda W, x: nx.sum(nx.sin(W @ x)), argnums=(0, 1))(t(M), t(xv))
+    c = np.cos(M @ xv)
+    np.testing.assert_allclose(np.asarray(gW), np.outer(c, xv), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(gx), M.T @ c, rtol=1e-13)
+    gv, gM = nx.grad(lambda v, M: nx.sum(nx.sin(v @ M)), argnums=(0, 1))(t(v), t(M))
+    c = np.cos(v @ M)
+    np.testing.assert_allclose(np.asarray(gv), M @ c, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(gM), np.outer(v, c), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(nx.grad(lambda x: nx.sum(t(M) @ x))(t(xv))),
+                               M.sum(0), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(nx.grad(lambda v: nx.sum(v @ t(M)))(t(v))),
+                               M.sum(1), rtol=1e-13)
+
+
+def test_jacrev_of_a_scalar_function_runs_no_batching_level(monkeypatch):
+    # one output entry: one VJP with the unit cotangent, not a vmap over a single direction
+    from nx_rune.autodiff import batching
+    sizes = []
+    init = batching.BatchInterpreter.__init__
+
+    def counting(self, axis_size, *a, **k):
+        sizes.append(axis_size)
+        init(self, axis_size, *a, **k)
+    monkeypatch.setattr(batching.BatchInterpreter, "__init__", counting)
+    xv = np.linspace(0.1, 1.0, 5)
+    f = lambda x: nx.sum(nx.sin(x) * x ** 2)  # noqa: E731
+    J = nx.jacrev(f)(t(xv))
+    np.testing.assert_allclose(np.asarray(J), np.cos(xv) * xv ** 2 + 2 * xv * np.sin(xv),
+                               rtol=1e-13)
+    assert sizes == []
+    H = nx.hessian(f)(t(xv))
+    np.testing.assert_allclose(np.asarray(H), np.diag(2 * np.sin(xv) + 4 * xv * np.cos(xv)
+                                                      - xv ** 2 * np.sin(xv)), rtol=1e-12)
+    assert sizes == [5]          # jacfwd's one batched pass over the 5 input directions
+    # pytree inputs, has_aux, an integer leaf with allow_int, a (1,)-shaped output
+    p = {"a": t([0.5, 2.0]), "n": nx.asarray([3, 4])}
+    J, aux = nx.jacrev(lambda p: (nx.sum(p["a"] ** 3) * 1.0, "aux"), has_aux=True,
+                       allow_int=True)(p)
+    assert aux == "aux" and J["n"].shape == (2,) and J["n"].dtype == p["n"].dtype
+    np.testing.assert_array_equal(np.asarray(J["n"]), 0)
+    np.testing.assert_allclose(np.asarray(J["a"]), [0.75, 12.0], rtol=1e-13)
+    J1 = nx.jacrev(lambda x: nx.reshape(nx.sum(x * x), (1, 1)))(t([1.0, 3.0]))
+    assert J1.shape == (1, 1, 2)
+    np.testing.assert_allclose(np.asarray(J1), [[[2.0, 6.0]]])

@@ -20,7 +20,7 @@ from nx_rune.autodiff.api import (
     jvp,
     vjp,
 )
-from nx_rune.autodiff.batching import vmap
+from nx_rune.autodiff.batching import batched_call, vmap
 from nx_rune.autodiff.core import is_inexact
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import zeros
@@ -110,11 +110,27 @@ def _blocks(rows, outs, per):
         for xs, td in per:
             leaves = []
             for x in xs:
-                leaves.append(ops.reshape(row[j], o.shape + x.shape))
+                leaves.append(_reshaped(row[j], o.shape + x.shape))
                 j += 1
             parts.append(tree_unflatten(td, leaves))
         res.append(parts)
     return res
+
+
+def _reshaped(x, shape):
+    """``x`` reshaped to ``shape``; ``x`` itself when it has that shape already (inside
+    transformations each op is a step of every level: the no-ops are worth skipping)."""
+    return x if tuple(x.shape) == shape else ops.reshape(x, shape)
+
+
+def _span(c, off, size, axis):
+    """Entries ``[off, off + size)`` of axis ``axis`` of ``c`` (the other axes whole); ``c``
+    itself when that is all of it."""
+    if off == 0 and size == c.shape[axis]:
+        return c
+    limits = [(0, d) for d in c.shape]
+    limits[axis] = (off, off + size)
+    return ops.shrink(c, limits)
 
 
 class _Shape:
@@ -162,7 +178,11 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
                 push = vmap(lambda *t: jvp(g, primals, t, has_aux=True)[1:], out_axes=(0, None))
                 pushed, aux = push(*tans)
             else:
-                pushed = vmap(lambda *t: jvp(g, primals, t)[1])(*tans)
+                # the batched call itself (vmap's argument checks and wrapper are for users'
+                # calls: the basis is well formed by construction)
+                leaves, td = tree_flatten((tans, {}))
+                pushed = batched_call(lambda *t: jvp(g, primals, t)[1], leaves, td,
+                                      [0] * len(leaves), n, "jacfwd")
             ol, out_td = tree_flatten(pushed)
             # (n,) + So -> So + (n,)
             cols = [ops.moveaxis(_arr(c, "jacfwd"), 0, -1) for c in ol]
@@ -172,7 +192,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         for c, o in zip(cols, outs):
             row, off = [], 0
             for x in flat:
-                row.append(ops.shrink(c, [(0, d) for d in o.shape] + [(off, off + x.size)]))
+                row.append(_span(c, off, x.size, len(o.shape)))
                 off += x.size
             rows.append(row)
         res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
@@ -214,6 +234,17 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         flat = [x for xs, _ in per for x in xs]
         if m == 0:
             grads = [zeros((0,) + x.shape, x.dtype) for x in flat]
+        elif m == 1 and len(outs) == 1:
+            # one output entry (a scalar f, and so every hessian): one plain VJP with the unit
+            # cotangent, no batching level over a single direction (vmap of size 1 costs a
+            # batch interpreter step per op of the backward pass and gains nothing)
+            o = outs[0]
+            ct = tree_unflatten(out_td, [Tensor._wrap(np.ones(o.shape, o.dtype))])
+            grads = []
+            for tree, (xs, td) in zip(vjp_fn(ct), per):
+                leaves = tree_flatten_up_to(td, tree)
+                grads += [zeros(x.shape, x.dtype) if g is None else g
+                          for g, x in zip(leaves, xs)]
         else:
             cts = tree_unflatten(out_td, _basis(outs, m))
             grads = []
@@ -225,9 +256,12 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         # (m,) + Si: the rows of output leaf i are m's slice [off, off + size)
         rows, off = [], 0
         for o in outs:
-            rows.append([ops.reshape(ops.shrink(gx, [(off, off + o.size)] +
-                                                [(0, d) for d in gx.shape[1:]]),
-                                     (o.size, x.size)) for gx, x in zip(grads, flat)])
+            if m == 1 and len(outs) == 1:
+                # one unbatched VJP: each gradient (of x's shape) is the whole row
+                rows.append(grads)
+                break
+            rows.append([_reshaped(_span(gx, off, o.size, 0), (o.size, x.size))
+                         for gx, x in zip(grads, flat)])
             off += o.size
         res = [parts[0] if single else tuple(parts) for parts in _blocks(rows, outs, per)]
         jac = tree_unflatten(out_td, res)

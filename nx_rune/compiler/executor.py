@@ -47,6 +47,10 @@ UFUNCS.update({
     "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2, "nextafter": np.nextafter,
 })
 UFUNCS["sub"] = np.subtract     # the sub primitive (backend._binary): one ufunc, as add
+# the predicates (backend._unary: one ufunc each): logsumexp's guard on its max, isfinite then
+# where, joins the kernel around it instead of two NumPy calls of their own
+UFUNCS.update({"isfinite": np.isfinite, "isnan": np.isnan, "isinf": np.isinf,
+               "signbit": np.signbit})
 # ufuncs whose implementation checks integer operands (division by zero, negative powers)
 _FLOAT_ONLY = {"pow", "idiv", "mod"}
 # ufuncs whose implementation handles complex operands itself (expm1: C99's special values)

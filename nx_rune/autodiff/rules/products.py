@@ -19,6 +19,11 @@ def _vjp_matmul(g, ans, args, params, need):
     if a.ndim == 1 and b.ndim == 1:
         return (_mul(ops.broadcast_to(g, b.shape), b) if need[0] else None,
                 _mul(ops.broadcast_to(g, a.shape), a) if need[1] else None)
+    if a.ndim + b.ndim == 3:
+        # matrix-vector products, the common case of small-function derivatives (hessians):
+        # the outer product and one transposed product, without the general path's
+        # reshapes and broadcast sums (each an op, and a step of every enclosing transformation)
+        return _vjp_matvec(g, a, b, need)
     a2 = ops.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = ops.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
     g2 = g
@@ -33,6 +38,24 @@ def _vjp_matmul(g, ans, args, params, need):
     if need[1]:
         gb = unbroadcast(ops.matmul(ops.swapaxes(a2, -1, -2), g2), b2.shape)
         gb = ops.reshape(gb, b.shape)
+    return (ga, gb)
+
+
+def _vjp_matvec(g, a, b, need):
+    """The VJP of (n, k) @ (k,) or (k,) @ (k, m), g of shape (n,) or (m,)."""
+    ga = gb = None
+    if a.ndim == 2:           # out = a @ b: ga = outer(g, b), gb = a.T @ g
+        if need[0]:
+            ga = bind(P.matmul_p, bind(P.reshape_p, g, shape=(g.shape[0], 1)),
+                      bind(P.reshape_p, b, shape=(1, b.shape[0])))
+        if need[1]:
+            gb = bind(P.matmul_p, bind(P.permute_p, a, axes=(1, 0)), g)
+    else:                     # out = a @ b: ga = b @ g, gb = outer(a, g)
+        if need[0]:
+            ga = bind(P.matmul_p, b, g)
+        if need[1]:
+            gb = bind(P.matmul_p, bind(P.reshape_p, a, shape=(a.shape[0], 1)),
+                      bind(P.reshape_p, g, shape=(1, g.shape[0])))
     return (ga, gb)
 
 

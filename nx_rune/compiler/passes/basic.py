@@ -5,8 +5,10 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.compiler.effects import has_effects
+from nx_rune.compiler.executor import ufunc_for
 from nx_rune.compiler.ir import AbstractValue, Eqn, Literal, Program, Var
 from nx_rune.primitives import Primitive
+from nx_rune.tensor import Tensor
 
 __all__ = ["dce", "cse", "fold_constants", "simplify", "substitute", "freeze"]
 
@@ -146,6 +148,25 @@ def cse(prog: Program) -> Program:
 FOLD_LIMIT_BYTES = 1 << 24
 
 
+def _fold_repeated(e, ins, aval):
+    """An elementwise equation on broadcast constants (one repeated value each, the shape of
+    the output) computed on the one value and broadcast (stride 0), or None.  Computing the
+    whole array would make a literal of distinct memory, whose repeated value ``simplify``
+    no longer sees (``x ** (2 - 1)`` would stay a ``pow`` by an array of ones)."""
+    if aval.size <= 1 or not (e.prim.name in ("where", "cast") or
+                              ufunc_for(e.prim, [x.aval.dtype for x in ins]) is not None):
+        return None
+    one = []
+    for x in ins:
+        if x.aval.shape != aval.shape or x.scalar() is None:
+            return None
+        one.append(Tensor._wrap(np.array(x.array().flat[0])))
+    v = e.prim.impl(*one, **e.params)
+    if v.shape != () or v.dtype != aval.dtype:
+        return None
+    return Tensor._broadcast_scalar(v._np().item(), v.dtype, aval.shape)
+
+
 def fold_constants(prog: Program) -> Program:
     """``prog`` with every primitive equation whose operands are all literals computed now
     (its implementation, once) and replaced by a literal."""
@@ -157,12 +178,15 @@ def fold_constants(prog: Program) -> Program:
                 and all(isinstance(x, Literal) for x in ins) and len(e.outs) == 1
                 and e.outs[0].aval.size * e.outs[0].aval.dtype.itemsize <= FOLD_LIMIT_BYTES
                 and e.prim.impl is not None):
+            aval = e.outs[0].aval
             try:
-                val = e.prim.impl(*[x.value for x in ins if isinstance(x, Literal)], **e.params)
+                val = _fold_repeated(e, ins, aval)
+                if val is None:
+                    val = e.prim.impl(*[x.value for x in ins if isinstance(x, Literal)],
+                                      **e.params)
             except Exception:   # noqa: BLE001 - the error belongs to run time (it raises there)
                 kept.append(e.replace(ins=ins))
                 continue
-            aval = e.outs[0].aval
             mapping[e.outs[0]] = Literal(val, AbstractValue(val.shape, val.dtype,
                                                             aval.weak_type))
             continue
