@@ -14,8 +14,7 @@ import pytest
 
 import nx_rune as nx
 from nx_rune._kernels import gather as gather_module
-from nx_rune._kernels import pool
-from nx_rune._kernels import strided
+from nx_rune._kernels import pool, strided
 from nx_rune._kernels import threefry as KT
 from nx_rune._kernels.buffer import Buffer, buffer_from_ndarray
 
