@@ -87,7 +87,7 @@ def sha(a):
 # kernels: exceptions from signal handlers during threaded draws
 # ---------------------------------------------------------------------------------------------
 
-# Each draw splits into 4 spans (asserted), so 3 worker threads write while the main thread
+# Each draw splits into at least 4 spans (asserted), so 3 worker threads write while the main thread
 # hashes its span. OPENBLAS_NUM_THREADS=1: with a foreign thread that does not block signals,
 # the kernel may hand SIGALRM to it, and CPython 3.11 then may not run the Python handler until
 # another signal comes; the loops are bounded, so that would only lower the count of hits.
@@ -100,7 +100,7 @@ SIGNAL_SCRIPT = """
 
     KIND, ITERATIONS = sys.argv[1], int(sys.argv[2])
     N = 1 << 21
-    assert KT.get_num_threads() == 4 and len(KT._span_plan(N, 4)) == 4
+    assert KT.get_num_threads() == 4 and len(KT._span_plan(N, 4)) >= 4
     key = nx.random.key(7)
     X0 = np.arange(N, dtype=np.uint32)
     X1 = X0[::-1].copy()
@@ -297,7 +297,7 @@ def test_draws_during_interpreter_shutdown():
         from nx_rune._kernels import threefry as KT
 
         N = {N_SHUTDOWN}
-        assert len(KT._span_plan(N, KT.get_num_threads())) == 4
+        assert len(KT._span_plan(N, KT.get_num_threads())) >= 4
 
         def sha(a):
             return hashlib.sha256(a.tobytes()).hexdigest()

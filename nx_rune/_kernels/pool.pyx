@@ -43,14 +43,19 @@ cdef extern from *:
     typedef struct {
         pthread_mutex_t mu;
         pthread_cond_t work;          /* a job has spans left to claim */
-        pthread_cond_t done;          /* the job's last claimed span finished */
+        pthread_cond_t done;          /* the job's last span finished */
         int workers;                  /* threads started (never stopped) */
         /* the job: spans [k * step, min((k + 1) * step, n)) for k in [0, count) */
         nx_pool_span_fn fn;
         const void *ctx;
         Py_ssize_t n, step, count;
-        Py_ssize_t next;              /* next span to claim */
-        Py_ssize_t running;           /* claimed spans not finished yet */
+        /* The claim word: (job generation << 32) | next span to claim.  Spans are claimed by
+           a compare-and-swap on it, without the lock, by the caller and by each worker that
+           took a seat; a worker that saw an earlier job's generation cannot claim from a
+           later job, so a thread the scheduler held up anywhere holds at most the one span
+           it claimed, and the others claim the rest. */
+        uint64_t claim;
+        Py_ssize_t finished;          /* spans of the job finished (atomic) */
         Py_ssize_t seats;             /* workers that may still join the job: the thread count
                                          of the call less its own thread (workers started by an
                                          earlier, larger count must stay out) */
@@ -63,6 +68,7 @@ cdef extern from *:
        threads' last spans, usually come within that time, and waking a sleeping thread costs
        tens of microseconds (more on a virtual machine whose idle CPU the host descheduled). */
     #define NX_POOL_SPIN_NS 200000L
+    #define NX_POOL_MAX_COUNT ((Py_ssize_t)0x7FFFFFFF)
 
     static long nx_pool_now_ns(void) {
         struct timespec ts;
@@ -99,22 +105,35 @@ cdef extern from *:
 
     /* Whether a worker may join the posted job: spans are left and a seat is free (mu held). */
     static int nx_pool_open(nx_pool_state *p) {
-        return p->next < p->count && p->seats > 0;
+        uint64_t c = __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE);
+        return p->seats > 0 && (c >> 32) == (uint32_t)p->gen
+               && (Py_ssize_t)(c & 0xFFFFFFFFu) < p->count;
     }
 
-    /* Claim and run spans until none is left; called and returns with mu held. */
-    static void nx_pool_claim_spans(nx_pool_state *p) {
-        while (p->next < p->count) {
-            Py_ssize_t k = p->next++;
-            Py_ssize_t lo = k * p->step, hi = lo + p->step < p->n ? lo + p->step : p->n;
-            nx_pool_span_fn fn = p->fn;
-            const void *ctx = p->ctx;
-            p->running++;
-            pthread_mutex_unlock(&p->mu);
+    /* Claim and run spans of job `gen` (whose fn, ctx, n, step, count the arguments are) until
+       none is left; called without mu.  The thread that finishes the job's last span wakes the
+       caller if it sleeps. */
+    static void nx_pool_claim_spans(nx_pool_state *p, uint32_t gen, nx_pool_span_fn fn,
+                                    const void *ctx, Py_ssize_t n, Py_ssize_t step,
+                                    Py_ssize_t count) {
+        uint64_t c = __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE);
+        for (;;) {
+            Py_ssize_t k, lo, hi;
+            if ((uint32_t)(c >> 32) != gen || (Py_ssize_t)(c & 0xFFFFFFFFu) >= count)
+                return;
+            if (!__atomic_compare_exchange_n(&p->claim, &c, c + 1, 1, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+                continue;             /* c now holds the current word */
+            k = (Py_ssize_t)(c & 0xFFFFFFFFu);
+            lo = k * step;
+            hi = lo + step < n ? lo + step : n;
             fn(ctx, lo, hi);
-            pthread_mutex_lock(&p->mu);
-            if (--p->running == 0 && p->next >= p->count)
+            if (__atomic_add_fetch(&p->finished, 1, __ATOMIC_ACQ_REL) == count) {
+                pthread_mutex_lock(&p->mu);
                 pthread_cond_broadcast(&p->done);
+                pthread_mutex_unlock(&p->mu);
+            }
+            c = __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE);
         }
     }
 
@@ -129,6 +148,10 @@ cdef extern from *:
         pthread_sigmask(SIG_BLOCK, &block, NULL);
         pthread_mutex_lock(&p->mu);
         for (;;) {
+            nx_pool_span_fn fn;
+            const void *ctx;
+            Py_ssize_t n, step, count;
+            uint32_t gen;
             if (!nx_pool_open(p)) {
                 unsigned long seen = p->gen;
                 pthread_mutex_unlock(&p->mu);
@@ -139,7 +162,11 @@ cdef extern from *:
                 pthread_cond_wait(&p->work, &p->mu);
             p->seats--;               /* this worker's seat in this job */
             p->joined++;
-            nx_pool_claim_spans(p);
+            fn = p->fn; ctx = p->ctx; n = p->n; step = p->step; count = p->count;
+            gen = (uint32_t)p->gen;
+            pthread_mutex_unlock(&p->mu);
+            nx_pool_claim_spans(p, gen, fn, ctx, n, step, count);
+            pthread_mutex_lock(&p->mu);
         }
         return NULL;
     }
@@ -162,8 +189,9 @@ cdef extern from *:
                 return 0;
             }
             p->workers = 0;
-            p->next = p->count = p->running = p->seats = p->joined = 0;
+            p->count = p->finished = p->seats = p->joined = 0;
             p->gen = 0;
+            p->claim = 0;
             nx_pool_pid = pid;
             nx_pool_busy = 0;
         }
@@ -179,13 +207,25 @@ cdef extern from *:
     }
 
     /* The owner's run (without the GIL): fn over the `count` spans of [0, n), on up to
-       min(count, threads) - 1 workers and this thread (spans are claimed one at a time, so a
-       thread held up by the scheduler leaves its share to the others); returns when every
-       span is done.  Only that many workers take a seat in the job, however many an earlier
-       call started. */
+       min(count, threads) - 1 workers and this thread.  Every thread claims spans one at a
+       time until none is left (no fixed share per thread), so a thread the scheduler holds up
+       delays the job by at most the one span it holds, and this thread runs spans for as long
+       as any is left: it sleeps only once all are claimed.  Returns when every span is done.
+       Only that many workers take a seat in the job, however many an earlier call started. */
     static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
                                Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
         nx_pool_state *p = &nx_pool_the_pool;
+        uint32_t gen;
+        if (count > NX_POOL_MAX_COUNT) {
+            /* more spans than the claim word counts: this thread runs them in order */
+            Py_ssize_t k, lo, hi;
+            for (k = 0; k < count; k++) {
+                lo = k * step;
+                hi = lo + step < n ? lo + step : n;
+                fn(ctx, lo, hi);
+            }
+            return;
+        }
         pthread_mutex_lock(&p->mu);
         if (threads > count)
             threads = count;
@@ -208,25 +248,28 @@ cdef extern from *:
         p->ctx = ctx;
         p->n = n;
         p->step = step;
-        p->running = 0;
-        p->next = 0;
-        p->seats = threads - 1;
         p->count = count;
+        p->seats = threads - 1;
+        __atomic_store_n(&p->finished, 0, __ATOMIC_RELAXED);
+        gen = (uint32_t)(p->gen + 1);
+        __atomic_store_n(&p->claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
         __atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
-        pthread_cond_broadcast(&p->work);
-        nx_pool_claim_spans(p);
-        if (p->running > 0) {
+        if (threads > 1)
+            pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        nx_pool_claim_spans(p, gen, fn, ctx, n, step, count);
+        if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count) {
             /* the workers' last spans: spin for them before sleeping */
             long start = nx_pool_now_ns();
-            while (p->running > 0 && nx_pool_now_ns() - start < NX_POOL_SPIN_NS) {
+            while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count
+                   && nx_pool_now_ns() - start < NX_POOL_SPIN_NS) {
                 int i;
-                pthread_mutex_unlock(&p->mu);
                 for (i = 0; i < 64; i++)
                     nx_pool_relax();
-                pthread_mutex_lock(&p->mu);
             }
         }
-        while (p->running > 0)
+        pthread_mutex_lock(&p->mu);
+        while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count)
             pthread_cond_wait(&p->done, &p->mu);
         p->fn = NULL;
         p->ctx = NULL;
@@ -251,8 +294,44 @@ cdef extern from *:
             nanosleep(&ts, NULL);
         }
     }
+
+    /* The stall probe's span: ctx = {caller thread, stall us, the stalled flag, ids, span us};
+       every span sleeps `span us`, and the first span a worker (not the caller) claims sleeps
+       `stall us` more (a core the scheduler gave to another process); each records its
+       thread. */
+    static void nx_pool_stall_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) {
+        const unsigned long long *c = (const unsigned long long *)ctx;
+        unsigned long long self = (unsigned long long)(uintptr_t)pthread_self();
+        unsigned long long *flag = (unsigned long long *)(uintptr_t)c[2];
+        unsigned long long *ids = (unsigned long long *)(uintptr_t)c[3];
+        Py_ssize_t k;
+        if (self != c[0] && __atomic_fetch_add(flag, 1, __ATOMIC_ACQ_REL) == 0) {
+            struct timespec ts;
+            ts.tv_sec = (time_t)(c[1] / 1000000ULL);
+            ts.tv_nsec = (long)(c[1] % 1000000ULL) * 1000L;
+            nanosleep(&ts, NULL);
+        }
+        for (k = lo; k < hi; k++) {
+            struct timespec ts;
+            ts.tv_sec = (time_t)(c[4] / 1000000ULL);
+            ts.tv_nsec = (long)(c[4] % 1000000ULL) * 1000L;
+            nanosleep(&ts, NULL);
+            ids[k] = self;
+        }
+    }
+    static unsigned long long nx_pool_self(void) {
+        return (unsigned long long)(uintptr_t)pthread_self();
+    }
     #else
     #define NX_POOL_HAVE_THREADS 0
+    static void nx_pool_stall_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) {
+        const unsigned long long *c = (const unsigned long long *)ctx;
+        unsigned long long *ids = (unsigned long long *)(uintptr_t)c[3];
+        Py_ssize_t k;
+        for (k = lo; k < hi; k++)
+            ids[k] = c[0];
+    }
+    static unsigned long long nx_pool_self(void) { return 1; }
     static int nx_pool_acquire(void) { return 0; }
     static void nx_pool_release(void) {}
     static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
@@ -282,6 +361,8 @@ cdef extern from *:
                         Py_ssize_t count, Py_ssize_t threads) noexcept nogil
     int NX_POOL_HAVE_THREADS
     void nx_pool_probe_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    void nx_pool_stall_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    unsigned long long nx_pool_self() noexcept nogil
 
 
 cdef int pool_acquire() noexcept:
@@ -376,3 +457,27 @@ def _probe_threads(Py_ssize_t spans, threads=None, Py_ssize_t sleep_us=1000):
     ctx[1] = <unsigned long long><size_t>&view[0]
     run_spans(<span_fn>nx_pool_probe_span, <const void*>ctx, spans, 1, spans, nt)
     return len(set(ids.tolist()))
+
+
+def _probe_stall(Py_ssize_t spans, threads=None, Py_ssize_t stall_us=50000,
+                 Py_ssize_t span_us=1000):
+    """Test hook: ``spans`` one-item spans run as the kernels run theirs, each sleeping
+    ``span_us`` microseconds, the first one a worker claims ``stall_us`` more (a core held up
+    by the scheduler);
+    returns the number of spans the calling thread ran (the others can take over every span
+    but the held-up one)."""
+    cdef Py_ssize_t nt = _num_threads if threads is None else threads
+    if spans < 1 or nt < 1 or not 0 <= stall_us <= 1000000 or not 0 <= span_us <= 100000:
+        raise ValueError(f"spans, threads: must be >= 1, stall_us in [0, 1000000], span_us in "
+                         f"[0, 100000]; got {spans}, {threads}, {stall_us}, {span_us}")
+    ids = np.zeros(spans, np.uint64)
+    cdef unsigned long long flag = 0
+    cdef unsigned long long ctx[5]
+    cdef unsigned long long[::1] view = ids
+    ctx[0] = nx_pool_self()
+    ctx[1] = <unsigned long long>stall_us
+    ctx[2] = <unsigned long long><size_t>&flag
+    ctx[3] = <unsigned long long><size_t>&view[0]
+    ctx[4] = <unsigned long long>span_us
+    run_spans(<span_fn>nx_pool_stall_span, <const void*>ctx, spans, 1, spans, nt)
+    return int((ids == ctx[0]).sum())

@@ -6,13 +6,17 @@ a unit-stride inner axis becomes a memcpy per row, and when the destination's in
 source's long-stride axis (a transpose) the copy is done in square tiles that stay in cache.
 The loops run without the GIL.  ``materialize`` builds a fresh contiguous Buffer from a View,
 masks and fill included.  ``copy_strided`` checks every block against its buffer (O(ndim))
-before copying, so a bad view raises ValueError instead of reading out of bounds.
+before copying, so a bad view raises ValueError instead of reading out of bounds.  Large
+copies between distinct buffers run on the kernels' thread pool (pool.pyx), cut along one
+axis into spans that the threads claim one at a time; every item is copied once, by one
+span, so the result does not depend on the thread count.
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from nx_rune._kernels._types cimport item16_t
 from nx_rune._kernels.buffer cimport Buffer
+from nx_rune._kernels.pool cimport num_threads, pool_has_threads, run_spans
 
 import numpy as np
 
@@ -416,9 +420,92 @@ def copy_strided(Buffer src, Py_ssize_t src_offset, shape, src_strides,
         c_ds[k] *= isz
     cdef const char* s = src.data + src_offset * isz
     cdef char* d = dst.data + dst_offset * isz
+    cdef Py_ssize_t total = 1
     with nogil:
         nd = _coalesce(nd, c_shape, c_ss, c_ds)
+    for k in range(nd):
+        total *= c_shape[k]
+    if (total * isz >= THREADED_BYTES and num_threads() > 1 and pool_has_threads()
+            and _disjoint(src, dst)):
+        if _copy_threaded(s, d, nd, c_shape, c_ss, c_ds, isz):
+            return
+    with nogil:
         _copy_nd(s, d, nd, c_shape, c_ss, c_ds, isz)
+
+
+# A copy of at least this many bytes runs on the pool.  Measured on 2 cores (4096 x 4096 f32
+# transposed into a preallocated buffer, 1 -> 2 threads: see benchmarks/bench_threads.py);
+# below ~1 MiB the source and destination stay in the caches and a wake-up costs about as
+# much as the copy saves.  A Python global so that the tests can lower it.
+THREADED_BYTES = 1 << 20
+
+cdef enum:
+    COPY_SPANS_PER_THREAD = 4     # several each: a core the scheduler holds up costs one span
+
+
+ctypedef struct CopyJob:
+    const char* s
+    char* d
+    int nd
+    int split
+    Py_ssize_t isz
+    Py_ssize_t shape[MAX_NDIM]
+    Py_ssize_t ss[MAX_NDIM]
+    Py_ssize_t ds[MAX_NDIM]
+
+
+cdef void _copy_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Items lo..hi-1 along the job's split axis (all of every other axis)."""
+    cdef const CopyJob* j = <const CopyJob*>ctx
+    cdef Py_ssize_t shape[MAX_NDIM]
+    memcpy(shape, j.shape, j.nd * sizeof(Py_ssize_t))
+    shape[j.split] = hi - lo
+    _copy_nd(j.s + lo * j.ss[j.split], j.d + lo * j.ds[j.split], j.nd, shape, j.ss, j.ds,
+             j.isz)
+
+
+cdef bint _disjoint(Buffer a, Buffer b) noexcept:
+    """Whether the two buffers' bytes do not overlap: only then may spans run in any order
+    (an overlapping copy keeps the one-thread order it always had)."""
+    cdef const char* a0 = a.data
+    cdef const char* b0 = b.data
+    return a0 + a.size * a.itemsize <= b0 or b0 + b.size * b.itemsize <= a0
+
+
+cdef bint _copy_threaded(const char* s, char* d, int nd, const Py_ssize_t* shape,
+                         const Py_ssize_t* ss, const Py_ssize_t* ds, Py_ssize_t isz) noexcept:
+    """The copy cut along one axis on the pool; False (nothing copied) when no axis has an
+    item for each thread.  The axis: the outermost with four items a span, so that each span
+    is a few long runs of memory (a transpose's rows of the destination), else the longest."""
+    cdef Py_ssize_t threads = num_threads(), spans, step, size
+    cdef int k, split = -1
+    cdef CopyJob job
+    for k in range(nd):
+        if shape[k] >= 4 * COPY_SPANS_PER_THREAD * threads:
+            split = k
+            break
+    if split < 0:
+        for k in range(nd):
+            if shape[k] >= threads and (split < 0 or shape[k] > shape[split]):
+                split = k
+    if split < 0:
+        return False
+    size = shape[split]
+    spans = min(threads * COPY_SPANS_PER_THREAD, size)
+    step = (size + spans - 1) // spans
+    if step > 16:
+        step = (step + 15) // 16 * 16   # whole cache lines of a unit-stride side per span
+    job.s = s
+    job.d = d
+    job.nd = nd
+    job.split = split
+    job.isz = isz
+    for k in range(nd):
+        job.shape[k] = shape[k]
+        job.ss[k] = ss[k]
+        job.ds[k] = ds[k]
+    run_spans(_copy_span, &job, size, step, (size + step - 1) // step, threads)
+    return True
 
 
 def fill(Buffer dst, value):

@@ -11,10 +11,8 @@ cimport numpy as cnp
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from nx_rune._kernels.pool cimport num_threads as _pool_threads
-from nx_rune._kernels.pool cimport pool_acquire as nx_tf_pool_acquire
 from nx_rune._kernels.pool cimport pool_has_threads
-from nx_rune._kernels.pool cimport pool_release as nx_tf_pool_release
-from nx_rune._kernels.pool cimport pool_run as nx_tf_pool_run
+from nx_rune._kernels.pool cimport run_spans as nx_tf_run_spans
 from nx_rune._kernels.pool cimport span_fn as nx_tf_span_fn
 from nx_rune._kernels.pool import get_num_threads, set_num_threads  # noqa: F401
 
@@ -202,30 +200,37 @@ cdef void threefry_iota(uint32_t k0, uint32_t k1, uint64_t start, Py_ssize_t n,
 
 
 # ---------------------------------------------------------------------------------------------
-# Threads: large inputs are cut into one contiguous span per core, each hashed without the GIL
-# on the kernels' pool (nx_rune/_kernels/pool.pyx: how it waits, signals, fork).
+# Threads: large inputs are cut into a few contiguous spans per core, each hashed without the
+# GIL on the kernels' pool, whose threads claim them one at a time (nx_rune/_kernels/pool.pyx:
+# how it waits, signals, fork).  Several spans per thread let the other threads take over the
+# share of a core the scheduler gives to another process.  Every lane's value depends only on
+# its counter, and the span bounds are multiples of CHUNK, so any plan gives the same bits.
 # ---------------------------------------------------------------------------------------------
 
 
 cdef enum:
     MIN_LANES_PER_THREAD = 1 << 16   # below this, waking a thread costs more than it saves
     MAX_THREADS = 1024
+    SPANS_PER_THREAD = 4
+    MIN_LANES_PER_SPAN = 1 << 14     # a claim costs well under a microsecond: ~1% of a span
 
 
-cdef (Py_ssize_t, Py_ssize_t) _plan(Py_ssize_t n, Py_ssize_t threads):
-    """(step, count): [0, n) cut into ``count`` spans of ``step`` lanes (the last one ragged),
-    at most ``threads`` of them, each a multiple of CHUNK lanes long."""
+cdef (Py_ssize_t, Py_ssize_t, Py_ssize_t) _plan(Py_ssize_t n, Py_ssize_t threads):
+    """(step, count, t): [0, n) cut into ``count`` spans of ``step`` lanes (the last one
+    ragged), each a multiple of CHUNK lanes long, for ``t`` threads: about SPANS_PER_THREAD
+    spans a thread while a span keeps MIN_LANES_PER_SPAN lanes."""
     cdef Py_ssize_t t = min(threads, n // MIN_LANES_PER_THREAD, <Py_ssize_t>MAX_THREADS)
     if t <= 1 or not pool_has_threads():
-        return n, 1
-    cdef Py_ssize_t step = (n + t - 1) // t
+        return n, 1, 1
+    cdef Py_ssize_t spans = max(t, min(t * SPANS_PER_THREAD, n // MIN_LANES_PER_SPAN))
+    cdef Py_ssize_t step = (n + spans - 1) // spans
     step = (step + CHUNK - 1) // CHUNK * CHUNK
-    return step, (n + step - 1) // step
+    return step, (n + step - 1) // step, t
 
 
 def _span_plan(Py_ssize_t n, Py_ssize_t threads):
     """The spans ``[(lo, hi), ...]`` a call over [0, n) uses with ``threads`` threads."""
-    step, count = _plan(n, threads)
+    step, count, _ = _plan(n, threads)
     return [(k * step, min((k + 1) * step, n)) for k in range(count)]
 
 
@@ -261,15 +266,9 @@ cdef void _iota_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
 cdef void _run(nx_tf_span_fn fn, const void* job, Py_ssize_t n) noexcept:
     """``fn(job, lo, hi)`` over [0, n), without the GIL, on up to ``get_num_threads()`` threads;
     returns when every span is done.  The caller keeps the arrays behind ``job`` alive."""
-    cdef Py_ssize_t step, count
-    step, count = _plan(n, _pool_threads())
-    if count > 1 and nx_tf_pool_acquire():
-        with nogil:
-            nx_tf_pool_run(fn, job, n, step, count)
-        nx_tf_pool_release()
-    else:
-        with nogil:
-            fn(job, 0, n)
+    cdef Py_ssize_t step, count, t
+    step, count, t = _plan(n, _pool_threads())
+    nx_tf_run_spans(fn, job, n, step, count, t)
 
 
 # ---------------------------------------------------------------------------------------------
