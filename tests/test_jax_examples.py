@@ -1,3 +1,5 @@
+# ruff: noqa: I001, B008
+# (the programs keep JAX's lines as JAX writes them: its import order, a default argument)
 """JAX's own example programs, moved to nx_rune by renaming their imports, against JAX's numbers.
 
 Each ``*_program`` function below is the body of one program from the JAX repository's
