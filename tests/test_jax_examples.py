@@ -571,6 +571,306 @@ def differentially_private_sgd_program(dpsgd=True, num_steps=3):
     return out
 
 
+# -- the JAX docs' idioms (quickstart, "JAX 101", the sharp bits) ----------------------------
+
+def num(x):
+    """An array's values as nested lists of Python floats (and its dtype beside, as a string)."""
+    return {"dtype": str(np.asarray(x).dtype), "values": np.asarray(x, np.float64).tolist()}
+
+
+def idiom_numpy_and_updates():
+    import nx_rune.numpy as jnp
+
+    x = jnp.arange(10)
+    y = jnp.arange(12.0).reshape(3, 4)
+    out = {
+        "arange_div": num(x / 2),
+        "linspace": num(jnp.linspace(0., 1., 5)),
+        "dot": num(jnp.dot(y, y.T)),
+        "matmul_T": num(y.T @ y[:, :2]),
+        "einsum": num(jnp.einsum("ij,kj->ik", y, y)),
+        "where": num(jnp.where(y > 5, y, -y)),
+        "norm": num(jnp.linalg.norm(y, axis=1)),
+        "cumsum": num(jnp.cumsum(x)),
+        "concat": num(jnp.concatenate([x, x[::-1]])),
+        "stack_mean": num(jnp.stack([y, 2 * y]).mean(axis=(0, 2))),
+        "clip": num(jnp.clip(y, 2, 7)),
+        "int_mean": num(jnp.mean(x)),
+        # JAX's arrays are immutable: the functional index update
+        "at_set": num(y.at[1, :].set(0.)),
+        "at_add": num(x.at[2:5].add(10)),
+        "at_mul": num(y.at[0, 0].mul(-3.)),
+        "at_min": num(x.at[jnp.array([1, 1, 3])].min(-1)),
+        "at_get": num(x.at[jnp.array([0, 9])].get()),
+    }
+    return out
+
+
+def idiom_jit_static_argnums():
+    from functools import partial
+
+    import nx_rune
+    import nx_rune.numpy as jnp
+    from nx_rune import jit
+
+    def selu(x, alpha=1.67, lmbda=1.05):
+      return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+    selu_jit = jit(selu)
+    x = jnp.arange(-2.0, 2.0, 0.5)
+
+    @partial(jit, static_argnums=(1,))
+    def power(x, n):
+      y = jnp.ones_like(x)
+      for _ in range(n):
+        y = y * x
+      return y
+
+    @jit(static_argnames=["mode"])
+    def g(x, mode):
+      if mode == "double":
+        return 2 * x
+      return x - 1
+
+    def f(x, neg):
+      return -x if neg else x
+    f_jit = jit(f, static_argnums=1)
+
+    return {"selu": num(selu_jit(x).block_until_ready()),
+            "selu_eager": num(selu(x)),
+            "power3": num(power(x, 3)), "power2": num(power(x, 2)),
+            "g_double": num(g(x, mode="double")), "g_other": num(g(x, mode="other")),
+            "f_neg": num(f_jit(x, True)),
+            # (a float32 array: nx_rune keeps a float64 NumPy array float64, see above)
+            "device_put": num(nx_rune.device_put(np.arange(3.0, dtype=np.float32)) * 2)}
+
+
+def idiom_grad_value_and_grad():
+    import nx_rune
+    import nx_rune.numpy as jnp
+    from nx_rune import grad, value_and_grad
+
+    def loss(params, x, y):
+      w, b = params
+      pred = jnp.dot(x, w) + b
+      err = pred - y
+      return jnp.mean(err ** 2), {"max_err": jnp.max(jnp.abs(err))}
+
+    x = jnp.array([[1., 2.], [3., 4.], [5., 6.]])
+    y = jnp.array([1., 0., -1.])
+    params = (jnp.array([0.5, -0.25]), 0.1)
+    (val, aux), grads = value_and_grad(loss, has_aux=True)(params, x, y)
+    g_only, aux2 = grad(loss, has_aux=True)(params, x, y)
+    dx = grad(lambda x, y: loss(params, x, y)[0], argnums=(0, 1))(x, y)
+    tanh_d2 = grad(grad(jnp.tanh))(2.0)
+    sum_logistic = lambda x: jnp.sum(1.0 / (1.0 + jnp.exp(-x)))
+    return {"val": num(val), "max_err": num(aux["max_err"]),
+            "grad_w": num(grads[0]), "grad_b": num(grads[1]),
+            "grad_only_w": num(g_only[0]), "aux2": num(aux2["max_err"]),
+            "dx": num(dx[0]), "dy": num(dx[1]), "tanh_d2": num(tanh_d2),
+            "logistic": num(grad(sum_logistic)(jnp.arange(3.))),
+            "jacfwd": num(nx_rune.jacfwd(jnp.sin)(jnp.arange(3.))),
+            "jacrev": num(nx_rune.jacrev(lambda v: v * jnp.sum(v))(jnp.arange(3.))),
+            "hessian": num(nx_rune.hessian(lambda v: jnp.sum(v ** 3))(jnp.arange(3.))),
+            "jvp": [num(t) for t in nx_rune.jvp(jnp.sin, (1.0,), (2.0,))],
+            "vjp": num(nx_rune.vjp(jnp.sin, jnp.arange(3.))[1](jnp.ones(3))[0]),
+            "stop_gradient": num(grad(lambda v: v * nx_rune.lax.stop_gradient(v))(3.0))}
+
+
+def idiom_vmap_axes():
+    import nx_rune.numpy as jnp
+    from nx_rune import vmap
+
+    mat = jnp.arange(12.0).reshape(3, 4)
+    batched_x = jnp.arange(20.0).reshape(5, 4)
+
+    def apply_matrix(v):
+      return jnp.dot(mat, v)
+
+    def matvec(m, v):
+      return m @ v
+
+    ms = jnp.arange(24.0).reshape(2, 3, 4)
+    return {"in_axes0": num(vmap(apply_matrix)(batched_x)),
+            "in_axes_none": num(vmap(matvec, in_axes=(None, 0))(mat, batched_x)),
+            "out_axes1": num(vmap(matvec, in_axes=(None, 0), out_axes=1)(mat, batched_x)),
+            "in_axes1": num(vmap(matvec, in_axes=(0, 1))(ms, jnp.ones((4, 2)))),
+            "dict_axes": num(vmap(lambda d: d["a"] * d["b"], in_axes=({"a": 0, "b": None},))(
+                {"a": jnp.arange(3.), "b": 2.0})),
+            "nested": num(vmap(vmap(lambda a, b: a * b, (0, None)), (None, 0))(
+                jnp.arange(3.), jnp.arange(2.)))}
+
+
+def idiom_random_keys():
+    from nx_rune import random
+
+    key = random.key(0)
+    draws = []
+    for _ in range(3):
+      key, subkey = random.split(key)
+      draws.append(random.normal(subkey, (2,)))
+    old = random.PRNGKey(42)
+    k1, k2, k3 = random.split(old, 3)
+    return {"draws": [num(d) for d in draws],
+            "uniform": num(random.uniform(k1, (3,), minval=-1., maxval=2.)),
+            "normal_2d": num(random.normal(k2, (2, 2))),
+            "bits": num(random.bits(k3, (3,))),
+            "fold_in": num(random.normal(random.fold_in(k1, 7), ())),
+            "randint": num(random.randint(k2, (4,), 0, 10)),
+            "bernoulli": num(random.bernoulli(k3, 0.3, (6,))),
+            "permutation": num(random.permutation(k1, 6)),
+            "choice": num(random.choice(k2, 5, (3,), replace=False)),
+            "categorical": num(random.categorical(k3, jnp_log([0.1, 0.2, 0.7]), shape=(5,))),
+            "truncated_normal": num(random.truncated_normal(k1, -1., 1., (3,))),
+            "key_data": num(random.key_data(key))}
+
+
+def jnp_log(p):
+    return np.log(np.asarray(p, np.float32))
+
+
+def idiom_scan_rnn():
+    import nx_rune.numpy as jnp
+    from nx_rune import grad, jit, lax, random
+
+    k1, k2, k3 = random.split(random.key(0), 3)
+    W = random.normal(k1, (4, 4)) * 0.5
+    U = random.normal(k2, (4, 3)) * 0.5
+    b = jnp.zeros(4)
+    xs = random.normal(k3, (6, 3))
+
+    def rnn_step(params, h, x):
+      W, U, b = params
+      h = jnp.tanh(W @ h + U @ x + b)
+      return h, h
+
+    def run(params, xs):
+      h0 = jnp.zeros(4)
+      h, hs = lax.scan(lambda h, x: rnn_step(params, h, x), h0, xs)
+      return jnp.sum(hs ** 2), h
+
+    def loss(params):
+      return run(params, xs)[0]
+
+    total, h = jit(run)((W, U, b), xs)
+    gW, gU, gb = grad(loss)((W, U, b))
+    csum = lax.scan(lambda c, x: (c + x, c), 0., jnp.arange(5.))
+    rev = lax.scan(lambda c, x: (c * 2 + x, c), 0., jnp.arange(4.), reverse=True)
+    fl = lax.fori_loop(0, 10, lambda i, v: v + i, 0.0)
+    wl = lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 1.5), (0, 1.0))
+    cnd = lax.cond(total > 1., lambda x: x * 2, lambda x: -x, total)
+    return {"total": num(total), "h": num(h), "gW": num(gW), "gU": num(gU), "gb": num(gb),
+            "csum": [num(c) for c in csum], "rev": [num(c) for c in rev], "fori": num(fl),
+            "while": [num(c) for c in wl], "cond": num(cnd)}
+
+
+def idiom_pytrees_and_sgd():
+    import nx_rune
+    import nx_rune.numpy as jnp
+    from nx_rune import grad, jit, random, tree_util
+
+    def init_mlp_params(layer_widths, key):
+      params = []
+      for n_in, n_out in zip(layer_widths[:-1], layer_widths[1:]):
+        key, wkey = random.split(key)
+        params.append(
+            dict(weights=random.normal(wkey, (n_in, n_out)) * jnp.sqrt(2 / n_in),
+                 biases=jnp.ones(shape=(n_out,))))
+      return params
+
+    params = init_mlp_params([1, 16, 16, 1], random.key(0))
+    shapes = tree_util.tree_map(lambda x: x.shape, params)
+
+    def forward(params, x):
+      *hidden, last = params
+      for layer in hidden:
+        x = nx_rune.nn.relu(x @ layer["weights"] + layer["biases"])
+      return x @ last["weights"] + last["biases"]
+
+    def loss_fn(params, x, y):
+      return jnp.mean((forward(params, x) - y) ** 2)
+
+    LEARNING_RATE = 0.0001
+
+    @jit
+    def update(params, x, y):
+      grads = grad(loss_fn)(params, x, y)
+      return tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grads)
+
+    xs = np.linspace(-1, 1, 32, dtype=np.float32).reshape(32, 1)
+    ys = xs ** 2
+    losses = []
+    for _ in range(5):
+      params = update(params, xs, ys)
+      losses.append(loss_fn(params, xs, ys))
+    leaves, treedef = tree_util.tree_flatten(params)
+    return {"shapes": str(shapes), "losses": [num(v) for v in losses],
+            "n_leaves": len(tree_util.tree_leaves(params)),
+            "num_nodes": treedef.num_leaves,
+            "tree_sum": num(sum(nx_rune.tree.leaves(nx_rune.tree.map(jnp.sum, params)))),
+            "first_bias": num(params[0]["biases"][:4])}
+
+
+def idiom_nn_functions():
+    import nx_rune.numpy as jnp
+    from nx_rune import nn, random
+
+    x = jnp.linspace(-3., 3., 7)
+    logits = jnp.array([[1., 2., 3.], [0., -1., 5.]])
+    init = nn.initializers.glorot_normal()
+    return {"relu": num(nn.relu(x)), "gelu": num(nn.gelu(x)),
+            "gelu_exact": num(nn.gelu(x, approximate=False)), "silu": num(nn.silu(x)),
+            "sigmoid": num(nn.sigmoid(x)), "softplus": num(nn.softplus(x)),
+            "elu": num(nn.elu(x)), "leaky_relu": num(nn.leaky_relu(x, 0.1)),
+            "log_sigmoid": num(nn.log_sigmoid(x)),
+            "softmax": num(nn.softmax(logits)), "log_softmax": num(nn.log_softmax(logits)),
+            "logsumexp": num(nn.logsumexp(logits, axis=1)),
+            "one_hot": num(nn.one_hot(jnp.array([0, 2, 1]), 3)),
+            "standardize": num(nn.standardize(logits, axis=-1)),
+            "glorot": num(init(random.key(0), (3, 2))),
+            "he_uniform": num(nn.initializers.he_uniform()(random.key(1), (2, 3)))}
+
+
+def idiom_custom_derivatives():
+    import nx_rune
+    import nx_rune.numpy as jnp
+    from nx_rune import custom_jvp, custom_vjp, grad
+
+    @custom_jvp
+    def log1pexp(x):
+      return jnp.log(1. + jnp.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+      x, = primals
+      x_dot, = tangents
+      ans = log1pexp(x)
+      ans_dot = (1 - 1 / (1 + jnp.exp(x))) * x_dot
+      return ans, ans_dot
+
+    @custom_vjp
+    def clip_gradient(lo, hi, x):
+      return x  # identity function
+
+    def clip_gradient_fwd(lo, hi, x):
+      return x, (lo, hi)  # save bounds as residuals
+
+    def clip_gradient_bwd(res, g):
+      lo, hi = res
+      return (None, None, jnp.clip(g, lo, hi))  # use None to indicate zero cotangents
+
+    clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+
+    @nx_rune.checkpoint
+    def g(x):
+      return jnp.sin(jnp.sin(x))
+
+    return {"log1pexp_100": num(grad(log1pexp)(100.)),
+            "log1pexp_vals": num(nx_rune.vmap(grad(log1pexp))(jnp.array([0., 1., 2.]))),
+            "clip": num(grad(lambda x: clip_gradient(-0.75, 0.75, 3 * x))(2.)),
+            "checkpoint": num(grad(g)(1.5))}
+
+
 PROGRAMS = {
     "mnist_classifier_fromscratch": mnist_classifier_fromscratch_program,
     "mnist_classifier": mnist_classifier_program,
@@ -578,6 +878,15 @@ PROGRAMS = {
     "mnist_vae": mnist_vae_program,
     "differentially_private_sgd": lambda: differentially_private_sgd_program(dpsgd=True),
     "differentially_private_sgd_nondp": lambda: differentially_private_sgd_program(dpsgd=False),
+    "idiom_numpy_and_updates": idiom_numpy_and_updates,
+    "idiom_jit_static_argnums": idiom_jit_static_argnums,
+    "idiom_grad_value_and_grad": idiom_grad_value_and_grad,
+    "idiom_vmap_axes": idiom_vmap_axes,
+    "idiom_random_keys": idiom_random_keys,
+    "idiom_scan_rnn": idiom_scan_rnn,
+    "idiom_pytrees_and_sgd": idiom_pytrees_and_sgd,
+    "idiom_nn_functions": idiom_nn_functions,
+    "idiom_custom_derivatives": idiom_custom_derivatives,
 }
 
 
