@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure",
            "tree_map", "tree_reduce", "tree_all", "register_pytree_node",
-           "register_pytree_node_class", "flatten_one_level", "treedef_children"]
+           "register_pytree_node_class", "flatten_one_level", "treedef_children", "Partial"]
 
 _NoneType = type(None)
 
@@ -435,6 +435,37 @@ def _node_name(t):
 def _short(x):
     s = repr(x)
     return s if len(s) <= 120 else s[:117] + "..."
+
+
+# -- Partial: a partial function that is a pytree ----------------------------------------------
+
+class Partial(functools.partial):
+    """JAX's ``jax.tree_util.Partial``: ``functools.partial`` that is a pytree, whose bound
+    arguments are its leaves and its function the static part, so that it can be passed to and
+    returned from transformed functions (``jit``, ``vmap``, ``grad``): ``Partial(f, x)(y)`` is
+    ``f(x, y)``.  A Partial of a Partial (or of a functools.partial) keeps the inner one's
+    arguments as leaves too."""
+
+    def __new__(cls, func, *args, **kw):
+        if not callable(func):
+            raise TypeError(f"Partial: func must be callable, got {type(func).__name__}")
+        if isinstance(func, functools.partial):
+            # one level: the inner partial's arguments first, leaves like the outer's
+            args = func.args + args
+            kw = {**func.keywords, **kw}
+            func = func.func
+        return super().__new__(cls, func, *args, **kw)
+
+
+def _unflatten_partial(func, children):
+    args, keywords = children
+    return Partial(func, *args, **keywords)
+
+
+# a node kind of the module's own (as tuple's), not a user registration: nx.distributed does
+# not ship it to its workers, whose nx_rune has it already
+_registry[Partial] = _NodeKind(lambda p: ((p.args, p.keywords), p.func), _unflatten_partial,
+                               False)
 
 
 def __dir__():

@@ -268,3 +268,15 @@ def test_scipy_stats_submodule_imports():
     x, m, c = np.array([0.2, -0.1]), np.zeros(2), np.array([[1.0, 0.2], [0.2, 2.0]])
     np.testing.assert_allclose(mvn.logpdf(nx.asarray(x, nx.float64), m, c),
                                scipy.stats.multivariate_normal(m, c).logpdf(x), rtol=1e-6)
+
+
+def test_einsum_accepts_the_optimize_keyword():
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s) for s in ((2, 3), (3, 4), (4, 5)))
+    want = np.einsum("ij,jk,kl->il", a, b, c)
+    for optimize in (False, True, "greedy", "optimal", "auto",
+                     ["einsum_path", (0, 1), (0, 1)]):
+        np.testing.assert_allclose(nx.einsum("ij,jk,kl->il", a, b, c, optimize=optimize), want,
+                                   rtol=1e-12)
+    with pytest.raises(TypeError, match="optimize"):
+        nx.einsum("ij,jk->ik", a, b, optimize=3)
