@@ -280,3 +280,57 @@ def test_einsum_accepts_the_optimize_keyword():
                                    rtol=1e-12)
     with pytest.raises(TypeError, match="optimize"):
         nx.einsum("ij,jk->ik", a, b, optimize=3)
+
+
+# -- nonzero / where / argwhere / flatnonzero with JAX's size= and fill_value= -----------------
+# (a shape known in advance, so that they run under jit and vmap); expected: jax 0.10.2
+
+SIZED_X = np.array([[0, 3, 0], [4, 0, 5]], np.int32)
+
+
+def test_nonzero_with_size_and_fill_value_as_jax():
+    def check(got, want):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == np.int32
+            np.testing.assert_array_equal(np.asarray(g), w)
+    x = nx.asarray(SIZED_X)
+    for run in (lambda f: f(x), lambda f: nx.jit(f)(x)):
+        check(run(lambda v: nx.nonzero(v, size=4, fill_value=-1)), [[0, 1, 1, -1], [1, 0, 2, -1]])
+        check(run(lambda v: nx.nonzero(v, size=2)), [[0, 1], [1, 0]])
+        check(run(lambda v: nx.nonzero(v, size=5, fill_value=(7, 8))),
+              [[0, 1, 1, 7, 7], [1, 0, 2, 8, 8]])
+        check(run(lambda v: nx.where(v > 0, size=4)), [[0, 1, 1, 0], [1, 0, 2, 0]])
+        check([run(lambda v: nx.flatnonzero(v, size=4, fill_value=9))], [[1, 3, 5, 9]])
+        check([run(lambda v: nx.argwhere(v, size=4, fill_value=-1))],
+              [[[0, 1], [1, 0], [1, 2], [-1, -1]]])
+    # a traced fill value; vmap; NaN and -0.0 (nan is non-zero, -0.0 is zero)
+    check(nx.jit(lambda v, f: nx.nonzero(v, size=3, fill_value=f))(x, -2),
+          [[0, 1, 1], [1, 0, 2]])
+    check([nx.vmap(lambda v: nx.flatnonzero(v, size=3, fill_value=-1))(x)],
+          [[[1, -1, -1], [0, 2, -1]]])
+    check(nx.nonzero(nx.asarray(np.array([0.0, np.nan, -0.0, 2.0], np.float32)), size=3),
+          [[1, 3, 0]])
+    # without size, fill_value is ignored (JAX's behaviour); values index as they should
+    check(nx.nonzero(x, fill_value=1), [[0, 1, 1], [1, 0, 2]])
+    np.testing.assert_array_equal(
+        np.asarray(nx.jit(lambda v: v[nx.nonzero(v, size=3)])(x)), [3, 4, 5])
+    assert nx.argwhere(nx.asarray(3), size=2).shape == (2, 0)
+    check(x.nonzero(size=2), [[0, 1], [1, 0]])     # the method, eager and traced
+    check(nx.jit(lambda v: v.nonzero(size=4, fill_value=-1))(x), [[0, 1, 1, -1], [1, 0, 2, -1]])
+
+
+def test_nonzero_size_bad_input():
+    x = nx.asarray(SIZED_X)
+    with pytest.raises(TypeError, match="nonzero: size must be an int"):
+        nx.nonzero(x, size=2.0)
+    with pytest.raises(ValueError, match="nonzero: size must be >= 0"):
+        nx.nonzero(x, size=-1)
+    with pytest.raises(ValueError, match="fill_value has 3 entries"):
+        nx.nonzero(x, size=2, fill_value=(1, 2, 3))
+    with pytest.raises(ValueError, match="nonzero: x must be at least 1-D"):
+        nx.nonzero(nx.asarray(1), size=2)
+    with pytest.raises(ValueError, match="one-argument form only"):
+        nx.where(x > 0, x, 0, size=2)
+    with pytest.raises(TypeError, match="must be concrete"):
+        nx.jit(lambda v: nx.nonzero(v))(x)

@@ -651,9 +651,18 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
     return reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
 
 
-def nonzero(x: ArrayLike) -> tuple[Array, ...]:
+def nonzero(x: ArrayLike, *, size: int | None = None,
+            fill_value: ArrayLike | None = None) -> tuple[Array, ...]:
     """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
-    tensors (int64 when an axis is longer than 2**31 - 1, and in x64 mode), as ``np.nonzero``."""
+    tensors (int64 when an axis is longer than 2**31 - 1, and in x64 mode), as ``np.nonzero``.
+
+    ``size`` (JAX's keyword, for a shape known in advance): each index array has exactly
+    ``size`` entries, the first non-zero ones, the rest ``fill_value`` (0 by default; a scalar
+    or one per axis); ``x`` may then be traced (under jit or vmap).  Without ``size``,
+    ``fill_value`` is ignored (as in JAX)."""
+    if size is not None:
+        from nx_rune.frontend.sorting import _nonzero_sized  # (sorting imports this module)
+        return _nonzero_sized(x, size, fill_value, "nonzero")
     v = concrete_value(operand(x))
     if v is None:
         raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")

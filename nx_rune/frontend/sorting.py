@@ -32,7 +32,7 @@ from nx_rune.frontend._core import (as_inexact, astype, check_real, operand, pro
                                     reduction_axes)
 from nx_rune.frontend.elementwise import add, divide, isnan, multiply, not_equal, subtract, where
 from nx_rune.frontend.indexing import concrete_value, take, take_along_axis
-from nx_rune.frontend.movement import moveaxis, reshape, transpose
+from nx_rune.frontend.movement import concatenate, moveaxis, reshape, stack, transpose
 from nx_rune.frontend.reductions import sum as _sum
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
@@ -167,17 +167,72 @@ def _concrete_operand(x, arg, fname):
     return x, v
 
 
-def argwhere(a: ArrayLike) -> Array:
+def _nonzero_sized(x, size, fill_value, fname, arg="x"):
+    """JAX's ``nonzero(x, size=, fill_value=)``: the indices of the first ``size`` non-zero
+    entries of ``x`` (C order), one int array per axis, each of length ``size``, the missing
+    ones ``fill_value`` (0 by default; a scalar, or one per axis).  Composed of front-end ops
+    (a stable argsort puts the non-zero positions first, in order), so its shape is static and
+    it runs under jit and vmap on traced values."""
+    x = operand(x)
+    if x.ndim == 0:
+        raise ValueError(f"{fname}: {arg} must be at least 1-D")
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"{fname}: size must be an int, got {type(size).__name__}")
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"{fname}: size must be >= 0, got {size}")
+    if fill_value is None:
+        fills = [0] * x.ndim
+    elif isinstance(fill_value, (tuple, list)):
+        if len(fill_value) != x.ndim:
+            raise ValueError(f"{fname}: fill_value has {len(fill_value)} entries, {arg} has "
+                             f"{x.ndim} axes (give one per axis, or a scalar)")
+        fills = list(fill_value)
+    else:
+        fills = [fill_value] * x.ndim
+    flat = reshape(not_equal(x, 0) if x.dtype.kind != "b" else x, (-1,))
+    n = flat.shape[0]
+    dt = index_dtype(max(x.shape))
+    cdt = index_dtype(n)
+    order = astype(argsort(flat == False, stable=True), cdt)  # noqa: E712  (True first)
+    if size <= n:
+        first = order[:size]
+    else:
+        first = concatenate([order, Tensor._wrap(np.zeros(size - n, cdt))])
+    valid = Tensor._wrap(np.arange(size, dtype=cdt)) < _sum(astype(flat, cdt))
+    out = []
+    stride = 1
+    for axis in range(x.ndim - 1, -1, -1):
+        coord = (first // stride) % x.shape[axis] if x.shape[axis] else first * 0
+        out.append(astype(where(valid, coord, astype(operand(fills[axis]), cdt)), dt))
+        stride *= x.shape[axis]
+    return tuple(out[::-1])
+
+
+def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: ArrayLike | None = None) -> Array:
     """Indices of the non-zero elements of a concrete ``a``, one row per element in C order:
     shape (count, a.ndim), int32 (int64 for an axis longer than 2**31 - 1), as
-    ``np.argwhere`` (a 0-d a gives shape (1, 0) or (0, 0))."""
+    ``np.argwhere`` (a 0-d a gives shape (1, 0) or (0, 0)).  With ``size`` (JAX's keyword):
+    exactly ``size`` rows, the first ones, padded with ``fill_value`` (0 by default, or one
+    per axis); ``a`` may then be traced (under jit or vmap)."""
+    if size is not None:
+        a = operand(a)
+        rows = stack(_nonzero_sized(reshape(a, (1,)) if a.ndim == 0 else a, size, fill_value,
+                                    "argwhere", "a"), axis=1)
+        return rows[:, :0] if a.ndim == 0 else rows
     a, v = _concrete_operand(a, "a", "argwhere")
     return _wrap(np.argwhere(v), index_dtype(max(v.shape, default=1)))
 
 
-def flatnonzero(a: ArrayLike) -> Array:
+def flatnonzero(a: ArrayLike, *, size: int | None = None,
+                fill_value: ArrayLike | None = None) -> Array:
     """Indices of the non-zero elements of the flattened, concrete ``a``: 1-D, int32 (int64
-    when a has more than 2**31 - 1 elements)."""
+    when a has more than 2**31 - 1 elements).  With ``size`` (JAX's keyword): exactly ``size``
+    indices, the first ones, padded with ``fill_value`` (0 by default); ``a`` may then be
+    traced (under jit or vmap)."""
+    if size is not None:
+        return _nonzero_sized(reshape(operand(a), (-1,)), size, fill_value, "flatnonzero",
+                              "a")[0]
     a, v = _concrete_operand(a, "a", "flatnonzero")
     return _wrap(np.flatnonzero(v), index_dtype(v.size))
 
