@@ -334,3 +334,38 @@ def test_nonzero_size_bad_input():
         nx.where(x > 0, x, 0, size=2)
     with pytest.raises(TypeError, match="must be concrete"):
         nx.jit(lambda v: nx.nonzero(v))(x)
+
+
+def test_unique_with_size_and_fill_value_as_jax():
+    # expected: jax 0.10.2
+    x = nx.asarray(np.array([3.0, 1.0, 3.0, np.nan, 2.0, np.nan, 1.0], np.float32))
+
+    def same(got, want, dtype=None):
+        if dtype is not None:
+            assert got.dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want, np.float64))
+    same(nx.unique(x, size=5), [1, 2, 3, np.nan, 1], np.float32)
+    same(nx.unique(x, size=2), [1, 2])
+    same(nx.unique(x, size=6, fill_value=-1), [1, 2, 3, np.nan, -1, -1])
+    same(nx.unique(x, size=5, equal_nan=False), [1, 2, 3, np.nan, np.nan])
+    same(nx.unique(nx.asarray([[3, 1], [3, 2]]), size=4), [1, 2, 3, 1], np.int32)
+    v = nx.asarray(np.array([5, 5, 0, 7], np.int32))
+    for run in (lambda f: f(v), lambda f: nx.jit(f)(v)):
+        same(run(lambda a: nx.unique(a, size=4)), [0, 5, 7, 0])
+        vals, counts = run(lambda a: nx.unique(a, size=4, return_counts=True))
+        same(vals, [0, 5, 7, 0])
+        same(counts, [1, 2, 1, 0], np.int32)
+        vals, index, inverse = run(lambda a: nx.unique(a, size=4, return_index=True,
+                                                       return_inverse=True))
+        same(index, [2, 0, 3, 2], np.int32)
+        same(inverse, [1, 1, 0, 2], np.int32)
+    same(nx.vmap(lambda a: nx.unique(a, size=3, fill_value=-1))(
+        nx.asarray(np.array([[5, 5, 0], [1, 2, 3]], np.int32))), [[0, 5, -1], [1, 2, 3]])
+    with pytest.raises(TypeError, match="unique: size must be an int"):
+        nx.unique(v, size=2.5)
+    with pytest.raises(ValueError, match="axis=None only"):
+        nx.unique(v, size=2, axis=0)
+    with pytest.raises(ValueError, match="fill_value applies with size= only"):
+        nx.unique(v, fill_value=0)
+    with pytest.raises(ValueError, match="non-empty"):
+        nx.unique(nx.zeros(0), size=2)
