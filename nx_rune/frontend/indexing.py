@@ -628,11 +628,25 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     return reshape(out, shape) if out.shape != shape else out
 
 
-def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
+def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None,
+         mode: str | None = None, *, fill_value: ArrayLike | None = None) -> Array:
     """``np.take``: elements of ``arr`` at ``indices`` along ``axis`` (of the flattened arr if
     None).  indices: integers of any shape I (negative count from the end).  Returns
     ``arr.shape[:axis] + I + arr.shape[axis + 1:]`` (I for axis=None), arr's dtype.
+
+    ``mode`` for indices out of bounds: None or ``"raise"`` (IndexError, NumPy's default),
+    ``"clip"`` (clamped to [0, n - 1], negative ones to 0, as NumPy and JAX), ``"wrap"``
+    (modulo n), ``"fill"`` (JAX's: negative ones in [-n, 0) count from the end, the others
+    give ``fill_value``: by default NaN for inexact dtypes, the smallest value of a signed
+    dtype, the largest of an unsigned one, True for bool), ``"promise_in_bounds"`` (JAX's:
+    as "raise" here).  JAX's own default is "fill": write ``mode="fill"`` to keep it.
     """
+    if out is not None:
+        raise TypeError("take: out= is not supported (nx_rune's arrays are returned, as JAX's)")
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"take: mode must be one of {_TAKE_MODES}, got {mode!r}")
+    if fill_value is not None and mode != "fill":
+        raise ValueError("take: fill_value applies with mode='fill' only")
     arr = operand(arr)
     idx = _indices_operand(indices)
     if axis is None:
@@ -641,14 +655,151 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Array:
         if arr.ndim == 0:
             raise ValueError(f"take: arr must be at least 1-D for axis={axis}, got shape ()")
         axis = normalize_axis(axis, arr.ndim)
+    if mode in ("clip", "wrap", "fill"):
+        n = arr.shape[axis]
+        if n == 0:
+            raise IndexError(f"take: cannot take from an empty axis {axis} with mode={mode!r}")
+        if mode == "clip":
+            idx = _elementwise.clip(idx, 0, n - 1)
+        elif mode == "wrap":
+            idx = _elementwise.remainder(idx, n)
+        else:
+            idx = _redirect_out_of_bounds(idx, n)
+            widths = [(0, 1) if a == axis else (0, 0) for a in range(arr.ndim)]
+            arr = pad(arr, widths, constant_values=_default_fill(arr.dtype, fill_value))
     v = concrete_value(idx)
     if v is not None:
         _check_bounds(v, arr.shape[axis], axis)
     m = math.prod(idx.shape)
     flat = reshape(_as_index_tensor(idx if v is None else v), (-1,))
     flat = reshape(flat, (1,) * axis + (m,) + (1,) * (arr.ndim - axis - 1))
-    out = bind(P.gather_p, arr, flat, axis=axis)
-    return reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
+    got = bind(P.gather_p, arr, flat, axis=axis)
+    return reshape(got, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
+
+
+_TAKE_MODES = (None, "raise", "clip", "wrap", "fill", "promise_in_bounds")
+
+
+def _default_fill(dtype, fill_value):
+    """JAX's fill value of out-of-bounds reads (``mode="fill"``) in ``dtype``."""
+    if fill_value is not None:
+        return fill_value
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+
+
+def _redirect_out_of_bounds(idx, n):
+    """Integer indices ``idx`` into an axis of length ``n``: negative ones in [-n, 0) counted
+    from the end, the ones out of bounds sent to ``n`` (a slot that the caller pads on)."""
+    idx = operand(idx)
+    norm = _elementwise.where(idx < 0, idx + n, idx)
+    valid = _elementwise.logical_and(norm >= 0, norm < n)
+    return _elementwise.where(valid, norm, n)
+
+
+# -- out-of-bounds modes of x.at[index] (JAX's "clip", "fill"/"drop", "promise_in_bounds") -----
+
+_AT_MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
+
+
+def _int_entry(e):
+    """Whether index entry ``e`` is an integer or an integer array (what a mode changes)."""
+    if isinstance(e, (bool, np.bool_)):
+        return False
+    if isinstance(e, (int, np.integer)):
+        return True
+    if isinstance(e, (ArrayBase, np.ndarray)):
+        return e.dtype.kind in "iu"
+    if isinstance(e, (list, tuple)):
+        return np.asarray(e).dtype.kind in "iu"
+    return False
+
+
+def _moded_index(shape, index, mode):
+    """``(index', padded)``: ``index`` with its integer entries made in bounds for ``mode``
+    ("clip": clamped after counting negatives from the end; "fill"/"drop": sent to a slot one
+    past the end, on the axes listed in ``padded``, which the caller pads by one)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    used = 0
+    for e in index:
+        if e is None or e is Ellipsis:
+            continue
+        if isinstance(e, (ArrayBase, np.ndarray)) and e.dtype.kind == "b":
+            used += e.ndim
+        else:
+            used += 1
+    out, padded, axis = [], [], 0
+    for e in index:
+        if e is Ellipsis:
+            out.append(e)
+            axis += len(shape) - used
+            continue
+        if e is None:
+            out.append(e)
+            continue
+        if isinstance(e, (ArrayBase, np.ndarray)) and e.dtype.kind == "b":
+            out.append(e)
+            axis += e.ndim
+            continue
+        if axis < len(shape) and _int_entry(e):
+            n = shape[axis]
+            if isinstance(e, (int, np.integer)):
+                k = int(e) + n if int(e) < 0 else int(e)
+                if not 0 <= k < n:
+                    if mode == "clip" and n > 0:
+                        k = min(max(k, 0), n - 1)
+                    else:
+                        padded.append(axis)
+                        k = n
+                out.append(k)
+            elif mode == "clip" and n > 0:
+                ix = operand(e)
+                out.append(_elementwise.clip(_elementwise.where(ix < 0, ix + n, ix), 0, n - 1))
+            else:
+                out.append(_redirect_out_of_bounds(e, n))
+                padded.append(axis)
+        else:
+            out.append(e)
+        axis += 1
+    return tuple(out), sorted(set(padded))
+
+
+def _check_at_mode(mode):
+    if mode not in _AT_MODES:
+        raise ValueError(f"mode: must be one of {_AT_MODES}, got {mode!r}")
+    return None if mode == "promise_in_bounds" else mode
+
+
+def _at_get(x, index, mode, fill_value):
+    mode = _check_at_mode(mode)
+    if fill_value is not None and mode not in ("fill", "drop"):
+        raise ValueError("get: fill_value applies with mode='fill' only")
+    if mode is None:
+        return getitem(x, index)
+    x = operand(x)
+    index, padded = _moded_index(x.shape, index, mode)
+    if padded:
+        widths = [(0, 1) if a in padded else (0, 0) for a in range(x.ndim)]
+        x = pad(x, widths, constant_values=_default_fill(x.dtype, fill_value))
+    return getitem(x, index)
+
+
+def _at_update(x, index, values, op, mode):
+    mode = _check_at_mode(mode)
+    if mode is None:
+        return index_update(x, index, values, op)
+    x = operand(x)
+    index, padded = _moded_index(x.shape, index, mode)
+    if not padded:
+        return index_update(x, index, values, op)
+    # the writes out of bounds land on the padding, which is cut off again (JAX's "drop")
+    widths = [(0, 1) if a in padded else (0, 0) for a in range(x.ndim)]
+    out = index_update(pad(x, widths), index, values, op)
+    return out[tuple(slice(0, n) for n in x.shape)]
 
 
 def nonzero(x: ArrayLike, *, size: int | None = None,
@@ -812,25 +963,31 @@ class _IndexUpdateRef:
     def __init__(self, x, index):
         self._x, self._index = x, index
 
-    def get(self):
-        return getitem(self._x, self._index)
+    # mode (JAX's keyword) for indices out of bounds: None (IndexError, nx_rune's default),
+    # "clip" (clamped, after counting negatives from the end), "fill" / "drop" (reads give
+    # fill_value, by default NaN / the dtype's extreme / True; writes are dropped: JAX's
+    # default for writes), "promise_in_bounds" (as None here).  JAX's default for reads is
+    # "clip"-like and for writes "drop": write the mode to keep them.
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
+            unique_indices=False):
+        return _at_get(self._x, self._index, mode, fill_value)
 
-    def set(self, values):
-        return index_update(self._x, self._index, values, "set")
+    def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _at_update(self._x, self._index, values, "set", mode)
 
-    def add(self, values):
-        return index_update(self._x, self._index, values, "add")
+    def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _at_update(self._x, self._index, values, "add", mode)
 
-    def multiply(self, values):
-        return index_update(self._x, self._index, values, "mul")
+    def multiply(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _at_update(self._x, self._index, values, "mul", mode)
 
     mul = multiply
 
-    def max(self, values):
-        return index_update(self._x, self._index, values, "max")
+    def max(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _at_update(self._x, self._index, values, "max", mode)
 
-    def min(self, values):
-        return index_update(self._x, self._index, values, "min")
+    def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _at_update(self._x, self._index, values, "min", mode)
 
 
 # gather/scatter front ends, einsum and windows live in their own modules (they import this one)
