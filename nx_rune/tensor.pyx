@@ -367,6 +367,9 @@ cdef class ArrayBase:
     def nonzero(self, *, size=None, fill_value=None):
         return _fe.nonzero(self, size=size, fill_value=fill_value)
 
+    def take(self, indices, axis=None, out=None, mode=None, *, fill_value=None):
+        return _fe.take(self, indices, axis=axis, out=out, mode=mode, fill_value=fill_value)
+
     def repeat(self, repeats, axis=None):
         return _fe.repeat(self, repeats, axis=axis)
 

@@ -468,6 +468,10 @@ def test_take_modes_as_jax():
     g = nx.grad(lambda a: nx.sum(nx.take(a, nx.asarray([-7, -1, 0, 4, 5, 9, 4]), mode="fill",
                                          fill_value=0.0)))(nx.arange(5.0))
     np.testing.assert_array_equal(np.asarray(g), [1, 0, 0, 0, 3])
+    # the method, eager and traced
+    np.testing.assert_array_equal(np.asarray(x.take(i, mode="clip")), [0, 0, 0, 40, 40, 40])
+    np.testing.assert_array_equal(np.asarray(nx.jit(lambda a: a.take(i, mode="wrap"))(x)),
+                                  [30, 40, 0, 40, 0, 40])
     with pytest.raises(IndexError, match="out of bounds"):
         nx.take(x, i)
     with pytest.raises(ValueError, match="take: mode must be one of"):
