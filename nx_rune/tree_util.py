@@ -21,6 +21,9 @@ from typing import Any, Callable, Iterable
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure",
            "tree_map", "tree_reduce", "tree_all", "register_pytree_node",
            "register_pytree_node_class", "flatten_one_level", "treedef_children", "Partial"]
+# JAX's key-path names, nx_rune.tree's functions and classes (looked up by __getattr__ below)
+__all__ += ["tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path"]  # noqa: F822
+__all__ += ["keystr", "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey"]  # noqa: F822
 
 _NoneType = type(None)
 
@@ -466,6 +469,22 @@ def _unflatten_partial(func, children):
 # not ship it to its workers, whose nx_rune has it already
 _registry[Partial] = _NodeKind(lambda p: ((p.args, p.keywords), p.func), _unflatten_partial,
                                False)
+
+
+# JAX's key-path functions under their jax.tree_util names: the ones of nx_rune.tree (which
+# imports this module, hence looked up when first asked for)
+_FROM_TREE = {"tree_flatten_with_path": "flatten_with_path",
+              "tree_leaves_with_path": "leaves_with_path",
+              "tree_map_with_path": "map_with_path", "keystr": "keystr",
+              "SequenceKey": "SequenceKey", "DictKey": "DictKey", "GetAttrKey": "GetAttrKey",
+              "FlattenedIndexKey": "FlattenedIndexKey"}
+
+
+def __getattr__(name):
+    if name in _FROM_TREE:
+        from nx_rune import tree
+        return getattr(tree, _FROM_TREE[name])
+    raise AttributeError(f"module 'nx_rune.tree_util' has no attribute {name!r}")
 
 
 def __dir__():

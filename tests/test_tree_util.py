@@ -557,3 +557,22 @@ def test_partial_crosses_transformations():
     assert isinstance(g, tu.Partial)
     np.testing.assert_array_equal(np.asarray(g.args[0]), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(np.asarray(nx.vmap(lambda h: h(2.0))(p)), [0.0, 2.0, 4.0])
+
+
+def test_key_path_functions_under_their_tree_util_names():
+    # jax.tree_util's names for the key-path functions (expected: jax 0.10.2's keystr texts)
+    P = collections.namedtuple("P", ["mu", "sigma"])
+    tree = {"w": [1.0, (2.0, None)], "b": P(3.0, 4.0),
+            "o": collections.OrderedDict(z=5.0, a=6.0), "p": tu.Partial(max, 7.0)}
+    pairs, td = tu.tree_flatten_with_path(tree)
+    assert td == tu.tree_structure(tree)
+    assert [(tu.keystr(p), v) for p, v in pairs] == [
+        ("['b'].mu", 3.0), ("['b'].sigma", 4.0), ("['o']['z']", 5.0), ("['o']['a']", 6.0),
+        ("['p'][<flat index 0>][0]", 7.0), ("['w'][0]", 1.0), ("['w'][1][0]", 2.0)]
+    assert tu.tree_map_with_path(lambda p, x, y: tu.keystr(p) + str(x + y), {"a": [1, 2]},
+                                 {"a": [10, 20]}) == {"a": ["['a'][0]11", "['a'][1]22"]}
+    assert tu.tree_leaves_with_path([1, {"k": 2}]) == [
+        ((tu.SequenceKey(0),), 1), ((tu.SequenceKey(1), tu.DictKey("k")), 2)]
+    assert tu.GetAttrKey is nx.tree.GetAttrKey and tu.FlattenedIndexKey is nx.tree.FlattenedIndexKey
+    with pytest.raises(AttributeError, match="no attribute 'tree_nope'"):
+        tu.tree_nope
