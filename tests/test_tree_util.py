@@ -574,5 +574,7 @@ def test_key_path_functions_under_their_tree_util_names():
     assert tu.tree_leaves_with_path([1, {"k": 2}]) == [
         ((tu.SequenceKey(0),), 1), ((tu.SequenceKey(1), tu.DictKey("k")), 2)]
     assert tu.GetAttrKey is nx.tree.GetAttrKey and tu.FlattenedIndexKey is nx.tree.FlattenedIndexKey
-    with pytest.raises(AttributeError, match="no attribute 'tree_nope'"):
-        tu.tree_nope
+    with pytest.raises(ValueError, match="tree_map_with_path: argument 2"):
+        tu.tree_map_with_path(lambda p, x, y: x, [1, 2], [1])
+    with pytest.raises(ValueError, match="map_with_path: argument 2"):
+        nx.tree.map_with_path(lambda p, x, y: x, [1, 2], [1])

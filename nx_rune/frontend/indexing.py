@@ -38,6 +38,14 @@ from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend import elementwise as _elementwise
 from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, operand
 from nx_rune.frontend.elementwise import add, divide, multiply, subtract
+from nx_rune.frontend.index_modes import (
+    _TAKE_MODES,
+    _check_at_mode,
+    _default_fill,
+    _moded_index,
+    _nonzero_sized,
+    _redirect_out_of_bounds,
+)
 from nx_rune.frontend.movement import flip, moveaxis, pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
@@ -677,103 +685,6 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None 
     return reshape(got, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
 
 
-_TAKE_MODES = (None, "raise", "clip", "wrap", "fill", "promise_in_bounds")
-
-
-def _default_fill(dtype, fill_value):
-    """JAX's fill value of out-of-bounds reads (``mode="fill"``) in ``dtype``."""
-    if fill_value is not None:
-        return fill_value
-    if dtype.kind in "fc":
-        return np.nan
-    if dtype.kind == "b":
-        return True
-    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
-
-
-def _redirect_out_of_bounds(idx, n):
-    """Integer indices ``idx`` into an axis of length ``n``: negative ones in [-n, 0) counted
-    from the end, the ones out of bounds sent to ``n`` (a slot that the caller pads on)."""
-    idx = operand(idx)
-    norm = _elementwise.where(idx < 0, idx + n, idx)
-    valid = _elementwise.logical_and(norm >= 0, norm < n)
-    return _elementwise.where(valid, norm, n)
-
-
-# -- out-of-bounds modes of x.at[index] (JAX's "clip", "fill"/"drop", "promise_in_bounds") -----
-
-_AT_MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
-
-
-def _int_entry(e):
-    """Whether index entry ``e`` is an integer or an integer array (what a mode changes)."""
-    if isinstance(e, (bool, np.bool_)):
-        return False
-    if isinstance(e, (int, np.integer)):
-        return True
-    if isinstance(e, (ArrayBase, np.ndarray)):
-        return e.dtype.kind in "iu"
-    if isinstance(e, (list, tuple)):
-        return np.asarray(e).dtype.kind in "iu"
-    return False
-
-
-def _moded_index(shape, index, mode):
-    """``(index', padded)``: ``index`` with its integer entries made in bounds for ``mode``
-    ("clip": clamped after counting negatives from the end; "fill"/"drop": sent to a slot one
-    past the end, on the axes listed in ``padded``, which the caller pads by one)."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    used = 0
-    for e in index:
-        if e is None or e is Ellipsis:
-            continue
-        if isinstance(e, (ArrayBase, np.ndarray)) and e.dtype.kind == "b":
-            used += e.ndim
-        else:
-            used += 1
-    out, padded, axis = [], [], 0
-    for e in index:
-        if e is Ellipsis:
-            out.append(e)
-            axis += len(shape) - used
-            continue
-        if e is None:
-            out.append(e)
-            continue
-        if isinstance(e, (ArrayBase, np.ndarray)) and e.dtype.kind == "b":
-            out.append(e)
-            axis += e.ndim
-            continue
-        if axis < len(shape) and _int_entry(e):
-            n = shape[axis]
-            if isinstance(e, (int, np.integer)):
-                k = int(e) + n if int(e) < 0 else int(e)
-                if not 0 <= k < n:
-                    if mode == "clip" and n > 0:
-                        k = min(max(k, 0), n - 1)
-                    else:
-                        padded.append(axis)
-                        k = n
-                out.append(k)
-            elif mode == "clip" and n > 0:
-                ix = operand(e)
-                out.append(_elementwise.clip(_elementwise.where(ix < 0, ix + n, ix), 0, n - 1))
-            else:
-                out.append(_redirect_out_of_bounds(e, n))
-                padded.append(axis)
-        else:
-            out.append(e)
-        axis += 1
-    return tuple(out), sorted(set(padded))
-
-
-def _check_at_mode(mode):
-    if mode not in _AT_MODES:
-        raise ValueError(f"mode: must be one of {_AT_MODES}, got {mode!r}")
-    return None if mode == "promise_in_bounds" else mode
-
-
 def _at_get(x, index, mode, fill_value):
     mode = _check_at_mode(mode)
     if fill_value is not None and mode not in ("fill", "drop"):
@@ -812,7 +723,6 @@ def nonzero(x: ArrayLike, *, size: int | None = None,
     or one per axis); ``x`` may then be traced (under jit or vmap).  Without ``size``,
     ``fill_value`` is ignored (as in JAX)."""
     if size is not None:
-        from nx_rune.frontend.sorting import _nonzero_sized  # (sorting imports this module)
         return _nonzero_sized(x, size, fill_value, "nonzero")
     v = concrete_value(operand(x))
     if v is None:

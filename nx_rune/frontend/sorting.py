@@ -31,6 +31,7 @@ from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend._core import (as_inexact, astype, check_real, operand, promote,
                                     reduction_axes)
 from nx_rune.frontend.elementwise import add, divide, isnan, multiply, not_equal, subtract, where
+from nx_rune.frontend.index_modes import _nonzero_sized
 from nx_rune.frontend.indexing import concrete_value, take, take_along_axis
 from nx_rune.frontend.movement import concatenate, moveaxis, reshape, stack, transpose
 from nx_rune.frontend.reductions import cumsum
@@ -166,48 +167,6 @@ def _concrete_operand(x, arg, fname):
         raise TypeError(f"{fname}: {arg} must be concrete (the shape of the result depends on "
                         f"its values); call {fname} outside the transformation")
     return x, v
-
-
-def _nonzero_sized(x, size, fill_value, fname, arg="x"):
-    """JAX's ``nonzero(x, size=, fill_value=)``: the indices of the first ``size`` non-zero
-    entries of ``x`` (C order), one int array per axis, each of length ``size``, the missing
-    ones ``fill_value`` (0 by default; a scalar, or one per axis).  Composed of front-end ops
-    (a stable argsort puts the non-zero positions first, in order), so its shape is static and
-    it runs under jit and vmap on traced values."""
-    x = operand(x)
-    if x.ndim == 0:
-        raise ValueError(f"{fname}: {arg} must be at least 1-D")
-    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
-        raise TypeError(f"{fname}: size must be an int, got {type(size).__name__}")
-    size = int(size)
-    if size < 0:
-        raise ValueError(f"{fname}: size must be >= 0, got {size}")
-    if fill_value is None:
-        fills = [0] * x.ndim
-    elif isinstance(fill_value, (tuple, list)):
-        if len(fill_value) != x.ndim:
-            raise ValueError(f"{fname}: fill_value has {len(fill_value)} entries, {arg} has "
-                             f"{x.ndim} axes (give one per axis, or a scalar)")
-        fills = list(fill_value)
-    else:
-        fills = [fill_value] * x.ndim
-    flat = reshape(not_equal(x, 0) if x.dtype.kind != "b" else x, (-1,))
-    n = flat.shape[0]
-    dt = index_dtype(max(x.shape))
-    cdt = index_dtype(n)
-    order = astype(argsort(flat == False, stable=True), cdt)  # noqa: E712  (True first)
-    if size <= n:
-        first = order[:size]
-    else:
-        first = concatenate([order, Tensor._wrap(np.zeros(size - n, cdt))])
-    valid = Tensor._wrap(np.arange(size, dtype=cdt)) < _sum(astype(flat, cdt))
-    out = []
-    stride = 1
-    for axis in range(x.ndim - 1, -1, -1):
-        coord = (first // stride) % x.shape[axis] if x.shape[axis] else first * 0
-        out.append(astype(where(valid, coord, astype(operand(fills[axis]), cdt)), dt))
-        stride *= x.shape[axis]
-    return tuple(out[::-1])
 
 
 def argwhere(a: ArrayLike, *, size: int | None = None,
