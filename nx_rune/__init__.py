@@ -58,6 +58,12 @@ from nx_rune.autodiff.jacobians import jacobian  # noqa: E402,F401
 from nx_rune import example_libraries, nn, numpy, tree  # noqa: E402,F401
 from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402,F401
 
+# jax.Array (the array type of annotations and isinstance checks: a Tensor, or a tracer under a
+# transformation) and jax.named_scope (a name for the operations in a block; JAX records it in
+# the compiled program's metadata only, nx_rune's programs carry no names: a no-op)
+from nx_rune.tensor import ArrayBase as Array  # noqa: E402,F401
+from nx_rune.placement import named_scope  # noqa: E402,F401
+
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes"})

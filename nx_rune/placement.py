@@ -7,6 +7,8 @@ functions let code written for JAX run unchanged.  ``devices()`` lists that devi
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,7 +18,7 @@ from nx_rune.tree_util import tree_map
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "process_index", "process_count", "device_put", "device_get",
-           "block_until_ready"]
+           "block_until_ready", "named_scope"]
 
 
 class Device:
@@ -151,3 +153,13 @@ def block_until_ready(x: Any) -> Any:
     """``x`` itself: computations are synchronous, so every array is ready (JAX's
     ``block_until_ready`` of a pytree)."""
     return x
+
+
+@contextlib.contextmanager
+def named_scope(name: str) -> Iterator[None]:
+    """JAX's ``jax.named_scope(name)``: a context manager (or, through contextlib, a decorator)
+    that names the operations of its block.  JAX writes the name into the compiled program's
+    metadata for profilers; nx_rune's programs carry no names, so it only checks ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope: name must be a string, got {type(name).__name__}")
+    yield

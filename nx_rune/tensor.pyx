@@ -364,8 +364,11 @@ cdef class ArrayBase:
     def argsort(self, axis=-1, *, descending=False, stable=True):
         return _fe.argsort(self, axis=axis, descending=descending, stable=stable)
 
-    def nonzero(self):
-        return _fe.nonzero(self)
+    def nonzero(self, *, size=None, fill_value=None):
+        return _fe.nonzero(self, size=size, fill_value=fill_value)
+
+    def take(self, indices, axis=None, out=None, mode=None, *, fill_value=None):
+        return _fe.take(self, indices, axis=axis, out=out, mode=mode, fill_value=fill_value)
 
     def repeat(self, repeats, axis=None):
         return _fe.repeat(self, repeats, axis=axis)

@@ -13,8 +13,7 @@ for a child of a registered class.
 """
 from __future__ import annotations
 
-import collections
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 from nx_rune import tree_util as _tu
 from nx_rune.tree_util import PyTreeDef
@@ -137,98 +136,33 @@ def broadcast(prefix_tree: Any, full_tree: Any,
     return unflatten(structure(full_tree), out)
 
 
-# -- key paths -------------------------------------------------------------------------------
+# -- key paths (nx_rune.tree_util's, under jax.tree's short names) -------------------------------
 
-class SequenceKey(NamedTuple):
-    """The key of a tuple or list entry: its index ``idx``."""
-    idx: int
-
-    def __str__(self):
-        return f"[{self.idx!r}]"
-
-
-class DictKey(NamedTuple):
-    """The key of a dict (OrderedDict, defaultdict) entry: the dict key ``key``."""
-    key: Any
-
-    def __str__(self):
-        return f"[{self.key!r}]"
-
-
-class GetAttrKey(NamedTuple):
-    """The key of a namedtuple field: its ``name``."""
-    name: str
-
-    def __str__(self):
-        return f".{self.name}"
-
-
-class FlattenedIndexKey(NamedTuple):
-    """The key of a registered class's child: its index ``key`` among the children."""
-    key: int
-
-    def __str__(self):
-        return f"[<flat index {self.key}>]"
-
-
-def keystr(keys: tuple) -> str:
-    """A key path as text, e.g. ``"['w'][0]"``."""
-    return "".join(str(k) for k in keys)
-
-
-def _with_path(x, path, out, is_leaf):
-    if is_leaf is not None and is_leaf(x):
-        out.append((path, x))
-        return
-    one = _tu.flatten_one_level(x)
-    if one is None:
-        out.append((path, x))
-        return
-    children, (t, aux) = one
-    if t in (dict, collections.OrderedDict):
-        keys = [DictKey(k) for k in aux]
-    elif t is collections.defaultdict:
-        keys = [DictKey(k) for k in aux[1]]
-    elif t in (tuple, list):
-        keys = [SequenceKey(i) for i in range(len(children))]
-    elif issubclass(t, tuple) and hasattr(t, "_fields") and not _tu._kind(t).custom:
-        keys = [GetAttrKey(f) for f in t._fields]
-    else:
-        keys = [FlattenedIndexKey(i) for i in range(len(children))]
-    for k, c in zip(keys, children):
-        _with_path(c, path + (k,), out, is_leaf)
+SequenceKey = _tu.SequenceKey
+DictKey = _tu.DictKey
+GetAttrKey = _tu.GetAttrKey
+FlattenedIndexKey = _tu.FlattenedIndexKey
+keystr = _tu.keystr
 
 
 def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                       ) -> tuple[list[tuple[tuple, Any]], PyTreeDef]:
     """``([(key path, leaf), ...], treedef)``: the leaves in flatten order, each with the keys
     from the root down to it."""
-    out: list = []
-    _with_path(tree, (), out, is_leaf)
-    return out, structure(tree, is_leaf)
+    return _tu.tree_flatten_with_path(tree, is_leaf)
 
 
 def leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                      ) -> list[tuple[tuple, Any]]:
     """``[(key path, leaf), ...]`` in flatten order."""
-    out: list = []
-    _with_path(tree, (), out, is_leaf)
-    return out
+    return _tu.tree_leaves_with_path(tree, is_leaf)
 
 
 def map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """As :func:`map`, with the leaf's key path as ``f``'s first argument:
     ``f(path, x, *ys)``."""
-    pairs, td = flatten_with_path(tree, is_leaf)
-    others = []
-    for i, r in enumerate(rest):
-        try:
-            others.append(td.flatten_up_to(r))
-        except ValueError as e:
-            raise ValueError(f"map_with_path: argument {i + 2} (rest[{i}]) does not match the "
-                             f"first tree's structure {td}: {e}") from None
-    return unflatten(td, [f(p, x, *ys) for (p, x), *ys in zip(pairs, *others)])
+    return _tu._map_with_path(f, tree, rest, is_leaf, "map_with_path")
 
 
 def __dir__():

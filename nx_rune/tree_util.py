@@ -16,11 +16,16 @@ from __future__ import annotations
 import collections
 import functools
 import operator
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure",
            "tree_map", "tree_reduce", "tree_all", "register_pytree_node",
-           "register_pytree_node_class", "flatten_one_level", "treedef_children"]
+           "register_pytree_node_class", "flatten_one_level", "treedef_children", "Partial",
+           "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
+           "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey"]
+# JAX's key-path names, nx_rune.tree's functions and classes (looked up by __getattr__ below)
+__all__ += ["tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path"]  # noqa: F822
+__all__ += ["keystr", "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey"]  # noqa: F822
 
 _NoneType = type(None)
 
@@ -435,6 +440,135 @@ def _node_name(t):
 def _short(x):
     s = repr(x)
     return s if len(s) <= 120 else s[:117] + "..."
+
+
+# -- Partial: a partial function that is a pytree ----------------------------------------------
+
+class Partial(functools.partial):
+    """JAX's ``jax.tree_util.Partial``: ``functools.partial`` that is a pytree, whose bound
+    arguments are its leaves and its function the static part, so that it can be passed to and
+    returned from transformed functions (``jit``, ``vmap``, ``grad``): ``Partial(f, x)(y)`` is
+    ``f(x, y)``.  A Partial of a Partial (or of a functools.partial) keeps the inner one's
+    arguments as leaves too."""
+
+    def __new__(cls, func, *args, **kw):
+        if not callable(func):
+            raise TypeError(f"Partial: func must be callable, got {type(func).__name__}")
+        if isinstance(func, functools.partial):
+            # one level: the inner partial's arguments first, leaves like the outer's
+            args = func.args + args
+            kw = {**func.keywords, **kw}
+            func = func.func
+        return super().__new__(cls, func, *args, **kw)
+
+
+def _unflatten_partial(func, children):
+    args, keywords = children
+    return Partial(func, *args, **keywords)
+
+
+# a node kind of the module's own (as tuple's), not a user registration: nx.distributed does
+# not ship it to its workers, whose nx_rune has it already
+_registry[Partial] = _NodeKind(lambda p: ((p.args, p.keywords), p.func), _unflatten_partial,
+                               False)
+
+
+# -- key paths (JAX's tree_flatten_with_path and friends) -----------------------------------
+
+class SequenceKey(NamedTuple):
+    """The key of a tuple or list entry: its index ``idx``."""
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+class DictKey(NamedTuple):
+    """The key of a dict (OrderedDict, defaultdict) entry: the dict key ``key``."""
+    key: Any
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class GetAttrKey(NamedTuple):
+    """The key of a namedtuple field: its ``name``."""
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+class FlattenedIndexKey(NamedTuple):
+    """The key of a registered class's child: its index ``key`` among the children."""
+    key: int
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+def keystr(keys: tuple) -> str:
+    """A key path as text, e.g. ``"['w'][0]"``."""
+    return "".join(str(k) for k in keys)
+
+
+def _with_path(x, path, out, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        out.append((path, x))
+        return
+    one = flatten_one_level(x)
+    if one is None:
+        out.append((path, x))
+        return
+    children, (t, aux) = one
+    if t in (dict, collections.OrderedDict):
+        keys = [DictKey(k) for k in aux]
+    elif t is collections.defaultdict:
+        keys = [DictKey(k) for k in aux[1]]
+    elif t in (tuple, list):
+        keys = [SequenceKey(i) for i in range(len(children))]
+    elif issubclass(t, tuple) and hasattr(t, "_fields") and not _kind(t).custom:
+        keys = [GetAttrKey(f) for f in t._fields]
+    else:
+        keys = [FlattenedIndexKey(i) for i in range(len(children))]
+    for k, c in zip(keys, children):
+        _with_path(c, path + (k,), out, is_leaf)
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                      ) -> tuple[list[tuple[tuple, Any]], PyTreeDef]:
+    """``([(key path, leaf), ...], treedef)``: the leaves in flatten order, each with the keys
+    from the root down to it."""
+    out: list = []
+    _with_path(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                     ) -> list[tuple[tuple, Any]]:
+    """``[(key path, leaf), ...]`` in flatten order."""
+    out: list = []
+    _with_path(tree, (), out, is_leaf)
+    return out
+
+
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """As :func:`tree_map`, with the leaf's key path as ``f``'s first argument:
+    ``f(path, x, *ys)``."""
+    return _map_with_path(f, tree, rest, is_leaf, "tree_map_with_path")
+
+
+def _map_with_path(f, tree, rest, is_leaf, name):
+    pairs, td = tree_flatten_with_path(tree, is_leaf)
+    others = []
+    for i, r in enumerate(rest):
+        try:
+            others.append(td.flatten_up_to(r))
+        except ValueError as e:
+            raise ValueError(f"{name}: argument {i + 2} (rest[{i}]) does not match the "
+                             f"first tree's structure {td}: {e}") from None
+    return tree_unflatten(td, [f(p, x, *ys) for (p, x), *ys in zip(pairs, *others)])
 
 
 def __dir__():

@@ -432,3 +432,97 @@ def test_grad_of_indexing_accumulates_duplicates():
     want = np.ones_like(a)
     want[1, :2] += 3.0
     np.testing.assert_allclose(g, want)
+
+
+# -- JAX's out-of-bounds modes: take(mode=, fill_value=), x.at[i].get/set/...(mode=) ---------
+# (nx_rune raises on out-of-bounds indices by default; these keywords give JAX's behaviours.)
+# Expected values: jax 0.10.2.
+
+OOB = np.array([-7, -1, 0, 4, 5, 9], np.int32)
+
+
+def test_take_modes_as_jax():
+    x = nx.asarray(np.arange(5, dtype=np.float32) * 10)
+    i = nx.asarray(OOB)
+    for run in (lambda f: f(x, i), lambda f: nx.jit(f)(x, i)):
+        np.testing.assert_array_equal(np.asarray(run(lambda a, b: nx.take(a, b, mode="clip"))),
+                                      [0, 0, 0, 40, 40, 40])
+        np.testing.assert_array_equal(np.asarray(run(lambda a, b: nx.take(a, b, mode="wrap"))),
+                                      [30, 40, 0, 40, 0, 40])
+        np.testing.assert_array_equal(np.asarray(run(lambda a, b: nx.take(a, b, mode="fill"))),
+                                      [np.nan, 40, 0, 40, np.nan, np.nan])
+        np.testing.assert_array_equal(
+            np.asarray(run(lambda a, b: nx.take(a, b, mode="fill", fill_value=-1))),
+            [-1, 40, 0, 40, -1, -1])
+    got = nx.take(nx.arange(5), i, mode="fill")
+    assert got.dtype == np.int32 and np.asarray(got).tolist() == [-2**31, 4, 0, 4, -2**31, -2**31]
+    assert np.asarray(nx.take(nx.asarray([True, False]), nx.asarray([0, 2]), mode="fill")
+                      ).tolist() == [True, True]
+    assert np.asarray(nx.take(nx.arange(3, dtype=nx.uint8), nx.asarray([3]), mode="fill")
+                      ).tolist() == [255]
+    np.testing.assert_array_equal(
+        np.asarray(nx.take(nx.arange(6).reshape(2, 3), nx.asarray([[0, 3], [-1, 2]]), axis=1,
+                           mode="fill", fill_value=-9)),
+        [[[0, -9], [2, 2]], [[3, -9], [5, 5]]])
+    # the gradient flows to the entries read (fill: none for the filled ones)
+    g = nx.grad(lambda a: nx.sum(nx.take(a, nx.asarray([-7, -1, 0, 4, 5, 9, 4]), mode="fill",
+                                         fill_value=0.0)))(nx.arange(5.0))
+    np.testing.assert_array_equal(np.asarray(g), [1, 0, 0, 0, 3])
+    # the method, eager and traced
+    np.testing.assert_array_equal(np.asarray(x.take(i, mode="clip")), [0, 0, 0, 40, 40, 40])
+    np.testing.assert_array_equal(np.asarray(nx.jit(lambda a: a.take(i, mode="wrap"))(x)),
+                                  [30, 40, 0, 40, 0, 40])
+    with pytest.raises(IndexError, match="out of bounds"):
+        nx.take(x, i)
+    with pytest.raises(ValueError, match="take: mode must be one of"):
+        nx.take(x, i, mode="nearest")
+    with pytest.raises(ValueError, match="fill_value applies with mode='fill' only"):
+        nx.take(x, i, mode="clip", fill_value=0)
+
+
+def test_at_modes_as_jax():
+    x = nx.asarray(np.arange(5, dtype=np.float32) * 10)
+    i = nx.asarray(OOB)
+    for run in (lambda f: f(x, i), lambda f: nx.jit(f)(x, i)):
+        np.testing.assert_array_equal(
+            np.asarray(run(lambda a, b: a.at[b].get(mode="fill", fill_value=-1))),
+            [-1, 40, 0, 40, -1, -1])
+        np.testing.assert_array_equal(np.asarray(run(lambda a, b: a.at[b].get(mode="clip"))),
+                                      [0, 40, 0, 40, 40, 40])
+        np.testing.assert_array_equal(
+            np.asarray(run(lambda a, b: a.at[b].set(1.0, mode="drop"))), [1, 10, 20, 30, 1])
+        np.testing.assert_array_equal(
+            np.asarray(run(lambda a, b: a.at[b].add(1.0, mode="clip"))), [2, 10, 20, 30, 44])
+    y = nx.arange(12.0).reshape(3, 4)
+    a = nx.asarray
+    np.testing.assert_array_equal(np.asarray(y.at[a([0, 5]), 1:].get(mode="fill")),
+                                  [[1, 2, 3], [np.nan] * 3])
+    np.testing.assert_array_equal(np.asarray(y.at[..., a([-1, 9])].set(-5.0, mode="drop")),
+                                  [[0, 1, 2, -5], [4, 5, 6, -5], [8, 9, 10, -5]])
+    np.testing.assert_array_equal(np.asarray(y.at[7].get(mode="clip")), [8, 9, 10, 11])
+    np.testing.assert_array_equal(np.asarray(y.at[1, 7].add(100.0, mode="drop")), np.asarray(y))
+    np.testing.assert_array_equal(
+        np.asarray(y.at[a([2, -4]), a([0, 3])].get(mode="fill", fill_value=7.0)), [8, 7])
+    np.testing.assert_array_equal(np.asarray(y.at[:, a([3, 4])].multiply(2.0, mode="drop")),
+                                  [[0, 1, 2, 6], [4, 5, 6, 14], [8, 9, 10, 22]])
+    np.testing.assert_array_equal(np.asarray(y.at[a([5, 0])].max(100.0, mode="clip")),
+                                  [[100] * 4, [4, 5, 6, 7], [100] * 4])
+    # promise_in_bounds: checked here (an IndexError), JAX's keywords accepted
+    np.testing.assert_array_equal(
+        np.asarray(x.at[a([1])].get(mode="promise_in_bounds", indices_are_sorted=True,
+                                    unique_indices=True)), [10])
+    # derivatives and vmap
+    g = nx.grad(lambda v: nx.sum(v.at[i].set(0.0, mode="drop") ** 2))(nx.arange(5.0))
+    np.testing.assert_array_equal(np.asarray(g), [0, 2, 4, 6, 0])
+    np.testing.assert_array_equal(
+        np.asarray(nx.vmap(lambda r: r.at[i].get(mode="fill", fill_value=-1.0))(
+            nx.stack([nx.arange(5.0), 2 * nx.arange(5.0)]))),
+        [[-1, 4, 0, 4, -1, -1], [-1, 8, 0, 8, -1, -1]])
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.at[i].get()
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.at[i].set(1.0, mode="promise_in_bounds")
+    with pytest.raises(ValueError, match="mode: must be one of"):
+        x.at[i].get(mode="wrap")
+    with pytest.raises(ValueError, match="fill_value applies with mode='fill' only"):
+        x.at[i].get(mode="clip", fill_value=0.0)

@@ -255,6 +255,89 @@ def test_fori_loop_traced_bounds_is_a_while_loop():
     assert eqn_names(f, nx.asarray(np.int32(4)), t(0.0)).count("while") == 1
 
 
+# The index of fori_loop is weakly typed (JAX's): it promotes as a Python int, so the carry
+# keeps its dtype (NumPy's promotion of an int32 array would make float32 + i float64), and
+# arithmetic on it with Python numbers stays weak.  Expected values and dtypes: jax 0.10.2.
+WEAK_INDEX_CASES = [
+    # (body, init, expected dtype, expected value)
+    (lambda i, v: v + i, lambda: 0.0, np.float32, 10.0),
+    (lambda i, v: v + i, lambda: nx.zeros(3, nx.float32), np.float32, [10.0] * 3),
+    (lambda i, v: v * 0.5 + i * v, lambda: nx.ones(3, nx.float32), np.float32, [29.53125] * 3),
+    (lambda i, v: v + i * 0.5 - 1 / (i + 1), lambda: nx.zeros((), nx.float16), np.float16,
+     2.71875),
+    (lambda i, v: v + i / 3, lambda: nx.zeros((), nx.float16), np.float16, 2.0),
+    (lambda i, v: v + i * 2, lambda: nx.zeros((), nx.int8), np.int8, 20),
+    (lambda i, v: v + i ** 2, lambda: nx.zeros((), nx.int16), np.int16, 14),
+    (lambda i, v: v + abs(-i) + (-i) // 3 + i % 3, lambda: nx.zeros((), nx.int16), np.int16,
+     6),
+    (lambda i, c: c + i, lambda: nx.zeros((), nx.int32), np.int32, 10),
+]
+
+
+def _weak_index_params():
+    for case, (_, init, dtype, _) in enumerate(WEAK_INDEX_CASES):
+        modes = ["eager", "jit"]
+        if not isinstance(init(), float):     # (a Python number has no axis to map)
+            modes += ["vmap", "jit_vmap"]
+            if np.dtype(dtype).kind == "f":
+                modes += ["grad", "jit_grad"]
+        for mode in modes:
+            yield case, mode
+
+
+@pytest.mark.parametrize("case,mode", list(_weak_index_params()))
+def test_fori_loop_index_is_weakly_typed(case, mode):
+    body, init, dtype, want = WEAK_INDEX_CASES[case]
+    n = 4 if case in (4, 6, 7) else 5
+
+    def f(x):
+        return lax.fori_loop(0, n, body, x)
+    x = init()
+    if mode in ("vmap", "jit_vmap"):
+        g = nx.vmap(f) if mode == "vmap" else nx.jit(nx.vmap(f))
+        out = g(nx.stack([x, x]))
+        want = np.stack([np.asarray(want, dtype)] * 2)
+    elif mode in ("grad", "jit_grad"):
+        # the loop runs with its carry traced by the reverse pass; the gradient keeps the dtype
+        def h(x):
+            return nx.sum(f(x))
+        out = (nx.grad(h) if mode == "grad" else nx.jit(nx.grad(h)))(x)
+        want = fd_grad(h, np.asarray(x, np.float64))
+        np.testing.assert_allclose(np.asarray(out, np.float64), want,
+                                   rtol=1e-3 if dtype == np.float16 else 1e-5)
+        assert out.dtype == dtype
+        return
+    else:
+        out = f(x) if mode == "eager" else nx.jit(f)(x)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(want, dtype))
+
+
+def test_fori_loop_weak_index_values_under_grad_and_in_carries():
+    # jax 0.10.2: grad = 1.0625 (float32); the index as a carry: (2 int32, 3.0 float32);
+    # fold_in by the index: the key data [276444683, 838309524]
+    f = lambda x: lax.fori_loop(0, 3, lambda i, v: v * v + i, x)
+    for g in (nx.grad(f), nx.jit(nx.grad(f))):
+        r = g(nx.float32(0.5))
+        assert r.dtype == np.float32 and float(r) == 1.0625
+    for run in (lambda h: h(), lambda h: nx.jit(h)()):
+        i, c = run(lambda: lax.fori_loop(0, 3, lambda i, c: (i, c[1] + i), (0, 0.0)))
+        assert (i.dtype, int(i), c.dtype, float(c)) == (np.int32, 2, np.float32, 3.0)
+    k = lax.fori_loop(0, 3, lambda i, k: nx.random.fold_in(k, i), nx.random.PRNGKey(0))
+    assert np.asarray(k).tolist() == [276444683, 838309524]
+    # the index is an int32 array: dtype, indexing, a jitted function called on it
+    seen = []
+    lax.fori_loop(0, 2, lambda i, v: seen.append((i.dtype, i.shape, int(i))) or v, 0.0)
+    assert seen == [(np.int32, (), 0), (np.int32, (), 1)]
+    table = nx.arange(5.0, dtype=nx.float32)
+    r = lax.fori_loop(0, 3, lambda i, v: nx.jit(lambda a, b: a + b)(v, table[i] + i), 0.0)
+    assert r.dtype == np.float32 and float(r) == 6.0
+    # traced bounds (a while loop): the index is weak there too
+    r = nx.jit(lambda n, x: lax.fori_loop(0, n, lambda i, v: v + i * 2, x))(
+        3, nx.zeros(3, nx.float16))
+    assert r.dtype == np.float16 and np.asarray(r).tolist() == [6.0] * 3
+
+
 def newton_sqrt(a):
     def body(s):
         x, k = s

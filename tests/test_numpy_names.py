@@ -269,3 +269,104 @@ def test_scipy_stats_submodule_imports():
     x, m, c = np.array([0.2, -0.1]), np.zeros(2), np.array([[1.0, 0.2], [0.2, 2.0]])
     np.testing.assert_allclose(mvn.logpdf(nx.asarray(x, nx.float64), m, c),
                                scipy.stats.multivariate_normal(m, c).logpdf(x), rtol=1e-6)
+
+
+def test_einsum_accepts_the_optimize_keyword():
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s) for s in ((2, 3), (3, 4), (4, 5)))
+    want = np.einsum("ij,jk,kl->il", a, b, c)
+    for optimize in (False, True, "greedy", "optimal", "auto",
+                     ["einsum_path", (0, 1), (0, 1)]):
+        np.testing.assert_allclose(nx.einsum("ij,jk,kl->il", a, b, c, optimize=optimize), want,
+                                   rtol=1e-12)
+    with pytest.raises(TypeError, match="optimize"):
+        nx.einsum("ij,jk->ik", a, b, optimize=3)
+
+
+# -- nonzero / where / argwhere / flatnonzero with JAX's size= and fill_value= -----------------
+# (a shape known in advance, so that they run under jit and vmap); expected: jax 0.10.2
+
+SIZED_X = np.array([[0, 3, 0], [4, 0, 5]], np.int32)
+
+
+def test_nonzero_with_size_and_fill_value_as_jax():
+    def check(got, want):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == np.int32
+            np.testing.assert_array_equal(np.asarray(g), w)
+    x = nx.asarray(SIZED_X)
+    for run in (lambda f: f(x), lambda f: nx.jit(f)(x)):
+        check(run(lambda v: nx.nonzero(v, size=4, fill_value=-1)), [[0, 1, 1, -1], [1, 0, 2, -1]])
+        check(run(lambda v: nx.nonzero(v, size=2)), [[0, 1], [1, 0]])
+        check(run(lambda v: nx.nonzero(v, size=5, fill_value=(7, 8))),
+              [[0, 1, 1, 7, 7], [1, 0, 2, 8, 8]])
+        check(run(lambda v: nx.where(v > 0, size=4)), [[0, 1, 1, 0], [1, 0, 2, 0]])
+        check([run(lambda v: nx.flatnonzero(v, size=4, fill_value=9))], [[1, 3, 5, 9]])
+        check([run(lambda v: nx.argwhere(v, size=4, fill_value=-1))],
+              [[[0, 1], [1, 0], [1, 2], [-1, -1]]])
+    # a traced fill value; vmap; NaN and -0.0 (nan is non-zero, -0.0 is zero)
+    check(nx.jit(lambda v, f: nx.nonzero(v, size=3, fill_value=f))(x, -2),
+          [[0, 1, 1], [1, 0, 2]])
+    check([nx.vmap(lambda v: nx.flatnonzero(v, size=3, fill_value=-1))(x)],
+          [[[1, -1, -1], [0, 2, -1]]])
+    check(nx.nonzero(nx.asarray(np.array([0.0, np.nan, -0.0, 2.0], np.float32)), size=3),
+          [[1, 3, 0]])
+    # without size, fill_value is ignored (JAX's behaviour); values index as they should
+    check(nx.nonzero(x, fill_value=1), [[0, 1, 1], [1, 0, 2]])
+    np.testing.assert_array_equal(
+        np.asarray(nx.jit(lambda v: v[nx.nonzero(v, size=3)])(x)), [3, 4, 5])
+    assert nx.argwhere(nx.asarray(3), size=2).shape == (2, 0)
+    check(x.nonzero(size=2), [[0, 1], [1, 0]])     # the method, eager and traced
+    check(nx.jit(lambda v: v.nonzero(size=4, fill_value=-1))(x), [[0, 1, 1, -1], [1, 0, 2, -1]])
+
+
+def test_nonzero_size_bad_input():
+    x = nx.asarray(SIZED_X)
+    with pytest.raises(TypeError, match="nonzero: size must be an int"):
+        nx.nonzero(x, size=2.0)
+    with pytest.raises(ValueError, match="nonzero: size must be >= 0"):
+        nx.nonzero(x, size=-1)
+    with pytest.raises(ValueError, match="fill_value has 3 entries"):
+        nx.nonzero(x, size=2, fill_value=(1, 2, 3))
+    with pytest.raises(ValueError, match="nonzero: x must be at least 1-D"):
+        nx.nonzero(nx.asarray(1), size=2)
+    with pytest.raises(ValueError, match="one-argument form only"):
+        nx.where(x > 0, x, 0, size=2)
+    with pytest.raises(TypeError, match="must be concrete"):
+        nx.jit(lambda v: nx.nonzero(v))(x)
+
+
+def test_unique_with_size_and_fill_value_as_jax():
+    # expected: jax 0.10.2
+    x = nx.asarray(np.array([3.0, 1.0, 3.0, np.nan, 2.0, np.nan, 1.0], np.float32))
+
+    def same(got, want, dtype=None):
+        if dtype is not None:
+            assert got.dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want, np.float64))
+    same(nx.unique(x, size=5), [1, 2, 3, np.nan, 1], np.float32)
+    same(nx.unique(x, size=2), [1, 2])
+    same(nx.unique(x, size=6, fill_value=-1), [1, 2, 3, np.nan, -1, -1])
+    same(nx.unique(x, size=5, equal_nan=False), [1, 2, 3, np.nan, np.nan])
+    same(nx.unique(nx.asarray([[3, 1], [3, 2]]), size=4), [1, 2, 3, 1], np.int32)
+    v = nx.asarray(np.array([5, 5, 0, 7], np.int32))
+    for run in (lambda f: f(v), lambda f: nx.jit(f)(v)):
+        same(run(lambda a: nx.unique(a, size=4)), [0, 5, 7, 0])
+        vals, counts = run(lambda a: nx.unique(a, size=4, return_counts=True))
+        same(vals, [0, 5, 7, 0])
+        same(counts, [1, 2, 1, 0], np.int32)
+        vals, index, inverse = run(lambda a: nx.unique(a, size=4, return_index=True,
+                                                       return_inverse=True))
+        same(index, [2, 0, 3, 2], np.int32)
+        same(inverse, [1, 1, 0, 2], np.int32)
+    same(nx.vmap(lambda a: nx.unique(a, size=3, fill_value=-1))(
+        nx.asarray(np.array([[5, 5, 0], [1, 2, 3]], np.int32))), [[0, 5, -1], [1, 2, 3]])
+    with pytest.raises(TypeError, match="unique: size must be an int"):
+        nx.unique(v, size=2.5)
+    with pytest.raises(ValueError, match="axis=None only"):
+        nx.unique(v, size=2, axis=0)
+    with pytest.raises(ValueError, match="fill_value applies with size= only"):
+        nx.unique(v, fill_value=0)
+    with pytest.raises(ValueError, match="non-empty"):
+        nx.unique(nx.zeros(0), size=2)

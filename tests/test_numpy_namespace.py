@@ -222,3 +222,28 @@ def test_tree_broadcast_and_reduce_associative():
     assert nx.tree.reduce_associative(add, [], identity=0) == 0
     with pytest.raises(TypeError, match="identity"):
         nx.tree.reduce_associative(add, [])
+
+
+# -- jax.Array and jax.named_scope -------------------------------------------------------------
+
+def test_array_is_the_type_of_arrays_and_traced_values():
+    assert isinstance(nx.ones(2), nx.Array) and nx.Array is nx.ndarray
+    assert not isinstance(np.ones(2), nx.Array)
+    seen = []
+    nx.jit(lambda x: seen.append(isinstance(x, nx.Array)) or x)(nx.ones(2))
+    nx.grad(lambda x: seen.append(isinstance(x, nx.Array)) or nx.sum(x))(nx.ones(2))
+    nx.vmap(lambda x: seen.append(isinstance(x, nx.Array)) or x)(nx.ones(2))
+    assert seen == [True, True, True]
+
+
+def test_named_scope_is_a_context_manager_and_a_decorator():
+    with nx.named_scope("block"):
+        y = nx.ones(2) * 2
+
+    @nx.named_scope("layer")
+    def f(x):
+        return x + 1
+    np.testing.assert_array_equal(np.asarray(nx.jit(f)(y)), [3.0, 3.0])
+    with pytest.raises(TypeError, match="named_scope: name must be a string"):
+        with nx.named_scope(3):
+            pass

@@ -788,3 +788,12 @@ def test_fused_samplers_do_not_depend_on_threads():
     assert all(same_bits(a, b) for a, b in zip(*draws))
     bits = model_bits(K42, shape[0], F32)
     assert same_bits(draws[0][0], model_normal(bits, F32))
+
+
+def test_key_accepts_jax_s_impl_keyword():
+    for make in (nxr.key, nxr.PRNGKey):
+        want = np.asarray(make(7))
+        for impl in (None, "threefry2x32"):
+            np.testing.assert_array_equal(np.asarray(make(7, impl=impl)), want)
+        with pytest.raises(ValueError, match="impl='rbg' is not available"):
+            make(7, impl="rbg")

@@ -526,3 +526,55 @@ def test_namespaces_and_annotations():
     # autodiff flattens with the same module (one implementation, one registry)
     from nx_rune.autodiff import pytree
     assert pytree.tree_flatten is tu.tree_flatten and pytree.tree_unflatten is tu.tree_unflatten
+
+
+# -- Partial (jax.tree_util.Partial) ------------------------------------------------------------
+
+def test_partial_is_a_pytree_of_its_bound_arguments():
+    f = lambda a, b, c=1.0: a * b + c
+    p = tu.Partial(f, nx.ones(2), c=3.0)
+    np.testing.assert_array_equal(np.asarray(p(2.0)), [5.0, 5.0])
+    leaves = tu.tree_leaves(p)
+    assert len(leaves) == 2 and leaves[1] == 3.0
+    doubled = tu.tree_map(lambda v: v * 2, p)
+    assert isinstance(doubled, tu.Partial) and doubled.func is f
+    np.testing.assert_array_equal(np.asarray(doubled(2.0)), [10.0, 10.0])
+    # a Partial of a Partial (or of functools.partial): every bound argument is a leaf
+    q = tu.Partial(p, 4.0)
+    assert q.func is f and len(tu.tree_leaves(q)) == 3
+    np.testing.assert_array_equal(np.asarray(q()), [7.0, 7.0])
+    with pytest.raises(TypeError, match="func must be callable"):
+        tu.Partial(3.0)
+
+
+def test_partial_crosses_transformations():
+    p = tu.Partial(lambda a, b: a * b, nx.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(nx.jit(lambda g, y: g(y))(p, 2.0)), [0.0, 2.0, 4.0])
+    made = nx.jit(lambda x: tu.Partial(lambda a, b: a + b, x))(nx.ones(2))
+    assert isinstance(made, tu.Partial)
+    np.testing.assert_array_equal(np.asarray(made(5.0)), [6.0, 6.0])
+    g = nx.grad(lambda h: nx.sum(h(2.0)))(p)
+    assert isinstance(g, tu.Partial)
+    np.testing.assert_array_equal(np.asarray(g.args[0]), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(nx.vmap(lambda h: h(2.0))(p)), [0.0, 2.0, 4.0])
+
+
+def test_key_path_functions_under_their_tree_util_names():
+    # jax.tree_util's names for the key-path functions (expected: jax 0.10.2's keystr texts)
+    P = collections.namedtuple("P", ["mu", "sigma"])
+    tree = {"w": [1.0, (2.0, None)], "b": P(3.0, 4.0),
+            "o": collections.OrderedDict(z=5.0, a=6.0), "p": tu.Partial(max, 7.0)}
+    pairs, td = tu.tree_flatten_with_path(tree)
+    assert td == tu.tree_structure(tree)
+    assert [(tu.keystr(p), v) for p, v in pairs] == [
+        ("['b'].mu", 3.0), ("['b'].sigma", 4.0), ("['o']['z']", 5.0), ("['o']['a']", 6.0),
+        ("['p'][<flat index 0>][0]", 7.0), ("['w'][0]", 1.0), ("['w'][1][0]", 2.0)]
+    assert tu.tree_map_with_path(lambda p, x, y: tu.keystr(p) + str(x + y), {"a": [1, 2]},
+                                 {"a": [10, 20]}) == {"a": ["['a'][0]11", "['a'][1]22"]}
+    assert tu.tree_leaves_with_path([1, {"k": 2}]) == [
+        ((tu.SequenceKey(0),), 1), ((tu.SequenceKey(1), tu.DictKey("k")), 2)]
+    assert tu.GetAttrKey is nx.tree.GetAttrKey and tu.FlattenedIndexKey is nx.tree.FlattenedIndexKey
+    with pytest.raises(ValueError, match="tree_map_with_path: argument 2"):
+        tu.tree_map_with_path(lambda p, x, y: x, [1, 2], [1])
+    with pytest.raises(ValueError, match="map_with_path: argument 2"):
+        nx.tree.map_with_path(lambda p, x, y: x, [1, 2], [1])

@@ -57,9 +57,9 @@ NAMESPACE = [
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
      "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian"),
-    ("Array type", "", "ndarray"),
+    ("Array type", "", "ndarray Array"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
-     "ShapeDtypeStruct"),
+     "ShapeDtypeStruct named_scope"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
      "a no-op with JAX's return values, so ported code runs unchanged.", "devices local_devices "
      "default_backend device_count local_device_count process_index process_count device_put "

@@ -97,7 +97,7 @@ def _sublist_form(first, rest):
 
 
 def einsum(subscripts: str, *operands: ArrayLike, precision: Any = None,
-           preferred_element_type: DTypeLike = None) -> Array:
+           preferred_element_type: DTypeLike = None, optimize: Any = "auto") -> Array:
     """Einstein summation, as ``np.einsum(subscripts, *operands)``.
 
     ``subscripts``: comma-separated labels per operand (letters, optional ``...``), with
@@ -108,8 +108,13 @@ def einsum(subscripts: str, *operands: ArrayLike, precision: Any = None,
     "...ij,...jk", "i,i->" (dot), "i,j->ij" (outer), "ij->ji", "ij,ij->ij", "ijk,ikl,ilm->ijm".
     Returns the promoted dtype (NumPy's rules) and the output labels' sizes.  ``precision``
     (JAX's keyword) is accepted and ignored; ``preferred_element_type``: the operands are
-    converted to it first (the result's dtype).
+    converted to it first (the result's dtype).  ``optimize`` (NumPy's and JAX's keyword: a
+    bool, a strategy name such as ``"optimal"``, or a contraction path) is accepted and
+    ignored: the contraction order is nx_rune's own, and the values do not depend on it.
     """
+    if not isinstance(optimize, (bool, str, list, tuple)):
+        raise TypeError(f"optimize: expected a bool, a strategy name or a contraction path, "
+                        f"got {type(optimize).__name__}")
     if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
         subscripts, operands = _sublist_form(subscripts, operands)
     if preferred_element_type is not None:

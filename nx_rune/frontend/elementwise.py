@@ -365,13 +365,18 @@ def _clip_bound(x, bound, name):
 _NONZERO: list = [None]
 
 
-def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None) -> Array:
+def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, *,
+          size: int | None = None, fill_value: ArrayLike | None = None) -> Array:
     """x where condition is true, else y.  The three shapes broadcast; x and y promote (weak
     scalars included); a non-bool condition means ``condition != 0``.  With the condition
-    alone, ``nonzero(condition)`` (NumPy's one-argument form: a tuple of index arrays)."""
+    alone, ``nonzero(condition, size=size, fill_value=fill_value)`` (NumPy's one-argument
+    form: a tuple of index arrays; ``size`` and ``fill_value``: JAX's keywords, see
+    ``nonzero``)."""
     if x is None and y is None:
         nonzero = _NONZERO[0]     # set by the indexing module, which imports this one
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value apply to the one-argument form only")
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     c = operand(condition)

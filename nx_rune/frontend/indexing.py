@@ -38,6 +38,14 @@ from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend import elementwise as _elementwise
 from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, operand
 from nx_rune.frontend.elementwise import add, divide, multiply, subtract
+from nx_rune.frontend.index_modes import (
+    _TAKE_MODES,
+    _check_at_mode,
+    _default_fill,
+    _moded_index,
+    _nonzero_sized,
+    _redirect_out_of_bounds,
+)
 from nx_rune.frontend.movement import flip, moveaxis, pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
@@ -628,24 +636,25 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     return reshape(out, shape) if out.shape != shape else out
 
 
-_TAKE_MODES = (None, "raise", "promise_in_bounds", "clip", "wrap", "fill", "drop")
-
-
 def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None,
-         mode: str | None = None, unique_indices: bool = False,
-         indices_are_sorted: bool = False, fill_value: Any = None) -> Array:
+         mode: str | None = None, *, fill_value: ArrayLike | None = None) -> Array:
     """``np.take``: elements of ``arr`` at ``indices`` along ``axis`` (of the flattened arr if
     None).  indices: integers of any shape I (negative count from the end).  Returns
     ``arr.shape[:axis] + I + arr.shape[axis + 1:]`` (I for axis=None), arr's dtype.
-    ``mode`` for indices out of bounds: None/"raise"/"promise_in_bounds" raise IndexError
-    (checked where the indices are concrete), "clip" clamps, "wrap" wraps around (NumPy's),
-    "fill"/"drop" read ``fill_value`` (JAX's; default NaN for inexact dtypes, the extreme value
-    for integers).  ``out`` must be None; the index hints are accepted and unused.
+
+    ``mode`` for indices out of bounds: None or ``"raise"`` (IndexError, NumPy's default),
+    ``"clip"`` (clamped to [0, n - 1], negative ones to 0, as NumPy and JAX), ``"wrap"``
+    (modulo n), ``"fill"`` (JAX's: negative ones in [-n, 0) count from the end, the others
+    give ``fill_value``: by default NaN for inexact dtypes, the smallest value of a signed
+    dtype, the largest of an unsigned one, True for bool), ``"promise_in_bounds"`` (JAX's:
+    as "raise" here).  JAX's own default is "fill": write ``mode="fill"`` to keep it.
     """
     if out is not None:
-        raise ValueError("take: out is not supported (arrays are returned), pass out=None")
+        raise TypeError("take: out= is not supported (nx_rune's arrays are returned, as JAX's)")
     if mode not in _TAKE_MODES:
-        raise ValueError(f"take: mode must be one of {_TAKE_MODES[1:]} or None, got {mode!r}")
+        raise ValueError(f"take: mode must be one of {_TAKE_MODES}, got {mode!r}")
+    if fill_value is not None and mode != "fill":
+        raise ValueError("take: fill_value applies with mode='fill' only")
     arr = operand(arr)
     idx = _indices_operand(indices)
     if axis is None:
@@ -654,37 +663,73 @@ def take(arr: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None 
         if arr.ndim == 0:
             raise ValueError(f"take: arr must be at least 1-D for axis={axis}, got shape ()")
         axis = normalize_axis(axis, arr.ndim)
-    if mode in ("clip", "wrap", "fill", "drop"):
-        from nx_rune.frontend.elementwise import clip, remainder, where
+    if mode in ("clip", "wrap", "fill"):
         n = arr.shape[axis]
-        valid, norm = _in_bounds(idx, n)
-        if mode == "clip":      # NumPy's and JAX's take: negative indices clip to 0 too
-            idx = clip(idx, 0, max(n - 1, 0))
+        if n == 0:
+            raise IndexError(f"take: cannot take from an empty axis {axis} with mode={mode!r}")
+        if mode == "clip":
+            idx = _elementwise.clip(idx, 0, n - 1)
         elif mode == "wrap":
-            idx = remainder(idx, n) if n else idx
+            idx = _elementwise.remainder(idx, n)
         else:
-            fill = _default_fill(arr.dtype) if fill_value is None else fill_value
-            arr = _pad_axes(arr, [axis], fill)
-            idx = where(valid, norm, n)
+            idx = _redirect_out_of_bounds(idx, n)
+            widths = [(0, 1) if a == axis else (0, 0) for a in range(arr.ndim)]
+            arr = pad(arr, widths, constant_values=_default_fill(arr.dtype, fill_value))
     v = concrete_value(idx)
     if v is not None:
         _check_bounds(v, arr.shape[axis], axis)
     m = math.prod(idx.shape)
     flat = reshape(_as_index_tensor(idx if v is None else v), (-1,))
     flat = reshape(flat, (1,) * axis + (m,) + (1,) * (arr.ndim - axis - 1))
-    out = bind(P.gather_p, arr, flat, axis=axis)
-    return reshape(out, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
+    got = bind(P.gather_p, arr, flat, axis=axis)
+    return reshape(got, arr.shape[:axis] + tuple(idx.shape) + arr.shape[axis + 1:])
 
 
-def nonzero(x: ArrayLike) -> tuple[Array, ...]:
+def _at_get(x, index, mode, fill_value):
+    mode = _check_at_mode(mode)
+    if fill_value is not None and mode not in ("fill", "drop"):
+        raise ValueError("get: fill_value applies with mode='fill' only")
+    if mode is None:
+        return getitem(x, index)
+    x = operand(x)
+    index, padded = _moded_index(x.shape, index, mode)
+    if padded:
+        widths = [(0, 1) if a in padded else (0, 0) for a in range(x.ndim)]
+        x = pad(x, widths, constant_values=_default_fill(x.dtype, fill_value))
+    return getitem(x, index)
+
+
+def _at_update(x, index, values, op, mode):
+    mode = _check_at_mode(mode)
+    if mode is None:
+        return index_update(x, index, values, op)
+    x = operand(x)
+    index, padded = _moded_index(x.shape, index, mode)
+    if not padded:
+        return index_update(x, index, values, op)
+    # the writes out of bounds land on the padding, which is cut off again (JAX's "drop")
+    widths = [(0, 1) if a in padded else (0, 0) for a in range(x.ndim)]
+    out = index_update(pad(x, widths), index, values, op)
+    return out[tuple(slice(0, n) for n in x.shape)]
+
+
+def nonzero(x: ArrayLike, *, size: int | None = None,
+            fill_value: ArrayLike | None = None) -> tuple[Array, ...]:
     """Indices of the non-zero (true) entries of a concrete ``x``: a tuple of ``x.ndim`` int32
-    tensors (int64 when an axis is longer than 2**31 - 1, and in x64 mode), as ``np.nonzero``."""
+    tensors (int64 when an axis is longer than 2**31 - 1, and in x64 mode), as ``np.nonzero``.
+
+    ``size`` (JAX's keyword, for a shape known in advance): each index array has exactly
+    ``size`` entries, the first non-zero ones, the rest ``fill_value`` (0 by default; a scalar
+    or one per axis); ``x`` may then be traced (under jit or vmap).  Without ``size``,
+    ``fill_value`` is ignored (as in JAX)."""
+    if size is not None:
+        return _nonzero_sized(x, size, fill_value, "nonzero")
     v = concrete_value(operand(x))
     if v is None:
         raise TypeError("nonzero: x must be concrete (the result's shape depends on its values)")
     if v.ndim == 0:
         raise ValueError("nonzero: x must be at least 1-D")
-    if dtypes.DEFAULT_INT == dtypes.int64:  # x64 mode's default index dtype
+    if dtypes.DEFAULT_INT == dtypes.int64:  # WP-x64: x64 mode's default index dtype
         return tuple(Tensor._wrap(np.ascontiguousarray(a, np.int64)) for a in np.nonzero(v))
     return tuple(Tensor._wrap(np.ascontiguousarray(_narrow_index(a))) for a in np.nonzero(v))
 
@@ -822,162 +867,37 @@ class IndexUpdateHelper:
         return _IndexUpdateRef(self._x, index)
 
 
-_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
-
-
-def _check_mode(mode, fname):
-    if mode not in _MODES:
-        raise ValueError(f"{fname}: mode must be one of {_MODES[1:]} or None, got {mode!r}")
-
-
-def _default_fill(dtype):
-    """JAX's fill value for out-of-bounds reads: NaN for inexact dtypes, the most negative
-    value for signed integers, the largest for unsigned ones, True for bool."""
-    if dtype.kind in "fc":
-        return np.nan
-    if dtype.kind == "b":
-        return True
-    info = np.iinfo(dtype)
-    return info.min if dtype.kind == "i" else info.max
-
-
-def _integer_components(x, index):
-    """``(index as a tuple, [(position in it, axis of x)])`` for the int and integer-array
-    components of a basic/advanced index (slices, None and one Ellipsis allowed); None where the
-    index holds a bool mask (which cannot be out of bounds)."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    n_consume = 0
-    for c in index:
-        if c is None or c is Ellipsis:
-            continue
-        if isinstance(c, (bool, np.bool_)):
-            return None
-        if isinstance(c, (ArrayBase, np.ndarray, list)):
-            c = operand(c)
-            if c.dtype.kind == "b":
-                return None
-        n_consume += 1
-    found, axis = [], 0
-    for pos, c in enumerate(index):
-        if c is None:
-            continue
-        if c is Ellipsis:
-            axis += x.ndim - n_consume
-            continue
-        if not isinstance(c, slice):
-            found.append((pos, axis))
-        axis += 1
-    return index, found
-
-
-def _in_bounds(c, n):
-    """``(valid, normalized)`` for index values ``c`` along an axis of length n: valid where
-    -n <= c < n, normalized = c (+ n where negative)."""
-    from nx_rune.frontend.elementwise import greater_equal, less, logical_and, where
-    c = operand(c)
-    valid = logical_and(greater_equal(c, -n), less(c, n))
-    return valid, where(less(c, 0), add(c, n), c)
-
-
-def _with_mode(x, index, mode, fname):
-    """For ``mode`` "clip": ``(x, index)`` with each integer component clamped into its axis;
-    for "fill"/"drop": ``(x padded by one element on each integer-indexed axis, index with the
-    out-of-bounds values sent to that element, [(axis, n)] padded)``.  None: the index as it
-    is (nx_rune's default: out-of-bounds raises)."""
-    if mode in (None, "promise_in_bounds"):
-        return None
-    parts = _integer_components(x, index)
-    if parts is None or not parts[1]:
-        return None
-    index, found = parts
-    from nx_rune.frontend.elementwise import clip, where
-    index = list(index)
-    padded = []
-    for pos, axis in found:
-        n = x.shape[axis]
-        valid, norm = _in_bounds(index[pos], n)
-        if mode == "clip":
-            index[pos] = clip(norm, 0, max(n - 1, 0))
-        else:
-            index[pos] = where(valid, norm, n)
-            padded.append(axis)
-    return tuple(index), sorted(set(padded))
-
-
-def _pad_axes(x, axes, value):
-    cfg = [(0, 1) if d in axes else (0, 0) for d in range(x.ndim)]
-    return pad(x, cfg, constant_values=value)
-
-
-def get_with_mode(x, index, mode=None, fill_value=None):
-    """``x[index]`` with JAX's out-of-bounds modes: "clip" clamps each integer index into its
-    axis, "fill" (and "drop") reads ``fill_value`` there (default: NaN for inexact dtypes, the
-    extreme value for integers); None or "promise_in_bounds": nx_rune's IndexError."""
-    _check_mode(mode, "get")
-    x = operand(x)
-    made = _with_mode(x, index, mode, "get")
-    if made is None:
-        return getitem(x, index)
-    index, axes = made
-    if mode == "clip":
-        return getitem(x, index)
-    fill = _default_fill(x.dtype) if fill_value is None else fill_value
-    return getitem(_pad_axes(x, axes, fill), index)
-
-
-def update_with_mode(x, index, values, op, mode=None):
-    """``x.at[index].<op>(values)`` with JAX's out-of-bounds modes: "clip" clamps each integer
-    index into its axis, "drop" (and "fill") leaves x unchanged where an index is out of
-    bounds; None or "promise_in_bounds": nx_rune's IndexError."""
-    _check_mode(mode, op)
-    x = operand(x)
-    made = _with_mode(x, index, mode, op)
-    if made is None:
-        return index_update(x, index, values, op)
-    index, axes = made
-    if mode == "clip":
-        return index_update(x, index, values, op)
-    from nx_rune.frontend.movement import shrink
-    out = index_update(_pad_axes(x, axes, 0), index, values, op)
-    return shrink(out, tuple((0, n) for n in x.shape))
-
-
 class _IndexUpdateRef:
     __slots__ = ("_x", "_index")
 
     def __init__(self, x, index):
         self._x, self._index = x, index
 
+    # mode (JAX's keyword) for indices out of bounds: None (IndexError, nx_rune's default),
+    # "clip" (clamped, after counting negatives from the end), "fill" / "drop" (reads give
+    # fill_value, by default NaN / the dtype's extreme / True; writes are dropped: JAX's
+    # default for writes), "promise_in_bounds" (as None here).  JAX's default for reads is
+    # "clip"-like and for writes "drop": write the mode to keep them.
     def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
             unique_indices=False):
-        """``x[index]``; ``mode``/``fill_value``: JAX's out-of-bounds handling
-        (:func:`get_with_mode`); the index hints are accepted and unused."""
-        if mode is None and fill_value is None:
-            return getitem(self._x, self._index)
-        return get_with_mode(self._x, self._index, mode, fill_value)
-
-    def _update(self, values, op, mode):
-        if mode is None:
-            return index_update(self._x, self._index, values, op)
-        return update_with_mode(self._x, self._index, values, op, mode)
+        return _at_get(self._x, self._index, mode, fill_value)
 
     def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._update(values, "set", mode)
+        return _at_update(self._x, self._index, values, "set", mode)
 
     def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._update(values, "add", mode)
+        return _at_update(self._x, self._index, values, "add", mode)
 
     def multiply(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._update(values, "mul", mode)
+        return _at_update(self._x, self._index, values, "mul", mode)
 
     mul = multiply
 
     def max(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._update(values, "max", mode)
+        return _at_update(self._x, self._index, values, "max", mode)
 
     def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._update(values, "min", mode)
+        return _at_update(self._x, self._index, values, "min", mode)
 
 
 # gather/scatter front ends, einsum and windows live in their own modules (they import this one)

@@ -30,8 +30,10 @@ from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.frontend._core import as_inexact, astype, check_real, operand, promote, reduction_axes
 from nx_rune.frontend.elementwise import add, divide, isnan, multiply, not_equal, subtract, where
+from nx_rune.frontend.index_modes import _nonzero_sized
 from nx_rune.frontend.indexing import concrete_value, take, take_along_axis
-from nx_rune.frontend.movement import moveaxis, reshape, transpose
+from nx_rune.frontend.movement import concatenate, moveaxis, reshape, stack, transpose
+from nx_rune.frontend.reductions import cumsum
 from nx_rune.frontend.reductions import sum as _sum
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
@@ -166,17 +168,31 @@ def _concrete_operand(x, arg, fname):
     return x, v
 
 
-def argwhere(a: ArrayLike) -> Array:
+def argwhere(a: ArrayLike, *, size: int | None = None,
+             fill_value: ArrayLike | None = None) -> Array:
     """Indices of the non-zero elements of a concrete ``a``, one row per element in C order:
     shape (count, a.ndim), int32 (int64 for an axis longer than 2**31 - 1), as
-    ``np.argwhere`` (a 0-d a gives shape (1, 0) or (0, 0))."""
+    ``np.argwhere`` (a 0-d a gives shape (1, 0) or (0, 0)).  With ``size`` (JAX's keyword):
+    exactly ``size`` rows, the first ones, padded with ``fill_value`` (0 by default, or one
+    per axis); ``a`` may then be traced (under jit or vmap)."""
+    if size is not None:
+        a = operand(a)
+        rows = stack(_nonzero_sized(reshape(a, (1,)) if a.ndim == 0 else a, size, fill_value,
+                                    "argwhere", "a"), axis=1)
+        return rows[:, :0] if a.ndim == 0 else rows
     a, v = _concrete_operand(a, "a", "argwhere")
     return _wrap(np.argwhere(v), index_dtype(max(v.shape, default=1)))
 
 
-def flatnonzero(a: ArrayLike) -> Array:
+def flatnonzero(a: ArrayLike, *, size: int | None = None,
+                fill_value: ArrayLike | None = None) -> Array:
     """Indices of the non-zero elements of the flattened, concrete ``a``: 1-D, int32 (int64
-    when a has more than 2**31 - 1 elements)."""
+    when a has more than 2**31 - 1 elements).  With ``size`` (JAX's keyword): exactly ``size``
+    indices, the first ones, padded with ``fill_value`` (0 by default); ``a`` may then be
+    traced (under jit or vmap)."""
+    if size is not None:
+        return _nonzero_sized(reshape(operand(a), (-1,)), size, fill_value, "flatnonzero",
+                              "a")[0]
     a, v = _concrete_operand(a, "a", "flatnonzero")
     return _wrap(np.flatnonzero(v), index_dtype(v.size))
 
@@ -277,20 +293,69 @@ def unique_all(x: ArrayLike, /) -> tuple[Array, Array, Array, Array]:
                                     equal_nan=False))
 
 
+def _unique_sized(ar, size, fill_value, equal_nan):
+    """JAX's ``unique(ar, size=, fill_value=)`` (axis None): (values, index, inverse, counts)
+    with exactly ``size`` values, the smallest distinct ones, padded with ``fill_value`` (the
+    smallest value by default; index: the first occurrence of the smallest, counts: 0).
+    Composed of front-end ops (a stable argsort), so that ``ar`` may be traced."""
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"unique: size must be an int, got {type(size).__name__}")
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"unique: size must be >= 0, got {size}")
+    ar = operand(ar)
+    flat = reshape(ar, (-1,))
+    n = flat.shape[0]
+    if n == 0:
+        raise ValueError("unique: size= needs a non-empty ar (its fill value defaults to the "
+                         "smallest element)")
+    cdt = index_dtype(n + 1)
+    order = astype(argsort(flat, stable=True), cdt)
+    s = take(flat, order)
+    differs = not_equal(s[1:], s[:-1])
+    if equal_nan and s.dtype.kind in "fc":
+        differs = differs & ~(isnan(s[1:]) & isnan(s[:-1]))
+    is_first = concatenate([Tensor._wrap(np.ones(1, bool)), differs])
+    starts = _nonzero_sized(is_first, size + 1, n, "unique", "ar")[0]
+    starts = astype(starts, cdt)
+    valid = Tensor._wrap(np.arange(size, dtype=cdt)) < _sum(astype(is_first, cdt))
+    fill = s[0] if fill_value is None else astype(operand(fill_value), s.dtype)
+    pos = where(valid, starts[:size], 0)
+    values = where(valid, take(s, pos), fill)
+    index = astype(where(valid, take(order, pos), order[0]), dtypes.DEFAULT_INT)
+    counts = astype(where(valid, starts[1:] - starts[:size], 0), dtypes.DEFAULT_INT)
+    rank = astype(cumsum(astype(is_first, cdt)) - 1, dtypes.DEFAULT_INT)
+    inverse = reshape(Tensor._wrap(np.zeros(n, dtypes.DEFAULT_INT)).at[order].set(rank),
+                      ar.shape)
+    return values, index, inverse, counts
+
+
 def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *,
-           equal_nan: bool = True) -> Array | tuple[Array, ...]:
+           equal_nan: bool = True, size: int | None = None,
+           fill_value: ArrayLike | None = None) -> Array | tuple[Array, ...]:
     """NumPy's ``unique`` of a concrete ``ar``: the sorted distinct elements (of the flattened
     ar, or the distinct slices along ``axis``), followed, as asked, by the indices of their
     first occurrences, the inverse indices (ar's shape for axis=None, else 1-D) and the
     counts, all int32.  ``equal_nan=True`` (NumPy's default) makes all NaNs one element.
-    Returns a Tensor alone when nothing else is asked, else a tuple."""
+    Returns a Tensor alone when nothing else is asked, else a tuple.
+
+    ``size`` (JAX's keyword, axis None only): exactly ``size`` values, the smallest distinct
+    ones, the rest ``fill_value`` (default: the smallest element; their indices: the smallest
+    element's first occurrence, their counts 0); ``ar`` may then be traced (jit, vmap)."""
     for name, flag in (("return_index", return_index), ("return_inverse", return_inverse),
                        ("return_counts", return_counts), ("equal_nan", equal_nan)):
         _check_bool(flag, name)
-    values, index, inverse, counts = _unique(
-        ar, "unique", index=return_index, inverse=return_inverse, counts=return_counts,
-        equal_nan=equal_nan, axis=axis)
+    if size is not None:
+        if axis is not None:
+            raise ValueError("unique: size= is supported with axis=None only")
+        values, index, inverse, counts = _unique_sized(ar, size, fill_value, equal_nan)
+    elif fill_value is not None:
+        raise ValueError("unique: fill_value applies with size= only")
+    else:
+        values, index, inverse, counts = _unique(
+            ar, "unique", index=return_index, inverse=return_inverse, counts=return_counts,
+            equal_nan=equal_nan, axis=axis)
     extra = tuple(t for t, asked in ((index, return_index), (inverse, return_inverse),
                                      (counts, return_counts)) if asked)
     return (values,) + extra if extra else values

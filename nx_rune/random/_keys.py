@@ -39,15 +39,27 @@ def _seed_words(seed):
 # public API
 # ---------------------------------------------------------------------------------------------
 
-def key(seed: ArrayLike) -> Array:
+# JAX's names of the threefry PRNG (its default, the one nx_rune implements)
+_IMPLS = (None, "threefry2x32", "threefry")
+
+
+def _check_impl(impl, fname):
+    if impl not in _IMPLS:
+        raise ValueError(f"{fname}: impl={impl!r} is not available: nx_rune implements JAX's "
+                         f"default PRNG only, impl='threefry2x32'")
+
+
+def key(seed: ArrayLike, *, impl: str | None = None) -> Array:
     """A PRNG key from an integer seed: uint32 Tensor of shape (2,).
 
     As JAX: the seed must fit in int64 (else OverflowError).  With x64 off (JAX's x32 mode) it
     is wrapped to 32 bits, ``[0, seed mod 2**32]``, so ``key(-1)`` is ``[0, 4294967295]``; in
     x64 mode its 64 bits give ``[(seed mod 2**64) >> 32, seed mod 2**32]``, so ``key(-1)`` is
     ``[4294967295, 4294967295]`` (seeds in [0, 2**31) give the same key in both modes).
-    A traced integer seed (under jit or vmap) gives the same words.
+    A traced integer seed (under jit or vmap) gives the same words.  ``impl``: JAX's keyword,
+    None or ``"threefry2x32"`` (the only PRNG here; any other raises ValueError).
     """
+    _check_impl(impl, "key")
     if _traced(seed):
         dt = _dtype_of(seed)
         if tuple(seed.shape) != () or dt.kind not in "biu":
@@ -63,8 +75,9 @@ def key(seed: ArrayLike) -> Array:
     return _out(np.array(_seed_words(seed), dtype=_U32))
 
 
-def PRNGKey(seed: ArrayLike) -> Array:
+def PRNGKey(seed: ArrayLike, *, impl: str | None = None) -> Array:
     """The same key as ``key(seed)``: uint32 Tensor of shape (2,)."""
+    _check_impl(impl, "PRNGKey")
     return key(seed)
 
 

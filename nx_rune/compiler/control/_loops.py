@@ -3,10 +3,13 @@ a while loop otherwise).
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import numpy as np
 
+from nx_rune import dtypes
+from nx_rune import primitives as P
 from nx_rune.autodiff.api import _arr  # a pytree leaf as an array, or TypeError naming it
 from nx_rune.autodiff.core import JVPTracer, Tracer, is_inexact
 from nx_rune.compiler.control._core import (
@@ -37,6 +40,7 @@ from nx_rune.compiler.control._scan import _check_carry, _scan
 from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.pipeline import sub_executable
+from nx_rune.compiler.tracing import JitTracer
 from nx_rune.frontend import astype
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.tree_util import tree_flatten, tree_unflatten
@@ -224,6 +228,99 @@ def _while_traced(cond_fun, body_fun, tree, leaves, where="while_loop"):
 
 # -- fori_loop ------------------------------------------------------------------------------------
 
+# The loop index of fori_loop is weakly typed, as JAX's: an integer scalar that promotes as a
+# Python int would (``v + i`` keeps a float32 or int8 ``v``'s dtype, where NumPy's promotion of
+# an int32 array would widen it and break the carry's dtype), and arithmetic on it with Python
+# numbers stays weak (``v + i * 0.5``).  Eagerly it is a _WeakIndex; under a trace a weak
+# traced value carrying its int64 form (as a jit argument that was a Python int).
+
+_PY_NUMBERS = (int, float, complex)
+
+
+def _weak_number(r):
+    """Python number ``r`` (arithmetic on weak indices) as a weakly typed concrete scalar of
+    its kind's default dtype, as under jit; None when it does not fit (the caller then computes
+    the ordinary way)."""
+    kind = type(r)
+    dt = (dtypes.default_int() if kind is int else dtypes.default_float() if kind is float
+          else dtypes.default_complex())
+    if kind is int and not np.iinfo(dt).min <= r <= np.iinfo(dt).max:
+        return None
+    return _WeakIndex._of(np.array(r, dt))
+
+
+def _weak_op(op, reflected=False):
+    tensor_op = getattr(Tensor, f"__{'r' if reflected else ''}{op.__name__.strip('_')}__")
+
+    def method(self, o):
+        c = o.__class__
+        if c in _PY_NUMBERS or c is _WeakIndex:
+            a, b = self.item(), (o.item() if c is _WeakIndex else o)
+            try:
+                r = op(b, a) if reflected else op(a, b)
+            except (ZeroDivisionError, OverflowError):
+                r = None    # (the array operation gives NumPy's inf, nan or wrapped result)
+            if r is not None and r.__class__ in _PY_NUMBERS:
+                w = _weak_number(r)
+                if w is not None:
+                    return w
+        return tensor_op(self, o)
+    method.__name__ = tensor_op.__name__
+    return method
+
+
+class _WeakIndex(Tensor):
+    """The index of an eager ``lax.fori_loop``: a concrete integer scalar, weakly typed (see
+    above): the front end's promotion reads ``weak_type`` and treats it as a Python int of its
+    value; ``+ - * / // % **``, negation and ``abs`` with Python numbers (or another index)
+    give weak results, as on a traced weak value under jit."""
+    weak_type = True
+
+    @classmethod
+    def _of(cls, arr):
+        w = cls.__new__(cls)    # (what Tensor._wrap makes, of this class: a fresh 0-d value)
+        w._arr = arr
+        return w
+
+    __add__, __radd__ = _weak_op(operator.add), _weak_op(operator.add, True)
+    __sub__, __rsub__ = _weak_op(operator.sub), _weak_op(operator.sub, True)
+    __mul__, __rmul__ = _weak_op(operator.mul), _weak_op(operator.mul, True)
+    __truediv__ = _weak_op(operator.truediv)
+    __rtruediv__ = _weak_op(operator.truediv, True)
+    __floordiv__ = _weak_op(operator.floordiv)
+    __rfloordiv__ = _weak_op(operator.floordiv, True)
+    __mod__, __rmod__ = _weak_op(operator.mod), _weak_op(operator.mod, True)
+    __pow__, __rpow__ = _weak_op(operator.pow), _weak_op(operator.pow, True)
+
+    def __neg__(self):
+        w = _weak_number(-self.item())
+        return Tensor.__neg__(self) if w is None else w
+
+    def __abs__(self):
+        w = _weak_number(abs(self.item()))
+        return Tensor.__abs__(self) if w is None else w
+
+
+_I64 = np.dtype(np.int64)
+
+
+def _weak_index(i):
+    """The loop index ``i`` (an integer scalar: concrete, or traced by the loop's body trace)
+    as the body sees it: weakly typed (see above).  Other values (an index batched by an eager
+    vmap of traced bounds) are passed as they are."""
+    if i.__class__ is Tensor:
+        return _WeakIndex._of(i._np())
+    if i.__class__ is JitTracer and not i.weak_type:
+        interp = i._interp
+        wide = i if i.dtype == _I64 else interp.add_eqn(
+            P.cast_p, {"dtype": _I64}, [i], [AbstractValue((), _I64, True)])[0]
+        out = interp.add_eqn(P.cast_p, {"dtype": i.dtype}, [wide],
+                             [AbstractValue((), i.dtype, True)])[0]
+        out._wide = wide
+        return out
+    return i
+
+
 def _static_int(x):
     """x as a Python int when it is concrete (a Python/NumPy int or a concrete integer
     scalar), else None."""
@@ -245,7 +342,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
               init_val: Any) -> Any:
     """``val = init_val; for i in range(lower, upper): val = body_fun(i, val)``; returns val.
 
-    i is an int32 scalar array (int64 when a bound needs it).  With concrete bounds (Python
+    i is an int32 scalar array (int64 when a bound needs it), weakly typed as in JAX: it
+    promotes as a Python int would, so ``v + i`` keeps a float32 (or int8) ``v``'s dtype, and
+    arithmetic on it with Python numbers stays weak (``v + 0.5 * i``).  With concrete bounds (Python
     ints) the loop is a ``scan`` under a trace (differentiable in both modes); with traced bounds
     a ``while_loop`` (forward mode only).  Eager: a Python loop.
     """
@@ -261,13 +360,17 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     dt = np.dtype(dt)
     raw, tree = tree_flatten(init_val)
     leaves = [_arr(x, "lax.fori_loop: init_val") for x in raw]
+
+    def indexed(i, v):      # body_fun as traced: its index weakly typed, as eagerly
+        return body_fun(_weak_index(i), v)
+    indexed.__name__ = getattr(body_fun, "__name__", repr(body_fun))
     if lo is not None and hi is not None:
         if not trace_active(leaves):
             weak = [_weak_value(x) for x in raw]
             if any(weak) and hi > lo:
                 def trace_body():
                     avals = _carry_avals(leaves, weak)
-                    return _trace(body_fun, [AbstractValue((), dt)] + avals, tree_flatten(
+                    return _trace(indexed, [AbstractValue((), dt)] + avals, tree_flatten(
                         (0, tree_unflatten(tree, avals)))[1], "lax.fori_loop")
                 tb = _pretrace_carry(trace_body)
                 if tb is not None:
@@ -279,18 +382,18 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
             avals = [_aval(x) for x in leaves]
             if hi <= lo and not any(_weak_value(x) for x in raw):
                 _check_unrun_body(lambda: _trace(
-                    body_fun, [AbstractValue((), dt)] + avals,
+                    indexed, [AbstractValue((), dt)] + avals,
                     tree_flatten((0, tree_unflatten(tree, avals)))[1], "lax.fori_loop"),
                     tree, avals, "fori_loop", "init_val")
             for i in range(lo, hi):
-                val = body_fun(Tensor._wrap(np.array(i, dt)), val)
+                val = body_fun(_WeakIndex._of(np.array(i, dt)), val)
                 val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
                                                         "init_val"))
             return _new_memory(val, init_val)
 
         def step(carry, _):
             i, v = carry
-            return (i + 1, body_fun(i, v)), None
+            return (i + 1, indexed(i, v)), None
         n = max(hi - lo, 0)
         (_, val), _ = _scan(step, (Tensor._wrap(np.array(lo, dt)), init_val), None, n, False,
                             "fori_loop", "init_val")
@@ -298,6 +401,6 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     lo_t = astype(_arr(lower, "lax.fori_loop: lower"), dt)
     hi_t = astype(_arr(upper, "lax.fori_loop: upper"), dt)
     _, _, val = _while_loop(lambda c: c[0] < c[1],
-                            lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
+                            lambda c: (c[0] + 1, c[1], indexed(c[0], c[2])),
                             (lo_t, hi_t, init_val), "fori_loop")
     return val
