@@ -155,8 +155,12 @@ def test_exceptions_from_a_signal_handler_during_threaded_copies_do_not_deadlock
     want = np.ascontiguousarray(a.T)
     hits = 0
 
+    armed = [False]     # raise only inside the try below (the timer fires anywhere)
+
     def handler(signum, frame):
-        raise _Interrupt
+        if armed[0]:
+            armed[0] = False
+            raise _Interrupt
 
     old = signal.signal(signal.SIGALRM, handler)
     try:
@@ -164,7 +168,9 @@ def test_exceptions_from_a_signal_handler_during_threaded_copies_do_not_deadlock
         deadline = time.perf_counter() + 3.0
         while time.perf_counter() < deadline and hits < 20:
             try:
+                armed[0] = True
                 strided.copy_strided(src, 0, (1024, 2048), (1, 1024), dst, 0, (2048, 1))
+                armed[0] = False
             except _Interrupt:
                 hits += 1
     finally:

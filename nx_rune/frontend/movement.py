@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -197,8 +197,8 @@ _PAD_MODE: list = [None]
 
 
 def pad(x: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
-        constant_values: ArrayLike = 0, mode: str | None = None, *, end_values=0,
-        reflect_type: str = "even", stat_length=None) -> Array:
+        constant_values: ArrayLike = 0, mode: str | None = None, *, end_values: Any = 0,
+        reflect_type: str = "even", stat_length: Any = None) -> Array:
     """Pad with ``constant_values``: pad_width an int, a (before, after) pair or one pair per axis.
 
     Shape: each axis grows by before + after; same dtype (the fill is cast to it; one scalar

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -41,17 +42,17 @@ from nx_rune.frontend.reductions import min as _min
 from nx_rune.frontend.sorting import argsort, sort
 from nx_rune.frontend.sorting import median as _median
 from nx_rune.tensor import ArrayBase
+from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["append", "r_", "c_", "iscomplexobj", "isrealobj", "iscomplex", "real_if_close",
            "fabs", "fmax", "fmin", "partition", "argpartition", "rollaxis", "gradient",
            "vsplit", "hsplit", "dsplit", "row_stack"]
 
-Array = ArrayBase
 
 
 # -- joining -----------------------------------------------------------------------------------
 
-def append(arr, values, axis: int | None = None) -> Array:
+def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
     """``values`` appended to ``arr``: both flattened when ``axis`` is None, else joined along
     ``axis`` (shapes must agree elsewhere); promoted dtype; a new array."""
     arr, values = operand(arr), operand(values)
@@ -60,7 +61,7 @@ def append(arr, values, axis: int | None = None) -> Array:
     return concatenate([arr, values], axis)
 
 
-def row_stack(tup) -> Array:
+def row_stack(tup: ArrayLike | Sequence[ArrayLike]) -> Array:
     """``vstack`` (NumPy's older name)."""
     return vstack(tup)
 
@@ -147,17 +148,17 @@ def _dtype_of(x):
     return np.asarray(x).dtype
 
 
-def iscomplexobj(x) -> bool:
+def iscomplexobj(x: Any) -> bool:
     """Whether ``x`` has a complex dtype (whatever its values)."""
     return _dtype_of(x).kind == "c"
 
 
-def isrealobj(x) -> bool:
+def isrealobj(x: Any) -> bool:
     """Whether ``x`` has a non-complex dtype (whatever its values)."""
     return not iscomplexobj(x)
 
 
-def iscomplex(x) -> Array:
+def iscomplex(x: ArrayLike) -> Array:
     """Elementwise: whether the imaginary part is nonzero (all False for real dtypes)."""
     x = operand(x)
     if x.dtype.kind != "c":
@@ -165,7 +166,7 @@ def iscomplex(x) -> Array:
     return not_equal(imag(x), 0)
 
 
-def real_if_close(a, tol: float = 100) -> Array:
+def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     """``real(a)`` when ``a`` is complex with every imaginary part below ``tol`` machine epsilons
     (``tol`` > 1) or ``tol`` absolutely (``tol`` <= 1); else ``a``.  The result's dtype depends
     on the values: they are read concretely (TypeError under jit)."""
@@ -184,7 +185,7 @@ def real_if_close(a, tol: float = 100) -> Array:
     return a
 
 
-def fabs(x) -> Array:
+def fabs(x: ArrayLike) -> Array:
     """Absolute value of real ``x`` (TypeError for complex input, as NumPy's ``fabs``)."""
     x = operand(x)
     if x.dtype.kind == "c":
@@ -195,7 +196,7 @@ def fabs(x) -> Array:
     return abs(x)
 
 
-def fmax(a, b) -> Array:
+def fmax(a: ArrayLike, b: ArrayLike) -> Array:
     """Elementwise maximum ignoring NaN: the other value where one is NaN (NaN only where both
     are)."""
     a, b = _core.promote(a, b)
@@ -205,7 +206,7 @@ def fmax(a, b) -> Array:
     return where(isnan(b), a, where(isnan(a), b, m))
 
 
-def fmin(a, b) -> Array:
+def fmin(a: ArrayLike, b: ArrayLike) -> Array:
     """Elementwise minimum ignoring NaN: the other value where one is NaN."""
     a, b = _core.promote(a, b)
     m = minimum(a, b)
@@ -225,7 +226,7 @@ def _check_kth(kth, n, axis):
             raise ValueError(f"kth: {k} is out of bounds for axis {axis} of size {n}")
 
 
-def partition(a, kth, axis: int | None = -1) -> Array:
+def partition(a: ArrayLike, kth: int | Sequence[int], axis: int | None = -1) -> Array:
     """An arrangement with the element at each ``kth`` position where a sort puts it, smaller
     ones before and larger ones after (NumPy's contract).  nx returns the full sort, which
     meets it; NumPy's order within the two sides is unspecified and differs."""
@@ -237,7 +238,7 @@ def partition(a, kth, axis: int | None = -1) -> Array:
     return sort(a, axis=ax)
 
 
-def argpartition(a, kth, axis: int | None = -1) -> Array:
+def argpartition(a: ArrayLike, kth: int | Sequence[int], axis: int | None = -1) -> Array:
     """Indices that partition ``a`` (see ``partition``): the indices of a stable sort."""
     a = operand(a)
     if axis is None:
@@ -249,7 +250,7 @@ def argpartition(a, kth, axis: int | None = -1) -> Array:
 
 # -- axes --------------------------------------------------------------------------------------
 
-def rollaxis(a, axis: int, start: int = 0) -> Array:
+def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
     """Axis ``axis`` moved to lie before position ``start`` (NumPy's ``rollaxis``; prefer
     ``moveaxis``); a view."""
     a = operand(a)
@@ -279,18 +280,18 @@ def _split_check(a, nd, name):
     return a
 
 
-def vsplit(ary, indices_or_sections) -> list:
+def vsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """``split`` along the first axis (arrays of 2 or more dimensions)."""
     return split(_split_check(ary, 2, "vsplit"), indices_or_sections, 0)
 
 
-def hsplit(ary, indices_or_sections) -> list:
+def hsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """``split`` along the second axis (the first for 1-D arrays)."""
     a = _split_check(ary, 1, "hsplit")
     return split(a, indices_or_sections, 1 if a.ndim > 1 else 0)
 
 
-def dsplit(ary, indices_or_sections) -> list:
+def dsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """``split`` along the third axis (arrays of 3 or more dimensions)."""
     return split(_split_check(ary, 3, "dsplit"), indices_or_sections, 2)
 
@@ -309,7 +310,8 @@ def _expand_along(v, ax, nd):
     return reshape(v, tuple(shape))
 
 
-def gradient(f, *varargs, axis=None, edge_order: int = 1):
+def gradient(f: ArrayLike, *varargs: ArrayLike, axis: int | Sequence[int] | None = None,
+             edge_order: int = 1) -> Array | list[Array]:
     """The gradient of sampled ``f`` by second-order central differences inside and first- or
     second-order (``edge_order``) one-sided differences at the edges, as NumPy's.  ``varargs``:
     the spacing, one scalar for all axes, one per axis, or per axis the sample coordinates (a

@@ -26,7 +26,7 @@ def _dense_index(lower, upper, n):
     return np.where(inside, r * n + j, (lower + upper + 1) * n).ravel()
 
 
-def solve_banded(l_and_u, ab: ArrayLike, b: ArrayLike, overwrite_ab: bool = False,
+def solve_banded(l_and_u: tuple[int, int], ab: ArrayLike, b: ArrayLike, overwrite_ab: bool = False,
                  overwrite_b: bool = False, check_finite: bool = True) -> Array:
     """x solving a x = b for the banded matrix a given by its diagonals ``ab`` (shape
     (lower + upper + 1, n), ``l_and_u = (lower, upper)``: ab[upper + i - j, j] = a[i, j], SciPy's
