@@ -57,7 +57,6 @@ NAMESPACE = [
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
      "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian"),
-    ("Array type", "", "ndarray Array"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
      "ShapeDtypeStruct named_scope"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
@@ -77,6 +76,13 @@ DATA = {
             ("nan", "Not a number, the float :data:`math.nan`."),
             ("newaxis", "``None``: ``x[:, nx.newaxis]`` inserts an axis of length 1."),
             ("pi", "The float :data:`math.pi`."),
+        ]),
+        ("Array types", [
+            ("ndarray", "The base class of every array-like value (:class:`nx_rune.Tensor` and "
+                        "the tracers of the transformations), as JAX's ``jax.numpy.ndarray``: "
+                        "``isinstance(x, nx.ndarray)`` holds inside ``jit``, ``grad`` and "
+                        "``vmap`` too."),
+            ("Array", "The same class as :data:`ndarray`, under JAX's name ``jax.Array``."),
         ]),
         ("Data types", [(n, f"NumPy's ``{n}`` dtype (:class:`numpy.dtype`)." if n not in
                          ("bool", "bool_") else "NumPy's ``bool`` dtype; ``bool`` is the "
