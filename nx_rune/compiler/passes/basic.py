@@ -31,16 +31,6 @@ def substitute(prog, mapping, eqns=None):
     return Program(prog.in_vars, out, [sub(x) for x in prog.outs])
 
 
-def _sub_programs(e):
-    for v in e.params.values():
-        if isinstance(v, Program):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                if isinstance(x, Program):
-                    yield x
-
-
 def dce(prog: Program) -> Program:
     """``prog`` without the equations whose outputs are unused; an equation run for its effect
     (``nx.debug.print``, or a control-flow operation whose body has one) is always kept."""
