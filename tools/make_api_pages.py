@@ -185,8 +185,14 @@ def autosummary(names):
     return f".. autosummary::\n   :toctree: generated/\n\n{body}\n"
 
 
+# names documented without a cross-reference target of their own: ``Array`` would make every
+# ``Array`` in the signatures (nx_rune.typing.Array, the annotations' alias) ambiguous
+NO_INDEX = {"Array"}
+
+
 def data_block(entries):
-    return "".join(f".. data:: {n}\n\n   {text}\n\n" for n, text in entries)
+    return "".join(f".. data:: {n}\n" + ("   :no-index:\n" if n in NO_INDEX else "")
+                   + f"\n   {text}\n\n" for n, text in entries)
 
 
 def split_kinds(mod, names):
