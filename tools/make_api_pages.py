@@ -187,11 +187,12 @@ def autosummary(names):
 
 # names documented without a cross-reference target of their own: ``Array`` would make every
 # ``Array`` in the signatures (nx_rune.typing.Array, the annotations' alias) ambiguous
-NO_INDEX = {"Array"}
+NO_INDEX = {"nx_rune.Array"}
 
 
-def data_block(entries):
-    return "".join(f".. data:: {n}\n" + ("   :no-index:\n" if n in NO_INDEX else "")
+def data_block(entries, modname):
+    return "".join(f".. data:: {n}\n" + ("   :no-index:\n" if f"{modname}.{n}" in NO_INDEX
+                                          else "")
                    + f"\n   {text}\n\n" for n, text in entries)
 
 
@@ -244,7 +245,7 @@ def module_section(modname, level="-", head=True, title=None):
     if classes:
         out += underline("Classes", sub) + "\n" + autosummary(classes)
     for title, entries in DATA.get(mod.__name__, []):
-        out += underline(title, sub) + "\n" + data_block(entries)
+        out += underline(title, sub) + "\n" + data_block(entries, mod.__name__)
     return out
 
 
@@ -269,7 +270,7 @@ def namespace_page():
         out += underline(title, "-") + "\n" + (intro + "\n\n" if intro else "") + \
             autosummary(group)
     for title, entries in DATA["nx_rune"]:
-        out += underline(title, "-") + "\n" + data_block(entries)
+        out += underline(title, "-") + "\n" + data_block(entries, "nx_rune")
     rest = sorted(names - seen)
     if rest:
         out += underline("Not yet grouped", "-") + "\n" + autosummary(rest)
