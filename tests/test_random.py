@@ -123,7 +123,34 @@ GOLDEN_DRAWS = {
         "cd8023e29cc7f8b1b70d134a06eddbeb54456076588825e32efbed123a3da702",
         {1: 0.4837646782398224, 3: 0.1957068294286728, 4: -0.057450201362371445,
          8: 0.5335384011268616}),
+    "exponential(42, (100000,))": (
+        lambda: nxr.exponential(K42, (100000,)), (100000,),
+        "4b6f54391ee01bba9b60874227cd74a0e1c851c5b0a10d2b859a2afca17688c3",
+        {11: 2.0621519088745117, 12: 2.602088451385498, 15: 1.7063994407653809}),
+    "laplace(42, (100000,))": (
+        lambda: nxr.laplace(K42, (100000,)), (100000,),
+        "f9eb2133aa84ee41c031679c7bf35dced38572ecc90dcd9f8de8c3e0e4b34b8e",
+        {27: 0.5228817462921143, 32: 0.48539888858795166, 46: -0.4229480028152466}),
+    "logistic(42, (100000,))": (
+        lambda: nxr.logistic(K42, (100000,)), (100000,),
+        "ab8128cc5d676e87ba7c3c78f39bde402169ffd793367e7beec909ba2be474ba",
+        {11: 1.9261260032653809, 12: 2.5250792503356934, 15: 1.506095290184021}),
 }
+
+# XLA:CPU's float32 log1p and log: jax.jit(jnp.log1p) and jax.jit(jnp.log) of JAX 0.10.2 on
+# these inputs (float32 bit patterns), padded with ones to 16 elements (XLA computes the last
+# few elements of a short array whose length is not a multiple of 8 with the C library's logf
+# instead; the samplers' fused loops never do, checked for sizes 1 to 40 and odd large ones):
+# the first ones are an ulp from the correctly rounded value, then edge values (log1p: -1, -0,
+# 0.5, 3, inf, -2, 1e-30; log: 1, 0, inf, -1, a denormal (flushed: -inf), sqrt(1/2), 2).
+XLA_LOG1P = ([3204341083, 3202455595, 3201341354, 3196107558, 3201569239, 3201569214,
+              3212836864, 2147483648, 1056964608, 1077936128, 2139095040, 3221225472, 228737632],
+             [3207581897, 3205805796, 3204838286, 3197387990, 3205031674, 3205031654,
+              4286578688, 2147483648, 1053792543, 1068593688, 2139095040, 4294967295, 228737632])
+XLA_LOG = ([1042188137, 1074501273, 1060044705, 1071582251, 1060969848, 1076581845, 1065353216,
+            0, 2139095040, 3212836864, 71362, 1060439283, 1073741824],
+           [3220097494, 1061659110, 3200435137, 1057893304, 3197832046, 1065097184, 0,
+            4286578688, 2139095040, 4294967295, 4286578688, 3199300121, 1060205080])
 
 
 @pytest.mark.parametrize("name", sorted(EXACT))
@@ -158,15 +185,46 @@ def test_golden_float32_draws_bit_exact(name):
     _check_golden_draw(name)
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN_DRAWS))
+@pytest.mark.parametrize("name", [n for n in sorted(GOLDEN_DRAWS)
+                                  if n.startswith(("normal", "gumbel", "truncated"))])
 def test_golden_float32_draws_bit_exact_by_the_reference(name, monkeypatch):
-    # the NumPy reference (what the kernel falls back to) gives the same draws
+    # the NumPy reference (what the fused kernel falls back to) gives the same draws
     def none_listed(*args, **kwargs):
         out, _ = real(*args, **kwargs)
         return out * 0, None
     real = nxr._K.sample_f32
     monkeypatch.setattr(nxr._K, "sample_f32", none_listed)
     _check_golden_draw(name)
+
+
+def _same_floats(got, want_bits):
+    got = np.asarray(got, np.float32)
+    want = np.array(want_bits, np.uint32).view(np.float32)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+def test_xla_float32_log1p_and_log_as_jax():
+    from nx_rune.backend import random as br
+    from nx_rune.random import _xla_math as xm
+    for (x, y), kernel, ref, ops in [
+            (XLA_LOG1P, lambda a: KT.xla_log_f32(a, True), br._xla_log1p32, xm.xla_log1p32),
+            (XLA_LOG, KT.xla_log_f32, br._xla_log32, xm.xla_log32)]:
+        x = np.array(x, np.uint32).view(np.float32)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            _same_floats(kernel(x), y)                          # the fused kernels' own
+            _same_floats(ref(x), y)                             # the NumPy reference
+            _same_floats(arr(ops(nx_rune.asarray(x))), y)       # the traced chains' ...
+            _same_floats(arr(nx_rune.jit(ops)(nx_rune.asarray(x))), y)  # ... under jit
+        _same_floats(kernel(x.reshape(13, 1)[::2]).ravel(), np.array(y)[::2])   # strided, 2-D
+        assert kernel(np.array(x[0])).shape == ()
+
+
+def test_xla_log_kernel_rejects_other_inputs():
+    for bad in (np.ones(3), [1.0], np.float32(1)):
+        with pytest.raises(TypeError, match="x must be a float32 NumPy array"):
+            KT.xla_log_f32(bad)
 
 
 # --- bit-exact comparisons with an installed JAX -------------------------------------------------
@@ -317,6 +375,9 @@ def test_float32_transcendental_samplers_bit_exact_with_jax(seed):
         (nxr.truncated_normal(nk, -np.inf, 0.5, (10000,)),
          jr.truncated_normal(jk, -np.inf, 0.5, (10000,))),
     ]
+    for name in ("normal", "gumbel", "exponential", "laplace", "logistic"):
+        for shape in [(7,), (13,), (1003,), (100000,)]:
+            cases.append((getattr(nxr, name)(nk, shape), getattr(jr, name)(jk, shape)))
     with jax.enable_x64(True):                  # float32 draws under x64 too
         jk = jr.PRNGKey(seed)
         cases += [(nxr.normal(nk, (100000,), np.float32), jr.normal(jk, (100000,), jnp.float32)),

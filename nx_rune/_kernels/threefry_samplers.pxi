@@ -120,6 +120,7 @@ cdef extern from *:
         pd = fmaf(pd, x, 2.1642788614495947685003E2f);
         pd = fmaf(pd, x, 6.0118660497603843919306E1f);
         float small = x + fmaf(-0.5f, x2, (x * x2) * (pn / pd));
+        small = nx_rt_self(fabsf(x) < 0x1p-126f, x * 0.0f, small);   /* denormal: flushed */
         float large = nx_rt_xla_log32(x + 1.0f);
         return nx_rt_self(fabsf(x) < 0.41421356237309504880f, small, large);
     }
@@ -335,6 +336,18 @@ cdef extern from *:
             out[j] = nx_rt_clip64(out[j], a, b);
     }
 
+    /* out[j] = XLA's float32 log1p(x[j]) (log1p set) or log(x[j]). */
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_xla_log_array32(const float *x, float *out, Py_ssize_t n, int log1p) {
+        Py_ssize_t j;
+        if (log1p)
+            for (j = 0; j < n; j++)
+                out[j] = nx_rt_xla_log1p32(x[j]);
+        else
+            for (j = 0; j < n; j++)
+                out[j] = nx_rt_xla_log32(x[j]);
+    }
+
     /* Append i to the list of hard elements (any thread); past cap only the count grows. */
     static inline void nx_rt_record(int64_t *list, Py_ssize_t cap, Py_ssize_t *count,
                                     int64_t i) {
@@ -362,6 +375,7 @@ cdef extern from *:
     void nx_rt_erfinv64(double* x, const double* l, Py_ssize_t n) noexcept nogil
     void nx_rt_clip_chunk64(double* out, Py_ssize_t n, double a, double b) noexcept nogil
     void nx_rt_record(int64_t* lst, Py_ssize_t cap, Py_ssize_t* count, int64_t i) noexcept nogil
+    void nx_rt_xla_log_array32(const float* x, float* out, Py_ssize_t n, int log1p) noexcept nogil
 
 
 cdef enum:
@@ -553,3 +567,20 @@ def erfinv_f64(x, l, clip_lo=None, clip_hi=None):
     job.out = <double*>cnp.PyArray_DATA(x)
     job.l = <const double*>cnp.PyArray_DATA(l)
     _run(_erfinv64_span, &job, x.shape[0])
+
+
+def xla_log_f32(x, log1p=False):
+    """XLA:CPU's float32 ``log`` (``log1p`` when set) of a float32 array, elementwise, exactly
+    as JAX computes it on CPU (see ``nx_rt_xla_log32``): a new float32 array of x's shape."""
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32:
+        raise TypeError(f"x must be a float32 NumPy array, got {type(x).__name__}"
+                        + (f" of {x.dtype}" if isinstance(x, np.ndarray) else ""))
+    a = np.asarray(x, order="C")            # keeps a 0-d array 0-d
+    out = np.empty_like(a)
+    cdef Py_ssize_t n = a.size
+    cdef int lp = 1 if log1p else 0
+    cdef const float* src = <const float*>cnp.PyArray_DATA(a)
+    cdef float* dst = <float*>cnp.PyArray_DATA(out)
+    with nogil:
+        nx_rt_xla_log_array32(src, dst, n, lp)
+    return out

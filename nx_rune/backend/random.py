@@ -292,7 +292,8 @@ def _xla_log32(x):
 
 def _xla_log1p32(x):
     """log1p of float32 ``x`` exactly as XLA:CPU computes it: Cephes' rational approximation
-    (fused Horner steps) for |x| < sqrt(2) - 1, else ``_xla_log32(x + 1)``."""
+    (fused Horner steps) for |x| < sqrt(2) - 1, else ``_xla_log32(x + 1)``; denormals count as
+    (signed) zero."""
     x = np.asarray(x, np.float32)
     x2 = x * x
     pn = np.full(x.shape, _XLA_LOG1P_P[0])
@@ -302,6 +303,7 @@ def _xla_log1p32(x):
         pq = _fma32(pq, x, _XLA_LOG1P_Q[i])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         small = x + _fma32(np.float32(-0.5), x2, (x * x2) * (pn / pq))
+        small = np.where(np.abs(x) < _F32_TINY, x * np.float32(0), small)   # flushed denormal
         return np.where(np.abs(x) < np.float32(0.41421356237309504880), small,
                         _xla_log32(x + np.float32(1)))
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune._kernels import threefry as _K
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.backend.random import (
     _XLA_ERF_P,
@@ -23,6 +24,7 @@ from nx_rune.backend.random import (
     _XLA_LOG1P_Q,
     _XLA_LOG_P,
 )
+from nx_rune.random._common import _traced
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _TINY32 = np.float32(np.finfo(np.float32).tiny)
@@ -88,6 +90,7 @@ def xla_log1p32(x):
         pn = _fma32(pn, x, _c(_XLA_LOG1P_P[i]))
         pq = _fma32(pq, x, _c(_XLA_LOG1P_Q[i]))
     small = x + _fma32(np.float32(-0.5), x2, (x * x2) * (pn / pq))
+    small = _F.where(_F.abs(x) < _TINY32, x * np.float32(0), small)
     big = xla_log32(x + np.float32(1))
     return _F.where(_F.abs(x) < np.float32(0.41421356237309504880), small, big)
 
@@ -117,3 +120,18 @@ def _xla_erf32_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     x = _F.asarray(x).astype(_F32)
     return xla_erf32(x), t * (_F.exp(-x * x) * np.float32(2 / math.sqrt(math.pi)))
+
+
+def log1p_f32(x):
+    """XLA's float32 log1p of a float32 array: the fused kernel on a concrete one, the nx
+    operations above on a traced one (the same values)."""
+    if _traced(x):
+        return xla_log1p32(x)
+    return _F.asarray(_K.xla_log_f32(np.asarray(_F.asarray(x).numpy(), _F32), True))
+
+
+def log_f32(x):
+    """XLA's float32 log of a float32 array (see ``log1p_f32``)."""
+    if _traced(x):
+        return xla_log32(x)
+    return _F.asarray(_K.xla_log_f32(np.asarray(_F.asarray(x).numpy(), _F32)))
