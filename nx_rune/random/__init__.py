@@ -17,8 +17,9 @@ polynomial, fused as XLA fuses it), ``truncated_normal``, ``gumbel``, ``exponent
 ``laplace`` and ``logistic``, whose values go through XLA:CPU's own float32
 ``log1p``/``log``/``erf`` (an ulp from the correctly rounded ones in a few percent of inputs),
 computed here exactly as XLA does.  Elsewhere (float64, other transcendentals) we use correctly
-rounded ones, which agree with JAX to one or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)`` take an
-argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
+rounded ones, which agree with JAX to one or two ulps, not always bit for bit;
+``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
+have given JAX's indices in every case checked.
 
 The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
 ``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as
