@@ -4,6 +4,7 @@ Golden values below were produced by JAX 0.10.2 (jax.random, default configurati
 ones under ``jax.enable_x64(True)``), not by nx_rune, so they check bit-exactness without JAX.
 The ``*_jax`` tests compare against an installed JAX and skip when it is absent.
 """
+import hashlib
 import math
 
 import numpy as np
@@ -79,20 +80,77 @@ EXACT = {
                       (5,), [3134548294, 3733159049, 843694964, 894150801, 801545058]),
 }
 
-# These go through XLA's own log/log1p/erf in JAX, so they agree to about one ulp.
+# float64 normal goes through XLA's own float64 log1p in JAX, so it agrees to about one ulp.
 CLOSE = {
+    "normal_f64": (lambda: nxr.normal(K42, (3,), np.float64), "float64", (3,),
+                   [-0.18471174528191162, -2.169824560397754, 0.18693555179382582]),
+}
+
+# float32 normal, truncated_normal and gumbel use XLA:CPU's own float32 log1p, log and erf, which
+# nx_rune reproduces exactly: they are bit-exact.
+EXACT.update({
     "normal4": (lambda: nxr.normal(K42, (4,)), "float32", (4,),
                 [-0.02830461598932743, 0.4671318531036377, 0.2957029640674591,
                  0.15354591608047485]),
-    "normal_f64": (lambda: nxr.normal(K42, (3,), np.float64), "float64", (3,),
-                   [-0.18471174528191162, -2.169824560397754, 0.18693555179382582]),
     "gumbel4": (lambda: nxr.gumbel(K42, (4,)), "float32", (4,),
                 [0.3340933918952942, 0.952019453048706, 0.7255305647850037,
                  0.5481715202331543]),
     "truncnorm": (lambda: nxr.truncated_normal(K42, -1.0, 2.0, (4,)), "float32", (4,),
                   [0.14770005643367767, 0.5684449076652527, 0.42102551460266113,
                    0.29997000098228455]),
+})
+
+# Large float32 draws of JAX 0.10.2: the sha256 of their little-endian bytes, and elements where
+# a correctly rounded log1p/log/erf (nx_rune before) was an ulp away from JAX's.
+GOLDEN_DRAWS = {
+    "normal(42, (100000,))": (
+        lambda: nxr.normal(K42, (100000,)), (100000,),
+        "9f08dc3faf6cd365ab304aba9ffc46354fe4958d006b3492b0b52ad4bfda2476",
+        {109: -1.0508149862289429, 129: -1.3707785606384277, 260: -1.027567982673645,
+         291: -1.2649041414260864}),
+    "normal(7, (3, 777))": (
+        lambda: nxr.normal(nxr.PRNGKey(7), (3, 777)), (3, 777),
+        "7a8b7f2d28c0d8d940a0417a1cc8f1d9680fb39f3987d1e01b2750f5f89c578b",
+        {112: -0.7010853886604309, 180: 0.7654508948326111, 498: 0.6369810700416565,
+         624: 1.1079188585281372}),
+    "gumbel(42, (100000,))": (
+        lambda: nxr.gumbel(K42, (100000,)), (100000,),
+        "ad5d5be933bdc1317a8659762cbf18df040eacbd6491ae1127b2ce1208d48067",
+        {1: 0.952019453048706, 4: 0.2268049567937851, 9: 1.6088451147079468,
+         10: -0.04779018834233284}),
+    "truncated_normal(42, -1.5, 2.0, (100000,))": (
+        lambda: nxr.truncated_normal(K42, -1.5, 2.0, (100000,)), (100000,),
+        "cd8023e29cc7f8b1b70d134a06eddbeb54456076588825e32efbed123a3da702",
+        {1: 0.4837646782398224, 3: 0.1957068294286728, 4: -0.057450201362371445,
+         8: 0.5335384011268616}),
+    "exponential(42, (100000,))": (
+        lambda: nxr.exponential(K42, (100000,)), (100000,),
+        "4b6f54391ee01bba9b60874227cd74a0e1c851c5b0a10d2b859a2afca17688c3",
+        {11: 2.0621519088745117, 12: 2.602088451385498, 15: 1.7063994407653809}),
+    "laplace(42, (100000,))": (
+        lambda: nxr.laplace(K42, (100000,)), (100000,),
+        "f9eb2133aa84ee41c031679c7bf35dced38572ecc90dcd9f8de8c3e0e4b34b8e",
+        {27: 0.5228817462921143, 32: 0.48539888858795166, 46: -0.4229480028152466}),
+    "logistic(42, (100000,))": (
+        lambda: nxr.logistic(K42, (100000,)), (100000,),
+        "ab8128cc5d676e87ba7c3c78f39bde402169ffd793367e7beec909ba2be474ba",
+        {11: 1.9261260032653809, 12: 2.5250792503356934, 15: 1.506095290184021}),
 }
+
+# XLA:CPU's float32 log1p and log: jax.jit(jnp.log1p) and jax.jit(jnp.log) of JAX 0.10.2 on
+# these inputs (float32 bit patterns), padded with ones to 16 elements (XLA computes the last
+# few elements of a short array whose length is not a multiple of 8 with the C library's logf
+# instead; the samplers' fused loops never do, checked for sizes 1 to 40 and odd large ones):
+# the first ones are an ulp from the correctly rounded value, then edge values (log1p: -1, -0,
+# 0.5, 3, inf, -2, 1e-30; log: 1, 0, inf, -1, a denormal (flushed: -inf), sqrt(1/2), 2).
+XLA_LOG1P = ([3204341083, 3202455595, 3201341354, 3196107558, 3201569239, 3201569214,
+              3212836864, 2147483648, 1056964608, 1077936128, 2139095040, 3221225472, 228737632],
+             [3207581897, 3205805796, 3204838286, 3197387990, 3205031674, 3205031654,
+              4286578688, 2147483648, 1053792543, 1068593688, 2139095040, 4294967295, 228737632])
+XLA_LOG = ([1042188137, 1074501273, 1060044705, 1071582251, 1060969848, 1076581845, 1065353216,
+            0, 2139095040, 3212836864, 71362, 1060439283, 1073741824],
+           [3220097494, 1061659110, 3200435137, 1057893304, 3197832046, 1065097184, 0,
+            4286578688, 2139095040, 4294967295, 4286578688, 3199300121, 1060205080])
 
 
 @pytest.mark.parametrize("name", sorted(EXACT))
@@ -110,6 +168,63 @@ def test_golden_close(name):
     assert out.dtype == np.dtype(dtype) and out.shape == shape
     eps = np.finfo(dtype).eps
     np.testing.assert_allclose(out.ravel(), np.array(values, dtype), rtol=4 * eps, atol=4 * eps)
+
+
+def _check_golden_draw(name):
+    fn, shape, digest, elements = GOLDEN_DRAWS[name]
+    out = arr(fn())
+    assert out.dtype == np.float32 and out.shape == shape
+    flat = out.ravel()
+    for i, v in elements.items():
+        assert flat[i] == np.float32(v), (name, i, flat[i], v)
+    assert hashlib.sha256(out.astype("<f4").tobytes()).hexdigest() == digest, name
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_DRAWS))
+def test_golden_float32_draws_bit_exact(name):
+    _check_golden_draw(name)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(GOLDEN_DRAWS)
+                                  if n.startswith(("normal", "gumbel", "truncated"))])
+def test_golden_float32_draws_bit_exact_by_the_reference(name, monkeypatch):
+    # the NumPy reference (what the fused kernel falls back to) gives the same draws
+    def none_listed(*args, **kwargs):
+        out, _ = real(*args, **kwargs)
+        return out * 0, None
+    real = nxr._K.sample_f32
+    monkeypatch.setattr(nxr._K, "sample_f32", none_listed)
+    _check_golden_draw(name)
+
+
+def _same_floats(got, want_bits):
+    got = np.asarray(got, np.float32)
+    want = np.array(want_bits, np.uint32).view(np.float32)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+def test_xla_float32_log1p_and_log_as_jax():
+    from nx_rune.backend import random as br
+    from nx_rune.random import _xla_math as xm
+    for (x, y), kernel, ref, ops in [
+            (XLA_LOG1P, lambda a: KT.xla_log_f32(a, True), br._xla_log1p32, xm.xla_log1p32),
+            (XLA_LOG, KT.xla_log_f32, br._xla_log32, xm.xla_log32)]:
+        x = np.array(x, np.uint32).view(np.float32)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            _same_floats(kernel(x), y)                          # the fused kernels' own
+            _same_floats(ref(x), y)                             # the NumPy reference
+            _same_floats(arr(ops(nx_rune.asarray(x))), y)       # the traced chains' ...
+            _same_floats(arr(nx_rune.jit(ops)(nx_rune.asarray(x))), y)  # ... under jit
+        _same_floats(kernel(x.reshape(13, 1)[::2]).ravel(), np.array(y)[::2])   # strided, 2-D
+        assert kernel(np.array(x[0])).shape == ()
+
+
+def test_xla_log_kernel_rejects_other_inputs():
+    for bad in (np.ones(3), [1.0], np.float32(1)):
+        with pytest.raises(TypeError, match="x must be a float32 NumPy array"):
+            KT.xla_log_f32(bad)
 
 
 # --- bit-exact comparisons with an installed JAX -------------------------------------------------
@@ -243,27 +358,45 @@ def test_bit_exact_with_jax_x64_dtypes(seed):
 
 @pytest.mark.peers
 @pytest.mark.parametrize("seed", SEEDS[:3])
-def test_close_to_jax_where_xla_transcendentals_differ(seed):
+def test_float32_transcendental_samplers_bit_exact_with_jax(seed):
+    # XLA:CPU's own float32 log1p, log and erf, as nx_rune computes them
     jax = _jax()
     jr, jnp = jax.random, jax.numpy
     nk, jk = nxr.PRNGKey(seed), jr.PRNGKey(seed)
-    f32 = np.finfo(np.float32).eps
-    np.testing.assert_allclose(arr(nxr.normal(nk, (100000,))), jr.normal(jk, (100000,)),
-                               rtol=3 * f32, atol=3 * f32)
-    np.testing.assert_allclose(arr(nxr.normal(nk, (1000,), np.complex64)),
-                               jr.normal(jk, (1000,), jnp.complex64), rtol=3 * f32, atol=3 * f32)
-    np.testing.assert_allclose(arr(nxr.gumbel(nk, (10000,))), jr.gumbel(jk, (10000,)),
-                               rtol=3 * f32, atol=1e-6)
-    np.testing.assert_allclose(arr(nxr.truncated_normal(nk, -1.0, 2.0, (10000,))),
-                               jr.truncated_normal(jk, -1.0, 2.0, (10000,)),
-                               rtol=3 * f32, atol=3 * f32)
+    cases = [
+        (nxr.normal(nk, (100000,)), jr.normal(jk, (100000,))),
+        (nxr.normal(nk, (3, 777)), jr.normal(jk, (3, 777))),
+        (nxr.normal(nk, (1000,), np.complex64), jr.normal(jk, (1000,), jnp.complex64)),
+        (nxr.gumbel(nk, (100000,)), jr.gumbel(jk, (100000,))),
+        (nxr.truncated_normal(nk, -1.0, 2.0, (10000,)),
+         jr.truncated_normal(jk, -1.0, 2.0, (10000,))),
+        (nxr.truncated_normal(nk, -1.5, 0.25, (10000,)),
+         jr.truncated_normal(jk, -1.5, 0.25, (10000,))),
+        (nxr.truncated_normal(nk, -np.inf, 0.5, (10000,)),
+         jr.truncated_normal(jk, -np.inf, 0.5, (10000,))),
+    ]
+    for name in ("normal", "gumbel", "exponential", "laplace", "logistic"):
+        for shape in [(7,), (13,), (1003,), (100000,)]:
+            cases.append((getattr(nxr, name)(nk, shape), getattr(jr, name)(jk, shape)))
+    with jax.enable_x64(True):                  # float32 draws under x64 too
+        jk = jr.PRNGKey(seed)
+        cases += [(nxr.normal(nk, (100000,), np.float32), jr.normal(jk, (100000,), jnp.float32)),
+                  (nxr.gumbel(nk, (10000,), np.float32), jr.gumbel(jk, (10000,), jnp.float32))]
+        for ours, theirs in cases:
+            _assert_same(ours, theirs)
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_close_to_jax_where_xla_transcendentals_differ(seed):
+    jax = _jax()
+    jr, jnp = jax.random, jax.numpy
+    nk = nxr.PRNGKey(seed)
     with jax.enable_x64(True):
         jk = jr.PRNGKey(seed)
         np.testing.assert_allclose(arr(nxr.normal(nk, (100000,), np.float64)),
                                    jr.normal(jk, (100000,), jnp.float64), rtol=1e-14, atol=1e-15)
 
-
-# --- keys ---------------------------------------------------------------------------------------
 
 def test_key_and_prngkey_are_uint32_pairs():
     for k in (nxr.key(7), nxr.PRNGKey(7)):
@@ -559,8 +692,9 @@ def test_bad_threefry_count():
 #
 # The model below is nx_rune.random's NumPy implementation as it was before the samplers were
 # fused into one kernel pass, frozen here: every step rounds as NumPy does (float32 arithmetic
-# in float32, XLA's fused multiply-adds as one rounding, float64 log/log1p from NumPy).  The
-# fused kernels must give its values exactly, for every dtype, shape, key and thread count.
+# in float32, XLA's fused multiply-adds as one rounding; float32 log, log1p and erf as XLA:CPU
+# computes them, written out again below from XLA's definitions; float64 log/log1p from NumPy).
+# The fused kernels must give its values exactly, for every dtype, shape, key and thread count.
 
 from fractions import Fraction  # noqa: E402
 
@@ -609,9 +743,94 @@ def model_uniform(bits, dtype, lo, hi):
     return np.maximum(lo, model_fma(f, hi - lo, lo, dtype))
 
 
+def model_fma32(a, b, c):
+    """float32 a * b + c rounded once: the float64 sum rounded to odd (nudged off an even
+    last bit toward the exact value when inexact), then to float32."""
+    a, b, c = (np.asarray(v, F32).astype(np.float64) for v in (a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a * b                                    # exact
+        s = p + c
+        t = s - p
+        err = (p - (s - t)) + (c - t)                # s + err == p + c exactly (s finite)
+        even = (s.view(np.uint64) & np.uint64(1)) == 0
+        odd = np.nextafter(s, np.where(err > 0, np.inf, -np.inf))
+        s = np.where((err != 0) & np.isfinite(err) & even, odd, s)
+        return s.astype(F32)
+
+
+def model_xla_log32(x):
+    """XLA:CPU's float32 log (Cephes/Eigen logf, contracted multiply-adds), positive normal x."""
+    x = np.asarray(x, F32)
+    b = x.view(np.uint32)
+    m = ((b & np.uint32(0x007FFFFF)) | np.uint32(0x3F000000)).view(F32)      # [0.5, 1)
+    e = ((b >> np.uint32(23)).astype(np.int32) - 126).astype(F32)
+    low = m < F32.type(0.707106781186547524)
+    z = np.where(low, (m - F32.type(1)) + m, m - F32.type(1))
+    e = np.where(low, e - F32.type(1), e)
+    c = [F32.type(v) for v in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1,
+                               -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
+                               2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1)]
+    z2 = z * z
+    z3 = z2 * z
+    y0 = model_fma32(model_fma32(z, c[0], c[1]), z, c[2])
+    y1 = model_fma32(model_fma32(z, c[3], c[4]), z, c[5])
+    y2 = model_fma32(model_fma32(z, c[6], c[7]), z, c[8])
+    y = model_fma32(model_fma32(model_fma32(y0, z3, y1), z3, y2), z3,
+                    F32.type(-2.12194440e-4) * e)
+    r = model_fma32(F32.type(-0.5), z2, z) + y
+    return model_fma32(F32.type(0.693359375), e, r)
+
+
+def model_xla_log1p32(x):
+    """XLA:CPU's float32 log1p for x in [-1, 0] (log1p(-1) = -inf)."""
+    x = np.asarray(x, F32)
+    num = [4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
+           2.9911919328553073277375E1, 6.0949667980987787057556E1, 5.7112963590585538103336E1,
+           2.0039553499201281259648E1]
+    den = [1.0, 1.5062909083469192043167E1, 8.3047565967967209469434E1,
+           2.2176239823732856465394E2, 3.0909872225312059774938E2, 2.1642788614495947685003E2,
+           6.0118660497603843919306E1]
+    pn, pd = np.zeros_like(x), np.zeros_like(x)
+    for cn, cd in zip(num, den):
+        pn, pd = model_fma32(pn, x, F32.type(cn)), model_fma32(pd, x, F32.type(cd))
+    x2 = x * x
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        small = x + model_fma32(F32.type(-0.5), x2, (x * x2) * (pn / pd))
+        y = x + F32.type(1)
+        big = np.where(y == 0, F32.type(-np.inf), model_xla_log32(np.where(y == 0, 1, y)))
+    return np.where(np.abs(x) < F32.type(0.41421356237309504880), small, big)
+
+
+def model_xla_erf32(x):
+    """XLA:CPU's float32 erf."""
+    x = np.asarray(x, F32)
+    x2 = x * x
+    p = np.full_like(x, F32.type(0.00022905065861350646))
+    for c in (0.0034082910107109506, 0.050955695062380861, 0.18520832239976145,
+              1.128379143519084):
+        p = model_fma32(x2, p, F32.type(c))
+    q = np.full_like(x, F32.type(-1.1791602954361697e-7))
+    for c in (0.000023547966471313185, 0.0010179625278914885, 0.014070470171167667,
+              0.11098505178285362, 0.49746925110067538, 1.0):
+        q = model_fma32(x2, q, F32.type(c))
+    with np.errstate(invalid="ignore"):
+        r = (x * p) / q
+        return np.where(np.abs(x) >= F32.type(3.832506856900711), np.copysign(F32.type(1), x),
+                        r).astype(F32)
+
+
+def model_erf_bound(v, dtype):
+    """erf(v / sqrt 2) as JAX computes a truncated normal's bound: float32 as XLA compiles it
+    (times the float32 reciprocal of sqrt 2, XLA's erf); float64 correctly rounded."""
+    s2 = dtype.type(SQRT2)
+    if dtype == F32:
+        return model_xla_erf32(dtype.type(v) * (F32.type(1) / s2))
+    return dtype.type(math.erf(float(dtype.type(v) / s2)))
+
+
 def model_erfinv32(x):
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = (-np.log1p((x * -x).astype(np.float64))).astype(F32)
+        w = -model_xla_log1p32(x * -x)
         large = w >= np.float32(5)
         t = np.where(large, np.sqrt(w) - np.float32(3), w - np.float32(2.5)).astype(np.float64)
         c = np.array(ERFINV32, F32).astype(np.float64)
@@ -645,8 +864,7 @@ def model_normal(bits, dtype):
 def model_truncated_normal(bits, dtype, lower, upper):
     lo, hi = dtype.type(lower), dtype.type(upper)
     s2 = dtype.type(SQRT2)
-    a = dtype.type(math.erf(float(lo / s2)))
-    b = dtype.type(math.erf(float(hi / s2)))
+    a, b = model_erf_bound(lo, dtype), model_erf_bound(hi, dtype)
     u = model_uniform(bits, dtype, a, b)
     e = model_erfinv32(u) if dtype == F32 else model_erfinv64(u)
     out = (s2 * e).astype(dtype)
@@ -656,6 +874,8 @@ def model_truncated_normal(bits, dtype, lower, upper):
 
 def model_gumbel(bits, dtype):
     u = model_uniform(bits, dtype, np.finfo(dtype).tiny, 1.0)
+    if dtype == F32:
+        return -model_xla_log32(-model_xla_log32(u))
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log(u.astype(np.float64)).astype(dtype)
         return -np.log((-a).astype(np.float64)).astype(dtype)
@@ -729,8 +949,7 @@ def test_fused_float32_every_mantissa():
             ("uniform", dict(lo=-2.0, span=5.0), model_uniform(bits, F32, -2.0, 3.0)),
             ("unit", {}, model_unit(bits, F32))]:
         out, hard = KT.transform_f32(bits, op, **kw)
-        assert hard is not None and hard.size < 16, op
-        out[hard] = want[hard]             # what nx.random does with them (see next test)
+        assert hard is not None and hard.size == 0, op     # XLA's float32 logs: none in doubt
         assert same_bits(out, want), op
 
 
@@ -738,14 +957,12 @@ def test_fused_truncated_normal_mantissas():
     bits = (np.arange(0, 2**23, 7, dtype=np.uint32) << np.uint32(9)) | np.uint32(0x1ab)
     for lower, upper in [(-1.0, 2.0), (-np.inf, 0.5), (-8.0, 8.0)]:
         want = model_truncated_normal(bits, F32, lower, upper)
-        s2 = np.float32(SQRT2)
-        a = np.float32(math.erf(float(np.float32(lower) / s2)))
-        b = np.float32(math.erf(float(np.float32(upper) / s2)))
+        a, b = model_erf_bound(lower, F32), model_erf_bound(upper, F32)
         out, hard = KT.transform_f32(
             bits, "truncated_normal", lo=float(a), span=float(b - a),
             clip_lo=float(np.nextafter(np.float32(lower), np.float32(np.inf))),
             clip_hi=float(np.nextafter(np.float32(upper), np.float32(-np.inf))))
-        out[hard] = want[hard]
+        assert hard.size == 0
         assert same_bits(out, want), (lower, upper)
 
 

@@ -20,7 +20,9 @@ K1 = nxr.PRNGKey(1)
 LOGITS = np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 1.5, -3.0, 0.25], [0.0, 0.0, 0.0, 0.0]],
                   np.float32)
 P4 = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
-CLOSE_NAMES = {"normal", "gumbel", "truncnorm", "truncnorm_lo"}
+# Names compared to within 4 ulps instead of bit for bit: none (float32 normal, gumbel and
+# truncated_normal use XLA:CPU's own float32 log1p, log and erf, as JAX does).
+CLOSE_NAMES: set[str] = set()
 
 # Each sampler as a function of its key (as JAX's cases, in jaxgold order).
 SAMPLERS = {
@@ -126,9 +128,12 @@ VMAP_DATA = {
 VMAP_DATA_GOLDEN = {
     'uniform_lo': ('float32', (3, 2), [4.375805377960205, 6.477768898010254, 5.142740726470947,
                                        6.958073139190674, 6.932257652282715, 8.07878303527832]),
+    # jax.vmap(f)(data) (the same as eager JAX): under jax.jit XLA constant-folds the bound
+    # erf(5.0 / sqrt2) with a correctly rounded erf instead of its compiled float32 erf, an ulp
+    # away, which moves the last row (4.154051780700684, 4.257386684417725 there)
     'truncnorm_lo': ('float32', (3, 2), [0.17593717575073242, 0.6146252155303955,
                                          1.0037381649017334, 1.2884494066238403,
-                                         4.154051780700684, 4.257386684417725]),
+                                         4.1544694900512695, 4.258031845092773]),
     'bernoulli_p': ('bool', (3, 4), [False, False, False, False, True, False, False, False,
                                      True, True, True, True]),
     'randint_hi': ('int32', (3, 3), [4, 4, 1, 44, 14, 71, 1, 5, 4]),

@@ -12,10 +12,10 @@
 # float32, the fused multiply-adds of the reference as one rounding (float32: an exact float64
 # product and sum, then float32; float64: fma()), the float32 erfinv Horner steps through float64
 # and back.  Everything is compiled without floating-point contraction, so every target clone
-# rounds alike.  The one thing NumPy leaves to its platform is the float64 log/log1p that the
-# float32 samplers round to float32: here a log of < 1 ulp (fdlibm's method) gives the same
-# float32 unless the float64 value lies within a few ulps of a float32 tie; such elements
-# ("hard", about one in 2**25) are reported to the caller, which recomputes them with NumPy.
+# rounds alike.  The float32 log and log1p are not NumPy's (nor a correctly rounded one) but
+# XLA:CPU's own float32 arithmetic (nx_rt_xla_log32/log1p32 below, their fused multiply-adds
+# as fmaf), so that normal, truncated_normal and gumbel equal JAX's bit for bit.  No element
+# is "hard" any more; the flag stays for transforms that may need NumPy again.
 # The float64 samplers keep NumPy's own log1p/log between two fused passes.
 # ---------------------------------------------------------------------------------------------
 
@@ -39,8 +39,6 @@ cdef extern from *:
     #pragma clang fp contract(off)
     #endif
 
-    /* A float64 within this many ulps of a float32 tie is "hard" (see above). */
-    #define NX_RT_TIE_WINDOW 16
     #define NX_RT_FLAG_HARD 1
     #define NX_RT_FLAG_LARGE 2
 
@@ -74,41 +72,57 @@ cdef extern from *:
         return nx_rt_f((ua & m) | (ub & ~m));
     }
 
-    /* Natural log of a positive normal double: fdlibm's __ieee754_log (< 1 ulp), its four
-       cases as selects so that the loops around it vectorize. */
-    static inline double nx_rt_log(double x) {
-        const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-        const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
-                     Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
-                     Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
-                     Lg7 = 1.479819860511658591e-01;
-        uint64_t ix = nx_rt_u64(x);
-        uint32_t hx = (uint32_t)(ix >> 32) & 0x000fffffu;
-        int32_t k = (int32_t)(ix >> 52) - 1023;
-        uint32_t i = (hx + 0x95f64u) & 0x100000u;      /* mantissa >= sqrt(2): halve it */
-        double m = nx_rt_d((ix & 0x000fffffffffffffULL) | ((uint64_t)(i ^ 0x3ff00000u) << 32));
-        k += (int32_t)(i >> 20);
-        double f = m - 1.0;
-        double dk = (double)k;
-        double s = f / (2.0 + f);
-        double z = s * s, w = z * z;
-        double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
-        double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
-        double R = t2 + t1;
-        double hfsq = 0.5 * f * f;
-        int big = ((int32_t)(hx - 0x6147au) | (int32_t)(0x6b851u - hx)) > 0;
-        /* fdlibm's k == 0 forms are these with dk = 0 (the same values, zeros included);
-           both computed, then selected: a branch would keep the loops from vectorizing */
-        double a = dk * ln2_hi - ((hfsq - (s * (hfsq + R) + dk * ln2_lo)) - f);
-        double b = dk * ln2_hi - ((s * (f - R) - dk * ln2_lo) - f);
-        return nx_rt_sel(big, a, b);
+    /* XLA:CPU's float32 log, the arithmetic its compiled code performs for a log (Cephes'
+       logf as Eigen writes it, the multiply-adds XLA's LLVM contracts as fmaf): the mantissa
+       m in [sqrt(1/2), sqrt(2)) and the exponent e, then log(1 + z) for z = m - 1 by a
+       polynomial.  Denormal inputs count as zero, as XLA flushes them. */
+    static inline float nx_rt_xla_log32(float x) {
+        const float p0 = 7.0376836292E-2f, p1 = -1.1514610310E-1f, p2 = 1.1676998740E-1f,
+                    p3 = -1.2420140846E-1f, p4 = 1.4249322787E-1f, p5 = -1.6668057665E-1f,
+                    p6 = 2.0000714765E-1f, p7 = -2.4999993993E-1f, p8 = 3.3333331174E-1f;
+        float t = nx_rt_self(x > 0x1p-126f, x, 0x1p-126f);
+        uint32_t b;
+        memcpy(&b, &t, 4);
+        float e = 1.0f + (float)((int32_t)(b >> 23) - 127);
+        float m = nx_rt_f((b & 0x807fffffu) | 0x3f000000u);      /* in [1/2, 1) */
+        int lt = m < 0.707106781186547524f;
+        float z = (m - 1.0f) + nx_rt_self(lt, m, 0.0f);           /* 2m - 1 or m - 1 */
+        e = e - (float)lt;
+        float z2 = z * z, z3 = z2 * z;
+        float y = fmaf(z, p0, p1), y1 = fmaf(z, p3, p4), y2 = fmaf(z, p6, p7);
+        y = fmaf(y, z, p2);
+        y1 = fmaf(y1, z, p5);
+        y2 = fmaf(y2, z, p8);
+        y = fmaf(y, z3, y1);
+        y = fmaf(y, z3, y2);
+        y = fmaf(y, z3, -2.12194440e-4f * e);
+        float r = fmaf(-0.5f, z2, z) + y;
+        r = fmaf(0.693359375f, e, r);
+        r = nx_rt_self(fabsf(x) < 0x1p-126f, -INFINITY, r);   /* zero (or denormal) */
+        r = nx_rt_self(x == INFINITY, INFINITY, r);
+        return nx_rt_self((x <= -0x1p-126f) | (x != x), NAN, r);
     }
 
-    /* Whether float32(r) is in doubt: r (finite, nonzero, of float32's normal range; or 0 or
-       inf, never in doubt) within NX_RT_TIE_WINDOW ulps of a float32 tie. */
-    static inline int nx_rt_near_tie32(double r) {
-        uint64_t low = nx_rt_u64(r) & 0x1fffffffULL;   /* |low - 2**28| <= window: */
-        return low - (0x10000000 - NX_RT_TIE_WINDOW) <= 2 * NX_RT_TIE_WINDOW;
+    /* XLA:CPU's float32 log1p: for |x| < sqrt(2) - 1 Cephes' rational approximation
+       x - x^2/2 + x^3 P(x)/Q(x) (Horner steps as fmaf), else log(1 + x) by the log above. */
+    static inline float nx_rt_xla_log1p32(float x) {
+        float x2 = x * x;
+        float pn = fmaf(4.5270000862445199635215E-5f, x, 4.9854102823193375972212E-1f);
+        pn = fmaf(pn, x, 6.5787325942061044846969E0f);
+        pn = fmaf(pn, x, 2.9911919328553073277375E1f);
+        pn = fmaf(pn, x, 6.0949667980987787057556E1f);
+        pn = fmaf(pn, x, 5.7112963590585538103336E1f);
+        pn = fmaf(pn, x, 2.0039553499201281259648E1f);
+        float pd = x + 1.5062909083469192043167E1f;          /* fmaf(1, x, c) */
+        pd = fmaf(pd, x, 8.3047565967967209469434E1f);
+        pd = fmaf(pd, x, 2.2176239823732856465394E2f);
+        pd = fmaf(pd, x, 3.0909872225312059774938E2f);
+        pd = fmaf(pd, x, 2.1642788614495947685003E2f);
+        pd = fmaf(pd, x, 6.0118660497603843919306E1f);
+        float small = x + fmaf(-0.5f, x2, (x * x2) * (pn / pd));
+        small = nx_rt_self(fabsf(x) < 0x1p-126f, x * 0.0f, small);   /* denormal: flushed */
+        float large = nx_rt_xla_log32(x + 1.0f);
+        return nx_rt_self(fabsf(x) < 0.41421356237309504880f, small, large);
     }
 
     /* Giles' float32 erfinv, rows for w < 5 and w >= 5, highest degree first. */
@@ -118,15 +132,10 @@ cdef extern from *:
         {-0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
          -0.0076224613f, 0.00943887047f, 1.00167406f, 2.83297682f}};
 
-    /* float32(-log1p(v)) for a float32 v in [-1, 0], and whether it is hard. */
+    /* -log1p(v) for erfinv's v = x * -x, as XLA computes it (no element is hard). */
     static inline float nx_rt_neglog1p32(float v, int *hard) {
-        double vd = (double)v;
-        double y = 1.0 + vd;                 /* exact when |v| >= 2**-29 */
-        double l = nx_rt_log(y + (double)(y == 0.0));   /* y = 0 (v = -1): log(1), then */
-        l = nx_rt_sel(y > 0.0, l, -INFINITY);             /* -inf */
-        l = nx_rt_sel(v > -0x1p-29f, vd, l);  /* log1p(v) = v (1 - v/2 ...): float32 v */
-        *hard = nx_rt_near_tie32(l);
-        return (float)(-l);
+        *hard = 0;
+        return -nx_rt_xla_log1p32(v);
     }
 
     /* Horner in t, each step p * t + c in float64 (the product is exact) rounded to float32. */
@@ -191,18 +200,13 @@ cdef extern from *:
                 nf += hard | large;
             }
             return nf;
-        default:  /* NX_RT_GUMBEL: -log(-log(u)), each log rounded to float32 */
+        default:  /* NX_RT_GUMBEL: -log(-log(u)), XLA's float32 log */
             for (j = 0; j < n; j++) {
                 float u = nx_rt_scale32(nx_rt_unit32(bits[j]), lo, span);
-                double a = nx_rt_log((double)u);
-                float na = -(float)a;
-                double c = nx_rt_log((double)na);
-                int hard = nx_rt_near_tie32(a) | nx_rt_near_tie32(c);
-                out[j] = -(float)c;
-                flags[j] = (uint8_t)hard;
-                nf += hard;
+                out[j] = -nx_rt_xla_log32(-nx_rt_xla_log32(u));
+                flags[j] = 0;
             }
-            return nf;
+            return 0;
         }
     }
 
@@ -332,6 +336,18 @@ cdef extern from *:
             out[j] = nx_rt_clip64(out[j], a, b);
     }
 
+    /* out[j] = XLA's float32 log1p(x[j]) (log1p set) or log(x[j]). */
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_xla_log_array32(const float *x, float *out, Py_ssize_t n, int log1p) {
+        Py_ssize_t j;
+        if (log1p)
+            for (j = 0; j < n; j++)
+                out[j] = nx_rt_xla_log1p32(x[j]);
+        else
+            for (j = 0; j < n; j++)
+                out[j] = nx_rt_xla_log32(x[j]);
+    }
+
     /* Append i to the list of hard elements (any thread); past cap only the count grows. */
     static inline void nx_rt_record(int64_t *list, Py_ssize_t cap, Py_ssize_t *count,
                                     int64_t i) {
@@ -359,6 +375,7 @@ cdef extern from *:
     void nx_rt_erfinv64(double* x, const double* l, Py_ssize_t n) noexcept nogil
     void nx_rt_clip_chunk64(double* out, Py_ssize_t n, double a, double b) noexcept nogil
     void nx_rt_record(int64_t* lst, Py_ssize_t cap, Py_ssize_t* count, int64_t i) noexcept nogil
+    void nx_rt_xla_log_array32(const float* x, float* out, Py_ssize_t n, int log1p) noexcept nogil
 
 
 cdef enum:
@@ -474,10 +491,10 @@ def sample_f32(k0, k1, n, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0):
     Element i: f = the unit float of bits i (``(b >> 9) | 1.0`` less 1); ``op`` "unit": f;
     "uniform": ``max(lo, float32(f * span + lo))``; "normal" / "truncated_normal":
     ``sqrt(2) * erfinv(u)`` of that u (then clipped to [clip_lo, clip_hi]); "gumbel":
-    ``-log(-log(u))``.  Every step rounds as nx_rune.random's NumPy reference does, except
-    the float64 logs: ``hard`` (int64, sorted) lists the elements whose float64 log came within
-    a few ulps of a float32 tie, for the caller to recompute; None when there were more than
-    4096.  lo, span must be finite and lo not -0.0 (the caller's rule).  out: float32 (n,).
+    ``-log(-log(u))``, the log and log1p XLA:CPU's float32 ones.  Every step rounds as
+    nx_rune.random's NumPy reference does.  ``hard`` (int64, sorted) lists elements for the
+    caller to recompute (none with these transforms); None when there were more than 4096.
+    lo, span must be finite and lo not -0.0 (the caller's rule).  out: float32 (n,).
     """
     cdef Sample32Job job
     job.k0 = _check_word(k0, "k0")
@@ -550,3 +567,20 @@ def erfinv_f64(x, l, clip_lo=None, clip_hi=None):
     job.out = <double*>cnp.PyArray_DATA(x)
     job.l = <const double*>cnp.PyArray_DATA(l)
     _run(_erfinv64_span, &job, x.shape[0])
+
+
+def xla_log_f32(x, log1p=False):
+    """XLA:CPU's float32 ``log`` (``log1p`` when set) of a float32 array, elementwise, exactly
+    as JAX computes it on CPU (see ``nx_rt_xla_log32``): a new float32 array of x's shape."""
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32:
+        raise TypeError(f"x must be a float32 NumPy array, got {type(x).__name__}"
+                        + (f" of {x.dtype}" if isinstance(x, np.ndarray) else ""))
+    a = np.asarray(x, order="C")            # keeps a 0-d array 0-d
+    out = np.empty_like(a)
+    cdef Py_ssize_t n = a.size
+    cdef int lp = 1 if log1p else 0
+    cdef const float* src = <const float*>cnp.PyArray_DATA(a)
+    cdef float* dst = <float*>cnp.PyArray_DATA(out)
+    with nogil:
+        nx_rt_xla_log_array32(src, dst, n, lp)
+    return out

@@ -222,12 +222,122 @@ def _horner(t, masks, table, fused32):
     return p
 
 
+def _fma32(a, b, c):
+    """float32 ``a * b + c`` with one rounding (float32's fused multiply-add).
+
+    The product is exact in float64 and the sum's error is recovered exactly (TwoSum); where the
+    float64 sum lies on a float32 tie and is not exact, it is nudged toward the exact value, so
+    the final rounding to float32 is that of the exact result (no double rounding). For
+    float32 results of the normal range.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.asarray(a, np.float32).astype(np.float64) * np.asarray(b, np.float32)
+        c = np.asarray(c, np.float32).astype(np.float64)
+        s = p + c
+        bv = s - p
+        err = (p - (s - bv)) + (c - bv)             # s + err == p + c exactly (s finite)
+        tie = (np.asarray(s).view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
+        nudge = tie & (err != 0)                    # never for inf or NaN (not a tie)
+        if np.any(nudge):
+            s = np.where(nudge, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+        return s.astype(np.float32)
+
+
+# XLA:CPU's float32 log: Cephes' logf as Eigen writes it, highest degree first.
+_XLA_LOG_P = np.array([7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
+                       1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
+                       3.3333331174E-1], np.float32)
+# XLA:CPU's float32 log1p for |x| < sqrt(2) - 1: Cephes' x - x**2/2 + x**3 P(x)/Q(x).
+_XLA_LOG1P_P = np.array([4.5270000862445199635215E-5, 4.9854102823193375972212E-1,
+                         6.5787325942061044846969E0, 2.9911919328553073277375E1,
+                         6.0949667980987787057556E1, 5.7112963590585538103336E1,
+                         2.0039553499201281259648E1], np.float32)
+_XLA_LOG1P_Q = np.array([1.0, 1.5062909083469192043167E1, 8.3047565967967209469434E1,
+                         2.2176239823732856465394E2, 3.0909872225312059774938E2,
+                         2.1642788614495947685003E2, 6.0118660497603843919306E1], np.float32)
+_F32_TINY = np.float32(np.finfo(np.float32).tiny)
+
+
+def _xla_log32(x):
+    """Natural log of float32 ``x`` exactly as XLA:CPU (so JAX on CPU) computes it.
+
+    The mantissa m in [sqrt(1/2), sqrt(2)) and exponent e, then log(1 + z), z = m - 1, by
+    Cephes' polynomial, with the multiply-adds XLA's compiler contracts done as fused ones.
+    Differs from a correctly rounded log by an ulp in about 7% of inputs; denormals count as
+    zero (XLA flushes them).
+    """
+    x = np.asarray(x, np.float32)
+    t = np.maximum(x, _F32_TINY)
+    b = t.view(np.uint32)
+    e = np.float32(1) + ((b >> 23).astype(np.int32) - 127).astype(np.float32)
+    m = ((b & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(np.float32)   # [1/2, 1)
+    below = m < np.float32(0.707106781186547524)
+    z = (m - np.float32(1)) + np.where(below, m, np.float32(0))
+    e = e - below.astype(np.float32)
+    z2 = z * z
+    z3 = z2 * z
+    c = _XLA_LOG_P
+    y = _fma32(_fma32(z, c[0], c[1]), z, c[2])
+    y1 = _fma32(_fma32(z, c[3], c[4]), z, c[5])
+    y2 = _fma32(_fma32(z, c[6], c[7]), z, c[8])
+    y = _fma32(_fma32(y, z3, y1), z3, y2)
+    y = _fma32(y, z3, np.float32(-2.12194440e-4) * e)
+    r = _fma32(np.float32(-0.5), z2, z) + y
+    r = _fma32(np.float32(0.693359375), e, r)
+    r = np.where(np.abs(x) < _F32_TINY, np.float32(-np.inf), r)
+    r = np.where(x == np.inf, np.float32(np.inf), r)
+    with np.errstate(invalid="ignore"):
+        return np.where((x <= -_F32_TINY) | np.isnan(x), np.float32(np.nan), r)
+
+
+def _xla_log1p32(x):
+    """log1p of float32 ``x`` exactly as XLA:CPU computes it: Cephes' rational approximation
+    (fused Horner steps) for |x| < sqrt(2) - 1, else ``_xla_log32(x + 1)``; denormals count as
+    (signed) zero."""
+    x = np.asarray(x, np.float32)
+    x2 = x * x
+    pn = np.full(x.shape, _XLA_LOG1P_P[0])
+    pq = np.full(x.shape, _XLA_LOG1P_Q[0])
+    for i in range(1, 7):
+        pn = _fma32(pn, x, _XLA_LOG1P_P[i])
+        pq = _fma32(pq, x, _XLA_LOG1P_Q[i])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        small = x + _fma32(np.float32(-0.5), x2, (x * x2) * (pn / pq))
+        small = np.where(np.abs(x) < _F32_TINY, x * np.float32(0), small)   # flushed denormal
+        return np.where(np.abs(x) < np.float32(0.41421356237309504880), small,
+                        _xla_log32(x + np.float32(1)))
+
+
+# XLA:CPU's float32 erf: x P(x**2) / Q(x**2), P and Q in monomial form, highest degree first.
+_XLA_ERF_P = np.array([0.00022905065861350646, 0.0034082910107109506, 0.050955695062380861,
+                       0.18520832239976145, 1.128379143519084], np.float32)
+_XLA_ERF_Q = np.array([-1.1791602954361697e-7, 0.000023547966471313185, 0.0010179625278914885,
+                       0.014070470171167667, 0.11098505178285362, 0.49746925110067538, 1.0],
+                      np.float32)
+
+
+def _xla_erf32(x):
+    """erf of float32 ``x`` exactly as XLA:CPU computes it (a rational approximation with
+    fused Horner steps; +-1 from |x| >= 3.832506856900711, where it rounds to 1)."""
+    x = np.asarray(x, np.float32)
+    x2 = x * x
+    p = np.full(x.shape, _XLA_ERF_P[0])
+    for c in _XLA_ERF_P[1:]:
+        p = _fma32(x2, p, c)
+    q = np.full(x.shape, _XLA_ERF_Q[0])
+    for c in _XLA_ERF_Q[1:]:
+        q = _fma32(x2, q, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (x * p) / q
+        return np.where(np.abs(x) >= np.float32(3.832506856900711),
+                        np.copysign(np.float32(1), x), r).astype(np.float32)
+
+
 def _erfinv32(x):
-    """Giles' float32 erfinv as XLA:CPU evaluates it (fused Horner steps)."""
+    """Giles' float32 erfinv as XLA:CPU evaluates it (its own log1p, fused Horner steps)."""
     x = np.asarray(x, np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        # log1p correctly rounded (via float64) is nearer XLA's float32 log1p than NumPy's.
-        w = (-np.log1p((x * -x).astype(np.float64))).astype(np.float32)
+        w = -_xla_log1p32(x * -x)
         large = w >= np.float32(5)
         t = np.where(large, np.sqrt(w) - np.float32(3), w - np.float32(2.5))
         p = _horner(t, [large], _ERFINV32_TABLE, True).astype(np.float32)
@@ -280,7 +390,10 @@ def _normal(k, shape, dtype):
 
 
 def _log(x):
-    """Natural log, correctly rounded to ``x``'s dtype (nearer XLA's than NumPy's float32 log)."""
+    """Natural log as XLA:CPU computes it for float32 (``_xla_log32``); other dtypes: correctly
+    rounded to ``x``'s dtype."""
+    if x.dtype == np.float32:
+        return _xla_log32(x)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(x.astype(np.float64)).astype(x.dtype)
 
@@ -578,10 +691,18 @@ def _truncated_range(dt, lo, hi):
     """(erf(lo / sqrt 2), erf(hi / sqrt 2), nextafter(lo, inf), nextafter(hi, -inf)) for
     concrete bounds: the range of the uniforms and the clip."""
     sqrt2 = dt.type(_SQRT2)
-    # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
-    from scipy.special import erf
-    a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
-    b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
+    if dt == np.float32:
+        # As XLA:CPU compiles JAX's erf(lo / sqrt2): the division by a constant as a product
+        # with its float32 reciprocal, then XLA's own erf (either can be an ulp from NumPy's
+        # and SciPy's; an ulp in a bound moves every uniform drawn between them).
+        inv_sqrt2 = np.float32(1) / sqrt2
+        a = _xla_erf32(lo * inv_sqrt2)
+        b = _xla_erf32(hi * inv_sqrt2)
+    else:
+        # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
+        from scipy.special import erf
+        a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
+        b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
     clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
     return a, b, clip_lo, clip_hi
 

@@ -12,11 +12,14 @@ mode.
 
 Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
-``permutation``, ``choice`` and ``threefry_2x32``. Where JAX's values go through XLA's own
-``log``/``log1p``/``erf`` we use correctly rounded ones, so ``normal`` (JAX's erfinv
-polynomial, fused as XLA fuses it), ``truncated_normal`` and ``gumbel`` agree with JAX to one
-or two ulps, not always bit for bit; ``categorical`` and ``choice(p=..., replace=False)``
-take an argmax/top-k of Gumbel noise and have given JAX's indices in every case checked.
+``permutation``, ``choice`` and ``threefry_2x32``; in float32 also ``normal`` (JAX's erfinv
+polynomial, fused as XLA fuses it), ``truncated_normal``, ``gumbel``, ``exponential``,
+``laplace`` and ``logistic``, whose values go through XLA:CPU's own float32
+``log1p``/``log``/``erf`` (an ulp from the correctly rounded ones in a few percent of inputs),
+computed here exactly as XLA does.  Elsewhere (float64, other transcendentals) we use correctly
+rounded ones, which agree with JAX to one or two ulps, not always bit for bit;
+``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
+have given JAX's indices in every case checked.
 
 The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
 ``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as

@@ -3,10 +3,11 @@
 exponential, laplace, logistic, cauchy, pareto, weibull_min, lognormal, rayleigh, wald,
 triangular, maxwell and double_sided_maxwell: each is JAX 0.10.2's chain of operations on the
 same uniform or normal draws, written with nx's operations, so one code path serves concrete
-keys (eager), traced keys and parameters (jit, vmap, grad).  Transcendental functions of
-float32 values are evaluated in float64 and rounded once (nearer XLA's float32 results than
-NumPy's float32 loops; where XLA's own approximation rounds the other way a sample differs
-from JAX's in its last bit).
+keys (eager), traced keys and parameters (jit, vmap, grad).  float32 log and log1p are
+XLA:CPU's own (``_xla_math``), so exponential, laplace and logistic are bit-exact with JAX;
+other transcendental functions of float32 values are evaluated in float64 and rounded once
+(nearer XLA's float32 results than NumPy's float32 loops; where XLA's own approximation rounds
+the other way a sample differs from JAX's in its last bit).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from nx_rune.dtypes import default_float
 from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
 from nx_rune.random._traced import _cast, _t_split2
+from nx_rune.random._xla_math import log1p_f32, log_f32
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -29,6 +31,16 @@ def _hi(fn, x):
     if dt == _F64:
         return fn(x)
     return fn(x.astype(_F64)).astype(dt)
+
+
+def _log1p(x):
+    """log1p as JAX computes it: XLA:CPU's own for float32 (bit for bit), else ``_hi``."""
+    return log1p_f32(x) if np.dtype(x.dtype) == np.float32 else _hi(_F.log1p, x)
+
+
+def _log(x):
+    """log as JAX computes it: XLA:CPU's own for float32 (bit for bit), else ``_hi``."""
+    return log_f32(x) if np.dtype(x.dtype) == np.float32 else _hi(_F.log, x)
 
 
 def _key_pair(k):
@@ -72,7 +84,7 @@ def exponential(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) 
     k = _key_pair(_key_arg(key))
     dt = _float_dtype(dtype, "exponential")
     u = uniform(k, _shape(shape), dt)
-    return -_hi(_F.log1p, -u)
+    return -_log1p(-u)
 
 
 def laplace(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
@@ -82,7 +94,7 @@ def laplace(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> A
     dt = _float_dtype(dtype, "laplace")
     lo = dt.type(-1) + np.finfo(dt).epsneg
     u = uniform(k, _shape(shape), dt, lo, dt.type(1))
-    return _F.sign(u) * _hi(_F.log1p, -_F.abs(u))
+    return _F.sign(u) * _log1p(-_F.abs(u))
 
 
 def logistic(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
@@ -90,7 +102,7 @@ def logistic(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> 
     k = _key_pair(_key_arg(key))
     dt = _float_dtype(dtype, "logistic")
     u = uniform(k, _shape(shape), dt, np.finfo(dt).tiny, dt.type(1))
-    return _hi(_F.log, u) - _hi(_F.log1p, -u)
+    return _log(u) - _log1p(-u)
 
 
 def cauchy(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:

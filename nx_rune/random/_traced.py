@@ -33,6 +33,7 @@ from nx_rune.backend.random import (
 )
 from nx_rune.dtypes import default_int
 from nx_rune.random._common import _dtype_of, _float_dtype_of, _size, _traced
+from nx_rune.random._xla_math import xla_erf32, xla_log1p32, xla_log32
 
 # ---------------------------------------------------------------------------------------------
 # traced values (jit, grad, vmap inside jit): the same algorithms in nx's own operations
@@ -203,7 +204,7 @@ def _t_horner(t, masks, table, fused32):
 
 def _t_erfinv32(x):
     x = x.astype(_F32)
-    w = (-_F.log1p((x * -x).astype(_F64))).astype(_F32)
+    w = -xla_log1p32(x * -x)
     large = w >= np.float32(5)
     t = _F.where(large, _F.sqrt(w) - np.float32(3), w - np.float32(2.5))
     p = _t_horner(t, [large], _ERFINV32_TABLE, True).astype(_F32)
@@ -262,6 +263,8 @@ def _t_normal(k, shape, dtype):
 
 
 def _t_log(x):
+    if _dtype_of(x) == _F32:
+        return xla_log32(x)
     return _F.log(x.astype(_F64)).astype(_dtype_of(x))
 
 
@@ -362,8 +365,13 @@ def _t_truncated_normal(k, shape, dt, lo, hi):
     """Traced bounds: erf and nextafter in nx operations (differentiable in the bounds)."""
     from nx_rune.scipy.special import erf
     sqrt2 = dt.type(_SQRT2)
-    a = erf((_F.asarray(lo) / sqrt2).astype(np.float64)).astype(dt)
-    b = erf((_F.asarray(hi) / sqrt2).astype(np.float64)).astype(dt)
+    if dt == _F32:          # as the concrete bounds: XLA's product by 1/sqrt2, XLA's erf
+        inv_sqrt2 = np.float32(1) / sqrt2
+        a = xla_erf32(_F.asarray(lo).astype(_F32) * inv_sqrt2)
+        b = xla_erf32(_F.asarray(hi).astype(_F32) * inv_sqrt2)
+    else:
+        a = erf((_F.asarray(lo) / sqrt2).astype(np.float64)).astype(dt)
+        b = erf((_F.asarray(hi) / sqrt2).astype(np.float64)).astype(dt)
     clip_lo = _F.nextafter(lo, _F.full_like(lo, np.inf))
     clip_hi = _F.nextafter(hi, _F.full_like(hi, -np.inf))
     return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)
