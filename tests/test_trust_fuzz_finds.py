@@ -638,3 +638,27 @@ def test_a_trace_that_assumed_a_layout_serves_both_layouts():
     t = nx.asarray(np.arange(6, dtype=np.float64).reshape(3, 2)).T
     np.testing.assert_array_equal(np.asarray(jf(t)), [0, 2, 4, 1, 3, 5])
     np.testing.assert_array_equal(np.asarray(t), [[0, 4, 8], [2, 6, 10]])
+
+
+def test_a_call_run_eagerly_for_its_layout_gets_the_python_arguments():
+    # fuzzer (seed 41, program 623): the layout fallback ran the function on the flattened
+    # leaves, where the Python number 2.5 had become a float64 array (float32 * it: float64)
+    seen = []
+
+    def f(x0, x1, a):
+        seen.append(type(a))
+        x0[0] = 0.25
+        return x0 * a, nx.reshape(x1, (-1,))
+
+    def args():
+        return (nx.zeros((2, 2)), nx.asarray(np.arange(4, dtype=np.float32).reshape(2, 2)).T, 2.5)
+
+    want = f(*args())
+    jf = nx.jit(f)
+    for _ in range(2):
+        seen.clear()
+        got = jf(*args())
+        assert seen[-1] is float    # run eagerly (a transposed argument), with the number itself
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

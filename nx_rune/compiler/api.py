@@ -554,6 +554,8 @@ class JitFunction:
                 entry = self._cache.get(key)
                 if entry is not None:
                     self._hits += 1
+                    if entry.traced.layout_assumed and entry._other_layout(args):
+                        return self._fun(*args)
                     if _var.get() is None:
                         return entry.run(args)
                     return entry.call(list(args))
@@ -566,6 +568,8 @@ class JitFunction:
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
+                        if entry.traced.layout_assumed and entry._other_layout(leaves):
+                            return self._fun(*args)
                         if _var.get() is None:
                             return entry.run(leaves)
                         return entry.call(leaves)
@@ -584,6 +588,10 @@ class JitFunction:
                     self._cache[fast_key] = entry
         else:
             self._hits += 1
+        if entry.traced.layout_assumed and entry._other_layout(values):
+            # the trace assumed a C-contiguous argument where a reshape of it decides view or
+            # copy before a write: with another layout the function itself runs
+            return self._fun(*args, **kwargs)
         if entry.donate and _var.get() is None and not entry.traced.captured:
             return entry.run(values)        # (donation: run marks the donated deleted)
         return entry.call(values)
@@ -611,9 +619,7 @@ class JitFunction:
         traced.cache["name"] = self._name
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
-        entry = _Entry(traced, donate, descs)
-        entry.eager = with_statics
-        return entry
+        return _Entry(traced, donate, descs)
 
     def _leaf_positions(self, treedef, positions):
         """The argument position of each leaf (None for keyword arguments)."""
@@ -667,16 +673,12 @@ class _Entry:
     enclosing transformation's tracer), as the eager call leaves it, and the outputs that are
     eagerly that argument or a view of it are made from it (``passes.outputs.written_views``).
     A donated argument is deleted after the call instead (its memory may hold the results)."""
-    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs", "linked",
-                 "eager")
+    __slots__ = ("traced", "donate", "exe", "n_out", "writes", "views", "descs", "linked")
 
     def __init__(self, traced, donate, descs=None):
         self.traced = traced
         self.donate = tuple(donate)
         self.exe = None
-        # the function itself, for arguments of another layout than the trace assumed
-        # (Traced.layout_assumed): set by JitFunction
-        self.eager = None
         self.n_out = None       # None: no argument written (nothing to do after a call)
         if traced.writes:
             prog = traced.program
@@ -742,14 +744,8 @@ class _Entry:
                 return True
         return False
 
-    def _run_eagerly(self, values):
-        args, kwargs = tree_unflatten(self.traced.in_tree, list(values))
-        return self.eager(*args, **kwargs)
-
     def run(self, args):
         """Run compiled on concrete Tensors (no transformation active)."""
-        if self.traced.layout_assumed and self.eager is not None and self._other_layout(args):
-            return self._run_eagerly(args)
         exe = self.exe or self.executable()
         if self.n_out is not None:
             self._check_alias(args)
@@ -782,9 +778,6 @@ class _Entry:
         return outs
 
     def call(self, values):
-        if self.traced.layout_assumed and self.eager is not None and \
-                self._other_layout(values):
-            return self._run_eagerly(values)
         if self.n_out is not None:
             self._check_alias(values)
         if self.donate:
