@@ -662,3 +662,18 @@ def test_a_call_run_eagerly_for_its_layout_gets_the_python_arguments():
         for g, w in zip(got, want):
             assert g.dtype == w.dtype
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_clip_keeps_a_zero_inside_its_bounds_under_every_transformation():
+    # fuzzer (seed 41, program 263): clip(-0.0, x1 - 0.5, x1 + 0.5) at x1 = 0.5 is -0.0 eagerly
+    # (NumPy's loop with scalar bounds), 0.0 under jit (the fused loop) and vmap (array bounds)
+    def f(x0, x1):
+        return nx.clip(x0, x1 - 0.5, x1 + 0.5)
+
+    x0 = nx.asarray(np.array([-0.0, 0.0], np.float32))
+    x1 = nx.asarray(np.array([0.5, -0.5], np.float32))
+    want = np.array([-0.0, 0.0], np.float32)
+    for got in (nx.stack([f(x0[0], x1[0]), f(x0[1], x1[1])]), nx.jit(f)(x0[0], x1[0])[None],
+                nx.vmap(f)(x0, x1), nx.jit(nx.vmap(f))(x0, x1)):
+        got = np.asarray(got)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want[:got.size]))

@@ -34,10 +34,22 @@ def _one_value(arr):
     return arr.flat[0] if arr.size and not any(arr.strides) else arr
 
 
+def _zero_kept(out, xn):
+    """``out`` with x's own zero where x is a zero that clip kept (x == bound): NumPy's loop
+    answers -0.0 clipped to [0.0, 1.0] with x (scalar bounds) or with the bound (array bounds),
+    so a vmap (array bounds) or a jit would change the sign of zero that eager code gives."""
+    if out.dtype.kind != "f" or not out.size:
+        return out
+    zero = out == 0
+    if not zero.any():
+        return out
+    return np.where(zero & (xn == 0), xn, out)
+
+
 @_impl("clip")
 def _clip(x, lo, hi, *, lower, upper):
     xn = x._np()
     lo_n, hi_n = _one_value(lo._np()), _one_value(hi._np())
     if np.ndim(lo_n) == 0 and np.ndim(hi_n) == 0 and xn.shape != ():
-        return _out(np.clip(xn, lo_n, hi_n))
-    return _out(np.clip(xn, lo._np(), hi._np()))
+        return _out(_zero_kept(np.clip(xn, lo_n, hi_n), xn))
+    return _out(_zero_kept(np.asarray(np.clip(xn, lo._np(), hi._np())), xn))

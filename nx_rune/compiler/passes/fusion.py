@@ -92,7 +92,10 @@ def _find_loop(prim, ins, out):
     if prim is P.cast_p:
         return F.cast_loop(ins[0], out)
     if prim is P.clip_p:
-        return F.ufunc_loop(np._core.umath.clip, ins + [out])
+        # not fused: NumPy's clip loop answers a signed zero by the bounds' strides (array
+        # bounds give the bound 0.0 for x = -0.0, scalar bounds x itself), so only the eager
+        # implementation, which passes one-value bounds as scalars, gives eager's bits
+        return None
     uf = ufunc_for(prim, ins)
     if uf is None:
         return None
