@@ -569,6 +569,7 @@ def test_harness_accepts_only_that_nan():
     class Prog:
         tags = {"mul_1e300", "control:cond"}
         dtype = "float32"
+        scalar = None
 
     class Ctx:
         prog = Prog()
@@ -582,6 +583,11 @@ def test_harness_accepts_only_that_nan():
     Prog.tags = {"control:cond"}
     with pytest.raises(R.Mismatch):
         R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)
+    # a loop over values scaled by a huge Python number: the same 0 * inf (seed 51, program
+    # 40: hvp of fori_loop(c * c) from x * 1e300 is NaN traced, as in JAX, inf eagerly)
+    Prog.tags, Prog.scalar = {"control:fori", "scalar_arg"}, 1e300
+    R._expect("ok", (np.array([np.inf, -np.inf]),), (np.array([np.nan, np.nan]),), Ctx(),
+              derivative=True)
 
 
 # -- a reshape that copies eagerly, then a write into its source (lax helper's find) -----------

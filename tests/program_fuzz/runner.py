@@ -416,17 +416,20 @@ def _vmap_mode(wrap):
     return mode
 
 
-def _zero_times_inf_through_cond(prog):
-    """A traced lax.cond and an operand whose partial derivative is inf (x * 1e300 * 1e-300
-    in float32: inf * 0).  Eagerly the cond's predicate is concrete and only the taken branch
-    is differentiated: an operand only the other branch reads gets no cotangent.  Traced (jit,
-    vmap), the cond's derivative gives it a zero cotangent, and 0 * inf upstream is NaN, as in
-    JAX (documented in docs/reliability.md): a NaN there is the known difference, not a find."""
-    return "mul_1e300" in prog.tags and any(t.startswith("control:cond") for t in prog.tags)
+def _zero_times_inf_through_control(prog):
+    """Traced control flow (a lax.cond, or a loop) over values whose partial derivatives are
+    infinite (x * 1e300 * 1e-300 in float32, or a Python scalar past 1e6 scaling the inputs).
+    Eagerly a cond's predicate is concrete and a loop is Python's: only the taken branch, only
+    the steps run are differentiated, and an operand nobody reads gets no (co)tangent.  Traced
+    (jit, vmap), the control equation's derivative gives it a zero one, and 0 * inf is NaN, as
+    in JAX (documented in docs/reliability.md): a NaN there is the known difference."""
+    huge = "mul_1e300" in prog.tags or (prog.scalar is not None and abs(prog.scalar) > 1e6)
+    return huge and any(t.startswith(("control:cond", "control:fori", "control:while",
+                                      "control:scan")) for t in prog.tags)
 
 
 def _expect(st, want, got, ctx, exact=False, derivative=False):
-    if derivative and _zero_times_inf_through_cond(ctx.prog) and st != "err":
+    if derivative and _zero_times_inf_through_control(ctx.prog) and st != "err":
         got = _eager_where_nan(got, want)
     if st == "err" and isinstance(want, E.ModifiedInPlaceError):
         return      # eager's tape refuses a write into a concrete tensor it recorded (README);
@@ -455,13 +458,13 @@ def _grad_mode(build, ref="grad"):
 
 
 def _eager_where_nan(got, want):
-    """``got`` with its NaNs replaced by eager's values where eager's are finite."""
+    """``got`` with its NaNs replaced by eager's values where eager's are not NaN."""
     if isinstance(got, (list, tuple)):
         return type(got)(_eager_where_nan(g, w) for g, w in zip(got, want))
     g, w = np.asarray(got), np.asarray(want)
     if g.shape != w.shape or g.dtype.kind not in "fc" or w.dtype != g.dtype:
         return got
-    return np.where(np.isnan(g) & np.isfinite(w), w, g)
+    return np.where(np.isnan(g) & ~np.isnan(w), w, g)
 
 
 def _grad(ctx, L):
