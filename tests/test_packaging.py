@@ -228,11 +228,13 @@ def test_wheel_contents_and_install(tmp_path):
     # measured: 1.68 MB wheel, 4.39 MB unpacked (2026-12-03: eleven stripped extension modules,
     # among them the jit's fusion VM, the pool, gemm bands and the tape; 0.83 and 2.05 MB with
     # six), against 5.26 MB and 19.5 MB with the .c files and the debug information of six
-    assert whl.stat().st_size < 2_200_000
+    # 2026-12-04: 2.27 MB with the porting namespaces (autograd, nn, numpy, example_libraries),
+    # lax, the samplers and the .pxi sources; the .c files or debug information would be >5 MB
+    assert whl.stat().st_size < 2_700_000
     unpacked = tmp_path / "unpacked"
     zipfile.ZipFile(whl).extractall(unpacked)
     total = sum(p.stat().st_size for p in unpacked.rglob("*") if p.is_file())
-    assert total < 5_500_000
+    assert total < 7_000_000     # 5.85 MB unpacked on 2026-12-04
     if sys.platform.startswith("linux"):
         for so in unpacked.rglob("*.so"):
             sections = elf_section_names(so)
