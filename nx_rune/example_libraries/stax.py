@@ -26,7 +26,7 @@ import operator
 import numpy as np
 
 from nx_rune import frontend as F
-from nx_rune import random
+from nx_rune import lax, random
 from nx_rune.nn import functions as _nn
 from nx_rune.nn.initializers import glorot_normal, normal, ones, zeros
 
@@ -124,43 +124,27 @@ def _conv_out_shape(lhs_shape, rhs_shape, strides, padding, lhs_dilation, dimens
 
 
 def _conv(lhs, rhs, strides, padding, lhs_dilation, dimension_numbers):
-    """lax.conv_general_dilated(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation=1,
-    dimension_numbers) for string dimension numbers: the cross-correlation of lhs's windows
-    with the kernel, as unfold (im2col) and one matrix product."""
+    """lax.conv_general_dilated(lhs, rhs, strides, padding, lhs_dilation,
+    dimension_numbers=dimension_numbers), after the layer's own checks (the messages name
+    the layer's terms: channels, the window)."""
     lhs, rhs = F.asarray(lhs), F.asarray(rhs)
     if lhs.ndim != rhs.ndim or lhs.ndim < 3:
         raise ValueError(f"conv: inputs and kernel must have the same rank >= 3, got shapes "
                          f"{lhs.shape} and {rhs.shape}")
-    lp, rp, op = _conv_perms(dimension_numbers, lhs.ndim)
-    x = F.permute_dims(lhs, lp)                   # (N, C, *spatial)
-    w = F.permute_dims(rhs, rp)                   # (O, I, *window)
-    if x.shape[1] != w.shape[1]:
-        raise ValueError(f"conv: the inputs have {x.shape[1]} channels, the kernel expects "
-                         f"{w.shape[1]} (shapes {lhs.shape} and {rhs.shape})")
-    s = x.ndim - 2
-    if any(d != 1 for d in lhs_dilation):        # transposed convolution: spread the inputs out
-        for axis, d in enumerate(lhs_dilation, start=2):
-            if d == 1 or x.shape[axis] == 0:
-                continue
-            n = x.shape[axis]
-            x = F.expand_dims(x, axis + 1)
-            x = F.pad(x, [(0, 0)] * (axis + 1) + [(0, d - 1)] + [(0, 0)] * (x.ndim - axis - 2))
-            x = F.reshape(x, x.shape[:axis] + (n * d,) + x.shape[axis + 2:])
-            x = F.take(x, F.arange((n - 1) * d + 1), axis=axis)
-    window = w.shape[2:]
-    pads = _padtype_to_pads(x.shape[2:], window, strides, padding)
-    if any(lo or hi for lo, hi in pads):
-        x = F.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in pads])
-    n, c = x.shape[:2]
-    o = w.shape[0]
-    sizes = [(x.shape[2 + i] - window[i]) // strides[i] + 1 for i in range(s)]
-    if any(z <= 0 for z in sizes):
+    lp, rp, _ = _conv_perms(dimension_numbers, lhs.ndim)
+    if lhs.shape[lp[1]] != rhs.shape[rp[1]]:
+        raise ValueError(f"conv: the inputs have {lhs.shape[lp[1]]} channels, the kernel "
+                         f"expects {rhs.shape[rp[1]]} (shapes {lhs.shape} and {rhs.shape})")
+    spatial = [(lhs.shape[a] - 1) * d + 1 if lhs.shape[a] else 0
+               for a, d in zip(lp[2:], lhs_dilation)]
+    window = [rhs.shape[a] for a in rp[2:]]
+    pads = _padtype_to_pads(spatial, window, strides, padding)
+    if any(n + lo + hi < w for n, (lo, hi), w in zip(spatial, pads, window)):
         raise ValueError(f"conv: the kernel window {tuple(window)} does not fit the padded "
-                         f"inputs {tuple(x.shape[2:])}")
-    cols = F.unfold(x, tuple(window), stride=tuple(strides))     # (N, C * K, L)
-    out = F.matmul(F.reshape(w, (o, c * math.prod(window))), cols)  # (N, O, L)
-    out = F.reshape(out, (n, o) + tuple(sizes))
-    return F.permute_dims(out, list(np.argsort(op)))
+                         f"inputs {tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pads))}")
+    return lax.conv_general_dilated(lhs, rhs, tuple(strides), padding,
+                                    lhs_dilation=tuple(lhs_dilation),
+                                    dimension_numbers=tuple(dimension_numbers))
 
 
 def _conv_transpose_padding(k, s, padding):
@@ -185,35 +169,10 @@ def _transpose_pads(rhs_shape, strides, padding, dimension_numbers):
 
 
 def _windows(x, window_shape, strides, padding, fill, reduce):
-    """lax.reduce_window of x (any layout; window_shape, strides: one per axis) with the
-    reduction ``reduce`` ("max" or "sum"), x padded with ``fill``."""
-    x = F.asarray(x)
-    if len(window_shape) != x.ndim or len(strides) != x.ndim:
-        raise ValueError(f"pooling: the window {tuple(window_shape)} and strides "
-                         f"{tuple(strides)} need one entry per axis of the inputs' shape "
-                         f"{x.shape}")
-    pads = _padtype_to_pads(x.shape, window_shape, strides, padding)
-    if any(lo or hi for lo, hi in pads):
-        x = F.pad(x, [tuple(p) for p in pads], constant_values=fill)
-    pooled = [a for a in range(x.ndim) if window_shape[a] != 1 or strides[a] != 1]
-    if not pooled:
-        return x
-    rest = [a for a in range(x.ndim) if a not in pooled]
-    perm = rest + pooled
-    y = F.permute_dims(x, perm)
-    lead = y.shape[:len(rest)]
-    y = F.reshape(y, (1, math.prod(lead)) + y.shape[len(rest):])     # (1, C, *spatial)
-    win = tuple(window_shape[a] for a in pooled)
-    st = tuple(strides[a] for a in pooled)
-    sizes = [(y.shape[2 + i] - win[i]) // st[i] + 1 for i in range(len(pooled))]
-    if any(z <= 0 for z in sizes):
-        raise ValueError(f"pooling: the window {tuple(window_shape)} does not fit the padded "
-                         f"inputs {x.shape}")
-    cols = F.unfold(y, win, stride=st)                               # (1, C * K, L)
-    cols = F.reshape(cols, (math.prod(lead), math.prod(win), cols.shape[-1]))
-    out = F.max(cols, 1) if reduce == "max" else F.sum(cols, 1)
-    out = F.reshape(out, tuple(lead) + tuple(sizes))
-    return F.permute_dims(out, list(np.argsort(perm)))
+    """lax.reduce_window of x (window_shape, strides: one per axis) with the reduction
+    ``reduce`` ("max" or "sum"), x padded with ``fill``."""
+    return lax.reduce_window(x, fill, lax.max if reduce == "max" else lax.add,
+                             tuple(window_shape), tuple(strides), padding)
 
 
 # -- layers ----------------------------------------------------------------------------------
