@@ -139,3 +139,29 @@ RUNS = [(name, size, impl) for name, size in CASES
 def test_bench(benchmark, name, size, impl):
     benchmark.group = f"{name} {size}"
     benchmark(_case(name, size)[impl])
+
+
+# -- eig (general square matrices) against NumPy's, forward and with its derivative ------------
+
+@pytest.mark.parametrize("n", [16, 64])
+def test_eig_nx(benchmark, n):
+    import nx_rune as nx
+    a = nx.asarray(np.random.default_rng(0).standard_normal((n, n)))
+    benchmark.group = f"eig_{n}"
+    benchmark(lambda: np.asarray(nx.linalg.eig(a).eigenvalues))
+
+
+@pytest.mark.parametrize("n", [16, 64])
+def test_eig_numpy(benchmark, n):
+    a = np.random.default_rng(0).standard_normal((n, n))
+    benchmark.group = f"eig_{n}"
+    benchmark(lambda: np.linalg.eig(a))
+
+
+@pytest.mark.parametrize("n", [16, 64])
+def test_eig_grad_nx(benchmark, n):
+    import nx_rune as nx
+    a = nx.asarray(np.random.default_rng(0).standard_normal((n, n)))
+    g = nx.grad(lambda m: nx.sum(nx.real(nx.linalg.eig(m).eigenvalues) ** 2))
+    benchmark.group = f"eig_grad_{n}"
+    benchmark(lambda: np.asarray(g(a)))

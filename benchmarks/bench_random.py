@@ -215,3 +215,31 @@ def test_normal_nx_jit(benchmark):
 def test_truncated_normal_nx_jit(benchmark):
     fn, key = _nx_jitted(lambda k: nxr.truncated_normal(k, -1.0, 2.0, (N,)))
     benchmark(fn, key)
+
+
+# -- the rejection samplers (JAX's loops, element for element) against jax.jit of the same call
+
+REJECTION = {
+    "gamma": (lambda r, k: r.gamma(k, 1.3, (10_000,)), "jax"),
+    "poisson": (lambda r, k: r.poisson(k, 30.0, (10_000,)), "jax"),
+    "binomial": (lambda r, k: r.binomial(k, 100.0, 0.3, (10_000,)), "jax"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REJECTION))
+def test_rejection_sampler_nx(benchmark, name):
+    draw, _ = REJECTION[name]
+    key = nxr.PRNGKey(0)
+    benchmark.group = f"random_{name}_1e4"
+    benchmark(lambda: np.asarray(draw(nxr, key)))
+
+
+@pytest.mark.parametrize("name", sorted(REJECTION))
+def test_rejection_sampler_jax_jit(benchmark, name):
+    jax = pytest.importorskip("jax")
+    draw, _ = REJECTION[name]
+    f = jax.jit(lambda k: draw(jax.random, k))
+    key = jax.random.PRNGKey(0)
+    f(key).block_until_ready()
+    benchmark.group = f"random_{name}_1e4"
+    benchmark(lambda: f(key).block_until_ready())

@@ -217,6 +217,16 @@ def _gamma(g, a):
             a.shape)
 
 
+def _poisson_binomial(g, a):
+    # counts from the rejection samplers' primitives: no derivative, jit/vmap equal to eager
+    which = g.src.choice(["poisson", "binomial"])
+    if which == "poisson":
+        draw = f"nx.random.poisson(key, 3.0 + {a.name} * {a.name}, {a.shape!r})"
+    else:
+        draw = f"nx.random.binomial(key, 20.0, nx.sigmoid({a.name}), {a.shape!r})"
+    return f"{a.name} * nx.astype({draw}, {a.name}.dtype)", a.shape
+
+
 def _bern(g, a):
     return f"nx.where(nx.random.bernoulli(key, 0.5, {a.shape!r}), {a.name}, 0.0)", a.shape
 
@@ -452,6 +462,7 @@ OPS = [
     Op("lax_conv1d", "matmul", 1, _lax_conv1d, exact=False),
     Op("lax_dot_general", "matmul", 1, _lax_dot_general, exact=False),
     Op("lax_associative_scan", "reduce", 1, _lax_associative_scan, exact=False),
+    Op("poisson_binomial", "random", 1, _poisson_binomial, exact=False, smooth=False),
 ]
 
 OPS_BY_TAG = {op.tag: op for op in OPS}
