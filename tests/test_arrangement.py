@@ -787,3 +787,9 @@ def test_repeat_refuses_traced_counts():
 
     with pytest.raises(TypeError, match="repeats"):
         nx.repeat(np.ones(2), Opaque())
+
+
+@pytest.mark.parametrize("repeats", [2**64, [1, 2**70, 1], -2**64])
+def test_repeat_counts_past_64_bits_raise_value_error(repeats):
+    with pytest.raises(ValueError, match="repeats: .* does not fit in a 64-bit integer"):
+        nx.repeat(nx.arange(3.0), repeats)

@@ -617,3 +617,21 @@ def test_sinc_is_numpys_sinc_bit_for_bit():
         got = np.asarray(nx.sinc(nx.asarray(a)))
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+def test_nan_to_num_takes_0d_arrays_and_traced_fill_values():
+    """nan/posinf/neginf as 0-d arrays (JAX's ArrayLike), traced under jit and vmap and
+    differentiated through; NumPy's values."""
+    a = np.array([np.nan, np.inf, -np.inf, 1.5], np.float32)
+    want = np.nan_to_num(a, nan=5.0, posinf=10.0, neginf=-7.0)
+    x = nx.asarray(a)
+    f = lambda x, n: nx.nan_to_num(x, nan=n, posinf=n * 2, neginf=nx.asarray(-7))  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(f(x, nx.asarray(5.0))), want)
+    np.testing.assert_array_equal(np.asarray(nx.jit(f)(x, 5.0)), want)
+    got = nx.vmap(f, in_axes=(None, 0))(x, nx.asarray([5.0, 1.0]))
+    np.testing.assert_array_equal(np.asarray(got)[0], want)
+    np.testing.assert_array_equal(np.asarray(got)[1], np.nan_to_num(a, nan=1, posinf=2, neginf=-7))
+    assert float(nx.grad(lambda n: nx.sum(f(x, n)))(2.0)) == 3.0    # d(n + 2n)/dn
+    for bad in (nx.asarray([1.0, 2.0]), "a", nx.asarray(1 + 2j)):
+        with pytest.raises(TypeError, match="nan_to_num: nan must be a real number"):
+            nx.nan_to_num(x, nan=bad)

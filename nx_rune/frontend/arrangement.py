@@ -237,6 +237,8 @@ def _repeat_counts(repeats):
         v = np.asarray(repeats)
         if v.size == 0 and v.ndim == 1:   # [] counts nothing: an integer array
             v = v.astype(np.int64)
+    if v.dtype.kind == "O" and all(isinstance(r, int) for r in np.ravel(v)):
+        raise ValueError(f"repeats: {repeats!r} does not fit in a 64-bit integer")
     if v.dtype.kind not in "iu" or v.ndim > 1:
         if v.dtype.kind == "b" and v.ndim == 0:   # a Python bool counts as 0 or 1, as NumPy
             return v.astype(np.int64)

@@ -817,12 +817,24 @@ def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float 
         im = nan_to_num(bind(P.imag_p, x), nan=nan, posinf=posinf, neginf=neginf)
         return bind(P.complex_p, re, im)
     info = np.finfo(x.dtype)
-    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        if v is not None and not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TypeError(f"nan_to_num: {name} must be a real number, got {v!r}")
-    hi = float(info.max) if posinf is None else float(posinf)
-    lo = float(info.min) if neginf is None else float(neginf)
-    out = where(isnan(x), float(nan), x)
+
+    def fill(name, v, default):
+        # a Python/NumPy real, or a 0-d real array (a traced one too: jit(f)(x, nan_value)),
+        # cast to x's dtype
+        if v is None:
+            return default
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            return float(v)
+        dt = getattr(v, "dtype", None)
+        if getattr(v, "shape", None) != () or not (dtypes.is_float(np.dtype(dt))
+                                                   or dtypes.is_integer(np.dtype(dt))):
+            raise TypeError(f"nan_to_num: {name} must be a real number or a 0-d real array, "
+                            f"got {v!r}")
+        return astype(operand(v), x.dtype)
+
+    hi = fill("posinf", posinf, float(info.max))
+    lo = fill("neginf", neginf, float(info.min))
+    out = where(isnan(x), fill("nan", nan, 0.0), x)
     out = where(isposinf(x), hi, out)
     return where(isneginf(x), lo, out)
 
