@@ -117,8 +117,10 @@ def _max_weight(a, b):
     if not _known(a, b):
         return _add(_tmask(ops.greater(a, b), a), _mul(_c(0.5, a), _tmask(ops.equal(a, b), a)))
     av, bv = _val(a), _val(b)
-    w = (av > bv).astype(a.dtype)
-    w += 0.5 * (av == bv)
+    w = np.asarray(np.greater(av, bv)).astype(a.dtype)
+    tie = np.equal(av, bv)
+    if tie.any():    # rare outside relu at exact zeros: no float64 temporaries otherwise
+        w[np.broadcast_to(tie, w.shape)] = 0.5
     return _const(w, a)
 
 
