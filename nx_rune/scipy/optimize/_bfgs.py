@@ -43,8 +43,9 @@ def minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_max
         maxiter = int(np.size(x0)) * 200
     n = x0.shape[0]
     f_0, g_0 = value_and_grad(fun)(x0)
-    state = _BFGSState(converged=_norm(g_0, norm) < gtol, failed=F.asarray(False), k=0, nfev=1, ngev=1,
-                       nhev=0, x_k=x0, f_k=f_0, g_k=g_0, H_k=F.eye(n, dtype=x0.dtype),
+    state = _BFGSState(converged=_norm(g_0, norm) < gtol, failed=F.asarray(False), k=0,
+                       nfev=1, ngev=1, nhev=0, x_k=x0, f_k=f_0, g_k=g_0,
+                       H_k=F.eye(n, dtype=x0.dtype),
                        old_old_fval=f_0 + _norm(g_0, None) / 2, status=0,
                        line_search_status=0)
 

@@ -68,8 +68,9 @@ def _zoom(phi_dphi, sufficient_decrease_fails, curvature_holds, a_lo, phi_lo, dp
     trial on, when it lies well inside the bracket), else the quadratic's, else the midpoint.
     ``skip`` (a boolean) makes it return at once: the caller runs a zoom whose result it may
     not use, so that the program has no value-dependent branch."""
-    state = _Zoom(done=F.asarray(False), failed=F.asarray(False), j=0, a_lo=a_lo, phi_lo=phi_lo, dphi_lo=dphi_lo,
-                  a_hi=a_hi, phi_hi=phi_hi, dphi_hi=dphi_hi, a_rec=(a_lo + a_hi) / 2.0,
+    state = _Zoom(done=F.asarray(False), failed=F.asarray(False), j=0, a_lo=a_lo,
+                  phi_lo=phi_lo, dphi_lo=dphi_lo, a_hi=a_hi, phi_hi=phi_hi, dphi_hi=dphi_hi,
+                  a_rec=(a_lo + a_hi) / 2.0,
                   phi_rec=(phi_lo + phi_hi) / 2.0,
                   a_star=F.ones((), F.asarray(a_lo).dtype), phi_star=phi_lo,
                   dphi_star=dphi_lo, g_star=g_0, nfev=0, ngev=0)
