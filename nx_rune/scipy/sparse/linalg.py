@@ -397,3 +397,8 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
     x = linear_solve(A, b, solve, (x0, atol, ptol))
     info = F.where(F.isnan(_tree_norm(x)), -1, 0)
     return x, info
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)
