@@ -340,3 +340,151 @@ def test_vq_bad_input():
         vq(nx.ones((3, 2)), nx.ones((2, 3)))
     with pytest.raises(ValueError, match="1-D or 2-D"):
         vq(nx.ones((3, 2, 1)), nx.ones((2, 2, 1)))
+
+
+# -- spatial.transform ------------------------------------------------------------------------
+
+from scipy.spatial.transform import Rotation as SciRotation  # noqa: E402
+from scipy.spatial.transform import Slerp as SciSlerp  # noqa: E402
+
+from nx_rune.scipy.spatial.transform import Rotation, Slerp  # noqa: E402
+
+# random quaternions plus the identity, a rotation near it and a half turn about z
+QUATS = np.random.RandomState(10).randn(7, 4)
+QUATS[0], QUATS[1], QUATS[2] = [0, 0, 0, 1], [1e-5, 0, 0, 1], [0, 0, 1, 0]
+SEQS = ["xyz", "ZYX", "zxz", "XYX", "yzy", "zyx", "XZY"]
+
+
+def _angles_close(got, want, atol):
+    d = np.abs(np.asarray(got) - want)
+    np.testing.assert_allclose(np.minimum(d, 2 * np.pi - d), 0.0, atol=atol)
+
+
+@pytest.mark.filterwarnings("ignore:Gimbal lock detected")   # SciPy's, for the identity
+def test_rotation_conversions_match_scipy():
+    ours, theirs = Rotation.from_quat(nx.asarray(QUATS)), SciRotation.from_quat(QUATS)
+    for name in ["as_matrix", "as_rotvec", "as_mrp", "magnitude"]:
+        np.testing.assert_allclose(np.asarray(getattr(ours, name)()),
+                                   getattr(theirs, name)(), atol=1e-14, err_msg=name)
+    np.testing.assert_allclose(np.asarray(ours.as_rotvec(degrees=True)),
+                               theirs.as_rotvec(degrees=True), atol=1e-12)
+    for kw in [dict(canonical=True), dict(scalar_first=True)]:
+        np.testing.assert_allclose(np.asarray(ours.as_quat(**kw)), theirs.as_quat(**kw),
+                                   atol=1e-15)
+    for seq in SEQS:
+        _angles_close(ours.as_euler(seq), theirs.as_euler(seq), 1e-12)
+    m = theirs.as_matrix()
+    for built in [Rotation.from_matrix(nx.asarray(m)),
+                  Rotation.from_rotvec(nx.asarray(theirs.as_rotvec())),
+                  Rotation.from_rotvec(nx.asarray(theirs.as_rotvec(degrees=True)),
+                                       degrees=True),
+                  Rotation.from_mrp(nx.asarray(theirs.as_mrp()))]:
+        np.testing.assert_allclose(np.asarray(built.as_matrix()), m, atol=1e-14)
+    v = np.random.RandomState(11).randn(7, 3)
+    np.testing.assert_allclose(np.asarray(ours.apply(nx.asarray(v))), theirs.apply(v),
+                               atol=1e-14)
+    np.testing.assert_allclose(np.asarray(ours.apply(nx.asarray(v), inverse=True)),
+                               theirs.apply(v, inverse=True), atol=1e-14)
+    np.testing.assert_allclose(np.asarray((ours * ours.inv()[::-1]).as_matrix()),
+                               (theirs * theirs.inv()[::-1]).as_matrix(), atol=1e-14)
+    w = np.random.RandomState(12).uniform(size=7)
+    np.testing.assert_allclose(np.asarray(ours.mean(nx.asarray(w)).as_matrix()),
+                               theirs.mean(w).as_matrix(), atol=1e-13)
+    assert len(ours) == 7 and ours[2:4].quat.shape == (2, 4)
+    np.testing.assert_allclose(np.asarray(Rotation.concatenate([ours[0], ours[1:3]]).quat),
+                               QUATS[:3] / np.linalg.norm(QUATS[:3], axis=1)[:, None],
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("seq", SEQS + ["x", "YZ"])
+def test_rotation_from_euler_matches_scipy(seq):
+    e = np.random.RandomState(13).uniform(-3, 3, size=(5, len(seq)))
+    np.testing.assert_allclose(np.asarray(Rotation.from_euler(seq, nx.asarray(e)).as_matrix()),
+                               SciRotation.from_euler(seq, e).as_matrix(), atol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(Rotation.from_euler(seq, nx.asarray(e[0] * 50), degrees=True).as_matrix()),
+        SciRotation.from_euler(seq, e[0] * 50, degrees=True).as_matrix(), atol=1e-14)
+
+
+def test_rotation_gimbal_lock_and_half_turn_match_jax():
+    # SciPy warns at gimbal lock and sets the third angle to 0, as here
+    g = SciRotation.from_euler("xyz", [[0.3, np.pi / 2, 0.2], [0.1, 0.0, 0.4]])
+    with pytest.warns(UserWarning, match="Gimbal lock"):
+        want = g.as_euler("xyz")
+    np.testing.assert_allclose(np.asarray(Rotation.from_quat(nx.asarray(g.as_quat()))
+                                          .as_euler("xyz")), want, atol=1e-12)
+    # jax 0.10.2 gives -pi (SciPy +pi) for the half turn about z
+    np.testing.assert_allclose(np.asarray(Rotation.from_quat(nx.asarray([0., 0., 1., 0.]))
+                                          .as_euler("xyz")), [0.0, 0.0, -np.pi], atol=1e-15)
+
+
+def test_slerp_matches_scipy():
+    rots = Rotation.from_quat(nx.asarray(QUATS))
+    times = [0, 1, 2.5, 3, 4, 6, 7]
+    s = Slerp.init(nx.asarray(times), rots)
+    t = np.array([0, 0.5, 1, 2, 3.7, 6, 7])
+    want = SciSlerp(times, SciRotation.from_quat(QUATS))(t)
+    np.testing.assert_allclose(np.asarray(s(nx.asarray(t)).as_matrix()), want.as_matrix(),
+                               atol=1e-14)
+    assert s(2.0).single
+
+
+def test_rotation_derivatives_match_finite_differences():
+    q0 = np.array([0.3, -0.2, 0.5, 0.8])
+    v = np.array([0.4, -1.0, 2.0])
+
+    def f(q):
+        r = Rotation.from_quat(q)
+        return nx.sum(nx.sin(r.as_rotvec())) + nx.sum(r.apply(nx.asarray(v)) ** 2 *
+                                                      nx.arange(1.0, 4.0))
+
+    def f_np(q):
+        r = SciRotation.from_quat(q)
+        return float(np.sum(np.sin(r.as_rotvec())) + np.sum(r.apply(v) ** 2 *
+                                                             np.arange(1.0, 4.0)))
+
+    np.testing.assert_allclose(np.asarray(nx.grad(f)(nx.asarray(q0))), _fd(f_np, q0),
+                               atol=1e-8)
+    e0 = np.array([0.3, 1.1, -0.7])
+    g = nx.grad(lambda e: nx.sum(Rotation.from_euler("zyx", e).as_matrix()[0]))(nx.asarray(e0))
+    fd = _fd(lambda e: float(np.sum(SciRotation.from_euler("zyx", e).as_matrix()[0])), e0)
+    np.testing.assert_allclose(np.asarray(g), fd, atol=1e-8)
+    # at the identity the series branch gives finite derivatives: d rotvec / d q = 2 I there
+    g0 = nx.jacobian(lambda q: Rotation.from_quat(q).as_rotvec())(nx.asarray([0., 0., 0., 1.]))
+    np.testing.assert_allclose(np.asarray(g0), np.hstack([2 * np.eye(3), np.zeros((3, 1))]),
+                               atol=1e-12)
+    g1 = nx.jacobian(lambda v: Rotation.from_rotvec(v).as_quat())(nx.zeros(3))
+    np.testing.assert_allclose(np.asarray(g1), np.vstack([0.5 * np.eye(3), np.zeros((1, 3))]),
+                               atol=1e-12)
+
+
+def test_rotation_jit_and_vmap_equal_eager():
+    r = Rotation.from_quat(nx.asarray(QUATS))
+    eager = np.asarray(r.as_euler("zxz"))
+    np.testing.assert_allclose(np.asarray(nx.jit(lambda r: r.as_euler("zxz"))(r)), eager,
+                               atol=1e-15)
+    batched = nx.vmap(lambda q: Rotation.from_quat(q).as_euler("zxz"))(nx.asarray(QUATS))
+    np.testing.assert_allclose(np.asarray(batched), eager, atol=1e-15)
+
+
+def test_rotation_bad_input():
+    with pytest.raises(ValueError, match="seq: expected consecutive axes to be different"):
+        Rotation.from_euler("xxy", nx.zeros(3))
+    with pytest.raises(ValueError, match=r"seq: expected axes from \['x', 'y', 'z'\]"):
+        Rotation.from_euler("xYz", nx.zeros(3))
+    with pytest.raises(ValueError, match="seq: expected 3 axes"):
+        Rotation.identity().as_euler("xy")
+    with pytest.raises(ValueError, match=r"angles: expected shape \(..., 3\)"):
+        Rotation.from_euler("xyz", nx.zeros(2))
+    with pytest.raises(ValueError, match=r"quat: expected an array of shape \(..., 4\)"):
+        Rotation.from_quat(nx.zeros(3))
+    with pytest.raises(ValueError, match=r"matrix: expected shape \(..., 3, 3\)"):
+        Rotation.from_matrix(nx.eye(4))
+    with pytest.raises(TypeError, match="Single rotation is not subscriptable"):
+        Rotation.identity()[0]
+    with pytest.raises(ValueError, match="weights: expected one weight per rotation"):
+        Rotation.identity(3).mean(nx.ones(2))
+    with pytest.raises(ValueError, match="rotations: must be a sequence of at least 2"):
+        Slerp.init(nx.zeros(1), Rotation.identity(1))
+    with pytest.raises(NotImplementedError):
+        Rotation.random(None)

@@ -3,8 +3,8 @@
 functions), ``nx.scipy.stats`` (distributions), ``nx.scipy.signal`` (convolve) and
 ``nx.scipy.integrate`` (odeint); and, as ``jax.scipy``'s, ``nx.scipy.optimize`` (minimize),
 ``nx.scipy.sparse.linalg`` (cg, gmres, bicgstab), ``nx.scipy.ndimage`` (map_coordinates),
-``nx.scipy.fft`` (dct, idct), ``nx.scipy.interpolate`` (RegularGridInterpolator) and
-``nx.scipy.cluster.vq`` (vq).
+``nx.scipy.fft`` (dct, idct), ``nx.scipy.interpolate`` (RegularGridInterpolator),
+``nx.scipy.cluster.vq`` (vq) and ``nx.scipy.spatial.transform`` (Rotation, Slerp).
 
 SciPy is a dependency: its LAPACK wrappers and ``scipy.special`` loops do the work (imported on
 first use, not when nx_rune is imported).
@@ -14,9 +14,17 @@ from nx_rune.scipy import integrate, linalg, signal, special, stats
 __all__ = ["integrate", "linalg", "signal", "special", "stats"]
 
 # the rest of jax.scipy's subpackages
-from nx_rune.scipy import cluster, fft, interpolate, ndimage, optimize, sparse  # noqa: E402
+from nx_rune.scipy import (  # noqa: E402
+    cluster,
+    fft,
+    interpolate,
+    ndimage,
+    optimize,
+    sparse,
+    spatial,
+)
 
-__all__ += ["cluster", "fft", "interpolate", "ndimage", "optimize", "sparse"]
+__all__ += ["cluster", "fft", "interpolate", "ndimage", "optimize", "sparse", "spatial"]
 
 
 def __dir__():
