@@ -233,3 +233,22 @@ def test_bad_input():
         cg(nx.asarray(SPD), b, maxiter=2.5)
     with pytest.raises(ValueError, match="must return arrays of b's structure"):
         nx.grad(lambda b: nx.sum(cg(lambda v: v[:3], b)[0]))(b)
+
+
+def test_batched_operator_and_second_derivatives():
+    # vmap over the matrix (the operator closes over a batched value), the gradient under vmap,
+    # and a Hessian (reverse of forward through the two solves)
+    rng = np.random.RandomState(2)
+    mats = np.stack([(lambda q: q @ q.T + 4 * np.eye(4))(rng.randn(4, 4)) for _ in range(3)])
+    b = rng.randn(4)
+    x = nx.vmap(lambda A: cg(A, nx.asarray(b), tol=1e-12)[0])(nx.asarray(mats))
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(mats, b), atol=1e-12)
+    g = nx.vmap(nx.grad(lambda A: nx.sum(gmres(A, nx.asarray(b), tol=1e-12)[0])))(
+        nx.asarray(mats))
+    want = np.stack([-np.outer(np.linalg.solve(A.T, np.ones(4)), np.linalg.solve(A, b))
+                     for A in mats])
+    np.testing.assert_allclose(np.asarray(g), want, atol=1e-12)
+    h = nx.hessian(lambda b: nx.sum(bicgstab(nx.asarray(NONSYM), b, tol=1e-13)[0] ** 2))(
+        nx.asarray(B))
+    inv = np.linalg.inv(NONSYM)
+    np.testing.assert_allclose(np.asarray(h), 2 * inv.T @ inv, atol=1e-10)

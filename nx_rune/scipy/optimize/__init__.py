@@ -3,9 +3,10 @@
 
 The minimizers are loops of nx_rune's ops (``lax.while_loop`` around a strong-Wolfe line
 search), so ``minimize`` runs eagerly, under ``jit`` and under ``vmap`` (each example iterating
-until it has converged), with the same iterates as JAX's.  Like JAX's, it does not
-differentiate through the solution: the loops are while loops (forward mode goes through them,
-reverse mode raises).
+until it has converged), with the same iterates as JAX's.  JAX does not differentiate
+``minimize``; here forward mode goes through the iterations (the derivative of the computed
+iterates, not an implicit one), and so does reverse mode eagerly, where the loops are Python
+loops; under ``jit`` reverse mode raises, as for every ``lax.while_loop``.
 """
 from __future__ import annotations
 
