@@ -169,3 +169,14 @@ def test_minimize_bad_input():
         minimize(f, nx.ones(2), method="BFGS", options={"maxfun": 3})
     with pytest.raises(TypeError, match="fun must be callable"):
         minimize(3.0, nx.ones(2), method="BFGS")
+
+
+def test_minimize_x64_off_dtypes_match_jax():
+    # x64 off: Python floats give float32 and the counters int32, as JAX's (same numbers as
+    # the float32 case above)
+    with nx.enable_x64(False):
+        r = minimize(rosen, nx.asarray([-1.2, 1.0]), method="BFGS")
+    assert r.x.dtype == np.float32 and r.fun.dtype == np.float32
+    for field in ["status", "nfev", "njev", "nit"]:
+        assert getattr(r, field).dtype == np.int32, field
+    check(r, "rosen2_f32", atol=1e-5, rtol=1e-5)

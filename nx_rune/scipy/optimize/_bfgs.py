@@ -11,7 +11,7 @@ import numpy as np
 from nx_rune import frontend as F
 from nx_rune.autodiff import value_and_grad
 from nx_rune.compiler.control import fori_loop, while_loop
-from nx_rune.scipy.optimize._line_search import line_search
+from nx_rune.scipy.optimize._line_search import _count, line_search
 
 
 def _norm(g, ord):
@@ -43,11 +43,11 @@ def minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_max
         maxiter = int(np.size(x0)) * 200
     n = x0.shape[0]
     f_0, g_0 = value_and_grad(fun)(x0)
-    state = _BFGSState(converged=_norm(g_0, norm) < gtol, failed=F.asarray(False), k=0,
-                       nfev=1, ngev=1, nhev=0, x_k=x0, f_k=f_0, g_k=g_0,
-                       H_k=F.eye(n, dtype=x0.dtype),
-                       old_old_fval=f_0 + _norm(g_0, None) / 2, status=0,
-                       line_search_status=0)
+    state = _BFGSState(converged=_norm(g_0, norm) < gtol, failed=F.asarray(False),
+                       k=_count(0), nfev=_count(1), ngev=_count(1), nhev=_count(0), x_k=x0,
+                       f_k=f_0, g_k=g_0, H_k=F.eye(n, dtype=x0.dtype),
+                       old_old_fval=f_0 + _norm(g_0, None) / 2, status=_count(0),
+                       line_search_status=_count(0))
 
     def step(s):
         p_k = -F.dot(s.H_k, s.g_k)
@@ -132,13 +132,13 @@ def minimize_lbfgs(fun, x0, maxiter=None, norm=np.inf, maxcor=10, ftol=2.2204460
     maxfun = np.inf if maxfun is None else maxfun
     maxgrad = np.inf if maxgrad is None else maxgrad
     f_0, g_0 = value_and_grad(fun)(x0)
-    state = _LBFGSState(converged=F.asarray(False), failed=F.asarray(False), k=0, nfev=1,
-                        ngev=1, x_k=x0, f_k=f_0, g_k=g_0,
+    state = _LBFGSState(converged=F.asarray(False), failed=F.asarray(False), k=_count(0),
+                        nfev=_count(1), ngev=_count(1), x_k=x0, f_k=f_0, g_k=g_0,
                         s_history=F.zeros((maxcor, n), dtype=x0.dtype),
                         y_history=F.zeros((maxcor, n), dtype=x0.dtype),
                         rho_history=F.zeros((maxcor,), dtype=x0.dtype),
-                        gamma=F.ones((), x0.dtype), status=0,
-                        ls_status=0)
+                        gamma=F.ones((), x0.dtype), status=_count(0),
+                        ls_status=_count(0))
 
     def step(s):
         p_k = _two_loop_direction(s)

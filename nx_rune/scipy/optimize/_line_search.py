@@ -16,6 +16,13 @@ import numpy as np
 from nx_rune import frontend as F
 from nx_rune.autodiff import value_and_grad
 from nx_rune.compiler.control import while_loop
+from nx_rune.frontend.indexing import concrete_value
+
+
+def _count(n):
+    """A loop counter: a typed (not weakly typed) integer of the default dtype, so that the
+    loops' carries need no weak-type promotion (which traces the body once more)."""
+    return F.asarray(n)
 
 
 def _keep_or_take(take, state, **new):
@@ -68,12 +75,17 @@ def _zoom(phi_dphi, sufficient_decrease_fails, curvature_holds, a_lo, phi_lo, dp
     trial on, when it lies well inside the bracket), else the quadratic's, else the midpoint.
     ``skip`` (a boolean) makes it return at once: the caller runs a zoom whose result it may
     not use, so that the program has no value-dependent branch."""
-    state = _Zoom(done=F.asarray(False), failed=F.asarray(False), j=0, a_lo=a_lo,
+    state = _Zoom(done=F.asarray(False), failed=F.asarray(False), j=_count(0), a_lo=a_lo,
                   phi_lo=phi_lo, dphi_lo=dphi_lo, a_hi=a_hi, phi_hi=phi_hi, dphi_hi=dphi_hi,
                   a_rec=(a_lo + a_hi) / 2.0,
                   phi_rec=(phi_lo + phi_hi) / 2.0,
                   a_star=F.ones((), F.asarray(a_lo).dtype), phi_star=phi_lo,
-                  dphi_star=dphi_lo, g_star=g_0, nfev=0, ngev=0)
+                  dphi_star=dphi_lo, g_star=g_0, nfev=_count(0), ngev=_count(0))
+    known = concrete_value(skip)
+    if known is not None and np.shape(known) == () and bool(known):
+        # eagerly, a zoom whose result is not used is not run (under jit or vmap the loop
+        # below stops at once instead)
+        return state
 
     def step(s):
         width = s.a_hi - s.a_lo
@@ -189,11 +201,10 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
     def curvature_holds(dphi):
         return F.abs(dphi) <= -c2 * dphi_0
 
-    state = _Search(done=F.asarray(False), failed=F.asarray(False), i=1, a_i1=F.zeros((), sdt),
-                    phi_i1=phi_0, dphi_i1=dphi_0, nfev=0 if given else 1,
-                    ngev=0 if given else 1, a_star=F.zeros((), sdt), phi_star=phi_0,
-                    dphi_star=dphi_0,
-                    g_star=gfk)
+    state = _Search(done=F.asarray(False), failed=F.asarray(False), i=_count(1),
+                    a_i1=F.zeros((), sdt), phi_i1=phi_0, dphi_i1=dphi_0,
+                    nfev=_count(0 if given else 1), ngev=_count(0 if given else 1),
+                    a_star=F.zeros((), sdt), phi_star=phi_0, dphi_star=dphi_0, g_star=gfk)
 
     def step(s):
         # the first trial is first_step, each later one doubles the last (SciPy's choice; the

@@ -69,6 +69,11 @@ def _identity(x):
     return x
 
 
+def _count(n):
+    # a typed loop counter: a weakly typed carry would be traced once more to promote it
+    return F.asarray(n)
+
+
 def _as_operator(op, name):
     """``op`` (a function, a square matrix or an object with ``@``) as a function."""
     if callable(op) and not isinstance(op, ArrayBase):
@@ -146,7 +151,7 @@ def _cg_solve(A, b, aux, *, maxiter, M):
         p = _add(z, _scale(gamma_new / gamma, p))
         return x, r, gamma_new, p, k + 1
 
-    return while_loop(going, step, (x0, r0, gamma0, z0, 0))[0]
+    return while_loop(going, step, (x0, r0, gamma0, z0, _count(0)))[0]
 
 
 def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
@@ -198,7 +203,7 @@ def _bicgstab_solve(A, b, aux, *, maxiter, M):
         k = F.where(rho_new == 0, -10, k)
         return x, r, rhat, alpha, omega, rho_new, p, q, k
 
-    return while_loop(going, step, (x0, r0, r0, one, one, one, r0, r0, 0))[0]
+    return while_loop(going, step, (x0, r0, r0, one, one, one, r0, r0, _count(0)))[0]
 
 
 def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
@@ -262,7 +267,7 @@ def _gram_schmidt(Q, x, xnorm, max_iterations=2):
         k, _, r, qnorm_scaled = carry
         return (k < max_iterations - 1) & (_normalize(r)[1] < qnorm_scaled)
 
-    carry = project((0, x, r, xnorm / sqrt2))
+    carry = project((_count(0), x, r, xnorm / sqrt2))
     _, q, r, _ = while_loop(again, project, carry)
     return q, r
 
@@ -326,7 +331,8 @@ def _gmres_incremental(A, b, x0, unit_residual, residual_norm, ptol, restart, M)
         beta = _rotate(beta, k, cs, sn)
         return k + 1, F.abs(F.take(beta, k + 1)), V, R, beta, givens
 
-    _, _, V, R, beta, _ = while_loop(going, step, (0, residual_norm, V, R, beta, givens))
+    _, _, V, R, beta, _ = while_loop(going, step, (_count(0), residual_norm, V, R, beta,
+                                                    givens))
     y = solve_triangular(F.swapaxes(R[:, :-1], 0, 1), beta[:-1])
     x = _add(x0, tree_map(lambda X: F.dot(X[..., :-1], y), V))
     return (x,) + _normalize(M(_sub(b, A(x))))
@@ -348,7 +354,7 @@ def _gmres_batched(A, b, x0, unit_residual, residual_norm, ptol, restart, M):
         V, H, breakdown = _arnoldi_step(k, A, M, V, H)
         return V, H, breakdown, k + 1
 
-    V, H, _, _ = while_loop(going, step, (V, H, F.asarray(False), 0))
+    V, H, _, _ = while_loop(going, step, (V, H, F.asarray(False), _count(0)))
     beta = _set_row(F.zeros(restart + 1, dtype=dt), 0, F.astype(residual_norm, dt))
     Ht = F.swapaxes(H, 0, 1)
     HtH = F.dot(F.conj(H), Ht)
@@ -370,7 +376,7 @@ def _gmres_solve(A, b, aux, *, restart, maxiter, M, cycle):
                                                 restart, M)
         return x, k + 1, unit_residual, residual_norm
 
-    return while_loop(going, step, (x0, 0, unit_residual, residual_norm))[0]
+    return while_loop(going, step, (x0, _count(0), unit_residual, residual_norm))[0]
 
 
 def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None,
