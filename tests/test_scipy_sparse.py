@@ -252,3 +252,19 @@ def test_batched_operator_and_second_derivatives():
         nx.asarray(B))
     inv = np.linalg.inv(NONSYM)
     np.testing.assert_allclose(np.asarray(h), 2 * inv.T @ inv, atol=1e-10)
+
+
+def test_dtypes_are_promoted():
+    # b (and x0) take a matrix A's dtype; integers the default float dtype
+    A = nx.asarray(SPD)
+    for solver in (cg, bicgstab, gmres):
+        x, _ = solver(A, nx.asarray(B.astype(np.float32)), tol=1e-12)
+        assert x.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(x), np.linalg.solve(SPD, B.astype(np.float32)),
+                                   atol=1e-10)
+        x, _ = solver(lambda v: 2 * v, nx.asarray([1, 2, 3]))
+        assert x.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(x), [0.5, 1.0, 1.5])
+    with nx.enable_x64(False):
+        x, _ = cg(lambda v: 2 * v, nx.asarray([1, 2, 3]))
+        assert x.dtype == np.float32

@@ -109,6 +109,15 @@ def _prepare(A, b, x0, M, maxiter, where):
     if shapes_x0 != shapes_b:
         raise ValueError(f"{where}: arrays in x0 and b must have matching shapes: "
                          f"{shapes_x0} vs {shapes_b}")
+    # the solution's dtype: b's, inexact, and promoted with a matrix A's (a function's output
+    # dtype is not known before it is called: it must keep b's)
+    dts = [v.dtype for v in tree_leaves(b)] + [v.dtype for v in tree_leaves(x0)]
+    if isinstance(A, (np.ndarray, ArrayBase)):
+        dts.append(F.asarray(A).dtype)
+    inexact = [d for d in dts if d.kind in "fc"]
+    dt = np.result_type(*inexact) if inexact else F.asarray(1.0).dtype
+    b = tree_map(lambda v: F.astype(v, dt) if v.dtype != dt else v, b)
+    x0 = tree_map(lambda v: F.astype(v, dt) if v.dtype != dt else v, x0)
     size = sum(int(np.prod(v.shape)) for v in tree_leaves(b))
     if maxiter is None:
         maxiter = 10 * size
