@@ -135,7 +135,9 @@ PAGES = [
     ("fft", "nx_rune.fft", "The Array API's FFT extension with NumPy's signatures; every "
      "transform differentiates to any order."),
     ("scipy", "nx_rune.scipy", "SciPy-style functions: linear algebra, convolution, ODE "
-     "solutions, special functions and distributions (as ``jax.scipy``)."),
+     "solutions, special functions and distributions, minimization, Krylov solvers, "
+     "interpolation, cosine transforms, vector quantization and rotations (as "
+     "``jax.scipy``)."),
     ("tree_util", "nx_rune.tree_util", "Pytrees: nested containers with arrays at the leaves."),
     ("flatten_util", "nx_rune.flatten_util", "A pytree of arrays as one flat vector."),
     ("optimizers", "nx_rune.optimizers", "Gradient transformations and learning-rate schedules "
@@ -158,6 +160,9 @@ PAGES = [
 ]
 SCIPY_SUBMODULES = ["nx_rune.scipy.integrate", "nx_rune.scipy.linalg", "nx_rune.scipy.signal",
                     "nx_rune.scipy.special", "nx_rune.scipy.stats"]
+SCIPY_SUBMODULES += ["nx_rune.scipy.optimize", "nx_rune.scipy.sparse.linalg",
+                     "nx_rune.scipy.ndimage", "nx_rune.scipy.fft", "nx_rune.scipy.interpolate",
+                     "nx_rune.scipy.cluster.vq", "nx_rune.scipy.spatial.transform"]
 
 
 def public(modname):
