@@ -56,6 +56,7 @@ from nx_rune.autodiff.core import (
     write_back,
     written_alias,
 )
+from nx_rune.autodiff.batching import AXIS_KEY
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.effects import strip_effects
@@ -544,7 +545,7 @@ class JitFunction:
         if self._fast and not kwargs:
             # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
             # the x64 mode: it changes the dtypes a trace gives Python numbers and defaults)
-            key = [x64_enabled()]
+            key = [x64_enabled(), AXIS_KEY.get()]
             for a in args:
                 if a.__class__ is not Tensor:
                     break
@@ -564,7 +565,7 @@ class JitFunction:
                 leaves = []
                 sig = _fast_signature(args, leaves)
                 if sig is not None:
-                    fast_key = (_FAST_TREE, x64_enabled(), sig)
+                    fast_key = (_FAST_TREE, x64_enabled(), AXIS_KEY.get(), sig)
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
@@ -577,7 +578,7 @@ class JitFunction:
         spos = {i for i, _ in statics}
         values, keys, treedef = self._flatten(dyn, dkw, spos)
         key = (treedef, tuple((i, _typed(v)) for i, v in statics),
-               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled())
+               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled(), AXIS_KEY.get())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
