@@ -9,7 +9,6 @@ do but are not consulted by the engine.
 """
 from __future__ import annotations
 
-import types
 from typing import Any
 
 from nx_rune.autodiff.checkpoint import checkpoint
@@ -92,17 +91,23 @@ def save_from_both_policies(policy_1, policy_2):
     return policy
 
 
-checkpoint_policies = types.SimpleNamespace(
-    everything_saveable=everything_saveable,
-    nothing_saveable=nothing_saveable,
-    dots_saveable=dots_saveable,
-    checkpoint_dots=checkpoint_dots,
-    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
-    checkpoint_dots_with_no_batch_dims=checkpoint_dots_with_no_batch_dims,
-    save_anything_except_these_names=save_anything_except_these_names,
-    save_any_names_but_these=save_any_names_but_these,
-    save_only_these_names=save_only_these_names,
-    save_and_offload_only_these_names=save_and_offload_only_these_names,
-    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
-    save_from_both_policies=save_from_both_policies,
-)
+class _Policies:
+    """JAX's ``jax.checkpoint_policies``: the policy functions as attributes."""
+    everything_saveable = staticmethod(everything_saveable)
+    nothing_saveable = staticmethod(nothing_saveable)
+    dots_saveable = staticmethod(dots_saveable)
+    checkpoint_dots = staticmethod(checkpoint_dots)
+    dots_with_no_batch_dims_saveable = staticmethod(dots_with_no_batch_dims_saveable)
+    checkpoint_dots_with_no_batch_dims = staticmethod(checkpoint_dots_with_no_batch_dims)
+    save_anything_except_these_names = staticmethod(save_anything_except_these_names)
+    save_any_names_but_these = staticmethod(save_any_names_but_these)
+    save_only_these_names = staticmethod(save_only_these_names)
+    save_and_offload_only_these_names = staticmethod(save_and_offload_only_these_names)
+    offload_dot_with_no_batch_dims = staticmethod(offload_dot_with_no_batch_dims)
+    save_from_both_policies = staticmethod(save_from_both_policies)
+
+    def __repr__(self):
+        return "nx_rune.checkpoint_policies"
+
+
+checkpoint_policies = _Policies()
