@@ -66,7 +66,8 @@ from nx_rune.placement import named_scope  # noqa: E402,F401
 
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
-                               "placement", "scalar_types", "tensor", "writes"})
+                               "placement", "scalar_types", "tensor", "writes",
+                               "parallel", "callbacks", "functional"})
 
 
 def __dir__():
@@ -83,5 +84,5 @@ from nx_rune import experimental  # noqa: E402,F401
 from nx_rune import ad_checkpoint  # noqa: E402,F401
 from nx_rune.ad_checkpoint import checkpoint_policies  # noqa: E402,F401
 from nx_rune.compiler.compile_time import ensure_compile_time_eval  # noqa: E402,F401
-from nx_rune.vectorize import piecewise, vectorize  # noqa: E402,F401
+from nx_rune.functional import piecewise, vectorize  # noqa: E402,F401
 from nx_rune import image  # noqa: E402,F401

@@ -111,3 +111,8 @@ class _Policies:
 
 
 checkpoint_policies = _Policies()
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

@@ -258,3 +258,8 @@ def resize(image: Any, shape: Sequence[int], method: Any, antialias: bool = True
     scales = [1.0 if shape[d] == 0 else shape[d] / x.shape[d] for d in dims]
     return _scale_translate(x, shape, dims, scales, [0.0] * len(dims), m, bool(antialias))
 
+
+
+def __dir__():
+    """The public names only (``__all__``), not the imports."""
+    return sorted(__all__)

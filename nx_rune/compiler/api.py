@@ -43,6 +43,7 @@ from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
 from nx_rune._kernels.view import View
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
+from nx_rune.autodiff.batching import AXIS_KEY
 from nx_rune.autodiff.core import (
     _GETITEM,
     JVPInterpreter,
@@ -56,7 +57,6 @@ from nx_rune.autodiff.core import (
     write_back,
     written_alias,
 )
-from nx_rune.autodiff.batching import AXIS_KEY
 from nx_rune.compiler.dispatch import find_owner
 from nx_rune.compiler.dispatch import under as _under
 from nx_rune.compiler.effects import strip_effects

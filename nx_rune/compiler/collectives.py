@@ -233,7 +233,8 @@ def _at_named(op, interp, params, values):
 
 def _transpose(op, params, g):
     """The cotangent of a linear collective's operand from its output's (JAX's rules)."""
-    from nx_rune.lax._parallel import _bind1
+    def _bind1(o, p, x):
+        return collective_bind(o, p, [x])[0]
     name = op.name
     if name == "psum":
         return _bind1(psum_op, params, g)

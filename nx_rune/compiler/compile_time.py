@@ -42,7 +42,7 @@ def ensure_compile_time_eval():
     ...         n = int(nx.sum(nx.arange(4)))    # a Python int at trace time
     ...     return x * n
     >>> f(1.0)
-    Tensor(6., dtype=float32, weak_type=True)
+    Tensor(6., dtype=float32)
     """
     interp = _CompileTimeEval(_var.get())
     token = _var.set(interp)

@@ -8,8 +8,9 @@ dynamic slices (traced starts, clamped as JAX clamps them), ``dot_general``,
 ``conv_general_dilated``, ``reduce_window``, ``sort``, ``top_k``, the cumulative reductions,
 ``pad`` (interior and negative padding), the shape functions and the elementwise functions
 (JAX's integer division and remainder, rounding, saturating conversions), and the
-collectives over the named axes of ``vmap``/``pmap`` (``psum``, ``pmean``, ``all_gather``, ...).  Each is a
-composition of nx_rune's front-end ops, so it differentiates, batches and compiles like them.
+collectives over the named axes of ``vmap``/``pmap`` (``psum``, ``pmean``, ``all_gather``,
+...).  Each is a composition of nx_rune's front-end ops, so it differentiates, batches and
+compiles like them.
 """
 from nx_rune.lax import _control, _elementwise, _linear, _loops, _parallel, _structural
 from nx_rune.lax._control import *  # noqa: F401,F403
