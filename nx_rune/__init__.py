@@ -84,5 +84,5 @@ from nx_rune import experimental  # noqa: E402,F401
 from nx_rune import ad_checkpoint  # noqa: E402,F401
 from nx_rune.ad_checkpoint import checkpoint_policies  # noqa: E402,F401
 from nx_rune.compiler.compile_time import ensure_compile_time_eval  # noqa: E402,F401
-from nx_rune.functional import piecewise, vectorize  # noqa: E402,F401
+from nx_rune.functional import frompyfunc, piecewise, ufunc, vectorize  # noqa: E402,F401
 from nx_rune import image  # noqa: E402,F401

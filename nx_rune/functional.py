@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["vectorize", "piecewise"]
+__all__ = ["vectorize", "piecewise", "frompyfunc", "ufunc"]
 
 _DIM = r"\w+"
 _CORE = rf"(?:{_DIM}(?:,{_DIM})*)?"
@@ -203,3 +203,181 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
                              f"{x.shape}")
         out = where(astype(c, np.bool_), value(f), out)
     return out
+
+
+class ufunc:
+    """A universal function made from a Python scalar function (JAX's ``jax.numpy.ufunc``, made
+    by :func:`frompyfunc`): calling it maps the function over broadcast arrays (a
+    ``vectorize``), and ``outer``, ``reduce``, ``accumulate``, ``reduceat`` and ``at`` work as
+    NumPy's ufunc methods, built on ``vmap`` and ``lax.scan`` (so they differentiate, batch and
+    compile)."""
+
+    def __init__(self, func, nin, nout, identity=None):
+        self._func = func
+        self.nin = nin
+        self.nout = nout
+        self.nargs = nin
+        self.identity = identity
+        self.__name__ = getattr(func, "__name__", "ufunc")
+        self._call = vectorize(func)
+
+    def __repr__(self):
+        return f"<nx_rune.numpy.ufunc '{self.__name__}'>"
+
+    def __call__(self, *args, out=None, where=None):
+        if len(args) != self.nin:
+            raise TypeError(f"ufunc {self.__name__}: expected {self.nin} arguments, got "
+                            f"{len(args)}")
+        if out is not None:
+            raise NotImplementedError(f"ufunc {self.__name__}: out= is not supported (arrays "
+                                      f"are results, as in JAX)")
+        if where is not None:
+            raise NotImplementedError(f"ufunc {self.__name__}: where= is not supported")
+        return self._call(*args)
+
+    def _binary(self, method):
+        if self.nin != 2 or self.nout != 1:
+            raise ValueError(f"ufunc.{method} is only supported for binary ufuncs with one "
+                             f"output; {self.__name__} has nin={self.nin}, nout={self.nout}")
+
+    def outer(self, A, B, /):
+        """``self(a, b)`` for every pair: the result has shape ``A.shape + B.shape``."""
+        from nx_rune.frontend import asarray, reshape
+        self._binary("outer")
+        A, B = asarray(A), asarray(B)
+        r = self(reshape(A, (A.size, 1)), reshape(B, (B.size,)))
+        return reshape(r, A.shape + B.shape)
+
+    def _fold(self, a, axis, initial, keep_carries, method):
+        from nx_rune import lax
+        from nx_rune.frontend import asarray, broadcast_to, moveaxis, reshape
+        a = asarray(a)
+        if axis is None:
+            a, axis = reshape(a, (a.size,)), 0
+        if a.ndim == 0:
+            raise ValueError(f"ufunc.{method}: the array must have at least one dimension")
+        ax = int(axis)
+        if not -a.ndim <= ax < a.ndim:
+            raise ValueError(f"ufunc.{method}: axis {axis} is out of range for an array of "
+                             f"rank {a.ndim}")
+        a = moveaxis(a, ax % a.ndim, 0)
+        if initial is None:
+            if a.shape[0] == 0:
+                raise ValueError(f"ufunc.{method} of {self.__name__}: zero-size array with "
+                                 f"no identity and no initial value")
+            init, xs = a[0], a[1:]
+        else:
+            init, xs = broadcast_to(asarray(initial, a.dtype), a.shape[1:]), a
+
+        def body(c, x):
+            n = self(c, x).astype(a.dtype)
+            return n, (n if keep_carries else None)
+        last, ys = lax.scan(body, init, xs)
+        return a, ax, last, ys, init
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+               where=None):
+        """The fold of ``self`` along ``axis`` (None: the flattened array), from ``initial``
+        or else the ufunc's identity, or else the first element, as NumPy's reduce."""
+        from nx_rune.frontend import asarray, astype, expand_dims
+        self._binary("reduce")
+        if out is not None or where is not None:
+            raise NotImplementedError("ufunc.reduce: out= and where= are not supported")
+        a = asarray(a)
+        if dtype is not None:
+            a = astype(a, dtype)
+        start = initial if initial is not None else self.identity
+        moved, ax, last, _, _ = self._fold(a, axis, start, False, "reduce")
+        if keepdims:
+            if axis is None:
+                return last.reshape((1,) * a.ndim)
+            return expand_dims(last, ax % a.ndim)
+        return last
+
+    def accumulate(self, a, axis=0, dtype=None, out=None):
+        """The running fold of ``self`` along ``axis`` (the first element first), as NumPy's
+        accumulate."""
+        from nx_rune.frontend import asarray, astype, concatenate, moveaxis
+        self._binary("accumulate")
+        if out is not None:
+            raise NotImplementedError("ufunc.accumulate: out= is not supported")
+        a = asarray(a)
+        if dtype is not None:
+            a = astype(a, dtype)
+        if a.ndim == 0:
+            raise ValueError("ufunc.accumulate: the array must have at least one dimension")
+        if a.shape[int(axis) % a.ndim] == 0:
+            return a
+        moved, ax, _, ys, init = self._fold(a, axis, None, True, "accumulate")
+        res = concatenate([init[None], ys], axis=0)
+        return moveaxis(res, 0, ax % a.ndim)
+
+    def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+        """NumPy's reduceat: for each ``i``, the reduce of ``a[indices[i]:indices[i+1]]``
+        along ``axis`` (just ``a[indices[i]]`` where ``indices[i] >= indices[i+1]``); the
+        indices must be concrete."""
+        from nx_rune.frontend import asarray, astype, moveaxis, stack
+        self._binary("reduceat")
+        if out is not None:
+            raise NotImplementedError("ufunc.reduceat: out= is not supported")
+        a = asarray(a)
+        if dtype is not None:
+            a = astype(a, dtype)
+        idx = [int(i) for i in np.asarray(indices).ravel()]
+        m = moveaxis(a, int(axis) % a.ndim, 0)
+        n = m.shape[0]
+        parts = []
+        for k, i in enumerate(idx):
+            if not 0 <= i < n:
+                raise IndexError(f"ufunc.reduceat: index {i} is out of bounds for axis "
+                                 f"{axis} of size {n}")
+            j = idx[k + 1] if k + 1 < len(idx) else n
+            # from the segment's first element (NumPy's reduceat uses no identity)
+            parts.append(self._fold(m[i:j], 0, None, False, "reduceat")[2] if j > i else m[i])
+        return moveaxis(stack(parts, axis=0), 0, int(axis) % a.ndim)
+
+    def at(self, a, indices, b=None, /, *, inplace=True):
+        """``a`` with ``self(a[i], b)`` applied at ``indices`` one index at a time (a repeated
+        index is applied again, as NumPy's unbuffered ``at``); as in JAX, a new array is
+        returned and ``inplace=False`` must be passed."""
+        from nx_rune import lax
+        from nx_rune.frontend import asarray, broadcast_to
+        if inplace:
+            raise NotImplementedError("ufunc.at: nx_rune returns a new array, as JAX does; "
+                                      "pass inplace=False")
+        a = asarray(a)
+        idx = asarray(indices)
+        flat = idx.reshape((idx.size,)) if idx.ndim else idx.reshape((1,))
+        if self.nin == 2:
+            if b is None:
+                raise TypeError(f"ufunc.at of binary {self.__name__}: b is required")
+            bb = broadcast_to(asarray(b), idx.shape + a.shape[1:]).reshape(
+                (flat.shape[0],) + a.shape[1:])
+        elif self.nin != 1:
+            raise ValueError("ufunc.at is only supported for unary and binary ufuncs")
+
+        def body(k, acc):
+            i = flat[k]
+            new = self(acc[i], bb[k]) if self.nin == 2 else self(acc[i])
+            return acc.at[i].set(new.astype(a.dtype))
+        return lax.fori_loop(0, flat.shape[0], body, a)
+
+
+def frompyfunc(func: Callable[..., Any], /, nin: int, nout: int, *,
+               identity: Any = None) -> ufunc:
+    """A :class:`ufunc` from a Python function of scalars (JAX's ``jax.numpy.frompyfunc``):
+    ``nin`` inputs, ``nout`` outputs, and the ``identity`` its ``reduce`` starts from.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> f = nx.numpy.frompyfunc(lambda a, b: a * b + 1, 2, 1, identity=1)
+    >>> f.reduce(nx.arange(1.0, 5.0))
+    Tensor(65., dtype=float32)
+    """
+    if not callable(func):
+        raise TypeError(f"frompyfunc: func must be callable, got {type(func).__name__}")
+    for name, v in (("nin", nin), ("nout", nout)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"frompyfunc: {name} must be a positive int, got {v!r}")
+    return ufunc(func, int(nin), int(nout), identity)

@@ -654,3 +654,43 @@ def test_small_names_exist_and_work():
     def annotated(x: nx.Array) -> nx.Array:
         return x + 1
     close(annotated(nx.zeros(1)), [1.0])
+
+
+# -- frompyfunc (values: jax 0.10.2) ---------------------------------------------------------------
+
+def test_frompyfunc_methods_match_jax():
+    u = jnp.frompyfunc(lambda a, b: a * b + 1, 2, 1, identity=1)
+    assert (u.nin, u.nout, u.identity) == (2, 1, 1)
+    x = jnp.arange(1.0, 5.0)
+    close(u(x, 2.0), [3.0, 5.0, 7.0, 9.0])
+    close(u.reduce(x), 65.0)                      # from the identity, as JAX
+    close(u.reduce(x, initial=3.0), 113.0)
+    close(u.reduce(x.reshape(2, 2), axis=1), [5.0, 17.0])
+    assert u.reduce(x.reshape(2, 2), axis=1, keepdims=True).shape == (2, 1)
+    close(u.accumulate(x), [1.0, 3.0, 10.0, 41.0])
+    close(u.outer(x[:2], x[:3]), [[2.0, 3.0, 4.0], [3.0, 5.0, 7.0]])
+    close(u.reduceat(x, [0, 2]), [3.0, 13.0])
+    close(u.at(x, nx.array([0, 0, 2]), 2.0, inplace=False), [7.0, 2.0, 7.0, 4.0])
+    close(nx.jit(lambda v: u.reduce(v))(x), 65.0)
+    close(nx.grad(lambda v: u.reduce(v))(x), [24.0, 24.0, 20.0, 16.0])
+    two = jnp.frompyfunc(lambda a: (a + 1, a * 2), 1, 2)
+    p, q = two(x)
+    close(p, x + 1)
+    close(q, 2 * x)
+
+
+def test_frompyfunc_errors():
+    with pytest.raises(ValueError, match="nin must be a positive int"):
+        jnp.frompyfunc(lambda: 0, 0, 1)
+    with pytest.raises(TypeError, match="callable"):
+        jnp.frompyfunc(3, 1, 1)
+    un = jnp.frompyfunc(lambda a: a, 1, 1)
+    with pytest.raises(ValueError, match="binary"):
+        un.reduce(nx.ones(3))
+    u = jnp.frompyfunc(lambda a, b: a + b, 2, 1)
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        u.at(nx.ones(3), 0, 1.0)
+    with pytest.raises(ValueError, match="zero-size"):
+        u.reduce(nx.ones(0))
+    with pytest.raises(TypeError, match="expected 2 arguments"):
+        u(nx.ones(3))

@@ -53,7 +53,7 @@ NAMESPACE = [
     ("Utility functions", "", "all any diff gradient allclose array_equal isclose"),
     ("Function application (NumPy extensions)", "Python functions over arrays, as "
      "``jax.numpy``'s (``vectorize`` is a ``vmap``: the function is traced once).",
-     "vectorize piecewise"),
+     "vectorize piecewise frompyfunc ufunc"),
     ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
      "softplus"),
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
