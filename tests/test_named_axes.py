@@ -334,3 +334,15 @@ def test_bad_arguments():
         vm(lambda v: lax.psum("a", "i"))(X)
     with pytest.raises(ValueError, match="in_axes has 1 entries"):
         nx.pmap(lambda a, b: a, in_axes=(0,))(X, X)
+
+
+def test_collectives_inside_no_grad_and_stop_gradient():
+    def f(v):
+        with nx.no_grad():
+            s = lax.psum(v, "i")
+        return (s * v).sum()
+    close(vm(f)(X), (X.sum(0) * X).sum(1))
+    want = np.broadcast_to(X.sum(0), X.shape)     # the psum is a constant to grad
+    close(vm(nx.grad(f))(X), want)
+    close(vm(lambda v: nx.grad(lambda y: (nx.stop_gradient(lax.psum(y, "i")) * y).sum())(v))(X),
+          want)

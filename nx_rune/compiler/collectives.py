@@ -31,7 +31,7 @@ import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.batching import BatchInterpreter, BatchTracer, axis_frames
-from nx_rune.autodiff.core import NoGradInterpreter, Tracer, _leaked
+from nx_rune.autodiff.core import NoGradInterpreter, Tracer, _leaked, concrete
 from nx_rune.compiler.dispatch import under
 from nx_rune.compiler.ir import AbstractValue, InternalOp
 from nx_rune.compiler.tracing import TraceInterpreter
@@ -129,6 +129,16 @@ def collective_bind(op, params, values):
     axes = params["axes"]
     interp = _var.get()
     while interp is not None:
+        if isinstance(interp, NoGradInterpreter):
+            # the levels below the no_grad block, on the values without their derivatives;
+            # the result is a constant to every differentiating level
+            from nx_rune.autodiff.api import stop_gradient
+            token = _var.set(interp.below)
+            try:
+                out = collective_bind(op, params, [concrete(v) for v in values])
+            finally:
+                _var.reset(token)
+            return [stop_gradient(o) for o in out]
         if isinstance(interp, TraceInterpreter):
             if not values:
                 return interp.add_eqn(op, params, [], [op.out_aval(params, None)])
@@ -140,9 +150,8 @@ def collective_bind(op, params, values):
                 return [_at_named(op, interp, params, values)]
             if values and _ours(values[0], interp):
                 return [_at_batch(op, interp, params, values[0])]
-        elif not isinstance(interp, NoGradInterpreter):
-            if values and _ours(values[0], interp):
-                return [_differentiable(op, params)(values[0])]
+        elif values and _ours(values[0], interp):
+            return [_differentiable(op, params)(values[0])]
         interp = interp.parent
     if values and isinstance(values[0], Tracer) and values[0]._interp.done:
         _leaked(values[0])
