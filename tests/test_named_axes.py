@@ -346,3 +346,18 @@ def test_collectives_inside_no_grad_and_stop_gradient():
     close(vm(nx.grad(f))(X), want)
     close(vm(lambda v: nx.grad(lambda y: (nx.stop_gradient(lax.psum(y, "i")) * y).sum())(v))(X),
           want)
+
+
+def test_jit_inside_on_values_the_named_vmap_does_not_batch():
+    # the jitted program's collectives still see the axis: that vmap level runs it batched
+    idx = vm(lambda v: nx.jit(lambda: lax.axis_index("i"))())(X)
+    np.testing.assert_array_equal(np.asarray(idx), [0, 1, 2])
+    close(vm(lambda v: v + nx.jit(lambda c: lax.axis_index("i") * c)(2.0))(X),
+          X + 2.0 * np.arange(3)[:, None])
+    close(vm(lambda v: nx.jit(lambda c: lax.psum(c, "i"))(nx.ones(2)))(X), np.full((3, 2), 3.0))
+    c = nx.ones(2)
+    perm = [(0, 1), (1, 2), (2, 0)]
+    got = vm(lambda v: nx.grad(lambda y: (v * nx.jit(
+        lambda z: lax.ppermute(z * lax.axis_index("i"), "i", perm))(y)).sum())(c))(X)
+    # example j's cotangent comes from example j + 1, which received j's value times j
+    close(got, np.stack([X[(j + 1) % 3] * j for j in range(3)]))

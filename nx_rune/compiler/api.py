@@ -231,6 +231,13 @@ def call_traced(traced: Traced, values, executable=None):
     captured ones) under the active transformations."""
     owner = find_owner(values)
     if owner is None:
+        if AXIS_KEY.get():
+            # collectives over a named vmap that batches none of the values: that level
+            # runs the program (batched), so they see its axis
+            from nx_rune.compiler.collectives import binding_level
+            level = binding_level(traced.program)
+            if level is not None:
+                return CALL_RULES[type(level)](level, traced, values)
         exe = executable() if executable is not None else compiled(traced)
         return exe(values)
     if isinstance(owner, TraceInterpreter):

@@ -37,6 +37,7 @@ from nx_rune.compiler.ir import AbstractValue, InternalOp
 from nx_rune.compiler.tracing import TraceInterpreter
 
 __all__ = ["CollectiveOp", "collective_bind", "axis_size_of", "unbound_axis_error",
+           "binding_level",
            "psum_op", "pmax_op", "pmin_op", "all_gather_op", "psum_scatter_op", "ppermute_op",
            "axis_index_op"]
 
@@ -109,6 +110,41 @@ class CollectiveOp(InternalOp):
         outs = [cg.bind_out(v) for v in e.outs]
         f = cg.const(run, self.name)
         cg.emit(f"{outs[0]} = {f}({', '.join(ins)})")
+
+
+def _program_axes(prog):
+    """The axis names the collectives of ``prog`` (sub-programs included) reduce over."""
+    from nx_rune.compiler.ir import Program
+    got = prog.cache.get("axis_names")
+    if got is None:
+        names = set()
+        for e in prog.eqns:
+            if isinstance(e.prim, CollectiveOp):
+                names.update(e.params["axes"])
+            for v in e.params.values():
+                subs = v if isinstance(v, (tuple, list)) else (v,)
+                for sub in subs:
+                    if isinstance(sub, Program):
+                        names |= _program_axes(sub)
+        got = prog.cache["axis_names"] = frozenset(names)
+    return got
+
+
+def binding_level(prog):
+    """The innermost active vmap level binding an axis that a collective of ``prog`` reduces
+    over, or None.  A jitted program traced inside a named vmap and called there on values
+    that vmap does not batch (``vmap(lambda x: jit(g)())`` with ``g`` calling
+    ``axis_index``) runs batched by that level, which its collectives need."""
+    frames = axis_frames()
+    if not frames:
+        return None
+    used = _program_axes(prog)
+    if not used:
+        return None
+    for name, _, interp in reversed(frames):
+        if name in used and not interp.done:
+            return interp
+    return None
 
 
 psum_op = CollectiveOp("psum")
