@@ -49,7 +49,8 @@ def vectorize(pyfunc: Callable[..., Any], *, excluded: Any = frozenset(),
     ``signature``: NumPy's generalized-ufunc signature, e.g. ``"(n),(n)->()"``: each argument's
     trailing core dimensions (named, sizes checked for agreement) are passed to ``pyfunc``
     whole; without it every argument's core is a scalar.  ``excluded``: positions (ints) and
-    keyword names (strings) of arguments passed to ``pyfunc`` as they are, never mapped.
+    keyword names (strings) of arguments passed to ``pyfunc`` as they are, never mapped (a
+    None argument is passed as it is too, as in JAX).
     Other keyword arguments are passed as they are too (not mapped).  Returns a function
     whose output has the broadcast loop shape followed by each output's core dimensions
     (a tuple of outputs for a signature with several).
@@ -89,13 +90,20 @@ def vectorize(pyfunc: Callable[..., Any], *, excluded: Any = frozenset(),
                 raise ValueError(f"vectorize: excluded position {e} is out of range for "
                                  f"{len(args)} positional arguments")
         ex_pos = {e % len(args) for e in excluded if isinstance(e, int)} if args else set()
-        mapped = [i for i in range(len(args)) if i not in ex_pos]
-        arrays = [asarray(args[i]) for i in mapped]
-        cores = [()] * len(arrays) if in_core is None else in_core
-        if len(cores) != len(arrays):
+        dynamic = [i for i in range(len(args)) if i not in ex_pos]
+        cores = [()] * len(dynamic) if in_core is None else list(in_core)
+        if len(cores) != len(dynamic):
             raise ValueError(f"vectorize: the signature {signature!r} has {len(cores)} inputs, "
-                             f"but the function was called with {len(arrays)} (not excluded) "
+                             f"but the function was called with {len(dynamic)} (not excluded) "
                              f"positional arguments")
+        # a None argument is passed as it is (JAX), and must have no core dimensions
+        for i, core in zip(dynamic, cores):
+            if args[i] is None and core:
+                raise ValueError(f"vectorize: cannot pass None as argument {i}, whose core "
+                                 f"dimensions in {signature!r} are {core}")
+        mapped = [i for i in dynamic if args[i] is not None]
+        cores = [c for i, c in zip(dynamic, cores) if args[i] is not None]
+        arrays = [asarray(args[i]) for i in mapped]
         sizes: dict[str, int] = {}
         loops = []
         for k, (a, core) in enumerate(zip(arrays, cores)):

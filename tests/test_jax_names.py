@@ -694,3 +694,12 @@ def test_frompyfunc_errors():
         u.reduce(nx.ones(0))
     with pytest.raises(TypeError, match="expected 2 arguments"):
         u(nx.ones(3))
+
+
+def test_vectorize_passes_none_through():
+    f = jnp.vectorize(lambda a, b: a * 2 if b is None else a + b)
+    close(f(np.arange(3.0), None), np.arange(3.0) * 2)
+    g = jnp.vectorize(lambda a, b: a.sum() if b is None else a @ b, signature="(n),()->()")
+    close(g(np.ones((2, 3)), None), [3.0, 3.0])
+    with pytest.raises(ValueError, match="cannot pass None"):
+        jnp.vectorize(lambda a, b: a, signature="(n),(n)->(n)")(np.ones(3), None)
