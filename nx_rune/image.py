@@ -130,8 +130,11 @@ def _contract(x, d, w):
     """``x`` with axis ``d`` contracted against the rows of ``w`` (the new axis in its
     place)."""
     from nx_rune import frontend as F
-    y = F.matmul(F.moveaxis(x, d, -1), F.astype(w, x.dtype))
-    return F.moveaxis(y, -1, d)
+    y = F.moveaxis(x, d, -1)
+    lead = y.shape[:-1]
+    # one matrix product (rows: every other index), not a stack of small ones
+    y = F.matmul(F.reshape(y, (int(np.prod(lead)), y.shape[-1])), F.astype(w, x.dtype))
+    return F.moveaxis(F.reshape(y, lead + (w.shape[1],)), -1, d)
 
 
 def _shape_arg(shape, image, what):
