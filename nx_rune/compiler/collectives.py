@@ -220,7 +220,9 @@ def _at_named(op, interp, params, values):
     from nx_rune.autodiff.batch_rules import batch_at, moveaxis
     name = op.name
     n = interp.axis_size
-    rest = tuple(a for a in params["axes"] if a != interp.axis_name)
+    keep = [k for k, a in enumerate(params["axes"]) if a != interp.axis_name]
+    rest = tuple(params["axes"][k] for k in keep)
+    rest_sizes = tuple(params["sizes"][k] for k in keep)
 
     def stacked(v):
         """Every example of ``v`` (a value of this level), stacked along axis 0."""
@@ -242,8 +244,8 @@ def _at_named(op, interp, params, values):
             if out.dtype != v.dtype and v.dtype != np.bool_:
                 out = F.astype(out, v.dtype)    # JAX's psum keeps the operand's dtype
             if rest:
-                out = collective_bind(op, dict(params, axes=rest,
-                                               sizes=params["sizes"][1:]), [out])[0]
+                out = collective_bind(op, dict(params, axes=rest, sizes=rest_sizes),
+                                      [out])[0]
             return out
         s = stacked(v)                      # (n, *example shape)
         if name == "all_gather":
