@@ -361,3 +361,27 @@ def test_jit_inside_on_values_the_named_vmap_does_not_batch():
         lambda z: lax.ppermute(z * lax.axis_index("i"), "i", perm))(y)).sum())(c))(X)
     # example j's cotangent comes from example j + 1, which received j's value times j
     close(got, np.stack([X[(j + 1) % 3] * j for j in range(3)]))
+
+
+def test_all_to_all_and_pbroadcast():
+    x3 = np.arange(3 * 3 * 2.0).reshape(3, 3, 2)
+    out = vm(lambda v: lax.all_to_all(v, "i", 0, 1))(x3)
+    close(out, x3.transpose(1, 2, 0))           # out[i][c, j] = x[j][i, c]
+    y = np.arange(3 * 6 * 2.0).reshape(3, 6, 2)
+    out = vm(lambda v: lax.all_to_all(v, "i", 0, 1, tiled=True))(y)
+    close(out, np.stack([np.concatenate([y[j, 2 * i:2 * i + 2] for j in range(3)], axis=1)
+                         for i in range(3)]))
+    w = np.arange(6.0).reshape(2, 3)
+
+    def total(x):
+        return nx.sum(vm(lambda v: (lax.all_to_all(v, "i", 0, 1) ** 2 * w).sum())(x))
+    inside = vm(lambda v: nx.grad(lambda u: (lax.all_to_all(u, "i", 0, 1) ** 2 * w).sum())(v))(
+        x3)
+    close(inside, fd_grad(lambda a: float(total(nx.asarray(a))), x3), rtol=1e-7, atol=1e-6)
+    close(vm(lambda v: lax.pbroadcast(v, "i", 1))(X), np.broadcast_to(X[1], X.shape))
+    g = vm(lambda v: nx.grad(lambda u: (lax.pbroadcast(u, "i", 1) ** 2).sum())(v))(X)
+    close(g, np.stack([np.zeros(2), 6 * X[1], np.zeros(2)]))
+    with pytest.raises(ValueError, match="split_axis 0 has size 2"):
+        vm(lambda v: lax.all_to_all(v, "i", 0, 0))(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="source 3 is out of range"):
+        vm(lambda v: lax.pbroadcast(v, "i", 3))(X)

@@ -1,6 +1,6 @@
 """Collectives over named axes, JAX's ``jax.lax`` parallel operators: ``psum``, ``pmean``,
 ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``, ``ppermute``, ``pshuffle``,
-``axis_index``, ``axis_size``.
+``all_to_all``, ``pbroadcast``, ``axis_index``, ``axis_size``.
 
 They run inside ``nx.vmap(f, axis_name=...)`` or ``nx.pmap(f, axis_name=...)`` and combine
 the examples of the named axis (``psum(x, 'i')`` is, in every example, the sum of ``x`` over
@@ -20,7 +20,7 @@ from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_map
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-           "pshuffle", "axis_index", "axis_size"]
+           "pshuffle", "all_to_all", "pbroadcast", "axis_index", "axis_size"]
 
 
 def _names(axis_name, what):
@@ -206,6 +206,68 @@ def pshuffle(x: Any, axis_name: Any, perm: Any) -> Any:
         raise ValueError(f"lax.pshuffle: perm must be a permutation of range({sizes[0]}), "
                          f"got {perm!r}")
     return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Each example splits ``x`` along ``split_axis`` into one block per example, sends block
+    ``j`` to example ``j``, and concatenates the blocks it receives (in example order) along
+    ``concat_axis``, JAX's ``all_to_all``.
+
+    Without ``tiled``, ``x.shape[split_axis]`` must equal the axis size; that axis is removed
+    and the received blocks are stacked along a new axis at ``concat_axis`` (of the result).
+    With ``tiled=True`` it must be a multiple of the size, and the blocks are concatenated
+    along the existing ``concat_axis``.  Written with ``all_gather`` and ``axis_index``, so it
+    differentiates (its transpose is the all_to_all back) and batches like them.
+    """
+    _no_groups(axis_index_groups, "lax.all_to_all")
+    names, sizes = _single(axis_name, "lax.all_to_all")
+    n = sizes[0]
+
+    def one(leaf):
+        from nx_rune import frontend as F
+        leaf = leaf if isinstance(leaf, ArrayBase) else F.asarray(leaf)
+        nd = leaf.ndim
+        if nd == 0:
+            raise ValueError("lax.all_to_all: the operand must have rank >= 1, got a scalar")
+        sa = _axis_arg(split_axis, nd, "lax.all_to_all", "split_axis")
+        ca = _axis_arg(concat_axis, nd, "lax.all_to_all", "concat_axis")
+        m = leaf.shape[sa]
+        if (m % n if tiled else m != n):
+            raise ValueError(f"lax.all_to_all: the operand's split_axis {sa} has size {m}, "
+                             f"which must {'be a multiple of' if tiled else 'equal'} the size "
+                             f"{n} of axis {names[0]!r} (shape {leaf.shape})")
+        if tiled:
+            leaf = F.reshape(leaf, leaf.shape[:sa] + (n, m // n) + leaf.shape[sa + 1:])
+        # every example's x (axis 0: the sender j), then each example's own block i
+        every = all_gather(leaf, axis_name)
+        got = F.take(every, axis_index(axis_name), axis=sa + 1)
+        if not tiled:
+            return F.moveaxis(got, 0, ca)
+        got = F.moveaxis(got, 0, ca)
+        sh = got.shape
+        return F.reshape(got, sh[:ca] + (sh[ca] * sh[ca + 1],) + sh[ca + 2:])
+    return tree_map(one, x)
+
+
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Example ``source``'s ``x`` in every example of the named axis (JAX's
+    ``pbroadcast``); its derivative sends the summed cotangent back to ``source``."""
+    names, sizes = _single(axis_name, "lax.pbroadcast")
+    try:
+        source = operator.index(source)
+    except TypeError:
+        raise TypeError(f"lax.pbroadcast: source must be an int, got {source!r}") from None
+    if not 0 <= source < sizes[0]:
+        raise ValueError(f"lax.pbroadcast: source {source} is out of range for axis "
+                         f"{names[0]!r} of size {sizes[0]}")
+
+    def one(leaf):
+        from nx_rune import frontend as F
+        leaf = leaf if isinstance(leaf, ArrayBase) else F.asarray(leaf)
+        mine = axis_index(axis_name) == source
+        return psum(F.where(mine, leaf, F.zeros_like(leaf)), axis_name)
+    return tree_map(one, x)
 
 
 def axis_index(axis_name: Any) -> Any:
