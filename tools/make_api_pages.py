@@ -148,7 +148,9 @@ PAGES = [
      "See :doc:`../guide/random`."),
     ("lax", "nx_rune.lax", "JAX's ``jax.lax``: structured control flow (plain Python in eager "
      "mode, one equation each under :func:`nx_rune.jit`), and the primitive-level operations: "
-     "elementwise, shapes, dynamic slices, dot_general, convolutions, reduce_window, sorting.  "
+     "elementwise, shapes, dynamic slices, dot_general, convolutions, reduce_window, sorting; "
+     "and the collectives over the named axes of ``vmap(..., axis_name=...)`` and "
+     ":func:`nx_rune.pmap` (psum, pmean, all_gather, psum_scatter, ppermute, ...).  "
      "Each differentiable, batchable and jittable."),
     ("linalg", "nx_rune.linalg", "The Array API's linear algebra extension, plus NumPy's "
      "``norm`` and ``lstsq``.  See :doc:`../guide/linalg`."),
