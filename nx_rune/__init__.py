@@ -66,9 +66,23 @@ from nx_rune.placement import named_scope  # noqa: E402,F401
 
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
-                               "placement", "scalar_types", "tensor", "writes"})
+                               "placement", "scalar_types", "tensor", "writes",
+                               "parallel", "callbacks", "functional"})
 
 
 def __dir__():
     """The public names of the namespace (functions, dtypes, constants, public submodules)."""
     return sorted(n for n in globals() if not n.startswith("_") and n not in _INTERNAL_MODULES)
+
+# JAX's names for named axes, custom gradients, host callbacks and checkpoint policies:
+# pmap (a compiled vmap on one device), custom_gradient, pure_callback, experimental.io_callback,
+# checkpoint_policies, ensure_compile_time_eval
+from nx_rune.parallel import pmap  # noqa: E402,F401
+from nx_rune.autodiff.custom_grad import custom_gradient  # noqa: E402,F401
+from nx_rune.callbacks import pure_callback  # noqa: E402,F401
+from nx_rune import experimental  # noqa: E402,F401
+from nx_rune import ad_checkpoint  # noqa: E402,F401
+from nx_rune.ad_checkpoint import checkpoint_policies  # noqa: E402,F401
+from nx_rune.compiler.compile_time import ensure_compile_time_eval  # noqa: E402,F401
+from nx_rune.functional import frompyfunc, piecewise, ufunc, vectorize  # noqa: E402,F401
+from nx_rune import image  # noqa: E402,F401

@@ -831,6 +831,80 @@ def idiom_nn_functions():
             "he_uniform": num(nn.initializers.he_uniform()(random.key(1), (2, 3)))}
 
 
+def pmap_data_parallel_program(n_shards=None):
+    """The data-parallel linear regression of JAX's "Parallel evaluation in JAX" tutorial
+    (docs/jax-101/06-parallelism.ipynb, Apache-2.0, The JAX Authors): ``update`` under
+    ``jax.pmap(axis_name='num_devices')`` averaging the gradients and the loss with
+    ``lax.pmean``.  Its lines are JAX's with the imports renamed; the data come from a seeded
+    NumPy RNG, 200 steps instead of 1000, and the loop records the losses.  ``n_shards``: the
+    tutorial's ``n_devices = jax.local_device_count()`` (1 on a CPU); with a number, the same
+    update runs as ``vmap(axis_name='num_devices')`` over that many shards (JAX's pmap would
+    need that many devices), so that the collectives combine several shards."""
+    from typing import NamedTuple
+    import functools
+    import nx_rune as jax
+    import nx_rune.numpy as jnp
+
+    class Params(NamedTuple):
+      weight: jnp.ndarray
+      bias: jnp.ndarray
+
+    def init(rng) -> Params:
+      """Returns the initial model params."""
+      weights_key, bias_key = jax.random.split(rng)
+      weight = jax.random.normal(weights_key, ())
+      bias = jax.random.normal(bias_key, ())
+      return Params(weight, bias)
+
+    def loss_fn(params: Params, xs: jnp.ndarray, ys: jnp.ndarray) -> jnp.ndarray:
+      """Computes the least squares error of the model's predictions on x against y."""
+      pred = params.weight * xs + params.bias
+      return jnp.mean((pred - ys) ** 2)
+
+    LEARNING_RATE = 0.005
+
+    def update(params: Params, xs: jnp.ndarray, ys: jnp.ndarray):
+      """Performs one SGD update step on params using the given data."""
+      loss, grads = jax.value_and_grad(loss_fn)(params, xs, ys)
+      grads = jax.lax.pmean(grads, axis_name='num_devices')
+      loss = jax.lax.pmean(loss, axis_name='num_devices')
+      new_params = jax.tree_util.tree_map(
+          lambda param, g: param - g * LEARNING_RATE, params, grads)
+      return new_params, loss
+
+    if n_shards is None:
+      update = functools.partial(jax.pmap, axis_name='num_devices')(update)
+      n_devices = jax.local_device_count()
+    else:
+      update = jax.jit(jax.vmap(update, axis_name='num_devices'))
+      n_devices = n_shards
+
+    rng = np.random.RandomState(0)
+    true_w, true_b = 2, -1
+    xs = rng.normal(size=(128, 1)).astype(np.float32)
+    noise = 0.5 * rng.normal(size=(128, 1)).astype(np.float32)
+    ys = xs * true_w + true_b + noise
+
+    params = init(jax.random.PRNGKey(123))
+    replicated_params = jax.tree_util.tree_map(lambda x: jnp.array([x] * n_devices), params)
+
+    def split(arr):
+      """Splits the first axis of `arr` evenly across the number of devices."""
+      return arr.reshape(n_devices, arr.shape[0] // n_devices, *arr.shape[1:])
+
+    x_split = split(xs)
+    y_split = split(ys)
+    losses = []
+    for i in range(200):
+      replicated_params, loss = update(replicated_params, x_split, y_split)
+      if i % 50 == 0:
+        losses.append(num(loss))
+    params = jax.device_get(jax.tree_util.tree_map(lambda x: x[0], replicated_params))
+    return {"losses": losses, "weight": num(params.weight), "bias": num(params.bias),
+            "replicas_equal": bool(np.all(np.asarray(replicated_params.weight)
+                                          == np.asarray(replicated_params.weight)[0]))}
+
+
 def idiom_custom_derivatives():
     import nx_rune
     import nx_rune.numpy as jnp
@@ -887,6 +961,8 @@ PROGRAMS = {
     "idiom_pytrees_and_sgd": idiom_pytrees_and_sgd,
     "idiom_nn_functions": idiom_nn_functions,
     "idiom_custom_derivatives": idiom_custom_derivatives,
+    "pmap_data_parallel": pmap_data_parallel_program,
+    "vmap_axis_name_data_parallel": lambda: pmap_data_parallel_program(n_shards=8),
 }
 
 

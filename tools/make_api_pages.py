@@ -51,12 +51,19 @@ NAMESPACE = [
      "cummin cumprod cumsum logsumexp median nanmax nanmean nanmedian nanmin nanpercentile "
      "nanprod nanquantile nanstd nansum nanvar percentile ptp quantile"),
     ("Utility functions", "", "all any diff gradient allclose array_equal isclose"),
+    ("Function application (NumPy extensions)", "Python functions over arrays, as "
+     "``jax.numpy``'s (``vectorize`` is a ``vmap``: the function is traced once).",
+     "vectorize piecewise frompyfunc ufunc"),
     ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
      "softplus"),
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
      "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian"),
+    ("Named axes and callbacks", "``pmap`` (a compiled ``vmap`` on the one device) and the "
+     "collectives of :doc:`lax` over named axes; a custom derivative given with the value; "
+     "Python callbacks inside transformed code; evaluation at trace time.",
+     "pmap custom_gradient pure_callback ensure_compile_time_eval"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
      "ShapeDtypeStruct named_scope"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
@@ -84,6 +91,11 @@ DATA = {
                         "``vmap`` too."),
             ("Array", "The same class as :data:`ndarray`, under JAX's name ``jax.Array``."),
         ]),
+        ("Checkpoint policies", [
+            ("checkpoint_policies", "JAX's ``jax.checkpoint_policies``: the policy functions "
+                                    "``checkpoint(f, policy=...)`` accepts (see "
+                                    ":doc:`ad_checkpoint`)."),
+        ]),
         ("Data types", [(n, f"NumPy's ``{n}`` dtype (:class:`numpy.dtype`)." if n not in
                          ("bool", "bool_") else "NumPy's ``bool`` dtype; ``bool`` is the "
                          "standard's name, ``bool_`` NumPy's.")
@@ -108,6 +120,14 @@ DATA = {
         ("PyTree", "A pytree: nested tuples, lists, dicts, None and registered nodes with "
                    "arrays at the leaves (see :doc:`tree_util`)."),
     ])],
+    "nx_rune.ad_checkpoint": [("Policies", [
+        ("checkpoint_policies", "JAX's ``jax.checkpoint_policies``: ``everything_saveable``, "
+                                "``nothing_saveable``, ``dots_saveable``, "
+                                "``dots_with_no_batch_dims_saveable``, "
+                                "``save_only_these_names(*names)``, "
+                                "``save_from_both_policies(p1, p2)``, ...: functions "
+                                "``policy(prim, *avals, **params) -> bool``."),
+    ])],
     "nx_rune.primitives": [("Data", [
         ("PRIMITIVES", "Every :class:`Primitive` by name (``PRIMITIVES[\"add\"]``); a new "
                        "Primitive registers itself here."),
@@ -128,7 +148,9 @@ PAGES = [
      "See :doc:`../guide/random`."),
     ("lax", "nx_rune.lax", "JAX's ``jax.lax``: structured control flow (plain Python in eager "
      "mode, one equation each under :func:`nx_rune.jit`), and the primitive-level operations: "
-     "elementwise, shapes, dynamic slices, dot_general, convolutions, reduce_window, sorting.  "
+     "elementwise, shapes, dynamic slices, dot_general, convolutions, reduce_window, sorting; "
+     "and the collectives over the named axes of ``vmap(..., axis_name=...)`` and "
+     ":func:`nx_rune.pmap` (psum, pmean, all_gather, psum_scatter, ppermute, ...).  "
      "Each differentiable, batchable and jittable."),
     ("linalg", "nx_rune.linalg", "The Array API's linear algebra extension, plus NumPy's "
      "``norm`` and ``lstsq``.  See :doc:`../guide/linalg`."),
@@ -151,6 +173,12 @@ PAGES = [
     ("debug", "nx_rune.debug", "Printing and callbacks with the values of a running "
      "computation, under every transformation (as ``jax.debug``)."),
     ("errors", "nx_rune.errors", "The exceptions the transformations raise."),
+    ("image", "nx_rune.image", "Image resampling as JAX's ``jax.image``: resize and "
+     "scale_and_translate with JAX's kernels, differentiable."),
+    ("experimental", "nx_rune.experimental", "JAX's ``jax.experimental`` names nx_rune has."),
+    ("ad_checkpoint", "nx_rune.ad_checkpoint", "JAX's ``jax.ad_checkpoint``: checkpoint, "
+     "checkpoint_name and the checkpoint policies (accepted; nx_rune recomputes everything "
+     "inside a checkpoint)."),
     ("config", "nx_rune.config", "Run-time settings: x64 mode and the kernels' threads."),
     ("typing", "nx_rune.typing", "Type aliases of the annotations."),
     ("autodiff", "nx_rune.autodiff", "The transformations' module, and the rule tables a new "

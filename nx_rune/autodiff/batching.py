@@ -19,6 +19,7 @@ function and rules batched (``process_custom``).  Functions that only work on co
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import operator
 from typing import Any, Callable
@@ -47,9 +48,36 @@ from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 __all__ = ["vmap", "BatchTracer", "BatchInterpreter", "call_rule", "map_concrete",
-           "batch_level"]
+           "batch_level", "axis_frames", "AXIS_KEY"]
 
 _var = P._interpreter
+
+# The named axes of the active vmaps (``vmap(..., axis_name=...)``), innermost last: one
+# ``(name, size, interpreter)`` frame each.  Kept apart from the interpreter chain because a
+# trace (``jit`` inside the vmap) starts a chain of its own, yet its collectives must find the
+# names around it.  AXIS_KEY holds the ``(name, size)`` pairs alone: jit's cache key includes
+# it, since a program's collectives take their shapes from the sizes.
+_AXIS_FRAMES: contextvars.ContextVar = contextvars.ContextVar("nx_rune_axis_frames", default=())
+AXIS_KEY: contextvars.ContextVar = contextvars.ContextVar("nx_rune_axis_key", default=())
+
+
+def axis_frames():
+    """The ``(name, size, interpreter)`` frames of the named vmap axes, innermost last."""
+    return _AXIS_FRAMES.get()
+
+
+def _call_named(interp, fn, *args, **kwargs):
+    """``call_finishing(interp, fn, ...)`` with ``interp``'s axis name (if any) bound."""
+    name = interp.axis_name
+    if name is None:
+        return call_finishing(interp, fn, *args, **kwargs)
+    t1 = _AXIS_FRAMES.set(_AXIS_FRAMES.get() + ((name, interp.axis_size, interp),))
+    t2 = AXIS_KEY.set(AXIS_KEY.get() + ((name, interp.axis_size),))
+    try:
+        return call_finishing(interp, fn, *args, **kwargs)
+    finally:
+        AXIS_KEY.reset(t2)
+        _AXIS_FRAMES.reset(t1)
 
 
 class BatchTracer(Tracer):
@@ -108,12 +136,14 @@ class BatchTracer(Tracer):
 
 
 class BatchInterpreter(Interpreter):
-    """The interpreter of one ``vmap`` call over ``axis_size`` examples."""
-    __slots__ = ("axis_size",)
+    """The interpreter of one ``vmap`` call over ``axis_size`` examples; ``axis_name``: the
+    name its collectives (``lax.psum`` & co.) refer to it by, or None."""
+    __slots__ = ("axis_size", "axis_name")
 
-    def __init__(self, axis_size, name="vmap", parent=None):
+    def __init__(self, axis_size, name="vmap", parent=None, axis_name=None):
         Interpreter.__init__(self, name, parent)
         self.axis_size = axis_size
+        self.axis_name = axis_name
 
     def new_tracer(self, val, bdim):
         """A tracer of this level for ``val`` (a value of the parent level) batched along
@@ -178,7 +208,8 @@ class BatchInterpreter(Interpreter):
         function and its rules batched, applied one level down (JAX's approach)."""
         leaves, td = tree_flatten((args, kwargs))
         vals, dims = self._unwrap_front(leaves)
-        batched = _batched_custom(cf, dims, self.axis_size, tree_structure(args))
+        batched = _batched_custom(cf, dims, self.axis_size, tree_structure(args),
+                                  self.axis_name)
         b_args, b_kwargs = tree_unflatten(td, vals)
         token = _var.set(self.parent)
         try:
@@ -209,15 +240,16 @@ class BatchInterpreter(Interpreter):
 
 # -- running a function on a batch -----------------------------------------------------------------
 
-def batched_call(fn, leaves, treedef, dims, size, name="vmap"):
+def batched_call(fn, leaves, treedef, dims, size, name="vmap", axis_name=None):
     """``fn(*args, **kwargs)`` for every example, once: ``(args, kwargs)`` is
     ``tree_unflatten(treedef, leaves)`` with leaf i batched along ``dims[i]`` (None: shared).
     Returns the output with every array leaf batched along axis 0 (shared ones broadcast);
-    other leaves (None, Python objects) are returned as they are."""
-    interp = BatchInterpreter(size, name, _var.get())
+    other leaves (None, Python objects) are returned as they are.  ``axis_name``: the name
+    the batch axis is bound to for collectives (the vmap level this call re-issues)."""
+    interp = BatchInterpreter(size, name, _var.get(), axis_name)
     wrapped = [x if d is None else BatchTracer(interp, x, d) for x, d in zip(leaves, dims)]
     args, kwargs = tree_unflatten(treedef, wrapped)
-    out = call_finishing(interp, fn, *args, **kwargs)
+    out = _call_named(interp, fn, *args, **kwargs)
     o_leaves, o_td = tree_flatten(out)
     res = tree_unflatten(o_td, [_out_leaf(interp, o, 0) if isinstance(o, ArrayBase) else o
                                 for o in o_leaves])
@@ -252,7 +284,7 @@ def call_rule(make_fn: Callable[..., Callable[..., Any]]) -> Callable[..., Any]:
     return rule
 
 
-def _batched_custom(cf, dims, size, args_td):
+def _batched_custom(cf, dims, size, args_td, axis_name=None):
     """``cf`` (a custom_vjp or custom_jvp) with its function and rules mapped over a batch of
     ``size``: the leaves of ``(args, kwargs)`` batched along axis 0 where ``dims`` says 0;
     every array leaf of the outputs, residuals and cotangents batched along axis 0."""
@@ -262,7 +294,8 @@ def _batched_custom(cf, dims, size, args_td):
     def mapped(fn):
         def run(*args, **kwargs):
             leaves, td = tree_flatten((args, kwargs))
-            return batched_call(fn, leaves, td, dims, size, f"vmap of {cf.__name__}")
+            return batched_call(fn, leaves, td, dims, size, f"vmap of {cf.__name__}",
+                                axis_name)
         return run
 
     def at0(leaves):
@@ -273,7 +306,8 @@ def _batched_custom(cf, dims, size, args_td):
 
         def bwd(res, g):
             leaves, td = tree_flatten(((res, g), {}))
-            ct = batched_call(cf.bwd, leaves, td, at0(leaves), size, f"vmap of {cf.__name__}")
+            ct = batched_call(cf.bwd, leaves, td, at0(leaves), size, f"vmap of {cf.__name__}",
+                              axis_name)
             if not isinstance(ct, (tuple, list)):
                 return ct      # custom's own check names the mistake
             cts = tree_flatten_up_to(args_td, tuple(ct))
@@ -289,7 +323,7 @@ def _batched_custom(cf, dims, size, args_td):
         def rule(primals, tangents):
             leaves, td = tree_flatten(((primals, tangents), {}))
             return batched_call(cf.jvp_rule, leaves, td, list(arg_dims) * 2, size,
-                                f"vmap of {cf.__name__}")
+                                f"vmap of {cf.__name__}", axis_name)
         new.defjvp(rule)
     else:
         raise TypeError(f"vmap: unsupported custom function {cf!r}")
@@ -414,7 +448,8 @@ def _structure(tree):
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable[..., Any]:
+         axis_size: int | None = None, *, axis_name: Any = None,
+         spmd_axis_name: Any = None) -> Callable[..., Any]:
     """``fun`` mapped over a batch axis of its arguments, as one batched computation.
 
     ``in_axes``: for each positional argument, the axis its examples are stacked along: an
@@ -424,7 +459,12 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     ``out_axes``: where the batch axis goes in each output leaf (int, None for an output that
     must not depend on the batch, or a pytree prefix of the output); negative values count in
     the output's rank.  ``axis_size``: the number of examples, needed when no argument is
-    mapped.  Returns a function with ``fun``'s signature whose outputs have the batch axis.
+    mapped.  ``axis_name``: a hashable name for the batch axis, which the collectives inside
+    ``fun`` (``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+    ``ppermute``, ``axis_index``) refer to; as in JAX, a string given in ``axis_size``'s place
+    (JAX's fourth positional parameter is ``axis_name``) is taken as the name.
+    ``spmd_axis_name`` is accepted for JAX's signature and ignored (one device).  Returns a
+    function with ``fun``'s signature whose outputs have the batch axis.
 
     Shapes: an argument leaf of shape ``S`` mapped along axis ``a`` gives ``fun`` one example
     of shape ``S`` without axis ``a``; dtypes are unchanged.  ValueError (naming the argument
@@ -449,6 +489,14 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         in_axes = tuple(in_axes)
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
+    if isinstance(axis_size, str) and axis_name is None:
+        axis_name, axis_size = axis_size, None      # JAX's positional order
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(f"vmap: axis_name must be hashable (a string, usually), got "
+                            f"{axis_name!r}") from None
     if axis_size is not None:
         if isinstance(axis_size, (bool, np.bool_)) or not _is_int(axis_size):
             raise TypeError(f"vmap: axis_size must be an int or None, got {axis_size!r}")
@@ -509,7 +557,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         if size is None:
             raise ValueError("vmap: no argument is mapped (every in_axes entry is None); pass "
                              "axis_size to give the number of examples")
-        interp = BatchInterpreter(size, "vmap", _var.get())
+        interp = BatchInterpreter(size, "vmap", _var.get(), axis_name)
         wrapped = [v if ax is None else BatchTracer(interp, v[0], v[1])
                    for v, ax in zip(vals, axes)]
         it = iter(wrapped)
@@ -517,7 +565,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                     for td in tdefs[:len(args)]]
         new_kwargs = {k: tree_unflatten(td, [next(it) for _ in range(td.num_leaves)])
                       for k, td in zip(sorted(kwargs), tdefs[len(args):])}
-        out = call_finishing(interp, fun, *new_args, **new_kwargs)
+        out = _call_named(interp, fun, *new_args, **new_kwargs)
         res = _unbatch_outputs(interp, out, out_axes)
         changed = [k for k, (t, v) in enumerate(zip(wrapped, vals))
                    if t is not v and (t.primal is not v[0] or t.bdim != v[1])]

@@ -57,14 +57,32 @@ def _innermost_tape():
     return None
 
 
-def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
+def checkpoint(fun: Callable[..., Any], *, prevent_cse: Any = True, policy: Any = None,
+               static_argnums: Any = (), static_argnames: Any = ()) -> Callable[..., Any]:
     """``fun`` (any function of arrays and pytrees of them, returning such) whose inside is
     recomputed on the backward pass instead of stored: reverse mode keeps only the values
     ``fun`` reads from outside.  Same outputs (shapes, dtypes, values) and the same derivatives
     at any order as ``fun``; it trades memory for one more forward computation of ``fun``'s
-    operations per backward pass."""
+    operations per backward pass.
+
+    JAX's keywords are accepted: ``policy`` (a function of ``nx.checkpoint_policies``, or any
+    callable; nx_rune recomputes everything inside ``fun`` whatever the policy says may be
+    saved, which changes memory and time only, never values), ``prevent_cse`` (nx_rune's
+    compiler never merges the recomputation with the forward pass: nothing to prevent),
+    ``static_argnums``/``static_argnames`` (arguments passed to ``fun`` as they are; eager
+    checkpointing traces nothing, so any Python value already passes through)."""
     if not callable(fun):
         raise TypeError(f"checkpoint: expected a function, got {type(fun).__name__}")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be None or a callable (see "
+                        f"nx.checkpoint_policies), got {type(policy).__name__}")
+    for n in ((static_argnums,) if isinstance(static_argnums, int) else static_argnums):
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"checkpoint: static_argnums must be ints, got {static_argnums!r}")
+    for n in ((static_argnames,) if isinstance(static_argnames, str) else static_argnames):
+        if not isinstance(n, str):
+            raise TypeError(f"checkpoint: static_argnames must be strings, got "
+                            f"{static_argnames!r}")
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):

@@ -43,6 +43,7 @@ from nx_rune._kernels.quiet import QUIET_ERRORS, rerun_quietly
 from nx_rune._kernels.view import View
 from nx_rune.autodiff.api import jvp as _jvp
 from nx_rune.autodiff.api import vjp as _vjp
+from nx_rune.autodiff.batching import AXIS_KEY
 from nx_rune.autodiff.core import (
     _GETITEM,
     JVPInterpreter,
@@ -230,6 +231,13 @@ def call_traced(traced: Traced, values, executable=None):
     captured ones) under the active transformations."""
     owner = find_owner(values)
     if owner is None:
+        if AXIS_KEY.get():
+            # collectives over a named vmap that batches none of the values: that level
+            # runs the program (batched), so they see its axis
+            from nx_rune.compiler.collectives import binding_level
+            level = binding_level(traced.program)
+            if level is not None:
+                return CALL_RULES[type(level)](level, traced, values)
         exe = executable() if executable is not None else compiled(traced)
         return exe(values)
     if isinstance(owner, TraceInterpreter):
@@ -544,7 +552,7 @@ class JitFunction:
         if self._fast and not kwargs:
             # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
             # the x64 mode: it changes the dtypes a trace gives Python numbers and defaults)
-            key = [x64_enabled()]
+            key = [x64_enabled(), AXIS_KEY.get()]
             for a in args:
                 if a.__class__ is not Tensor:
                     break
@@ -564,7 +572,7 @@ class JitFunction:
                 leaves = []
                 sig = _fast_signature(args, leaves)
                 if sig is not None:
-                    fast_key = (_FAST_TREE, x64_enabled(), sig)
+                    fast_key = (_FAST_TREE, x64_enabled(), AXIS_KEY.get(), sig)
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
@@ -577,7 +585,7 @@ class JitFunction:
         spos = {i for i, _ in statics}
         values, keys, treedef = self._flatten(dyn, dkw, spos)
         key = (treedef, tuple((i, _typed(v)) for i, v in statics),
-               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled())
+               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled(), AXIS_KEY.get())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1

@@ -73,15 +73,16 @@ def _batched_avals(avals, mask, size):
             for a, m in zip(avals, mask)]
 
 
-def _per_example(prog, mask, size):
+def _per_example(prog, mask, size, axis_name=None):
     """A function of the operands of ``prog`` (batched along axis 0 where ``mask`` says so)
-    returning ``prog``'s outputs for every example, each batched along axis 0."""
+    returning ``prog``'s outputs for every example, each batched along axis 0; the batch axis
+    keeps the vmap's ``axis_name`` (the program's collectives refer to it)."""
     dims = [0 if m else None for m in mask]
 
     def run(*xs):
         leaves, td = tree_flatten((tuple(xs), {}))
         outs = batched_call(lambda *ys: eval_program(prog, list(ys)), leaves, td, dims, size,
-                            "vmap (compiled)")
+                            "vmap (compiled)", axis_name)
         return list(outs)
     return run
 
@@ -93,14 +94,15 @@ def _traced_program(fn, avals, name):
     return t.program
 
 
-def batched_program(prog, mask, size):
+def batched_program(prog, mask, size, axis_name=None):
     """``prog`` mapped over a batch of ``size`` (operands batched along axis 0 where ``mask``
     says so; every output batched along axis 0), traced once and cached on ``prog``."""
-    key = ("vmap", tuple(mask), size)
+    key = ("vmap", tuple(mask), size, axis_name)
     out = prog.cache.get(key)
     if out is None:
         out = prog.cache[key] = _traced_program(
-            _per_example(prog, mask, size), _batched_avals(prog.in_avals, mask, size),
+            _per_example(prog, mask, size, axis_name),
+            _batched_avals(prog.in_avals, mask, size),
             "vmap")
     return out
 
@@ -115,11 +117,12 @@ def call_rule(interp, traced, values):
     """``api.CALL_RULES[BatchInterpreter]``: the jitted program called on batched values."""
     vals, mask = _split(interp, values)
     size = interp.axis_size
-    key = ("vmap", tuple(mask), size)
+    key = ("vmap", tuple(mask), size, interp.axis_name)
     fn = traced.cache.get(key)
     if fn is None:
         fn = traced.cache[key] = api.JitFunction(
-            _per_example(traced.program, mask, size), name=f"vmap of {api._fname(traced)}")
+            _per_example(traced.program, mask, size, interp.axis_name),
+            name=f"vmap of {api._fname(traced)}")
     return _wrap(interp, under(interp.parent, fn, *vals))
 
 
@@ -139,7 +142,8 @@ def cond_rule(op, interp, params, values):
         return under(interp, both)
     vals, mask = _split(interp, values)
     size = interp.axis_size
-    branches = tuple(batched_program(b, mask[1:], size) for b in params["branches"])
+    branches = tuple(batched_program(b, mask[1:], size, interp.axis_name)
+                     for b in params["branches"])
     outs = under(interp.parent, control.control_bind, op, dict(params, branches=branches),
                  vals)
     return _wrap(interp, outs)
@@ -158,23 +162,23 @@ def scan_rule(op, interp, params, values):
                                  for v, m in zip(vals[nk + nc:], mask[nk + nc:])]
     finally:
         _var.reset(token)
-    body = batched_program(params["body"], mask, size)
+    body = batched_program(params["body"], mask, size, interp.axis_name)
     outs = under(interp.parent, control.control_bind, op, dict(params, body=body), vals)
     return _wrap(interp, outs[:nc]) + _wrap(interp, outs[nc:], 1)
 
 
 # -- lax.while_loop --------------------------------------------------------------------------------
 
-def _while_programs(params, mask, size):
+def _while_programs(params, mask, size, axis_name=None):
     cnd, body = params["cond"], params["body"]
     ncc, nbc = params["n_cond_consts"], params["n_body_consts"]
     cc_mask, bc_mask, carry_mask = mask[:ncc], mask[ncc:ncc + nbc], mask[ncc + nbc:]
-    key = ("vmap-while", tuple(mask), size)
+    key = ("vmap-while", tuple(mask), size, axis_name)
     cached = body.cache.get(key)
     if cached is not None:
         return cached
-    pred = _per_example(cnd, cc_mask + carry_mask, size)
-    step = _per_example(body, bc_mask + carry_mask, size)
+    pred = _per_example(cnd, cc_mask + carry_mask, size, axis_name)
+    step = _per_example(body, bc_mask + carry_mask, size, axis_name)
 
     def new_cond(*xs):
         return [_any(pred(*xs)[0])]
@@ -200,7 +204,7 @@ def while_rule(op, interp, params, values):
     ncc, nbc = params["n_cond_consts"], params["n_body_consts"]
     n = len(values)
     vals, mask = _split(interp, values, force=range(ncc + nbc, n))
-    newc, newb = _while_programs(params, mask, interp.axis_size)
+    newc, newb = _while_programs(params, mask, interp.axis_size, interp.axis_name)
     p2 = dict(params, cond=newc, body=newb, n_body_consts=ncc + nbc)
     ops = vals[:ncc] + vals[:ncc] + vals[ncc:]
     outs = under(interp.parent, control.control_bind, op, p2, ops)

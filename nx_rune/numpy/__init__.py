@@ -41,7 +41,8 @@ _OWN = ("ndarray", "dtype", "issubdtype", "generic", "number", "inexact", "float
 # where the package's non-array API is defined: a public name of nx_rune whose object comes from
 # one of these modules is a transformation or a setting, not an array function
 _NOT_ARRAY_API = ("nx_rune.autodiff", "nx_rune.compiler", "nx_rune.config",
-                  "nx_rune.distributed", "nx_rune.debug")
+                  "nx_rune.distributed", "nx_rune.debug", "nx_rune.parallel",
+                  "nx_rune.callbacks", "nx_rune.ad_checkpoint")
 
 
 def _package():
