@@ -1,0 +1,245 @@
+"""SciPy's matrix functions and Schur forms: schur, rsf2csf, sqrtm, logm, funm, polar,
+expm_frechet (expm is ``nx_rune.frontend.linalg``'s).
+
+The Schur and Hessenberg reductions are the ``schur`` and ``hessenberg`` primitives (SciPy per
+matrix; jittable, batched over leading axes).  Their factors are not unique (any unitary
+diagonal rescaling of Z, and the order of the eigenvalues, give another decomposition), so
+they have no derivative: differentiating them raises NotImplementedError.  sqrtm and logm are
+the ``matfunc`` primitive, whose derivative is exact (the Frechet derivative, see
+``nx_rune.autodiff.rules.linalg_schur``).  funm is the Schur-Parlett recurrence written with
+front-end ops, differentiable in reverse mode by the Frechet block identity.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import nx_rune as nx
+from nx_rune import dtypes
+from nx_rune import primitives as P
+from nx_rune.frontend import linalg as la
+from nx_rune.frontend.linalg._common import _concrete, _matrix, mT
+from nx_rune.frontend.linalg.decompositions import _check_finite
+from nx_rune.primitives import bind
+from nx_rune.typing import Array, ArrayLike
+
+__all__ = ["schur", "rsf2csf", "sqrtm", "logm", "funm", "polar", "expm_frechet"]
+
+
+def _split_pair(pair, name, what):
+    try:
+        x, y = pair
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a pair {what}") from None
+    return x, y
+
+
+def _not_differentiable(name, fn, x):
+    """fn(x) (a residual primitive), refusing differentiation with a clear error: the
+    factors of ``name`` are not unique, so they have no derivative."""
+    @nx.custom_jvp
+    def f(x):
+        return fn(x)
+
+    @f.defjvp
+    def _jvp(primals, tangents):
+        raise NotImplementedError(
+            f"{name}: not differentiable (its factors are not unique); differentiate a "
+            f"function of the matrix instead (sqrtm, logm, funm, expm, eig, eigh)")
+    return f(x)
+
+
+def _finite(check_finite, x, name):
+    if check_finite:
+        _check_finite(x, name)
+
+
+def schur(a: ArrayLike, output: str = "real", lwork=None, overwrite_a: bool = False,
+          sort=None, check_finite: bool = True):
+    """Schur decomposition a = z t z^H of each square matrix of a (..., n, n):
+    ``output='real'`` for a real a the real Schur form (t quasi-upper-triangular, 2 x 2 blocks
+    for complex-conjugate pairs, z orthogonal, a's dtype); ``'complex'`` (or a complex a)
+    t upper-triangular and z unitary, complex.  Returns (t, z).  The factors are not unique,
+    so not differentiable (NotImplementedError under grad/jvp); ``sort`` raises
+    NotImplementedError."""
+    if output not in ("real", "complex", "r", "c"):
+        raise ValueError(f"output: must be 'real' or 'complex', got {output!r}")
+    if sort is not None:
+        raise NotImplementedError("schur: sort is not supported")
+    x = _matrix(a, "a", square=True)
+    _finite(check_finite, x, "a")
+    out = "complex" if output in ("complex", "c") or dtypes.is_complex(x.dtype) else "real"
+    n = x.shape[-1]
+    packed = _not_differentiable("schur", lambda m: bind(P.schur_p, m, output=out), x)
+    t = nx.reshape(packed[..., :n * n], x.shape)
+    z = nx.reshape(packed[..., n * n:], x.shape)
+    return t, z
+
+
+def rsf2csf(T: ArrayLike, Z: ArrayLike, check_finite: bool = True):
+    """The complex Schur form (t, z) from the real one (T, Z) of ``schur`` (SciPy's Givens
+    rotations).  Needs known values: under jit or vmap (or a derivative) it raises
+    NotImplementedError; ``schur(a, output='complex')`` computes the complex form directly."""
+    t, z = _matrix(T, "T", square=True), _matrix(Z, "Z", square=True)
+    if t.shape != z.shape:
+        raise ValueError(f"T, Z: shapes {t.shape} and {z.shape} differ")
+    tv, zv = _concrete(t), _concrete(z)
+    if tv is None or zv is None or type(t) is not nx.Tensor or type(z) is not nx.Tensor:
+        raise NotImplementedError("rsf2csf: needs concrete values (not under jit, vmap or a "
+                                  "derivative); use schur(a, output='complex') instead")
+    from scipy.linalg import rsf2csf as sp_rsf2csf
+    if tv.ndim == 2:
+        tc, zc = sp_rsf2csf(tv, zv, check_finite=check_finite)
+    else:
+        pairs = [sp_rsf2csf(tv[i], zv[i], check_finite=check_finite)
+                 for i in np.ndindex(*tv.shape[:-2])]
+        tc = np.stack([p[0] for p in pairs]).reshape(tv.shape)
+        zc = np.stack([p[1] for p in pairs]).reshape(tv.shape)
+    return nx.asarray(tc), nx.asarray(zc)
+
+
+def sqrtm(A: ArrayLike, disp: bool = True, blocksize: int = 64) -> Array:
+    """The principal square root X (X @ X = A, eigenvalues in the right half-plane) of each
+    square matrix of A (..., n, n), SciPy's (blocked Schur method).  A's dtype: for a real A
+    whose principal root is not real (a negative real eigenvalue) the result is NaN, as
+    ``nx.sqrt`` of a negative float (pass a complex A for the complex root; JAX's sqrtm always
+    returns complex).  ``disp`` and ``blocksize`` are accepted and ignored (deprecated in
+    SciPy 1.16).
+
+    Derivative: exact, dX solving the Sylvester equation X dX + dX X = dA (JAX does not
+    differentiate sqrtm); any order; jittable and batched."""
+    x = _matrix(A, "A", square=True)
+    if x.shape[-1] == 0:
+        return x
+    return bind(P.matfunc_p, x, fn="sqrtm")
+
+
+def logm(A: ArrayLike, disp: bool = True) -> Array:
+    """The principal logarithm of each square matrix of A (..., n, n), SciPy's (inverse
+    scaling and squaring).  A's dtype: NaN for a real A whose principal logarithm is not real
+    (a negative real eigenvalue; pass a complex A).  Derivative: exact (the Frechet derivative,
+    the upper-right block of logm([[A, E], [0, A]])), any order."""
+    x = _matrix(A, "A", square=True)
+    if x.shape[-1] == 0:
+        return x
+    return bind(P.matfunc_p, x, fn="logm")
+
+
+def _superdiag(v, n, k):
+    """The (..., n, n) matrix with v (..., n - k) on its k-th superdiagonal, zeros elsewhere."""
+    vp = nx.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, k)])
+    return nx.multiply(nx.expand_dims(vp, -1), nx.asarray(np.eye(n, k=k, dtype=v.dtype)))
+
+
+def _parlett(t, fdiag):
+    """F = f(t) for upper-triangular t (..., n, n) with fdiag = f(diag(t)): Parlett's
+    recurrence one superdiagonal at a time, F_ij = (T_ij (F_jj - F_ii) + sum_{i<k<j}
+    (T_ik F_kj - F_ik T_kj)) / (T_jj - T_ii); the sum, with the terms k = i and k = j, is the
+    (i, j) entry of T F - F T over the entries known so far (later diagonals still zero)."""
+    n = t.shape[-1]
+    f = nx.multiply(nx.expand_dims(fdiag, -1), la.eye_like(n, t.dtype))
+    d = nx.diagonal(t, axis1=-2, axis2=-1)
+    for k in range(1, n):
+        # entry (i, i + k) of T F - F T: row i of T with column i + k of F, and so on
+        tf = nx.sum(nx.multiply(t[..., :n - k, :], mT(f[..., :, k:])), axis=-1)
+        ft = nx.sum(nx.multiply(f[..., :n - k, :], mT(t[..., :, k:])), axis=-1)
+        gap = nx.subtract(d[..., k:], d[..., :n - k])
+        f = nx.add(f, _superdiag(nx.divide(nx.subtract(tf, ft), gap), n, k))
+    return f
+
+
+def _funm(a, func):
+    t, z = schur(a, output="complex", check_finite=False)
+    fd = nx.asarray(func(nx.diagonal(t, axis1=-2, axis2=-1)))
+    if fd.dtype != t.dtype:
+        fd = nx.astype(fd, t.dtype)
+    f = nx.matmul(nx.matmul(z, _parlett(t, fd)), mT(nx.conj(z)))
+    return f if dtypes.is_complex(a.dtype) else nx.real(f)
+
+
+def funm(A: ArrayLike, func, disp: bool = True):
+    """f(A) for each square matrix of A (..., n, n), f given by ``func`` applied elementwise to
+    the eigenvalues (an nx function of a complex array, e.g. ``nx.exp``): the complex Schur
+    form and Parlett's recurrence (SciPy's and JAX's method; accurate for well-separated
+    eigenvalues, inf/NaN for repeated ones, as theirs).  A real A gives the real part (f real
+    on the reals, as SciPy's real result).  ``disp=False`` returns (F, errest) with SciPy's
+    error estimate.
+
+    Derivatives: reverse mode (grad, vjp, their nesting) through the Frechet block identity,
+    the cotangent being the upper-right block of funm([[A^T, G], [0, A^T]]); forward mode
+    (jvp) raises."""
+    if not callable(func):
+        raise TypeError(f"func: expected a callable, got {func!r}")
+    a = _matrix(A, "A", square=True)
+    n = a.shape[-1]
+
+    @nx.custom_vjp
+    def f(a):
+        return _funm(a, func)
+
+    def fwd(a):
+        return f(a), a
+
+    def bwd(a, g):
+        at = mT(a)
+        if g.dtype != a.dtype:
+            at = nx.astype(at, g.dtype)
+        block = nx.concatenate([nx.concatenate([at, g], axis=-1),
+                                nx.concatenate([nx.zeros_like(at), at], axis=-1)], axis=-2)
+        ct = f(block)[..., :n, n:]
+        if not dtypes.is_complex(a.dtype):
+            ct = nx.real(ct)
+        return (ct,)
+    f.defvjp(fwd, bwd)
+    out = f(a) if n else a
+    if disp:
+        return out
+    err = nx.linalg.norm(nx.subtract(nx.matmul(a, out), nx.matmul(out, a)), "fro") \
+        / nx.linalg.norm(nx.matmul(a, out), "fro") if n else nx.asarray(0.0)
+    return out, err
+
+
+def polar(a: ArrayLike, side: str = "right"):
+    """Polar decomposition of each (m, n) matrix of a: (u, p) with a = u p (``side='right'``,
+    p (n, n) Hermitian positive semi-definite) or a = p u (``'left'``, p (m, m)); u has
+    orthonormal columns (m >= n) or rows.  Through the SVD a = W diag(s) Vh: u = W Vh,
+    p = Vh^H diag(s) Vh (right) or W diag(s) W^H (left); differentiable where the singular
+    values are distinct and nonzero (JAX's polar differentiates only in forward mode)."""
+    if side not in ("right", "left"):
+        raise ValueError(f"side: must be 'right' or 'left', got {side!r}")
+    x = _matrix(a, "a")
+    w, s, vh = la.svd(x, full_matrices=False)
+    u = nx.matmul(w, vh)
+    sc = nx.astype(s, x.dtype) if s.dtype != x.dtype else s
+    if side == "right":
+        v = mT(nx.conj(vh)) if dtypes.is_complex(x.dtype) else mT(vh)
+        p = nx.matmul(nx.multiply(v, nx.expand_dims(sc, -2)), vh)
+    else:
+        wh = mT(nx.conj(w)) if dtypes.is_complex(x.dtype) else mT(w)
+        p = nx.matmul(nx.multiply(w, nx.expand_dims(sc, -2)), wh)
+    return u, p
+
+
+def expm_frechet(A: ArrayLike, E: ArrayLike, method: str | None = None,
+                 compute_expm: bool = True, check_finite: bool = True):
+    """The Frechet derivative L(A, E) of expm at each square matrix of A in direction E, and
+    expm(A): (expm(A), L) with ``compute_expm``, else L.  Exact: the blocks of
+    expm([[A, E], [0, A]]) (differentiable, jittable, batched)."""
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"method: must be None, 'SPS' or 'blockEnlarge', got {method!r}")
+    a = _matrix(A, "A", square=True)
+    e = _matrix(E, "E", square=True)
+    if a.shape[-2:] != e.shape[-2:]:
+        raise ValueError(f"A, E: shapes {a.shape} and {e.shape} differ")
+    if check_finite:
+        _check_finite(a, "A")
+        _check_finite(e, "E")
+    dt = dtypes.result_type(a.dtype, e.dtype)
+    a, e = nx.astype(a, dt), nx.astype(e, dt)
+    batch = np.broadcast_shapes(a.shape[:-2], e.shape[:-2])
+    a, e = nx.broadcast_to(a, batch + a.shape[-2:]), nx.broadcast_to(e, batch + e.shape[-2:])
+    n = a.shape[-1]
+    block = nx.concatenate([nx.concatenate([a, e], axis=-1),
+                            nx.concatenate([nx.zeros_like(a), a], axis=-1)], axis=-2)
+    big = la.expm(block)
+    l_ = big[..., :n, n:]
+    return (big[..., :n, :n], l_) if compute_expm else l_
