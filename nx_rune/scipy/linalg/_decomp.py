@@ -62,7 +62,7 @@ def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> A
 
 _ASSUME = {"gen": "gen", "general": "gen", "sym": "sym", "symmetric": "sym", "her": "her",
            "hermitian": "her", "pos": "pos", "positive definite": "pos", "pos def": "pos",
-           "diagonal": "diagonal", "tridiagonal": "gen", "banded": "gen",
+           "diagonal": "diagonal", "tridiagonal": "tridiagonal", "banded": "gen",
            "upper triangular": "upper", "lower triangular": "lower"}
 
 
@@ -74,7 +74,8 @@ def solve(a: ArrayLike, b: ArrayLike, lower: bool = False, overwrite_a: bool = F
     b: a vector (n,), else (..., n, k) matrices whose batch broadcasts with a's (SciPy's
     rule, as ``solve_triangular``).  ``assume_a``: 'gen' (default), 'sym' / 'her' (read the
     triangle ``lower`` names), 'pos' (Cholesky of that triangle), 'diagonal', 'upper
-    triangular', 'lower triangular'; 'tridiagonal' and 'banded' solve the general system.
+    triangular', 'lower triangular', 'tridiagonal' (the band is read); 'banded' solves the
+    general system.
     LinAlgError for a singular (or, with 'pos', not positive-definite) a."""
     kind = _ASSUME.get("gen" if assume_a is None else assume_a)
     if kind is None:
@@ -103,6 +104,10 @@ def solve(a: ArrayLike, b: ArrayLike, lower: bool = False, overwrite_a: bool = F
             a2 = nx.add(tri, mT(nx.tril(a2, -1) if lower else nx.triu(a2, 1)))
         elif kind == "her":
             a2 = _read_symmetric(a2, bool(lower))
+        elif kind == "tridiagonal":      # only the band is read (SciPy's gtsv)
+            n = a2.shape[-1]
+            band = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) <= 1
+            a2 = nx.multiply(a2, nx.asarray(band.astype(a2.dtype)))
         x = bind(P.solve_p, a2, b2)
     return nx.reshape(x, x.shape[:-1]) if vec else x
 
