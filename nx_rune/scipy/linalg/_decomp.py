@@ -5,15 +5,15 @@ batched over leading axes, jittable)."""
 from __future__ import annotations
 
 import builtins
-import math
 
 import numpy as np
 
-import nx_rune as nx
 from nx_rune import dtypes
+from nx_rune import frontend as nx
 from nx_rune import primitives as P
+from nx_rune.autodiff import custom_jvp
 from nx_rune.frontend import linalg as la
-from nx_rune.frontend.linalg._common import LinAlgError, _concrete, _matrix, mT
+from nx_rune.frontend.linalg._common import _concrete, _matrix, mT
 from nx_rune.frontend.linalg.decompositions import (
     _TRANS,
     _check_finite,
@@ -131,9 +131,9 @@ def _perm_from_swaps(piv, n):
                 j = iv[idx + (i,)]
                 p[i], p[j] = p[j], p[i]
         return nx.asarray(perm.astype(np.int32))
-    ipiv = nx.astype(nx.real(piv), nx.int32)
-    perm = nx.broadcast_to(nx.arange(n, dtype=nx.int32), ipiv.shape)
-    ar = nx.arange(n, dtype=nx.int32)
+    ipiv = nx.astype(nx.real(piv), np.int32)
+    perm = nx.broadcast_to(nx.arange(n, dtype=np.int32), ipiv.shape)
+    ar = nx.arange(n, dtype=np.int32)
     for i in range(n):
         j = ipiv[..., i:i + 1]
         pi = perm[..., i:i + 1]
@@ -150,7 +150,7 @@ def _lu_raw(a):
     return mT(lu_t), packed[..., n * n:]
 
 
-@nx.custom_jvp
+@custom_jvp
 def _lu_factors(a):
     """(p, l, u) with a = p l u: p the permutation matrix (a's dtype), l unit lower, u upper."""
     n = a.shape[-1]
@@ -196,7 +196,7 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False,
     if permute_l:
         return nx.matmul(p, l_), u_
     if p_indices:
-        return nx.astype(nx.argmax(p, axis=-1), nx.int32), l_, u_
+        return nx.astype(nx.argmax(p, axis=-1), np.int32), l_, u_
     return p, l_, u_
 
 
@@ -209,7 +209,7 @@ def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True
     p, l_, u_ = _lu_factors(x)
     _, piv = _lu_raw(x)
     del p
-    return nx.add(nx.tril(l_, -1), u_), nx.astype(nx.real(piv), nx.int32) if n else piv
+    return nx.add(nx.tril(l_, -1), u_), nx.astype(nx.real(piv), np.int32) if n else piv
 
 
 def lu_solve(lu_and_piv, b: ArrayLike, trans: int = 0, overwrite_b: bool = False,
@@ -449,4 +449,3 @@ def hilbert(n: int) -> Array:
         if n else nx.zeros((0, 0))
 
 
-del math, LinAlgError

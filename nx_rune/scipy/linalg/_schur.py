@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-import nx_rune as nx
 from nx_rune import dtypes
+from nx_rune import frontend as nx
 from nx_rune import primitives as P
+from nx_rune.autodiff import custom_jvp, custom_vjp, jvp
 from nx_rune.frontend import linalg as la
 from nx_rune.frontend.linalg._common import _concrete, _matrix, mT
-from nx_rune.frontend.linalg.eig import eig as la_eig
 from nx_rune.frontend.linalg.decompositions import _check_finite
+from nx_rune.frontend.linalg.eig import eig as la_eig
 from nx_rune.primitives import bind
+from nx_rune.tensor import Tensor
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["schur", "rsf2csf", "sqrtm", "logm", "funm", "polar", "expm_frechet"]
@@ -37,7 +39,7 @@ def _split_pair(pair, name, what):
 def _not_differentiable(name, fn, x):
     """fn(x) (a residual primitive), refusing differentiation with a clear error: the
     factors of ``name`` are not unique, so they have no derivative."""
-    @nx.custom_jvp
+    @custom_jvp
     def f(x):
         return fn(x)
 
@@ -84,7 +86,7 @@ def rsf2csf(T: ArrayLike, Z: ArrayLike, check_finite: bool = True):
     if t.shape != z.shape:
         raise ValueError(f"T, Z: shapes {t.shape} and {z.shape} differ")
     tv, zv = _concrete(t), _concrete(z)
-    if tv is None or zv is None or type(t) is not nx.Tensor or type(z) is not nx.Tensor:
+    if tv is None or zv is None or type(t) is not Tensor or type(z) is not Tensor:
         raise NotImplementedError("rsf2csf: needs concrete values (not under jit, vmap or a "
                                   "derivative); use schur(a, output='complex') instead")
     from scipy.linalg import rsf2csf as sp_rsf2csf
@@ -173,7 +175,7 @@ def funm(A: ArrayLike, func, disp: bool = True):
     a = _matrix(A, "A", square=True)
     n = a.shape[-1]
 
-    @nx.custom_vjp
+    @custom_vjp
     def f(a):
         return _funm(a, func)
 
@@ -187,7 +189,7 @@ def funm(A: ArrayLike, func, disp: bool = True):
         w, v = la_eig(a)
         cdt = w.dtype
         fw = nx.astype(nx.asarray(func(w)), cdt)
-        dfw = nx.astype(nx.jvp(func, (w,), (nx.ones_like(w),))[1], cdt)
+        dfw = nx.astype(jvp(func, (w,), (nx.ones_like(w),))[1], cdt)
         gap = nx.subtract(nx.expand_dims(w, -1), nx.expand_dims(w, -2))
         same = nx.equal(gap, 0)
         dd = nx.divide(nx.subtract(nx.expand_dims(fw, -1), nx.expand_dims(fw, -2)),
@@ -204,8 +206,8 @@ def funm(A: ArrayLike, func, disp: bool = True):
     out = f(a) if n else a
     if disp:
         return out
-    err = nx.linalg.norm(nx.subtract(nx.matmul(a, out), nx.matmul(out, a)), "fro") \
-        / nx.linalg.norm(nx.matmul(a, out), "fro") if n else nx.asarray(0.0)
+    err = la.norm(nx.subtract(nx.matmul(a, out), nx.matmul(out, a)), "fro") \
+        / la.norm(nx.matmul(a, out), "fro") if n else nx.asarray(0.0)
     return out, err
 
 

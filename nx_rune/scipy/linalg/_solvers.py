@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import nx_rune as nx
 from nx_rune import dtypes
+from nx_rune import frontend as nx
 from nx_rune import primitives as P
 from nx_rune.frontend import linalg as la
 from nx_rune.frontend.linalg._common import _matrix, mT
