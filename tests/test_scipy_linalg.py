@@ -394,6 +394,28 @@ def test_grad_under_jit_and_vmap():
     close(nx.vmap(g)(nx.asarray(xs)), eager, 1e-9)
 
 
+def test_lu_forms_traced_match_scipy():
+    # the traced path (the lu_factor primitive and the pivots read as a permutation), batched
+    a = _gen(4, batch=(2,))
+    for k in range(2):
+        want_p, want_l, want_u = sl.lu(a[k])
+        lu2, piv2 = sl.lu_factor(a[k])
+        got = nx.vmap(lambda x: L.lu(x))(nx.asarray(a))
+        for g, w in zip(got, (want_p, want_l, want_u)):
+            close(np.asarray(g)[k], w)
+        close(np.asarray(nx.jit(lambda x: L.lu(x, permute_l=True)[0])(nx.asarray(a[k]))),
+              sl.lu(a[k], permute_l=True)[0])
+        np.testing.assert_array_equal(
+            np.asarray(nx.jit(lambda x: L.lu(x, p_indices=True)[0])(nx.asarray(a[k]))),
+            sl.lu(a[k], p_indices=True)[0])
+        lu_, piv = nx.jit(L.lu_factor)(nx.asarray(a[k]))
+        close(lu_, lu2)
+        np.testing.assert_array_equal(np.asarray(piv), piv2)
+        for t in (0, 1, 2):
+            close(nx.jit(lambda lu_, piv, b: L.lu_solve((lu_, piv), b, trans=t))(
+                lu_, piv, nx.asarray(B)), sl.lu_solve((lu2, piv2), B, trans=t))
+
+
 def test_rsf2csf_under_jit_raises_clearly():
     t, z = sl.schur(A)
     with pytest.raises(NotImplementedError, match="rsf2csf"):

@@ -106,8 +106,15 @@ def _matfunc(a, *, fn):
     return _out(_each(one, [an], an.shape[-2:], an.dtype))
 
 
+def _sylvester_one(a, b, q):
+    from scipy.linalg import solve_continuous_lyapunov, solve_sylvester
+    if a.shape == b.shape and np.array_equal(b, np.conj(a.T)):
+        # the continuous Lyapunov equation: one Schur decomposition instead of two
+        return solve_continuous_lyapunov(a, q)
+    return solve_sylvester(a, b, q)
+
+
 @_impl("sylvester")
 def _sylvester(a, b, q):
-    from scipy.linalg import solve_sylvester
     an, bn, qn = a._np(), b._np(), q._np()
-    return _out(_each(solve_sylvester, [an, bn, qn], qn.shape[-2:], qn.dtype))
+    return _out(_each(_sylvester_one, [an, bn, qn], qn.shape[-2:], qn.dtype))

@@ -13,7 +13,7 @@ from nx_rune import frontend as nx
 from nx_rune import primitives as P
 from nx_rune.autodiff import custom_jvp
 from nx_rune.frontend import linalg as la
-from nx_rune.frontend.linalg._common import _concrete, _matrix, mT
+from nx_rune.frontend.linalg._common import _concrete, _direct, _matrix, mT
 from nx_rune.frontend.linalg.decompositions import (
     _TRANS,
     _check_finite,
@@ -23,6 +23,7 @@ from nx_rune.frontend.linalg.decompositions import (
 from nx_rune.frontend.linalg.eig import eig as _la_eig
 from nx_rune.primitives import bind
 from nx_rune.scipy.linalg._schur import _not_differentiable, _split_pair
+from nx_rune.tensor import Tensor, wrap_result
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["cholesky", "det", "inv", "solve", "lu", "lu_factor", "lu_solve", "qr", "svd",
@@ -191,6 +192,14 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False,
     (p, l, u) with a = p @ l @ u (p a permutation matrix, l unit lower-triangular, u upper);
     ``permute_l``: (p @ l, u); ``p_indices``: p as the row indices perm with a = l[perm] @ u
     (SciPy's).  Differentiable (the pivots are constants of the derivative)."""
+    arr = _direct(a)
+    if arr is not None and arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size and (
+            not check_finite or np.isfinite(arr).all()):
+        # no transformation active: SciPy's call on the values (the same getrf)
+        from scipy.linalg import lu as sp_lu
+        return tuple(wrap_result(r) for r in sp_lu(arr, permute_l=bool(permute_l),
+                                                   check_finite=False,
+                                                   p_indices=bool(p_indices)))
     x = _square_checked(a, check_finite)
     p, l_, u_ = _lu_factors(x)
     if permute_l:
@@ -204,6 +213,12 @@ def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True
     """(lu, piv) for ``lu_solve``: lu holds l's strictly lower part (unit diagonal implied) and
     u, piv the 0-based LAPACK row swaps (row i was swapped with row piv[i]), int32, as
     SciPy's.  Differentiable in lu."""
+    arr = _direct(a)
+    if arr is not None and arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size and (
+            not check_finite or np.isfinite(arr).all()):
+        from scipy.linalg import lu_factor as sp_lu_factor
+        lu_, piv = sp_lu_factor(arr, check_finite=False)
+        return wrap_result(lu_), wrap_result(piv.astype(np.int32, copy=False))
     x = _square_checked(a, check_finite)
     n = x.shape[-1]
     p, l_, u_ = _lu_factors(x)
@@ -221,6 +236,14 @@ def lu_solve(lu_and_piv, b: ArrayLike, trans: int = 0, overwrite_b: bool = False
     if trans not in _TRANS:
         raise ValueError(f"trans: must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     t = _TRANS[trans]
+    la_, ba = _direct(lu_), _direct(b)
+    pa = np.asarray(piv) if isinstance(piv, np.ndarray) or type(piv) is Tensor else None
+    if (la_ is not None and ba is not None and pa is not None and la_.ndim == 2
+            and la_.shape[0] == la_.shape[1] and ba.ndim in (1, 2) and ba.shape[0] == len(la_)
+            and pa.shape == (len(la_),) and pa.dtype.kind in "iu" and la_.size
+            and (not check_finite or (np.isfinite(la_).all() and np.isfinite(ba).all()))):
+        from scipy.linalg import lu_solve as sp_lu_solve
+        return wrap_result(sp_lu_solve((la_, pa), ba, trans=t, check_finite=False))
     lm = _matrix(lu_, "lu", square=True)
     piv = nx.asarray(piv)
     n = lm.shape[-1]

@@ -31,6 +31,8 @@ def _common(arrays, names):
     if dt == np.float16:
         dt = np.dtype(np.float32)
     arrays = [nx.astype(x, dt) if x.dtype != dt else x for x in arrays]
+    if all(x.ndim == 2 for x in arrays):
+        return arrays
     try:
         batch = np.broadcast_shapes(*[x.shape[:-2] for x in arrays])
     except ValueError:
