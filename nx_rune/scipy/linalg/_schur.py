@@ -150,35 +150,23 @@ def _parlett(t, fdiag):
     return f
 
 
-def _parlett_values(t, fdiag):
-    """``_parlett`` on ndarrays (the direct path: the same recurrence, NumPy's einsum)."""
-    n = t.shape[-1]
-    f = np.zeros_like(t)
-    idx = np.arange(n)
-    f[..., idx, idx] = fdiag
-    d = t[..., idx, idx]
-    for k in range(1, n):
-        rows = idx[:n - k]
-        tf = np.einsum("...ij,...ji->...i", t[..., :n - k, :], f[..., :, k:])
-        ft = np.einsum("...ij,...ji->...i", f[..., :n - k, :], t[..., :, k:])
-        f[..., rows, rows + k] = (tf - ft) / (d[..., k:] - d[..., :n - k])
-    return f
-
-
 def _funm(a, func):
     arr = _direct(a)
     if arr is not None:
-        from scipy.linalg import schur as sp_schur
-        ac = arr.astype(np.result_type(arr.dtype, np.complex64), copy=False)
-        if not np.isfinite(ac).all():
+        # no transformation active: SciPy's funm on the values (real Schur, rsf2csf and its
+        # compiled recurrence), func applied to the eigenvalues as a Tensor
+        from scipy.linalg import funm as sp_funm
+
+        def f_np(x):
+            return np.asarray(func(nx.asarray(x)))
+        if not np.isfinite(arr).all():
             return nx.add(a, np.nan)
-        pairs = [sp_schur(ac[i], output="complex") for i in np.ndindex(*ac.shape[:-2])]
-        t = np.stack([p[0] for p in pairs]).reshape(ac.shape)
-        z = np.stack([p[1] for p in pairs]).reshape(ac.shape)
-        fd = np.asarray(func(nx.asarray(np.diagonal(t, axis1=-2, axis2=-1)))).astype(t.dtype)
         with np.errstate(all="ignore"):
-            f = z @ _parlett_values(t, fd) @ np.conj(np.swapaxes(z, -1, -2))
-        return nx.asarray(f if np.iscomplexobj(arr) else f.real.astype(arr.dtype))
+            out = np.stack([sp_funm(arr[i], f_np, disp=False)[0]
+                            for i in np.ndindex(*arr.shape[:-2])]).reshape(arr.shape)
+        if not np.iscomplexobj(arr):
+            out = out.real
+        return nx.asarray(out.astype(arr.dtype, copy=False))
     t, z = schur(a, output="complex", check_finite=False)
     fd = nx.asarray(func(nx.diagonal(t, axis1=-2, axis2=-1)))
     if fd.dtype != t.dtype:
