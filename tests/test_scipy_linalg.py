@@ -465,3 +465,102 @@ def test_nan_input_gives_nan_not_a_crash():
     for f in (L.sqrtm, L.logm, lambda a: L.schur(a)[0], L.hessenberg,
               lambda a: L.solve_sylvester(a, a, a)):
         assert np.isnan(np.asarray(nx.jit(f)(nx.asarray(a)))).all()
+
+
+# -- JAX's derivatives, pinned (jax 0.10.2, float64, jax_enable_x64) ------------------------
+
+JA = np.array([[2.0, 0.5, -0.3], [0.4, 1.5, 0.2], [-0.1, 0.3, 1.8]])
+JA2 = np.array([[0.3, 2.0, -0.5], [1.0, 0.2, 0.7], [0.6, -0.4, 0.9]])   # pivots rows
+JW = np.array([[1.0, -2.0, 0.5], [0.3, 0.7, -1.1], [2.0, 0.1, 0.4]])
+JS = JA @ JA.T + np.eye(3)
+JB = np.array([[1.0, -1.0], [0.5, 2.0], [-0.3, 0.8]])
+
+
+def test_lu_gradient_as_jax():
+    # jax.grad(lambda a: sum(W * lu(a)[1]) + sum(W.T * lu(a)[2]))(A2), jax 0.10.2
+    want = np.array([[0.004337336592624086, 0.7530555850781168, 0.20721649484536087],
+                     [-0.009548623658199418, -0.04467956212137318, 1.6978350515463918],
+                     [1.6804123711340206, 0.19793814432989693, 0.4]])
+    got = nx.grad(lambda a: nx.sum(JW * L.lu(a)[1]) + nx.sum(JW.T * L.lu(a)[2]))(
+        nx.asarray(JA2))
+    close(got, want, 1e-12)
+
+
+def test_lu_solve_gradient_and_hessian_as_jax():
+    # jax.grad(lambda a: sum(lu_solve(lu_factor(a), B, trans=1) * B))(A2), jax 0.10.2
+    want = np.array([[-13.359506591861807, 6.0938437963045065, 8.487785109104495],
+                     [25.286122262889272, -12.546048049036868, -15.414654069730627],
+                     [-30.511233393700685, 14.796728764833272, 18.819676802472106]])
+    got = nx.grad(lambda a: nx.sum(L.lu_solve(L.lu_factor(a), JB, trans=1) * JB))(
+        nx.asarray(JA2))
+    close(got, want, 1e-11)
+    # jax.hessian(lambda a: sum(lu_solve(lu_factor(a), B[:, 0]) ** 2))(A2)[0, 0]
+    want_h0 = np.array([[19.805588032231253, -6.009855534179035, -19.27989786988457],
+                        [-56.39056808371702, 17.84802762367683, 55.05009805688632],
+                        [62.21007199841929, -20.74073239005505, -60.95416020251407]])
+    h = nx.hessian(lambda a: nx.sum(L.lu_solve(L.lu_factor(a), JB[:, 0]) ** 2))(
+        nx.asarray(JA2))
+    close(np.asarray(h)[0, 0], want_h0, 1e-10)
+
+
+def test_solve_pos_and_det_gradients_as_jax():
+    # jax.grad(lambda a: sum(solve(a, B, assume_a='pos') * B))(S): symmetric, as nx's
+    want = np.array([[-0.18176706313546268, 0.28461030191991665, 0.00872119764435285],
+                     [0.28461030191991665, -0.5741994389885049, 0.008345611129157805],
+                     [0.00872119764435285, 0.008345611129157805, -0.004183718426193174]])
+    got = nx.grad(lambda a: nx.sum(L.solve(a, JB, assume_a="pos") * JB))(nx.asarray(JS))
+    close(got, want, 1e-12)
+    # jax.grad(det)(A2)
+    want = np.array([[0.46, -0.48, -0.52], [-1.6, 0.57, 1.32], [1.5, -0.71, -1.94]])
+    close(nx.grad(L.det)(nx.asarray(JA2)), want, 1e-12)
+
+
+def test_cholesky_derivative_along_symmetric_directions_as_jax():
+    # jax.grad(lambda a: sum(W * cholesky(a)))(S), jax 0.10.2.  nx's cotangent is the
+    # symmetric one (as cho_factor's); along any symmetric direction both give the same
+    # directional derivative
+    jax_ct = np.array([[0.3956192021558704, -0.9547470243390197, 0.412249195527179],
+                       [-0.1590338204968522, 0.30768983168258707, -0.6623436478748068],
+                       [0.019675581694817094, -0.030852978723345043, 0.10016384398735448]])
+    got = np.asarray(nx.grad(lambda a: nx.sum(JW * L.cholesky(a)))(nx.asarray(JS)))
+    np.testing.assert_allclose(got, got.T, atol=1e-14)
+    e = RNG.standard_normal((3, 3))
+    e = e + e.T
+    np.testing.assert_allclose(np.sum(got * e), np.sum(jax_ct * e), rtol=1e-12)
+
+
+def test_expm_frechet_gradient_as_jax():
+    # jax.grad(lambda a: sum(W * expm_frechet(0.5 a, W.T, compute_expm=False)))(A)
+    want = np.array([[0.7933114461759553, -3.387269599942717, 3.0355564816880745],
+                     [-1.6063275810430349, -1.2078398467770142, -0.806120595861085],
+                     [3.1375375430585706, -4.2115818511078205, 0.6663978449393366]])
+    got = nx.grad(lambda a: nx.sum(JW * L.expm_frechet(a * 0.5, JW.T, compute_expm=False)))(
+        nx.asarray(JA))
+    close(got, want, 1e-11)
+
+
+def test_polar_jvp_as_jax():
+    # jax.jvp(lambda a: polar(a, method='svd')[i], (A2,), (W,))[1], jax 0.10.2 (JAX's polar
+    # has no reverse mode; nx's has both)
+    want_u = np.array([[0.3137779693970654, -0.005444087609515848, 0.13489166198052605],
+                       [0.0735262977870914, -0.40221184944100086, -1.7137050699775433],
+                       [1.724762640519626, -0.17872234900029227, 0.09373745840407958]])
+    want_p = np.array([[1.4404020384603635, 0.5720487063008648, 0.3477558612918233],
+                       [0.5720487063008647, -2.0358782000935567, 0.1166542952697848],
+                       [0.34775586129182334, 0.1166542952697851, -0.8625920241245244]])
+    for i, want in ((0, want_u), (1, want_p)):
+        _, t = nx.jvp(lambda a: L.polar(a)[i], (nx.asarray(JA2),), (nx.asarray(JW),))
+        close(t, want, 1e-11)
+
+
+def test_special_matrix_gradients_as_jax():
+    d = np.array([0.5, -1.0, 2.0, 3.5])
+    # jax.grad(lambda c, r: sum(W * toeplitz(c, r)), argnums=(0, 1))(d[:3], d[1:])
+    gc, gr = nx.grad(lambda c, r: nx.sum(JW * L.toeplitz(c, r)), argnums=(0, 1))(
+        nx.asarray(d[:3]), nx.asarray(d[1:]))
+    close(gc, [2.1, 0.4, 2.0], 1e-12)
+    close(gr, [0.0, -3.1, 0.5], 1e-12)
+    # jax.grad(lambda a: sum(arange(25).reshape(5, 5) * block_diag(a[:2, :2], a)))(A2)
+    g = nx.grad(lambda a: nx.sum(np.arange(25.0).reshape(5, 5) * L.block_diag(a[:2, :2], a)))(
+        nx.asarray(JA2))
+    close(g, [[12.0, 14.0, 14.0], [22.0, 24.0, 19.0], [22.0, 23.0, 24.0]], 1e-12)
