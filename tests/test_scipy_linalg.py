@@ -320,8 +320,19 @@ def test_derivatives_against_finite_differences(name):
 
 
 @pytest.mark.parametrize("func,ref", [(nx.exp, sl.expm), (nx.sin, sl.sinm)])
-def test_funm_gradient(func, ref):
+def test_funm_derivatives(func, ref):
     check_grad(lambda x: L.funm(x, func), ref, 0.3 * A)
+    check_jvp(lambda x: L.funm(x, func), ref, 0.3 * A)
+    # second order: the hessian-vector product against differences of the gradient
+    g = nx.grad(lambda x: nx.sum(L.funm(x, func) * JW4))
+    v = RNG.standard_normal((4, 4))
+    _, hv = nx.jvp(g, (nx.asarray(0.3 * A),), (nx.asarray(v),))
+    want = (np.asarray(g(nx.asarray(0.3 * A + 1e-5 * v))) -
+            np.asarray(g(nx.asarray(0.3 * A - 1e-5 * v)))) / 2e-5
+    close(hv, want, 1e-6)
+
+
+JW4 = RNG.standard_normal((4, 4))
 
 
 def test_second_derivatives_of_sqrtm_and_sylvester():

@@ -329,7 +329,7 @@ def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True,
         v = la.solve_triangular(c, v, trans=2, lower=True, check_finite=False)
     if subset_by_index is not None:
         lo, hi = (int(i) for i in subset_by_index)
-        w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]
+        w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]  # type: ignore[index]
     if subset_by_value is not None or driver is not None:
         raise NotImplementedError("eigh: subset_by_value and driver are not supported")
     return w if eigvals_only else (w, v)
@@ -361,7 +361,7 @@ def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, eigvals_only: bool = False,
     w, v = la.eigh(mat)
     if select == "i":
         lo, hi = (int(i) for i in select_range)
-        w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]
+        w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]  # type: ignore[index]
     return w if eigvals_only else (w, v)
 
 
@@ -452,7 +452,8 @@ def toeplitz(c: ArrayLike, r: ArrayLike | None = None) -> Array:
     cc = nx.broadcast_to(cc, batch + cc.shape[-1:])
     rr = nx.broadcast_to(rr, batch + rr.shape[-1:])
     m, n = cc.shape[-1], rr.shape[-1]
-    vals = nx.concatenate([nx.flip(cc, axis=-1), rr[..., 1:]], axis=-1)   # length m + n - 1
+    # length m + n - 1
+    vals = nx.concatenate([nx.flip(cc, axis=-1), rr[..., 1:]], axis=-1)  # type: ignore[index]
     i, j = np.indices((m, n))
     idx = (m - 1 - i + j).ravel()
     return nx.reshape(nx.take(vals, nx.asarray(idx), axis=-1), batch + (m, n))

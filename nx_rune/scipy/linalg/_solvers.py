@@ -87,8 +87,9 @@ def solve_discrete_lyapunov(a: ArrayLike, q: ArrayLike, method: str | None = Non
     if method == "direct":
         ca = nx.conj(am) if dtypes.is_complex(am.dtype) else am
         # vec(a x a^H) = kron(a, conj(a)) vec(x) with row-major vec
-        kron = nx.reshape(nx.multiply(am[..., :, None, :, None], ca[..., None, :, None, :]),
-                          am.shape[:-2] + (n * n, n * n))
+        outer = nx.multiply(nx.reshape(am, am.shape[:-2] + (n, 1, n, 1)),
+                            nx.reshape(ca, ca.shape[:-2] + (1, n, 1, n)))
+        kron = nx.reshape(outer, am.shape[:-2] + (n * n, n * n))
         lhs = nx.subtract(la.eye_like(n * n, am.dtype), kron)
         x = la.solve(lhs, nx.reshape(qm, qm.shape[:-2] + (n * n, 1)))
         return nx.reshape(x, qm.shape)
