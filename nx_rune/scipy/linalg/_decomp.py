@@ -187,7 +187,7 @@ def _square_checked(a, check_finite):
 
 
 def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False,
-       check_finite: bool = True, p_indices: bool = False):
+       check_finite: bool = True, p_indices: bool = False) -> tuple[Array, ...]:
     """LU decomposition with partial pivoting of each square matrix of a (..., n, n):
     (p, l, u) with a = p @ l @ u (p a permutation matrix, l unit lower-triangular, u upper);
     ``permute_l``: (p @ l, u); ``p_indices``: p as the row indices perm with a = l[perm] @ u
@@ -209,7 +209,8 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False,
     return p, l_, u_
 
 
-def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True):
+def lu_factor(a: ArrayLike, overwrite_a: bool = False,
+              check_finite: bool = True) -> tuple[Array, Array]:
     """(lu, piv) for ``lu_solve``: lu holds l's strictly lower part (unit diagonal implied) and
     u, piv the 0-based LAPACK row swaps (row i was swapped with row piv[i]), int32, as
     SciPy's.  Differentiable in lu."""
@@ -227,8 +228,8 @@ def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True
     return nx.add(nx.tril(l_, -1), u_), nx.astype(nx.real(piv), np.int32) if n else piv
 
 
-def lu_solve(lu_and_piv, b: ArrayLike, trans: int = 0, overwrite_b: bool = False,
-             check_finite: bool = True) -> Array:
+def lu_solve(lu_and_piv: tuple[ArrayLike, ArrayLike], b: ArrayLike, trans: int = 0,
+             overwrite_b: bool = False, check_finite: bool = True) -> Array:
     """x solving a x = b (``trans`` 0), a^T x = b (1) or a^H x = b (2) from
     ``lu_factor(a)``; b as in ``solve`` (a vector, else (..., n, k) matrices, batches
     broadcast)."""
@@ -273,8 +274,8 @@ def lu_solve(lu_and_piv, b: ArrayLike, trans: int = 0, overwrite_b: bool = False
 
 # -- QR, SVD, eigenvalues ------------------------------------------------------------------
 
-def qr(a: ArrayLike, overwrite_a: bool = False, lwork=None, mode: str = "full",
-       pivoting: bool = False, check_finite: bool = True):
+def qr(a: ArrayLike, overwrite_a: bool = False, lwork: int | None = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True) -> tuple[Array, ...]:
     """QR decomposition of each (m, n) matrix of a: ``mode='full'`` (Q (m, m), R (m, n)),
     ``'economic'`` (Q (m, k), R (k, n), k = min(m, n)), ``'r'`` ((R,), R (m, n)).
     Differentiable as ``nx.linalg.qr``.  ``pivoting=True`` raises NotImplementedError."""
@@ -289,7 +290,8 @@ def qr(a: ArrayLike, overwrite_a: bool = False, lwork=None, mode: str = "full",
 
 
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
-        overwrite_a: bool = False, check_finite: bool = True, lapack_driver: str = "gesdd"):
+        overwrite_a: bool = False, check_finite: bool = True,
+        lapack_driver: str = "gesdd") -> Array | tuple[Array, Array, Array]:
     """(U, s, Vh) with a = U diag(s) Vh for each matrix of a, or s alone with
     ``compute_uv=False`` (see ``nx.linalg.svd`` for shapes and derivatives)."""
     if lapack_driver not in ("gesdd", "gesvd"):
@@ -303,8 +305,10 @@ def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
 
 def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True,
          eigvals_only: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
-         type: int = 1, check_finite: bool = True, subset_by_index=None,
-         subset_by_value=None, driver=None):
+         type: int = 1, check_finite: bool = True,
+         subset_by_index: tuple[int, int] | None = None,
+         subset_by_value: tuple[float, float] | None = None,
+         driver: str | None = None) -> Array | tuple[Array, Array]:
     """Eigenvalues (ascending) and eigenvectors of each symmetric (Hermitian) matrix of a,
     read from the triangle ``lower`` names (SciPy's values), with a symmetric derivative (as
     ``cho_factor``'s).  With b (symmetric positive definite, ``type=1``): the generalized
@@ -336,8 +340,9 @@ def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True,
 
 
 def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, eigvals_only: bool = False,
-                     select: str = "a", select_range=None, check_finite: bool = True,
-                     tol: float = 0.0, lapack_driver: str = "auto"):
+                     select: str = "a", select_range: tuple[int, int] | None = None,
+                     check_finite: bool = True, tol: float = 0.0,
+                     lapack_driver: str = "auto") -> Array | tuple[Array, Array]:
     """Eigenvalues (ascending) and eigenvectors of the symmetric tridiagonal matrices with
     diagonal d (..., n) and off-diagonal e (..., n - 1), through the dense matrix (``eigh``;
     differentiable in d and e).  ``select``: 'a' (all) or 'i' (indices ``select_range``
@@ -360,6 +365,8 @@ def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, eigvals_only: bool = False,
         mat = nx.add(nx.add(mat, sup), mT(nx.conj(sup)) if dtypes.is_complex(dt) else mT(sup))
     w, v = la.eigh(mat)
     if select == "i":
+        if select_range is None:
+            raise ValueError("select_range: (lo, hi) indices are needed with select='i'")
         lo, hi = (int(i) for i in select_range)
         w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]  # type: ignore[index]
     return w if eigvals_only else (w, v)
@@ -367,7 +374,7 @@ def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, eigvals_only: bool = False,
 
 def eig(a: ArrayLike, b: ArrayLike | None = None, left: bool = False, right: bool = True,
         overwrite_a: bool = False, overwrite_b: bool = False, check_finite: bool = True,
-        homogeneous_eigvals: bool = False):
+        homogeneous_eigvals: bool = False) -> Array | tuple[Array, ...]:
     """Eigenvalues w and right eigenvectors (columns, unit length) of each square matrix of a,
     complex always (JAX's convention; SciPy returns real eigenvectors when all are real):
     w, (w, vr), (w, vl) or (w, vl, vr) per ``left``/``right``; vl's columns satisfy
@@ -394,12 +401,14 @@ def eig(a: ArrayLike, b: ArrayLike | None = None, left: bool = False, right: boo
 def eigvals(a: ArrayLike, b: ArrayLike | None = None, overwrite_a: bool = False,
             check_finite: bool = True, homogeneous_eigvals: bool = False) -> Array:
     """The eigenvalues (complex) of each square matrix of a (see ``eig``)."""
-    return eig(a, b, right=False, check_finite=check_finite,
-               homogeneous_eigvals=homogeneous_eigvals)
+    w = eig(a, b, right=False, check_finite=check_finite,
+            homogeneous_eigvals=homogeneous_eigvals)
+    assert not isinstance(w, tuple)
+    return w
 
 
 def hessenberg(a: ArrayLike, calc_q: bool = False, overwrite_a: bool = False,
-               check_finite: bool = True):
+               check_finite: bool = True) -> Array | tuple[Array, Array]:
     """The upper Hessenberg form h of each square matrix of a, a = q h q^H (q unitary): h, or
     (h, q) with ``calc_q``.  Not differentiable (NotImplementedError under grad/jvp)."""
     x = _matrix(a, "a", square=True)

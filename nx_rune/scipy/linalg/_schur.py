@@ -12,6 +12,8 @@ eigenbasis).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from nx_rune import dtypes
@@ -57,8 +59,9 @@ def _finite(check_finite, x, name):
         _check_finite(x, name)
 
 
-def schur(a: ArrayLike, output: str = "real", lwork=None, overwrite_a: bool = False,
-          sort=None, check_finite: bool = True):
+def schur(a: ArrayLike, output: str = "real", lwork: int | None = None,
+          overwrite_a: bool = False, sort: str | Callable | None = None,
+          check_finite: bool = True) -> tuple[Array, Array]:
     """Schur decomposition a = z t z^H of each square matrix of a (..., n, n):
     ``output='real'`` for a real a the real Schur form (t quasi-upper-triangular, 2 x 2 blocks
     for complex-conjugate pairs, z orthogonal, a's dtype); ``'complex'`` (or a complex a)
@@ -79,7 +82,7 @@ def schur(a: ArrayLike, output: str = "real", lwork=None, overwrite_a: bool = Fa
     return t, z
 
 
-def rsf2csf(T: ArrayLike, Z: ArrayLike, check_finite: bool = True):
+def rsf2csf(T: ArrayLike, Z: ArrayLike, check_finite: bool = True) -> tuple[Array, Array]:
     """The complex Schur form (t, z) from the real one (T, Z) of ``schur`` (SciPy's Givens
     rotations).  Needs known values: under jit or vmap (or a derivative) it raises
     NotImplementedError; ``schur(a, output='complex')`` computes the complex form directly."""
@@ -176,7 +179,8 @@ def _funm(a, func):
     return f if dtypes.is_complex(a.dtype) else nx.real(f)
 
 
-def funm(A: ArrayLike, func, disp: bool = True):
+def funm(A: ArrayLike, func: Callable[[Array], ArrayLike],
+         disp: bool = True) -> Array | tuple[Array, Array]:
     """f(A) for each square matrix of A (..., n, n), f given by ``func`` applied elementwise to
     the eigenvalues (an nx function of a complex array, e.g. ``nx.exp``): the complex Schur
     form and Parlett's recurrence (SciPy's and JAX's method; accurate for well-separated
@@ -232,7 +236,7 @@ def funm(A: ArrayLike, func, disp: bool = True):
     return out, err
 
 
-def polar(a: ArrayLike, side: str = "right"):
+def polar(a: ArrayLike, side: str = "right") -> tuple[Array, Array]:
     """Polar decomposition of each (m, n) matrix of a: (u, p) with a = u p (``side='right'``,
     p (n, n) Hermitian positive semi-definite) or a = p u (``'left'``, p (m, m)); u has
     orthonormal columns (m >= n) or rows.  Through the SVD a = W diag(s) Vh: u = W Vh,
@@ -254,7 +258,8 @@ def polar(a: ArrayLike, side: str = "right"):
 
 
 def expm_frechet(A: ArrayLike, E: ArrayLike, method: str | None = None,
-                 compute_expm: bool = True, check_finite: bool = True):
+                 compute_expm: bool = True,
+                 check_finite: bool = True) -> Array | tuple[Array, Array]:
     """The Frechet derivative L(A, E) of expm at each square matrix of A in direction E, and
     expm(A): (expm(A), L) with ``compute_expm``, else L.  The directional derivative of
     ``expm``'s Pade approximant (SciPy's method; equal to the upper-right block of
