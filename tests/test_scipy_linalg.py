@@ -349,14 +349,15 @@ def test_second_derivatives_of_sqrtm_and_sylvester():
         close(hv, want, 1e-5)
 
 
-def test_sqrtm_gradient_of_complex_input_is_holomorphic():
-    # d sum(W * sqrtm(A)) / dA for complex A, the transpose (JAX's) convention: sum(ct * dA)
+@pytest.mark.parametrize("fn,ref", [(L.sqrtm, sl.sqrtm), (L.logm, sl.logm)])
+def test_matrix_function_gradient_of_complex_input_is_holomorphic(fn, ref):
+    # d sum(W * f(A)) / dA for complex A, the transpose (JAX's) convention: sum(ct * dA)
     # equals the directional derivative along any complex dA
     a = SPD + 0.3j * RNG.standard_normal((4, 4))
     w = RNG.standard_normal((4, 4))
-    ct = np.asarray(nx.vjp(lambda x: L.sqrtm(x), nx.asarray(a))[1](nx.asarray(w + 0j))[0])
+    ct = np.asarray(nx.vjp(fn, nx.asarray(a))[1](nx.asarray(w + 0j))[0])
     da = RNG.standard_normal((4, 4)) + 1j * RNG.standard_normal((4, 4))
-    want = np.sum(w * (sl.sqrtm(a + 1e-6 * da) - sl.sqrtm(a - 1e-6 * da)) / 2e-6)
+    want = np.sum(w * (ref(a + 1e-6 * da) - ref(a - 1e-6 * da)) / 2e-6)
     np.testing.assert_allclose(np.sum(ct * da), want, rtol=1e-6)
 
 

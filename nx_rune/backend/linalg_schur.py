@@ -12,7 +12,8 @@ Parameters: schur(a, output)  hessenberg(a)  matfunc(a, fn)  sylvester(a, b, q)
   root or logarithm is not real (a negative real eigenvalue), that matrix's result is NaN, as
   the elementwise sqrt and log of a negative float.
 - ``sylvester`` is x solving a x + x b = q (scipy.linalg.solve_sylvester: Bartels-Stewart),
-  all three of one dtype; NaN where a and -b share an eigenvalue (the equation is singular).
+  all three of one dtype; where a and -b share an eigenvalue (a singular equation) the values
+  are SciPy's: huge or non-finite.
 
 Every primitive maps over the leading (batch) axes, one SciPy call per matrix; a matrix with
 NaN or inf entries gives NaN results (SciPy refuses them).
