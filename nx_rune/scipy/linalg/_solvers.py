@@ -44,8 +44,8 @@ def _common(arrays, names):
 def solve_sylvester(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Array:
     """x solving a x + x b = q for a (..., m, m), b (..., n, n), q (..., m, n) (batches
     broadcast), SciPy's Bartels-Stewart.  Where a and -b share an eigenvalue (a singular
-    equation) the values are SciPy's, huge or non-finite.  Differentiable in a, b and q (dx solves a dx + dx b = dq - da x - x db),
-    any order; jittable and batched."""
+    equation) the values are SciPy's, huge or non-finite.  Differentiable in a, b and q
+    (dx solves a dx + dx b = dq - da x - x db), any order; jittable and batched."""
     am = _matrix(a, "a", square=True)
     bm = _matrix(b, "b", square=True)
     qm = _matrix(q, "q")
