@@ -411,6 +411,13 @@ def hessenberg(a: ArrayLike, calc_q: bool = False, overwrite_a: bool = False,
                check_finite: bool = True) -> Array | tuple[Array, Array]:
     """The upper Hessenberg form h of each square matrix of a, a = q h q^H (q unitary): h, or
     (h, q) with ``calc_q``.  Not differentiable (NotImplementedError under grad/jvp)."""
+    arr = _direct(a)
+    if arr is not None and arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size and (
+            np.isfinite(arr).all()):
+        # no transformation active: SciPy's call (Q only when asked for)
+        from scipy.linalg import hessenberg as sp_hessenberg
+        r = sp_hessenberg(arr, calc_q=bool(calc_q), check_finite=False)
+        return (wrap_result(r[0]), wrap_result(r[1])) if calc_q else wrap_result(r)
     x = _matrix(a, "a", square=True)
     _finite(check_finite, a=x)
     n = x.shape[-1]
