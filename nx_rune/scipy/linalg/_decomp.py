@@ -278,15 +278,35 @@ def qr(a: ArrayLike, overwrite_a: bool = False, lwork: int | None = None, mode: 
        pivoting: bool = False, check_finite: bool = True) -> tuple[Array, ...]:
     """QR decomposition of each (m, n) matrix of a: ``mode='full'`` (Q (m, m), R (m, n)),
     ``'economic'`` (Q (m, k), R (k, n), k = min(m, n)), ``'r'`` ((R,), R (m, n)).
-    Differentiable as ``nx.linalg.qr``.  ``pivoting=True`` raises NotImplementedError."""
+    Differentiable as ``nx.linalg.qr``.  ``pivoting=True`` (known values only, not
+    differentiable: the column order depends on the values) appends P, int32, with
+    a[..., :, P] = Q R."""
     if mode not in ("full", "economic", "r"):
         raise ValueError(f"mode: must be 'full', 'economic' or 'r', got {mode!r}")
-    if pivoting:
-        raise NotImplementedError("qr: pivoting=True (column-pivoted QR) is not supported")
     x = _matrix(a, "a")
+    if pivoting:
+        return _qr_pivoted(x, mode, check_finite)
     _finite(check_finite, a=x)
     q, r = la.qr(x, mode="reduced" if mode == "economic" else "complete")
     return (r,) if mode == "r" else (q, r)
+
+
+def _qr_pivoted(x, mode, check_finite):
+    """Column-pivoted QR (LAPACK geqp3, SciPy's call per matrix) of known values: (Q, R, P)
+    with a[:, P] = Q R, P int32; the pivots depend on the values, so there is no derivative and
+    no traced form (NotImplementedError)."""
+    v = _concrete(x)
+    if v is None or type(x) is not Tensor:
+        raise NotImplementedError("qr: pivoting=True needs known values (not under jit, vmap "
+                                  "or a derivative): its column order depends on them")
+    _finite(check_finite, a=x)
+    from scipy.linalg import qr as sp_qr
+    parts = [sp_qr(v[i], mode=mode, pivoting=True, check_finite=False)
+             for i in np.ndindex(*v.shape[:-2])]
+    out = [np.stack([p[k] for p in parts]).reshape(v.shape[:-2] + parts[0][k].shape)
+           for k in range(len(parts[0]))]
+    out[-1] = out[-1].astype(np.int32)
+    return tuple(wrap_result(o) for o in out)
 
 
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
