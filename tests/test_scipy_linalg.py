@@ -395,6 +395,16 @@ TRANSFORMED = {
     "expm_frechet": (lambda x: L.expm_frechet(x * 0.1, x)[1], _gen),
     "eigh": (lambda x: L.eigh(x)[0], _spd),
     "solve_pos": (lambda x: L.solve(x, B[:3], assume_a="pos"), _spd),
+    "solve_sym": (lambda x: L.solve(x, x[0], assume_a="sym"), _gen),
+    "solve_tridiagonal": (lambda x: L.solve(x, x[0], assume_a="tridiagonal"), _gen),
+    "toeplitz": (lambda x: L.toeplitz(x[0], x[1]), _gen),
+    "block_diag": (lambda x: L.block_diag(x, x[:2, :2]), _gen),
+    "eigh_tridiagonal": (lambda x: L.eigh_tridiagonal(x[0], x[1, :2], eigvals_only=True), _gen),
+    "eigh_generalized": (lambda x: L.eigh(x, x @ x + np.eye(3), eigvals_only=True), _spd),
+    "eigvals": (lambda x: L.eigvals(x), _gen),
+    "lu_factor": (lambda x: L.lu_factor(x)[0], _gen),
+    "cholesky": (lambda x: L.cholesky(x), _spd),
+    "funm_err": (lambda x: L.funm(x * 0.1, nx.exp, disp=False)[1], _gen),
 }
 
 
