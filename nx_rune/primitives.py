@@ -216,6 +216,14 @@ matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_p
 # (..., n + n * n), complex (LAPACK geev)
 eig_p = _declare(["eig"])["eig"]
 
+# Schur-based linear algebra (SciPy per matrix, batched over leading axes): schur(a, output)
+# and hessenberg(a) pack (T, Z) / (H, Q) with a = Z T Z^H along a last axis (..., 2 n n),
+# residuals without a derivative; matfunc(a, fn) the principal sqrtm/logm of a, whose
+# derivative is the upper-right block of fn([[a, e], [0, a]]); sylvester(a, b, q) x solving
+# a x + x b = q, whose derivative is another sylvester
+schur_p, hessenberg_p, matfunc_p, sylvester_p = _declare(
+    ["schur", "hessenberg", "matfunc", "sylvester"]).values()
+
 
 def __dir__():
     """The public names only (``__all__``), not the imports."""

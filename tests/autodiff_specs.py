@@ -707,6 +707,36 @@ SPECS += [
 NONDIFF_PRIMS += [P.stop_gradient_p]
 
 
+# -- the Schur-based primitives: the principal sqrtm and logm (matfunc) of symmetric
+# positive-definite and of non-symmetric matrices with positive real eigenvalues, the
+# Sylvester solve; schur and hessenberg are residuals without a derivative
+
+def _pos_eig(rng, batch, n):
+    """Non-symmetric matrices with distinct positive eigenvalues (Q diag(d) Q^-1)."""
+    q = rng.uniform(-1.0, 1.0, batch + (n, n)) + np.eye(n) * 2.0
+    d = 1.0 + np.arange(n) * 0.7 + rng.uniform(-0.2, 0.2, batch + (n,))
+    return (q * d[..., None, :]) @ np.linalg.inv(q)
+
+
+def _sylvester_spec(rng, case):
+    batch, m, n = case
+    a = _pos_eig(rng, batch, m)
+    b = _pos_eig(rng, batch, n)
+    return (lambda a, b, q: bind(P.sylvester_p, a, b, q)), [a, b, anyv(rng, batch + (m, n))]
+
+
+NONDIFF_PRIMS += [P.schur_p, P.hessenberg_p]
+SPECS += [
+    Spec("matfunc_sqrtm", P.matfunc_p, _la_unary(P.matfunc_p, _spd, fn="sqrtm"), SQUARE),
+    Spec("matfunc_sqrtm_nonsym", P.matfunc_p, _la_unary(P.matfunc_p, _pos_eig, fn="sqrtm"),
+         [((), 3), ((2,), 2)]),
+    Spec("matfunc_logm", P.matfunc_p, _la_unary(P.matfunc_p, _spd, fn="logm"), SQUARE),
+    Spec("matfunc_logm_nonsym", P.matfunc_p, _la_unary(P.matfunc_p, _pos_eig, fn="logm"),
+         [((), 3), ((2,), 2)]),
+    Spec("sylvester", P.sylvester_p, _sylvester_spec, [((), 3, 2), ((2,), 2, 2), ((), 1, 3)]),
+]
+
+
 # -- the fused Euclidean norm, the LU factorization reused by slogdet -------------
 
 def _norm2_spec(rng, case):

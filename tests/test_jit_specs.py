@@ -152,6 +152,12 @@ for _name in ("lshift", "rshift"):
         getattr(P, _name + "_p"))
 
 # the products of binary powering (matrix_power's residual)
+NONDIFF_CASES["schur"] = lambda: (
+    lambda a: bind(P.schur_p, a, output="complex"),
+    [nx.asarray(np.array([[[4.0, 1.0], [2.0, 3.0]], [[1.0, -2.0], [3.0, 4.0]]]))])
+NONDIFF_CASES["hessenberg"] = lambda: (
+    lambda a: bind(P.hessenberg_p, a),
+    [nx.asarray(np.array([[4.0, 1.0, 0.5], [2.0, 3.0, 1.0], [1.0, -1.0, 2.0]]))])
 NONDIFF_CASES["matrix_power_parts"] = lambda: (
     lambda a: bind(P.matrix_power_parts_p, a, n=7),
     [nx.asarray(np.array([[[0.5, 0.25], [-0.75, 1.0]], [[0.1, 0.2], [0.3, -0.4]]]))])

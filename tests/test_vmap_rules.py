@@ -372,6 +372,17 @@ OTHER = [
      lambda rng, case: ((lambda a: bind(P.lu_factor_p, a)), [_anyf(rng, case)]),
      [(3, 3), (2, 4, 4), (1, 1)]),
 ]
+# the Schur and Hessenberg reductions (residuals, not differentiated)
+OTHER += [("schur_real", P.schur_p,
+           lambda rng, case: ((lambda a: bind(P.schur_p, a, output="real")), [_anyf(rng, case)]),
+           [(3, 3), (2, 4, 4), (1, 1)]),
+          ("schur_complex", P.schur_p,
+           lambda rng, case: ((lambda a: bind(P.schur_p, a, output="complex")),
+                              [_anyf(rng, case)]),
+           [(3, 3), (2, 2, 2)]),
+          ("hessenberg", P.hessenberg_p,
+           lambda rng, case: ((lambda a: bind(P.hessenberg_p, a)), [_anyf(rng, case)]),
+           [(3, 3), (2, 4, 4), (1, 1)])]
 # stop_gradient (the identity; zero derivative)
 OTHER += [("stop_gradient", P.stop_gradient_p, _un(P.stop_gradient_p, _specials), SHAPES)]
 # matrix_power's residual (the products of binary powering; not differentiated)

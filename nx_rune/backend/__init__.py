@@ -42,6 +42,7 @@ from nx_rune.backend import (  # noqa: F401
                              fft,
                              indexing,
                              linalg,
+                             linalg_schur,
                              memory,
                              movement,
                              random,

@@ -305,6 +305,19 @@ def _norm_complex(g, a):
     return f"{a.name} * {r}", a.shape
 
 
+def _sqrtm_spd(g, a):
+    # the principal square root (the matfunc primitive) of a positive-definite matrix made of
+    # a's values (bounded by tanh, so the matrix stays well conditioned)
+    n = 1
+    for d in a.shape:
+        n *= d
+    if n == 0 or n > 16:
+        return None
+    v = f"nx.tanh({a.name}.reshape(-1))"
+    m = f"(nx.eye({n}, dtype={g.dtype!r}) * 3.0 + 0.5 * nx.outer({v}, {v}))"
+    return f"{a.name} * nx.trace(nx.scipy.linalg.sqrtm({m}))", a.shape
+
+
 def _vmap_empty_keys(g, a):
     # vmap of a draw over a zero-size batch of keys: an empty result of the draw's shape
     want = f"np.zeros((0,) + {a.shape!r})"
@@ -453,6 +466,7 @@ OPS = [
     unary("log_ndtr_tail", "nx.scipy.special.log_ndtr({0} * 3e4 - 5e4)", exact=False),
     Op("vmap_empty_keys", "random", 1, _vmap_empty_keys, exact=False),
     Op("matrix_rank", "shape", 1, _matrix_rank, exact=False, smooth=False),
+    Op("sqrtm_spd", "matmul", 1, _sqrtm_spd, exact=False),
     Op("norm_complex", "shape", 1, _norm_complex, exact=False),
     # nx.lax beyond control flow
     Op("lax_pad", "view", 1, _lax_pad),

@@ -60,6 +60,7 @@ from nx_rune.autodiff.rules import (
                                                   linalg,  # noqa: F401,E402
                                                   linalg_eig,  # noqa: F401,E402
                                                   linalg_fused,  # noqa: F401,E402
+                                                  linalg_schur,  # noqa: F401,E402
                                                   memory,  # noqa: F401,E402,I001
                                                   movement,  # noqa: F401,E402
                                                   products,  # noqa: F401,E402

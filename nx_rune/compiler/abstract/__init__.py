@@ -35,6 +35,7 @@ from nx_rune.compiler.abstract import (  # noqa: F401
                                        fft,
                                        indexing,
                                        linalg,
+                                       linalg_schur,
                                        memory,
                                        movement,
                                        random,
