@@ -51,6 +51,7 @@ NAMESPACE = [
      "cummin cumprod cumsum logsumexp median nanmax nanmean nanmedian nanmin nanpercentile "
      "nanprod nanquantile nanstd nansum nanvar percentile ptp quantile"),
     ("Utility functions", "", "all any diff gradient allclose array_equal isclose"),
+    ("Integration (NumPy extensions)", "", "trapezoid"),
     ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
      "softplus"),
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "

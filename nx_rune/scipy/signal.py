@@ -1,20 +1,28 @@
-"""``nx.scipy.signal``: ``convolve``, as ``scipy.signal.convolve`` (and ``jax.scipy.signal``),
-and ``convolve_general``, autograd's generalisation over chosen axes, with axes contracted
+"""``nx.scipy.signal``: ``convolve``, ``correlate``, ``convolve2d``, ``correlate2d``,
+``fftconvolve`` and ``detrend``, as ``scipy.signal``'s (and ``jax.scipy.signal``'s), and
+``convolve_general``, autograd's generalisation over chosen axes, with axes contracted
 (``dot_axes``) and the other axes kept as outer products.
 
-Computed directly (the sum over a strided window view of the padded larger operand: no FFT),
-in the operands' promoted dtype; differentiable in both operands (the view, the flip and the
-contraction are all differentiable), batchable and jittable.
+The convolutions and correlations are computed directly (the sum over a strided window view of
+the padded larger operand), in the operands' promoted dtype (ints stay ints, as SciPy's);
+``fftconvolve`` through real (or complex) FFTs, in the promoted inexact dtype.  All are
+differentiable in both operands, batchable and jittable.
 """
 from __future__ import annotations
 
 import numpy as np
+import scipy.fft as _sfft
 
+from nx_rune import dtypes
+from nx_rune import fft as _fft
 from nx_rune import frontend as F
+from nx_rune.frontend._core import as_inexact as _as_inexact
 from nx_rune.frontend._core import promote as _promote
+from nx_rune.frontend.indexing import concrete_value as _concrete
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["convolve", "convolve_general"]
+__all__ = ["convolve", "convolve_general", "correlate", "fftconvolve", "convolve2d",
+           "correlate2d", "detrend"]
 
 _MODES = ("full", "valid", "same")
 
@@ -123,6 +131,214 @@ def _convolve(A, B, axes, dot_axes, mode):
         out = F.tensordot(B_view, A_flip, (contract[1], contract[0]))
         return F.transpose(out, list(range(i1)) + list(range(i2, i3)) + list(range(i1, i2)))
     return F.tensordot(A_flip, B_view, contract)
+
+
+def _flip_conj(x):
+    """x reversed along every axis and conjugated (the kernel of a correlation)."""
+    if x.ndim:
+        x = F.flip(x, tuple(range(x.ndim)))
+    return F.conj(x) if dtypes.is_complex(x.dtype) else x
+
+
+def correlate(in1: ArrayLike, in2: ArrayLike, mode: str = "full", method: str = "auto") -> Array:
+    """The N-dimensional cross-correlation of ``in1`` and ``in2`` (same number of axes), as
+    ``scipy.signal.correlate``: z[k] = sum_n in1[n + k] conj(in2[n]), that is ``convolve(in1,
+    flip(conj(in2)), mode)``; ``mode`` "full", "valid" or "same" as ``convolve``'s, ``method``
+    accepted for SciPy's signature.  The operands' promoted dtype; differentiable in both."""
+    if mode not in _MODES:
+        raise ValueError(f"mode: must be one of 'full', 'valid', 'same', got {mode!r}")
+    a, b = _promote(in1, in2)
+    return convolve(a, _flip_conj(b), mode, method)
+
+
+def _swap_needed(s1, s2):
+    """SciPy's rule for 'valid': in2 larger than in1 along every axis swaps them."""
+    return all(x <= y for x, y in zip(s1, s2)) and any(x < y for x, y in zip(s1, s2))
+
+
+def fftconvolve(in1: ArrayLike, in2: ArrayLike, mode: str = "full",
+                axes: int | tuple | list | None = None) -> Array:
+    """The N-dimensional convolution of ``in1`` and ``in2`` through FFTs, as
+    ``scipy.signal.fftconvolve``: ``mode`` "full", "valid" or "same" as ``convolve``'s, over
+    ``axes`` (default: every axis; the other axes broadcast, an elementwise product).  Real
+    operands take real FFTs (padded to a fast length).  Returns the promoted inexact dtype
+    (ints: the default float); differentiable in both operands."""
+    if mode not in _MODES:
+        raise ValueError(f"mode: must be one of 'full', 'valid', 'same', got {mode!r}")
+    a, b = _promote(in1, in2)
+    a, b = _as_inexact(a), _as_inexact(b)
+    if a.ndim != b.ndim:
+        raise ValueError(f"in1 and in2: must have the same number of axes, got shapes "
+                         f"{a.shape} and {b.shape}")
+    if a.ndim == 0:
+        return F.multiply(a, b)
+    if axes is None:
+        axes = list(range(a.ndim))
+    else:
+        axes = sorted(set(_axis_list([axes] if isinstance(axes, (int, np.integer))
+                                     and not isinstance(axes, bool) else axes, a.ndim, "axes")))
+    for ax in range(a.ndim):
+        if ax not in axes and a.shape[ax] != b.shape[ax] and 1 not in (a.shape[ax], b.shape[ax]):
+            raise ValueError(f"in1 and in2: axis {ax} is not convolved, so its sizes must "
+                             f"broadcast, got {a.shape[ax]} and {b.shape[ax]}")
+    if a.size == 0 or b.size == 0:
+        raise ValueError("in1 and in2: fftconvolve needs non-empty operands")
+    s1 = [a.shape[ax] for ax in axes]
+    s2 = [b.shape[ax] for ax in axes]
+    if mode == "valid":
+        if _swap_needed(s1, s2):
+            a, b, s1, s2 = b, a, s2, s1
+        elif not all(x >= y for x, y in zip(s1, s2)):
+            raise ValueError(f"in1 and in2: for mode 'valid' one must be at least as large as "
+                             f"the other along every axis, got shapes {a.shape} and {b.shape}")
+    full = [x + y - 1 for x, y in zip(s1, s2)]
+    real = not dtypes.is_complex(a.dtype)
+    fshape = [_sfft.next_fast_len(n, real) for n in full]
+    if real:
+        prod = F.multiply(_fft.rfftn(a, fshape, axes), _fft.rfftn(b, fshape, axes))
+        out = _fft.irfftn(prod, fshape, axes)
+    else:
+        out = _fft.ifftn(F.multiply(_fft.fftn(a, fshape, axes), _fft.fftn(b, fshape, axes)),
+                         fshape, axes)
+    if out.dtype != a.dtype:
+        out = F.astype(out, a.dtype)
+    if mode == "full":
+        keep = full
+        start = [0] * len(axes)
+    else:
+        keep = s1 if mode == "same" else [x - y + 1 for x, y in zip(s1, s2)]
+        start = [(f - k) // 2 for f, k in zip(full, keep)]
+    index = [slice(None)] * out.ndim
+    for ax, st, k in zip(axes, start, keep):
+        index[ax] = slice(st, st + k)
+    return out[tuple(index)]
+
+
+_BOUNDARIES = {"fill": "constant", "pad": "constant", "wrap": "wrap", "circular": "wrap",
+               "symm": "symmetric", "symmetric": "symmetric"}
+
+
+def _two_d(name, in1, in2, mode, boundary, fillvalue):
+    if mode not in _MODES:
+        raise ValueError(f"mode: must be one of 'full', 'valid', 'same', got {mode!r}")
+    if boundary not in _BOUNDARIES:
+        raise ValueError(f"boundary: must be 'fill', 'wrap' or 'symm', got {boundary!r}")
+    a, b = _promote(in1, in2)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"in1 and in2: {name} takes 2-D arrays, got shapes {a.shape} and "
+                         f"{b.shape}")
+    fv = F.asarray(fillvalue)
+    if fv.ndim != 0:
+        raise ValueError(f"fillvalue: must be a scalar, got shape {fv.shape}")
+    if mode == "valid" and not (all(x >= y for x, y in zip(a.shape, b.shape))
+                                or all(x <= y for x, y in zip(a.shape, b.shape))):
+        raise ValueError(f"in1 and in2: for mode 'valid' one must be at least as large as the "
+                         f"other along every axis, got shapes {a.shape} and {b.shape}")
+    return a, b, fv
+
+
+def _pad_2d(a, b, mode, boundary, fillvalue, correlation):
+    """in1 extended past its edges by ``boundary`` for the window positions of ``mode``
+    ("full" or "same"), so that a 'valid' pass over it is SciPy's result.  SciPy centres
+    correlate2d's 'same' window one sample later than convolve2d's for even kernel sizes."""
+    pads = []
+    for n in b.shape:
+        k = n - 1
+        if mode == "full":
+            pads.append((k, k))
+        elif correlation:
+            pads.append((k - n // 2, n // 2))
+        else:
+            pads.append((k - k // 2, k // 2))
+    kind = _BOUNDARIES[boundary]
+    if kind == "constant":
+        return F.pad(a, pads, constant_values=F.astype(fillvalue, a.dtype)
+                     if not dtypes.is_complex(fillvalue.dtype) or dtypes.is_complex(a.dtype)
+                     else fillvalue)
+    return F.pad(a, pads, mode=kind)
+
+
+def convolve2d(in1: ArrayLike, in2: ArrayLike, mode: str = "full", boundary: str = "fill",
+               fillvalue: ArrayLike = 0) -> Array:
+    """The 2-D convolution of ``in1`` and ``in2``, as ``scipy.signal.convolve2d``: ``mode``
+    "full", "valid" or "same" (``convolve``'s), ``boundary`` how in1 extends past its edges
+    ("fill" with ``fillvalue``, "wrap" periodic, "symm" mirrored; no effect on "valid").
+    The operands' promoted dtype (ints stay ints); differentiable in both operands."""
+    a, b, fv = _two_d("convolve2d", in1, in2, mode, boundary, fillvalue)
+    if mode == "valid" or (_BOUNDARIES[boundary] == "constant" and _is_zero(fv)):
+        return convolve(a, b, mode)
+    return convolve(_pad_2d(a, b, mode, boundary, fv, False), b, "valid")
+
+
+def correlate2d(in1: ArrayLike, in2: ArrayLike, mode: str = "full", boundary: str = "fill",
+                fillvalue: ArrayLike = 0) -> Array:
+    """The 2-D cross-correlation of ``in1`` and ``in2``, as ``scipy.signal.correlate2d``
+    (z[k] = sum_n in1[n + k] conj(in2[n])); ``mode`` and ``boundary`` as ``convolve2d``'s, with
+    SciPy's placement of the 'same' window (for even kernel sizes one sample later than
+    ``correlate``'s) and, for 'valid' with in2 the larger, SciPy's result conj(correlate(in1,
+    in2, 'valid')).  The operands' promoted dtype; differentiable in both operands."""
+    a, b, fv = _two_d("correlate2d", in1, in2, mode, boundary, fillvalue)
+    if mode == "valid":
+        out = correlate(a, b, "valid")
+        if _swap_needed(a.shape, b.shape) and dtypes.is_complex(out.dtype):
+            out = F.conj(out)
+        return out
+    return convolve(_pad_2d(a, b, mode, boundary, fv, True), _flip_conj(b), "valid")
+
+
+def _is_zero(v):
+    c = _concrete(v)
+    return c is not None and np.all(np.asarray(c) == 0)
+
+
+_DETREND_TYPES = {"linear": "linear", "l": "linear", "constant": "constant", "c": "constant"}
+
+
+def detrend(data: ArrayLike, axis: int = -1, type: str = "linear", bp: ArrayLike = 0,
+            overwrite_data: bool = False) -> Array:
+    """``data`` less its least-squares fit along ``axis``, as ``scipy.signal.detrend``:
+    ``type`` "linear" (a line fitted to each piece between the breakpoints ``bp``, indices
+    into the axis) or "constant" (the mean).  ``overwrite_data`` is accepted for SciPy's
+    signature (arrays are immutable here).  The inexact dtype of data (ints: the default
+    float); differentiable in data."""
+    if type not in _DETREND_TYPES:
+        raise ValueError(f"type: must be 'linear' or 'constant', got {type!r}")
+    x = _as_inexact(F.asarray(data))
+    if x.ndim == 0:
+        raise ValueError("data: detrend needs at least one axis, got a scalar")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis: must be an int, got {axis!r}")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis: {axis} is out of range for data of shape {x.shape}")
+    if _DETREND_TYPES[type] == "constant":
+        return F.subtract(x, F.mean(x, axis=axis, keepdims=True))
+    n = x.shape[axis]
+    bpv = np.asarray(bp)
+    if not np.issubdtype(bpv.dtype, np.integer) and not (
+            np.issubdtype(bpv.dtype, np.floating) and np.all(bpv == np.round(bpv))):
+        raise TypeError(f"bp: breakpoints must be integer indices, got {bp!r}")
+    bpv = np.sort(np.unique(np.r_[0, bpv.astype(np.int64).ravel(), n]))
+    if np.any(bpv > n) or np.any(bpv < 0):
+        raise ValueError(f"bp: breakpoints must lie in [0, {n}] (the length of data along "
+                         f"axis), got {bp!r}")
+    y = F.moveaxis(x, axis, -1)
+    pieces = []
+    for lo, hi in zip(bpv[:-1], bpv[1:]):
+        seg = y[..., int(lo):int(hi)]
+        m = int(hi - lo)
+        # the residual of the least-squares line over the piece: centred t and y, slope
+        # sum(t y) / sum(t^2) (a piece of one sample fits exactly: residual 0)
+        t = np.arange(m, dtype=np.float64) - (m - 1) / 2.0
+        yc = F.subtract(seg, F.mean(seg, axis=-1, keepdims=True))
+        tt = float(np.dot(t, t))
+        if tt > 0:
+            tc = F.astype(F.asarray(t), x.dtype if not dtypes.is_complex(x.dtype)
+                          else np.float64 if x.dtype == np.complex128 else np.float32)
+            slope = F.divide(F.sum(F.multiply(yc, tc), -1, keepdims=True), tt)
+            yc = F.subtract(yc, F.multiply(slope, tc))
+        pieces.append(yc)
+    out = pieces[0] if len(pieces) == 1 else F.concatenate(pieces, axis=-1)
+    return F.moveaxis(out, -1, axis)
 
 
 def __dir__():
