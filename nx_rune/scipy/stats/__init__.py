@@ -3,9 +3,12 @@ argument names (``loc``, ``scale``, ``df``, ``a``, ``b``, ``alpha``, ``mu``, ``n
 SciPy's values, differentiable in every continuous argument.
 
 Continuous: ``norm`` (logpdf pdf cdf logcdf sf logsf ppf), ``gamma``, ``beta`` (logpdf pdf cdf
-logcdf sf logsf), ``t``, ``dirichlet`` (logpdf pdf), ``expon``, ``laplace``, ``cauchy``,
-``logistic``, ``uniform`` (logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf).  Discrete:
-``bernoulli``, ``poisson``, ``binom``, ``geom`` (logpmf pmf).
+logcdf sf logsf), ``t``, ``chi2``, ``truncnorm`` (logpdf pdf cdf logcdf sf logsf), ``pareto``,
+``gumbel_r``, ``gumbel_l`` (those and ppf), ``gennorm`` (logpdf pdf cdf), ``vonmises``,
+``wrapcauchy`` (logpdf pdf), ``dirichlet`` (logpdf pdf rvs), ``expon``, ``laplace``, ``cauchy``,
+``logistic``, ``uniform`` (logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf entropy rvs).
+Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom``, ``nbinom``, ``betabinom``,
+``multinomial`` (logpmf pmf).
 Conventions (see ``_common``): nan for a parameter outside its domain, -inf log-density outside
 the support.
 """
@@ -26,9 +29,24 @@ from nx_rune.scipy.stats import (
     t,
     uniform,
 )
+from nx_rune.scipy.stats import (
+    betabinom,
+    chi2,
+    gennorm,
+    gumbel_l,
+    gumbel_r,
+    multinomial,
+    nbinom,
+    pareto,
+    truncnorm,
+    vonmises,
+    wrapcauchy,
+)
 
 __all__ = ["norm", "t", "gamma", "beta", "dirichlet", "expon", "laplace", "cauchy", "logistic",
            "uniform", "bernoulli", "poisson", "binom", "geom", "multivariate_normal"]
+__all__ += ["chi2", "truncnorm", "pareto", "gumbel_r", "gumbel_l", "gennorm", "vonmises",
+            "wrapcauchy", "nbinom", "betabinom", "multinomial"]
 
 
 def __dir__():

@@ -15,7 +15,8 @@ from nx_rune.scipy._args import real_operands
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_PI = math.log(math.pi)
 
-__all__ = ["args", "nan_where", "outside", "safe", "is_integer", "LOG_SQRT_2PI", "LOG_PI"]
+__all__ = ["args", "nan_where", "outside", "safe", "is_integer", "log1mexp", "LOG_SQRT_2PI",
+           "LOG_PI"]
 
 
 def args(name, **kw):
@@ -42,3 +43,12 @@ def safe(ok, x, value):
 def is_integer(k):
     """True where k is a finite integer value."""
     return F.equal(F.mod(k, 1.0), 0.0)
+
+
+def log1mexp(u):
+    """log(1 - exp(u)) for u <= 0 without cancellation: log(-expm1(u)) for u > -log 2,
+    log1p(-exp(u)) below (Maechler's choice); each branch sees a safe value where it is not
+    taken, so derivatives stay finite."""
+    near = F.greater(u, -math.log(2.0))
+    return F.where(near, F.log(F.negative(F.expm1(safe(near, u, -1.0)))),
+                   F.log1p(F.negative(F.exp(safe(near, -1.0, u)))))
