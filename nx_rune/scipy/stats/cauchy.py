@@ -31,7 +31,13 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """1/2 + arctan(y) / pi (SciPy's formula)."""
-    y, scale = _y("cauchy.cdf", x, loc, scale)
+    return _cdf("cauchy.cdf", x, loc, scale, 1.0)
+
+
+def _cdf(name, x, loc, scale, sign):
+    """P(X <= x) (sign 1) or P(X > x) (sign -1, the cdf at the mirror image about loc)."""
+    y, scale = _y(name, x, loc, scale)
+    y = F.multiply(y, sign)
     finite = F.isfinite(y)
     out = F.add(F.multiply(F.arctan(F.where(finite, y, 0.0)), 1.0 / math.pi), 0.5)
     out = F.where(finite, out, F.where(F.greater(y, 0), 1.0, F.where(F.less(y, 0), 0.0, y)))
@@ -39,19 +45,18 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    """P(X > x) = cdf at loc - (x - loc) (the distribution is symmetric)."""
-    x, loc, scale = _c.args("cauchy.sf", x=x, loc=loc, scale=scale)
-    return cdf(F.subtract(F.multiply(loc, 2.0), x), loc, scale)
+    """P(X > x) = 1/2 - arctan(y) / pi (the cdf at -y: the distribution is symmetric)."""
+    return _cdf("cauchy.sf", x, loc, scale, -1.0)
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """log P(X <= x)."""
-    return F.log(cdf(x, loc, scale))
+    return F.log(_cdf("cauchy.logcdf", x, loc, scale, 1.0))
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """log P(X > x)."""
-    return F.log(sf(x, loc, scale))
+    return F.log(_cdf("cauchy.logsf", x, loc, scale, -1.0))
 
 
 def _quantile(name, q, loc, scale, sign):

@@ -38,14 +38,18 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """P(X > x) = exp(-y) for y >= 0, 1 below."""
-    return F.exp(logsf(x, loc, scale))
+    return F.exp(_logsf("expon.sf", x, loc, scale))
+
+
+def _logsf(name, x, loc, scale):
+    y, ys, inside, scale = _y(name, x, loc, scale)
+    out = _c.outside(F.logical_not(inside), F.negative(ys), 0.0, y)
+    return _c.nan_where(F.less_equal(scale, 0), out)
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """log P(X > x) = -y for y >= 0, 0 below."""
-    y, ys, inside, scale = _y("expon.logsf", x, loc, scale)
-    out = _c.outside(F.logical_not(inside), F.negative(ys), 0.0, y)
-    return _c.nan_where(F.less_equal(scale, 0), out)
+    return _logsf("expon.logsf", x, loc, scale)
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

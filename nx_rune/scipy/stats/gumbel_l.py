@@ -30,15 +30,19 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     return F.exp(logpdf(x, loc, scale))
 
 
+def _logsf(name, x, loc, scale):
+    z, _, bad = _z(name, x, loc, scale)
+    return _c.nan_where(bad, F.negative(F.exp(z)))
+
+
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """log P(X > x) = -exp(z)."""
-    z, _, bad = _z("gumbel_l.logsf", x, loc, scale)
-    return _c.nan_where(bad, F.negative(F.exp(z)))
+    return _logsf("gumbel_l.logsf", x, loc, scale)
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """P(X > x) = exp(-exp(z))."""
-    return F.exp(logsf(x, loc, scale))
+    return F.exp(_logsf("gumbel_l.sf", x, loc, scale))
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -30,15 +30,19 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     return F.exp(logpdf(x, loc, scale))
 
 
+def _logcdf(name, x, loc, scale):
+    z, _, bad = _z(name, x, loc, scale)
+    return _c.nan_where(bad, F.negative(F.exp(F.negative(z))))
+
+
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """log P(X <= x) = -exp(-z)."""
-    z, _, bad = _z("gumbel_r.logcdf", x, loc, scale)
-    return _c.nan_where(bad, F.negative(F.exp(F.negative(z))))
+    return _logcdf("gumbel_r.logcdf", x, loc, scale)
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """P(X <= x) = exp(-exp(-z))."""
-    return F.exp(logcdf(x, loc, scale))
+    return F.exp(_logcdf("gumbel_r.cdf", x, loc, scale))
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

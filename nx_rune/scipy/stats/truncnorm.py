@@ -116,13 +116,13 @@ def logsf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
 def cdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
         scale: ArrayLike = 1) -> Array:
     """P(X <= x) = exp(logcdf(...))."""
-    return F.exp(logcdf(x, a, b, loc, scale))
+    return F.exp(_log_tails("truncnorm.cdf", x, a, b, loc, scale)[0])
 
 
 def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
        scale: ArrayLike = 1) -> Array:
     """P(X > x) = exp(logsf(...))."""
-    return F.exp(logsf(x, a, b, loc, scale))
+    return F.exp(_log_tails("truncnorm.sf", x, a, b, loc, scale)[1])
 
 
 def __dir__():
