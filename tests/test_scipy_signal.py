@@ -112,3 +112,145 @@ def test_convolve_bad_input():
         S.convolve_general(np.ones((3, 2)), np.ones((4, 2)), axes=([5], [1]))
     with pytest.raises(TypeError, match="axes"):
         S.convolve_general(np.ones((3, 2)), np.ones((4, 2)), axes=([1.5], [1]))
+
+
+# -- correlate, fftconvolve, convolve2d, correlate2d, detrend ----------------------------------
+
+SHAPES_2D = [((3, 4), (5, 6)), ((5, 6), (3, 4)), ((6, 7), (2, 2)), ((2, 2), (6, 7)),
+             ((4, 4), (4, 4)), ((7, 5), (3, 2)), ((1, 5), (1, 2))]
+
+
+def _pair(sa, sb, complex_):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    if complex_:
+        a = a + 1j * RNG.standard_normal(sa)
+        b = b + 1j * RNG.standard_normal(sb)
+    return a, b
+
+
+def _same(ours, ref, rtol=1e-12, atol=1e-12):
+    ours = np.asarray(ours)
+    assert ours.shape == ref.shape and ours.dtype == ref.dtype
+    np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("mode", ["full", "valid", "same"])
+@pytest.mark.parametrize("sa, sb", SHAPES + SHAPES_2D)
+def test_correlate_and_fftconvolve_match_scipy(sa, sb, mode, complex_):
+    if len(sa) != len(sb) or (mode == "valid" and not _valid_ok(sa, sb)):
+        return
+    a, b = _pair(sa, sb, complex_)
+    _same(S.correlate(a, b, mode), ss.correlate(a, b, mode))
+    _same(S.fftconvolve(a, b, mode), ss.fftconvolve(a, b, mode), rtol=1e-10)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("boundary", ["fill", "wrap", "symm"])
+@pytest.mark.parametrize("mode", ["full", "valid", "same"])
+@pytest.mark.parametrize("sa, sb", SHAPES_2D)
+def test_convolve2d_and_correlate2d_match_scipy(sa, sb, mode, boundary, complex_):
+    # SciPy's window placement ('same' correlate2d sits one sample later than correlate's for
+    # even kernels), its valid-mode swap (conj(correlate) when in2 is the larger) and its
+    # boundary extensions
+    a, b = _pair(sa, sb, complex_)
+    for fill in (0.0, 1.5):
+        if mode == "valid" and not _valid_ok(sa, sb):
+            with pytest.raises(ValueError, match="valid"):
+                S.convolve2d(a, b, mode, boundary, fill)
+            continue
+        _same(S.convolve2d(a, b, mode, boundary, fill), ss.convolve2d(a, b, mode, boundary, fill))
+        _same(S.correlate2d(a, b, mode, boundary, fill),
+              ss.correlate2d(a, b, mode, boundary, fill))
+
+
+def test_fftconvolve_axes_and_dtypes():
+    a, b = RNG.standard_normal((3, 8, 4)), RNG.standard_normal((3, 3, 1))
+    for mode in ("full", "same", "valid"):
+        for axes in (1, [1, 2], (-2,)):
+            _same(S.fftconvolve(a, b, mode, axes=axes), ss.fftconvolve(a, b, mode, axes=axes),
+                  rtol=1e-10)
+        c = RNG.standard_normal((1, 8, 3))
+        _same(S.fftconvolve(a, c, mode, axes=2), ss.fftconvolve(a, c, mode, axes=2), rtol=1e-10)
+    ai, bi = RNG.integers(-5, 5, (6, 5)), RNG.integers(-5, 5, (3, 2))
+    # ints: the direct forms keep SciPy's integer dtype; the FFT form is float64 as SciPy's
+    for fn in ("convolve2d", "correlate2d", "correlate"):
+        out = getattr(S, fn)(ai, bi)
+        assert out.dtype == getattr(ss, fn)(ai, bi).dtype == np.int64
+        np.testing.assert_array_equal(np.asarray(out), getattr(ss, fn)(ai, bi))
+    _same(S.fftconvolve(ai, bi), ss.fftconvolve(ai, bi), rtol=1e-10)
+    out = S.fftconvolve(a.astype(np.float32), b.astype(np.float32))
+    assert out.dtype == np.float32 == ss.fftconvolve(a.astype(np.float32),
+                                                     b.astype(np.float32)).dtype
+    with pytest.raises(ValueError, match="axis 0 is not convolved"):
+        S.fftconvolve(np.ones((3, 4)), np.ones((2, 4)), axes=1)
+    with pytest.raises(ValueError, match="mode"):
+        S.fftconvolve(np.ones(3), np.ones(2), "middle")
+
+
+def test_new_convolutions_derivatives():
+    a, b = RNG.standard_normal((5, 4)), RNG.standard_normal((3, 2))
+    for mode in ("full", "same", "valid"):
+        nx.check_grads(lambda x, y: S.fftconvolve(x, y, mode), (a, b), order=2)
+        nx.check_grads(lambda x, y: S.correlate(x, y, mode), (a, b), order=2)
+        for boundary in ("fill", "wrap", "symm"):
+            nx.check_grads(lambda x, y: S.convolve2d(x, y, mode, boundary, 0.5), (a, b))
+            nx.check_grads(lambda x, y: S.correlate2d(x, y, mode, boundary), (a, b))
+    # the derivative in the fill value too
+    nx.check_grads(lambda f: S.convolve2d(a, b, "full", "fill", f), (np.array(0.7),))
+
+
+def test_new_convolutions_under_jit_and_vmap():
+    a, b = RNG.standard_normal((3, 6, 5)), RNG.standard_normal((3, 3, 2))
+    for fn, kw in ((S.fftconvolve, {}), (S.correlate, {}), (S.convolve2d, {"boundary": "symm"}),
+                   (S.correlate2d, {"boundary": "wrap"})):
+        for mode in ("full", "same", "valid"):
+            want = np.stack([np.asarray(fn(a[i], b[i], mode, **kw)) for i in range(3)])
+            got = nx.vmap(lambda x, y: fn(x, y, mode, **kw))(a, b)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+            got = nx.jit(lambda x, y: fn(x, y, mode, **kw))(a[0], b[0])
+            np.testing.assert_allclose(np.asarray(got), want[0], rtol=1e-12, atol=1e-12)
+
+
+def test_two_d_bad_input():
+    with pytest.raises(ValueError, match="2-D"):
+        S.convolve2d(np.ones(3), np.ones(2))
+    with pytest.raises(ValueError, match="boundary"):
+        S.correlate2d(np.ones((3, 3)), np.ones((2, 2)), boundary="reflect")
+    with pytest.raises(ValueError, match="fillvalue"):
+        S.convolve2d(np.ones((3, 3)), np.ones((2, 2)), fillvalue=np.ones(2))
+    with pytest.raises(ValueError, match="valid"):
+        S.correlate2d(np.ones((3, 1)), np.ones((1, 3)), "valid")
+
+
+@pytest.mark.parametrize("type_", ["linear", "constant"])
+def test_detrend_matches_scipy(type_):
+    x = RNG.standard_normal((3, 20))
+    for bp in (0, [5, 12], [1, 19], np.array([7])):
+        _same(S.detrend(x, type=type_, bp=bp), ss.detrend(x, type=type_, bp=bp))
+    _same(S.detrend(x, axis=0, type=type_), ss.detrend(x, axis=0, type=type_))
+    xc = x + 1j * x[::-1]
+    _same(S.detrend(xc, type=type_), ss.detrend(xc, type=type_))
+    xi = RNG.integers(0, 9, 12)
+    _same(S.detrend(xi, type=type_), ss.detrend(xi, type=type_))
+    x32 = x.astype(np.float32)
+    _same(S.detrend(x32, type=type_), ss.detrend(x32, type=type_), rtol=1e-5, atol=1e-6)
+    # derivatives, and jit / vmap equal to eager
+    nx.check_grads(lambda v: S.detrend(v, type=type_, bp=[4, 9]), (x,), order=2)
+    want = ss.detrend(x, type=type_, bp=[4])
+    np.testing.assert_allclose(np.asarray(nx.jit(lambda v: S.detrend(v, type=type_, bp=[4]))(x)),
+                               want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(nx.vmap(lambda v: S.detrend(v, type=type_,
+                                                                     bp=[4]))(x)),
+                               want, rtol=1e-12, atol=1e-14)
+
+
+def test_detrend_bad_input():
+    with pytest.raises(ValueError, match="type"):
+        S.detrend(np.ones(4), type="quadratic")
+    with pytest.raises(ValueError, match="bp"):
+        S.detrend(np.ones(4), bp=[9])
+    with pytest.raises(TypeError, match="bp"):
+        S.detrend(np.ones(4), bp=[1.5])
+    with pytest.raises(ValueError, match="axis"):
+        S.detrend(np.ones(4), axis=2)

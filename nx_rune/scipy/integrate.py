@@ -163,12 +163,15 @@ def _trapezoid_terms(y, x, dx, axis, name):
         raise ValueError(f"axis: {axis} is out of range for y of shape {y.shape}")
     axis = int(axis) % y.ndim
     n = y.shape[axis]
+    # y inexact before promoting with a Python float dx (64-bit ints integrate in float64, as
+    # NumPy's, not in the default float a weak float would give)
+    y = _as_inexact(y)
     if x is None:
         # dx, a scalar or an array, multiplies the sums as they lie (NumPy's broadcasting)
         y, d = _promote(y, dx)
         y, d = _as_inexact(y), _as_inexact(d)
     else:
-        y, x = _promote(y, x)
+        y, x = _promote(y, x if isinstance(x, (int, float, complex)) else _as_inexact(_operand(x)))
         y, x = _as_inexact(y), _as_inexact(x)
         if x.ndim == 1:
             if x.shape[0] != n:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from nx_rune import dtypes
 from nx_rune import frontend as F
 from nx_rune.scipy import special
-from nx_rune.scipy._mvn_sampling import dirichlet_rvs as _dirichlet_rvs
 from nx_rune.scipy._args import real_operand as _real_operand
+from nx_rune.scipy._mvn_sampling import dirichlet_rvs as _dirichlet_rvs
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 

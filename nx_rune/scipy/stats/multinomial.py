@@ -8,10 +8,10 @@ Returns the broadcast leading shape, promoted float dtype; differentiable in p."
 from __future__ import annotations
 
 from nx_rune import frontend as F
+from nx_rune.frontend._core import promote as _promote
 from nx_rune.scipy import special
 from nx_rune.scipy._args import real_operand as _real_operand
 from nx_rune.scipy.stats import _common as _c
-from nx_rune.frontend._core import promote as _promote
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["logpmf", "pmf"]
