@@ -45,7 +45,7 @@ def _size(size, name):
     return size
 
 
-def _mean_cov(name, mean, cov):
+def _mean_cov(name: str, mean: ArrayLike | None, cov: ArrayLike) -> tuple[Array, Array]:
     """mean (n,) and cov (n, n) in one float dtype, from SciPy's forms: mean None (zeros) or a
     scalar, cov a scalar (cov I), a vector (its diagonal) or a matrix."""
     cov = F.asarray(cov)
@@ -94,8 +94,9 @@ def mvn_entropy(mean: ArrayLike | None = None, cov: ArrayLike = 1,
     return F.multiply(F.add(log_pdet, F.multiply(rank, _LOG_2PI_E)), 0.5)
 
 
-def mvn_rvs(mean: ArrayLike | None = None, cov: ArrayLike = 1, size=1,
-            random_state=None) -> Array:
+def mvn_rvs(mean: ArrayLike | None = None, cov: ArrayLike = 1,
+            size: int | tuple[int, ...] | None = 1,
+            random_state: ArrayLike | None = None) -> Array:
     """Samples of N(mean, cov), as ``scipy.stats.multivariate_normal.rvs``: ``size`` draws
     (an int or a tuple), shape ``size + (n,)`` with SciPy's squeeze (axes of length 1 dropped:
     size 1 gives (n,)).  ``random_state``: an nx random key (required; see the module
@@ -110,7 +111,8 @@ def mvn_rvs(mean: ArrayLike | None = None, cov: ArrayLike = 1, size=1,
     return F.squeeze(out) if 1 in out.shape else out
 
 
-def dirichlet_rvs(alpha: ArrayLike, size=1, random_state=None) -> Array:
+def dirichlet_rvs(alpha: ArrayLike, size: int | tuple[int, ...] | None = 1,
+                  random_state: ArrayLike | None = None) -> Array:
     """Samples of Dirichlet(alpha), as ``scipy.stats.dirichlet.rvs``: ``alpha`` (k,)
     concentrations, ``size`` draws (an int or a tuple), shape ``size + (k,)`` (size 1:
     (1, k), as SciPy's).  ``random_state``: an nx random key (required; see the module

@@ -19,6 +19,7 @@ from nx_rune import frontend as F
 from nx_rune.frontend._core import as_inexact as _as_inexact
 from nx_rune.frontend._core import promote as _promote
 from nx_rune.frontend.indexing import concrete_value as _concrete
+from nx_rune.frontend.indexing import getitem as _getitem
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["convolve", "convolve_general", "correlate", "fftconvolve", "convolve2d",
@@ -211,7 +212,7 @@ def fftconvolve(in1: ArrayLike, in2: ArrayLike, mode: str = "full",
     index = [slice(None)] * out.ndim
     for ax, st, k in zip(axes, start, keep):
         index[ax] = slice(st, st + k)
-    return out[tuple(index)]
+    return _getitem(out, tuple(index))
 
 
 _BOUNDARIES = {"fill": "constant", "pad": "constant", "wrap": "wrap", "circular": "wrap",
@@ -324,7 +325,7 @@ def detrend(data: ArrayLike, axis: int = -1, type: str = "linear", bp: ArrayLike
     y = F.moveaxis(x, axis, -1)
     pieces = []
     for lo, hi in zip(bpv[:-1], bpv[1:]):
-        seg = y[..., int(lo):int(hi)]
+        seg = _getitem(y, (Ellipsis, slice(int(lo), int(hi))))
         m = int(hi - lo)
         # the residual of the least-squares line over the piece: centred t and y, slope
         # sum(t y) / sum(t^2) (a piece of one sample fits exactly: residual 0)

@@ -51,7 +51,8 @@ def pdf(x: ArrayLike, alpha: ArrayLike) -> Array:
     return F.exp(logpdf(x, alpha))
 
 
-def rvs(alpha: ArrayLike, size=1, random_state=None) -> Array:
+def rvs(alpha: ArrayLike, size: int | tuple[int, ...] | None = 1,
+        random_state: ArrayLike | None = None) -> Array:
     """Samples of Dirichlet(alpha), as ``scipy.stats.dirichlet.rvs``: shape ``size + (k,)``
     (size 1: (1, k)).  ``random_state`` is an nx random key (required: nx_rune has no global
     random state); the draws are ``nx.random.dirichlet(random_state, alpha, size)``'s.
