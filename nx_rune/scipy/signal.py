@@ -135,10 +135,13 @@ def _convolve(A, B, axes, dot_axes, mode):
 
 
 def _flip_conj(x):
-    """x reversed along every axis and conjugated (the kernel of a correlation)."""
+    """x reversed along every axis and conjugated (the kernel of a correlation), as a
+    contiguous copy: the convolution flips its kernel again, and a product over a view
+    flipped twice costs three times one over contiguous memory."""
     if x.ndim:
         x = F.flip(x, tuple(range(x.ndim)))
-    return F.conj(x) if dtypes.is_complex(x.dtype) else x
+    x = F.conj(x) if dtypes.is_complex(x.dtype) else x
+    return F.contiguous(x)
 
 
 def correlate(in1: ArrayLike, in2: ArrayLike, mode: str = "full", method: str = "auto") -> Array:

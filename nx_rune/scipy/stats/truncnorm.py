@@ -43,11 +43,14 @@ def _log_mass(lo, hi):
 
 
 def _standard(name, x, a, b, loc, scale):
-    """(z, z made safe (inside [a, b]), a and b made safe, inside, below, the nan mask)."""
-    x, a, b, loc, scale = _c.args(name, x=x, a=a, b=b, loc=loc, scale=scale)
+    """(z, z made safe (inside [a, b]), a, b and scale made safe, inside, below, the nan
+    mask)."""
+    # not broadcast: the parameters' terms (the mass of [a, b], the safe points) are computed
+    # at their own shape, usually a scalar's
+    x, a, b, loc, scale = _c.promoted(name, x=x, a=a, b=b, loc=loc, scale=scale)
     bad = F.logical_not(F.logical_and(F.less(a, b), F.greater(scale, 0)))
-    a, b = _c.safe(bad, -1.0, a), _c.safe(bad, 1.0, b)
-    z = F.divide(F.subtract(x, loc), _c.safe(bad, 1.0, scale))
+    a, b, scale = _c.safe(bad, -1.0, a), _c.safe(bad, 1.0, b), _c.safe(bad, 1.0, scale)
+    z = F.divide(F.subtract(x, loc), scale)
     inside = F.logical_and(F.greater_equal(z, a), F.less_equal(z, b))
     # a point inside the support for the branch not taken: the midpoint, or one unit in
     # from the finite end of a half-infinite interval (0 for the whole line)
@@ -57,18 +60,16 @@ def _standard(name, x, a, b, loc, scale):
                   F.where(fa, F.add(_c.safe(fa, a, 0.0), 1.0),
                           F.where(fb, F.subtract(_c.safe(fb, b, 0.0), 1.0), 0.0)))
     zs = _c.safe(inside, z, mid)
-    return z, zs, a, b, inside, F.less(z, a), bad
+    return z, zs, a, b, scale, inside, F.less(z, a), bad
 
 
 def logpdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
            scale: ArrayLike = 1) -> Array:
     """-z**2 / 2 - log(sqrt(2 pi)) - log(ndtr(b) - ndtr(a)) - log(scale) for z = (x - loc) /
     scale in [a, b], -inf outside."""
-    x, a, b, loc, scale = _c.args("truncnorm.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
-    z, zs, as_, bs, inside, _, bad = _standard("truncnorm.logpdf", x, a, b, loc, scale)
+    z, zs, a, b, scale, inside, _, bad = _standard("truncnorm.logpdf", x, a, b, loc, scale)
     out = F.subtract(F.multiply(F.multiply(zs, zs), -0.5),
-                     F.add(F.add(_log_mass(as_, bs), _c.LOG_SQRT_2PI),
-                           F.log(_c.safe(bad, 1.0, scale))))
+                     F.add(F.add(_log_mass(a, b), _c.LOG_SQRT_2PI), F.log(scale)))
     out = _c.outside(F.logical_not(inside), out, -float("inf"), z)
     return _c.nan_where(bad, out)
 
@@ -82,7 +83,7 @@ def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
 def _log_tails(name, x, a, b, loc, scale):
     """(log P(X <= x), log P(X > x)): the masses of [a, z] and [z, b] over that of [a, b],
     the larger one (above exp(-0.1)) as log1p(-exp(the other)) (SciPy's switch)."""
-    z, zs, a, b, _, below, bad = _standard(name, x, a, b, loc, scale)
+    z, zs, a, b, _, _, below, bad = _standard(name, x, a, b, loc, scale)
     # the ends themselves (and z = +-inf on an infinite end) take the outside values exactly
     below = F.less_equal(z, a)
     inside = F.logical_and(F.logical_not(below), F.less(z, b))
