@@ -26,7 +26,8 @@ PUBLIC_MODULES = [
     "nx_rune.scipy", "nx_rune.scipy.integrate", "nx_rune.scipy.linalg", "nx_rune.scipy.signal",
     "nx_rune.scipy.special",
     "nx_rune.scipy.stats",
-    *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__),
+    *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__
+      if isinstance(getattr(nx_rune.scipy.stats, d), types.ModuleType)),
     "nx_rune.tree_util", "nx_rune.flatten_util", "nx_rune.optimizers", "nx_rune.distributed",
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",
     "nx_rune.primitives", "nx_rune.debug", "nx_rune.nn", "nx_rune.nn.initializers",

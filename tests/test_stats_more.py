@@ -414,3 +414,92 @@ def test_bad_input_raises_naming_the_argument():
         ST.multinomial.logpmf(1.0, 1.0, np.array([1.0]))
     with pytest.raises(TypeError, match="p: multinomial.logpmf is defined for real input"):
         ST.multinomial.logpmf(np.array([1.0, 2.0]), 3.0, np.array([0.5j, 0.5]))
+
+
+# -- gaussian_kde, sem ----------------------------------------------------------------------------
+
+_KDE_1 = np.random.default_rng(10).standard_normal(50)
+_KDE_2 = np.random.default_rng(11).standard_normal((2, 40))
+_KDE_W = np.random.default_rng(12).uniform(0.1, 1.0, 40)
+
+
+@pytest.mark.parametrize("kw", [{}, {"weights": _KDE_W}, {"bw_method": "silverman"},
+                                {"bw_method": 0.3}, {"bw_method": lambda k: 0.5 * k.neff ** -0.2}],
+                         ids=["scott", "weights", "silverman", "scalar", "callable"])
+def test_gaussian_kde_is_scipys(kw):
+    for data, pts in ((_KDE_1, np.linspace(-4.0, 4.0, 7)), (_KDE_2, RNG.standard_normal((2, 6)))):
+        if "weights" in kw and data.ndim == 1:
+            continue
+        ours, ref = ST.gaussian_kde(data, **kw), ss.gaussian_kde(data, **kw)
+        _check(ours.evaluate(pts), ref.evaluate(pts), rtol=1e-13)
+        _check(ours(pts), ref(pts), rtol=1e-13)
+        _check(ours.pdf(pts), ref.pdf(pts), rtol=1e-13)
+        _check(ours.logpdf(pts), ref.logpdf(pts), rtol=1e-13)
+        _check(ours.covariance, ref.covariance, rtol=1e-13)
+        _check(ours.neff, ref.neff, rtol=1e-13)
+        d = ours.d
+        _check(ours.integrate_gaussian(np.ones(d), 2 * np.eye(d)),
+               ref.integrate_gaussian(np.ones(d), 2 * np.eye(d)), rtol=1e-13)
+        small = data[..., :10]
+        _check(ours.integrate_kde(ST.gaussian_kde(small)),
+               ref.integrate_kde(ss.gaussian_kde(small)), rtol=1e-13)
+    one = ST.gaussian_kde(_KDE_1)
+    _check(one.integrate_box_1d(-1.0, 0.5), ss.gaussian_kde(_KDE_1).integrate_box_1d(-1.0, 0.5),
+           rtol=1e-13)
+    # far in the tail the log-density stays finite (SciPy's logsumexp form)
+    _check(one.logpdf(np.array([40.0])), ss.gaussian_kde(_KDE_1).logpdf(40.0), rtol=1e-13)
+
+
+def test_gaussian_kde_transformations_and_resample():
+    kde = ST.gaussian_kde(_KDE_2, weights=_KDE_W)
+    pts = RNG.standard_normal((2, 5))
+    want = np.asarray(kde.logpdf(pts))
+    # a pytree: through jit and vmap, and differentiable in the points and the dataset
+    np.testing.assert_allclose(np.asarray(nx.jit(lambda k, x: k.logpdf(x))(kde, pts)), want,
+                               rtol=1e-13)
+    got = nx.vmap(lambda x: kde.logpdf(x), in_axes=1)(pts)
+    np.testing.assert_allclose(np.asarray(got).ravel(), want, rtol=1e-13)
+    nx.check_grads(lambda x: ST.gaussian_kde(_KDE_2, weights=_KDE_W).logpdf(x), (pts,),
+                   order=2)
+    nx.check_grads(lambda data: ST.gaussian_kde(data).logpdf(pts), (_KDE_2,))
+    # resample: jax.scipy.stats.gaussian_kde(_KDE_2, weights=_KDE_W).resample(
+    # jax.random.PRNGKey(1), (4,)) in jax 0.10.2 (float64)
+    got = kde.resample(nx.random.PRNGKey(1), (4,))
+    _check(got, np.array([[0.9230579765303206, 0.14852753345494074, -0.6852793373093112,
+                           0.9654469666684791],
+                          [-1.6521223737729172, 0.4817788901684008, 0.6327175256483025,
+                           -1.8700300628139266]]), rtol=1e-12)
+
+
+def test_gaussian_kde_bad_input():
+    with pytest.raises(ValueError, match="dataset: needs more than one element"):
+        ST.gaussian_kde(np.array([1.0]))
+    with pytest.raises(ValueError, match="weights: expected shape"):
+        ST.gaussian_kde(_KDE_2, weights=np.ones(3))
+    with pytest.raises(ValueError, match="bw_method"):
+        ST.gaussian_kde(_KDE_1, bw_method="wide")
+    with pytest.raises(ValueError, match="points: have dimension 3"):
+        ST.gaussian_kde(_KDE_2).evaluate(np.ones((3, 2)))
+    with pytest.raises(NotImplementedError, match="complex"):
+        ST.gaussian_kde(_KDE_1 + 1j)
+    with pytest.raises(ValueError, match="integrate_box_1d"):
+        ST.gaussian_kde(_KDE_2).integrate_box_1d(0.0, 1.0)
+    with pytest.raises(NotImplementedError):
+        ST.gaussian_kde(_KDE_2).integrate_box(np.zeros(2), np.ones(2))
+
+
+def test_sem_is_scipys():
+    x = RNG.standard_normal((5, 7))
+    x[1, 2] = np.nan
+    for axis in (0, 1, None):
+        for policy in ("propagate", "omit"):
+            for ddof in (0, 1):
+                _check(ST.sem(x, axis=axis, ddof=ddof, nan_policy=policy),
+                       ss.sem(x, axis=axis, ddof=ddof, nan_policy=policy), rtol=1e-14)
+    assert ST.sem(x, keepdims=True).shape == ss.sem(x, keepdims=True).shape == (1, 7)
+    y = RNG.standard_normal((4, 6))
+    nx.check_grads(lambda v: ST.sem(v, axis=1), (y,), order=2)
+    _check(nx.jit(lambda v: ST.sem(v, nan_policy="omit"))(x), ss.sem(x, nan_policy="omit"),
+           rtol=1e-14)
+    with pytest.raises(ValueError, match="nan_policy"):
+        ST.sem(x, nan_policy="raise")

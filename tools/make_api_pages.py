@@ -291,7 +291,10 @@ def pages():
             for sub in SCIPY_SUBMODULES:
                 text += module_section(sub)
             stats = _resolve("nx_rune.scipy.stats")
-            for dist in [n for n in dir(stats) if not n.startswith("_")]:
+            # a section per distribution module (gaussian_kde and sem are listed in the
+            # stats section itself)
+            for dist in [n for n in dir(stats) if not n.startswith("_")
+                         and isinstance(getattr(stats, n), types.ModuleType)]:
                 text += module_section(f"nx_rune.scipy.stats.{dist}", level="~")
         else:
             text += module_section(modname, head=False)
