@@ -518,7 +518,7 @@ def test_poisson_entropy():
     _check(ST.poisson.entropy(np.array(3.0), np.array(2.0)), ss.poisson.entropy(3.0),
            rtol=1e-14)
     h = 1e-6
-    for m in (0.3, 3.0, 40.0):
+    for m in (0.3, 3.0, 12.0):
         g = nx.grad(ST.poisson.entropy)(np.array(m))
         fd = (ss.poisson.entropy(m + h) - ss.poisson.entropy(m - h)) / (2 * h)
         np.testing.assert_allclose(float(g), fd, rtol=1e-7)
