@@ -59,14 +59,17 @@ def cdf(x: ArrayLike, kappa: ArrayLike) -> Array:
     series_k = _c.safe(F.less(k, _NORMAL_FROM), k, 1.0)
     s, c = F.sin(y), F.cos(y)
     sn, cn = F.sin(F.multiply(y, float(_TERMS))), F.cos(F.multiply(y, float(_TERMS)))
-    r = v = None
-    for n in range(_TERMS - 1, 0, -1):
+    # the first step (n = _TERMS - 1) from R = V = 0, then the recurrence
+    n = _TERMS - 1
+    sn, cn = F.subtract(F.multiply(sn, c), F.multiply(cn, s)), \
+        F.add(F.multiply(cn, c), F.multiply(sn, s))
+    r = F.divide(series_k, 2.0 * n)
+    v = F.multiply(r, F.divide(sn, float(n)))
+    for n in range(_TERMS - 2, 0, -1):
         sn, cn = F.subtract(F.multiply(sn, c), F.multiply(cn, s)), \
             F.add(F.multiply(cn, c), F.multiply(sn, s))
-        den = 2.0 * n if r is None else F.add(F.multiply(series_k, r), 2.0 * n)
-        r = F.divide(series_k, den)
-        term = F.divide(sn, float(n)) if v is None else F.add(F.divide(sn, float(n)), v)
-        v = F.multiply(r, term)
+        r = F.divide(series_k, F.add(F.multiply(series_k, r), 2.0 * n))
+        v = F.multiply(r, F.add(F.divide(sn, float(n)), v))
     series = F.add(F.add(F.divide(y, 2.0 * math.pi), 0.5), F.divide(v, math.pi))
     series = F.clip(series, 0.0, 1.0)
     normal_k = _c.safe(F.less(k, _NORMAL_FROM), _NORMAL_FROM, k)
