@@ -553,3 +553,39 @@ def test_vonmises_cdf():
     eager = np.asarray(ST.vonmises.cdf(xs, ks))
     np.testing.assert_array_equal(np.asarray(nx.jit(ST.vonmises.cdf)(xs, ks)), eager)
     np.testing.assert_allclose(np.asarray(nx.vmap(ST.vonmises.cdf)(xs, ks)), eager, rtol=1e-15)
+
+
+def test_rankdata_and_mode_are_scipys():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 4, (3, 7)).astype(np.float64)
+    a[2, 3] = np.nan
+    ai = rng.integers(0, 4, (3, 7))
+    for arr in (a, ai, a.astype(np.float32)):
+        for method in ("average", "min", "max", "dense", "ordinal"):
+            for axis in (None, 0, 1, -1):
+                ours = np.asarray(ST.rankdata(arr, method, axis=axis))
+                ref = ss.rankdata(arr, method, axis=axis)
+                assert ours.dtype == ref.dtype and ours.shape == ref.shape
+                _check(ours, ref)
+    for arr in (ai, a, np.array([1.0, np.nan, np.nan]), np.array(3.0),
+                rng.integers(0, 3, (2, 3, 4))):
+        for axis in (None, 0, -1):
+            for keepdims in (False, True):
+                ours, ref = ST.mode(arr, axis, keepdims=keepdims), ss.mode(arr, axis,
+                                                                          keepdims=keepdims)
+                assert ours.mode.shape == np.shape(ref.mode)
+                assert ours.count.shape == np.shape(ref.count)
+                _check(ours.mode, np.asarray(ref.mode, np.float64))
+                _check(ours.count, np.asarray(ref.count, np.float64))
+    # under jit and vmap
+    _check(nx.jit(lambda x: ST.rankdata(x, "min", axis=1))(a), ss.rankdata(a, "min", axis=1))
+    got = nx.vmap(lambda x: ST.mode(x))(ai)
+    _check(got.mode, ss.mode(ai, axis=1).mode)
+    with pytest.raises(ValueError, match="method"):
+        ST.rankdata(a, "mean")
+    with pytest.raises(NotImplementedError, match="nan_policy"):
+        ST.rankdata(a, nan_policy="omit")
+    with pytest.raises(NotImplementedError, match="nan_policy"):
+        ST.mode(a, nan_policy="raise")
+    with pytest.raises(ValueError, match="axis"):
+        ST.mode(a, axis=3)

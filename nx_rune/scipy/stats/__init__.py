@@ -8,8 +8,8 @@ logcdf sf logsf), ``t``, ``chi2``, ``truncnorm`` (logpdf pdf cdf logcdf sf logsf
 ``wrapcauchy`` (logpdf pdf), ``dirichlet`` (logpdf pdf rvs), ``expon``, ``laplace``, ``cauchy``,
 ``logistic``, ``uniform`` (logpdf pdf cdf), ``multivariate_normal`` (logpdf pdf entropy rvs).
 Discrete: ``bernoulli``, ``poisson``, ``binom``, ``geom``, ``nbinom``, ``betabinom``,
-``multinomial`` (logpmf pmf).  Besides them: the estimator ``gaussian_kde`` and the
-standard error ``sem``.
+``multinomial`` (logpmf pmf).  Besides them: the estimator ``gaussian_kde``, the
+standard error ``sem``, ``rankdata`` and ``mode``.
 Conventions (see ``_common``): nan for a parameter outside its domain, -inf log-density outside
 the support.
 """
@@ -42,12 +42,13 @@ from nx_rune.scipy.stats import (
     wrapcauchy,
 )
 from nx_rune.scipy.stats._kde import gaussian_kde
-from nx_rune.scipy.stats._summary import sem
+from nx_rune.scipy.stats._summary import ModeResult, mode, rankdata, sem
 
 __all__ = ["norm", "t", "gamma", "beta", "dirichlet", "expon", "laplace", "cauchy", "logistic",
            "uniform", "bernoulli", "poisson", "binom", "geom", "multivariate_normal"]
 __all__ += ["chi2", "truncnorm", "pareto", "gumbel_r", "gumbel_l", "gennorm", "vonmises",
-            "wrapcauchy", "nbinom", "betabinom", "multinomial", "gaussian_kde", "sem"]
+            "wrapcauchy", "nbinom", "betabinom", "multinomial", "gaussian_kde", "sem",
+            "rankdata", "mode", "ModeResult"]
 
 
 def __dir__():
