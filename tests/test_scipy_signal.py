@@ -254,3 +254,91 @@ def test_detrend_bad_input():
         S.detrend(np.ones(4), bp=[1.5])
     with pytest.raises(ValueError, match="axis"):
         S.detrend(np.ones(4), axis=2)
+
+
+# -- stft, csd, welch ---------------------------------------------------------------------------
+
+_SIG = RNG.standard_normal((3, 300))
+_SIG_Y = RNG.standard_normal((3, 280))
+
+
+def _same_tuple(ours, ref, rtol=1e-11):
+    assert len(ours) == len(ref)
+    for o, r in zip(ours, ref):
+        _same(o, np.asarray(r), rtol=rtol, atol=1e-13 if r.dtype.itemsize >= 8 else 1e-5)
+
+
+@pytest.mark.parametrize("kw", [{}, {"nperseg": 64}, {"nperseg": 64, "noverlap": 10, "nfft": 100},
+                                {"nperseg": 50, "detrend": "linear"},
+                                {"nperseg": 64, "return_onesided": False},
+                                {"nperseg": 64, "boundary": "even"},
+                                {"nperseg": 64, "boundary": "odd"},
+                                {"nperseg": 64, "boundary": "constant"},
+                                {"nperseg": 64, "boundary": None, "padded": False},
+                                {"nperseg": 64, "window": "hamming"},
+                                {"nperseg": 63, "scaling": "psd"}],
+                         ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "default")
+def test_stft_matches_scipy(kw):
+    _same_tuple(S.stft(_SIG, **kw), ss.stft(_SIG, **kw))
+
+
+@pytest.mark.parametrize("kw", [{}, {"nperseg": 64}, {"nperseg": 64, "noverlap": 10, "nfft": 100},
+                                {"nperseg": 50, "detrend": "linear"},
+                                {"nperseg": 64, "return_onesided": False},
+                                {"nperseg": 64, "scaling": "spectrum"},
+                                {"nperseg": 64, "average": "median"},
+                                {"nperseg": 64, "window": np.ones(64)},
+                                {"nperseg": 65, "detrend": False}],
+                         ids=lambda kw: "-".join(
+                             f"{k}={'array' if isinstance(v, np.ndarray) else v}"
+                             for k, v in kw.items()) or "default")
+def test_welch_and_csd_match_scipy(kw):
+    _same_tuple(S.welch(_SIG, **kw), ss.welch(_SIG, **kw))
+    _same_tuple(S.csd(_SIG, _SIG_Y, **kw), ss.csd(_SIG, _SIG_Y, **kw))
+
+
+def test_spectral_axes_dtypes_and_complex():
+    _same_tuple(S.welch(_SIG.T, nperseg=64, axis=0), ss.welch(_SIG.T, nperseg=64, axis=0))
+    _same_tuple(S.stft(_SIG.T, nperseg=64, axis=0), ss.stft(_SIG.T, nperseg=64, axis=0))
+    xc = _SIG + 1j * _SIG[::-1]
+    _same_tuple(S.csd(xc, _SIG_Y, nperseg=64), ss.csd(xc, _SIG_Y, nperseg=64))
+    # float32 data: float32 / complex64 estimates, float64 frequencies and times (SciPy's)
+    x32 = _SIG.astype(np.float32)
+    _same_tuple(S.welch(x32, nperseg=64), ss.welch(x32, nperseg=64), rtol=1e-4)
+    _same_tuple(S.stft(x32, nperseg=64), ss.stft(x32, nperseg=64), rtol=1e-4)
+    # csd(x, None) is welch's complex form (JAX's)
+    f, p = S.csd(_SIG, None, nperseg=64)
+    _same(nx.real(p), ss.welch(_SIG, nperseg=64)[1])
+
+
+def test_spectral_derivatives_jit_and_vmap():
+    x = RNG.standard_normal(300)
+    nx.check_grads(lambda v: S.welch(v, nperseg=64)[1], (x,), order=2)
+    nx.check_grads(lambda v: nx.abs(S.stft(v, nperseg=64, boundary="odd")[2]), (x,))
+    nx.check_grads(lambda v, w: nx.real(S.csd(v, w, nperseg=64, average="median")[1]),
+                   (x, x[::-1].copy()))
+    want = ss.welch(_SIG, nperseg=64)[1]
+    got = nx.vmap(lambda v: S.welch(v, nperseg=64)[1])(_SIG)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-11, atol=1e-14)
+    got = nx.jit(lambda v: S.stft(v, nperseg=64)[2])(_SIG)
+    np.testing.assert_allclose(np.asarray(got), ss.stft(_SIG, nperseg=64)[2], rtol=1e-11,
+                               atol=1e-14)
+
+
+def test_spectral_bad_input():
+    with pytest.raises(ValueError, match="noverlap"):
+        S.welch(_SIG, nperseg=32, noverlap=32)
+    with pytest.raises(ValueError, match="nfft"):
+        S.stft(_SIG, nperseg=64, nfft=32)
+    with pytest.raises(ValueError, match="nperseg"):
+        S.welch(_SIG, window=np.ones(16), nperseg=32)
+    with pytest.raises(ValueError, match="window"):
+        S.welch(_SIG, window=np.ones((2, 16)))
+    with pytest.raises(ValueError, match="boundary"):
+        S.stft(_SIG, boundary="wrap")
+    with pytest.raises(ValueError, match="average"):
+        S.csd(_SIG, _SIG, average="mode")
+    with pytest.raises(ValueError, match="scaling"):
+        S.welch(_SIG, scaling="power")
+    with pytest.raises(ValueError, match="axis"):
+        S.welch(_SIG, axis=2)

@@ -6,9 +6,13 @@
 The convolutions and correlations are computed directly (the sum over a strided window view of
 the padded larger operand), in the operands' promoted dtype (ints stay ints, as SciPy's);
 ``fftconvolve`` through real (or complex) FFTs, in the promoted inexact dtype.  All are
-differentiable in both operands, batchable and jittable.
+differentiable in both operands, batchable and jittable.  The spectral estimates ``stft``,
+``csd`` and ``welch`` are SciPy's (windowed segments, FFTs, SciPy's scalings), differentiable
+in the signals.
 """
 from __future__ import annotations
+
+from typing import Any, Callable
 
 import numpy as np
 import scipy.fft as _sfft
@@ -23,7 +27,7 @@ from nx_rune.frontend.indexing import getitem as _getitem
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["convolve", "convolve_general", "correlate", "fftconvolve", "convolve2d",
-           "correlate2d", "detrend"]
+           "correlate2d", "detrend", "stft", "csd", "welch"]
 
 _MODES = ("full", "valid", "same")
 
@@ -343,6 +347,212 @@ def detrend(data: ArrayLike, axis: int = -1, type: str = "linear", bp: ArrayLike
         pieces.append(yc)
     out = pieces[0] if len(pieces) == 1 else F.concatenate(pieces, axis=-1)
     return F.moveaxis(out, -1, axis)
+
+
+
+# -- spectral estimates: stft, csd, welch --------------------------------------------------------
+
+def _window(window, nperseg, length, dtype):
+    """SciPy's _triage_segments: a named window (scipy.signal.get_window, periodic) of
+    ``nperseg`` samples (256 by default, at most the signal's length), or a given 1-D window
+    (its length is nperseg); the window as a constant of ``dtype``, and nperseg."""
+    import scipy.signal as _ss
+
+    if isinstance(window, (str, tuple)):
+        nperseg = 256 if nperseg is None else nperseg
+        nperseg = min(nperseg, length)
+        win = _ss.get_window(window, nperseg)
+    else:
+        win = _concrete(F.asarray(window))
+        if win is None:
+            raise ValueError("window: needs concrete values (a name or an array, not a traced "
+                             "value)")
+        win = np.asarray(win)
+        if win.ndim != 1:
+            raise ValueError(f"window: must be 1-D, got shape {win.shape}")
+        if length < win.shape[0]:
+            raise ValueError(f"window: longer ({win.shape[0]}) than the signal ({length})")
+        if nperseg is None:
+            nperseg = win.shape[0]
+        elif nperseg != win.shape[0]:
+            raise ValueError(f"nperseg: {nperseg} differs from the window's length "
+                             f"{win.shape[0]}")
+    real = np.float64 if dtypes.is_complex(dtype) and dtype == np.complex128 else (
+        np.float32 if dtypes.is_complex(dtype) else dtype)
+    return np.asarray(win, dtype=real), int(nperseg)
+
+
+def _extend(x, n, boundary):
+    """x extended by n samples at both ends of its last axis: SciPy's even_ext (mirror without
+    the edge), odd_ext (2 edge - mirror), const_ext (the edge), zero_ext."""
+    if n == 0 or boundary is None:
+        return x
+    if boundary == "zeros":
+        return F.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)])
+    if boundary == "constant":
+        return F.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)], mode="edge")
+    even = F.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)], mode="reflect")
+    if boundary == "even":
+        return even
+    # odd: 2 x[0] - x[n:0:-1] before, 2 x[-1] - x[-2:-n-2:-1] after
+    edge = F.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)], mode="edge")
+    body = F.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)])
+    inner = F.pad(F.zeros_like(x), [(0, 0)] * (x.ndim - 1) + [(n, n)], constant_values=1.0)
+    return F.add(body, F.multiply(F.subtract(F.multiply(edge, 2.0), even), inner))
+
+
+def _spectral(name, x, y, fs, window, nperseg, noverlap, nfft, detrend_, return_onesided,
+              scaling, axis, mode, boundary, padded):
+    """SciPy's _spectral_helper: (freqs, times, result (..., nfreq, nseg) with the signal's
+    axis replaced by the frequencies and the segments last)."""
+    if boundary not in (None, "zeros", "even", "odd", "constant"):
+        raise ValueError(f"boundary: must be 'even', 'odd', 'constant', 'zeros' or None, got "
+                         f"{boundary!r}")
+    if scaling not in ("density", "spectrum"):
+        raise ValueError(f"scaling: must be 'density' or 'spectrum', got {scaling!r}")
+    same = y is None
+    xs = [_as_inexact(F.asarray(x))] + ([] if same else [_as_inexact(F.asarray(y))])
+    xs = list(_promote(*xs))
+    nd = xs[0].ndim
+    if nd == 0:
+        raise ValueError(f"x: {name} needs at least one axis, got a scalar")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis: must be an int, got {axis!r}")
+    if not -nd <= axis < nd:
+        raise ValueError(f"axis: {axis} is out of range for x of shape {xs[0].shape}")
+    xs = [F.moveaxis(v, int(axis), -1) for v in xs]
+    if not same and xs[0].shape[-1] != xs[1].shape[-1]:
+        # the shorter signal padded with zeros, as SciPy's
+        n = max(xs[0].shape[-1], xs[1].shape[-1])
+        xs = [F.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, n - v.shape[-1])]) for v in xs]
+    if nperseg is not None and int(nperseg) < 1:
+        raise ValueError(f"nperseg: must be a positive integer, got {nperseg}")
+    dtype = xs[0].dtype
+    win, nperseg = _window(window, None if nperseg is None else int(nperseg),
+                           xs[0].shape[-1], dtype)
+    nfft = nperseg if nfft is None else int(nfft)
+    if nfft < nperseg:
+        raise ValueError(f"nfft: must be at least nperseg ({nperseg}), got {nfft}")
+    noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+    if noverlap >= nperseg:
+        raise ValueError(f"noverlap: must be less than nperseg ({nperseg}), got {noverlap}")
+    step = nperseg - noverlap
+    xs = [_extend(v, nperseg // 2, boundary) for v in xs]
+    if padded:
+        extra = (-(xs[0].shape[-1] - nperseg) % step) % nperseg
+        xs = [F.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, extra)]) for v in xs]
+    length = xs[0].shape[-1]
+    nseg = (length - nperseg) // step + 1
+    onesided = bool(return_onesided) and not dtypes.is_complex(dtype)
+    index = (np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]).astype(np.int32)
+    w = F.asarray(win)
+
+    def segments_fft(v):
+        seg = F.take(v, F.asarray(index), axis=-1)                  # (..., nseg, nperseg)
+        if callable(detrend_):
+            seg = detrend_(seg)
+        elif detrend_:
+            seg = detrend(seg, axis=-1, type=detrend_)
+        seg = F.multiply(seg, w)
+        return _fft.rfft(seg, nfft, -1) if onesided else _fft.fft(seg, nfft, -1)
+
+    wsum = float(win.sum())
+    scale = 1.0 / (float(fs) * float((win * win).sum())) if scaling == "density" \
+        else 1.0 / wsum ** 2
+    if mode == "stft":
+        scale = float(np.sqrt(scale))
+    res = segments_fft(xs[0])
+    if mode == "psd":
+        other = res if same else segments_fft(xs[1])
+        res = F.multiply(F.conj(res), other)
+    res = F.multiply(res, scale)
+    if onesided and mode == "psd":
+        nfreq = res.shape[-1]
+        factor = np.full(nfreq, 2.0)
+        factor[0] = 1.0
+        if nfft % 2 == 0:
+            factor[-1] = 1.0
+        res = F.multiply(res, F.asarray(factor.astype(win.dtype)))
+    freqs = np.fft.rfftfreq(nfft, 1.0 / float(fs)) if onesided else \
+        np.fft.fftfreq(nfft, 1.0 / float(fs))
+    times = np.arange(nperseg / 2, length - nperseg / 2 + 1, step) / float(fs)
+    if boundary is not None:
+        times = times - (nperseg / 2) / float(fs)
+    res = F.moveaxis(res, -1, -2)                                   # (..., nfreq, nseg)
+    out_axis = int(axis) % nd
+    res = F.moveaxis(res, -2, out_axis) if out_axis != nd - 1 else res
+    # the frequencies and times in float64 whatever the data's dtype (SciPy's)
+    return freqs.astype(np.float64), times.astype(np.float64), res
+
+
+def stft(x: ArrayLike, fs: float = 1.0, window: str | tuple | ArrayLike = "hann",
+         nperseg: int = 256, noverlap: int | None = None, nfft: int | None = None,
+         detrend: bool | str | Callable[..., Any] = False, return_onesided: bool = True,
+         boundary: str | None = "zeros", padded: bool = True, axis: int = -1,
+         scaling: str = "spectrum") -> tuple[Array, Array, Array]:
+    """The short-time Fourier transform, as ``scipy.signal.stft``: (frequencies, segment
+    times, Zxx), Zxx with x's ``axis`` replaced by the frequencies and the segments as a new
+    last axis.  ``window`` a name (``scipy.signal.get_window``'s, periodic) or a 1-D array;
+    ``nperseg`` samples per segment (at most x's length), ``noverlap`` (nperseg // 2),
+    ``nfft`` (nperseg); ``detrend`` False, "constant", "linear" or a function of the segments;
+    ``boundary`` the extension at both ends ("zeros", "even", "odd", "constant" or None);
+    ``padded`` zeros to a whole number of segments; ``scaling`` "spectrum" (1 / sum(window))
+    or "psd" (1 / sqrt(fs sum(window**2))).  Complex output (complex64 for float32 input);
+    differentiable in x."""
+    if scaling not in ("spectrum", "psd"):
+        raise ValueError(f"scaling: must be 'spectrum' or 'psd', got {scaling!r}")
+    freqs, times, z = _spectral("stft", x, None, fs, window, nperseg, noverlap, nfft, detrend,
+                                return_onesided, "density" if scaling == "psd" else "spectrum",
+                                axis, "stft", boundary, padded)
+    return F.asarray(freqs), F.asarray(times), z
+
+
+def csd(x: ArrayLike, y: ArrayLike | None, fs: float = 1.0,
+        window: str | tuple | ArrayLike = "hann", nperseg: int | None = None,
+        noverlap: int | None = None, nfft: int | None = None,
+        detrend: bool | str | Callable[..., Any] = "constant", return_onesided: bool = True,
+        scaling: str = "density", axis: int = -1,
+        average: str = "mean") -> tuple[Array, Array]:
+    """The cross power spectral density of x and y by Welch's method, as
+    ``scipy.signal.csd``: (frequencies, Pxy), the segments' conj(X) Y scaled ("density":
+    1 / (fs sum(window**2)), "spectrum": 1 / sum(window)**2; one-sided: doubled but at 0 and
+    Nyquist) and averaged ("mean", or "median" with SciPy's bias correction).  ``y`` None: x
+    itself (JAX's).  ``nperseg`` defaults to 256 (at most the length), ``noverlap`` to half of
+    it, ``detrend`` to "constant"; no boundary extension or padding.  Complex output;
+    differentiable in x and y."""
+    if average not in ("mean", "median"):
+        raise ValueError(f"average: must be 'mean' or 'median', got {average!r}")
+    freqs, _, p = _spectral("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend,
+                            return_onesided, scaling, axis, "psd", None, False)
+    # p (..., nfreq, nseg) with the frequencies at x's axis: the segments are last
+    if p.shape[-1] > 1:
+        if average == "median":
+            n = p.shape[-1]
+            ii = 2 * np.arange(1.0, (n - 1) // 2 + 1)
+            bias = float(1 + np.sum(1.0 / (ii + 1) - 1.0 / ii))
+            med = F.median(F.real(p), axis=-1)
+            if dtypes.is_complex(p.dtype):
+                med = F.add(F.astype(med, p.dtype),
+                            F.multiply(F.astype(F.median(F.imag(p), axis=-1), p.dtype), 1j))
+            p = F.divide(med, bias)
+        else:
+            p = F.mean(p, axis=-1)
+    else:
+        p = F.reshape(p, p.shape[:-1])
+    return F.asarray(freqs), p
+
+
+def welch(x: ArrayLike, fs: float = 1.0, window: str | tuple | ArrayLike = "hann",
+          nperseg: int | None = None, noverlap: int | None = None, nfft: int | None = None,
+          detrend: bool | str | Callable[..., Any] = "constant", return_onesided: bool = True,
+          scaling: str = "density", axis: int = -1,
+          average: str = "mean") -> tuple[Array, Array]:
+    """The power spectral density of x by Welch's method, as ``scipy.signal.welch``: the real
+    part of ``csd(x, x, ...)`` (same arguments).  Real output in x's real dtype;
+    differentiable in x."""
+    freqs, p = csd(x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided,
+                   scaling, axis, average)
+    return freqs, F.real(p)
 
 
 def __dir__():
