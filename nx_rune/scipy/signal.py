@@ -8,7 +8,7 @@ the padded larger operand), in the operands' promoted dtype (ints stay ints, as 
 ``fftconvolve`` through real (or complex) FFTs, in the promoted inexact dtype.  All are
 differentiable in both operands, batchable and jittable.  The spectral estimates ``stft``,
 ``csd`` and ``welch`` are SciPy's (windowed segments, FFTs, SciPy's scalings), differentiable
-in the signals.
+in the signals; ``istft`` inverts ``stft`` by SciPy's weighted overlap-add.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from nx_rune.frontend.indexing import getitem as _getitem
 from nx_rune.typing import Array, ArrayLike
 
 __all__ = ["convolve", "convolve_general", "correlate", "fftconvolve", "convolve2d",
-           "correlate2d", "detrend", "stft", "csd", "welch"]
+           "correlate2d", "detrend", "stft", "istft", "csd", "welch"]
 
 _MODES = ("full", "valid", "same")
 
@@ -553,6 +553,103 @@ def welch(x: ArrayLike, fs: float = 1.0, window: str | tuple | ArrayLike = "hann
     freqs, p = csd(x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided,
                    scaling, axis, average)
     return freqs, F.real(p)
+
+
+
+def _overlap_add(segments, step):
+    """sum over k of segment k (..., nseg, nperseg) placed at offset k step: the segments cut
+    into pieces of ``step`` samples, each piece index j a shifted flat sum (no scatter)."""
+    nseg, nperseg = segments.shape[-2], segments.shape[-1]
+    pieces = -(-nperseg // step)
+    lead = [(0, 0)] * (segments.ndim - 1)
+    seg = F.pad(segments, lead + [(0, pieces * step - nperseg)])
+    seg = F.reshape(seg, segments.shape[:-2] + (nseg, pieces, step))
+    total = None
+    for j in range(pieces):
+        block = F.reshape(F.take(seg, j, axis=-2), segments.shape[:-2] + (nseg * step,))
+        block = F.pad(block, lead[1:] + [(j * step, (pieces - 1 - j) * step)])
+        total = block if total is None else F.add(total, block)
+    assert total is not None
+    return _getitem(total, (Ellipsis, slice(0, nperseg + (nseg - 1) * step)))
+
+
+def istft(Zxx: ArrayLike, fs: float = 1.0, window: str | tuple | ArrayLike = "hann",
+          nperseg: int | None = None, noverlap: int | None = None, nfft: int | None = None,
+          input_onesided: bool = True, boundary: bool = True, time_axis: int = -1,
+          freq_axis: int = -2, scaling: str = "spectrum") -> tuple[Array, Array]:
+    """The inverse short-time Fourier transform, as ``scipy.signal.istft``: (times, x) from
+    the segments' spectra ``Zxx`` (frequencies along ``freq_axis``, segments along
+    ``time_axis``; one-sided unless ``input_onesided`` is False), by inverse FFTs and the
+    window-weighted overlap-add divided by the summed squared window (where above 1e-10).
+    ``nperseg`` defaults to the spectra's length (2 (nfreq - 1) one-sided), ``noverlap`` to
+    half of it; ``boundary`` drops the nperseg // 2 samples ``stft`` added at each end;
+    ``scaling`` as ``stft``'s.  x is real for one-sided input; differentiable in Zxx.  The
+    times are SciPy's: arange(x.shape[0]) / fs (the sample times for a 1-D signal; for
+    batched signals SciPy counts the first axis, and so does this)."""
+    if scaling not in ("spectrum", "psd"):
+        raise ValueError(f"scaling: must be 'spectrum' or 'psd', got {scaling!r}")
+    z = F.asarray(Zxx)
+    z = z if dtypes.is_complex(z.dtype) else F.astype(
+        z, np.complex64 if z.dtype == np.float32 else np.complex128)
+    if z.ndim < 2:
+        raise ValueError(f"Zxx: needs at least two axes (frequencies, segments), got shape "
+                         f"{z.shape}")
+    fa, ta = int(freq_axis) % z.ndim, int(time_axis) % z.ndim
+    if fa == ta:
+        raise ValueError("freq_axis and time_axis: must differ")
+    outer = [i for i in range(z.ndim) if i not in (fa, ta)]
+    z = F.transpose(z, outer + [fa, ta])                  # (..., nfreq, nseg)
+    nseg = z.shape[-1]
+    n_default = 2 * (z.shape[-2] - 1) if input_onesided else z.shape[-2]
+    if nperseg is None:
+        nperseg = n_default
+    elif int(nperseg) < 1:
+        raise ValueError(f"nperseg: must be a positive integer, got {nperseg}")
+    nperseg = int(nperseg)
+    if nfft is None:
+        nfft = nperseg if input_onesided and nperseg == n_default + 1 else n_default
+    elif int(nfft) < nperseg:
+        raise ValueError(f"nfft: must be at least nperseg ({nperseg}), got {nfft}")
+    nfft = int(nfft)
+    noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+    if noverlap >= nperseg:
+        raise ValueError(f"noverlap: must be less than nperseg ({nperseg}), got {noverlap}")
+    step = nperseg - noverlap
+    real = np.float32 if z.dtype == np.complex64 else np.float64
+    win: np.ndarray
+    if isinstance(window, (str, tuple)):
+        import scipy.signal as _ss
+        win = np.asarray(_ss.get_window(window, nperseg), dtype=real)
+    else:
+        wv = _concrete(F.asarray(window))
+        if wv is None:
+            raise ValueError("window: needs concrete values (a name or an array)")
+        win = np.asarray(wv, dtype=real)
+        if win.ndim != 1 or win.shape[0] != nperseg:
+            raise ValueError(f"window: must be 1-D of nperseg = {nperseg} samples, got shape "
+                             f"{win.shape}")
+    segs = _fft.irfft(z, nfft, -2) if input_onesided else _fft.ifft(z, nfft, -2)
+    segs = _getitem(segs, (Ellipsis, slice(0, nperseg), slice(None)))
+    factor = float(win.sum()) if scaling == "spectrum" else \
+        float(np.sqrt(float(fs) * float((win * win).sum())))
+    segs = F.multiply(F.moveaxis(segs, -1, -2), F.asarray(win * factor))   # (..., nseg, nperseg)
+    x = _overlap_add(segs, step)
+    norm = np.zeros(nperseg + (nseg - 1) * step)
+    for k in range(nseg):
+        norm[k * step:k * step + nperseg] += win.astype(np.float64) ** 2
+    if boundary:
+        cut = nperseg // 2
+        x = _getitem(x, (Ellipsis, slice(cut, x.shape[-1] - cut)))
+        norm = norm[cut:len(norm) - cut]
+    norm = np.where(norm > 1e-10, norm, 1.0).astype(real)
+    x = F.divide(x, F.asarray(norm))
+    if input_onesided and dtypes.is_complex(x.dtype):
+        x = F.real(x)
+    if x.ndim > 1 and ta != z.ndim - 1:
+        x = F.moveaxis(x, -1, ta - 1 if fa < ta else ta)
+    # SciPy's (and JAX's) times count the output's first axis, the samples only for 1-D x
+    times = np.arange(x.shape[0]) / float(fs)
+    return F.asarray(times.astype(np.float64)), x
 
 
 def __dir__():
