@@ -1,7 +1,7 @@
 """``nx.scipy``: SciPy-style namespaces built on nx_rune, differentiable like the rest:
 ``nx.scipy.linalg`` (triangular solves, Cholesky factors, expm), ``nx.scipy.special`` (special
-functions), ``nx.scipy.stats`` (distributions), ``nx.scipy.signal`` (convolve) and
-``nx.scipy.integrate`` (odeint).
+functions), ``nx.scipy.stats`` (distributions), ``nx.scipy.signal`` (convolutions,
+correlations, spectral estimates) and ``nx.scipy.integrate`` (odeint, the trapezoidal rule).
 
 SciPy is a dependency: its LAPACK wrappers and ``scipy.special`` loops do the work (imported on
 first use, not when nx_rune is imported).
