@@ -387,6 +387,20 @@ def test_dirichlet_rvs_draws_what_nx_random_draws_for_the_key():
                                   np.asarray(nx.random.dirichlet(key, alpha, (2, 4))))
     np.testing.assert_allclose(np.asarray(got).sum(-1), 1.0, rtol=1e-12)
     assert ST.dirichlet.rvs(alpha, random_state=key).shape == (1, 3)
+    # jax.random.dirichlet(jax.random.PRNGKey(5), alpha (float32), (2, 4)) in jax 0.10.2 with
+    # x64 off (float32): the same draws, to float32 rounding of the softmax
+    got32 = ST.dirichlet.rvs(alpha.astype(np.float32), size=(2, 4), random_state=key)
+    assert got32.dtype == np.float32
+    want32 = np.array([
+        [[0.2885764241218567, 0.17884333431720734, 0.5325802564620972],
+         [0.5713250637054443, 0.09791488945484161, 0.33076009154319763],
+         [2.9376685688475845e-06, 0.6686052680015564, 0.33139175176620483],
+         [0.17554455995559692, 0.3337278664112091, 0.49072763323783875]],
+        [[7.210728085738083e-07, 0.4775504171848297, 0.5224488973617554],
+         [0.002145414939150214, 0.24266840517520905, 0.7551862001419067],
+         [0.1017410084605217, 0.1956551969051361, 0.702603816986084],
+         [0.06508281081914902, 0.3776605427265167, 0.5572566986083984]]])
+    np.testing.assert_allclose(np.asarray(got32), want32, rtol=3e-7)
     with pytest.raises(TypeError, match="random_state"):
         ST.dirichlet.rvs(alpha)
     with pytest.raises(ValueError, match="alpha"):
