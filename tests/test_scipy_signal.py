@@ -380,3 +380,15 @@ def test_istft_axes_two_sided_and_derivatives():
         S.istft(np.ones((5, 4)), time_axis=0, freq_axis=0)
     with pytest.raises(ValueError, match="window"):
         S.istft(z1, nperseg=64, window=np.ones(10))
+
+
+def test_importing_nx_rune_leaves_scipy_unimported():
+    # SciPy is imported on first use (nx_rune.scipy's promise): fftconvolve's next_fast_len
+    # and the spectral windows import it inside the functions
+    import subprocess
+    import sys
+    code = ("import sys, nx_rune; "
+            "print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

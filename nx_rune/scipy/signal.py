@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-import scipy.fft as _sfft
 
 from nx_rune import dtypes
 from nx_rune import fft as _fft
@@ -201,6 +200,8 @@ def fftconvolve(in1: ArrayLike, in2: ArrayLike, mode: str = "full",
                              f"the other along every axis, got shapes {a.shape} and {b.shape}")
     full = [x + y - 1 for x, y in zip(s1, s2)]
     real = not dtypes.is_complex(a.dtype)
+    import scipy.fft as _sfft       # (SciPy is imported on first use, not with nx_rune)
+
     fshape = [_sfft.next_fast_len(n, real) for n in full]
     if real:
         prod = F.multiply(_fft.rfftn(a, fshape, axes), _fft.rfftn(b, fshape, axes))
