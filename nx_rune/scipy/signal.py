@@ -200,7 +200,8 @@ def fftconvolve(in1: ArrayLike, in2: ArrayLike, mode: str = "full",
                              f"the other along every axis, got shapes {a.shape} and {b.shape}")
     full = [x + y - 1 for x, y in zip(s1, s2)]
     real = not dtypes.is_complex(a.dtype)
-    import scipy.fft as _sfft       # (SciPy is imported on first use, not with nx_rune)
+    # (SciPy is imported on first use, not with nx_rune)
+    import scipy.fft as _sfft
 
     fshape = [_sfft.next_fast_len(n, real) for n in full]
     if real:
