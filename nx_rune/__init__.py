@@ -64,6 +64,9 @@ from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402,F401
 from nx_rune.tensor import ArrayBase as Array  # noqa: E402,F401
 from nx_rune.placement import named_scope  # noqa: E402,F401
 
+# numpy.trapezoid (the trapezoidal rule), the same function as nx.scipy.integrate.trapezoid
+from nx_rune.scipy.integrate import trapezoid  # noqa: E402,F401
+
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes",

@@ -26,7 +26,8 @@ PUBLIC_MODULES = [
     "nx_rune.scipy", "nx_rune.scipy.integrate", "nx_rune.scipy.linalg", "nx_rune.scipy.signal",
     "nx_rune.scipy.special",
     "nx_rune.scipy.stats",
-    *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__),
+    *(f"nx_rune.scipy.stats.{d}" for d in nx_rune.scipy.stats.__all__
+      if isinstance(getattr(nx_rune.scipy.stats, d), types.ModuleType)),
     "nx_rune.scipy.optimize", "nx_rune.scipy.sparse", "nx_rune.scipy.sparse.linalg",
     "nx_rune.scipy.ndimage", "nx_rune.scipy.fft", "nx_rune.scipy.interpolate",
     "nx_rune.scipy.cluster", "nx_rune.scipy.cluster.vq", "nx_rune.scipy.spatial",

@@ -91,3 +91,74 @@ def test_odeint_bad_input():
         odeint(_lin, Y0, T, A, B, rtol=0.0)
     with pytest.raises(NotImplementedError, match="jit"):
         nx.jit(lambda y0: odeint(_lin, y0, T, A, B))(Y0)
+
+
+# -- trapezoid, cumulative_trapezoid -------------------------------------------------------------
+
+from nx_rune.scipy.integrate import cumulative_trapezoid, trapezoid  # noqa: E402
+
+Y3 = RNG.standard_normal((3, 5, 4))
+X1 = np.sort(RNG.standard_normal(5))
+X3 = np.sort(RNG.standard_normal((3, 5, 4)), axis=1)
+
+
+def _same(ours, ref, rtol=1e-13):
+    ours = np.asarray(ours)
+    assert ours.shape == np.shape(ref) and ours.dtype == np.asarray(ref).dtype
+    np.testing.assert_allclose(ours, ref, rtol=rtol, atol=1e-14)
+
+
+def test_trapezoid_matches_scipy_and_numpy():
+    for axis in (0, 1, -1, 2):
+        _same(trapezoid(Y3, axis=axis), si.trapezoid(Y3, axis=axis))
+        _same(trapezoid(Y3, dx=0.3, axis=axis), si.trapezoid(Y3, dx=0.3, axis=axis))
+        for initial in (None, 0):
+            _same(cumulative_trapezoid(Y3, dx=0.3, axis=axis, initial=initial),
+                  si.cumulative_trapezoid(Y3, dx=0.3, axis=axis, initial=initial))
+    _same(trapezoid(Y3, X1, axis=1), si.trapezoid(Y3, X1, axis=1))
+    _same(trapezoid(Y3, X3, axis=1), si.trapezoid(Y3, X3, axis=1))
+    _same(cumulative_trapezoid(Y3, X1, axis=1, initial=0),
+          si.cumulative_trapezoid(Y3, X1, axis=1, initial=0))
+    _same(cumulative_trapezoid(Y3, X3, axis=1), si.cumulative_trapezoid(Y3, X3, axis=1))
+    # an array dx broadcasts as NumPy's; one sample integrates to 0; complex y
+    dx = np.arange(1.0, 4.0)
+    _same(trapezoid(Y3, dx=dx), si.trapezoid(Y3, dx=dx))
+    _same(trapezoid(np.ones(1)), si.trapezoid(np.ones(1)))
+    _same(cumulative_trapezoid(np.ones(1), initial=0), si.cumulative_trapezoid(np.ones(1),
+                                                                               initial=0))
+    _same(trapezoid(Y3 + 1j * Y3[::-1], X1, axis=1), si.trapezoid(Y3 + 1j * Y3[::-1], X1, axis=1))
+    # dtypes: float32 stays float32; 64-bit ints integrate in float64 (NumPy's)
+    assert trapezoid(Y3.astype(np.float32)).dtype == np.float32
+    _same(trapezoid(np.arange(6, dtype=np.int64)), np.trapezoid(np.arange(6, dtype=np.int64)))
+    # nx.trapezoid and nx.numpy.trapezoid are the same function
+    _same(nx.trapezoid(Y3, X1, axis=1), np.trapezoid(Y3, X1, axis=1))
+    _same(nx.numpy.trapezoid(Y3, dx=2.0), np.trapezoid(Y3, dx=2.0))
+
+
+def test_trapezoid_derivatives_jit_and_vmap():
+    nx.check_grads(lambda y, x: trapezoid(y, x, axis=1), (Y3, X1), order=2)
+    nx.check_grads(lambda y, x: cumulative_trapezoid(y, x, axis=1, initial=0), (Y3, X3),
+                   order=2)
+    nx.check_grads(lambda d: trapezoid(Y3, dx=d), (np.array(0.7),))
+    want = si.cumulative_trapezoid(Y3, X1, axis=1)
+    got = nx.jit(lambda y, x: cumulative_trapezoid(y, x, axis=1))(Y3, X1)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+    got = nx.vmap(lambda y: cumulative_trapezoid(y, X1, axis=0))(Y3)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+    got = nx.vmap(lambda y, x: trapezoid(y, x, axis=0), in_axes=(0, 0))(Y3, X3)
+    np.testing.assert_allclose(np.asarray(got), si.trapezoid(Y3, X3, axis=1), rtol=1e-13)
+
+
+def test_trapezoid_bad_input():
+    with pytest.raises(ValueError, match="x: its length 4 must be y's length 5"):
+        trapezoid(Y3, np.arange(4.0), axis=1)
+    with pytest.raises(ValueError, match="x: must be 1-D or have y's number of axes"):
+        trapezoid(Y3, np.ones((5, 4)), axis=1)
+    with pytest.raises(ValueError, match="axis"):
+        trapezoid(Y3, axis=3)
+    with pytest.raises(TypeError, match="axis"):
+        trapezoid(Y3, axis=1.0)
+    with pytest.raises(ValueError, match="initial"):
+        cumulative_trapezoid(Y3, initial=1.0)
+    with pytest.raises(ValueError, match="y: trapezoid needs at least one axis"):
+        trapezoid(np.float64(1.0))

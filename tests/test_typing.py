@@ -27,7 +27,9 @@ import nx_rune.scipy.special  # noqa: E402
 import nx_rune.scipy.stats  # noqa: E402
 
 EXTRA_MODULES = (nx_rune.fft, nx_rune.scipy.special,
-                 *(getattr(nx_rune.scipy.stats, n) for n in nx_rune.scipy.stats.__all__))
+                 *(getattr(nx_rune.scipy.stats, n) for n in nx_rune.scipy.stats.__all__
+                   if isinstance(getattr(nx_rune.scipy.stats, n), types.ModuleType)),
+                 nx_rune.scipy.stats)
 
 
 def _public_functions():

@@ -54,6 +54,7 @@ NAMESPACE = [
     ("Function application (NumPy extensions)", "Python functions over arrays, as "
      "``jax.numpy``'s (``vectorize`` is a ``vmap``: the function is traced once).",
      "vectorize piecewise frompyfunc ufunc"),
+    ("Integration (NumPy extensions)", "", "trapezoid"),
     ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
      "softplus"),
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
@@ -323,7 +324,10 @@ def pages():
             for sub in SCIPY_SUBMODULES:
                 text += module_section(sub)
             stats = _resolve("nx_rune.scipy.stats")
-            for dist in [n for n in dir(stats) if not n.startswith("_")]:
+            # a section per distribution module (gaussian_kde and sem are listed in the
+            # stats section itself)
+            for dist in [n for n in dir(stats) if not n.startswith("_")
+                         and isinstance(getattr(stats, n), types.ModuleType)]:
                 text += module_section(f"nx_rune.scipy.stats.{dist}", level="~")
         else:
             text += module_section(modname, head=False)

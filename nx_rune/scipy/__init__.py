@@ -1,10 +1,11 @@
 """``nx.scipy``: SciPy-style namespaces built on nx_rune, differentiable like the rest:
 ``nx.scipy.linalg`` (triangular solves, Cholesky factors, expm), ``nx.scipy.special`` (special
-functions), ``nx.scipy.stats`` (distributions), ``nx.scipy.signal`` (convolve) and
-``nx.scipy.integrate`` (odeint); and, as ``jax.scipy``'s, ``nx.scipy.optimize`` (minimize),
-``nx.scipy.sparse.linalg`` (cg, gmres, bicgstab), ``nx.scipy.ndimage`` (map_coordinates),
-``nx.scipy.fft`` (dct, idct), ``nx.scipy.interpolate`` (RegularGridInterpolator),
-``nx.scipy.cluster.vq`` (vq) and ``nx.scipy.spatial.transform`` (Rotation, Slerp).
+functions), ``nx.scipy.stats`` (distributions), ``nx.scipy.signal`` (convolutions,
+correlations, spectral estimates) and ``nx.scipy.integrate`` (odeint, the trapezoidal rule);
+and, as ``jax.scipy``'s, ``nx.scipy.optimize`` (minimize), ``nx.scipy.sparse.linalg`` (cg,
+gmres, bicgstab), ``nx.scipy.ndimage`` (map_coordinates), ``nx.scipy.fft`` (dct, idct),
+``nx.scipy.interpolate`` (RegularGridInterpolator), ``nx.scipy.cluster.vq`` (vq) and
+``nx.scipy.spatial.transform`` (Rotation, Slerp).
 
 SciPy is a dependency: its LAPACK wrappers and ``scipy.special`` loops do the work (imported on
 first use, not when nx_rune is imported).

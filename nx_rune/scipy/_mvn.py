@@ -165,3 +165,11 @@ def pdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
 def __dir__():
     """The public names only (``__all__``), not the imports."""
     return sorted(__all__)
+
+
+# the entropy and samples (nx_rune.scipy._mvn_sampling): SciPy's multivariate_normal.entropy
+# and rvs
+from nx_rune.scipy._mvn_sampling import mvn_entropy as entropy  # noqa: E402
+from nx_rune.scipy._mvn_sampling import mvn_rvs as rvs  # noqa: E402
+
+__all__ += ["entropy", "rvs"]

@@ -9,18 +9,40 @@ from __future__ import annotations
 
 import math
 
+from nx_rune import dtypes
 from nx_rune import frontend as F
+from nx_rune.frontend._core import SCALARS, as_inexact, broadcast_shapes, operand, promote
 from nx_rune.scipy._args import real_operands
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_PI = math.log(math.pi)
 
-__all__ = ["args", "nan_where", "outside", "safe", "is_integer", "LOG_SQRT_2PI", "LOG_PI"]
+__all__ = ["args", "promoted", "nan_where", "outside", "safe", "is_integer", "log1mexp",
+           "LOG_SQRT_2PI", "LOG_PI"]
 
 
 def args(name, **kw):
     """The operands promoted to one real float dtype and broadcast (see ``real_operands``)."""
     return real_operands(name, **kw)
+
+
+def promoted(name, **kw):
+    """The operands promoted to one real float dtype as ``args``, but not broadcast: a
+    function whose parameters enter a costly term alone (truncnorm's normalising mass)
+    computes it at the parameters' shape, and the elementwise operations broadcast the rest."""
+    values = []
+    for arg, v in kw.items():
+        if isinstance(v, complex):
+            raise TypeError(f"{arg}: {name} is defined for real input, got {v!r}")
+        if not isinstance(v, SCALARS):
+            v = operand(v)
+            if dtypes.is_complex(v.dtype):
+                raise TypeError(f"{arg}: {name} is defined for real input, got dtype {v.dtype}")
+        values.append(v)
+    out = [as_inexact(v) for v in promote(*values)]
+    # the shapes must still broadcast together (the error names them, as ``args``'s)
+    broadcast_shapes(*(v.shape for v in out))
+    return out
 
 
 def nan_where(bad, x):
@@ -42,3 +64,12 @@ def safe(ok, x, value):
 def is_integer(k):
     """True where k is a finite integer value."""
     return F.equal(F.mod(k, 1.0), 0.0)
+
+
+def log1mexp(u):
+    """log(1 - exp(u)) for u <= 0 without cancellation: log(-expm1(u)) for u > -log 2,
+    log1p(-exp(u)) below (Maechler's choice); each branch sees a safe value where it is not
+    taken, so derivatives stay finite."""
+    near = F.greater(u, -math.log(2.0))
+    return F.where(near, F.log(F.negative(F.expm1(safe(near, u, -1.0)))),
+                   F.log1p(F.negative(F.exp(safe(near, -1.0, u)))))

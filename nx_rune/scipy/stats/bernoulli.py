@@ -9,7 +9,7 @@ from nx_rune.scipy import special
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["logpmf", "pmf"]
+__all__ = ["logpmf", "pmf", "cdf", "ppf"]
 
 
 def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
@@ -26,6 +26,26 @@ def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
 def pmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """exp(logpmf(k, p, loc))."""
     return F.exp(logpmf(k, p, loc))
+
+
+def cdf(k: ArrayLike, p: ArrayLike) -> Array:
+    """P(K <= k): 0 for k < 0, 1 - p for 0 <= k < 1, 1 for k >= 1 (nan for p outside [0, 1])."""
+    k, p = _c.args("bernoulli.cdf", k=k, p=p)
+    out = F.where(F.less(k, 0), 0.0, F.where(F.less(k, 1), F.subtract(1.0, p), 1.0))
+    bad = F.logical_or(F.logical_or(F.less(p, 0), F.greater(p, 1)), F.isnan(p))
+    return _c.nan_where(F.logical_or(bad, F.isnan(k)), out)
+
+
+def ppf(q: ArrayLike, p: ArrayLike) -> Array:
+    """The smallest k with P(K <= k) >= q: -1 at q = 0 and 1 at q = 1 (SciPy's ends of the
+    support), 0 for q <= 1 - p, 1 above (nan for q or p outside [0, 1])."""
+    q, p = _c.args("bernoulli.ppf", q=q, p=p)
+    out = F.where(F.equal(q, 0), -1.0,
+                  F.where(F.logical_and(F.less_equal(q, F.subtract(1.0, p)), F.less(q, 1)),
+                          0.0, 1.0))
+    bad = F.logical_or(F.logical_or(F.less(p, 0), F.greater(p, 1)),
+                       F.logical_or(F.less(q, 0), F.greater(q, 1)))
+    return _c.nan_where(F.logical_or(bad, F.logical_or(F.isnan(q), F.isnan(p))), out)
 
 
 def __dir__():

@@ -12,10 +12,11 @@ from nx_rune import dtypes
 from nx_rune import frontend as F
 from nx_rune.scipy import special
 from nx_rune.scipy._args import real_operand as _real_operand
+from nx_rune.scipy._mvn_sampling import dirichlet_rvs as _dirichlet_rvs
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["logpdf", "pdf", "rvs"]
 
 
 def logpdf(x: ArrayLike, alpha: ArrayLike) -> Array:
@@ -48,6 +49,15 @@ def logpdf(x: ArrayLike, alpha: ArrayLike) -> Array:
 def pdf(x: ArrayLike, alpha: ArrayLike) -> Array:
     """exp(logpdf(x, alpha))."""
     return F.exp(logpdf(x, alpha))
+
+
+def rvs(alpha: ArrayLike, size: int | tuple[int, ...] | None = 1,
+        random_state: ArrayLike | None = None) -> Array:
+    """Samples of Dirichlet(alpha), as ``scipy.stats.dirichlet.rvs``: shape ``size + (k,)``
+    (size 1: (1, k)).  ``random_state`` is an nx random key (required: nx_rune has no global
+    random state); the draws are ``nx.random.dirichlet(random_state, alpha, size)``'s.
+    Differentiable in alpha."""
+    return _dirichlet_rvs(alpha, size, random_state)
 
 
 def __dir__():

@@ -7,7 +7,7 @@ from nx_rune import frontend as F
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["logpdf", "pdf", "cdf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf"]
 
 
 def _y(name, x, loc, scale):
@@ -34,6 +34,40 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     y, ys, inside, scale = _y("expon.cdf", x, loc, scale)
     out = _c.outside(F.logical_not(inside), F.negative(F.expm1(F.negative(ys))), 0.0, y)
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """P(X > x) = exp(-y) for y >= 0, 1 below."""
+    return F.exp(_logsf("expon.sf", x, loc, scale))
+
+
+def _logsf(name, x, loc, scale):
+    y, ys, inside, scale = _y(name, x, loc, scale)
+    out = _c.outside(F.logical_not(inside), F.negative(ys), 0.0, y)
+    return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """log P(X > x) = -y for y >= 0, 0 below."""
+    return _logsf("expon.logsf", x, loc, scale)
+
+
+def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """log P(X <= x) = log(1 - exp(-y)) without cancellation (log1mexp) for y > 0, -inf at
+    y = 0 and below."""
+    y, ys, inside, scale = _y("expon.logcdf", x, loc, scale)
+    pos = F.greater(ys, 0)
+    out = F.where(pos, _c.log1mexp(F.negative(_c.safe(pos, ys, 1.0))), -float("inf"))
+    out = _c.outside(F.logical_not(inside), out, -float("inf"), y)
+    return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """The quantile loc - scale log1p(-q) (loc at 0, inf at 1, nan outside [0, 1])."""
+    q, loc, scale = _c.args("expon.ppf", q=q, loc=loc, scale=scale)
+    out = F.subtract(loc, F.multiply(scale, F.log1p(F.negative(q))))
+    bad = F.logical_or(F.less_equal(scale, 0), F.logical_or(F.less(q, 0), F.greater(q, 1)))
+    return _c.nan_where(bad, out)
 
 
 def __dir__():

@@ -8,7 +8,7 @@ from nx_rune.scipy import special
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["logpdf", "pdf", "cdf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "ppf", "isf"]
 
 
 def _y(name, x, loc, scale):
@@ -33,6 +33,26 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """expit((x - loc) / scale)."""
     y, scale = _y("logistic.cdf", x, loc, scale)
     return _c.nan_where(F.less_equal(scale, 0), special.expit(y))
+
+
+def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """P(X > x) = expit(-(x - loc) / scale) (accurate in the upper tail)."""
+    y, scale = _y("logistic.sf", x, loc, scale)
+    return _c.nan_where(F.less_equal(scale, 0), special.expit(F.negative(y)))
+
+
+def ppf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """The quantile loc + scale logit(x) of the probability x (JAX's argument name; -inf at
+    0, inf at 1, nan outside [0, 1])."""
+    x, loc, scale = _c.args("logistic.ppf", x=x, loc=loc, scale=scale)
+    return _c.nan_where(F.less_equal(scale, 0), F.add(loc, F.multiply(scale, special.logit(x))))
+
+
+def isf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """The inverse survival function loc - scale logit(x)."""
+    x, loc, scale = _c.args("logistic.isf", x=x, loc=loc, scale=scale)
+    return _c.nan_where(F.less_equal(scale, 0),
+                        F.subtract(loc, F.multiply(scale, special.logit(x))))
 
 
 def __dir__():

@@ -8,7 +8,7 @@ from nx_rune.scipy import special
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def _z(name, x, loc, scale):
@@ -57,6 +57,14 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile function loc + scale * ndtri(q) (-inf at 0, inf at 1, nan outside [0, 1])."""
     q, loc, scale = _c.args("norm.ppf", q=q, loc=loc, scale=scale)
     out = F.add(loc, F.multiply(scale, special.ndtri(q)))
+    return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def isf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """The inverse survival function loc - scale * ndtri(q) (inf at 0, -inf at 1, nan outside
+    [0, 1]): accurate for small q, where ppf(1 - q) would lose it."""
+    q, loc, scale = _c.args("norm.isf", q=q, loc=loc, scale=scale)
+    out = F.subtract(loc, F.multiply(scale, special.ndtri(q)))
     return _c.nan_where(F.less_equal(scale, 0), out)
 
 

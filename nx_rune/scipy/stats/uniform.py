@@ -7,7 +7,7 @@ from nx_rune import frontend as F
 from nx_rune.scipy.stats import _common as _c
 from nx_rune.typing import Array, ArrayLike
 
-__all__ = ["logpdf", "pdf", "cdf"]
+__all__ = ["logpdf", "pdf", "cdf", "ppf"]
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -29,6 +29,13 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     y = F.divide(F.subtract(x, loc), scale)
     out = F.where(F.less(y, 0), 0.0, F.where(F.greater(y, 1), 1.0, y))
     return _c.nan_where(F.less_equal(scale, 0), out)
+
+
+def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """The quantile loc + q scale (nan outside [0, 1])."""
+    q, loc, scale = _c.args("uniform.ppf", q=q, loc=loc, scale=scale)
+    bad = F.logical_or(F.less_equal(scale, 0), F.logical_or(F.less(q, 0), F.greater(q, 1)))
+    return _c.nan_where(bad, F.add(loc, F.multiply(q, scale)))
 
 
 def __dir__():
