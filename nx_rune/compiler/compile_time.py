@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 from nx_rune import primitives as P
 from nx_rune.autodiff.core import Interpreter, bind_at
@@ -27,7 +28,7 @@ class _CompileTimeEval(Interpreter):
 
 
 @contextlib.contextmanager
-def ensure_compile_time_eval():
+def ensure_compile_time_eval() -> Iterator[None]:
     """A block in which operations on concrete values are computed when they run, also while
     ``jit`` traces the function (they would otherwise be recorded into the program, and their
     results be tracers): ``int(nx.arange(3).sum())`` inside a jitted function works in it.
