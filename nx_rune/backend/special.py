@@ -94,3 +94,89 @@ def _betainc_part(which):
 
 
 IMPLS["betainc_da"], IMPLS["betainc_db"] = _betainc_part(0), _betainc_part(1)
+
+
+# -- the families of functions of one, two or three operands, by SciPy's name ----------------
+# special_unary(x, fn), special_binary(a, x, fn), special_ternary(a, b, x, fn): scipy.special's
+# loop named by the static parameter ``fn`` (one primitive per arity for the whole family, so
+# that each new function is a row of these tables and of the rules' tables, not eight new
+# places).  The integer-order loops (yn, expn) take their order as a float of integer value:
+# SciPy's float loop truncates it with a warning, which the front end has already checked.
+
+def _riemann_zeta(x):
+    return _special().zeta(x)
+
+
+def _integer_order(fname):
+    def loop(n, x):
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(n)
+            order = np.where(ok, n, 0).astype(np.int64)
+        out = getattr(_special(), fname)(order, x)
+        out = np.asarray(out, dtype=np.result_type(x, np.float32))
+        return np.where(ok, out, np.nan) if not ok.all() else out
+    return loop
+
+
+UNARY_FAMILY = {name: None for name in ("gammasgn", "rgamma", "j0", "j1", "y0", "y1", "spence",
+                                        "exp1", "expi")}
+UNARY_FAMILY["riemann_zeta"] = _riemann_zeta
+BINARY_FAMILY = {name: None for name in ("beta", "jv", "yv", "iv", "ive", "kv", "kve", "zeta",
+                                         "poch", "kl_div", "rel_entr")}
+BINARY_FAMILY["yn"] = _integer_order("yn")
+BINARY_FAMILY["expn"] = _integer_order("expn")
+def _hyp1f1(a, b, x):
+    """scipy.special.hyp1f1, except where SciPy's loop does not return (x = +inf, and x from
+    about 1e12 on: its asymptotic series never stops) and the value is known to overflow:
+    1F1(a; b; x) ~ Gamma(b) / Gamma(a) e^x x^(a - b) for large x, +-inf once its log passes
+    710 (a = 0, -1, -2, ...: a polynomial of degree -a, which SciPy sums at once for finite x;
+    at x = +inf, +-inf with its leading coefficient's sign, 1 for a = 0).  (SciPy's own loop
+    answers +inf there even where the sign is negative: 1F1(0.5; -2.5; 800) = -7.4e355.)"""
+    sc = _special()
+    with np.errstate(all="ignore"):
+        a, b, x = (np.asarray(v, dtype=np.float64) for v in (a, b, x))
+        poly = (a <= 0) & (np.floor(a) == a)
+        log_mag = x + (a - b) * np.log(np.maximum(x, 1.0)) + sc.gammaln(b) - sc.gammaln(a)
+        huge = (x > 50 + 4 * (np.abs(a) + np.abs(b))) & ~poly & (log_mag > 710)
+        huge |= (x == np.inf) & ~poly
+        poly_inf = (x == np.inf) & poly
+        direct = ~(huge | poly_inf)
+        if direct.all():
+            return sc.hyp1f1(a, b, x)
+        out = np.full(x.shape, np.nan)
+        out[direct] = sc.hyp1f1(a[direct], b[direct], x[direct])
+        out[huge] = np.inf * sc.gammasgn(a[huge]) * sc.gammasgn(b[huge])
+        # the leading coefficient of the polynomial: (a)_n / ((b)_n n!), n = -a
+        n = -a[poly_inf]
+        lead = np.sign(sc.poch(a[poly_inf], n)) * np.sign(sc.poch(b[poly_inf], n))
+        out[poly_inf] = np.where(n == 0, 1.0, np.inf * lead)
+    return out
+
+
+TERNARY_FAMILY = {"hyp1f1": _hyp1f1}
+
+
+def _family_loop(table, fn):
+    loop = table.get(fn, KeyError)
+    if loop is KeyError:
+        raise ValueError(f"fn: no special function named {fn!r} in this family "
+                         f"(known: {sorted(table)})")
+    return loop if loop is not None else getattr(_special(), fn)
+
+
+@_impl("special_unary")
+def _special_unary_family(x, *, fn):
+    a = x._np()
+    return _out(_in_dtype(_family_loop(UNARY_FAMILY, fn)(a), a.dtype))
+
+
+@_impl("special_binary")
+def _special_binary_family(a, x, *, fn):
+    xn = x._np()
+    return _out(_in_dtype(_family_loop(BINARY_FAMILY, fn)(a._np(), xn), xn.dtype))
+
+
+@_impl("special_ternary")
+def _special_ternary_family(a, b, x, *, fn):
+    xn = x._np()
+    return _out(_in_dtype(_family_loop(TERNARY_FAMILY, fn)(a._np(), b._np(), xn), xn.dtype))
