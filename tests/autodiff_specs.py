@@ -901,6 +901,8 @@ SPECS += [
     Spec("y0", _U, _family_spec(_U, "y0", [pos]), ELEMENTWISE),
     Spec("y1", _U, _family_spec(_U, "y1", [pos]), ELEMENTWISE),
     Spec("spence", _U, _family_spec(_U, "spence", [pos]), ELEMENTWISE),
+    Spec("erfcinv", _U, _family_spec(_U, "erfcinv", [lambda r, s: r.uniform(0.1, 1.9, s)]),
+         ELEMENTWISE),
     Spec("exp1", _U, _family_spec(_U, "exp1", [pos]), ELEMENTWISE),
     Spec("expi", _U, _family_spec(_U, "expi", [pos]), ELEMENTWISE),
     Spec("riemann_zeta", _U, _family_spec(_U, "riemann_zeta", [_zeta_s]), ELEMENTWISE),

@@ -18,7 +18,7 @@ EDGES = [0.0, -0.0, 1.0, -1.0, -2.0, -2.5, 0.5, 1e-8, -1e-8, 3.7, 30.0, 200.0, -
 # our name: SciPy's function
 UNARY = {"gammasgn": sc.gammasgn, "rgamma": sc.rgamma, "j0": sc.j0, "j1": sc.j1, "y0": sc.y0,
          "y1": sc.y1, "spence": sc.spence, "exp1": sc.exp1, "expi": sc.expi, "psi": sc.psi,
-         "zeta": sc.zeta}
+         "zeta": sc.zeta, "erfcinv": sc.erfcinv}
 BINARY = {"beta": sc.beta, "poch": sc.poch, "jv": sc.jv, "jn": sc.jn, "yv": sc.yv,
           "iv": sc.iv, "ive": sc.ive, "kv": sc.kv, "kve": sc.kve, "zeta": sc.zeta,
           "kl_div": sc.kl_div, "rel_entr": sc.rel_entr}
@@ -29,7 +29,9 @@ ORDERS = [0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, 2.5, -1.5, 30.0]
 def _same(ours, ref, dtype):
     ours = np.asarray(ours)
     assert ours.dtype == dtype, (ours.dtype, dtype)
-    np.testing.assert_array_equal(ours, np.asarray(ref).astype(dtype))
+    with np.errstate(over="ignore"):    # float64 references past float32's range: inf
+        ref = np.asarray(ref).astype(dtype)
+    np.testing.assert_array_equal(ours, ref)
 
 
 def _xs(dtype):
@@ -56,18 +58,6 @@ def test_binary_values_are_scipys(name, dtype):
     with np.errstate(all="ignore"):
         ref = fn(a.astype(int) if name in INTEGER_ORDER else a, x)
     _same(getattr(S, name)(a, x), ref, dtype)
-
-
-def test_erfcinv_is_scipys():
-    y = np.array([0.0, 1e-300, 1e-20, 0.1, 0.5, 1.0, 1.5, 1.99, 2.0, -0.1, 2.1, np.nan,
-                  np.inf] + list(RNG.uniform(0, 2, 30)))
-    ours = np.asarray(S.erfcinv(y))
-    np.testing.assert_allclose(ours, sc.erfcinv(y), rtol=4e-16, atol=0)
-    np.testing.assert_array_equal(np.isnan(ours), np.isnan(sc.erfcinv(y)))
-    y32 = y.astype(np.float32)
-    out32 = S.erfcinv(y32)
-    assert out32.dtype == np.float32
-    np.testing.assert_allclose(np.asarray(out32), sc.erfcinv(y32), rtol=3e-7)
 
 
 def test_hyp1f1_values_and_large_arguments():
@@ -212,6 +202,13 @@ def test_limits_at_singular_points_of_the_formulas():
                                rtol=1e-15)
     np.testing.assert_allclose(float(nx.grad(nx.grad(d))(nx.asarray(1.0, dtype="float64"))),
                                -2.0 / 3.0, rtol=1e-15)
+    # traced (jit) and concrete values take the same branches: the series near 1 only
+    x = np.array([0.5, 0.95, 1.0, 1.05, 2.0])
+    eager = _grad_each(nx.grad(S.spence), x)
+    traced = np.asarray(nx.jit(nx.vmap(nx.grad(nx.grad(S.spence))))(x))
+    np.testing.assert_allclose(traced, eager, rtol=1e-15)
+    np.testing.assert_allclose(eager, _fd(lambda t: _grad_each(S.spence, t), x, 1e-5),
+                               rtol=1e-7)
     # rgamma at the poles of gamma: (-1)^n n!
     poles = np.array([0.0, -1.0, -2.0, -3.0, -4.0])
     np.testing.assert_array_equal(_grad_each(S.rgamma, poles), [1.0, -1.0, 2.0, -6.0, 24.0])

@@ -119,7 +119,7 @@ def _integer_order(fname):
 
 
 UNARY_FAMILY = {name: None for name in ("gammasgn", "rgamma", "j0", "j1", "y0", "y1", "spence",
-                                        "exp1", "expi")}
+                                        "exp1", "expi", "erfcinv")}
 UNARY_FAMILY["riemann_zeta"] = _riemann_zeta
 BINARY_FAMILY = {name: None for name in ("beta", "jv", "yv", "iv", "ive", "kv", "kve", "zeta",
                                          "poch", "kl_div", "rel_entr")}
@@ -134,6 +134,8 @@ def _hyp1f1(a, b, x):
     answers +inf there even where the sign is negative: 1F1(0.5; -2.5; 800) = -7.4e355.)"""
     sc = _special()
     with np.errstate(all="ignore"):
+        if not (x > 50).any():      # (nan compares False) SciPy's loop returns for all of them
+            return sc.hyp1f1(a, b, x)
         a, b, x = (np.asarray(v, dtype=np.float64) for v in (a, b, x))
         poly = (a <= 0) & (np.floor(a) == a)
         log_mag = x + (a - b) * np.log(np.maximum(x, 1.0)) + sc.gammaln(b) - sc.gammaln(a)

@@ -353,11 +353,9 @@ def rgamma(x: ArrayLike) -> Array:
 
 
 def erfcinv(y: ArrayLike) -> Array:
-    """The inverse of erfc on [0, 2] (inf at 0, -inf at 2, nan outside): -ndtri(y / 2) /
-    sqrt(2), SciPy's formula.  Same shape, float dtype.  Derivative -sqrt(pi)/2
-    exp(erfcinv(y)**2)."""
-    y = _real(y, "y", "erfcinv")
-    return F.multiply(ndtri(F.multiply(y, 0.5)), -math.sqrt(0.5))
+    """The inverse of erfc on [0, 2] (inf at 0, -inf at 2, nan outside), SciPy's values.
+    Same shape, float dtype.  Derivative -sqrt(pi)/2 exp(erfcinv(y)**2)."""
+    return _family1("erfcinv", y, "erfcinv", "y")
 
 
 def factorial(n: ArrayLike, exact: bool = False) -> Array:

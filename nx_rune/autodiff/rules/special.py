@@ -295,7 +295,13 @@ _SPENCE_TERMS = 18
 
 def _d_spence(x, ans):
     u = _sub(x, _c(1, x))
-    near = ops.less(ops.abs(u), _SPENCE_NEAR)
+    if _known(x):     # concrete values: each branch only where it is needed
+        near_v = np.abs(_val(x) - 1) < _SPENCE_NEAR
+        if not near_v.any():
+            return _div(_neg(bind(P.log_p, x)), u)
+        near = _mask(near_v, x)
+    else:
+        near = ops.less(ops.abs(u), _SPENCE_NEAR)
     un = bind(P.where_p, near, u, _zeros(u))
     acc = _c(-1.0 / _SPENCE_TERMS * (-1) ** (_SPENCE_TERMS - 1), u)
     for k in range(_SPENCE_TERMS - 2, -1, -1):
@@ -313,6 +319,7 @@ _UNARY_FAMILY_D = {
     "y0": lambda x, ans: _neg(_fam1("y1", x)),
     "y1": lambda x, ans: _half(_sub(_fam1("y0", x), _fam2("yn", _c(2, x), x))),
     "spence": _d_spence,
+    "erfcinv": lambda x, ans: _mul(_c(-_SQRT_PI / 2, x), _exp(_mul(ans, ans))),
     "exp1": lambda x, ans: _neg(_div(_exp(_neg(x)), x)),
     "expi": lambda x, ans: _div(_exp(x), x),
     "riemann_zeta": lambda x, ans: _zeta_ds(x, _c(1, x)),
