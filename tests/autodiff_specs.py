@@ -922,4 +922,10 @@ SPECS += [
     Spec("kl_div", _B, _family_spec(_B, "kl_div", [pos, pos]), ELEMENTWISE),
     Spec("rel_entr", _B, _family_spec(_B, "rel_entr", [pos, pos]), ELEMENTWISE),
     Spec("hyp1f1", _T, _family_spec(_T, "hyp1f1", [anyv], [(0, 1.5), (1, 2.5)]), ELEMENTWISE),
+    Spec("hyp1f1_abx", _T, _family_spec(_T, "hyp1f1", [pos, pos, anyv]), ELEMENTWISE,
+         second_order=False),
+    Spec("hyp1f1_da", _T, _family_spec(_T, "hyp1f1_da", [anyv], [(0, 1.5), (1, 2.5)]),
+         ELEMENTWISE),
+    Spec("hyp1f1_db", _T, _family_spec(_T, "hyp1f1_db", [anyv], [(0, 0.5), (1, 1.5)]),
+         ELEMENTWISE),
 ]

@@ -287,11 +287,42 @@ def test_order_derivatives_raise(fn, arg):
                (nx.asarray(np.float64(1.0)),))
 
 
-def test_hyp1f1_shape_derivatives_raise():
-    with pytest.raises(NotImplementedError, match="hyp1f1 in a"):
-        nx.grad(lambda a: S.hyp1f1(a, 2.5, 0.7))(1.5)
-    with pytest.raises(NotImplementedError, match="hyp1f1 in b"):
-        nx.grad(lambda b: S.hyp1f1(1.5, b, 0.7))(2.5)
+def test_hyp1f1_shape_derivatives():
+    f64 = np.float64
+    a, b, x = f64(1.5), f64(2.5), f64(0.7)
+    # jax 0.10.2's jax.grad(jax.scipy.special.hyp1f1, argnums=0 / 1)(1.5, 2.5, 0.7)
+    np.testing.assert_allclose(float(nx.grad(S.hyp1f1, argnums=0)(a, b, x)),
+                               0.42270307500572596, rtol=1e-14)
+    np.testing.assert_allclose(float(nx.grad(S.hyp1f1, argnums=1)(a, b, x)),
+                               -0.26072617563220124, rtol=1e-14)
+    # float64 central differences of SciPy's function, x of both signs (x < 0: Kummer's
+    # transformation), a polynomial (a = -2)
+    pts = np.array([[1.5, 2.5, -0.7], [1.5, 2.5, -30.0], [0.5, 1.5, 20.0], [-2.0, 2.5, 3.0],
+                    [2.0, 0.5, -5.0], [-2.5, 3.5, -4.0]])
+    for i in (0, 1):
+        got = np.asarray(nx.vmap(nx.grad(lambda p: S.hyp1f1(*p)))(pts))[:, i]
+
+        def shifted(h):
+            q = pts.copy()
+            q[:, i] += h
+            return sc.hyp1f1(*q.T)
+        h = 1e-6 * np.maximum(1.0, np.abs(pts[:, i]))
+        np.testing.assert_allclose(got, (shifted(h) - shifted(-h)) / (2 * h), rtol=1e-7)
+    # their derivative in x: the derivative in a (b) of a / b F(a + 1, b + 1, x)
+    for i in (0, 1):
+        mixed = nx.grad(nx.grad(S.hyp1f1, argnums=i), argnums=2)(a, b, x)
+        h = 1e-6
+
+        def dx(t):
+            args = [a, b, x]
+            args[i] = t
+            return float(nx.grad(S.hyp1f1, argnums=2)(*[f64(v) for v in args]))
+        fd = (dx((a, b)[i] + h) - dx((a, b)[i] - h)) / (2 * h)
+        np.testing.assert_allclose(float(mixed), fd, rtol=1e-7)
+    with pytest.raises(NotImplementedError, match="second derivative of hyp1f1 in a and b"):
+        nx.grad(nx.grad(S.hyp1f1, argnums=0), argnums=1)(a, b, x)
+    with pytest.raises(NotImplementedError, match="second derivative of hyp1f1 in a and b"):
+        nx.grad(nx.grad(S.hyp1f1, argnums=1), argnums=1)(a, b, x)
 
 
 # -- jit and vmap ------------------------------------------------------------------------------

@@ -301,8 +301,8 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
 # -- functions by SciPy's name: the families special_unary / special_binary / special_ternary --
 # One primitive per arity computes each of these by scipy.special's loop named by a static
 # parameter; their derivatives in x are the recurrences of each family (see
-# ``nx_rune.autodiff.rules.special``), so any order is available.  Orders (v, n) and hyp1f1's
-# a and b are not differentiable (NotImplementedError).
+# ``nx_rune.autodiff.rules.special``), so any order is available.  Orders (v, n) are not
+# differentiable (NotImplementedError); hyp1f1's a and b to first order.
 
 def _family1(fn, x, name, arg="x"):
     return _bind(P.special_unary_p, _real(x, arg, name), fn=fn)
@@ -493,9 +493,12 @@ def expn(n: ArrayLike, x: ArrayLike) -> Array:
 
 
 def hyp1f1(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
-    """Kummer's confluent hypergeometric function 1F1(a; b; x), SciPy's values.  Broadcast
-    shape, promoted float dtype.  Derivative in x: a / b hyp1f1(a + 1, b + 1, x), any order;
-    in a and b not implemented (NotImplementedError; JAX differentiates its series there)."""
+    """Kummer's confluent hypergeometric function 1F1(a; b; x), SciPy's values (where SciPy's
+    loop would not return, x = +inf and x past about 1e12, the overflow to +-inf that its
+    asymptotic form gives).  Broadcast shape, promoted float dtype.  Derivatives: in x, a / b
+    hyp1f1(a + 1, b + 1, x), any order; in a and b, the series of the partials (summed in
+    float64 to 1e-17 of the sum, through Kummer's transformation for x < 0), first order only
+    (a second derivative in a or b raises NotImplementedError)."""
     a, b, x = _reals("hyp1f1", a=a, b=b, x=x)
     return _bind(P.special_ternary_p, a, b, x, fn="hyp1f1")
 

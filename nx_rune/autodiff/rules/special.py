@@ -244,8 +244,9 @@ for _p, _wrt_b in ((P.betainc_da_p, False), (P.betainc_db_p, True)):
 # j_{v+1}) / 2, iv' = (i_{v-1} + i_{v+1}) / 2, kv' = -(k_{v-1} + k_{v+1}) / 2 (the exponentially
 # scaled ive, kve add the scale's derivative), expn' = -expn(n - 1, .), zeta(s, q) in q:
 # -s zeta(s + 1, q), hyp1f1(a, b, x)' = a / b hyp1f1(a + 1, b + 1, x).  Orders (v, n) are not
-# differentiable: their derivative raises NotImplementedError, as the shape parameters a, b of
-# hyp1f1 do.  zeta in s: the derivative of its Euler-Maclaurin sum (below), as JAX's.
+# differentiable: their derivative raises NotImplementedError.  hyp1f1 in a and b: the partials
+# hyp1f1_da, hyp1f1_db of the same family (series), first order.  zeta in s: the derivative of
+# its Euler-Maclaurin sum (below), as JAX's.
 
 def _fam1(fn, x):
     return bind(P.special_unary_p, x, fn=fn)
@@ -474,16 +475,35 @@ defvjp(P.special_binary_p, _binary_family_rule(0), _binary_family_rule(1))
 defjvp(P.special_binary_p, _binary_family_rule(0), _binary_family_rule(1))
 
 
-def _d_hyp1f1_x(a, b, x):
-    return _mul(_div(a, b), bind(P.special_ternary_p, _add(a, _c(1, a)), _add(b, _c(1, b)), x,
-                                 fn="hyp1f1"))
+def _fam3(fn, a, b, x):
+    return bind(P.special_ternary_p, a, b, x, fn=fn)
+
+
+def _d_hyp1f1_x(fn, a, b, x):
+    """d/dx of hyp1f1 (a / b F(a + 1, b + 1, x)) and of its partials in a and b, the
+    derivatives of that formula: F(a+1, b+1, x) / b + a / b F_a(a+1, b+1, x) and
+    -a / b^2 F(a+1, b+1, x) + a / b F_b(a+1, b+1, x)."""
+    a1, b1 = _add(a, _c(1, a)), _add(b, _c(1, b))
+    ratio = _div(a, b)
+    up = _fam3("hyp1f1", a1, b1, x)
+    if fn == "hyp1f1":
+        return _mul(ratio, up)
+    if fn == "hyp1f1_da":
+        return _add(_div(up, b), _mul(ratio, _fam3("hyp1f1_da", a1, b1, x)))
+    return _sub(_mul(ratio, _fam3("hyp1f1_db", a1, b1, x)), _div(_mul(ratio, up), b))
 
 
 def _ternary_family_rule(i):
+    """hyp1f1 in a and b: its partials (the series, nx_rune.backend.special), first order
+    only; in x, any order."""
     def rule(v, ans, a, b, x, *, fn):
-        if i < 2:
-            _no_order_derivative(fn, "ab"[i])()
-        return _mul(v, _d_hyp1f1_x(a, b, x))
+        if i == 2:
+            return _mul(v, _d_hyp1f1_x(fn, a, b, x))
+        if fn != "hyp1f1":
+            raise NotImplementedError(
+                "the second derivative of hyp1f1 in a and b is not implemented (first "
+                "derivatives in a and b, any order in x)")
+        return _mul(v, _fam3("hyp1f1_da" if i == 0 else "hyp1f1_db", a, b, x))
     return rule
 
 
