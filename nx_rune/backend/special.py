@@ -162,13 +162,18 @@ def _kummer_series_partials(a, b, x):
     """(dF/da, dF/db) of F = 1F1(a; b; x) for x >= 0 by its series sum_k t_k, t_k = (a)_k /
     (b)_k x^k / k!: dF/da = sum_k t_k sum_{i<k} 1/(a+i), dF/db = -sum_k t_k sum_{i<k}
     1/(b+i), carried as u_k, w_k (the products, so that a = 0, -1, ... divides by nothing).
-    nan where the terms have not fallen below 1e-17 of the sums after 20000 terms."""
+    Each element stops once its terms fall below 1e-17 of its sums for good (the work shrinks
+    to the elements still summing); nan where that has not happened after 20000 terms (x
+    beyond about 1e4), inf where the sum overflows."""
+    shape = x.shape
+    a, b, x = a.ravel(), b.ravel(), x.ravel()
+    da_out, db_out = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    idx = np.arange(x.size)
     t = np.ones_like(x)
     f, u, w = t.copy(), np.zeros_like(x), np.zeros_like(x)
     da, db = u.copy(), w.copy()
-    active = np.ones(x.shape, bool)
     for k in range(_SERIES_TERMS):
-        if not active.any():
+        if idx.size == 0:
             break
         ak, bk = a + k, b + k
         step = x / ((k + 1) * bk)
@@ -179,10 +184,13 @@ def _kummer_series_partials(a, b, x):
         small = ((np.abs(t) <= 1e-17 * np.abs(f)) & (np.abs(u) <= 1e-17 * np.abs(da))
                  & (np.abs(w) <= 1e-17 * np.abs(db)))
         # the terms decrease for good once k + 1 > |x (a + k) / (b + k)|
-        active &= ~(small & (k + 1 > np.abs(x * ak / bk))) & np.isfinite(f)
-    else:
-        da, db = np.where(active, np.nan, da), np.where(active, np.nan, db)
-    return da, db
+        done = (small & (k + 1 > np.abs(x * ak / bk))) | ~np.isfinite(f)
+        if done.any():
+            da_out[idx[done]], db_out[idx[done]] = da[done], db[done]
+            keep = ~done
+            idx, a, b, x, t, f, u, w, da, db = (v[keep] for v in (idx, a, b, x, t, f, u, w,
+                                                                   da, db))
+    return da_out.reshape(shape), db_out.reshape(shape)
 
 
 def _hyp1f1_partials(a, b, x):
