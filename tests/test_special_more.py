@@ -131,7 +131,7 @@ def _grad_each(f, x):
 
 # (our function of x alone, SciPy's, points where it is smooth)
 SMOOTH = {
-    "rgamma": (S.rgamma, sc.rgamma, [-2.5, -0.5, 0.3, 1.7, 6.0]),
+    "rgamma": (S.rgamma, sc.rgamma, [-10.3, -2.5, -1.0, -0.5, 0.0, 0.3, 0.5, 1.7, 6.0]),
     "erfcinv": (S.erfcinv, sc.erfcinv, [0.01, 0.4, 1.0, 1.6, 1.95]),
     "j0": (S.j0, sc.j0, [-3.0, 0.0, 0.7, 2.4, 15.0]),
     "j1": (S.j1, sc.j1, [-3.0, 0.0, 0.7, 2.4, 15.0]),
@@ -211,7 +211,24 @@ def test_limits_at_singular_points_of_the_formulas():
                                rtol=1e-7)
     # rgamma at the poles of gamma: (-1)^n n!
     poles = np.array([0.0, -1.0, -2.0, -3.0, -4.0])
-    np.testing.assert_array_equal(_grad_each(S.rgamma, poles), [1.0, -1.0, 2.0, -6.0, 24.0])
+    np.testing.assert_allclose(_grad_each(S.rgamma, poles), [1.0, -1.0, 2.0, -6.0, 24.0],
+                               rtol=1e-15)
+    # and through them at every order (1/gamma(x) = x + euler_gamma x^2 + ... at 0)
+    np.testing.assert_allclose(_grad_each(nx.grad(S.rgamma), poles[:1]), [2 * np.euler_gamma],
+                               rtol=1e-14)
+    np.testing.assert_allclose(_grad_each(nx.grad(S.rgamma), poles),
+                               _fd(lambda t: _grad_each(S.rgamma, t), poles, 1e-5), rtol=1e-7)
+    # far below 0, where finite differences lose digits: both branches of the derivative
+    # against mpmath's (40 digits) first and second derivatives of 1/gamma
+    far = np.array([-150.2, -149.8, -60.5])
+    np.testing.assert_allclose(_grad_each(S.rgamma, far), [2.7217161221987775e+263,
+                               -2.700734702350734e+261, 8.486630439476073e+82], rtol=1e-12)
+    np.testing.assert_allclose(_grad_each(nx.grad(S.rgamma), far), [-1.709581773961045e+264,
+                               -1.101546276328723e+263, -1.4546306843996136e+83], rtol=1e-12)
+    third = nx.grad(nx.grad(S.rgamma))
+    np.testing.assert_allclose(_grad_each(third, poles),
+                               _fd(lambda t: _grad_each(nx.grad(S.rgamma), t), poles, 1e-5),
+                               rtol=1e-6)
     # expn(0, x) = exp(-x) / x: derivative -exp(-x) (1/x + 1/x^2) (expn(-1, .) is nan)
     x = np.array([0.5, 2.0])
     np.testing.assert_allclose(_grad_each(lambda t: S.expn(0, t), x),

@@ -7,11 +7,16 @@ scipy.special's loops (unary: x; binary: a and b, ternary: a, b and x of one sha
 run in the operand's dtype (a loop that only exists in float64 is cast back).  polygamma(n, x)
 takes n as a float tensor of integer values (x's dtype).  gammainc_da(a, x) = dP/da,
 betainc_da(a, b, x) and betainc_db(a, b, x) = dI/da, dI/db: forward-mode derivatives of the
-series / continued fractions, in float64, cast back to the operands' dtype.  SciPy is imported
-on first use: its import costs about half a second.
+series / continued fractions, in float64, cast back to the operands' dtype.  The families
+special_unary / special_binary / special_ternary run the loop named by their parameter ``fn``
+(Bessel functions, zeta, spence, exponential integrals, beta, poch, hyp1f1 and its partials in
+a and b, ...), in the last operand's dtype.  SciPy is imported on first use: its import costs
+about half a second.
 
 May import: NumPy, SciPy (on first use), ``nx_rune._kernels`` and ``nx_rune.backend._core``.
 """
+from collections.abc import Callable
+
 import numpy as np
 
 from nx_rune.backend._core import IMPLS, _impl, _out
@@ -118,13 +123,18 @@ def _integer_order(fname):
     return loop
 
 
-UNARY_FAMILY = {name: None for name in ("gammasgn", "rgamma", "j0", "j1", "y0", "y1", "spence",
-                                        "exp1", "expi", "erfcinv")}
+# fn: its loop (None: scipy.special's function of that name)
+UNARY_FAMILY: dict[str, Callable | None] = {
+    name: None for name in ("gammasgn", "rgamma", "j0", "j1", "y0", "y1", "spence", "exp1",
+                            "expi", "erfcinv")}
 UNARY_FAMILY["riemann_zeta"] = _riemann_zeta
-BINARY_FAMILY = {name: None for name in ("beta", "jv", "yv", "iv", "ive", "kv", "kve", "zeta",
-                                         "poch", "kl_div", "rel_entr")}
+BINARY_FAMILY: dict[str, Callable | None] = {
+    name: None for name in ("beta", "jv", "yv", "iv", "ive", "kv", "kve", "zeta", "poch",
+                            "kl_div", "rel_entr")}
 BINARY_FAMILY["yn"] = _integer_order("yn")
 BINARY_FAMILY["expn"] = _integer_order("expn")
+
+
 def _hyp1f1(a, b, x):
     """scipy.special.hyp1f1, except where SciPy's loop does not return (x = +inf, and x from
     about 1e12 on: its asymptotic series never stops) and the value is known to overflow:
@@ -211,9 +221,10 @@ def _hyp1f1_partials(a, b, x):
         return np.where(bad, np.nan, da), np.where(bad, np.nan, db)
 
 
-TERNARY_FAMILY = {"hyp1f1": _hyp1f1,
-                  "hyp1f1_da": lambda a, b, x: _hyp1f1_partials(a, b, x)[0],
-                  "hyp1f1_db": lambda a, b, x: _hyp1f1_partials(a, b, x)[1]}
+TERNARY_FAMILY: dict[str, Callable | None] = {
+    "hyp1f1": _hyp1f1,
+    "hyp1f1_da": lambda a, b, x: _hyp1f1_partials(a, b, x)[0],
+    "hyp1f1_db": lambda a, b, x: _hyp1f1_partials(a, b, x)[1]}
 
 
 def _family_loop(table, fn):

@@ -6,8 +6,12 @@ Where NumPy has no loop, each function is one primitive computed by ``scipy.spec
 logit, xlogy, xlog1py, i0, i0e, i1, i1e), with its derivative from the known formula
 (``nx_rune.autodiff.rules``): gammaln' = digamma, digamma' = polygamma(1, .), polygamma(n, .)'
 = polygamma(n + 1, .), erf' = 2/sqrt(pi) exp(-x**2), erfinv' = sqrt(pi)/2 exp(erfinv(x)**2),
-i0' = i1, ...  The others (logsumexp, multigammaln, entr, softmax, log_softmax) are
-compositions.
+i0' = i1, ...  The Bessel functions of every kind and order (j0, j1, jn/jv, y0, y1, yn, yv,
+iv, ive, kv, kve), zeta, spence, exp1, expi, expn, beta, poch, rgamma, gammasgn, erfcinv,
+hyp1f1, kl_div and rel_entr are one primitive per arity (special_unary / special_binary /
+special_ternary) running the scipy.special loop named by a static parameter, their derivatives
+from each family's recurrences.  The others (logsumexp, multigammaln, entr, softmax,
+log_softmax, factorial, psi, bernoulli) are compositions.
 
 Dtypes: real input only (TypeError naming the argument for complex; erf and erfc take complex
 input too, as SciPy's); float32 stays float32

@@ -465,8 +465,8 @@ OPS = [
     Op("poisson_binomial", "random", 1, _poisson_binomial, exact=False, smooth=False),
     # scipy.special's families by name (special_unary / binary / ternary), each argument mapped
     # into the function's domain (exp(tanh(.)) in (0.37, 2.7): spence crosses its x = 1)
-    unary("sp_j0", "nx.scipy.special.j0({0})"),
-    unary("sp_j1", "nx.scipy.special.j1({0})"),
+    unary("sp_j0", "nx.scipy.special.j0(8 * nx.tanh({0}))"),
+    unary("sp_j1", "nx.scipy.special.j1(8 * nx.tanh({0}))"),
     unary("sp_y1", "nx.scipy.special.y1(nx.exp(nx.tanh({0})))"),
     unary("sp_jv", "nx.scipy.special.jv(1.5, nx.exp(nx.tanh({0})))"),
     unary("sp_yn", "nx.scipy.special.yn(2, nx.exp(nx.tanh({0})))"),

@@ -1,5 +1,6 @@
 """Rules of the special functions (gamma family, error functions, Bessel functions, expit and
-logit, betaln, xlogy/xlog1py, the regularized incomplete gamma and beta functions).
+logit, betaln, xlogy/xlog1py, the regularized incomplete gamma and beta functions, and the
+families by SciPy's name: special_unary / special_binary / special_ternary).
 
 Derivatives are the known formulas written with primitives, so each is differentiable again;
 all of them batch as elementwise primitives.
@@ -275,16 +276,22 @@ def _no_order_derivative(fn, arg):
 
 
 def _d_rgamma(x, ans):
-    """-rgamma(x) digamma(x); at the poles of gamma (x = -n, n = 0, 1, ...), where rgamma is 0
-    and digamma nan, the limit (-1)^n n! = -gammasgn(x - 1/2) gamma(1 - x) (each branch sees
-    a harmless point where the other is taken, so that neither gives a nan derivative)."""
-    pole = ops.logical_and(ops.less_equal(x, 0), ops.equal(ops.floor(x), x))
-    safe = bind(P.where_p, pole, _c(0.5, x), x)
-    general = _neg(_mul(_fam1("rgamma", safe), bind(P.digamma_p, safe)))
-    xp = bind(P.where_p, pole, x, _zeros(x))
-    at_pole = _neg(_mul(_fam1("gammasgn", _sub(xp, _c(0.5, x))),
-                        bind(P.gamma_p, _sub(_c(1, x), xp))))
-    return bind(P.where_p, pole, at_pole, general)
+    """-rgamma(x) digamma(x) for x >= 1/2; below, where gamma has its poles (rgamma 0 and
+    digamma nan at x = -n), the derivative of the reflection formula rgamma(x) = sin(pi x)
+    gamma(1 - x) / pi: gamma(1 - x) (cos(pi x) - sin(pi x) digamma(1 - x) / pi), smooth
+    through the poles ((-1)^n n! there) to every order.  Below -150 (gamma(1 - x) near
+    overflow) the first form again.  Each branch sees a harmless point where the other is
+    taken, so that neither gives a nan derivative."""
+    refl = ops.logical_and(ops.less(x, 0.5), ops.greater(x, -150.0))
+    xr = bind(P.where_p, refl, x, _zeros(x))
+    xg = bind(P.where_p, refl, _c(1, x), x)
+    r = _sub(_c(1, x), xr)
+    g = bind(P.gamma_p, r)
+    px = _mul(xr, _c(math.pi, x))
+    reflected = _mul(g, _sub(bind(P.cos_p, px), _mul(_mul(bind(P.sin_p, px), _c(1 / math.pi, x)),
+                                                    bind(P.digamma_p, r))))
+    general = _neg(_mul(_fam1("rgamma", xg), bind(P.digamma_p, xg)))
+    return bind(P.where_p, refl, reflected, general)
 
 
 # -log(x) / (x - 1) = -log1p(u) / u (u = x - 1) near 1: its Taylor series -sum (-u)^k / (k + 1)
