@@ -295,10 +295,10 @@ def _d_rgamma(x, ans):
 
 
 # -log(x) / (x - 1) = -log1p(u) / u (u = x - 1) near 1: its Taylor series -sum (-u)^k / (k + 1)
-# for |u| < 1/10 (18 terms: below 1e-18 there), a polynomial, so smooth through u = 0 for every
-# order of derivative
-_SPENCE_NEAR = 0.1
-_SPENCE_TERMS = 18
+# for |u| < 1/100 (10 terms: below 1e-21 there), a polynomial, so smooth through u = 0 for every
+# order of derivative; beyond, the formula's own derivatives lose at most eps / |u|^k in the k-th
+_SPENCE_NEAR = 0.01
+_SPENCE_TERMS = 10
 
 
 def _d_spence(x, ans):
