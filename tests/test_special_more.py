@@ -236,6 +236,8 @@ def test_limits_at_singular_points_of_the_formulas():
     # derivatives at 0 of the exponentially scaled ive (a kink of exp(-|x|) for order 0)
     assert np.isfinite(_grad_each(lambda t: S.ive(1, t), np.array([0.0]))).all()
     np.testing.assert_allclose(_grad_each(S.j1, np.array([0.0])), [0.5])
+    # gammasgn is piecewise constant: 0 whatever the cotangent (inf here)
+    assert float(nx.grad(lambda t: S.gammasgn(t) * np.inf)(-1.5)) == 0.0
 
 
 def test_derivatives_match_jax_golden_values():

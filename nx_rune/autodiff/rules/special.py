@@ -335,6 +335,8 @@ _UNARY_FAMILY_D = {
 
 
 def _unary_family_rule(v, ans, x, *, fn):
+    if fn == "gammasgn":    # piecewise constant: 0, even for an infinite or nan cotangent
+        return _zeros(v)
     return _mul(v, _UNARY_FAMILY_D[fn](x, ans))
 
 
