@@ -114,12 +114,14 @@ def _riemann_zeta(x):
 
 def _integer_order(fname):
     def loop(n, x):
+        if n.size and not any(n.strides):
+            n = n.reshape(-1)[0]     # one order broadcast (a stride-0 view): SciPy broadcasts it
         with np.errstate(invalid="ignore"):
             ok = np.isfinite(n)
             order = np.where(ok, n, 0).astype(np.int64)
         out = getattr(_special(), fname)(order, x)
         out = np.asarray(out, dtype=np.result_type(x, np.float32))
-        return np.where(ok, out, np.nan) if not ok.all() else out
+        return out if ok.all() else np.where(ok, out, np.nan)
     return loop
 
 
