@@ -212,6 +212,12 @@ cho_solve_p, cho_solve_grad_p = _declare(["cho_solve", "cho_solve_grad"]).values
 # matrix_power(a, parts, n): a^n read from it, whose derivative reuses the products
 matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_power"]).values()
 
+# the families of special functions by SciPy's name (Bessel functions, zeta, spence, exp1, ...):
+# special_unary(x, fn=...), special_binary(a, x, fn=...), special_ternary(a, b, x, fn=...),
+# one primitive per arity, the function a static parameter
+special_unary_p, special_binary_p, special_ternary_p = _declare(
+    ["special_unary", "special_binary", "special_ternary"]).values()
+
 # eig(a): eigenvalues and right eigenvectors of general square matrices, packed along a last axis
 # (..., n + n * n), complex (LAPACK geev)
 eig_p = _declare(["eig"])["eig"]

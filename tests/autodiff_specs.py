@@ -897,3 +897,65 @@ def _matrix_power_spec(rng, case):
 NONDIFF_PRIMS += [P.matrix_power_parts_p]     # a residual: matrix_power's rules differentiate a
 SPECS += [Spec("matrix_power", P.matrix_power_p, _matrix_power_spec,
                [((), 3, 2), ((2,), 3, 3), ((), 2, 7), ((2, 1), 2, 5), ((), 3, 4), ((), 2, 13)])]
+
+
+# -- the families of special functions by name (special_unary / binary / ternary, fn=...) -------
+# Orders (v, n) and hyp1f1's a, b are constants (their derivatives raise); zeta, poch, beta,
+# kl_div and rel_entr are differentiated in both operands.
+
+def _family_spec(prim, fn, doms, fixed=()):
+    """prim(*operands, fn=fn) with the operands at ``fixed`` (index: value) constant."""
+    def make(rng, shape):
+        consts = {i: c(np.full(shape, float(v))) for i, v in fixed}
+        free = [d(rng, shape) for d in doms]
+
+        def f(*xs):
+            it = iter(xs)
+            ops_ = [consts[i] if i in consts else next(it) for i in range(len(fixed) + len(doms))]
+            return bind(prim, *ops_, fn=fn)
+        return f, free
+    return make
+
+
+def _zeta_s(rng, shape):
+    return rng.uniform(1.5, 4.0, shape)
+
+
+_U, _B, _T = P.special_unary_p, P.special_binary_p, P.special_ternary_p
+SPECS += [
+    Spec("gammasgn", _U, _family_spec(_U, "gammasgn", [pos]), ELEMENTWISE),
+    Spec("rgamma", _U, _family_spec(_U, "rgamma", [_fs_between_poles]), ELEMENTWISE, tol=1e-5),
+    Spec("rgamma_pos", _U, _family_spec(_U, "rgamma", [pos]), ELEMENTWISE),
+    Spec("j0", _U, _family_spec(_U, "j0", [anyv]), ELEMENTWISE),
+    Spec("j1", _U, _family_spec(_U, "j1", [anyv]), ELEMENTWISE),
+    Spec("y0", _U, _family_spec(_U, "y0", [pos]), ELEMENTWISE),
+    Spec("y1", _U, _family_spec(_U, "y1", [pos]), ELEMENTWISE),
+    Spec("spence", _U, _family_spec(_U, "spence", [pos]), ELEMENTWISE),
+    Spec("erfcinv", _U, _family_spec(_U, "erfcinv", [lambda r, s: r.uniform(0.1, 1.9, s)]),
+         ELEMENTWISE),
+    Spec("exp1", _U, _family_spec(_U, "exp1", [pos]), ELEMENTWISE),
+    Spec("expi", _U, _family_spec(_U, "expi", [pos]), ELEMENTWISE),
+    Spec("riemann_zeta", _U, _family_spec(_U, "riemann_zeta", [_zeta_s]), ELEMENTWISE),
+    Spec("jv", _B, _family_spec(_B, "jv", [pos], [(0, 1.5)]), ELEMENTWISE),
+    Spec("jv_0", _B, _family_spec(_B, "jv", [anyv], [(0, 0)]), ELEMENTWISE),
+    Spec("yn", _B, _family_spec(_B, "yn", [pos], [(0, 2)]), ELEMENTWISE),
+    Spec("yv", _B, _family_spec(_B, "yv", [pos], [(0, 0.5)]), ELEMENTWISE),
+    Spec("iv", _B, _family_spec(_B, "iv", [pos], [(0, 2.5)]), ELEMENTWISE),
+    Spec("ive", _B, _family_spec(_B, "ive", [anyv], [(0, 1)]), ELEMENTWISE),
+    Spec("kv", _B, _family_spec(_B, "kv", [pos], [(0, 0.5)]), ELEMENTWISE),
+    Spec("kve", _B, _family_spec(_B, "kve", [pos], [(0, 1.5)]), ELEMENTWISE),
+    Spec("expn", _B, _family_spec(_B, "expn", [pos], [(0, 2)]), ELEMENTWISE),
+    Spec("expn_0", _B, _family_spec(_B, "expn", [pos], [(0, 0)]), ELEMENTWISE),
+    Spec("zeta", _B, _family_spec(_B, "zeta", [_zeta_s, pos]), ELEMENTWISE),
+    Spec("poch", _B, _family_spec(_B, "poch", [pos, pos]), ELEMENTWISE),
+    Spec("beta", _B, _family_spec(_B, "beta", [pos, pos]), ELEMENTWISE),
+    Spec("kl_div", _B, _family_spec(_B, "kl_div", [pos, pos]), ELEMENTWISE),
+    Spec("rel_entr", _B, _family_spec(_B, "rel_entr", [pos, pos]), ELEMENTWISE),
+    Spec("hyp1f1", _T, _family_spec(_T, "hyp1f1", [anyv], [(0, 1.5), (1, 2.5)]), ELEMENTWISE),
+    Spec("hyp1f1_abx", _T, _family_spec(_T, "hyp1f1", [pos, pos, anyv]), ELEMENTWISE,
+         second_order=False),
+    Spec("hyp1f1_da", _T, _family_spec(_T, "hyp1f1_da", [anyv], [(0, 1.5), (1, 2.5)]),
+         ELEMENTWISE),
+    Spec("hyp1f1_db", _T, _family_spec(_T, "hyp1f1_db", [anyv], [(0, 0.5), (1, 1.5)]),
+         ELEMENTWISE),
+]

@@ -6,8 +6,12 @@ Where NumPy has no loop, each function is one primitive computed by ``scipy.spec
 logit, xlogy, xlog1py, i0, i0e, i1, i1e), with its derivative from the known formula
 (``nx_rune.autodiff.rules``): gammaln' = digamma, digamma' = polygamma(1, .), polygamma(n, .)'
 = polygamma(n + 1, .), erf' = 2/sqrt(pi) exp(-x**2), erfinv' = sqrt(pi)/2 exp(erfinv(x)**2),
-i0' = i1, ...  The others (logsumexp, multigammaln, entr, softmax, log_softmax) are
-compositions.
+i0' = i1, ...  The Bessel functions of every kind and order (j0, j1, jn/jv, y0, y1, yn, yv,
+iv, ive, kv, kve), zeta, spence, exp1, expi, expn, beta, poch, rgamma, gammasgn, erfcinv,
+hyp1f1, kl_div and rel_entr are one primitive per arity (special_unary / special_binary /
+special_ternary) running the scipy.special loop named by a static parameter, their derivatives
+from each family's recurrences.  The others (logsumexp, multigammaln, entr, softmax,
+log_softmax, factorial, psi, bernoulli) are compositions.
 
 Dtypes: real input only (TypeError naming the argument for complex; erf and erfc take complex
 input too, as SciPy's); float32 stays float32
@@ -37,7 +41,10 @@ from nx_rune.typing import Array, ArrayLike, Axis
 __all__ = ["gammaln", "digamma", "polygamma", "gamma", "betaln", "multigammaln", "erf", "erfc",
            "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "xlogy", "xlog1py", "entr",
            "logsumexp", "softmax", "log_softmax", "i0", "i0e", "i1", "i1e",
-           "gammainc", "gammaincc", "betainc"]
+           "gammainc", "gammaincc", "betainc",
+           "beta", "psi", "gammasgn", "rgamma", "erfcinv", "factorial", "poch", "j0", "j1", "jn",
+           "jv", "y0", "y1", "yn", "yv", "iv", "ive", "kv", "kve", "spence", "zeta", "exp1",
+           "expi", "expn", "hyp1f1", "kl_div", "rel_entr", "bernoulli"]
 
 
 def _unary(prim, x, name, arg="x"):
@@ -293,6 +300,241 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     (``nx_rune._kernels.incomplete``, ~1e-12 relative in float64; first order only: a second
     derivative in a or b raises NotImplementedError)."""
     return _binary(P.betainc_p, "betainc", a=a, b=b, x=x)
+
+
+# -- functions by SciPy's name: the families special_unary / special_binary / special_ternary --
+# One primitive per arity computes each of these by scipy.special's loop named by a static
+# parameter; their derivatives in x are the recurrences of each family (see
+# ``nx_rune.autodiff.rules.special``), so any order is available.  Orders (v, n) are not
+# differentiable (NotImplementedError); hyp1f1's a and b to first order.
+
+def _family1(fn, x, name, arg="x"):
+    return _bind(P.special_unary_p, _real(x, arg, name), fn=fn)
+
+
+def _family2(fn, name, **args):
+    a, x = _reals(name, **args)
+    return _bind(P.special_binary_p, a, x, fn=fn)
+
+
+def _integer_order(name, arg, **args):
+    """The operands of an integer-order function (``arg`` its order: integer values, checked on
+    concrete values; nan allowed, giving nan as SciPy's), promoted and broadcast."""
+    a, x = _reals(name, **args)
+    concrete = a._concrete_tensor()
+    if concrete is not None:
+        vals = np.asarray(concrete)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isnan(vals) | (np.floor(vals) == vals))
+        if bad.any():
+            raise ValueError(f"{arg}: {name}'s order must be integers, got {vals[bad][:5]}")
+    return a, x
+
+
+def beta(a: ArrayLike, b: ArrayLike) -> Array:
+    """The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b), SciPy's values (no
+    overflow where the gammas overflow; inf at the poles).  Broadcast shape, promoted float
+    dtype.  Derivatives: B(a, b) (digamma(a) - digamma(a + b)) in a, symmetric in b."""
+    return _family2("beta", "beta", a=a, b=b)
+
+
+def psi(x: ArrayLike) -> Array:
+    """SciPy's name for ``digamma``: the same function, values and derivatives."""
+    return _unary(P.digamma_p, x, "psi")
+
+
+def gammasgn(x: ArrayLike) -> Array:
+    """The sign of the gamma function: +-1 (nan at the poles -1, -2, ... and for nan;
+    gammasgn(+-0.0) = +-1, as SciPy's).  Same shape, float dtype.  Derivative 0."""
+    return _family1("gammasgn", x, "gammasgn")
+
+
+def rgamma(x: ArrayLike) -> Array:
+    """1 / gamma(x), SciPy's values (0 at the poles 0, -1, -2, ..., no overflow of gamma for
+    large x).  Same shape, float dtype.  Derivative -rgamma(x) digamma(x), with its limit
+    (-1)^n n! at x = -n."""
+    return _family1("rgamma", x, "rgamma")
+
+
+def erfcinv(y: ArrayLike) -> Array:
+    """The inverse of erfc on [0, 2] (inf at 0, -inf at 2, nan outside), SciPy's values.
+    Same shape, float dtype.  Derivative -sqrt(pi)/2 exp(erfcinv(y)**2)."""
+    return _family1("erfcinv", y, "erfcinv", "y")
+
+
+def factorial(n: ArrayLike, exact: bool = False) -> Array:
+    """n! = gamma(n + 1) for n >= 0 (any real n, as SciPy's ``exact=False``), 0 for n < 0, nan
+    for nan.  Same shape, float dtype.  Derivative gamma(n + 1) digamma(n + 1) (0 for n < 0).
+    ``exact=True`` (Python integers) is not supported: NotImplementedError, as JAX's."""
+    if exact:
+        raise NotImplementedError("exact: factorial supports exact=False only (as JAX's)")
+    n = _real(n, "n", "factorial")
+    neg = F.less(n, 0)
+    safe = F.where(neg, F.zeros_like(n), n)
+    return F.where(neg, F.zeros_like(n), gamma(F.add(safe, 1)))
+
+
+def poch(z: ArrayLike, m: ArrayLike) -> Array:
+    """The Pochhammer symbol (rising factorial) (z)_m = gamma(z + m) / gamma(z), SciPy's
+    values.  Broadcast shape, promoted float dtype.  Derivatives: (z)_m (digamma(z + m) -
+    digamma(z)) in z, (z)_m digamma(z + m) in m."""
+    return _family2("poch", "poch", z=z, m=m)
+
+
+def j0(x: ArrayLike) -> Array:
+    """The Bessel function of the first kind of order 0: same shape, float dtype.
+    Derivative: -j1(x)."""
+    return _family1("j0", x, "j0")
+
+
+def j1(x: ArrayLike) -> Array:
+    """The Bessel function of the first kind of order 1: same shape, float dtype.
+    Derivative: (j0(x) - jv(2, x)) / 2."""
+    return _family1("j1", x, "j1")
+
+
+def jv(v: ArrayLike, x: ArrayLike) -> Array:
+    """The Bessel function of the first kind of real order v (nan for x < 0 and non-integer
+    v, as SciPy's): broadcast shape, promoted float dtype.  Derivative in x: (jv(v - 1, x) -
+    jv(v + 1, x)) / 2, any order; not in v (NotImplementedError)."""
+    return _family2("jv", "jv", v=v, x=x)
+
+
+def jn(n: ArrayLike, x: ArrayLike) -> Array:
+    """SciPy's ``jn``: the Bessel function of the first kind of order n, which SciPy computes
+    for real n as ``jv``; the same values and derivatives as ``jv``."""
+    return _family2("jv", "jn", n=n, x=x)
+
+
+def y0(x: ArrayLike) -> Array:
+    """The Bessel function of the second kind of order 0 (-inf at 0, nan for x < 0): same
+    shape, float dtype.  Derivative: -y1(x)."""
+    return _family1("y0", x, "y0")
+
+
+def y1(x: ArrayLike) -> Array:
+    """The Bessel function of the second kind of order 1 (-inf at 0, nan for x < 0): same
+    shape, float dtype.  Derivative: (y0(x) - yn(2, x)) / 2."""
+    return _family1("y1", x, "y1")
+
+
+def yn(n: ArrayLike, x: ArrayLike) -> Array:
+    """The Bessel function of the second kind of integer order n (ValueError naming n for
+    concrete non-integer values): broadcast shape, promoted float dtype.  Derivative in x:
+    (yn(n - 1, x) - yn(n + 1, x)) / 2, any order; not in n (NotImplementedError)."""
+    n, x = _integer_order("yn", "n", n=n, x=x)
+    return _bind(P.special_binary_p, n, x, fn="yn")
+
+
+def yv(v: ArrayLike, x: ArrayLike) -> Array:
+    """The Bessel function of the second kind of real order v: broadcast shape, promoted
+    float dtype.  Derivative in x: (yv(v - 1, x) - yv(v + 1, x)) / 2; not in v."""
+    return _family2("yv", "yv", v=v, x=x)
+
+
+def iv(v: ArrayLike, x: ArrayLike) -> Array:
+    """The modified Bessel function of the first kind of real order v: broadcast shape,
+    promoted float dtype.  Derivative in x: (iv(v - 1, x) + iv(v + 1, x)) / 2, any order; not
+    in v (NotImplementedError)."""
+    return _family2("iv", "iv", v=v, x=x)
+
+
+def ive(v: ArrayLike, x: ArrayLike) -> Array:
+    """exp(-|x|) iv(v, x), finite where iv overflows: broadcast shape, promoted float dtype.
+    Derivative in x: (ive(v - 1, x) + ive(v + 1, x)) / 2 - sign(x) ive(v, x); not in v."""
+    return _family2("ive", "ive", v=v, x=x)
+
+
+def kv(v: ArrayLike, x: ArrayLike) -> Array:
+    """The modified Bessel function of the second kind of real order v (inf at 0, nan for
+    x < 0): broadcast shape, promoted float dtype.  Derivative in x: -(kv(v - 1, x) +
+    kv(v + 1, x)) / 2, any order; not in v (NotImplementedError)."""
+    return _family2("kv", "kv", v=v, x=x)
+
+
+def kve(v: ArrayLike, x: ArrayLike) -> Array:
+    """exp(x) kv(v, x), finite where kv underflows: broadcast shape, promoted float dtype.
+    Derivative in x: kve(v, x) - (kve(v - 1, x) + kve(v + 1, x)) / 2; not in v."""
+    return _family2("kve", "kve", v=v, x=x)
+
+
+def spence(x: ArrayLike) -> Array:
+    """Spence's function (dilogarithm) int_1^x log(t) / (1 - t) dt for x >= 0 (nan for x < 0),
+    SciPy's values.  Same shape, float dtype.  Derivative -log(x) / (x - 1), through its limit
+    -1 at x = 1 (a Taylor polynomial near 1, so every order is smooth there)."""
+    return _family1("spence", x, "spence")
+
+
+def zeta(x: ArrayLike, q: ArrayLike | None = None) -> Array:
+    """The Hurwitz zeta function sum_k (k + q)^-x, or Riemann's (q None: SciPy's values for
+    every x, by its functional equation below 1).  Broadcast shape, promoted float dtype.
+    Derivatives: -x zeta(x + 1, q) in q; in x, the derivative of the Euler-Maclaurin sum
+    (-sum_k log(k + q) (k + q)^-x, about 1e-15 relative for q > 0), as JAX's."""
+    if q is None:
+        return _family1("riemann_zeta", x, "zeta")
+    return _family2("zeta", "zeta", x=x, q=q)
+
+
+def exp1(x: ArrayLike) -> Array:
+    """The exponential integral E1(x) = int_x^inf exp(-t) / t dt (inf at 0, nan for x < 0),
+    SciPy's values.  Same shape, float dtype.  Derivative: -exp(-x) / x."""
+    return _family1("exp1", x, "exp1")
+
+
+def expi(x: ArrayLike) -> Array:
+    """The exponential integral Ei(x) = -PV int_-x^inf exp(-t) / t dt (-inf at 0), SciPy's
+    values.  Same shape, float dtype.  Derivative: exp(x) / x."""
+    return _family1("expi", x, "expi")
+
+
+def expn(n: ArrayLike, x: ArrayLike) -> Array:
+    """The generalized exponential integral E_n(x) = int_1^inf exp(-x t) / t^n dt for integer
+    n >= 0 (ValueError naming n for concrete non-integer values; nan for n < 0, as SciPy's).
+    Broadcast shape, promoted float dtype.  Derivative in x: -expn(n - 1, x) (for n = 0:
+    -exp(-x) (1/x + 1/x^2)), any order; not in n (NotImplementedError)."""
+    n, x = _integer_order("expn", "n", n=n, x=x)
+    return _bind(P.special_binary_p, n, x, fn="expn")
+
+
+def hyp1f1(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
+    """Kummer's confluent hypergeometric function 1F1(a; b; x), SciPy's values (where SciPy's
+    loop would not return, x = +inf and x past about 1e12, the overflow to +-inf that its
+    asymptotic form gives).  Broadcast shape, promoted float dtype.  Derivatives: in x, a / b
+    hyp1f1(a + 1, b + 1, x), any order; in a and b, the series of the partials (summed in
+    float64 to 1e-17 of the sum, through Kummer's transformation for x < 0), first order only
+    (a second derivative in a or b raises NotImplementedError)."""
+    a, b, x = _reals("hyp1f1", a=a, b=b, x=x)
+    return _bind(P.special_ternary_p, a, b, x, fn="hyp1f1")
+
+
+def rel_entr(p: ArrayLike, q: ArrayLike) -> Array:
+    """The elementwise relative entropy p log(p / q) for p, q > 0, 0 for p == 0 <= q, inf
+    otherwise (nan for nan), SciPy's values.  Broadcast shape, promoted float dtype.
+    Derivatives: log(p / q) + 1 in p, -p / q in q (0 where p, q > 0 does not hold, as JAX's)."""
+    return _family2("rel_entr", "rel_entr", p=p, q=q)
+
+
+def kl_div(p: ArrayLike, q: ArrayLike) -> Array:
+    """The elementwise Kullback-Leibler term p log(p / q) - p + q for p, q > 0, q for
+    p == 0 <= q, inf otherwise (nan for nan), SciPy's values.  Broadcast shape, promoted float
+    dtype.  Derivatives: log(p / q) in p, 1 - p / q in q (-1 and 1 where p, q > 0 does not
+    hold, as JAX's)."""
+    return _family2("kl_div", "kl_div", p=p, q=q)
+
+
+def bernoulli(n: int) -> Array:
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2, as SciPy's and JAX's): shape (n + 1,),
+    float32 (float64 where 64-bit floats are the default).  n: a non-negative int."""
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError(f"n: expected a non-negative int, got {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"n: expected a non-negative int, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"n: expected a non-negative int, got {n}")
+    import scipy.special
+    return F.asarray(scipy.special.bernoulli(n), dtype=F.asarray(0.0).dtype)
 
 
 def __dir__():

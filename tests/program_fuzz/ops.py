@@ -477,6 +477,30 @@ OPS = [
     Op("lax_dot_general", "matmul", 1, _lax_dot_general, exact=False),
     Op("lax_associative_scan", "reduce", 1, _lax_associative_scan, exact=False),
     Op("poisson_binomial", "random", 1, _poisson_binomial, exact=False, smooth=False),
+    # scipy.special's families by name (special_unary / binary / ternary), each argument mapped
+    # into the function's domain (exp(tanh(.)) in (0.37, 2.7): spence crosses its x = 1)
+    unary("sp_j0", "nx.scipy.special.j0(8 * nx.tanh({0}))"),
+    unary("sp_j1", "nx.scipy.special.j1(8 * nx.tanh({0}))"),
+    unary("sp_y1", "nx.scipy.special.y1(nx.exp(nx.tanh({0})))"),
+    unary("sp_jv", "nx.scipy.special.jv(1.5, nx.exp(nx.tanh({0})))"),
+    unary("sp_yn", "nx.scipy.special.yn(2, nx.exp(nx.tanh({0})))"),
+    unary("sp_iv", "nx.scipy.special.iv(2.5, nx.exp(nx.tanh({0})))"),
+    unary("sp_kve", "nx.scipy.special.kve(0.5, nx.exp(nx.tanh({0})))"),
+    unary("sp_spence", "nx.scipy.special.spence(nx.exp(nx.tanh({0})))"),
+    unary("sp_expn", "nx.scipy.special.expn(2, nx.exp(nx.tanh({0})))"),
+    unary("sp_exp1", "nx.scipy.special.exp1(nx.exp(nx.tanh({0})))"),
+    unary("sp_expi", "nx.scipy.special.expi(nx.exp(nx.tanh({0})))"),
+    unary("sp_rgamma", "nx.scipy.special.rgamma(3 * nx.tanh({0}))"),
+    unary("sp_gammasgn", "nx.scipy.special.gammasgn({0})", smooth=False),
+    unary("sp_erfcinv", "nx.scipy.special.erfcinv(1 + 0.9 * nx.tanh({0}))"),
+    unary("sp_factorial", "nx.scipy.special.factorial(2 + nx.tanh({0}))"),
+    unary("sp_hyp1f1", "nx.scipy.special.hyp1f1(0.5, 1.5, 3 * nx.tanh({0}))"),
+    binary("sp_zeta", "nx.scipy.special.zeta(2 + nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
+    binary("sp_beta", "nx.scipy.special.beta(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
+    binary("sp_poch", "nx.scipy.special.poch(1 + nx.exp(nx.tanh({0})), nx.tanh({1}))"),
+    binary("sp_kl_div", "nx.scipy.special.kl_div(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
+    binary("sp_rel_entr",
+           "nx.scipy.special.rel_entr(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
 ]
 
 OPS_BY_TAG = {op.tag: op for op in OPS}

@@ -1,11 +1,13 @@
 """Rules of the special functions (gamma family, error functions, Bessel functions, expit and
-logit, betaln, xlogy/xlog1py, the regularized incomplete gamma and beta functions).
+logit, betaln, xlogy/xlog1py, the regularized incomplete gamma and beta functions, and the
+families by SciPy's name: special_unary / special_binary / special_ternary).
 
 Derivatives are the known formulas written with primitives, so each is differentiable again;
 all of them batch as elementwise primitives.
 
 May import: the front end, primitives, tensor and this package's ``_common``/``_batch_common``.
 """
+import functools
 import math
 
 import numpy as np
@@ -24,6 +26,7 @@ from nx_rune.autodiff.rules._common import (
     _neg,
     _sub,
     _val,
+    _zeros,
     defelementwise,
     defjvp,
     defvjp,
@@ -236,6 +239,287 @@ for _p, _wrt_b in ((P.betainc_da_p, False), (P.betainc_db_p, True)):
            lambda t, ans, a, b, x, _w=_wrt_b: _mul(t, _d_betainc_shape_x(a, b, x, _w)))
 
 
+# -- the families by name: special_unary(x), special_binary(a, x), special_ternary(a, b, x) ------
+# Derivatives in x (the last operand) from the recurrences of each family, bound on the family
+# itself so that they are differentiable again to any order: j0' = -j1, jv' = (j_{v-1} -
+# j_{v+1}) / 2, iv' = (i_{v-1} + i_{v+1}) / 2, kv' = -(k_{v-1} + k_{v+1}) / 2 (the exponentially
+# scaled ive, kve add the scale's derivative), expn' = -expn(n - 1, .), zeta(s, q) in q:
+# -s zeta(s + 1, q), hyp1f1(a, b, x)' = a / b hyp1f1(a + 1, b + 1, x).  Orders (v, n) are not
+# differentiable: their derivative raises NotImplementedError.  hyp1f1 in a and b: the partials
+# hyp1f1_da, hyp1f1_db of the same family (series), first order.  zeta in s: the derivative of
+# its Euler-Maclaurin sum (below), as JAX's.
+
+def _fam1(fn, x):
+    return bind(P.special_unary_p, x, fn=fn)
+
+
+def _fam2(fn, a, x):
+    return bind(P.special_binary_p, a, x, fn=fn)
+
+
+def _half(x):
+    return _mul(x, _c(0.5, x))
+
+
+def _order_shift(fn, v, x, sign):
+    """(f_{v-1}(x) + sign * f_{v+1}(x)) / 2 for the Bessel function ``fn``."""
+    lo = _fam2(fn, _sub(v, _c(1, v)), x)
+    hi = _fam2(fn, _add(v, _c(1, v)), x)
+    return _half(_add(lo, hi) if sign > 0 else _sub(lo, hi))
+
+
+def _no_order_derivative(fn, arg):
+    def rule(*args, **params):
+        raise NotImplementedError(
+            f"the derivative of {fn} in {arg} is not implemented (only in x, to any order)")
+    return rule
+
+
+def _d_rgamma(x, ans):
+    """-rgamma(x) digamma(x) for x >= 1/2; below, where gamma has its poles (rgamma 0 and
+    digamma nan at x = -n), the derivative of the reflection formula rgamma(x) = sin(pi x)
+    gamma(1 - x) / pi: gamma(1 - x) (cos(pi x) - sin(pi x) digamma(1 - x) / pi), smooth
+    through the poles ((-1)^n n! there) to every order.  Below -150 (gamma(1 - x) near
+    overflow) the first form again.  Each branch sees a harmless point where the other is
+    taken, so that neither gives a nan derivative."""
+    refl = ops.logical_and(ops.less(x, 0.5), ops.greater(x, -150.0))
+    xr = bind(P.where_p, refl, x, _zeros(x))
+    xg = bind(P.where_p, refl, _c(1, x), x)
+    r = _sub(_c(1, x), xr)
+    g = bind(P.gamma_p, r)
+    px = _mul(xr, _c(math.pi, x))
+    reflected = _mul(g, _sub(bind(P.cos_p, px), _mul(_mul(bind(P.sin_p, px), _c(1 / math.pi, x)),
+                                                    bind(P.digamma_p, r))))
+    general = _neg(_mul(_fam1("rgamma", xg), bind(P.digamma_p, xg)))
+    return bind(P.where_p, refl, reflected, general)
+
+
+# -log(x) / (x - 1) = -log1p(u) / u (u = x - 1) near 1: its Taylor series -sum (-u)^k / (k + 1)
+# for |u| < 1/100 (10 terms: below 1e-21 there), a polynomial, so smooth through u = 0 for every
+# order of derivative; beyond, the formula's own derivatives lose at most eps / |u|^k in the k-th
+_SPENCE_NEAR = 0.01
+_SPENCE_TERMS = 10
+
+
+def _d_spence(x, ans):
+    u = _sub(x, _c(1, x))
+    if _known(x):     # concrete values: each branch only where it is needed
+        near_v = np.abs(_val(x) - 1) < _SPENCE_NEAR
+        if not near_v.any():
+            return _div(_neg(bind(P.log_p, x)), u)
+        near = _mask(near_v, x)
+    else:
+        near = ops.less(ops.abs(u), _SPENCE_NEAR)
+    un = bind(P.where_p, near, u, _zeros(u))
+    acc = _c(-1.0 / _SPENCE_TERMS * (-1) ** (_SPENCE_TERMS - 1), u)
+    for k in range(_SPENCE_TERMS - 2, -1, -1):
+        acc = _add(_mul(acc, un), _c(-((-1) ** k) / (k + 1), u))
+    xf = bind(P.where_p, near, _c(2, x), x)
+    far = _div(_neg(bind(P.log_p, xf)), _sub(xf, _c(1, xf)))
+    return bind(P.where_p, near, acc, far)
+
+
+_UNARY_FAMILY_D = {
+    "gammasgn": lambda x, ans: _zeros(x),
+    "rgamma": _d_rgamma,
+    "j0": lambda x, ans: _neg(_fam1("j1", x)),
+    "j1": lambda x, ans: _half(_sub(_fam1("j0", x), _fam2("jv", _c(2, x), x))),
+    "y0": lambda x, ans: _neg(_fam1("y1", x)),
+    "y1": lambda x, ans: _half(_sub(_fam1("y0", x), _fam2("yn", _c(2, x), x))),
+    "spence": _d_spence,
+    "erfcinv": lambda x, ans: _mul(_c(-_SQRT_PI / 2, x), _exp(_mul(ans, ans))),
+    "exp1": lambda x, ans: _neg(_div(_exp(_neg(x)), x)),
+    "expi": lambda x, ans: _div(_exp(x), x),
+    "riemann_zeta": lambda x, ans: _riemann_zeta_ds(x),
+}
+
+
+def _unary_family_rule(v, ans, x, *, fn):
+    if fn == "gammasgn":    # piecewise constant: 0, even for an infinite or nan cotangent
+        return _zeros(v)
+    return _mul(v, _UNARY_FAMILY_D[fn](x, ans))
+
+
+defvjp(P.special_unary_p, lambda g, ans, x, fn: _unary_family_rule(g, ans, x, fn=fn))
+defjvp(P.special_unary_p, lambda t, ans, x, fn: _unary_family_rule(t, ans, x, fn=fn))
+
+
+def _d_expn(n, x, ans):
+    """-expn(n - 1, x); for n = 0 (expn(0, x) = exp(-x) / x) that is -exp(-x) (1/x + 1/x^2),
+    the general branch seeing n = 1 there (expn(-1, .) is nan)."""
+    zero = ops.equal(n, 0)
+    lower = _fam2("expn", bind(P.where_p, zero, _zeros(n), _sub(n, _c(1, n))), x)
+    r = bind(P.recip_p, x)
+    at_zero = _mul(_exp(_neg(x)), _add(r, _mul(r, r)))
+    return _neg(bind(P.where_p, zero, at_zero, lower))
+
+
+# Euler-Maclaurin: zeta(s, q) = sum_{k<N} (q+k)^-s + a^(1-s)/(s-1) + a^-s/2
+#   + sum_{j=1..M} B_2j/(2j)! s(s+1)...(s+2j-2) a^(-s-2j+1),  a = q + N;
+# its derivative in s, written with primitives (so differentiable again in s and q)
+_ZETA_N = 10
+_ZETA_B = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+           43867 / 798, -174611 / 330]
+
+
+def _zeta_ds(s, q):
+    log = functools.partial(bind, P.log_p)
+    out = _zeros(s)
+    for k in range(_ZETA_N):
+        qk = _add(q, _c(k, q))
+        lq = log(qk)
+        out = _sub(out, _mul(lq, _exp(_neg(_mul(s, lq)))))
+    a = _add(q, _c(_ZETA_N, q))
+    la = log(a)
+    sm1 = _sub(s, _c(1, s))
+    pw = _exp(_mul(_neg(sm1), la))                       # a^(1-s)
+    out = _sub(out, _mul(pw, _add(_div(la, sm1), bind(P.recip_p, _mul(sm1, sm1)))))
+    pw = _div(pw, a)                                     # a^-s
+    out = _sub(out, _half(_mul(la, pw)))
+    poly, dpoly = s, _c(1, s)                            # s(s+1)...(s+2j-2) and its derivative
+    pw = _div(pw, a)                                     # a^(-s-1)
+    fact = 2.0
+    for j, b in enumerate(_ZETA_B, start=1):
+        if j > 1:
+            for i in (2 * j - 3, 2 * j - 2):
+                f = _add(s, _c(i, s))
+                dpoly = _add(_mul(dpoly, f), poly)
+                poly = _mul(poly, f)
+            pw = _div(_div(pw, a), a)
+            fact *= (2 * j - 1) * (2 * j)
+        out = _add(out, _mul(_c(b / fact, s), _mul(pw, _sub(dpoly, _mul(la, poly)))))
+    return out
+
+
+def _riemann_zeta_ds(s):
+    """zeta'(s) for Riemann's zeta: the Euler-Maclaurin derivative for s >= -1/2; below, where
+    its first terms (k + 1)^-s grow and cancel (1e-5 relative error at s = -7.5), the derivative
+    of the functional equation zeta(s) = chi(s) zeta(1 - s), chi(s) = 2^s pi^(s-1)
+    sin(pi s / 2) gamma(1 - s): chi'(s) zeta(1 - s) - chi(s) zeta'(1 - s), with chi' =
+    2^s pi^(s-1) gamma(1 - s) ((log(2 pi) - digamma(1 - s)) sin(pi s / 2) + pi/2 cos(pi s / 2))
+    (no division, so finite at the trivial zeros).  Each branch sees a harmless point where
+    the other is taken."""
+    neg = ops.less(s, -0.5)
+    direct = _zeta_ds(bind(P.where_p, neg, _c(2, s), s), _c(1, s))
+    sn = bind(P.where_p, neg, s, _c(-1, s))
+    r = _sub(_c(1, s), sn)                                       # 1 - s > 1
+    half = _mul(sn, _c(math.pi / 2, s))
+    sin, cos = bind(P.sin_p, half), bind(P.cos_p, half)
+    scale = _mul(_exp(_add(_mul(sn, _c(math.log(2 * math.pi), s)), _c(-math.log(math.pi), s))),
+                 bind(P.gamma_p, r))                             # 2^s pi^(s-1) gamma(1 - s)
+    dchi = _mul(scale, _add(_mul(_sub(_c(math.log(2 * math.pi), s), bind(P.digamma_p, r)), sin),
+                            _mul(_c(math.pi / 2, s), cos)))
+    reflected = _sub(_mul(dchi, _fam1("riemann_zeta", r)),
+                     _mul(_mul(scale, sin), _zeta_ds(r, _c(1, s))))
+    return bind(P.where_p, neg, reflected, direct)
+
+
+def _d_zeta_q(s, q):
+    return _neg(_mul(s, _fam2("zeta", _add(s, _c(1, s)), q)))
+
+
+def _d_poch_m(z, m, ans):
+    return _mul(ans, bind(P.digamma_p, _add(z, m)))
+
+
+def _d_poch_z(z, m, ans):
+    return _mul(ans, _sub(bind(P.digamma_p, _add(z, m)), bind(P.digamma_p, z)))
+
+
+def _d_beta(a, b, ans):
+    return _mul(ans, _sub(bind(P.digamma_p, a), bind(P.digamma_p, _add(a, b))))
+
+
+def _log_ratio(p, q):
+    """(p, q > 0, p / q and log(p / q) computed on 1 / 1 where that does not hold)."""
+    both = ops.logical_and(ops.greater(p, 0), ops.greater(q, 0))
+    one = _c(1, p)
+    ratio = _div(bind(P.where_p, both, p, one), bind(P.where_p, both, q, one))
+    return both, ratio, bind(P.log_p, ratio)
+
+
+def _d_entropy(kl, wrt_q):
+    """The derivatives of rel_entr (kl_div: + q - p) where p, q > 0; elsewhere the function
+    is a constant (0, q or inf), whose derivative JAX's composition gives: 0 (kl_div: -1 in p,
+    1 in q)."""
+    def d(p, q, ans):
+        both, ratio, log = _log_ratio(p, q)
+        if wrt_q:
+            inner, outer = (_sub(_c(1, p), ratio), 1.0) if kl else (_neg(ratio), 0.0)
+        else:
+            inner, outer = (log, -1.0) if kl else (_add(log, _c(1, p)), 0.0)
+        return bind(P.where_p, both, inner, _c(outer, p))
+    return d
+
+
+_BINARY_FAMILY_D = {   # fn: (derivative in the first operand or None, in the second)
+    "jv": (None, lambda v, x, ans: _order_shift("jv", v, x, -1)),
+    "yv": (None, lambda v, x, ans: _order_shift("yv", v, x, -1)),
+    "yn": (None, lambda v, x, ans: _order_shift("yn", v, x, -1)),
+    "iv": (None, lambda v, x, ans: _order_shift("iv", v, x, 1)),
+    "ive": (None, lambda v, x, ans: _sub(_order_shift("ive", v, x, 1), _mul(ops.sign(x), ans))),
+    "kv": (None, lambda v, x, ans: _neg(_order_shift("kv", v, x, 1))),
+    "kve": (None, lambda v, x, ans: _sub(ans, _order_shift("kve", v, x, 1))),
+    "expn": (None, _d_expn),
+    "zeta": (lambda s, q, ans: _zeta_ds(s, q), lambda s, q, ans: _d_zeta_q(s, q)),
+    "poch": (_d_poch_z, _d_poch_m),
+    "beta": (_d_beta, lambda a, b, ans: _d_beta(b, a, ans)),
+    "rel_entr": (_d_entropy(False, False), _d_entropy(False, True)),
+    "kl_div": (_d_entropy(True, False), _d_entropy(True, True)),
+}
+_ORDER_NAMES = {"jv": "v", "yv": "v", "yn": "n", "iv": "v", "ive": "v", "kv": "v", "kve": "v",
+                "expn": "n"}
+
+
+def _binary_family_rule(i):
+    def rule(v, ans, a, x, *, fn):
+        d = _BINARY_FAMILY_D[fn][i]
+        if d is None:
+            _no_order_derivative(fn, _ORDER_NAMES.get(fn, "its first argument"))()
+        return _mul(v, d(a, x, ans))
+    return rule
+
+
+defvjp(P.special_binary_p, _binary_family_rule(0), _binary_family_rule(1))
+defjvp(P.special_binary_p, _binary_family_rule(0), _binary_family_rule(1))
+
+
+def _fam3(fn, a, b, x):
+    return bind(P.special_ternary_p, a, b, x, fn=fn)
+
+
+def _d_hyp1f1_x(fn, a, b, x):
+    """d/dx of hyp1f1 (a / b F(a + 1, b + 1, x)) and of its partials in a and b, the
+    derivatives of that formula: F(a+1, b+1, x) / b + a / b F_a(a+1, b+1, x) and
+    -a / b^2 F(a+1, b+1, x) + a / b F_b(a+1, b+1, x)."""
+    a1, b1 = _add(a, _c(1, a)), _add(b, _c(1, b))
+    ratio = _div(a, b)
+    up = _fam3("hyp1f1", a1, b1, x)
+    if fn == "hyp1f1":
+        return _mul(ratio, up)
+    if fn == "hyp1f1_da":
+        return _add(_div(up, b), _mul(ratio, _fam3("hyp1f1_da", a1, b1, x)))
+    return _sub(_mul(ratio, _fam3("hyp1f1_db", a1, b1, x)), _div(_mul(ratio, up), b))
+
+
+def _ternary_family_rule(i):
+    """hyp1f1 in a and b: its partials (the series, nx_rune.backend.special), first order
+    only; in x, any order."""
+    def rule(v, ans, a, b, x, *, fn):
+        if i == 2:
+            return _mul(v, _d_hyp1f1_x(fn, a, b, x))
+        if fn != "hyp1f1":
+            raise NotImplementedError(
+                "the second derivative of hyp1f1 in a and b is not implemented (first "
+                "derivatives in a and b, any order in x)")
+        return _mul(v, _fam3("hyp1f1_da" if i == 0 else "hyp1f1_db", a, b, x))
+    return rule
+
+
+defvjp(P.special_ternary_p, *[_ternary_family_rule(i) for i in range(3)])
+defjvp(P.special_ternary_p, *[_ternary_family_rule(i) for i in range(3)])
+
+
 # -- batching ---------------------------------------------------------------------------------
 
 for _p in (P.lgamma_p, P.digamma_p, P.polygamma_p, P.gamma_p, P.betaln_p, P.erf_p, P.erfc_p,
@@ -245,4 +529,7 @@ for _p in (P.lgamma_p, P.digamma_p, P.polygamma_p, P.gamma_p, P.betaln_p, P.erf_
 
 for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
            P.betainc_db_p):
+    defbroadcast(_p)
+
+for _p in (P.special_unary_p, P.special_binary_p, P.special_ternary_p):
     defbroadcast(_p)

@@ -20,3 +20,8 @@ for _name in ("lgamma", "digamma", "gamma", "erf", "erfc", "erfinv", "ndtr", "nd
 for _p in (P.gammainc_p, P.gammaincc_p, P.gammainc_da_p, P.betainc_p, P.betainc_da_p,
            P.betainc_db_p):
     register_elementwise(_p, lambda avals: np.result_type(*[a.dtype for a in avals]))
+
+# the families by name (special_unary/binary/ternary): the last operand's dtype, which the front
+# end has promoted the others to
+for _p in (P.special_unary_p, P.special_binary_p, P.special_ternary_p):
+    register_elementwise(_p, lambda avals, **params: avals[-1].dtype)
