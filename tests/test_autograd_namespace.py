@@ -452,3 +452,20 @@ def test_primitive_without_rules_is_traced_by_jit_and_vmap():
     onp.testing.assert_array_equal(onp.asarray(out), [0.0, 2.0, 4.0])
     with pytest.raises(NotImplementedError, match="VJP of"):
         grad(lambda x: process(x, "g"))(1.0)
+
+
+def test_autograd_sqrtm_is_scipys_real_or_complex_and_differentiable():
+    from nx_rune.autograd import grad as agrad
+    from nx_rune.autograd.scipy import linalg as aspla
+    spd = onp.array([[4.0, 1.0], [1.0, 3.0]])
+    indefinite = onp.array([[1.0, 2.0], [2.0, -3.0]])      # an eigenvalue < 0: complex root
+    for a in (spd, indefinite):
+        got = onp.asarray(aspla.sqrtm(a))
+        want = scipy.linalg.sqrtm(a)
+        assert got.dtype == want.dtype
+        onp.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    f = lambda a: aspla.sqrtm(a)[0, 1]  # noqa: E731
+    e = onp.zeros((2, 2))
+    e[1, 0] = 1e-6
+    fd = (scipy.linalg.sqrtm(spd + e)[0, 1] - scipy.linalg.sqrtm(spd - e)[0, 1]) / 2e-6
+    onp.testing.assert_allclose(onp.asarray(agrad(f)(spd))[1, 0], fd, rtol=1e-6)
