@@ -74,12 +74,18 @@ def _packed(parts, batch):
 
 @_impl("matmul")
 def _matmul(a, b):
-    """NumPy's matmul; 2-D float32 products by the kernels' packed AVX-512 product where the CPU
-    has it and the product is large enough (_kernels/gemm.pyx: OpenBLAS runs its AVX2 kernels
-    on CPUs it does not know, such as AMD's Zen 5); equal to NumPy's to float32 rounding."""
+    """NumPy's matmul; 2-D float32 and float64 products by the kernels' packed AVX-512 products
+    where the CPU has it and the product is large enough (_kernels/gemm.pyx: OpenBLAS runs its
+    AVX2 kernels on CPUs it does not know, such as AMD's Zen 5, and its threads wait for each
+    other where the pool's claim spans); equal to NumPy's to rounding."""
     x, y = a._np(), b._np()
-    if x.dtype == np.float32 and y.dtype == np.float32 and x.ndim == 2 and y.ndim == 2:
-        r = _gemm.matmul_f32(x, y)
+    if x.ndim == 2 and y.ndim == 2 and x.dtype == y.dtype:
+        if x.dtype == np.float32:
+            r = _gemm.matmul_f32(x, y)
+        elif x.dtype == np.float64:
+            r = _gemm.matmul_f64(x, y)
+        else:
+            r = None
         if r is not None:
             return _out(r)
     return _out(np.matmul(x, y))
