@@ -19,9 +19,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
-from bench_peer_ratios import _record, _table, interleaved  # noqa: E402
-
 import nx_rune as nx  # noqa: E402
+from bench_peer_ratios import _record, _table, interleaved  # noqa: E402
 
 SHAPES = {"128x784@784x256": ((128, 784), (784, 256)),
           "784x128@128x256": ((784, 128), (128, 256)),
