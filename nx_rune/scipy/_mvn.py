@@ -127,17 +127,17 @@ def _one_cov_fwd(x, mean, cov):
     batch = x.shape[:-1]
     xa, ma, ca = _la._direct(x), _la._direct(mean), _la._direct(cov)
     if xa is not None and ma is not None and ca is not None:
+        # one factorization and one triangular solve (of the identity): S = L^-T L^-1, z = d S
         d = (xa - ma).reshape(-1, n)
         lo = _cho_factor_values((ca + ca.T) * 0.5, True)
-        y = _triangular_solve_values(lo, np.ascontiguousarray(d.T), True, 0, False)
-        z = _triangular_solve_values(lo, y, True, 1, False)              # S d^T, (n, N)
-        sinv = _triangular_solve_values(lo, np.eye(n, dtype=lo.dtype), True, 0, False)
-        quad = np.einsum("ij,ij->j", y, y)
+        w = _triangular_solve_values(lo, np.eye(n, dtype=lo.dtype), True, 0, False)
+        sinv = w.T @ w
+        z = d @ sinv
+        quad = np.einsum("ij,ij->i", d, z)
         logdet = 2.0 * np.log(np.diagonal(lo)).sum()
         out = -0.5 * (quad + (logdet + n * _LOG_2PI))
         return (_wrap_result(np.asarray(out.reshape(batch), xa.dtype)),
-                (_wrap_result(np.ascontiguousarray(z.T).reshape(batch + (n,))),
-                 _wrap_result(sinv.T @ sinv)))
+                (_wrap_result(z.reshape(batch + (n,))), _wrap_result(sinv)))
     d = movement.reshape(elementwise.subtract(x, mean), (math.prod(batch), n))
     lo = _la.cholesky(cov)
     y = _la.solve_triangular(lo, _la.mT(d), lower=True, check_finite=False)
