@@ -129,6 +129,25 @@ def test_slogdet_derivatives_at_singular_matrices():
                                       np.zeros((3, 3)))
 
 
+@pytest.mark.parametrize("mode", ["jit", "vmap"])
+def test_slogdet_derivatives_at_singular_matrices_traced(mode):
+    """The same values under jit and vmap as eagerly (the kernel's adj / +0; the tangent's
+    form chosen where det is 0)."""
+    logabs = lambda x: L.slogdet(x).logabsdet       # noqa: E731
+    wrap = MODES[mode]
+    s = nx.asarray(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    np.testing.assert_array_equal(np.asarray(wrap(nx.grad(logabs))(s)),
+                                  [[np.inf, -np.inf], [-np.inf, np.inf]])
+    jvp = wrap(lambda x: nx.jvp(logabs, (x,), (nx.eye(x.shape[-1]),))[1])
+    assert float(jvp(s)) == np.inf
+    a = nx.asarray(MATRICES["rank1of3"])
+    assert np.isnan(np.asarray(wrap(nx.grad(logabs))(a))).all()
+    assert np.isnan(float(jvp(a)))
+    b = MATRICES["invertible"]
+    np.testing.assert_allclose(float(jvp(nx.asarray(b))), np.trace(np.linalg.inv(b)),
+                               rtol=1e-12)
+
+
 def test_invertible_matrices_keep_the_inverse_formula():
     """Away from singular matrices the derivatives are det inv(a)^T and inv(a)^T, as before
     (against NumPy's inverse)."""

@@ -291,9 +291,16 @@ def _jvp_lu_det(tangents, ans, args, params):
         det = ops.add(bind(P.lu_det_p, a, lu, part="det"), 0.0)     # -0.0 -> +0.0
         with np.errstate(divide="ignore", invalid="ignore"):
             return ops.divide(ops.sum(ops.multiply(adj, tangents[0]), (-2, -1)), det)
-    d = bind(P.det_grad_p, a, lu, ones)
-    with np.errstate(invalid="ignore"):           # traced: inf * 0 at a singular matrix, NaN
-        return ops.sum(ops.multiply(d, tangents[0]), (-2, -1))
+    dlog = ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones), tangents[0]), (-2, -1))
+    if type(a) is Tensor and type(lu) is Tensor:
+        return dlog
+    # traced: the values are not known, so both forms, the singular one where det is 0 (the
+    # same values as eagerly, where inv(a)^T's infinities times the tangent's zeros are NaN)
+    det = ops.add(bind(P.lu_det_p, a, lu, part="det"), 0.0)
+    adj = ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones, adjugate=True), tangents[0]),
+                  (-2, -1))
+    singular = ops.equal(det, 0)
+    return bind(P.where_p, singular, ops.divide(adj, det), dlog)
 
 
 _register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
