@@ -78,7 +78,13 @@ def _matmul(a, b):
     where the CPU has it and the product is large enough (_kernels/gemm.pyx: OpenBLAS runs its
     AVX2 kernels on CPUs it does not know, such as AMD's Zen 5, and its threads wait for each
     other where the pool's claim spans); equal to NumPy's to rounding."""
-    x, y = a._np(), b._np()
+    return _out(matmul_values(a._np(), b._np()))
+
+
+def matmul_values(x, y):
+    """``np.matmul(x, y)`` for ndarrays, 2-D float32/float64 products by the packed kernels
+    where ``_matmul`` takes them (on the pool's threads, which claim spans: a core taken by
+    another process costs its share, where OpenBLAS's threads wait for each other)."""
     if x.ndim == 2 and y.ndim == 2 and x.dtype == y.dtype:
         if x.dtype == np.float32:
             r = _gemm.matmul_f32(x, y)
@@ -87,8 +93,8 @@ def _matmul(a, b):
         else:
             r = None
         if r is not None:
-            return _out(r)
-    return _out(np.matmul(x, y))
+            return r
+    return np.matmul(x, y)
 
 
 _POWER_PROGRAMS = {}

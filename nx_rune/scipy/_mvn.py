@@ -16,6 +16,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune.backend import cho_factor_values as _cho_factor_values
 from nx_rune.backend import triangular_solve_values as _triangular_solve_values
+from nx_rune.backend.linalg import matmul_values as _matmul_values
 from nx_rune.frontend import _core, arrangement, elementwise, movement, reductions
 from nx_rune.frontend import linalg as _la
 from nx_rune.frontend.indexing import concrete_value as _concrete_value
@@ -131,8 +132,8 @@ def _one_cov_fwd(x, mean, cov):
         d = (xa - ma).reshape(-1, n)
         lo = _cho_factor_values((ca + ca.T) * 0.5, True)
         w = _triangular_solve_values(lo, np.eye(n, dtype=lo.dtype), True, 0, False)
-        sinv = w.T @ w
-        z = d @ sinv
+        sinv = _matmul_values(np.ascontiguousarray(w.T), w)
+        z = _matmul_values(d, sinv)
         quad = np.einsum("ij,ij->i", d, z)
         logdet = 2.0 * np.log(np.diagonal(lo)).sum()
         out = -0.5 * (quad + (logdet + n * _LOG_2PI))
@@ -159,7 +160,7 @@ def _one_cov_bwd(res, g):
         # nothing differentiates this call: the same arithmetic on the values
         gz = ga[..., None] * za
         zf, gzf = za.reshape(-1, n), gz.reshape(-1, n)
-        m = zf.T @ gzf - sa * ga.sum()
+        m = _matmul_values(zf.T, gzf) - sa * ga.sum()
         return (_wrap_result(-gz), _wrap_result(gzf.sum(0)),
                 _wrap_result((m + m.T) * 0.25))
     gz = elementwise.multiply(movement.reshape(g, g.shape + (1,)), z)
@@ -230,8 +231,12 @@ def _direct_logpdf(x, mean, cov):
         return None
     d = (xa - ma).reshape(-1, n)
     lo = _cho_factor_values((ca + ca.T) * 0.5, True)
-    y = _triangular_solve_values(lo, np.ascontiguousarray(d.T), True, 0, False)
-    quad = np.einsum("ij,ij->j", y, y)
+    # y = L^-1 d^T as d (L^-1)^T: the triangular solve of an n x n identity and one product
+    # (not a solve with all the points as right-hand sides: OpenBLAS splits that one over
+    # threads that wait for each other, 10-100x slower when another process holds a core)
+    w = _triangular_solve_values(lo, np.eye(n, dtype=lo.dtype), True, 0, False)
+    y = _matmul_values(d, np.ascontiguousarray(w.T))
+    quad = np.einsum("ij,ij->i", y, y)
     logdet = 2.0 * np.log(np.diagonal(lo)).sum()
     out = -0.5 * (quad + (logdet + n * _LOG_2PI))
     return _wrap_result(np.asarray(out.reshape(xa.shape[:-1]), xa.dtype))
