@@ -391,7 +391,9 @@ def lu_sign_logabs(packed, n):
     mag = np.abs(diag)
     unit = diag / np.where(mag == 0, 1, mag)          # sign(d), d / |d| for complex d
     sign = np.prod(unit, axis=-1) * np.where(swaps % 2, -1, 1)
-    return np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)
+    with np.errstate(divide="ignore"):      # a zero pivot: log|det| = -inf, as NumPy's slogdet
+        logabs = np.sum(np.log(mag), axis=-1)
+    return np.asarray(sign, packed.dtype), logabs
 
 
 @_impl("lu_det")

@@ -230,13 +230,45 @@ def _s4(s):
 # elementwise).  On concrete invertible a the closed forms with B = inv(a)^T, C = det B:
 #   dC[E] = det (tr(B^T E) B - B E^T B),  a's cotangent det (<W, B> B - B W^T B).
 
-def _adj_tangent(a, lu, e):
-    """dC[E] of the cofactor matrix C of a (see above)."""
-    if _invertible(a, lu):
-        det = _s4(bind(P.lu_det_p, a, lu, part="det"))
-        b = _mT(bind(P.lu_inverse_p, a, lu))
-        tr = ops.sum(ops.multiply(b, e), (-2, -1), keepdims=True)
-        return ops.multiply(ops.subtract(ops.multiply(b, tr), _mm(_mm(b, _mT(e)), b)), det)
+def _inv_t(a, lu):
+    """inv(a)^T by the det_grad kernel (getri), which does not raise at a singular matrix
+    (+-inf and NaN there): a branch of ``_by_conditioning`` that a batch may run on every
+    example."""
+    return bind(P.det_grad_p, a, lu, ops.ones_like(bind(P.lu_det_p, a, lu, part="det")))
+
+
+def _well_conditioned(lu, n):
+    """Whether every matrix's pivots lie within sqrt(eps) of its largest (see _invertible),
+    as a traced boolean scalar."""
+    piv = ops.abs(ops.diagonal(ops.reshape(lu[..., :n * n], lu.shape[:-1] + (n, n)), 0, -2, -1))
+    tol = float(np.sqrt(np.finfo(np.dtype(piv.dtype)).eps))
+    return ops.all(ops.greater(ops.min(piv, -1), ops.multiply(ops.max(piv, -1), tol)))
+
+
+def _by_conditioning(a, lu, v, closed, general):
+    """closed(a, lu, v) where the closed forms through inv(a) hold, else general(a, v): by the
+    values on concrete a, by ``lax.cond`` on traced ones (a compiled program runs one
+    branch; a batch of per-example predicates runs both and selects)."""
+    if type(a) is Tensor and type(lu) is Tensor:
+        return closed(a, lu, v) if _invertible(a, lu) else general(a, v)
+    from nx_rune.lax import cond
+
+    def closed_quiet(x, f, y):
+        # a batch runs this branch on its singular examples too (infinities, discarded)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return closed(x, f, y)
+    return cond(_well_conditioned(lu, a.shape[-1]), closed_quiet,
+                lambda x, f, y: general(x, y), a, lu, v)
+
+
+def _adj_tangent_closed(a, lu, e):
+    det = _s4(bind(P.lu_det_p, a, lu, part="det"))
+    b = _inv_t(a, lu)
+    tr = ops.sum(ops.multiply(b, e), (-2, -1), keepdims=True)
+    return ops.multiply(ops.subtract(ops.multiply(b, tr), _mm(_mm(b, _mT(e)), b)), det)
+
+
+def _adj_tangent_svd(a, e):
     u, q, vt, sign = _svd_frame(a)
     n = a.shape[-1]
     eye = _eye(n, q.dtype)
@@ -247,13 +279,14 @@ def _adj_tangent(a, lu, e):
     return ops.multiply(_mm(_mm(u, _mT(g)), vt), sign)
 
 
-def _adj_cotangent(a, lu, w):
-    """a's cotangent from a cotangent W of the cofactor matrix C of a (see above)."""
-    if _invertible(a, lu):
-        det = _s4(bind(P.lu_det_p, a, lu, part="det"))
-        b = _mT(bind(P.lu_inverse_p, a, lu))
-        wb = ops.sum(ops.multiply(w, b), (-2, -1), keepdims=True)
-        return ops.multiply(ops.subtract(ops.multiply(b, wb), _mm(_mm(b, _mT(w)), b)), det)
+def _adj_cotangent_closed(a, lu, w):
+    det = _s4(bind(P.lu_det_p, a, lu, part="det"))
+    b = _inv_t(a, lu)
+    wb = ops.sum(ops.multiply(w, b), (-2, -1), keepdims=True)
+    return ops.multiply(ops.subtract(ops.multiply(b, wb), _mm(_mm(b, _mT(w)), b)), det)
+
+
+def _adj_cotangent_svd(a, w):
     u, q, vt, sign = _svd_frame(a)
     n = a.shape[-1]
     eye = _eye(n, q.dtype)
@@ -262,6 +295,16 @@ def _adj_cotangent(a, lu, w):
     h = ops.add(ops.negative(ops.multiply(_mT(wt), q0)),
                 ops.multiply(eye, _col(_mv(q0, _diag_of(wt)))))
     return ops.multiply(_mm(_mm(u, h), vt), sign)
+
+
+def _adj_tangent(a, lu, e):
+    """dC[E] of the cofactor matrix C of a (see above)."""
+    return _by_conditioning(a, lu, e, _adj_tangent_closed, _adj_tangent_svd)
+
+
+def _adj_cotangent(a, lu, w):
+    """a's cotangent from a cotangent W of the cofactor matrix C of a (see above)."""
+    return _by_conditioning(a, lu, w, _adj_cotangent_closed, _adj_cotangent_svd)
 
 
 def _vjp_lu_det(g, ans, args, params, need):
