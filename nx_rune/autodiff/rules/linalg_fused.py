@@ -334,16 +334,24 @@ def _jvp_lu_det(tangents, ans, args, params):
         det = ops.add(bind(P.lu_det_p, a, lu, part="det"), 0.0)     # -0.0 -> +0.0
         with np.errstate(divide="ignore", invalid="ignore"):
             return ops.divide(ops.sum(ops.multiply(adj, tangents[0]), (-2, -1)), det)
-    dlog = ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones), tangents[0]), (-2, -1))
     if type(a) is Tensor and type(lu) is Tensor:
-        return dlog
-    # traced: the values are not known, so both forms, the singular one where det is 0 (the
-    # same values as eagerly, where inv(a)^T's infinities times the tangent's zeros are NaN)
-    det = ops.add(bind(P.lu_det_p, a, lu, part="det"), 0.0)
-    adj = ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones, adjugate=True), tangents[0]),
-                  (-2, -1))
-    singular = ops.equal(det, 0)
-    return bind(P.where_p, singular, ops.divide(adj, det), dlog)
+        return ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones), tangents[0]), (-2, -1))
+    # traced: the singular form where det is 0 (the same values as eagerly, where inv(a)^T's
+    # infinities times the tangent's zeros would be NaN), chosen by lax.cond when no matrix is
+    # singular (a compiled program then runs one getri)
+    from nx_rune.lax import cond
+
+    def plain(x, f, t):
+        return ops.sum(ops.multiply(bind(P.det_grad_p, x, f, ops.ones_like(ans)), t), (-2, -1))
+
+    def mixed(x, f, t):
+        det = ops.add(bind(P.lu_det_p, x, f, part="det"), 0.0)
+        adj = ops.sum(ops.multiply(bind(P.det_grad_p, x, f, ops.ones_like(ans), adjugate=True),
+                                   t), (-2, -1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return bind(P.where_p, ops.equal(det, 0), ops.divide(adj, det), plain(x, f, t))
+    any_singular = ops.any(ops.equal(bind(P.lu_det_p, a, lu, part="det"), 0))
+    return cond(any_singular, mixed, plain, a, lu, tangents[0])
 
 
 _register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
