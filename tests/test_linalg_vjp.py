@@ -122,8 +122,9 @@ def test_det_gradient_of_a_singular_matrix_is_the_cofactor_matrix():
     assert float(L.det(a)) == 0.0
     np.testing.assert_allclose(np.asarray(nx.grad(L.det)(a)), [[4.0, -2.0], [-2.0, 1.0]],
                                atol=1e-12)
-    with pytest.raises(LinAlgError):
-        nx.grad(lambda x: L.slogdet(x).logabsdet)(a)
+    with np.errstate(divide="ignore"):     # log|det|'s: adj / +0, +-inf as JAX 0.10.2's
+        g = np.asarray(nx.grad(lambda x: L.slogdet(x).logabsdet)(a))
+    np.testing.assert_array_equal(g, [[np.inf, -np.inf], [-np.inf, np.inf]])
 
 
 def test_det_second_order_still_differentiates_the_formula():
@@ -427,7 +428,12 @@ def test_fused_primitive_runs_on_concrete_values_only(prim_name, fn, kind, monke
     nx.vjp(fn, nx.asarray(a))[1](ct)
     assert len(calls) == 1
     nx.jit(lambda x, c: nx.vjp(fn, x)[1](c))(nx.asarray(a), ct)
-    assert len(calls) == 1          # traced values: the formula, not the fused primitive
+    if prim_name == "det_grad":
+        # det's and log|det|'s derivative is det_grad whatever the values (its kernel handles
+        # singular matrices, its own rules give the higher orders): the compiled program too
+        assert len(calls) == 2
+    else:
+        assert len(calls) == 1      # traced values: the formula, not the fused primitive
 
 
 # -- matrix_power ----------------------------------------------------------------------------

@@ -39,6 +39,24 @@ cdef extern from "gemm_avx512.h" nogil:
     void nx_sgemm_rows(nx_sgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
     int nx_sgemm512_supported()
 
+cdef extern from "gemm_avx512_f64.h" nogil:
+    enum:
+        NX_DG_MR
+        NX_DG_NR
+        NX_DG_KC
+        NX_DG_SIMD
+    ctypedef struct nx_dgemm_job:
+        const double *a
+        Py_ssize_t a_rs, a_cs
+        const double *b
+        Py_ssize_t b_rs, b_cs
+        double *c
+        Py_ssize_t ldc, m, n, k, kc, nkb, npanels
+        double *bpack
+        int failed
+    void nx_dgemm_pack_b(const nx_dgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
+    void nx_dgemm_rows(nx_dgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
+
 cnp.import_array()
 
 ctypedef gemm_s sgemm_t
@@ -128,6 +146,14 @@ cdef void _rows_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
     nx_sgemm_rows(<nx_sgemm_job *> ctx, lo, hi)
 
 
+cdef void _pack_b_span_d(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    nx_dgemm_pack_b(<const nx_dgemm_job *> ctx, lo, hi)
+
+
+cdef void _rows_span_d(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    nx_dgemm_rows(<nx_dgemm_job *> ctx, lo, hi)
+
+
 cdef bint _element_strides(cnp.ndarray x, Py_ssize_t *rs, Py_ssize_t *cs):
     cdef Py_ssize_t item = x.itemsize
     if x.strides[0] % item or x.strides[1] % item:
@@ -135,6 +161,70 @@ cdef bint _element_strides(cnp.ndarray x, Py_ssize_t *rs, Py_ssize_t *cs):
     rs[0] = x.strides[0] // item
     cs[0] = x.strides[1] // item
     return True
+
+
+cdef bint _packed_operands(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, int typenum):
+    """Whether 2-D ``a`` (m, k), ``b`` (k, n) and ``out`` (m, n) suit the packed kernels: all of
+    native dtype ``typenum``, nothing empty, ``out`` C-contiguous, writeable and apart from both
+    operands, element strides everywhere."""
+    cdef Py_ssize_t rs, cs
+    if a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
+        return False
+    if a.dtype.num != typenum or b.dtype.num != typenum or out.dtype.num != typenum:
+        return False
+    if not (a.dtype.isnative and b.dtype.isnative and out.dtype.isnative):
+        return False
+    m, k = a.shape[0], a.shape[1]
+    n = b.shape[1]
+    if b.shape[0] != k or out.shape[0] != m or out.shape[1] != n or m == 0 or n == 0 or k == 0:
+        return False
+    if not cnp.PyArray_IS_C_CONTIGUOUS(out) or not cnp.PyArray_ISWRITEABLE(out):
+        return False
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return False
+    return _element_strides(a, &rs, &cs) and _element_strides(b, &rs, &cs)
+
+
+def matmul_f64_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):
+    """``out[...] = a @ b`` for 2-D float64 operands, as ``matmul_f32_packed`` does it for
+    float32 (gemm_avx512_f64.h: 8 x 16 tiles of doubles): False (nothing promised about
+    ``out``) when the CPU lacks AVX-512, the operands do not suit or a buffer could not be
+    allocated."""
+    cdef nx_dgemm_job job
+    cdef Py_ssize_t m, k, n, nmp, step, count, size
+    if not avx512_available() or not NX_DG_SIMD:
+        return False
+    if not _packed_operands(a, b, out, cnp.NPY_FLOAT64):
+        return False
+    _element_strides(a, &job.a_rs, &job.a_cs)
+    _element_strides(b, &job.b_rs, &job.b_cs)
+    m, k = a.shape[0], a.shape[1]
+    n = b.shape[1]
+    job.a = <const double *> cnp.PyArray_DATA(a)
+    job.b = <const double *> cnp.PyArray_DATA(b)
+    job.c = <double *> cnp.PyArray_DATA(out)
+    job.ldc, job.m, job.n, job.k = n, m, n, k
+    job.nkb = (k + NX_DG_KC - 1) // NX_DG_KC
+    job.kc = (k + job.nkb - 1) // job.nkb
+    job.npanels = (n + NX_DG_NR - 1) // NX_DG_NR
+    job.failed = 0
+    size = job.nkb * job.kc * job.npanels * NX_DG_NR * sizeof(double)
+    job.bpack = <double *> aligned_alloc(64, (size + 63) // 64 * 64)
+    if job.bpack == NULL:
+        return False
+    threads = max(1, threads)
+    try:
+        count = min(threads, job.npanels)
+        step = (job.npanels + count - 1) // count
+        run_spans(_pack_b_span_d, &job, job.npanels, step, (job.npanels + step - 1) // step,
+                  threads)
+        nmp = (m + NX_DG_MR - 1) // NX_DG_MR
+        count = min(nmp, 2 * threads) if threads > 1 else 1
+        step = (nmp + count - 1) // count
+        run_spans(_rows_span_d, &job, nmp, step, (nmp + step - 1) // step, threads)
+    finally:
+        free(job.bpack)
+    return not job.failed
 
 
 def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):
@@ -194,11 +284,12 @@ def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
 
 # the packed kernel's routing (the jit's products and the eager matmul): from this many
 # multiply-adds (below, NumPy's call costs less than the packing), on one thread below
-# PACKED_THREADED_MACS, and only with at least PACKED_MIN_N columns (tiles are 32 wide: fewer
-# columns would be mostly padding)
+# PACKED_THREADED_MACS, and only with at least PACKED_MIN_N columns (tiles are 32 wide, a last
+# panel of at most 16 columns takes the narrow tile: with fewer than 10 columns OpenBLAS's
+# call is faster)
 PACKED_MIN_MACS = 1 << 16
 PACKED_THREADED_MACS = 1 << 21
-PACKED_MIN_N = 24
+PACKED_MIN_N = 10
 
 
 def packed_worth(Py_ssize_t m, Py_ssize_t k, Py_ssize_t n):
@@ -220,6 +311,33 @@ def matmul_f32(cnp.ndarray a, cnp.ndarray b, out=None):
     dst = np.empty((m, n), np.float32) if out is None else out
     threads = num_threads() if m * k * n >= PACKED_THREADED_MACS else 1
     return dst if matmul_f32_packed(a, b, dst, threads) else None
+
+
+# the float64 kernel's routing (PACKED_MIN_MACS and PACKED_THREADED_MACS as for float32): its
+# tiles are 16 wide and a last panel of at most 8 columns takes the narrow tile, so from 8
+# columns on it beats OpenBLAS's AVX2 call (128 x 256 @ 256 x 10: about 2x on one thread)
+PACKED_F64_MIN_N = 8
+
+
+def packed_f64_worth(Py_ssize_t m, Py_ssize_t k, Py_ssize_t n):
+    """Whether a float64 product (m, k) @ (k, n) goes to the packed kernel (see above)."""
+    return avx512_available() and n >= PACKED_F64_MIN_N and m * k * n >= PACKED_MIN_MACS
+
+
+def matmul_f64(cnp.ndarray a, cnp.ndarray b, out=None):
+    """``a @ b`` for 2-D float64 ``a`` (m, k) and ``b`` (k, n) by the packed float64 kernel on
+    the pool's threads (one thread for small products) when ``packed_f64_worth``, into ``out``
+    (a C-contiguous (m, n) float64 array) or a new array; None when not taken (the caller uses
+    NumPy)."""
+    cdef Py_ssize_t m, k, n
+    if a.ndim != 2 or b.ndim != 2:
+        return None
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    if not packed_f64_worth(m, k, n):
+        return None
+    dst = np.empty((m, n), np.float64) if out is None else out
+    threads = num_threads() if m * k * n >= PACKED_THREADED_MACS else 1
+    return dst if matmul_f64_packed(a, b, dst, threads) else None
 
 
 def matmul_bands(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):

@@ -16,7 +16,7 @@ cholesky(a)  triangular_solve(a, b, lower, trans, unit_diagonal)  solve(a, b)  i
 eigh(a, lower)  eigvalsh(a, lower)  svd(a, full_matrices)  svdvals(a)  qr(a, mode)  pinv(a, rtol)
 lstsq(a, b, rcond)  cho_solve(c, b, lower)
 lu_factor(a)  lu_inverse(a, lu)  slogdet(a, lu)  lu_det(a, lu, part)  norm2(x, axes, keepdims)
-cholesky_grad(lmat, g)  det_grad(a, lu, s)  norm2_grad(x, ans, g, axes, keepdims)
+cholesky_grad(lmat, g)  det_grad(a, lu, s, adjugate)  norm2_grad(x, ans, g, axes, keepdims)
 triangular_solve_grad(ct_b, x, lower, trans, unit_diagonal)  cho_solve_grad(c, x, ct_b, lower)
 
 May import: NumPy, SciPy (on first use), ``nx_rune._kernels`` and ``nx_rune.backend._core``.
@@ -74,15 +74,27 @@ def _packed(parts, batch):
 
 @_impl("matmul")
 def _matmul(a, b):
-    """NumPy's matmul; 2-D float32 products by the kernels' packed AVX-512 product where the CPU
-    has it and the product is large enough (_kernels/gemm.pyx: OpenBLAS runs its AVX2 kernels
-    on CPUs it does not know, such as AMD's Zen 5); equal to NumPy's to float32 rounding."""
-    x, y = a._np(), b._np()
-    if x.dtype == np.float32 and y.dtype == np.float32 and x.ndim == 2 and y.ndim == 2:
-        r = _gemm.matmul_f32(x, y)
+    """NumPy's matmul; 2-D float32 and float64 products by the kernels' packed AVX-512 products
+    where the CPU has it and the product is large enough (_kernels/gemm.pyx: OpenBLAS runs its
+    AVX2 kernels on CPUs it does not know, such as AMD's Zen 5, and its threads wait for each
+    other where the pool's claim spans); equal to NumPy's to rounding."""
+    return _out(matmul_values(a._np(), b._np()))
+
+
+def matmul_values(x, y):
+    """``np.matmul(x, y)`` for ndarrays, 2-D float32/float64 products by the packed kernels
+    where ``_matmul`` takes them (on the pool's threads, which claim spans: a core taken by
+    another process costs its share, where OpenBLAS's threads wait for each other)."""
+    if x.ndim == 2 and y.ndim == 2 and x.dtype == y.dtype:
+        if x.dtype == np.float32:
+            r = _gemm.matmul_f32(x, y)
+        elif x.dtype == np.float64:
+            r = _gemm.matmul_f64(x, y)
+        else:
+            r = None
         if r is not None:
-            return _out(r)
-    return _out(np.matmul(x, y))
+            return r
+    return np.matmul(x, y)
 
 
 _POWER_PROGRAMS = {}
@@ -379,7 +391,9 @@ def lu_sign_logabs(packed, n):
     mag = np.abs(diag)
     unit = diag / np.where(mag == 0, 1, mag)          # sign(d), d / |d| for complex d
     sign = np.prod(unit, axis=-1) * np.where(swaps % 2, -1, 1)
-    return np.asarray(sign, packed.dtype), np.sum(np.log(mag), axis=-1)
+    with np.errstate(divide="ignore"):      # a zero pivot: log|det| = -inf, as NumPy's slogdet
+        logabs = np.sum(np.log(mag), axis=-1)
+    return np.asarray(sign, packed.dtype), logabs
 
 
 @_impl("lu_det")
@@ -429,7 +443,8 @@ def _norm2(x, *, axes, keepdims):
 #     matrix costs a matmul and two full triangular solves (~9x the forward's flops); the kernel
 #     nx_rune._kernels.chol_adjoint runs it per matrix in C (the recursive factorization
 #     reversed, level-3 BLAS calls on L's memory in either layout),
-#   det_grad = s * inv(a)^T (getri on the saved factorization; s has a's batch shape),
+#   det_grad = s * inv(a)^T, or s * adj(a)^T with ``adjugate`` (getri on the saved
+#     factorization; s has a's batch shape; the SVD's cofactor for a singular matrix),
 #   norm2_grad = x * (g / ans) spread over the reduced ``axes`` (ans = 1 where it is 0),
 #   triangular_solve_grad = -ct_b x^T (trans 0) or -x ct_b^T (trans 1) restricted to the part
 #     of a that the solve reads (its triangle, strict with unit_diagonal; the rest times 0),
@@ -469,10 +484,51 @@ def _cholesky_grad(lmat, g):
 
 
 @_impl("det_grad")
-def _det_grad(a, lu, s):
-    out = lu_inverse_t_values(lu._np(), a.shape[-1])
-    out *= s._np()[..., None, None]
+def _det_grad(a, lu, s, *, adjugate=False):
+    """s * inv(a)^T, or with ``adjugate`` s * adj(a)^T (det's derivative): getri on the saved
+    factorization, times det(a) for the adjugate.  A matrix with an exactly zero pivot (no
+    inverse) takes its cofactor matrix from the SVD (``cofactor_values``): s * adj(a)^T, and
+    for the inverse s * adj(a)^T / +0 in IEEE arithmetic (log|det|'s derivative there: +-inf
+    where the cofactor is not 0, NaN where it is, as JAX's)."""
+    packed, n = lu._np(), a.shape[-1]
+    sn = s._np()[..., None, None]
+    singular = (packed[..., :n * n:n + 1] == 0).any(axis=-1) if n else np.zeros((), bool)
+    if not singular.any():
+        out = lu_inverse_t_values(packed, n)
+        if adjugate:
+            sign, logabs = lu_sign_logabs(packed, n)
+            out *= (sign * np.exp(logabs))[..., None, None]
+        out *= sn
+        return _out(out)
+    an = a._np()
+    out = np.empty(an.shape, an.dtype)
+    for idx in np.ndindex(an.shape[:-2]):
+        if singular[idx]:
+            c = cofactor_values(an[idx])
+            if not adjugate:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    c = c / 0.0
+        else:
+            c = lu_inverse_t_values(packed[idx], n)
+            if adjugate:
+                sign, logabs = lu_sign_logabs(packed[idx], n)
+                c = c * (sign * np.exp(logabs))
+        out[idx] = c
+    with np.errstate(invalid="ignore"):
+        out *= sn
     return _out(out)
+
+
+def cofactor_values(a):
+    """adj(a)^T of one square real matrix a at any rank: det(U) det(V) U diag(c) V^T from
+    a = U diag(s) V^T, c_i the product of the s_j, j != i; singular values at rounding level
+    (n eps s_max and below) count as 0, so that a rank <= n - 2 matrix gets exactly 0."""
+    n = a.shape[-1]
+    u, sv, vt = np.linalg.svd(a)
+    sv = np.where(sv <= n * np.finfo(a.dtype).eps * (sv.max() if n else 0.0), 0.0, sv)
+    others = np.where(np.eye(n, dtype=bool), 1.0, sv[None, :])
+    c = np.prod(others, axis=-1)
+    return (np.linalg.det(u) * np.linalg.det(vt)) * (u * c) @ vt
 
 
 @_impl("norm2_grad")

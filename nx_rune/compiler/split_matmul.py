@@ -11,11 +11,12 @@ single call's to rounding (a BLAS may order one element's sum differently in a b
 
 With a multi-threaded BLAS (the default) nothing is split: the BLAS's threads do the work.
 
-float32 products on a CPU with AVX-512 take another road whatever the BLAS's threads: the
-packed kernel of nx_rune/_kernels/gemm_avx512.h, on the kernels' threads.  OpenBLAS picks its
-AVX2 (Haswell) kernels on CPUs it does not know (AMD's Zen 5 among them), where this kernel is
-1.7-1.8x faster per thread (measured in benchmarks/bench_ops.py).  Its sums run in a different
-order than the BLAS's: values equal NumPy's to float32 rounding.
+float32 and float64 products on a CPU with AVX-512 take another road whatever the BLAS's
+threads: the packed kernels of nx_rune/_kernels/gemm_avx512.h and gemm_avx512_f64.h, on the
+kernels' threads.  OpenBLAS picks its AVX2 (Haswell) kernels on CPUs it does not know (AMD's
+Zen 5 among them), where these kernels are 1.7-2x faster per thread (measured in
+benchmarks/bench_ops.py and benchmarks/bench_matmul.py).  Their sums run in a different order
+than the BLAS's: values equal NumPy's to rounding.
 """
 from __future__ import annotations
 
@@ -50,16 +51,23 @@ def worth_routing(m: int, k: int, n: int, dtype: np.dtype) -> bool:
     NumPy's call (decided when a program is compiled)."""
     if np.dtype(dtype) == np.float32 and _gemm.avx512_available():
         return _gemm.packed_worth(m, k, n)
+    if np.dtype(dtype) == np.float64 and _gemm.packed_f64_worth(m, k, n):
+        return True
     return np.dtype(dtype).kind == "f" and m * k * n >= MIN_MACS
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.matmul(a, b[, out])`` for 2-D operands: float32 by the packed AVX-512 kernel where
-    the CPU has it (``gemm.packed_worth``), otherwise float32/float64 products of at least
-    ``MIN_MACS`` multiply-adds split into bands of rows between the kernels' threads when NumPy's
-    BLAS is single-threaded (see the module).  a (m, k), b (k, n), out (m, n) or None."""
+    """``np.matmul(a, b[, out])`` for 2-D operands: float32 and float64 by the packed AVX-512
+    kernels where the CPU has them (``gemm.packed_worth``, ``gemm.packed_f64_worth``),
+    otherwise float32/float64 products of at least ``MIN_MACS`` multiply-adds split into bands
+    of rows between the kernels' threads when NumPy's BLAS is single-threaded (see the
+    module).  a (m, k), b (k, n), out (m, n) or None."""
     if a.dtype == np.float32 and b.dtype == np.float32:
         r = _gemm.matmul_f32(a, b, out)
+        if r is not None:
+            return r
+    elif a.dtype == np.float64 and b.dtype == np.float64:
+        r = _gemm.matmul_f64(a, b, out)
         if r is not None:
             return r
     threads = _pool.get_num_threads()

@@ -16,6 +16,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune.backend import cho_factor_values as _cho_factor_values
 from nx_rune.backend import triangular_solve_values as _triangular_solve_values
+from nx_rune.backend.linalg import matmul_values as _matmul_values
 from nx_rune.frontend import _core, arrangement, elementwise, movement, reductions
 from nx_rune.frontend import linalg as _la
 from nx_rune.frontend.indexing import concrete_value as _concrete_value
@@ -73,6 +74,8 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
         if cov.ndim < 2 or cov.shape[-2:] != (n, n):
             raise ValueError(f"cov: expected shape (..., {n}, {n}) for a mean of length {n}, got "
                              f"{cov.shape}")
+        if cov.ndim == 2 and mean.ndim == 1:
+            return _logpdf_one_cov()(x, mean, cov)
         lo = _la.cholesky(cov)
         if cov.ndim == 2:
             # one covariance: one triangular solve with every point as a column of d^T (n, N)
@@ -89,6 +92,86 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
             reductions.sum(elementwise.log(arrangement.diagonal(lo, 0, -2, -1)), -1), 2.0)
     return elementwise.multiply(
         elementwise.add(elementwise.add(quad, logdet), n * _LOG_2PI), -0.5)
+
+
+# -- one covariance, one mean: the log-density with its own derivative -------------------------
+# With d = x - mean, S = cov^-1 (cov taken as symmetric) and z = S d for each point, logpdf =
+# -(d^T z + log det cov + n log 2 pi) / 2 and, for a cotangent g per point,
+#   x: -g z,   mean: sum g z,   cov: (sum g z z^T - (sum g) S) / 2  (symmetric),
+# the cotangents of a handful of operations on the residuals (z, S), where differentiating the
+# composition (the Cholesky factor, the triangular solve, the diagonal's log, their views)
+# recorded some 20 operations per call (the GMM program's gradient: ~2x autograd's time).
+# The rule runs under the enclosing transformations and is linear in g, so forward mode
+# (its transpose) and higher orders differentiate it in turn; the residuals are then computed
+# by the front end's operations (differentiable), on plain concrete values by LAPACK directly.
+
+_ONE_COV = []
+
+
+def _logpdf_one_cov():
+    """The custom_vjp function logpdf(x (..., n), mean (n,), cov (n, n)) (see above), made on
+    first use."""
+    if not _ONE_COV:
+        from nx_rune.autodiff.custom import custom_vjp
+
+        def value(x, mean, cov):
+            return _one_cov_fwd(x, mean, cov)[0]
+        fn = custom_vjp(value)
+        fn.defvjp(_one_cov_fwd, _one_cov_bwd)
+        _ONE_COV.append(fn)
+    return _ONE_COV[0]
+
+
+def _one_cov_fwd(x, mean, cov):
+    """(logpdf, (z as (..., n), S)): one Cholesky factor, the triangular solves of all points."""
+    n = mean.shape[-1]
+    batch = x.shape[:-1]
+    xa, ma, ca = _la._direct(x), _la._direct(mean), _la._direct(cov)
+    if xa is not None and ma is not None and ca is not None:
+        # one factorization and one triangular solve (of the identity): S = L^-T L^-1, z = d S
+        d = (xa - ma).reshape(-1, n)
+        lo = _cho_factor_values((ca + ca.T) * 0.5, True)
+        w = _triangular_solve_values(lo, np.eye(n, dtype=lo.dtype), True, 0, False)
+        sinv = _matmul_values(np.ascontiguousarray(w.T), w)
+        z = _matmul_values(d, sinv)
+        quad = np.einsum("ij,ij->i", d, z)
+        logdet = 2.0 * np.log(np.diagonal(lo)).sum()
+        out = -0.5 * (quad + (logdet + n * _LOG_2PI))
+        return (_wrap_result(np.asarray(out.reshape(batch), xa.dtype)),
+                (_wrap_result(z.reshape(batch + (n,))), _wrap_result(sinv)))
+    d = movement.reshape(elementwise.subtract(x, mean), (math.prod(batch), n))
+    lo = _la.cholesky(cov)
+    y = _la.solve_triangular(lo, _la.mT(d), lower=True, check_finite=False)
+    z = _la.solve_triangular(lo, y, trans=1, lower=True, check_finite=False)
+    w = _la.solve_triangular(lo, _la.eye_like(n, lo.dtype), lower=True, check_finite=False)
+    quad = movement.reshape(reductions.sum(elementwise.multiply(y, y), 0), batch)
+    logdet = elementwise.multiply(
+        reductions.sum(elementwise.log(arrangement.diagonal(lo, 0, -2, -1)), -1), 2.0)
+    out = elementwise.multiply(elementwise.add(elementwise.add(quad, logdet), n * _LOG_2PI),
+                               -0.5)
+    return out, (movement.reshape(_la.mT(z), batch + (n,)), _matmul(_la.mT(w), w))
+
+
+def _one_cov_bwd(res, g):
+    z, sinv = res
+    n = sinv.shape[-1]
+    za, sa, ga = _la._direct(z), _la._direct(sinv), _la._direct(g)
+    if za is not None and sa is not None and ga is not None:
+        # nothing differentiates this call: the same arithmetic on the values
+        gz = ga[..., None] * za
+        zf, gzf = za.reshape(-1, n), gz.reshape(-1, n)
+        m = _matmul_values(zf.T, gzf) - sa * ga.sum()
+        return (_wrap_result(-gz), _wrap_result(gzf.sum(0)),
+                _wrap_result((m + m.T) * 0.25))
+    gz = elementwise.multiply(movement.reshape(g, g.shape + (1,)), z)
+    zf = movement.reshape(z, (-1, n))
+    gzf = movement.reshape(gz, (-1, n))
+    m = elementwise.subtract(_matmul(_la.mT(zf), gzf),
+                             elementwise.multiply(sinv, reductions.sum(g)))
+    # (m + m^T) / 4: symmetric to the last bit (the products' rounding is not), so that a
+    # gradient step keeps a covariance exactly symmetric
+    ct_cov = elementwise.multiply(elementwise.add(m, _la.mT(m)), 0.25)
+    return elementwise.negative(gz), reductions.sum(gzf, 0), ct_cov
 
 
 def _singular_logpdf(x, mean, cov):
@@ -148,8 +231,12 @@ def _direct_logpdf(x, mean, cov):
         return None
     d = (xa - ma).reshape(-1, n)
     lo = _cho_factor_values((ca + ca.T) * 0.5, True)
-    y = _triangular_solve_values(lo, np.ascontiguousarray(d.T), True, 0, False)
-    quad = np.einsum("ij,ij->j", y, y)
+    # y = L^-1 d^T as d (L^-1)^T: the triangular solve of an n x n identity and one product
+    # (not a solve with all the points as right-hand sides: OpenBLAS splits that one over
+    # threads that wait for each other, 10-100x slower when another process holds a core)
+    w = _triangular_solve_values(lo, np.eye(n, dtype=lo.dtype), True, 0, False)
+    y = _matmul_values(d, np.ascontiguousarray(w.T))
+    quad = np.einsum("ij,ij->i", y, y)
     logdet = 2.0 * np.log(np.diagonal(lo)).sum()
     out = -0.5 * (quad + (logdet + n * _LOG_2PI))
     return _wrap_result(np.asarray(out.reshape(xa.shape[:-1]), xa.dtype))

@@ -30,12 +30,13 @@ from nx_rune.autodiff.rules._common import (
 )
 from nx_rune.autodiff.rules.linalg import (
     _bmul,
+    _col,
+    _diag_of,
     _eye,
     _half_diag_weights,
     _mm,
     _mT,
     _real_only,
-    _row,
     _tri,
     _tri_adjoint,
     _tri_read,
@@ -147,12 +148,14 @@ _register(P.cholesky_grad_p, _vjp_cholesky_grad, _jvp_cholesky_grad)
 
 
 # -- the determinant from the LU factorization, fused derivatives -------------------------------
-# lu_det(a, lu, part): d det = det tr(a^-1 da), d log|det a| = tr(a^-1 da) (Giles 2008), the
-# sign (real a) is piecewise constant.  On concrete values (nothing differentiates the rule) the
-# cotangent s * inv(a)^T is the one primitive det_grad (getri on the saved factorization);
-# traced values take the composition through lu_inverse, so that higher orders work.
+# lu_det(a, lu, part): d det = tr(adj(a) da) (= det tr(a^-1 da) for invertible a), d log|det a|
+# = tr(a^-1 da) (Giles 2008), the sign (real a) is piecewise constant.  The cotangent is the one
+# primitive det_grad whatever the values (eager, traced, batched): s adj(a)^T for det
+# (``adjugate``), s inv(a)^T for log|det| (getri on the saved factorization); its own rules
+# below give the higher orders.
 # det_grad(a, lu, s) = s B, B = inv(a)^T: dB = -B da^T B, so
-#   d det_grad = ds B - s B da^T B;  VJP of C: a gets -B (s C)^T B, s gets sum(C * B).
+#   d det_grad = ds B - s B da^T B;  VJP of C: a gets -B (s C)^T B, s gets sum(C * B);
+# det_grad(a, lu, s, adjugate=True) = s adj(a)^T: see the cofactor's derivatives below.
 # norm2_grad(x, ans, g) = x * S, S = g / ans spread over the reduced axes (ans taken as 1 where
 # it is 0, where x is 0 too):  d = dx S + x (dg - g dans / ans) / ans (spread; the dans term is
 # 0 where ans is 0, as the where in the composition makes it).
@@ -160,40 +163,148 @@ _register(P.cholesky_grad_p, _vjp_cholesky_grad, _jvp_cholesky_grad)
 # tri the part of a the solve reads: bilinear, d = -tri(dP Q^T + P dQ^T); VJP of C (T = tri(C)):
 # P gets -T Q, Q gets -T^T P.
 
-def _lu_det_scale(g, ans, part):
-    """The factor s of inv(a)^T in a's cotangent: g det for det, g for log|det|."""
-    if part == "det":
-        return _mul(g, ans)
-    return g
+def _zero_pivot(lu, n):
+    """Whether some matrix's concrete packed LU factorization (``lu_factor``) has an exactly
+    zero pivot: the matrix is singular and inv(a) does not exist."""
+    packed = lu._np()
+    return bool(n and (packed[..., :n * n:n + 1] == 0).any())
 
 
-def _cofactor(a):
-    """The cofactor matrix adj(a)^T of each square matrix of a, the derivative of det, also at
-    singular matrices (where det * inv(a)^T does not exist): from a = U diag(s) V^T,
-    adj(a)^T = det(U) det(V) U diag(c) V^T with c_i the product of the s_j, j != i (JAX
-    returns the same adjugate there).  Differentiable where the SVD is."""
+def _invertible(a, lu):
+    """Whether a and lu are concrete and every matrix of a is well conditioned enough for the
+    closed forms through inv(a) (its pivots within sqrt(eps) of the largest: near a singular
+    matrix their terms, ~1/pivot^2 times det, cancel to nothing); otherwise the SVD's forms,
+    which hold at every rank."""
+    if type(a) is not Tensor or type(lu) is not Tensor:
+        return False
+    n = a.shape[-1]
+    if not n:
+        return True
+    piv = np.abs(lu._np()[..., :n * n:n + 1])
+    tol = np.sqrt(np.finfo(piv.dtype).eps)
+    return bool((piv.min(axis=-1) > tol * piv.max(axis=-1)).all())
+
+
+def _others_products(s):
+    """q (..., n, n), q_ij = the product of the s_l with l != i, j (q_ii: l != i), as
+    products (no division: right where some s_l are 0)."""
+    n = s.shape[-1]
+    idx = np.arange(n)
+    hit = (idx[:, None, None] == idx[None, None, :]) | (idx[None, :, None] == idx[None, None, :])
+    ones = ops.asarray(hit.astype(np.dtype(s.dtype)))
+    keep = ops.asarray((~hit).astype(np.dtype(s.dtype)))
+    s3 = bind(P.expand_p, ops.reshape(s, s.shape[:-1] + (1, 1, n)), shape=s.shape + (n, n))
+    return ops.prod(ops.add(ops.multiply(s3, keep), ones), -1)
+
+
+def _svd_frame(a):
+    """(u, q, vt, det(u) det(vt) as (..., 1, 1)) of a = u diag(s) vt, q = _others_products(s),
+    the singular values at rounding level (n eps s_max and below) taken as 0 (the SVD of a
+    singular matrix returns them as ~1e-16), as the det_grad kernel does."""
     u, s, vt = la.svd(a)
     n = a.shape[-1]
-    eye = _eye(n, s.dtype)
-    shape = s.shape + (n,)
-    others = ops.add(ops.multiply(bind(P.expand_p, _row(s), shape=shape), ops.subtract(1, eye)),
-                     eye)                                  # s_j off the diagonal, 1 on it
-    c = ops.prod(others, -1)
+    tol = ops.multiply(ops.max(s, -1, keepdims=True), float(n * np.finfo(np.dtype(s.dtype)).eps))
+    s = bind(P.where_p, ops.less_equal(s, tol), _c(0, s), s)
     sign = ops.multiply(la.det(u), la.det(vt))
-    return ops.multiply(_mm(ops.multiply(u, _row(c)), vt), ops.reshape(sign, sign.shape + (1, 1)))
+    return u, _others_products(s), vt, ops.reshape(sign, sign.shape + (1, 1))
 
 
-def _known_singular(a):
-    """Whether a's values are known and some matrix of it is exactly singular (its LU
-    factorization has a zero pivot: inv, and so the det * inv^T form, fail there)."""
-    v = la._concrete(a)
-    if v is None:
-        return False
-    try:
-        np.linalg.inv(v)
-    except np.linalg.LinAlgError:
-        return True
-    return False
+def _mv(m, v):
+    """m (..., n, n) times each vector v (..., n): (..., n)."""
+    return ops.reshape(_mm(m, _col(v)), v.shape)
+
+
+def _s4(s):
+    return ops.reshape(s, s.shape + (1, 1))
+
+
+# -- the cofactor matrix C = adj(a)^T, det's derivative, and its derivatives --------------------
+# det_grad(a, lu, s, adjugate=True) = s C on every matrix (the kernel: det inv(a)^T by getri,
+# the SVD's cofactor where a pivot is 0).  dC at every rank: adj is equivariant (adj(x y) =
+# adj(y) adj(x), adj(q) = det(q) q^T for orthogonal q), so with a = u S v^T and F = u^T E v,
+# dC[E] = det(u) det(v) u G^T v^T, G = d adj(S)[F] at the diagonal S:
+#   G_ij = -F_ij q_ij (i != j),  G_ii = sum_{k != i} q_ik F_kk,  q_ij = prod_{l != i, j} s_l,
+# no division: exact at every rank (at rank n - 2, C is 0 but dC is not; at rank <= n - 3 both
+# are).  Transposed, a cotangent W of C gives a the cotangent det(u) det(v) u H v^T,
+# H = -Wt^T q0 + diag(q0 diag(Wt)) (Wt = u^T W v, q0 = q off the diagonal, products
+# elementwise).  On concrete invertible a the closed forms with B = inv(a)^T, C = det B:
+#   dC[E] = det (tr(B^T E) B - B E^T B),  a's cotangent det (<W, B> B - B W^T B).
+
+def _inv_t(a, lu):
+    """inv(a)^T by the det_grad kernel (getri), which does not raise at a singular matrix
+    (+-inf and NaN there): a branch of ``_by_conditioning`` that a batch may run on every
+    example."""
+    return bind(P.det_grad_p, a, lu, ops.ones_like(bind(P.lu_det_p, a, lu, part="det")))
+
+
+def _well_conditioned(lu, n):
+    """Whether every matrix's pivots lie within sqrt(eps) of its largest (see _invertible),
+    as a traced boolean scalar."""
+    piv = ops.abs(ops.diagonal(ops.reshape(lu[..., :n * n], lu.shape[:-1] + (n, n)), 0, -2, -1))
+    tol = float(np.sqrt(np.finfo(np.dtype(piv.dtype)).eps))
+    return ops.all(ops.greater(ops.min(piv, -1), ops.multiply(ops.max(piv, -1), tol)))
+
+
+def _by_conditioning(a, lu, v, closed, general):
+    """closed(a, lu, v) where the closed forms through inv(a) hold, else general(a, v): by the
+    values on concrete a, by ``lax.cond`` on traced ones (a compiled program runs one
+    branch; a batch of per-example predicates runs both and selects)."""
+    if type(a) is Tensor and type(lu) is Tensor:
+        return closed(a, lu, v) if _invertible(a, lu) else general(a, v)
+    from nx_rune.lax import cond
+
+    def closed_quiet(x, f, y):
+        # a batch runs this branch on its singular examples too (infinities, discarded)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return closed(x, f, y)
+    return cond(_well_conditioned(lu, a.shape[-1]), closed_quiet,
+                lambda x, f, y: general(x, y), a, lu, v)
+
+
+def _adj_tangent_closed(a, lu, e):
+    det = _s4(bind(P.lu_det_p, a, lu, part="det"))
+    b = _inv_t(a, lu)
+    tr = ops.sum(ops.multiply(b, e), (-2, -1), keepdims=True)
+    return ops.multiply(ops.subtract(ops.multiply(b, tr), _mm(_mm(b, _mT(e)), b)), det)
+
+
+def _adj_tangent_svd(a, e):
+    u, q, vt, sign = _svd_frame(a)
+    n = a.shape[-1]
+    eye = _eye(n, q.dtype)
+    q0 = ops.multiply(q, ops.subtract(1, eye))
+    f = _mm(_mm(_mT(u), e), _mT(vt))
+    g = ops.add(ops.negative(ops.multiply(f, q0)),
+                ops.multiply(eye, _col(_mv(q0, _diag_of(f)))))
+    return ops.multiply(_mm(_mm(u, _mT(g)), vt), sign)
+
+
+def _adj_cotangent_closed(a, lu, w):
+    det = _s4(bind(P.lu_det_p, a, lu, part="det"))
+    b = _inv_t(a, lu)
+    wb = ops.sum(ops.multiply(w, b), (-2, -1), keepdims=True)
+    return ops.multiply(ops.subtract(ops.multiply(b, wb), _mm(_mm(b, _mT(w)), b)), det)
+
+
+def _adj_cotangent_svd(a, w):
+    u, q, vt, sign = _svd_frame(a)
+    n = a.shape[-1]
+    eye = _eye(n, q.dtype)
+    q0 = ops.multiply(q, ops.subtract(1, eye))
+    wt = _mm(_mm(_mT(u), w), _mT(vt))
+    h = ops.add(ops.negative(ops.multiply(_mT(wt), q0)),
+                ops.multiply(eye, _col(_mv(q0, _diag_of(wt)))))
+    return ops.multiply(_mm(_mm(u, h), vt), sign)
+
+
+def _adj_tangent(a, lu, e):
+    """dC[E] of the cofactor matrix C of a (see above)."""
+    return _by_conditioning(a, lu, e, _adj_tangent_closed, _adj_tangent_svd)
+
+
+def _adj_cotangent(a, lu, w):
+    """a's cotangent from a cotangent W of the cofactor matrix C of a (see above)."""
+    return _by_conditioning(a, lu, w, _adj_cotangent_closed, _adj_cotangent_svd)
 
 
 def _vjp_lu_det(g, ans, args, params, need):
@@ -202,13 +313,9 @@ def _vjp_lu_det(g, ans, args, params, need):
     part = params["part"]
     if part == "sign" or not need[0]:
         return (None, None)
-    s = _lu_det_scale(g, ans, part)
-    if part == "det" and _known_singular(a):
-        return (_bmul(_cofactor(a), ops.reshape(g, g.shape + (1, 1))), None)
-    if type(s) is Tensor and type(a) is Tensor and type(lu) is Tensor:
-        return (bind(P.det_grad_p, a, lu, s), None)
-    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))
-    return (_bmul(ainv_t, ops.reshape(s, s.shape + (1, 1))), None)
+    # one primitive whatever the values (eager, traced, batched): g adj(a)^T for det, g inv(a)^T
+    # for log|det| (adj(a)^T / +0 at a singular matrix: +-inf and NaN, as JAX's)
+    return (bind(P.det_grad_p, a, lu, g, adjugate=part == "det"), None)
 
 
 def _jvp_lu_det(tangents, ans, args, params):
@@ -217,10 +324,34 @@ def _jvp_lu_det(tangents, ans, args, params):
     part = params["part"]
     if tangents[0] is None or part == "sign":
         return None
-    if part == "det" and _known_singular(a):
-        return ops.sum(ops.multiply(_cofactor(a), tangents[0]), (-2, -1))
-    dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
-    return _mul(dlog, ans) if part == "det" else dlog
+    ones = ops.ones_like(ans)
+    if part == "det":
+        return ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones, adjugate=True),
+                                    tangents[0]), (-2, -1))
+    if type(a) is Tensor and type(lu) is Tensor and _zero_pivot(lu, a.shape[-1]):
+        # tr(adj(a) E) / +0 on concrete singular matrices: +-inf, NaN where it is 0 (JAX's)
+        adj = bind(P.det_grad_p, a, lu, ones, adjugate=True)
+        det = ops.add(bind(P.lu_det_p, a, lu, part="det"), 0.0)     # -0.0 -> +0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return ops.divide(ops.sum(ops.multiply(adj, tangents[0]), (-2, -1)), det)
+    if type(a) is Tensor and type(lu) is Tensor:
+        return ops.sum(ops.multiply(bind(P.det_grad_p, a, lu, ones), tangents[0]), (-2, -1))
+    # traced: the singular form where det is 0 (the same values as eagerly, where inv(a)^T's
+    # infinities times the tangent's zeros would be NaN), chosen by lax.cond when no matrix is
+    # singular (a compiled program then runs one getri)
+    from nx_rune.lax import cond
+
+    def plain(x, f, t):
+        return ops.sum(ops.multiply(bind(P.det_grad_p, x, f, ops.ones_like(ans)), t), (-2, -1))
+
+    def mixed(x, f, t):
+        det = ops.add(bind(P.lu_det_p, x, f, part="det"), 0.0)
+        adj = ops.sum(ops.multiply(bind(P.det_grad_p, x, f, ops.ones_like(ans), adjugate=True),
+                                   t), (-2, -1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return bind(P.where_p, ops.equal(det, 0), ops.divide(adj, det), plain(x, f, t))
+    any_singular = ops.any(ops.equal(bind(P.lu_det_p, a, lu, part="det"), 0))
+    return cond(any_singular, mixed, plain, a, lu, tangents[0])
 
 
 _register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
@@ -228,10 +359,17 @@ _register(P.lu_det_p, _vjp_lu_det, _jvp_lu_det)
 
 def _vjp_det_grad(c, ans, args, params, need):
     a, lu, s = args
-    b = _mT(bind(P.lu_inverse_p, a, lu))
     ct_a = ct_s = None
+    if params.get("adjugate"):
+        if need[0]:
+            ct_a = _adj_cotangent(a, lu, _bmul(c, _s4(s)))
+        if need[2]:
+            cof = bind(P.det_grad_p, a, lu, ops.ones_like(s), adjugate=True)
+            ct_s = ops.sum(_mul(c, cof), (-2, -1))
+        return (ct_a, None, ct_s)
+    b = _mT(bind(P.lu_inverse_p, a, lu))
     if need[0]:
-        sc = _bmul(c, ops.reshape(s, s.shape + (1, 1)))
+        sc = _bmul(c, _s4(s))
         ct_a = _neg(_mm(_mm(b, _mT(sc)), b))
     if need[2]:
         ct_s = ops.sum(_mul(c, b), (-2, -1))
@@ -241,12 +379,19 @@ def _vjp_det_grad(c, ans, args, params, need):
 def _jvp_det_grad(tangents, ans, args, params):
     a, lu, s = args
     da, _, ds = tangents
-    b = _mT(bind(P.lu_inverse_p, a, lu))
     out = None
+    if params.get("adjugate"):
+        if da is not None:
+            out = _bmul(_adj_tangent(a, lu, da), _s4(s))
+        if ds is not None:
+            term = bind(P.det_grad_p, a, lu, ds, adjugate=True)
+            out = term if out is None else _add(out, term)
+        return out
+    b = _mT(bind(P.lu_inverse_p, a, lu))
     if da is not None:
-        out = _neg(_bmul(_mm(_mm(b, _mT(da)), b), ops.reshape(s, s.shape + (1, 1))))
+        out = _neg(_bmul(_mm(_mm(b, _mT(da)), b), _s4(s)))
     if ds is not None:
-        term = _bmul(b, ops.reshape(ds, ds.shape + (1, 1)))
+        term = _bmul(b, _s4(ds))
         out = term if out is None else _add(out, term)
     return out
 

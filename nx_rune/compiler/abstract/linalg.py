@@ -135,7 +135,8 @@ def_abstract(P.lu_det_p, lambda avals, *, part: AbstractValue(
 
 def_abstract(P.cholesky_grad_p, lambda avals: AbstractValue(
     avals[0].shape, np.result_type(avals[0].dtype, avals[1].dtype)))
-def_abstract(P.det_grad_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
+def_abstract(P.det_grad_p, lambda avals, adjugate=False: AbstractValue(avals[0].shape,
+                                                                    avals[0].dtype))
 def_abstract(P.norm2_grad_p, lambda avals, *, axes, keepdims: AbstractValue(avals[0].shape,
                                                                             avals[0].dtype))
 def_abstract(P.triangular_solve_grad_p, lambda avals, *, lower, trans, unit_diagonal:

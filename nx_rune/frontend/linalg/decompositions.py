@@ -197,7 +197,8 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
     """(sign, logabsdet) of the determinant of each square matrix of x (..., n, n): the sign
     (x's dtype; a unit complex number for complex x, 0 for a singular matrix) and log|det| (the
     real dtype; -inf for a singular matrix), both of shape x.shape[:-2].  The derivative of
-    logabsdet is inv(x)^T (a singular matrix raises LinAlgError there); the sign's is 0."""
+    logabsdet is inv(x)^T (at a singular matrix adj(x)^T / +0: +-inf where the cofactor is
+    not 0, NaN where it is, as JAX's); the sign's is 0."""
     arr = _direct_square(x)
     if arr is not None:
         sign, logabs = _quiet(np.linalg.slogdet, arr)
@@ -216,9 +217,10 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
 def det(x: ArrayLike, /) -> Array:
     """The determinant of each square matrix of x (..., n, n): shape x.shape[:-2], float dtype.
     Computed as NumPy does, sign * exp(logabsdet) from the LU factorization (the same values
-    to an ulp or two: NumPy's scalar exp against the exp ufunc); its derivative
-    det * inv(x)^T needs an invertible real x (a singular one raises LinAlgError, a complex
-    one NotImplementedError, through slogdet)."""
+    to an ulp or two: NumPy's scalar exp against the exp ufunc); its derivative is the
+    cofactor matrix adj(x)^T (det * inv(x)^T), also at singular matrices, eagerly, under jit
+    and vmap, and so are its higher derivatives (JAX's values); complex x raises
+    NotImplementedError there."""
     arr = _direct_square(x)
     if arr is not None:      # NumPy's det: the same LU, the product of the pivots
         return wrap_result(_quiet(np.linalg.det, arr))
