@@ -186,7 +186,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
         conds = [asarray(c) for c in condlist]
     else:
         c = asarray(condlist)
-        conds = [c] if c.ndim == x.ndim or c.ndim == 0 else [c[i] for i in range(c.shape[0])]
+        conds = [c] if c.ndim == x.ndim or c.ndim == 0 else [c[i] for i in range(c.shape[0])]  # type: ignore[index]
     funclist = list(funclist)
     nc, nf = len(conds), len(funclist)
     if nf == nc + 1:

@@ -58,7 +58,7 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
         return ct
 
     cf = custom_vjp(value)
-    cf.__name__ = name
+    cf.__name__ = name  # type: ignore[attr-defined]
     cf.defvjp(fwd, bwd)
 
     @functools.wraps(fun)

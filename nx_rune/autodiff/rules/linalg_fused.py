@@ -28,6 +28,7 @@ from nx_rune.autodiff.rules._common import (
     _unreduce,
     defnondiff,
 )
+from nx_rune.autodiff.rules._control import cond
 from nx_rune.autodiff.rules.linalg import (
     _bmul,
     _col,
@@ -247,11 +248,10 @@ def _well_conditioned(lu, n):
 
 def _by_conditioning(a, lu, v, closed, general):
     """closed(a, lu, v) where the closed forms through inv(a) hold, else general(a, v): by the
-    values on concrete a, by ``lax.cond`` on traced ones (a compiled program runs one
-    branch; a batch of per-example predicates runs both and selects)."""
+    values on concrete a, by ``cond`` (lax.cond, see _control) on traced ones (a compiled
+    program runs one branch; a batch of per-example predicates runs both and selects)."""
     if type(a) is Tensor and type(lu) is Tensor:
         return closed(a, lu, v) if _invertible(a, lu) else general(a, v)
-    from nx_rune.lax import cond
 
     def closed_quiet(x, f, y):
         # a batch runs this branch on its singular examples too (infinities, discarded)
@@ -339,7 +339,6 @@ def _jvp_lu_det(tangents, ans, args, params):
     # traced: the singular form where det is 0 (the same values as eagerly, where inv(a)^T's
     # infinities times the tangent's zeros would be NaN), chosen by lax.cond when no matrix is
     # singular (a compiled program then runs one getri)
-    from nx_rune.lax import cond
 
     def plain(x, f, t):
         return ops.sum(ops.multiply(bind(P.det_grad_p, x, f, ops.ones_like(ans)), t), (-2, -1))

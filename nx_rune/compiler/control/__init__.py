@@ -34,6 +34,7 @@ namespace the rest of nx_rune and users import from.
 """
 from __future__ import annotations
 
+from nx_rune.autodiff.rules import _control as _rules_control
 from nx_rune.compiler.control._cond import _branch_operands, _Cond, _pred_scalar, cond, cond_op  # noqa: F401
 from nx_rune.compiler.control._core import (  # noqa: F401
     CONTROL_RULES,
@@ -92,3 +93,7 @@ from nx_rune.compiler.control._scan import (  # noqa: F401
 
 __all__ = ["cond", "scan", "fori_loop", "while_loop", "ControlOp", "control_bind",
            "CONTROL_RULES", "trace_active"]
+
+# the derivative rules that choose a formula on traced values use this cond (they sit below
+# the compiler and cannot import it)
+_rules_control.install_cond(cond)

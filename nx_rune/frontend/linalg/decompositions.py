@@ -257,7 +257,7 @@ def eigh(x: ArrayLike, /, UPLO: str = "L", *, symmetrize_input: bool = True) -> 
     if arr is not None:
         if symmetrize_input:
             arr = _symmetrize_values(arr)
-        w, v = np.linalg.eigh(arr, UPLO=UPLO)  # type: ignore[call-overload]  # UPLO: checked str
+        w, v = np.linalg.eigh(arr, UPLO=UPLO)
         return EighResult(wrap_result(w), wrap_result(v))
     a = _matrix(x, "x", square=True)
     if symmetrize_input:
@@ -329,7 +329,7 @@ def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
         raise ValueError(f"mode: must be 'reduced' or 'complete', got {mode!r}")
     arr = _direct(x)
     if arr is not None and arr.ndim >= 2:
-        q, r = np.linalg.qr(arr, mode=mode)  # type: ignore[call-overload]  # mode: checked str
+        q, r = np.linalg.qr(arr, mode=mode)
         return QRResult(wrap_result(q), wrap_result(r))
     a = _matrix(x, "x")
     m, n = a.shape[-2:]

@@ -269,7 +269,7 @@ class Rotation(NamedTuple):
             raise TypeError("Single rotation has no len().")
         return self.quat.shape[0]
 
-    def __mul__(self, other: "Rotation") -> "Rotation":
+    def __mul__(self, other: "Rotation") -> "Rotation":  # type: ignore[override]
         """The composition: this rotation after ``other``."""
         if not isinstance(other, Rotation):
             return NotImplemented
