@@ -17,6 +17,7 @@ from nx_rune.backend.random import (
     _random_bits,
     _size,
     _unit_floats_from_bits,
+    _xla_math,
 )
 from nx_rune.tensor import wrap_result as _wrap_result
 
@@ -57,11 +58,11 @@ def _scalar_bits(keys, dtype):
 
 
 def _log_as(x, dtype):
-    """log in ``dtype``: float32 through float64, rounded once (nearer XLA's than NumPy's)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if dtype == _F64:
-            return np.log(x)
-        return np.log(x.astype(np.float64)).astype(dtype)
+    """log in ``dtype`` as JAX computes it on CPU (``_xla_math``)."""
+    return _xla_math("log", np.asarray(x, dtype))
+
+
+_FMA_FLAGS = [0, 0, 0]
 
 
 def _gamma_one(keys, alpha, log_space):
@@ -74,14 +75,25 @@ def _gamma_one(keys, alpha, log_space):
     boost = alpha >= one
     a = np.where(boost, alpha, alpha + one)
     d = a - third
-    c = third / np.sqrt(d)
+    # XLA rewrites 1/3 / sqrt(d) as 1/3 * rsqrt(d), and its rsqrt is not 1 / sqrt
+    c = third * _xla_math("rsqrt", d)
     key, sub = _split_keys(keys, 2)
     X, V, U = np.zeros(m, dt), np.ones(m, dt), np.full(m, 2, dt)
     active = np.ones(m, bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         while True:
-            cond = (U >= one - t(0.0331) * (X * X)) & (
-                _log_as(U, dt) >= X * t(0.5) + d * ((one - V) + _log_as(V, dt)))
+            if _FMA_FLAGS[0]:
+                lhs1 = _fma(np.full(m, -t(0.0331)), X * X, np.full(m, one), dt)
+            else:
+                lhs1 = one - t(0.0331) * (X * X)
+            s2 = (one - V) + _log_as(V, dt)
+            if _FMA_FLAGS[1] == 1:
+                rhs2 = _fma(X, np.full(m, t(0.5)), d * s2, dt)
+            elif _FMA_FLAGS[1] == 2:
+                rhs2 = _fma(d, s2, X * t(0.5), dt)
+            else:
+                rhs2 = X * t(0.5) + d * s2
+            cond = (U >= lhs1) & (_log_as(U, dt) >= rhs2)
             active &= cond
             idx = np.flatnonzero(active)
             if not idx.size:
@@ -104,12 +116,19 @@ def _gamma_one(keys, alpha, log_space):
             U[idx] = _unit_floats_from_bits(_scalar_bits(u_key, dt), dt)
         if log_space:
             u = _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
-            log_samples = -(-np.log1p((-u).astype(np.float64))).astype(dt)
-            log_boost = np.where(boost | (log_samples == 0), t(0), log_samples * (one / alpha))
-            return (_log_as(d, dt) + _log_as(V, dt)) + log_boost
+            log_samples = _xla_math("log1p", -u)
+            inv = one / alpha
+            base = _log_as(d, dt) + _log_as(V, dt)
+            if _FMA_FLAGS[2]:
+                lb = _fma(log_samples, inv, base, dt)
+            else:
+                lb = base + log_samples * inv
+            return np.where(boost | (log_samples == 0), base, lb)
         samples = one - _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
-        power = (samples.astype(np.float64) ** (one / alpha).astype(np.float64)).astype(dt)
-        return (d * V) * np.where(boost, one, power)
+        power = _xla_math("pow", samples, one / alpha)
+        out = (d * V) * np.where(boost, one, power)
+        # XLA's arithmetic flushes a denormal product to zero
+        return np.where(np.abs(out) < np.finfo(dt).tiny, t(0), out)
 
 
 def _element_keys(words, size):

@@ -26,8 +26,9 @@ from nx_rune.random._common import (
     _traced,
     _val,
 )
-from nx_rune.random._continuous import _float_param, _hi, _split_pair
+from nx_rune.random._continuous import _float_param, _split_pair
 from nx_rune.random._discrete import rademacher
+from nx_rune.random._xla_math import exp_f
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -145,8 +146,8 @@ def beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, shape: ShapeLike | None = N
     log_a = _loggamma_of(ka, av, shape, dt)
     log_b = _loggamma_of(kb, bv, shape, dt)
     log_max = _F.maximum(log_a, log_b)
-    ga = _hi(_F.exp, log_a - log_max)
-    gb = _hi(_F.exp, log_b - log_max)
+    ga = exp_f(log_a - log_max)
+    gb = exp_f(log_b - log_max)
     return ga / (ga + gb)
 
 
@@ -159,7 +160,7 @@ def chisquare(key: ArrayLike, df: ArrayLike, shape: ShapeLike | None = None,
     df = _shape_param(df, "df", dt)
     shape = _out_shape("chisquare", shape, df)
     log_g = _loggamma_of(k, df / dt.type(2), shape, dt)
-    return _hi(_F.exp, log_g) * dt.type(2)
+    return exp_f(log_g) * dt.type(2)
 
 
 def f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, shape: ShapeLike | None = None,

@@ -20,6 +20,7 @@ from nx_rune.random._common import (
     _val,
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.random._xla_math import exp_f
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 
@@ -111,7 +112,10 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
         shape = _shape(shape)
         _check_param_shape("dirichlet", shape, tuple(a.shape[:-1]))
     log_g = _loggamma_of(k, a, tuple(shape) + tuple(a.shape[-1:]), dt)
-    return _F.softmax(log_g, axis=-1)
+    # JAX's softmax, XLA's exp
+    from nx_rune.autodiff.api import stop_gradient
+    unnormalized = exp_f(log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True)))
+    return unnormalized / _F.sum(unnormalized, axis=-1, keepdims=True)
 
 
 def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
