@@ -22,7 +22,7 @@ from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
 from nx_rune.backend.random import _sample
 from nx_rune.random._traced import _bind_sample, _cast, _t_split2
-from nx_rune.random._xla_math import exp_f, log1p_f32, log_f32
+from nx_rune.random._xla_math import exp_f, fma, log1p_f32, log_f32
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -179,8 +179,10 @@ def wald(key: ArrayLike, mean: ArrayLike, shape: ShapeLike | None = None,
     z = uniform(k2, shape, dt)
     y = v * v
     mean_sq = mean * mean
-    sqrt_term = _F.sqrt(mean * y * dt.type(4) + mean_sq * (y * y))
-    x = mean + mean_sq * y / dt.type(2) - mean / dt.type(2) * sqrt_term
+    # JAX's sqrt(4 mean y + mean**2 y**2) and mean + mean**2 y / 2 - mean / 2 sqrt_term as
+    # XLA:CPU computes them: the divisions by 2 as products with 1/2, the multiply-adds fused
+    sqrt_term = _F.sqrt(fma(dt.type(4) * mean, y, mean_sq * (y * y)))
+    x = fma(-(mean * dt.type(0.5)), sqrt_term, fma(mean_sq * y, dt.type(0.5), mean))
     return _F.where(z <= mean / (mean + x), x, mean_sq / x)
 
 
@@ -208,7 +210,9 @@ def maxwell(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> A
     k = _key_pair(_key_arg(key))
     dt = _float_dtype(dtype, "maxwell")
     n = normal(k, _shape(shape) + (3,), dt)
-    return _F.sqrt(_F.sum(n * n, axis=-1))
+    sq = n * n
+    # JAX's norm: XLA:CPU's reduction of the three squares adds the first and the last first
+    return _F.sqrt((sq[..., 0] + sq[..., 2]) + sq[..., 1])
 
 
 def double_sided_maxwell(key: ArrayLike, loc: ArrayLike, scale: ArrayLike,

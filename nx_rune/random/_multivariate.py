@@ -21,6 +21,8 @@ from nx_rune.random._common import (
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
 from nx_rune.random._xla_math import exp_f
+
+_F64 = np.dtype(np.float64)
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 
@@ -115,7 +117,17 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
     # JAX's softmax, XLA's exp
     from nx_rune.autodiff.api import stop_gradient
     unnormalized = exp_f(log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True)))
-    return unnormalized / _F.sum(unnormalized, axis=-1, keepdims=True)
+    # XLA:CPU sums a row of up to 8 elements left to right (longer rows in an order of its
+    # vectorized reduction, which NumPy's pairwise sum does not reproduce), and x / sum(x)
+    # over a broadcast sum is a product with the sum's reciprocal
+    n = a.shape[-1]
+    if n <= 8:
+        total = unnormalized[..., 0:1]
+        for i in range(1, n):
+            total = total + unnormalized[..., i:i + 1]
+    else:
+        total = _F.sum(unnormalized, axis=-1, keepdims=True)
+    return unnormalized * (dt.type(1) / total)
 
 
 def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
@@ -133,5 +145,8 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     g = generalized_normal(k1, p, (*shape, d), dt)
     e = exponential(k2, shape, dt)
     inv_p = dt.type(1) / dt.type(p)
-    r = _F.power(_F.sum(_F.power(_F.abs(g), dt.type(p)), axis=-1) + e, inv_p)
-    return g / r[..., None]
+    pw = (lambda x, y: _F.power(x.astype(_F64), y.astype(_F64)).astype(dt)) if dt != _F64 \
+        else _F.power
+    r = pw(_F.sum(pw(_F.abs(g), dt.type(p)), axis=-1) + e, inv_p)
+    # g / r over a broadcast r: XLA multiplies by r's reciprocal
+    return g * (dt.type(1) / r)[..., None]

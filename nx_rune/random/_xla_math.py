@@ -243,3 +243,25 @@ def exp_f(x):
     if _traced(x):
         return xla_exp(x)
     return _F.asarray(_K.xla_math("exp", np.asarray(_F.asarray(x).numpy(), dt)))
+
+
+def _fma_value(a, b, c):
+    dt = np.dtype(_F.asarray(a).dtype)
+    if dt == _F32:
+        return _fma32(a, b, c)
+    if dt == _F64:
+        return _fma64(a, b, c)
+    return a * b + c
+
+
+@_custom_jvp
+def fma(a, b, c):
+    """``a * b + c`` rounded once (float32, float64; others two roundings), in nx operations:
+    the multiply-adds XLA:CPU's compiler contracts; the derivative is the exact value's."""
+    return _fma_value(a, b, c)
+
+
+@fma.defjvp
+def _fma_jvp(primals, tangents):
+    (a, b, c), (ta, tb, tc) = primals, tangents
+    return fma(a, b, c), ta * b + a * tb + tc
