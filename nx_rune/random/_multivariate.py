@@ -20,7 +20,7 @@ from nx_rune.random._common import (
     _val,
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
-from nx_rune.random._xla_math import exp_f
+from nx_rune.random._xla_math import exp_f, fma
 
 _F64 = np.dtype(np.float64)
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -73,7 +73,18 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     else:
         factor = _L.cholesky(cov)
     z = normal(k, tuple(shape) + (n,), dt)
-    return mean + _F.einsum("...ij,...j->...i", factor, z)
+    # XLA:CPU's dot: float64 sums the products left to right with fused multiply-adds (as
+    # its generated loop does, every n); float32 left to right unfused, which is its order up
+    # to n = 3 (beyond, its Eigen kernel's blocking reorders the sum: an ulp apart in some
+    # elements)
+    factor = factor.astype(dt)
+    fz = factor[..., :, 0] * z[..., None, 0]
+    for j in range(1, n):
+        if dt == _F64:
+            fz = fma(factor[..., :, j], z[..., None, j], fz)
+        else:
+            fz = fz + factor[..., :, j] * z[..., None, j]
+    return mean + fz
 
 
 def orthogonal(key: ArrayLike, n: int, shape: ShapeLike = (), dtype: DTypeLike = None,
