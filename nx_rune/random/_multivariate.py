@@ -158,6 +158,15 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     inv_p = dt.type(1) / dt.type(p)
     pw = (lambda x, y: _F.power(x.astype(_F64), y.astype(_F64)).astype(dt)) if dt != _F64 \
         else _F.power
-    r = pw(_F.sum(pw(_F.abs(g), dt.type(p)), axis=-1) + e, inv_p)
+    a = pw(_F.abs(g), dt.type(p))
+    if d <= 8:
+        # left to right, one add at a time (nx's jit fuses a sum over a short axis in another
+        # order than its eager sum, and XLA's own order is neither in general)
+        total = a[..., 0] if d else _F.zeros(shape, dt)
+        for i in range(1, d):
+            total = total + a[..., i]
+    else:
+        total = _F.sum(a, axis=-1)
+    r = pw(total + e, inv_p)
     # g / r over a broadcast r: XLA multiplies by r's reciprocal
     return g * (dt.type(1) / r)[..., None]
