@@ -844,7 +844,12 @@ def model_libm_log(x):
                      for v in np.ravel(x)], F64).reshape(np.shape(x))
 
 
-def model_xla_log1p64(x):
+def model_numpy_log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
+
+
+def model_xla_log1p64(x, log=model_libm_log):
     """XLA:CPU's float64 log1p (jax.jit(jnp.log1p)'s compiled code): for |x| < sqrt(2) - 1,
     x + fma(x**2, -1/2, x**3 P(x) / Q(x)), the Horner steps of P and Q fused; else the C
     library's log(1 + x)."""
@@ -855,12 +860,12 @@ def model_xla_log1p64(x):
     with np.errstate(divide="ignore", invalid="ignore"):
         x2 = x * x
         small = x + model_fma(x2, -0.5, (x * x2) * (pn / pd), F64)
-        return np.where(np.abs(x) < 0.41421356237309504880, small, model_libm_log(x + 1.0))
+        return np.where(np.abs(x) < 0.41421356237309504880, small, log(x + 1.0))
 
 
-def model_erfinv64(x):
+def model_erfinv64(x, log=model_libm_log):
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = -model_xla_log1p64(x * -x)
+        w = -model_xla_log1p64(x * -x, log)
         mid, high = w >= 6.25, w >= 16
         root = np.sqrt(w)
         t = np.where(high, root - 5.0, np.where(mid, root - 3.25, w - 3.125))
@@ -884,7 +889,9 @@ def model_truncated_normal(bits, dtype, lower, upper):
     s2 = dtype.type(SQRT2)
     a, b = model_erf_bound(lo, dtype), model_erf_bound(hi, dtype)
     u = model_uniform(bits, dtype, a, b)
-    e = model_erfinv32(u) if dtype == F32 else model_erfinv64(u)
+    # float64: NumPy's log beyond sqrt(2) - 1 in log1p, the one nx operations give under a
+    # trace too (a truncated normal's erfinv runs traced with traced bounds)
+    e = model_erfinv32(u) if dtype == F32 else model_erfinv64(u, model_numpy_log)
     out = (s2 * e).astype(dtype)
     return np.clip(out, np.nextafter(lo, dtype.type(np.inf)),
                    np.nextafter(hi, dtype.type(-np.inf))).astype(dtype)

@@ -265,7 +265,7 @@ cdef extern from *:
            NX_XM_RSQRT = 5 };
 
     /* out[j] = op(x[j]) (op(x[j], y[j]) for pow) as JAX computes it on CPU, float32. */
-    NX_RT_EXACT
+    NX_RT_CLONES NX_RT_EXACT
     static void nx_rt_xla_math32(int op, const float *x, const float *y, float *out,
                                  Py_ssize_t n) {
         Py_ssize_t j;
@@ -285,7 +285,7 @@ cdef extern from *:
     }
 
     /* The same in float64 (exp and log1p XLA's own; log, tan and pow the C library's). */
-    NX_RT_EXACT
+    NX_RT_CLONES NX_RT_EXACT
     static void nx_rt_xla_math64(int op, const double *x, const double *y, double *out,
                                  Py_ssize_t n) {
         Py_ssize_t j;
@@ -302,6 +302,20 @@ cdef extern from *:
             break;
         }
         nx_rt_flush_off(mxcsr);
+    }
+
+    /* out[j] = a[j] * b[j] + c[j] rounded once (the multiply-adds XLA contracts). */
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_fma32(const float *a, const float *b, const float *c, float *out,
+                            Py_ssize_t n) {
+        for (Py_ssize_t j = 0; j < n; j++)
+            out[j] = fmaf(a[j], b[j], c[j]);
+    }
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_fma64(const double *a, const double *b, const double *c, double *out,
+                            Py_ssize_t n) {
+        for (Py_ssize_t j = 0; j < n; j++)
+            out[j] = fma(a[j], b[j], c[j]);
     }
 
     /* Giles' float32 erfinv, rows for w < 5 and w >= 5, highest degree first. */
@@ -556,6 +570,10 @@ cdef extern from *:
     void nx_rt_clip_chunk64(double* out, Py_ssize_t n, double a, double b) noexcept nogil
     void nx_rt_record(int64_t* lst, Py_ssize_t cap, Py_ssize_t* count, int64_t i) noexcept nogil
     void nx_rt_xla_log_array32(const float* x, float* out, Py_ssize_t n, int log1p) noexcept nogil
+    void nx_rt_fma32(const float* a, const float* b, const float* c, float* out,
+                     Py_ssize_t n) noexcept nogil
+    void nx_rt_fma64(const double* a, const double* b, const double* c, double* out,
+                     Py_ssize_t n) noexcept nogil
     void nx_rt_xla_math32(int op, const float* x, const float* y, float* out,
                           Py_ssize_t n) noexcept nogil
     void nx_rt_xla_math64(int op, const double* x, const double* y, double* out,
@@ -770,6 +788,23 @@ def xla_log_f32(x, log1p=False):
     return out
 
 
+ctypedef struct XlaMathJob:
+    int op, f64
+    const void* x
+    const void* y
+    void* out
+
+
+cdef void _xla_math_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const XlaMathJob* job = <const XlaMathJob*>ctx
+    if job.f64:
+        nx_rt_xla_math64(job.op, <const double*>job.x + lo, <const double*>job.y + lo,
+                         <double*>job.out + lo, hi - lo)
+    else:
+        nx_rt_xla_math32(job.op, <const float*>job.x + lo, <const float*>job.y + lo,
+                         <float*>job.out + lo, hi - lo)
+
+
 _XLA_MATH_OPS = {"exp": 0, "log": 1, "log1p": 2, "tan": 3, "pow": 4, "rsqrt": 5}
 
 
@@ -795,15 +830,36 @@ def xla_math(op, x, y=None):
                             f"{x.shape}")
         b = np.asarray(y, order="C")
     out = np.empty_like(a)
+    cdef XlaMathJob job
+    job.op = _XLA_MATH_OPS[op]
+    job.f64 = a.dtype == np.float64
+    job.x = cnp.PyArray_DATA(a)
+    job.y = cnp.PyArray_DATA(b)
+    job.out = cnp.PyArray_DATA(out)
+    _run(_xla_math_span, &job, a.size)
+    return out
+
+
+def xla_fma(a, b, c):
+    """``a * b + c`` rounded once, elementwise: three float32 or three float64 NumPy arrays of
+    one shape (the multiply-adds XLA:CPU contracts).  A new array of that dtype and shape."""
+    for v, name in ((a, "a"), (b, "b"), (c, "c")):
+        if not isinstance(v, np.ndarray) or v.dtype not in (np.float32, np.float64):
+            raise TypeError(f"{name} must be a float32 or float64 NumPy array")
+    if not (a.dtype == b.dtype == c.dtype and a.shape == b.shape == c.shape):
+        raise TypeError(f"a, b and c must have one dtype and shape, got {a.dtype}{a.shape}, "
+                        f"{b.dtype}{b.shape} and {c.dtype}{c.shape}")
+    a, b, c = (np.asarray(v, order="C") for v in (a, b, c))
+    out = np.empty_like(a)
     cdef Py_ssize_t n = a.size
-    cdef int code = _XLA_MATH_OPS[op]
-    cdef void* src = cnp.PyArray_DATA(a)
-    cdef void* src2 = cnp.PyArray_DATA(b)
-    cdef void* dst = cnp.PyArray_DATA(out)
+    cdef void* pa = cnp.PyArray_DATA(a)
+    cdef void* pb = cnp.PyArray_DATA(b)
+    cdef void* pc = cnp.PyArray_DATA(c)
+    cdef void* po = cnp.PyArray_DATA(out)
     if a.dtype == np.float32:
         with nogil:
-            nx_rt_xla_math32(code, <const float*>src, <const float*>src2, <float*>dst, n)
+            nx_rt_fma32(<const float*>pa, <const float*>pb, <const float*>pc, <float*>po, n)
     else:
         with nogil:
-            nx_rt_xla_math64(code, <const double*>src, <const double*>src2, <double*>dst, n)
+            nx_rt_fma64(<const double*>pa, <const double*>pb, <const double*>pc, <double*>po, n)
     return out

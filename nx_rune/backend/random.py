@@ -97,10 +97,10 @@ def _fma64(a, b, c):
 
 
 def _fma(a, b, c, dtype):
-    """``a * b + c`` rounded once to ``dtype`` (float32/64), as XLA:CPU's fused multiply-add."""
-    if dtype == np.float64:
-        return _fma64(a, b, c)
-    return _fma32(a, b, c)
+    """``a * b + c`` rounded once to ``dtype`` (float32/64), as XLA:CPU's fused multiply-add
+    (the C library's fma, in a kernel)."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype) for v in (a, b, c)))
+    return _K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c))).reshape(a.shape)
 
 
 # The samplers below are defined by NumPy operations on the random bits (the "reference":
@@ -363,12 +363,22 @@ def _erfinv32(x):
         return np.where(np.abs(x) == 1, x * np.float32(np.inf), p * x)
 
 
-def _erfinv64(x):
+def _log1p64_traceable(x):
+    """XLA's float64 log1p with NumPy's log beyond sqrt(2) - 1 (where XLA calls the C
+    library's): the value nx operations can also give under a trace, for the truncated normal,
+    whose erfinv runs traced when its bounds are (jit must give eager's bits).  Equal to
+    ``_xla_math("log1p", x)`` but in about 0.2% of the larger arguments."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(x) < 0.41421356237309504880, _K.xla_math("log1p", x),
+                        np.log(x + 1.0))
+
+
+def _erfinv64(x, log1p=None):
     """Giles' float64 erfinv (three branches) as XLA:CPU evaluates it (its own log1p, fused
     Horner steps)."""
     x = np.asarray(x, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = -_xla_math("log1p", x * -x)
+        w = -(log1p or (lambda v: _xla_math("log1p", v)))(x * -x)
         mid, high = w >= 6.25, w >= 16
         root = np.sqrt(w)
         t = np.where(high, root - 5.0, np.where(mid, root - 3.25, w - 3.125))
@@ -376,9 +386,9 @@ def _erfinv64(x):
         return np.where(np.abs(x) == 1, x * np.inf, p * x)
 
 
-def _erfinv(x, dtype):
+def _erfinv(x, dtype, log1p=None):
     if dtype == np.float64:
-        return _erfinv64(x)
+        return _erfinv64(x, log1p)
     return _erfinv32(x.astype(np.float32)).astype(dtype)
 
 
@@ -388,6 +398,11 @@ def _normal_lo(dtype):
 
 def _normal_from_bits(b, dtype):
     u = _uniform_from_bits(b, dtype, np.asarray(_normal_lo(dtype)), np.asarray(dtype.type(1)))
+    if dtype == _F64 and u.ndim == 1:
+        # the fused kernel's float64 erfinv (the same steps as _erfinv64, much faster)
+        x = np.ascontiguousarray(u, np.float64).copy()
+        _K.erfinv_f64(x, _K.xla_math("log1p", x * -x))
+        return x
     return (dtype.type(_SQRT2) * _erfinv(u, dtype)).astype(dtype)
 
 
@@ -593,7 +608,7 @@ def _fused_erfinv(k, shape, dtype, a, b, clip_lo=None, clip_hi=None):
                         lo=prm[0], span=prm[1])
     # float64: the uniforms and x * -x fused, XLA's log1p, then erfinv fused
     x, sq = _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], True, square=True)
-    sq = _K.xla_math("log1p", sq)
+    sq = _log1p64_traceable(sq) if clip else _K.xla_math("log1p", sq)
     if clip:
         _K.erfinv_f64(x, sq, float(clip_lo), float(clip_hi))
     else:
@@ -774,7 +789,7 @@ def _truncated_normal(k, shape, dt, lo, hi):
 
 def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
     u = _uniform_from_bits(bits, dt, a, b)
-    out = (dt.type(_SQRT2) * _erfinv(u, dt)).astype(dt)
+    out = (dt.type(_SQRT2) * _erfinv(u, dt, _log1p64_traceable)).astype(dt)
     return np.clip(out, clip_lo, clip_hi).astype(dt)
 
 

@@ -140,7 +140,9 @@ def log_f32(x):
 def _fma64(a, b, c):
     """float64 ``a * b + c`` rounded once, in nx operations (``_fma_value``)."""
     from nx_rune.random._traced import _fma_value
-    a, b, c = (_F.asarray(v).astype(_F64) for v in (a, b, c))
+    # (Python floats as float64 first: in x32 mode asarray would round them to float32)
+    a, b, c = (_F.asarray(np.float64(v) if isinstance(v, float) else v).astype(_F64)
+               for v in (a, b, c))
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape), tuple(c.shape))
     return _fma_value(*(_F.broadcast_to(v, shape) for v in (a, b, c)))
 
@@ -234,6 +236,20 @@ def _xla_log1p64_value(x):
     return _F.where(_F.abs(x) < 0.41421356237309504880, small, _F.log(x + 1.0))
 
 
+@_custom_jvp
+def xla_log1p64(x):
+    """XLA:CPU's float64 log1p with NumPy's log beyond sqrt(2) - 1
+    (``nx_rune.backend.random._log1p64_traceable``, the same values concrete and traced); the
+    derivative 1 / (1 + x), as JAX's."""
+    return _xla_log1p64_value(x)
+
+
+@xla_log1p64.defjvp
+def _xla_log1p64_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return xla_log1p64(x), t / (1.0 + _F.asarray(x).astype(_F64))
+
+
 def exp_f(x):
     """JAX's exp of a float array: XLA:CPU's for float32 and float64 (the fused kernel on a
     concrete array, ``xla_exp`` traced: the same values), else through float64."""
@@ -246,7 +262,13 @@ def exp_f(x):
 
 
 def _fma_value(a, b, c):
-    dt = np.dtype(_F.asarray(a).dtype)
+    dt = np.dtype(a.dtype) if _traced(a) else np.dtype(_F.asarray(a).dtype)
+    if dt in (_F32, _F64) and not any(_traced(v) for v in (a, b, c)):
+        # concrete: the kernel (the same values as the operations below)
+        a, b, c = np.broadcast_arrays(*(np.asarray(_F.asarray(v).numpy(), dt)
+                                        for v in (a, b, c)))
+        return _F.asarray(_K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c)))
+                          .reshape(a.shape))
     if dt == _F32:
         return _fma32(a, b, c)
     if dt == _F64:
