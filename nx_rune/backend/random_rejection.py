@@ -62,9 +62,6 @@ def _log_as(x, dtype):
     return _xla_math("log", np.asarray(x, dtype))
 
 
-_FMA_FLAGS = [0, 0, 0]
-
-
 def _gamma_one(keys, alpha, log_space):
     """JAX's ``_gamma_one`` (Marsaglia and Tsang, with the boost for alpha < 1) for element i
     of ``alpha`` (m,) on key ``keys[i]``, all elements in lockstep."""
@@ -82,17 +79,10 @@ def _gamma_one(keys, alpha, log_space):
     active = np.ones(m, bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         while True:
-            if _FMA_FLAGS[0]:
-                lhs1 = _fma(np.full(m, -t(0.0331)), X * X, np.full(m, one), dt)
-            else:
-                lhs1 = one - t(0.0331) * (X * X)
-            s2 = (one - V) + _log_as(V, dt)
-            if _FMA_FLAGS[1] == 1:
-                rhs2 = _fma(X, np.full(m, t(0.5)), d * s2, dt)
-            elif _FMA_FLAGS[1] == 2:
-                rhs2 = _fma(d, s2, X * t(0.5), dt)
-            else:
-                rhs2 = X * t(0.5) + d * s2
+            # 1 - 0.0331 X**2 and X / 2 + d ((1 - V) + log V) with the multiply-adds
+            # XLA's compiler contracts (the first product of a sum of two)
+            lhs1 = _fma(-t(0.0331), X * X, one, dt)
+            rhs2 = _fma(X, t(0.5), d * ((one - V) + _log_as(V, dt)), dt)
             cond = (U >= lhs1) & (_log_as(U, dt) >= rhs2)
             active &= cond
             idx = np.flatnonzero(active)
@@ -117,13 +107,10 @@ def _gamma_one(keys, alpha, log_space):
         if log_space:
             u = _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
             log_samples = _xla_math("log1p", -u)
-            inv = one / alpha
             base = _log_as(d, dt) + _log_as(V, dt)
-            if _FMA_FLAGS[2]:
-                lb = _fma(log_samples, inv, base, dt)
-            else:
-                lb = base + log_samples * inv
-            return np.where(boost | (log_samples == 0), base, lb)
+            # (a select between the product and the sum: not contracted)
+            log_boost = np.where(boost | (log_samples == 0), t(0), log_samples * (one / alpha))
+            return base + log_boost
         samples = one - _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
         power = _xla_math("pow", samples, one / alpha)
         out = (d * V) * np.where(boost, one, power)

@@ -21,9 +21,9 @@ from nx_rune.random._common import (
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
 from nx_rune.random._xla_math import exp_f, fma
+from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
-from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 
 def _inexact(x, name):

@@ -23,6 +23,8 @@ from nx_rune.backend.random import (
     _XLA_LOG1P_P,
     _XLA_LOG1P_Q,
     _XLA_LOG_P,
+    _two_prod,
+    _two_sum,
 )
 from nx_rune.random._common import _traced
 
@@ -137,14 +139,31 @@ def log_f32(x):
     return _F.asarray(_K.xla_log_f32(np.asarray(_F.asarray(x).numpy(), _F32)))
 
 
+def _add_round_odd64(a, b):
+    """``a + b`` rounded to odd (of the two neighbours of an inexact sum, the odd one): the
+    parity of |s|'s last significand bit is that of |s| / u, u the gap below |s|."""
+    s, e = _two_sum(a, b)
+    m = _F.abs(s)
+    gap = m - _F.nextafter(m, _F.zeros_like(m))
+    q = _F.where(gap > 0, m / _F.where(gap > 0, gap, 1.0), 0.0)
+    fix = _F.logical_and(e != 0, _F.remainder(q, 2.0) != 1)
+    return _F.where(fix, _F.nextafter(s, _F.where(e > 0, np.inf, -np.inf).astype(_F64)), s)
+
+
+def _fma_value64(a, b, c):
+    """Boldo and Melquiond's float64 fma: the exact product and sum, the error rounded to odd."""
+    ph, pl = _two_prod(a, b)
+    th, tl = _two_sum(c, ph)
+    return th + _add_round_odd64(tl, pl)
+
+
 def _fma64(a, b, c):
-    """float64 ``a * b + c`` rounded once, in nx operations (``_fma_value``)."""
-    from nx_rune.random._traced import _fma_value
+    """float64 ``a * b + c`` rounded once, in nx operations."""
     # (Python floats as float64 first: in x32 mode asarray would round them to float32)
     a, b, c = (_F.asarray(np.float64(v) if isinstance(v, float) else v).astype(_F64)
                for v in (a, b, c))
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape), tuple(c.shape))
-    return _fma_value(*(_F.broadcast_to(v, shape) for v in (a, b, c)))
+    return _fma_value64(*(_F.broadcast_to(v, shape) for v in (a, b, c)))
 
 
 def _bits32(v):
