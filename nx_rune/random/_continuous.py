@@ -24,7 +24,7 @@ from nx_rune.dtypes import default_float
 from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
 from nx_rune.random._traced import _bind_sample, _cast, _t_split2
-from nx_rune.random._xla_math import exp_f, fma, log1p_f32, log_f32
+from nx_rune.random._xla_math import exp_f, fma
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -37,16 +37,6 @@ def _hi(fn, x):
     if dt == _F64:
         return fn(x)
     return fn(x.astype(_F64)).astype(dt)
-
-
-def _log1p(x):
-    """log1p as JAX computes it: XLA:CPU's own for float32 (bit for bit), else ``_hi``."""
-    return log1p_f32(x) if np.dtype(x.dtype) == np.float32 else _hi(_F.log1p, x)
-
-
-def _log(x):
-    """log as JAX computes it: XLA:CPU's own for float32 (bit for bit), else ``_hi``."""
-    return log_f32(x) if np.dtype(x.dtype) == np.float32 else _hi(_F.log, x)
 
 
 def _key_pair(k):
