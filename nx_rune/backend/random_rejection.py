@@ -13,7 +13,9 @@ from nx_rune.backend.random import (
     _F64,
     _U32,
     _fma,
+    _fused_erfinv,
     _normal_from_bits,
+    _normal_lo,
     _random_bits,
     _size,
     _unit_floats_from_bits,
@@ -57,6 +59,16 @@ def _scalar_bits(keys, dtype):
     return y0 ^ y1
 
 
+def _normal_of_bits(b, dtype):
+    """``_normal_from_bits`` of the 1-D bits ``b``; float32 through the fused kernel (the same
+    values, without the NumPy reference's temporaries)."""
+    if dtype == _F32:
+        out = _fused_erfinv(b, b.shape, dtype, _normal_lo(dtype), dtype.type(1))
+        if out is not None:
+            return out
+    return _normal_from_bits(b, dtype)
+
+
 def _log_as(x, dtype):
     """log in ``dtype`` as JAX computes it on CPU (``_xla_math``)."""
     return _xla_math("log", np.asarray(x, dtype))
@@ -97,7 +109,7 @@ def _gamma_one(keys, alpha, log_space):
             while pending.size:
                 kk_next, s = _split_keys(kk[pending], 2)
                 kk[pending] = kk_next
-                xs = _normal_from_bits(_scalar_bits(s, dt), dt)
+                xs = _normal_of_bits(_scalar_bits(s, dt), dt)
                 x[pending] = xs
                 # 1 + x * c with one rounding: XLA:CPU contracts it into a fused multiply-add
                 v[pending] = _fma(xs, c[idx[pending]], np.full(pending.size, one), dt)
