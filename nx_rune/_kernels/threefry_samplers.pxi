@@ -244,7 +244,7 @@ cdef extern from *:
         return _mm_cvtsd_f64(_mm_rsqrt14_pd(_mm_set_sd(x)));
     }
     static inline double nx_rt_xla_rsqrt64(double x) {
-        if (!__builtin_cpu_supports("avx512f"))
+        if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl"))
             return 1.0 / sqrt(x);
         double y = nx_rt_rsqrt14_64(x);
         if (x < 0x1p-1022 || x == INFINITY)
