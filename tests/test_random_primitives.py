@@ -65,7 +65,7 @@ def test_bad_parameters_raise():
     with pytest.raises(ValueError, match="nbits must be"):
         bind(P.threefry_bits_p, K, nbits=12, shape=(3,))
     with pytest.raises(ValueError, match="dist must be one of"):
-        bind(P.threefry_sample_p, K, dist="cauchy", shape=(3,), dtype=np.dtype(np.float32),
+        bind(P.threefry_sample_p, K, dist="beta", shape=(3,), dtype=np.dtype(np.float32),
              params=())
     with pytest.raises(ValueError, match="params of uniform"):
         bind(P.threefry_sample_p, K, dist="uniform", shape=(3,), dtype=np.dtype(np.float32),

@@ -16,7 +16,7 @@
 # XLA:CPU's own float32 arithmetic (nx_rt_xla_log32/log1p32 below, their fused multiply-adds
 # as fmaf), so that normal, truncated_normal and gumbel equal JAX's bit for bit.  No element
 # is "hard" any more; the flag stays for transforms that may need NumPy again.
-# The float64 samplers keep NumPy's own log1p/log between two fused passes.
+# The float64 samplers take XLA's float64 log1p (nx_rt_xla_log1p64) between two fused passes.
 # ---------------------------------------------------------------------------------------------
 
 cdef extern from *:
@@ -123,6 +123,199 @@ cdef extern from *:
         small = nx_rt_self(fabsf(x) < 0x1p-126f, x * 0.0f, small);   /* denormal: flushed */
         float large = nx_rt_xla_log32(x + 1.0f);
         return nx_rt_self(fabsf(x) < 0.41421356237309504880f, small, large);
+    }
+
+    /* XLA:CPU's float32 exp (Cephes' expf as its compiled code evaluates it, the
+       multiply-adds its LLVM contracts as fmaf): x clamped to [-87.8, 88.8], n = floor(x log2(e)
+       + 1/2) clamped to [-127, 127], r = x - n ln(2) in two steps, a degree-7 polynomial in r,
+       and 2**n from the exponent bits (n = -127 gives 0: no denormal results). */
+    static inline float nx_rt_xla_exp32(float x) {
+        float xc = (x >= -87.8f || x != x) ? x : -87.8f;        /* a NaN stays a NaN */
+        xc = (xc <= 88.8f || xc != xc) ? xc : 88.8f;
+        float n = floorf(fmaf(xc, nx_rt_f(0x3fb8aa3bu), 0.5f));
+        n = (n >= -127.0f || n != n) ? n : -127.0f;
+        n = (n <= 127.0f || n != n) ? n : 127.0f;
+        float r = fmaf(-n, 0.693359375f, xc);
+        r = fmaf(-n, nx_rt_f(0xb95e8083u), r);
+        float y = fmaf(r, nx_rt_f(0x39506967u), nx_rt_f(0x3ab743ceu));
+        y = fmaf(y, r, nx_rt_f(0x3c088908u));
+        y = fmaf(y, r, nx_rt_f(0x3d2aa9c1u));
+        y = fmaf(y, r, nx_rt_f(0x3e2aaaaau));
+        y = fmaf(y, r, 0.5f);
+        y = fmaf(y, r * r, r) + 1.0f;
+        /* (a NaN n converts to INT32_MIN, as cvttps2dq answers; y is NaN then anyway) */
+        uint32_t ni = n == n ? (uint32_t)(int32_t)n : 0x80000000u;
+        return y * nx_rt_f((ni + 127u) << 23);
+    }
+
+    /* XLA:CPU's float64 exp (its own intrinsic: Cephes' rational approximation
+       1 + 2 g P(g^2) / (Q(g^2) - g P(g^2)) after x = n ln(2) + g, the multiply-adds contracted
+       as fma), 0 below -708.396..., inf above 709.782... */
+    static inline double nx_rt_xla_exp64(double x) {
+        const double lo = -708.3964185322641, hi = 709.782712893384;
+        double xc = x != x ? x : (x < hi ? x : hi);
+        xc = xc != xc ? xc : (xc > lo ? xc : lo);
+        double n = floor(fma(xc, 1.4426950408889634073599, 0.5));
+        double g = fma(-n, 0.693145751953125, xc);
+        g = fma(-n, 1.42860682030941723212e-6, g);
+        double g2 = g * g;
+        double p = fma(fma(1.26177193074810590878e-4, g2, 3.02994407707441961300e-2), g2,
+                       9.99999999999999999910e-1) * g;
+        double q = fma(fma(fma(3.00198505138664455042e-6, g2, 2.52448340349684104192e-3), g2,
+                           2.27265548208155028766e-1), g2, 2.0);
+        double e = fma(p / (q - p), 2.0, 1.0);
+        double r = n == n ? ldexp(e, (int)n) : e;
+        r = x < lo ? 0.0 : r;
+        return x > hi ? INFINITY : r;
+    }
+
+    /* XLA:CPU's float64 log1p: for |x| < sqrt(2) - 1 the rational approximation of the float32
+       one in float64 coefficients (Horner steps as fma, the leading x * 0 + c unfused), else
+       the C library's log(1 + x), which XLA calls. */
+    static inline double nx_rt_xla_log1p64(double x) {
+        double x0 = x * 0.0;
+        double pn = x0 + 4.5270000862445199635215E-5;
+        pn = fma(pn, x, 4.9854102823193375972212E-1);
+        pn = fma(pn, x, 6.5787325942061044846969E0);
+        pn = fma(pn, x, 2.9911919328553073277375E1);
+        pn = fma(pn, x, 6.0949667980987787057556E1);
+        pn = fma(pn, x, 5.7112963590585538103336E1);
+        pn = fma(pn, x, 2.0039553499201281259648E1);
+        double pd = x0 + 1.0;
+        pd = fma(pd, x, 1.5062909083469192043167E1);
+        pd = fma(pd, x, 8.3047565967967209469434E1);
+        pd = fma(pd, x, 2.2176239823732856465394E2);
+        pd = fma(pd, x, 3.0909872225312059774938E2);
+        pd = fma(pd, x, 2.1642788614495947685003E2);
+        pd = fma(pd, x, 6.0118660497603843919306E1);
+        double x2 = x * x;
+        double small = x + fma(x2, -0.5, (x * x2) * (pn / pd));
+        return fabs(x) < 0.41421356237309504880 ? small : log(x + 1.0);
+    }
+
+    /* XLA's compiled code runs with the SSE control register's flush-to-zero and
+       denormals-are-zero bits set, the C library's pow and tan with it: the same bits here
+       for those calls (restored after). */
+    #if defined(__x86_64__) || defined(__SSE2__)
+    #include <xmmintrin.h>
+    #define NX_RT_MXCSR_FLUSH 0x8040u
+    static inline unsigned int nx_rt_flush_on(void) {
+        unsigned int old = _mm_getcsr();
+        _mm_setcsr(old | NX_RT_MXCSR_FLUSH);
+        return old;
+    }
+    static inline void nx_rt_flush_off(unsigned int old) { _mm_setcsr(old); }
+    #else
+    static inline unsigned int nx_rt_flush_on(void) { return 0; }
+    static inline void nx_rt_flush_off(unsigned int old) { (void)old; }
+    #endif
+
+    /* A denormal float32 flushed to (signed) zero, as XLA's arithmetic does. */
+    static inline float nx_rt_ftz32(float x) {
+        return fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x;
+    }
+
+    /* XLA:CPU's scalar rsqrt (what a / sqrt(b) becomes in its algebraic simplifier): the
+       processor's own estimate (rsqrtss for float32, AVX-512's vrsqrt14pd for float64), then
+       Newton steps y += (-y/2) ((x y) y - 1) with the multiply-adds contracted; one step for
+       float32 on AMD processors (their estimate is finer), two otherwise; the estimate itself
+       below the smallest normal and at inf.  The estimates differ between processor makers, so
+       JAX's own values do; these are the ones of the processor this runs on, as JAX's are. */
+    #if defined(__x86_64__) && defined(__GNUC__)
+    #include <immintrin.h>
+    static int nx_rt_rsqrt_steps32 = -1;
+    static inline float nx_rt_xla_rsqrt32(float x) {
+        if (nx_rt_rsqrt_steps32 < 0) {
+            __builtin_cpu_init();
+            nx_rt_rsqrt_steps32 = __builtin_cpu_is("amd") ? 1 : 2;
+        }
+        float y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x)));
+        if (x < 0x1p-126f || x == INFINITY)
+            return y;
+        for (int i = 0; i < nx_rt_rsqrt_steps32; i++) {
+            float half = y * -0.5f;
+            float h = fmaf(x * y, y, -1.0f);
+            y = fmaf(half, h, y);
+        }
+        return y;
+    }
+    __attribute__((target("avx512f,avx512vl")))
+    static double nx_rt_rsqrt14_64(double x) {
+        return _mm_cvtsd_f64(_mm_rsqrt14_pd(_mm_set_sd(x)));
+    }
+    static inline double nx_rt_xla_rsqrt64(double x) {
+        if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl"))
+            return 1.0 / sqrt(x);
+        double y = nx_rt_rsqrt14_64(x);
+        if (x < 0x1p-1022 || x == INFINITY)
+            return y;
+        for (int i = 0; i < 2; i++) {
+            double half = y * -0.5;
+            double h = fma(x * y, y, -1.0);
+            y = fma(half, h, y);
+        }
+        return y;
+    }
+    #else
+    static inline float nx_rt_xla_rsqrt32(float x) { return 1.0f / sqrtf(x); }
+    static inline double nx_rt_xla_rsqrt64(double x) { return 1.0 / sqrt(x); }
+    #endif
+
+    enum { NX_XM_EXP = 0, NX_XM_LOG = 1, NX_XM_LOG1P = 2, NX_XM_TAN = 3, NX_XM_POW = 4,
+           NX_XM_RSQRT = 5 };
+
+    /* out[j] = op(x[j]) (op(x[j], y[j]) for pow) as JAX computes it on CPU, float32. */
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_xla_math32(int op, const float *x, const float *y, float *out,
+                                 Py_ssize_t n) {
+        Py_ssize_t j;
+        unsigned int mxcsr = nx_rt_flush_on();
+        switch (op) {
+        case NX_XM_EXP: for (j = 0; j < n; j++) out[j] = nx_rt_ftz32(nx_rt_xla_exp32(x[j])); break;
+        case NX_XM_LOG: for (j = 0; j < n; j++) out[j] = nx_rt_xla_log32(x[j]); break;
+        case NX_XM_LOG1P: for (j = 0; j < n; j++) out[j] = nx_rt_xla_log1p32(x[j]); break;
+        case NX_XM_TAN: for (j = 0; j < n; j++) out[j] = tanf(x[j]); break;
+        case NX_XM_RSQRT: for (j = 0; j < n; j++) out[j] = nx_rt_xla_rsqrt32(x[j]); break;
+        default:
+            for (j = 0; j < n; j++)
+                out[j] = powf(x[j], y[j]);
+            break;
+        }
+        nx_rt_flush_off(mxcsr);
+    }
+
+    /* The same in float64 (exp and log1p XLA's own; log, tan and pow the C library's). */
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_xla_math64(int op, const double *x, const double *y, double *out,
+                                 Py_ssize_t n) {
+        Py_ssize_t j;
+        unsigned int mxcsr = nx_rt_flush_on();
+        switch (op) {
+        case NX_XM_EXP: for (j = 0; j < n; j++) out[j] = nx_rt_xla_exp64(x[j]); break;
+        case NX_XM_LOG: for (j = 0; j < n; j++) out[j] = log(x[j]); break;
+        case NX_XM_LOG1P: for (j = 0; j < n; j++) out[j] = nx_rt_xla_log1p64(x[j]); break;
+        case NX_XM_TAN: for (j = 0; j < n; j++) out[j] = tan(x[j]); break;
+        case NX_XM_RSQRT: for (j = 0; j < n; j++) out[j] = nx_rt_xla_rsqrt64(x[j]); break;
+        default:
+            for (j = 0; j < n; j++)
+                out[j] = pow(x[j], y[j]);
+            break;
+        }
+        nx_rt_flush_off(mxcsr);
+    }
+
+    /* out[j] = a[j] * b[j] + c[j] rounded once (the multiply-adds XLA contracts). */
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_fma32(const float *a, const float *b, const float *c, float *out,
+                            Py_ssize_t n) {
+        for (Py_ssize_t j = 0; j < n; j++)
+            out[j] = fmaf(a[j], b[j], c[j]);
+    }
+    NX_RT_CLONES NX_RT_EXACT
+    static void nx_rt_fma64(const double *a, const double *b, const double *c, double *out,
+                            Py_ssize_t n) {
+        for (Py_ssize_t j = 0; j < n; j++)
+            out[j] = fma(a[j], b[j], c[j]);
     }
 
     /* Giles' float32 erfinv, rows for w < 5 and w >= 5, highest degree first. */
@@ -277,9 +470,10 @@ cdef extern from *:
          7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
          1.0103004648645343977, 4.8499064014085844221}};
 
-    /* Horner in t, a product and a sum per step (two roundings, as the reference); written
-       out, since GCC does not unroll 22 steps itself and then does not vectorize the loops. */
-    #define NX_RT_H(i) p = p * t; p = p + c[i];
+    /* Horner in t, each step one fma (XLA:CPU contracts erf_inv's multiply-adds); written
+       out, since GCC does not unroll 22 steps itself and then does not vectorize the loops.
+       (The zero padding is exact: fma(0, t, c) is c.) */
+    #define NX_RT_H(i) p = fma(p, t, c[i]);
     static inline double nx_rt_horner64(double t, const double *c) {
         double p = c[0];
         NX_RT_H(1) NX_RT_H(2) NX_RT_H(3) NX_RT_H(4) NX_RT_H(5) NX_RT_H(6) NX_RT_H(7)
@@ -376,6 +570,14 @@ cdef extern from *:
     void nx_rt_clip_chunk64(double* out, Py_ssize_t n, double a, double b) noexcept nogil
     void nx_rt_record(int64_t* lst, Py_ssize_t cap, Py_ssize_t* count, int64_t i) noexcept nogil
     void nx_rt_xla_log_array32(const float* x, float* out, Py_ssize_t n, int log1p) noexcept nogil
+    void nx_rt_fma32(const float* a, const float* b, const float* c, float* out,
+                     Py_ssize_t n) noexcept nogil
+    void nx_rt_fma64(const double* a, const double* b, const double* c, double* out,
+                     Py_ssize_t n) noexcept nogil
+    void nx_rt_xla_math32(int op, const float* x, const float* y, float* out,
+                          Py_ssize_t n) noexcept nogil
+    void nx_rt_xla_math64(int op, const double* x, const double* y, double* out,
+                          Py_ssize_t n) noexcept nogil
 
 
 cdef enum:
@@ -583,4 +785,81 @@ def xla_log_f32(x, log1p=False):
     cdef float* dst = <float*>cnp.PyArray_DATA(out)
     with nogil:
         nx_rt_xla_log_array32(src, dst, n, lp)
+    return out
+
+
+ctypedef struct XlaMathJob:
+    int op, f64
+    const void* x
+    const void* y
+    void* out
+
+
+cdef void _xla_math_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const XlaMathJob* job = <const XlaMathJob*>ctx
+    if job.f64:
+        nx_rt_xla_math64(job.op, <const double*>job.x + lo, <const double*>job.y + lo,
+                         <double*>job.out + lo, hi - lo)
+    else:
+        nx_rt_xla_math32(job.op, <const float*>job.x + lo, <const float*>job.y + lo,
+                         <float*>job.out + lo, hi - lo)
+
+
+_XLA_MATH_OPS = {"exp": 0, "log": 1, "log1p": 2, "tan": 3, "pow": 4, "rsqrt": 5}
+
+
+def xla_math(op, x, y=None):
+    """``op`` of a float32 or float64 NumPy array elementwise exactly as JAX 0.10.2 computes it
+    on CPU: "exp" and "log1p" (float32 also "log") are XLA's own approximations (see
+    ``nx_rt_xla_exp32`` ...), "tan", "pow" and float64 "log" the C library's, which XLA's
+    compiled code calls; "rsqrt" XLA's scalar rsqrt (the processor's estimate refined, see
+    ``nx_rt_xla_rsqrt32``).  ``y``: pow's exponent, an array of x's dtype and shape.  Returns a
+    new array of x's dtype and shape."""
+    if not isinstance(op, str) or op not in _XLA_MATH_OPS:
+        raise ValueError(f"op must be one of {sorted(_XLA_MATH_OPS)}, got {op!r}")
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must be a float32 or float64 NumPy array, got {type(x).__name__}"
+                        + (f" of {x.dtype}" if isinstance(x, np.ndarray) else ""))
+    if (op == "pow") != (y is not None):
+        raise TypeError("y must be given for pow (and only for pow)")
+    a = np.asarray(x, order="C")
+    b = a
+    if y is not None:
+        if not isinstance(y, np.ndarray) or y.dtype != x.dtype or y.shape != x.shape:
+            raise TypeError(f"y must be a NumPy array of x's dtype {x.dtype} and shape "
+                            f"{x.shape}")
+        b = np.asarray(y, order="C")
+    out = np.empty_like(a)
+    cdef XlaMathJob job
+    job.op = _XLA_MATH_OPS[op]
+    job.f64 = a.dtype == np.float64
+    job.x = cnp.PyArray_DATA(a)
+    job.y = cnp.PyArray_DATA(b)
+    job.out = cnp.PyArray_DATA(out)
+    _run(_xla_math_span, &job, a.size)
+    return out
+
+
+def xla_fma(a, b, c):
+    """``a * b + c`` rounded once, elementwise: three float32 or three float64 NumPy arrays of
+    one shape (the multiply-adds XLA:CPU contracts).  A new array of that dtype and shape."""
+    for v, name in ((a, "a"), (b, "b"), (c, "c")):
+        if not isinstance(v, np.ndarray) or v.dtype not in (np.float32, np.float64):
+            raise TypeError(f"{name} must be a float32 or float64 NumPy array")
+    if not (a.dtype == b.dtype == c.dtype and a.shape == b.shape == c.shape):
+        raise TypeError(f"a, b and c must have one dtype and shape, got {a.dtype}{a.shape}, "
+                        f"{b.dtype}{b.shape} and {c.dtype}{c.shape}")
+    a, b, c = (np.asarray(v, order="C") for v in (a, b, c))
+    out = np.empty_like(a)
+    cdef Py_ssize_t n = a.size
+    cdef void* pa = cnp.PyArray_DATA(a)
+    cdef void* pb = cnp.PyArray_DATA(b)
+    cdef void* pc = cnp.PyArray_DATA(c)
+    cdef void* po = cnp.PyArray_DATA(out)
+    if a.dtype == np.float32:
+        with nogil:
+            nx_rt_fma32(<const float*>pa, <const float*>pb, <const float*>pc, <float*>po, n)
+    else:
+        with nogil:
+            nx_rt_fma64(<const double*>pa, <const double*>pb, <const double*>pc, <double*>po, n)
     return out

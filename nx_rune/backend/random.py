@@ -97,11 +97,10 @@ def _fma64(a, b, c):
 
 
 def _fma(a, b, c, dtype):
-    """``a * b + c`` rounded once to ``dtype`` (float32/64), as XLA:CPU's fused multiply-add."""
-    if dtype == np.float64:
-        return _fma64(a, b, c)
-    # The product of two float32 is exact in float64; only the sum rounds before float32.
-    return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dtype)
+    """``a * b + c`` rounded once to ``dtype`` (float32/64), as XLA:CPU's fused multiply-add
+    (the C library's fma, in a kernel)."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype) for v in (a, b, c)))
+    return _K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c))).reshape(a.shape)
 
 
 # The samplers below are defined by NumPy operations on the random bits (the "reference":
@@ -201,10 +200,12 @@ _ERFINV64_TABLE = _coefficient_table(_ERFINV64)
 
 def _horner(t, masks, table, fused32):
     """Horner in ``t`` in float64; element i uses row j of ``table`` where ``masks[j - 1][i]``
-    is the last mask set (row 0 where none is).
+    is the last mask set (row 0 where none is).  Every step ``p * t + c`` is one fused
+    multiply-add, as XLA:CPU contracts them.
 
-    ``fused32``: round to float32 after each ``p * t + c`` step. With float32 ``p``, ``t`` and
-    ``c`` the product is exact in float64, so each step is float32's fused multiply-add.
+    ``fused32``: round to float32 after each step. With float32 ``p``, ``t`` and ``c`` the
+    product is exact in float64, so each step is float32's fused multiply-add.  Otherwise
+    float64's (``_fma64``).
     """
     def coefficient(i):
         c = table[0, i]
@@ -215,10 +216,10 @@ def _horner(t, masks, table, fused32):
     t = t.astype(np.float64)
     p = coefficient(0) * np.ones_like(t)
     for i in range(1, table.shape[1]):
-        p *= t
-        p += coefficient(i)
         if fused32:
-            p = p.astype(np.float32).astype(np.float64)
+            p = (p * t + coefficient(i)).astype(np.float32).astype(np.float64)
+        else:
+            p = _fma64(p, t, coefficient(i) * np.ones_like(t))
     return p
 
 
@@ -290,6 +291,24 @@ def _xla_log32(x):
         return np.where((x <= -_F32_TINY) | np.isnan(x), np.float32(np.nan), r)
 
 
+def _xla_math(op, x, y=None):
+    """``op`` ("exp", "log", "log1p", "tan" or "pow" with exponent ``y``) of a float array as
+    JAX computes it on CPU (``nx_rune._kernels.threefry.xla_math``: XLA's own exp and log1p,
+    float32 log, the C library's tan, pow and float64 log, with XLA's flushing of denormals);
+    float16 and other floats: through float64, rounded once."""
+    x = np.asarray(x)
+    if x.dtype == _F32 or x.dtype == _F64:
+        if y is not None:
+            x, y = np.broadcast_arrays(x, np.asarray(y, x.dtype))
+            y = np.ascontiguousarray(y)
+        return _K.xla_math(op, np.ascontiguousarray(x), y).reshape(x.shape)
+    f = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "tan": np.tan}.get(op)
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        r = np.power(x64, np.asarray(y, np.float64)) if op == "pow" else f(x64)
+    return r.astype(x.dtype)
+
+
 def _xla_log1p32(x):
     """log1p of float32 ``x`` exactly as XLA:CPU computes it: Cephes' rational approximation
     (fused Horner steps) for |x| < sqrt(2) - 1, else ``_xla_log32(x + 1)``; denormals count as
@@ -344,11 +363,22 @@ def _erfinv32(x):
         return np.where(np.abs(x) == 1, x * np.float32(np.inf), p * x)
 
 
-def _erfinv64(x):
-    """Giles' float64 erfinv (three branches), plain float64 Horner."""
+def _log1p64_traceable(x):
+    """XLA's float64 log1p with NumPy's log beyond sqrt(2) - 1 (where XLA calls the C
+    library's): the value nx operations can also give under a trace, for the truncated normal,
+    whose erfinv runs traced when its bounds are (jit must give eager's bits).  Equal to
+    ``_xla_math("log1p", x)`` but in about 0.2% of the larger arguments."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(x) < 0.41421356237309504880, _K.xla_math("log1p", x),
+                        np.log(x + 1.0))
+
+
+def _erfinv64(x, log1p=None):
+    """Giles' float64 erfinv (three branches) as XLA:CPU evaluates it (its own log1p, fused
+    Horner steps)."""
     x = np.asarray(x, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = -np.log1p(x * -x)
+        w = -(log1p or (lambda v: _xla_math("log1p", v)))(x * -x)
         mid, high = w >= 6.25, w >= 16
         root = np.sqrt(w)
         t = np.where(high, root - 5.0, np.where(mid, root - 3.25, w - 3.125))
@@ -356,9 +386,9 @@ def _erfinv64(x):
         return np.where(np.abs(x) == 1, x * np.inf, p * x)
 
 
-def _erfinv(x, dtype):
+def _erfinv(x, dtype, log1p=None):
     if dtype == np.float64:
-        return _erfinv64(x)
+        return _erfinv64(x, log1p)
     return _erfinv32(x.astype(np.float32)).astype(dtype)
 
 
@@ -368,6 +398,11 @@ def _normal_lo(dtype):
 
 def _normal_from_bits(b, dtype):
     u = _uniform_from_bits(b, dtype, np.asarray(_normal_lo(dtype)), np.asarray(dtype.type(1)))
+    if dtype == _F64 and u.ndim == 1:
+        # the fused kernel's float64 erfinv (the same steps as _erfinv64, much faster)
+        x = np.ascontiguousarray(u, np.float64).copy()
+        _K.erfinv_f64(x, _K.xla_math("log1p", x * -x))
+        return x
     return (dtype.type(_SQRT2) * _erfinv(u, dtype)).astype(dtype)
 
 
@@ -390,12 +425,11 @@ def _normal(k, shape, dtype):
 
 
 def _log(x):
-    """Natural log as XLA:CPU computes it for float32 (``_xla_log32``); other dtypes: correctly
-    rounded to ``x``'s dtype."""
+    """Natural log as XLA:CPU computes it: its own for float32 (``_xla_log32``), the C
+    library's for float64; other dtypes: through float64, rounded once."""
     if x.dtype == np.float32:
         return _xla_log32(x)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x.astype(np.float64)).astype(x.dtype)
+    return _xla_math("log", x)
 
 
 def _gumbel_from_bits(b, dtype):
@@ -572,10 +606,9 @@ def _fused_erfinv(k, shape, dtype, a, b, clip_lo=None, clip_hi=None):
                             clip_lo=float(clip_lo), clip_hi=float(clip_hi))
         return _fused32(k, shape, lambda bits: _normal_from_bits(bits, dtype), "normal",
                         lo=prm[0], span=prm[1])
-    # float64: the uniforms and x * -x fused, NumPy's own log1p, then erfinv fused
+    # float64: the uniforms and x * -x fused, XLA's log1p, then erfinv fused
     x, sq = _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], True, square=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.log1p(sq, out=sq)
+    sq = _log1p64_traceable(sq) if clip else _K.xla_math("log1p", sq)
     if clip:
         _K.erfinv_f64(x, sq, float(clip_lo), float(clip_hi))
     else:
@@ -594,7 +627,42 @@ def _fused_gumbel(k, shape, dtype):
     return None
 
 
-_SAMPLE_DISTS = ("uniform", "normal", "truncated_normal", "gumbel")
+def _exponential(k, shape, dtype):
+    """JAX's exponential: ``-log1p(-u)``, XLA's log1p."""
+    return -_xla_math("log1p", -_uniform(k, shape, dtype))
+
+
+def _laplace(k, shape, dtype):
+    """JAX's laplace: ``sign(u) log1p(-|u|)`` of u uniform on [-1 + epsneg, 1)."""
+    lo = np.asarray(dtype.type(-1) + np.finfo(dtype).epsneg)
+    u = _uniform(k, shape, dtype, lo, np.asarray(dtype.type(1)))
+    return np.sign(u) * _xla_math("log1p", -np.abs(u))
+
+
+def _logistic(k, shape, dtype):
+    """JAX's logistic: ``log(u) - log1p(-u)`` of u uniform on [tiny, 1)."""
+    u = _uniform(k, shape, dtype, np.asarray(np.finfo(dtype).tiny), np.asarray(dtype.type(1)))
+    return _xla_math("log", u) - _xla_math("log1p", -u)
+
+
+def _cauchy(k, shape, dtype):
+    """JAX's cauchy: ``tan(pi (u - 1/2))`` of u uniform on [eps, 1), the C library's tan."""
+    u = _uniform(k, shape, dtype, np.asarray(np.finfo(dtype).eps), np.asarray(dtype.type(1)))
+    return _xla_math("tan", dtype.type(np.pi) * (u - dtype.type(0.5)))
+
+
+def _rayleigh(k, shape, dtype):
+    """JAX's rayleigh of scale 1: ``sqrt(log(u) * -2)``."""
+    return np.sqrt(_xla_math("log", _uniform(k, shape, dtype)) * dtype.type(-2))
+
+
+# The samplers of threefry_sample by name; the last five take no parameters and are the
+# transcendental part of JAX's samplers of those names, whose XLA functions (log1p, log, tan)
+# only a kernel reproduces (so a traced key draws them through the primitive as well).
+_SAMPLE_DISTS = ("uniform", "normal", "truncated_normal", "gumbel", "exponential", "laplace",
+                 "logistic", "cauchy", "rayleigh")
+_PLAIN_DISTS = {"exponential": _exponential, "laplace": _laplace, "logistic": _logistic,
+                "cauchy": _cauchy, "rayleigh": _rayleigh}
 
 
 def _sample(k, dist, shape, dtype, params):
@@ -608,6 +676,8 @@ def _sample(k, dist, shape, dtype, params):
             return _normal(k, shape, dt)
         if dist == "truncated_normal":
             return _truncated_normal(k, shape, dt, *(np.asarray(v).astype(dt) for v in params))
+        if dist in _PLAIN_DISTS:
+            return _PLAIN_DISTS[dist](k, shape, dt).astype(dt, copy=False)
         return _gumbel(k, shape, dt)
 
 
@@ -719,7 +789,7 @@ def _truncated_normal(k, shape, dt, lo, hi):
 
 def _truncated_normal_from_bits(bits, dt, a, b, clip_lo, clip_hi):
     u = _uniform_from_bits(bits, dt, a, b)
-    out = (dt.type(_SQRT2) * _erfinv(u, dt)).astype(dt)
+    out = (dt.type(_SQRT2) * _erfinv(u, dt, _log1p64_traceable)).astype(dt)
     return np.clip(out, clip_lo, clip_hi).astype(dt)
 
 

@@ -13,10 +13,13 @@ from nx_rune.backend.random import (
     _F64,
     _U32,
     _fma,
+    _fused_erfinv,
     _normal_from_bits,
+    _normal_lo,
     _random_bits,
     _size,
     _unit_floats_from_bits,
+    _xla_math,
 )
 from nx_rune.tensor import wrap_result as _wrap_result
 
@@ -56,12 +59,19 @@ def _scalar_bits(keys, dtype):
     return y0 ^ y1
 
 
+def _normal_of_bits(b, dtype):
+    """``_normal_from_bits`` of the 1-D bits ``b``; float32 through the fused kernel (the same
+    values, without the NumPy reference's temporaries)."""
+    if dtype == _F32:
+        out = _fused_erfinv(b, b.shape, dtype, _normal_lo(dtype), dtype.type(1))
+        if out is not None:
+            return out
+    return _normal_from_bits(b, dtype)
+
+
 def _log_as(x, dtype):
-    """log in ``dtype``: float32 through float64, rounded once (nearer XLA's than NumPy's)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if dtype == _F64:
-            return np.log(x)
-        return np.log(x.astype(np.float64)).astype(dtype)
+    """log in ``dtype`` as JAX computes it on CPU (``_xla_math``)."""
+    return _xla_math("log", np.asarray(x, dtype))
 
 
 def _gamma_one(keys, alpha, log_space):
@@ -74,14 +84,18 @@ def _gamma_one(keys, alpha, log_space):
     boost = alpha >= one
     a = np.where(boost, alpha, alpha + one)
     d = a - third
-    c = third / np.sqrt(d)
+    # XLA rewrites 1/3 / sqrt(d) as 1/3 * rsqrt(d), and its rsqrt is not 1 / sqrt
+    c = third * _xla_math("rsqrt", d)
     key, sub = _split_keys(keys, 2)
     X, V, U = np.zeros(m, dt), np.ones(m, dt), np.full(m, 2, dt)
     active = np.ones(m, bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         while True:
-            cond = (U >= one - t(0.0331) * (X * X)) & (
-                _log_as(U, dt) >= X * t(0.5) + d * ((one - V) + _log_as(V, dt)))
+            # 1 - 0.0331 X**2 and X / 2 + d ((1 - V) + log V) with the multiply-adds
+            # XLA's compiler contracts (the first product of a sum of two)
+            lhs1 = _fma(-t(0.0331), X * X, one, dt)
+            rhs2 = _fma(X, t(0.5), d * ((one - V) + _log_as(V, dt)), dt)
+            cond = (U >= lhs1) & (_log_as(U, dt) >= rhs2)
             active &= cond
             idx = np.flatnonzero(active)
             if not idx.size:
@@ -95,7 +109,7 @@ def _gamma_one(keys, alpha, log_space):
             while pending.size:
                 kk_next, s = _split_keys(kk[pending], 2)
                 kk[pending] = kk_next
-                xs = _normal_from_bits(_scalar_bits(s, dt), dt)
+                xs = _normal_of_bits(_scalar_bits(s, dt), dt)
                 x[pending] = xs
                 # 1 + x * c with one rounding: XLA:CPU contracts it into a fused multiply-add
                 v[pending] = _fma(xs, c[idx[pending]], np.full(pending.size, one), dt)
@@ -104,12 +118,16 @@ def _gamma_one(keys, alpha, log_space):
             U[idx] = _unit_floats_from_bits(_scalar_bits(u_key, dt), dt)
         if log_space:
             u = _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
-            log_samples = -(-np.log1p((-u).astype(np.float64))).astype(dt)
+            log_samples = _xla_math("log1p", -u)
+            base = _log_as(d, dt) + _log_as(V, dt)
+            # (a select between the product and the sum: not contracted)
             log_boost = np.where(boost | (log_samples == 0), t(0), log_samples * (one / alpha))
-            return (_log_as(d, dt) + _log_as(V, dt)) + log_boost
+            return base + log_boost
         samples = one - _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
-        power = (samples.astype(np.float64) ** (one / alpha).astype(np.float64)).astype(dt)
-        return (d * V) * np.where(boost, one, power)
+        power = _xla_math("pow", samples, one / alpha)
+        out = (d * V) * np.where(boost, one, power)
+        # XLA's arithmetic flushes a denormal product to zero
+        return np.where(np.abs(out) < np.finfo(dt).tiny, t(0), out)
 
 
 def _element_keys(words, size):

@@ -12,14 +12,23 @@ mode.
 
 Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
-``permutation``, ``choice`` and ``threefry_2x32``; in float32 also ``normal`` (JAX's erfinv
-polynomial, fused as XLA fuses it), ``truncated_normal``, ``gumbel``, ``exponential``,
-``laplace`` and ``logistic``, whose values go through XLA:CPU's own float32
-``log1p``/``log``/``erf`` (an ulp from the correctly rounded ones in a few percent of inputs),
-computed here exactly as XLA does.  Elsewhere (float64, other transcendentals) we use correctly
-rounded ones, which agree with JAX to one or two ulps, not always bit for bit;
-``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
-have given JAX's indices in every case checked.
+``permutation``, ``choice`` and ``threefry_2x32``, and in float32 and float64 every continuous
+sampler but the four below: ``normal`` (JAX's erfinv polynomial, fused as XLA fuses it),
+``truncated_normal`` (float32), ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
+``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
+``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (up to 8 categories),
+float64 ``multivariate_normal`` and ``orthogonal``: their values go through XLA:CPU's own
+``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)``
+becomes), the C library's ``log``, ``tan`` and ``pow`` it calls, its contractions into fused
+multiply-adds and its reduction orders, computed here exactly as XLA does (``_xla_math``, the
+kernels' ``xla_math``).  Not bit for bit (an ulp in some elements): ``weibull_min``,
+``generalized_normal`` and ``ball`` (the C library's pow, which no nx operation gives under a
+trace), float32 ``multivariate_normal``/``orthogonal`` (JAX's LAPACK is SciPy's build, nx's
+linalg NumPy's), float64 ``truncated_normal`` (SciPy's erf for the bounds).  XLA's rsqrt starts
+from the processor's estimate, so JAX's gamma draws differ between processor makers; nx reads
+the same estimate on the processor it runs on.  ``categorical`` and ``choice(p=...,
+replace=False)`` take an argmax/top-k of Gumbel noise and have given JAX's indices in every
+case checked.
 
 The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
 ``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as
@@ -30,7 +39,8 @@ A key is a uint32 Tensor of shape (2,). Every function takes Tensors or NumPy ar
 returns Tensors.  Every function also takes traced values (under ``jit``, ``vmap``, ``grad``
 and their compositions): a traced key draws through the primitives ``threefry_bits`` (the
 bits) and ``threefry_sample`` (``uniform``, ``normal``, ``truncated_normal`` and ``gumbel``
-with static scalar parameters), whose implementation is the eager kernels above (a batch of
+with static scalar parameters; ``exponential``, ``laplace``, ``logistic``, ``cauchy`` and
+``rayleigh``'s sqrt(-2 log u)), whose implementation is the eager kernels above (a batch of
 keys under vmap: one kernel call for all of them), and the rest of each chain runs as nx
 operations, with the same values bit for bit; the samples are differentiable in their
 parameters (``uniform``'s bounds, ``truncated_normal``'s bounds, the entries ``permutation``

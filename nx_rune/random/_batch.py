@@ -52,7 +52,8 @@ def _over_batch(fn):
 # The samplers whose traced path binds threefry_bits/threefry_sample directly when only the key
 # is batched: vmap over keys of concrete values gives the whole batch to the primitive's batch
 # rule (one kernel call), the values of the example-by-example loop bit for bit.
-_KEY_BATCHED = {"bits", "uniform", "normal", "truncated_normal", "gumbel", "bernoulli"}
+_KEY_BATCHED = {"bits", "uniform", "normal", "truncated_normal", "gumbel", "bernoulli",
+                "exponential", "laplace", "logistic", "cauchy"}
 
 
 def _only_key_batched(args, kwargs):

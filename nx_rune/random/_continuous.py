@@ -2,23 +2,29 @@
 
 exponential, laplace, logistic, cauchy, pareto, weibull_min, lognormal, rayleigh, wald,
 triangular, maxwell and double_sided_maxwell: each is JAX 0.10.2's chain of operations on the
-same uniform or normal draws, written with nx's operations, so one code path serves concrete
-keys (eager), traced keys and parameters (jit, vmap, grad).  float32 log and log1p are
-XLA:CPU's own (``_xla_math``), so exponential, laplace and logistic are bit-exact with JAX;
-other transcendental functions of float32 values are evaluated in float64 and rounded once
-(nearer XLA's float32 results than NumPy's float32 loops; where XLA's own approximation rounds
-the other way a sample differs from JAX's in its last bit).
+same uniform or normal draws.  The parameter-free ones whose functions only a kernel computes
+as XLA:CPU does (exponential, laplace, logistic, cauchy and rayleigh's sqrt(-2 log u): XLA's
+log1p, the C library's log and tan) draw through the ``threefry_sample`` primitive, a concrete
+key eagerly and a traced one as a primitive, the same kernel; the rest is written with nx's
+operations, so one code path serves concrete keys (eager), traced keys and parameters (jit,
+vmap, grad); exp is XLA's own (``_xla_math.exp_f``).  So all but weibull_min are bit-exact
+with JAX 0.10.2 on CPU in float32 and float64.  weibull_min's pow (the C library's powf/pow in
+JAX) is evaluated in float64 (NumPy's) and rounded once: a sample differs from JAX's in its last
+bit in a few percent of elements.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune.backend.random import _sample
 from nx_rune.dtypes import default_float
 from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
-from nx_rune.random._traced import _cast, _t_split2
-from nx_rune.random._xla_math import log1p_f32, log_f32
+from nx_rune.random._traced import _bind_sample, _cast, _t_split2
+from nx_rune.random._xla_math import exp_f, fma
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -31,16 +37,6 @@ def _hi(fn, x):
     if dt == _F64:
         return fn(x)
     return fn(x.astype(_F64)).astype(dt)
-
-
-def _log1p(x):
-    """log1p as JAX computes it: XLA:CPU's own for float32 (bit for bit), else ``_hi``."""
-    return log1p_f32(x) if np.dtype(x.dtype) == np.float32 else _hi(_F.log1p, x)
-
-
-def _log(x):
-    """log as JAX computes it: XLA:CPU's own for float32 (bit for bit), else ``_hi``."""
-    return log_f32(x) if np.dtype(x.dtype) == np.float32 else _hi(_F.log, x)
 
 
 def _key_pair(k):
@@ -78,39 +74,42 @@ def _float_dtype(dtype, fn):
     return _dtype(dtype, default_float(), "f", fn)
 
 
+def _draw(k, dist, shape, dt):
+    """The parameter-free sampler ``dist`` of ``threefry_sample``: eagerly for a concrete key
+    (its words), through the primitive for a traced one (the same kernel)."""
+    if isinstance(k, tuple):
+        return _F.asarray(_sample(k, dist, shape, dt, ()))
+    return _bind_sample(k, dist, shape, dt)
+
+
 def exponential(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
     """Standard exponential samples ``-log1p(-u)``: Tensor of ``shape``, float ``dtype``
     (default float32, float64 in x64 mode)."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "exponential")
-    u = uniform(k, _shape(shape), dt)
-    return -_log1p(-u)
+    return _draw(k, "exponential", _shape(shape), dt)
 
 
 def laplace(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
     """Standard Laplace samples ``sign(u) log1p(-|u|)``, u uniform on (-1, 1): Tensor of
     ``shape``, float ``dtype``."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "laplace")
-    lo = dt.type(-1) + np.finfo(dt).epsneg
-    u = uniform(k, _shape(shape), dt, lo, dt.type(1))
-    return _F.sign(u) * _log1p(-_F.abs(u))
+    return _draw(k, "laplace", _shape(shape), dt)
 
 
 def logistic(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
     """Standard logistic samples ``log(u) - log1p(-u)``: Tensor of ``shape``, float ``dtype``."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "logistic")
-    u = uniform(k, _shape(shape), dt, np.finfo(dt).tiny, dt.type(1))
-    return _log(u) - _log1p(-u)
+    return _draw(k, "logistic", _shape(shape), dt)
 
 
 def cauchy(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> Array:
     """Standard Cauchy samples ``tan(pi (u - 1/2))``: Tensor of ``shape``, float ``dtype``."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "cauchy")
-    u = uniform(k, _shape(shape), dt, np.finfo(dt).eps, dt.type(1))
-    return _hi(_F.tan, (u - dt.type(0.5)) * dt.type(np.pi))
+    return _draw(k, "cauchy", _shape(shape), dt)
 
 
 def pareto(key: ArrayLike, b: ArrayLike, shape: ShapeLike | None = None,
@@ -121,7 +120,7 @@ def pareto(key: ArrayLike, b: ArrayLike, shape: ShapeLike | None = None,
     dt = _float_dtype(dtype, "pareto")
     b = _float_param(b, "b", dt)
     shape = _shape_for("pareto", shape, b)
-    return _hi(_F.exp, exponential(k, shape, dt) / b)
+    return exp_f(exponential(k, shape, dt) / b)
 
 
 def weibull_min(key: ArrayLike, scale: ArrayLike, concentration: ArrayLike,
@@ -132,9 +131,8 @@ def weibull_min(key: ArrayLike, scale: ArrayLike, concentration: ArrayLike,
     dt = _float_dtype(dtype, "weibull_min")
     scale = _float_param(scale, "scale", dt)
     conc = _float_param(concentration, "concentration", dt)
-    u = uniform(k, _shape(shape), dt)
-    e = -_hi(_F.log1p, -u)
-    return _hi(lambda a: _F.power(a, 1.0 / conc.astype(a.dtype)), e) * scale
+    e = exponential(k, _shape(shape), dt)            # JAX's -log1p(-u) of the same uniform
+    return _hi(lambda a: _F.power(a, (dt.type(1) / conc).astype(a.dtype)), e) * scale
 
 
 def lognormal(key: ArrayLike, sigma: ArrayLike = np.float32(1), shape: ShapeLike | None = None,
@@ -145,19 +143,18 @@ def lognormal(key: ArrayLike, sigma: ArrayLike = np.float32(1), shape: ShapeLike
     dt = _float_dtype(dtype, "lognormal")
     sigma = _float_param(sigma, "sigma", dt)
     shape = _shape_for("lognormal", shape, sigma)
-    return _hi(_F.exp, normal(k, shape, dt) * sigma)
+    return exp_f(normal(k, shape, dt) * sigma)
 
 
 def rayleigh(key: ArrayLike, scale: ArrayLike, shape: ShapeLike | None = None,
              dtype: DTypeLike = None) -> Array:
     """Rayleigh samples ``scale * sqrt(-2 log u)``: Tensor of ``shape`` (default scale's),
     float ``dtype``; differentiable in ``scale``."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "rayleigh")
     scale = _float_param(scale, "scale", dt)
     shape = _shape_for("rayleigh", shape, scale)
-    u = uniform(k, shape, dt)
-    return scale * _F.sqrt(_hi(_F.log, u) * dt.type(-2))
+    return scale * _draw(k, "rayleigh", shape, dt)
 
 
 def wald(key: ArrayLike, mean: ArrayLike, shape: ShapeLike | None = None,
@@ -174,8 +171,10 @@ def wald(key: ArrayLike, mean: ArrayLike, shape: ShapeLike | None = None,
     z = uniform(k2, shape, dt)
     y = v * v
     mean_sq = mean * mean
-    sqrt_term = _F.sqrt(mean * y * dt.type(4) + mean_sq * (y * y))
-    x = mean + mean_sq * y / dt.type(2) - mean / dt.type(2) * sqrt_term
+    # JAX's sqrt(4 mean y + mean**2 y**2) and mean + mean**2 y / 2 - mean / 2 sqrt_term as
+    # XLA:CPU computes them: the divisions by 2 as products with 1/2, the multiply-adds fused
+    sqrt_term = _F.sqrt(fma(dt.type(4) * mean, y, mean_sq * (y * y)))
+    x = fma(-(mean * dt.type(0.5)), sqrt_term, fma(mean_sq * y, dt.type(0.5), mean))
     return _F.where(z <= mean / (mean + x), x, mean_sq / x)
 
 
@@ -202,8 +201,19 @@ def maxwell(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> A
     ``dtype``."""
     k = _key_pair(_key_arg(key))
     dt = _float_dtype(dtype, "maxwell")
-    n = normal(k, _shape(shape) + (3,), dt)
-    return _F.sqrt(_F.sum(n * n, axis=-1))
+    shape = _shape(shape)
+    n = normal(k, shape + (3,), dt)
+    sq = n * n
+    # JAX's norm(n, axis=-1) as XLA:CPU 0.10.2 compiles it: below 4096 normals the squares'
+    # reduction is one fused loop (its multiply-adds contracted: float32 from the middle
+    # square, float64 left to right), from 4096 on a vectorized one that adds the first and
+    # the last square first
+    if 3 * math.prod(shape) < 4096:
+        if dt == np.float32:
+            return _F.sqrt(fma(n[..., 2], n[..., 2], fma(n[..., 0], n[..., 0], sq[..., 1])))
+        if dt == _F64:
+            return _F.sqrt(fma(n[..., 2], n[..., 2], fma(n[..., 1], n[..., 1], sq[..., 0])))
+    return _F.sqrt((sq[..., 0] + sq[..., 2]) + sq[..., 1])
 
 
 def double_sided_maxwell(key: ArrayLike, loc: ArrayLike, scale: ArrayLike,

@@ -28,6 +28,7 @@ from nx_rune.random._common import (
 )
 from nx_rune.random._continuous import _float_param, _hi, _split_pair
 from nx_rune.random._discrete import rademacher
+from nx_rune.random._xla_math import exp_f
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -145,8 +146,8 @@ def beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, shape: ShapeLike | None = N
     log_a = _loggamma_of(ka, av, shape, dt)
     log_b = _loggamma_of(kb, bv, shape, dt)
     log_max = _F.maximum(log_a, log_b)
-    ga = _hi(_F.exp, log_a - log_max)
-    gb = _hi(_F.exp, log_b - log_max)
+    ga = exp_f(log_a - log_max)
+    gb = exp_f(log_b - log_max)
     return ga / (ga + gb)
 
 
@@ -159,7 +160,7 @@ def chisquare(key: ArrayLike, df: ArrayLike, shape: ShapeLike | None = None,
     df = _shape_param(df, "df", dt)
     shape = _out_shape("chisquare", shape, df)
     log_g = _loggamma_of(k, df / dt.type(2), shape, dt)
-    return _hi(_F.exp, log_g) * dt.type(2)
+    return exp_f(log_g) * dt.type(2)
 
 
 def f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, shape: ShapeLike | None = None,
@@ -171,9 +172,11 @@ def f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, shape: ShapeLike | Non
     dfnum, dfden = _shape_param(dfnum, "dfnum", dt), _shape_param(dfden, "dfden", dt)
     shape = _out_shape("f", shape, dfnum, dfden)
     k_den, k_num = _split_pair(k)
-    num = chisquare(k_num, dfnum, shape, dt) / dfnum
-    den = chisquare(k_den, dfden, shape, dt) / dfden
-    return num / den
+    # JAX's (chi2_num / dfnum) / (chi2_den / dfden), which XLA's simplifier turns into
+    # (chi2_num * dfden) / (dfnum * chi2_den): one division, its rounding
+    num = chisquare(k_num, dfnum, shape, dt)
+    den = chisquare(k_den, dfden, shape, dt)
+    return (num * dfden) / (dfnum * den)
 
 
 def t(key: ArrayLike, df: ArrayLike, shape: ShapeLike | None = None,
@@ -202,7 +205,9 @@ def generalized_normal(key: ArrayLike, p: float, shape: ShapeLike = (),
     pv = _float_param(p, "p", dt)
     g = _gamma_of(k1, dt.type(1) / pv, shape, dt)
     r = rademacher(k2, shape, dt)
-    return r * _F.power(g, dt.type(1) / pv)
+    # XLA calls the C library's pow; NumPy's float64 pow rounded once is nearer it than
+    # NumPy's own float32 one (an ulp apart in about 0.1% of samples, against 20%)
+    return r * _hi(lambda x: _F.power(x, (dt.type(1) / pv).astype(x.dtype)), g)
 
 
 def poisson(key: ArrayLike, lam: ArrayLike, shape: ShapeLike | None = None,

@@ -20,7 +20,10 @@ from nx_rune.random._common import (
     _val,
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.random._xla_math import exp_f, fma
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
+
+_F64 = np.dtype(np.float64)
 
 
 def _inexact(x, name):
@@ -70,7 +73,18 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     else:
         factor = _L.cholesky(cov)
     z = normal(k, tuple(shape) + (n,), dt)
-    return mean + _F.einsum("...ij,...j->...i", factor, z)
+    # XLA:CPU's dot: float64 sums the products left to right with fused multiply-adds (as
+    # its generated loop does, every n); float32 left to right unfused, which is its order up
+    # to n = 3 (beyond, its Eigen kernel's blocking reorders the sum: an ulp apart in some
+    # elements)
+    factor = factor.astype(dt)
+    fz = factor[..., :, 0] * z[..., None, 0]
+    for j in range(1, n):
+        if dt == _F64:
+            fz = fma(factor[..., :, j], z[..., None, j], fz)
+        else:
+            fz = fz + factor[..., :, j] * z[..., None, j]
+    return mean + fz
 
 
 def orthogonal(key: ArrayLike, n: int, shape: ShapeLike = (), dtype: DTypeLike = None,
@@ -111,7 +125,20 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
         shape = _shape(shape)
         _check_param_shape("dirichlet", shape, tuple(a.shape[:-1]))
     log_g = _loggamma_of(k, a, tuple(shape) + tuple(a.shape[-1:]), dt)
-    return _F.softmax(log_g, axis=-1)
+    # JAX's softmax, XLA's exp
+    from nx_rune.autodiff.api import stop_gradient
+    unnormalized = exp_f(log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True)))
+    # XLA:CPU sums a row of up to 8 elements left to right (longer rows in an order of its
+    # vectorized reduction, which NumPy's pairwise sum does not reproduce), and x / sum(x)
+    # over a broadcast sum is a product with the sum's reciprocal
+    n = a.shape[-1]
+    if n <= 8:
+        total = unnormalized[..., 0:1]
+        for i in range(1, n):
+            total = total + unnormalized[..., i:i + 1]
+    else:
+        total = _F.sum(unnormalized, axis=-1, keepdims=True)
+    return unnormalized * (dt.type(1) / total)
 
 
 def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
@@ -129,5 +156,17 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     g = generalized_normal(k1, p, (*shape, d), dt)
     e = exponential(k2, shape, dt)
     inv_p = dt.type(1) / dt.type(p)
-    r = _F.power(_F.sum(_F.power(_F.abs(g), dt.type(p)), axis=-1) + e, inv_p)
-    return g / r[..., None]
+    pw = (lambda x, y: _F.power(x.astype(_F64), y.astype(_F64)).astype(dt)) if dt != _F64 \
+        else _F.power
+    a = pw(_F.abs(g), dt.type(p))
+    if d <= 8:
+        # left to right, one add at a time (nx's jit fuses a sum over a short axis in another
+        # order than its eager sum, and XLA's own order is neither in general)
+        total = a[..., 0] if d else _F.zeros(shape, dt)
+        for i in range(1, d):
+            total = total + a[..., i]
+    else:
+        total = _F.sum(a, axis=-1)
+    r = pw(total + e, inv_p)
+    # g / r over a broadcast r: XLA multiplies by r's reciprocal
+    return g * (dt.type(1) / r)[..., None]

@@ -33,7 +33,7 @@ from nx_rune.backend.random import (
 )
 from nx_rune.dtypes import default_int
 from nx_rune.random._common import _dtype_of, _float_dtype_of, _size, _traced
-from nx_rune.random._xla_math import xla_erf32, xla_log1p32, xla_log32
+from nx_rune.random._xla_math import xla_erf32, xla_log1p32, xla_log1p64, xla_log32
 
 # ---------------------------------------------------------------------------------------------
 # traced values (jit, grad, vmap inside jit): the same algorithms in nx's own operations
@@ -196,9 +196,10 @@ def _t_horner(t, masks, table, fused32):
     t = t.astype(_F64)
     p = coefficient(0) * _F.ones_like(t)
     for i in range(1, table.shape[1]):
-        p = p * t + coefficient(i)
         if fused32:
-            p = p.astype(_F32).astype(_F64)
+            p = (p * t + coefficient(i)).astype(_F32).astype(_F64)
+        else:                   # float64: XLA fuses each step too
+            p = _fma_t(p, t, _F.broadcast_to(_F.asarray(coefficient(i)), p.shape))
     return p
 
 
@@ -213,7 +214,7 @@ def _t_erfinv32(x):
 
 def _t_erfinv64(x):
     x = x.astype(_F64)
-    w = -_F.log1p(x * -x)
+    w = -xla_log1p64(x * -x)
     mid, high = w >= 6.25, w >= 16
     root = _F.sqrt(w)
     t = _F.where(high, root - 5.0, _F.where(mid, root - 3.25, w - 3.125))

@@ -23,6 +23,8 @@ from nx_rune.backend.random import (
     _XLA_LOG1P_P,
     _XLA_LOG1P_Q,
     _XLA_LOG_P,
+    _two_prod,
+    _two_sum,
 )
 from nx_rune.random._common import _traced
 
@@ -135,3 +137,172 @@ def log_f32(x):
     if _traced(x):
         return xla_log32(x)
     return _F.asarray(_K.xla_log_f32(np.asarray(_F.asarray(x).numpy(), _F32)))
+
+
+def _add_round_odd64(a, b):
+    """``a + b`` rounded to odd (of the two neighbours of an inexact sum, the odd one): the
+    parity of |s|'s last significand bit is that of |s| / u, u the gap below |s|."""
+    s, e = _two_sum(a, b)
+    m = _F.abs(s)
+    gap = m - _F.nextafter(m, _F.zeros_like(m))
+    q = _F.where(gap > 0, m / _F.where(gap > 0, gap, 1.0), 0.0)
+    fix = _F.logical_and(e != 0, _F.remainder(q, 2.0) != 1)
+    return _F.where(fix, _F.nextafter(s, _F.where(e > 0, np.inf, -np.inf).astype(_F64)), s)
+
+
+def _fma_value64(a, b, c):
+    """Boldo and Melquiond's float64 fma: the exact product and sum, the error rounded to odd."""
+    ph, pl = _two_prod(a, b)
+    th, tl = _two_sum(c, ph)
+    return th + _add_round_odd64(tl, pl)
+
+
+def _fma64(a, b, c):
+    """float64 ``a * b + c`` rounded once, in nx operations."""
+    # (Python floats as float64 first: in x32 mode asarray would round them to float32)
+    a, b, c = (_F.asarray(np.float64(v) if isinstance(v, float) else v).astype(_F64)
+               for v in (a, b, c))
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape), tuple(c.shape))
+    return _fma_value64(*(_F.broadcast_to(v, shape) for v in (a, b, c)))
+
+
+def _bits32(v):
+    return np.array([v], np.uint32).view(np.float32)[0]
+
+
+# XLA:CPU's float32 exp (see ``nx_rt_xla_exp32``): its constants, by their bits.
+_EXP32_LOG2E = _bits32(0x3FB8AA3B)
+_EXP32_C2 = _bits32(0xB95E8083)
+_EXP32_P = [_bits32(v) for v in (0x39506967, 0x3AB743CE, 0x3C088908, 0x3D2AA9C1, 0x3E2AAAAA)]
+
+
+def _xla_exp32_value(x):
+    x = _F.asarray(x).astype(_F32)
+    nan = _F.isnan(x)
+    xc = _F.where((x >= np.float32(-87.8)) | nan, x, np.float32(-87.8))
+    xc = _F.where((xc <= np.float32(88.8)) | nan, xc, np.float32(88.8))
+    n = _F.floor(_fma32(xc, _EXP32_LOG2E, np.float32(0.5)))
+    n = _F.where(nan, n, _F.clip(n, np.float32(-127), np.float32(127)))
+    r = _fma32(-n, np.float32(0.693359375), xc)
+    r = _fma32(-n, _EXP32_C2, r)
+    y = _fma32(r, _EXP32_P[0], _EXP32_P[1])
+    for c in _EXP32_P[2:] + [np.float32(0.5)]:
+        y = _fma32(y, r, c)
+    y = _fma32(y, r * r, r) + np.float32(1)
+    # 2**n from the exponent bits: n = -127 gives the bits of 0
+    scale = _F.where(n <= np.float32(-127), 0.0,
+                     _F.exp2(_F.where(nan, 0.0, n.astype(_F64)))).astype(_F32)
+    out = y * _F.where(nan, np.float32(1), scale)
+    return _F.where(_F.abs(out) < _TINY32, out * np.float32(0), out)   # flushed denormals
+
+
+_EXP64_LO, _EXP64_HI = -708.3964185322641, 709.782712893384
+
+
+def _xla_exp64_value(x):
+    x = _F.asarray(x).astype(_F64)
+    nan = _F.isnan(x)
+    xc = _F.where(nan, x, _F.clip(x, _EXP64_LO, _EXP64_HI))
+    n = _F.floor(_fma64(xc, 1.4426950408889634073599, 0.5))
+    n = _F.where(nan, 0.0, n)
+    g = _fma64(-n, 0.693145751953125, xc)
+    g = _fma64(-n, 1.42860682030941723212e-6, g)
+    g2 = g * g
+    p = _fma64(_fma64(1.26177193074810590878e-4, g2, 3.02994407707441961300e-2), g2,
+               9.99999999999999999910e-1) * g
+    q = _fma64(_fma64(_fma64(3.00198505138664455042e-6 * _F.ones_like(g2), g2,
+                             2.52448340349684104192e-3), g2, 2.27265548208155028766e-1), g2, 2.0)
+    e = (p / (q - p)) * 2.0 + 1.0                     # fma(t, 2, 1): 2t is exact
+    half = _F.floor(n * 0.5)                          # 2**n in two exact factors (n <= 1024)
+    r = (e * _F.exp2(half)) * _F.exp2(n - half)
+    r = _F.where(x < _EXP64_LO, 0.0, r)
+    return _F.where(x > _EXP64_HI, np.inf, r)
+
+
+@_custom_jvp
+def xla_exp(x):
+    """XLA:CPU's exp of a float32 or float64 array (``nx_rt_xla_exp32``/``64``) in nx
+    operations, with exp's derivative, as JAX's: the tangent times the value."""
+    if _F.asarray(x).dtype == _F64:
+        return _xla_exp64_value(x)
+    return _xla_exp32_value(x)
+
+
+@xla_exp.defjvp
+def _xla_exp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = xla_exp(x)
+    return y, t * y
+
+
+def _xla_log1p64_value(x):
+    """XLA:CPU's float64 log1p (``nx_rt_xla_log1p64``): its rational approximation for
+    |x| < sqrt(2) - 1 exactly; beyond it log(1 + x), NumPy's log here where XLA calls the C
+    library's (equal but in about 0.2% of arguments)."""
+    x = _F.asarray(x).astype(_F64)
+    pn = _F.ones_like(x) * 4.5270000862445199635215E-5
+    for c in (4.9854102823193375972212E-1, 6.5787325942061044846969E0,
+              2.9911919328553073277375E1, 6.0949667980987787057556E1,
+              5.7112963590585538103336E1, 2.0039553499201281259648E1):
+        pn = _fma64(pn, x, c)
+    pd = _F.ones_like(x)
+    for c in (1.5062909083469192043167E1, 8.3047565967967209469434E1,
+              2.2176239823732856465394E2, 3.0909872225312059774938E2,
+              2.1642788614495947685003E2, 6.0118660497603843919306E1):
+        pd = _fma64(pd, x, c)
+    x2 = x * x
+    small = x + _fma64(x2, -0.5, (x * x2) * (pn / pd))
+    return _F.where(_F.abs(x) < 0.41421356237309504880, small, _F.log(x + 1.0))
+
+
+@_custom_jvp
+def xla_log1p64(x):
+    """XLA:CPU's float64 log1p with NumPy's log beyond sqrt(2) - 1
+    (``nx_rune.backend.random._log1p64_traceable``, the same values concrete and traced); the
+    derivative 1 / (1 + x), as JAX's."""
+    return _xla_log1p64_value(x)
+
+
+@xla_log1p64.defjvp
+def _xla_log1p64_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return xla_log1p64(x), t / (1.0 + _F.asarray(x).astype(_F64))
+
+
+def exp_f(x):
+    """JAX's exp of a float array: XLA:CPU's for float32 and float64 (the fused kernel on a
+    concrete array, ``xla_exp`` traced: the same values), else through float64."""
+    dt = np.dtype(_F.asarray(x).dtype) if not _traced(x) else np.dtype(x.dtype)
+    if dt not in (_F32, _F64):
+        return _F.exp(x.astype(_F64)).astype(dt)
+    if _traced(x):
+        return xla_exp(x)
+    return _F.asarray(_K.xla_math("exp", np.asarray(_F.asarray(x).numpy(), dt)))
+
+
+def _fma_value(a, b, c):
+    dt = np.dtype(a.dtype) if _traced(a) else np.dtype(_F.asarray(a).dtype)
+    if dt in (_F32, _F64) and not any(_traced(v) for v in (a, b, c)):
+        # concrete: the kernel (the same values as the operations below)
+        a, b, c = np.broadcast_arrays(*(np.asarray(_F.asarray(v).numpy(), dt)
+                                        for v in (a, b, c)))
+        return _F.asarray(_K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c)))
+                          .reshape(a.shape))
+    if dt == _F32:
+        return _fma32(a, b, c)
+    if dt == _F64:
+        return _fma64(a, b, c)
+    return a * b + c
+
+
+@_custom_jvp
+def fma(a, b, c):
+    """``a * b + c`` rounded once (float32, float64; others two roundings), in nx operations:
+    the multiply-adds XLA:CPU's compiler contracts; the derivative is the exact value's."""
+    return _fma_value(a, b, c)
+
+
+@fma.defjvp
+def _fma_jvp(primals, tangents):
+    (a, b, c), (ta, tb, tc) = primals, tangents
+    return fma(a, b, c), ta * b + a * tb + tc
