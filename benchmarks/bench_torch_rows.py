@@ -19,39 +19,20 @@ Rows (float32 unless named):
 * gather: take_along_axis on 1000 x 1000 float64 along axis 1; ``torch.gather``.
 * transpose_copy: a transposed copy of 4096 x 4096; ``torch.empty(...).copy_(a.T)``.
 """
-import time
+import os
+import sys
 
 import numpy as np
 import pytest
 
-import nx_rune as nx
-
-ROUNDS = 9
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
+import nx_rune as nx  # noqa: E402
+from bench_peer_ratios import ROUNDS, interleaved  # noqa: E402
 
 
 def _torch():
     return pytest.importorskip("torch")
-
-
-def _per_call(fn, reps):
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    return (time.perf_counter() - t0) / reps
-
-
-def interleaved(mine, peer, rounds=ROUNDS, target=0.03):
-    """Alternate ``mine`` and ``peer`` (each round: as many calls as fill ``target`` seconds):
-    ``{"nx": (min, median, max), "peer": (...), "ratio": peer median / nx median}``."""
-    mine(), peer(), mine(), peer()
-    reps = max(1, int(target / max(_per_call(mine, 3), 1e-7)))
-    preps = max(1, int(target / max(_per_call(peer, 3), 1e-7)))
-    ts, tp = [], []
-    for _ in range(rounds):
-        ts.append(_per_call(mine, reps))
-        tp.append(_per_call(peer, preps))
-    stats = lambda v: (min(v), float(np.median(v)), max(v))  # noqa: E731
-    return {"nx": stats(ts), "peer": stats(tp), "ratio": float(np.median(tp) / np.median(ts))}
 
 
 # -- the cases: each returns (nx_fn, torch_fn) --------------------------------------------------

@@ -19,6 +19,11 @@ def real_operand(x: ArrayLike, arg: str, name: str) -> Array:
 def real_operands(name: str, **args: ArrayLike) -> list[Array]:
     """The named operands (keyword order) promoted to one real float dtype and broadcast to one
     shape; TypeError naming the first complex one."""
+    return broadcast_all(*real_promoted(name, **args))
+
+
+def real_promoted(name: str, **args: ArrayLike) -> list[Array]:
+    """``real_operands``'s operands promoted but not broadcast (each keeps its shape)."""
     values = []
     for arg, v in args.items():
         if isinstance(v, complex):
@@ -28,5 +33,4 @@ def real_operands(name: str, **args: ArrayLike) -> list[Array]:
             if dtypes.is_complex(v.dtype):
                 raise TypeError(f"{arg}: {name} is defined for real input, got dtype {v.dtype}")
         values.append(v)
-    xs = [as_inexact(v) for v in promote(*values)]
-    return broadcast_all(*xs)
+    return [as_inexact(v) for v in promote(*values)]

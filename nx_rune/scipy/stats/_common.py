@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 
-from nx_rune import dtypes
 from nx_rune import frontend as F
-from nx_rune.frontend._core import SCALARS, as_inexact, broadcast_shapes, operand, promote
-from nx_rune.scipy._args import real_operands
+from nx_rune.frontend._core import broadcast_shapes
+from nx_rune.scipy._args import real_operands, real_promoted
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_PI = math.log(math.pi)
@@ -30,16 +29,7 @@ def promoted(name, **kw):
     """The operands promoted to one real float dtype as ``args``, but not broadcast: a
     function whose parameters enter a costly term alone (truncnorm's normalising mass)
     computes it at the parameters' shape, and the elementwise operations broadcast the rest."""
-    values = []
-    for arg, v in kw.items():
-        if isinstance(v, complex):
-            raise TypeError(f"{arg}: {name} is defined for real input, got {v!r}")
-        if not isinstance(v, SCALARS):
-            v = operand(v)
-            if dtypes.is_complex(v.dtype):
-                raise TypeError(f"{arg}: {name} is defined for real input, got dtype {v.dtype}")
-        values.append(v)
-    out = [as_inexact(v) for v in promote(*values)]
+    out = real_promoted(name, **kw)
     # the shapes must still broadcast together (the error names them, as ``args``'s)
     broadcast_shapes(*(v.shape for v in out))
     return out
