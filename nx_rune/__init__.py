@@ -45,7 +45,7 @@ del _SCALAR_TYPES
 
 # -- JAX's transform API beyond jit: abstract evaluation, stages, devices, debug printing
 from nx_rune.compiler.api import eval_shape  # noqa: E402,F401
-from nx_rune.compiler.stages import ShapeDtypeStruct  # noqa: E402,F401
+from nx_rune.compiler.stages import ShapeDtypeStruct, typeof  # noqa: E402,F401
 from nx_rune.placement import (block_until_ready, default_backend, device_count,  # noqa: E402,F401
                              device_get, device_put, devices, local_device_count,
                              local_devices, process_count, process_index)
@@ -66,11 +66,15 @@ from nx_rune.placement import named_scope  # noqa: E402,F401
 
 # numpy.trapezoid (the trapezoidal rule), the same function as nx.scipy.integrate.trapezoid
 from nx_rune.scipy.integrate import trapezoid  # noqa: E402,F401
+# numpy.convolve and numpy.correlate (1-D), on nx.scipy.signal's direct convolution
+from nx_rune.convolution import convolve, correlate  # noqa: E402,F401
+# jax.test_util (check_grads, check_jvp, check_vjp)
+from nx_rune import test_util  # noqa: E402,F401
 
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes",
-                               "parallel", "callbacks", "functional"})
+                               "parallel", "callbacks", "functional", "convolution"})
 
 
 def __dir__():

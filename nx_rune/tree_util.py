@@ -14,13 +14,15 @@ outputs with this module, so registered classes work there too.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import operator
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure",
            "tree_map", "tree_reduce", "tree_all", "register_pytree_node",
-           "register_pytree_node_class", "flatten_one_level", "treedef_children", "Partial",
+           "register_pytree_node_class", "register_dataclass",
+           "flatten_one_level", "treedef_children", "Partial",
            "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
            "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey"]
 # JAX's key-path names, nx_rune.tree's functions and classes (looked up by __getattr__ below)
@@ -368,6 +370,46 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Ite
         raise ValueError(f"nodetype: {nodetype.__name__} is already registered as a pytree node")
     _registry[nodetype] = _NodeKind(flatten_func, unflatten_func, True)
     _leaf_types.discard(nodetype)
+
+
+def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] | None = None,
+                       drop_fields: Sequence[str] = ()) -> type:
+    """Register a dataclass (or any class built from keyword arguments) as a pytree node, as
+    JAX's: ``data_fields`` are its children (arrays, subtrees), ``meta_fields`` static data
+    (hashable, compared with ==, part of the tree structure); both None: read from the
+    dataclass's fields, a field with ``metadata=dict(static=True)`` being meta, the others
+    data, those in ``drop_fields`` and those with ``init=False`` left out.  Rebuilds with
+    ``nodetype(**fields)``.  Returns ``nodetype`` (usable as a class decorator)."""
+    if not isinstance(nodetype, type):
+        raise TypeError(f"nodetype: expected a class, got {type(nodetype).__name__}")
+    if (data_fields is None) != (meta_fields is None):
+        raise TypeError("register_dataclass: give both data_fields and meta_fields, or neither "
+                        "(to read them from the dataclass's fields)")
+    if data_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(f"nodetype: {nodetype.__name__} is not a dataclass; pass "
+                            f"data_fields and meta_fields")
+        dropped = set(drop_fields)
+        fields = [f for f in dataclasses.fields(nodetype) if f.init and f.name not in dropped]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data = tuple(data_fields)
+    meta = tuple(meta_fields or ())
+    for arg, names in (("data_fields", data), ("meta_fields", meta)):
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError(f"{arg}: expected field names (str), got {names!r}")
+    if set(data) & set(meta):
+        raise ValueError(f"data_fields and meta_fields share {sorted(set(data) & set(meta))}")
+
+    def flatten(x):
+        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+    def unflatten(aux, children):
+        return nodetype(**dict(zip(data, children)), **dict(zip(meta, aux)))
+
+    register_pytree_node(nodetype, flatten, unflatten)
+    return nodetype
 
 
 def register_pytree_node_class(cls: type) -> type:

@@ -54,7 +54,7 @@ NAMESPACE = [
     ("Function application (NumPy extensions)", "Python functions over arrays, as "
      "``jax.numpy``'s (``vectorize`` is a ``vmap``: the function is traced once).",
      "vectorize piecewise frompyfunc ufunc"),
-    ("Integration (NumPy extensions)", "", "trapezoid"),
+    ("Integration and convolution (NumPy extensions)", "", "trapezoid convolve correlate"),
     ("Neural-network functions", "", "conv2d fold unfold log_softmax relu sigmoid softmax "
      "softplus"),
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
@@ -66,7 +66,7 @@ NAMESPACE = [
      "Python callbacks inside transformed code; evaluation at trace time.",
      "pmap custom_gradient pure_callback ensure_compile_time_eval"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
-     "ShapeDtypeStruct named_scope"),
+     "ShapeDtypeStruct typeof named_scope"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
      "a no-op with JAX's return values, so ported code runs unchanged.", "devices local_devices "
      "default_backend device_count local_device_count process_index process_count device_put "
@@ -180,6 +180,8 @@ PAGES = [
     ("ad_checkpoint", "nx_rune.ad_checkpoint", "JAX's ``jax.ad_checkpoint``: checkpoint, "
      "checkpoint_name and the checkpoint policies (accepted; nx_rune recomputes everything "
      "inside a checkpoint)."),
+    ("test_util", "nx_rune.test_util", "Derivative checks against central finite differences, "
+     "as JAX's ``jax.test_util``."),
     ("config", "nx_rune.config", "Run-time settings: x64 mode and the kernels' threads."),
     ("typing", "nx_rune.typing", "Type aliases of the annotations."),
     ("autodiff", "nx_rune.autodiff", "The transformations' module, and the rule tables a new "

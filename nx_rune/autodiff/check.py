@@ -11,7 +11,7 @@ from nx_rune.frontend import asarray
 from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["check_grads"]
+__all__ = ["check_grads", "check_jvp", "check_vjp"]
 
 
 def _to64(x):
@@ -160,3 +160,71 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any] | None = None, order:
     atol = 1e-5 if atol is None else atol
     rtol = 1e-5 if rtol is None else rtol
     _check(f, args, order, tuple(modes), atol, rtol, eps, np.random.default_rng(0), 1)
+
+
+def _prepare(args, eps, atol, rtol):
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    args = tuple(tree_unflatten(td, [_to64(x) for x in leaves])
+                 for leaves, td in (tree_flatten(a) for a in args))
+    return (args, 1e-4 if eps is None else eps, 1e-5 if atol is None else atol,
+            1e-5 if rtol is None else rtol)
+
+
+def _random_dirs(args, rng):
+    """Random directions for the float leaves of ``args``: (per-argument lists of ndarrays or
+    None, the same as pytrees of tensors)."""
+    dirs, trees = [], []
+    for a in args:
+        leaves, td = tree_flatten(a)
+        d = [_random_like(x, rng) if _float(x) else None for x in leaves]
+        dirs.append(d)
+        trees.append(tree_unflatten(td, [asarray(v) if v is not None else None for v in d]))
+    return dirs, tuple(trees)
+
+
+def _check_primal(name, got, f, args, atol, rtol, err_msg):
+    for k, (a, b) in enumerate(zip(_leaves(got), _leaves(f(*args)))):
+        if not _close(a, b, atol, rtol):
+            raise AssertionError(f"{name}: primal output leaf {k} differs from f(*args) "
+                                 f"{err_msg}\n  got: {a}\n  f:   {b}")
+
+
+def check_jvp(f: Callable[..., Any], f_jvp: Callable[..., Any], args: Sequence[Any],
+              atol: float | None = None, rtol: float | None = None, eps: float | None = None,
+              err_msg: str = "") -> None:
+    """Check ``f_jvp(primals, tangents) -> (out, tangent_out)`` (``partial(nx.jvp, f)`` or a
+    hand-written one) against ``f`` and central finite differences along random tangents, as
+    ``jax.test_util.check_jvp``.  AssertionError naming the mismatch."""
+    args, eps, atol, rtol = _prepare(args, eps, atol, rtol)
+    dirs, tangents = _random_dirs(args, np.random.default_rng(0))
+    out, tout = f_jvp(args, tangents)
+    _check_primal("check_jvp", out, f, args, atol, rtol, err_msg)
+    for k, (a, b) in enumerate(zip(_leaves(tout), _fd_jvp(f, args, dirs, eps))):
+        if not _close(a, b, atol, rtol):
+            _fail("forward", 1, f"output leaf {k} {err_msg}", a, b, atol, rtol)
+
+
+def check_vjp(f: Callable[..., Any], f_vjp: Callable[..., Any], args: Sequence[Any],
+              atol: float | None = None, rtol: float | None = None, eps: float | None = None,
+              err_msg: str = "") -> None:
+    """Check ``f_vjp(*args) -> (out, vjp_fn)`` (``partial(nx.vjp, f)`` or a hand-written one)
+    against ``f`` and finite differences: <vjp_fn(u), v> against <u, (f(x + eps v) -
+    f(x - eps v)) / 2 eps> for random u, v, as ``jax.test_util.check_vjp``."""
+    args, eps, atol, rtol = _prepare(args, eps, atol, rtol)
+    rng = np.random.default_rng(0)
+    out, vjp_fn = f_vjp(*args)
+    _check_primal("check_vjp", out, f, args, atol, rtol, err_msg)
+    dirs, _ = _random_dirs(args, rng)
+    outs, out_td = tree_flatten(out)
+    us = [_random_like(o, rng) if _float(o) else None for o in outs]
+    cts = vjp_fn(tree_unflatten(out_td, [asarray(u) if u is not None else None for u in us]))
+    lhs = 0.0
+    for ct, d in zip(cts, dirs):
+        for c, dv in zip(tree_flatten(ct)[0] if ct is not None else [], d):
+            if c is not None and dv is not None:
+                lhs += _pair(np.asarray(dv), np.asarray(concrete(c)))
+    rhs = sum(_pair(u, v) for u, v in zip(us, _fd_jvp(f, args, dirs, eps)) if u is not None)
+    if not _close(lhs, rhs, atol, rtol):
+        _fail("reverse", 1, f"<vjp(u), v> against <u, FD jvp(v)> {err_msg}", lhs, rhs, atol,
+              rtol)

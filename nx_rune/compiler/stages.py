@@ -14,12 +14,14 @@ recorded by the trace, not computed).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nx_rune import primitives as P
 from nx_rune.tree_util import tree_unflatten
 
-__all__ = ["ShapeDtypeStruct", "Lowered", "Compiled"]
+__all__ = ["ShapeDtypeStruct", "ShapedArray", "typeof", "Lowered", "Compiled"]
 
 
 class ShapeDtypeStruct:
@@ -78,6 +80,40 @@ class ShapeDtypeStruct:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     __str__ = __repr__
+
+    @classmethod
+    def like(cls, x: Any) -> "ShapeDtypeStruct":
+        """The placeholder of ``x`` (an array, a tracer, a Python number or another
+        placeholder): its shape, dtype and weak type."""
+        a = typeof(x)
+        return cls(a.shape, a.dtype, weak_type=a.weak_type)
+
+
+class ShapedArray(ShapeDtypeStruct):
+    """The abstract value of an array, as ``jax.typeof`` returns it: ``shape``, ``dtype`` and
+    ``weak_type``; prints as JAX's (``float32[3]``)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self}{weak})"
+
+    def __str__(self):
+        return f"{self.dtype.name}[{','.join(str(d) for d in self.shape)}]"
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The abstract value (shape, dtype, weak type) of ``x``: an array, a tracer under a
+    transformation, a Python number (weakly typed, the default dtype of its kind) or a NumPy
+    value; ``jax.typeof``."""
+    from nx_rune import frontend
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type)
+    weak = isinstance(x, (int, float, complex)) and not isinstance(x, bool)
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        x = frontend.asarray(x)
+    return ShapedArray(tuple(x.shape), x.dtype,
+                       weak_type=weak or bool(getattr(x, "weak_type", False)))
 
 
 def _index(d):

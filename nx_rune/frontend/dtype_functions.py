@@ -172,22 +172,36 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
     scalars): NumPy's promotion between arrays and dtypes, Python scalars weak (they adopt the
     arrays' dtype within a kind; a float with integers gives the default float dtype, a complex
     with real floats the matching complex dtype, with integers the default complex dtype: as
-    JAX, in both of its modes).  At least one argument must be an array or a
-    dtype (TypeError otherwise)."""
+    JAX, in both of its modes).  The Python types ``bool``, ``int``, ``float`` and ``complex``
+    count as weak values of their kind, as in ``jax.numpy.result_type`` (``result_type(float)``
+    is the default float dtype, ``result_type(float, nx.float16)`` float16).  At least one
+    argument must be an array, a dtype or one of those types (TypeError otherwise)."""
     strong, weak = [], []
+    types_only = []
     for i, a in enumerate(arrays_and_dtypes):
         if isinstance(a, SCALARS) and not isinstance(a, np.generic):
             weak.append(a)
+        elif a in _WEAK_TYPES:
+            weak.append(_WEAK_TYPES[a])
+            types_only.append(a)
         else:
             strong.append(dtypes.check_dtype(_dtype_arg(a, f"arrays_and_dtypes[{i}]"),
                                              f"arrays_and_dtypes[{i}]"))
-    if not strong:
+    if not strong and not types_only:
         raise TypeError("result_type: needs at least one array or dtype (Python scalars alone "
                         "have no dtype to promote to)")
+    if not strong:      # Python types alone: the default dtype of the widest kind among them
+        widest = max(weak, key=_weak_rank)
+        return {0: np.dtype(np.bool_), 1: dtypes.default_int(), 2: dtypes.default_float(),
+                3: dtypes.default_complex()}[_weak_rank(widest)]
     dt = strong[0] if len(strong) == 1 else dtypes.result_type(*strong)
     for v in sorted(weak, key=_weak_rank):
         dt = dtypes.weak_result_type(dt, v)
     return dt
+
+
+# the Python types jnp.result_type reads as weak values of their kind
+_WEAK_TYPES = {bool: False, int: 0, float: 0.0, complex: 0j}
 
 
 def _weak_rank(v):

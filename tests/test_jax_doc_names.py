@@ -1,0 +1,134 @@
+"""Names the JAX documentation's own examples use, found by running its tutorials' cells with
+``jax`` renamed to ``nx_rune``: ``numpy.convolve``/``correlate``, ``tree_util.register_dataclass``,
+``jax.test_util``, ``jax.typeof``/``ShapeDtypeStruct.like``, ``result_type`` of Python types.
+JAX's values (jax 0.10.2) are pinned as literals; NumPy's are computed."""
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+
+import nx_rune as nx
+import nx_rune.numpy as jnp
+from nx_rune.test_util import check_grads, check_jvp, check_vjp
+
+
+def _vec(rng, n, dt):
+    if np.dtype(dt).kind == "c":
+        return rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    return (rng.standard_normal(n) * 5).astype(dt)
+
+
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int64, np.complex128])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_correlate_are_numpys(name, dt, mode):
+    rng = np.random.default_rng(0)
+    for n, m in [(1, 1), (5, 3), (3, 5), (8, 8), (2, 9)]:
+        a, v = _vec(rng, n, dt), _vec(rng, m, dt)
+        got = getattr(jnp, name)(a, v, mode)
+        want = getattr(np, name)(a, v, mode)
+        assert got.shape == want.shape and got.dtype == want.dtype, (n, m)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_convolve_jax_doc_example_and_defaults():
+    # jnp.convolve(jnp.array([1, 2, 1]), jnp.ones(10)) in jax 0.10.2 (the key-concepts page)
+    got = jnp.convolve(jnp.array([1, 2, 1]), jnp.ones(10))
+    np.testing.assert_array_equal(np.asarray(got), [1, 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 1])
+    # int32 with float32: NumPy's promotion, float64 (JAX: float32; the porting guide says so)
+    assert got.dtype == np.result_type(np.int32, np.float32)
+    assert jnp.correlate(np.arange(5.0), np.ones(2)).shape == (4,)          # valid by default
+    assert jnp.convolve(np.arange(3.0), np.ones(2), preferred_element_type=np.float64).dtype \
+        == np.float64
+
+
+def test_convolve_derivatives_jit_and_vmap():
+    rng = np.random.default_rng(1)
+    a, v = rng.standard_normal(6), rng.standard_normal(3)
+    for name in ("convolve", "correlate"):
+        f = functools.partial(getattr(nx, name), mode="same")
+        check_grads(f, (a, v), order=2)
+        eager = np.asarray(f(a, v))
+        np.testing.assert_allclose(np.asarray(nx.jit(f)(a, v)), eager, rtol=1e-12)
+        batch = nx.vmap(f, in_axes=(0, None))(np.stack([a, 2 * a]), v)
+        np.testing.assert_allclose(np.asarray(batch)[1], 2 * eager, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ((np.ones((2, 2)), np.ones(2)), "a: convolve takes 1-D arrays"),
+    ((np.ones(2), np.ones(0)), "v: convolve of an empty array"),
+])
+def test_convolve_bad_input(bad, match):
+    with pytest.raises(ValueError, match=match):
+        nx.convolve(*bad)
+    with pytest.raises(ValueError, match="mode"):
+        nx.convolve(np.ones(3), np.ones(2), mode="middle")
+
+
+def test_register_dataclass_both_forms():
+    @functools.partial(nx.tree_util.register_dataclass, data_fields=["a", "b"],
+                       meta_fields=["name"])
+    @dataclasses.dataclass
+    class Pair:
+        name: str
+        a: object
+        b: object
+
+    @nx.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Scaled:
+        x: object
+        n: int = dataclasses.field(default=3, metadata=dict(static=True))
+
+    p = Pair("p", jnp.ones(2), jnp.zeros(2))
+    q = nx.tree.map(lambda x: x + 1, p)
+    assert q.name == "p" and np.asarray(q.b).tolist() == [1.0, 1.0]
+    assert float(nx.jit(lambda p: nx.sum(p.a + p.b))(p)) == 2.0
+    g = nx.grad(lambda s: nx.sum(s.x ** 2) * s.n)(Scaled(jnp.ones(2), 4))
+    assert g.n == 4 and np.asarray(g.x).tolist() == [8.0, 8.0]
+    assert len(nx.tree_util.tree_leaves(Scaled(jnp.ones(2)))) == 1
+    with pytest.raises(TypeError, match="not a dataclass"):
+        nx.tree_util.register_dataclass(type("Plain", (), {}))
+    with pytest.raises(TypeError, match="both data_fields and meta_fields"):
+        nx.tree_util.register_dataclass(type("Plain2", (), {}), data_fields=["a"])
+
+
+def test_test_util_checks_pass_and_fail():
+    f = lambda x, y: jnp.sin(x) * y  # noqa: E731
+    args = (jnp.ones(3), jnp.arange(3.0))
+    check_grads(f, args, order=2)
+    check_jvp(f, functools.partial(nx.jvp, f), args)
+    check_vjp(f, functools.partial(nx.vjp, f), args)
+    with pytest.raises(AssertionError):
+        check_jvp(f, lambda p, t: (f(*p), f(*t)), args)
+    with pytest.raises(AssertionError):
+        check_vjp(f, lambda *a: (f(*a), lambda u: (u, u)), args)
+    with pytest.raises(AssertionError, match="primal"):
+        check_vjp(f, lambda *a: (f(*a) + 1, nx.vjp(f, *a)[1]), args)
+
+
+def test_typeof_and_shape_dtype_struct_like():
+    x = jnp.ones(3)
+    assert str(nx.typeof(x)) == "float32[3]"          # jax.typeof(jnp.ones(3))
+    assert repr(nx.typeof(x)) == "ShapedArray(float32[3])"
+    assert repr(nx.typeof(1.0)) == "ShapedArray(float32[], weak_type=True)"
+    seen = []
+    nx.jit(lambda v: seen.append(str(nx.typeof(v))) or v)(jnp.ones((2, 3)))
+    nx.vmap(lambda v: seen.append(str(nx.typeof(v))) or v)(jnp.ones((2, 3)))
+    assert seen == ["float32[2,3]", "float32[3]"]
+    s = nx.ShapeDtypeStruct.like(x)
+    assert (s.shape, s.dtype, s.weak_type) == ((3,), np.float32, False)
+
+
+def test_result_type_of_python_types_is_jaxs():
+    # jax 0.10.2, x64 off: float32 int32 complex64 float16 float32 bool int8
+    got = [jnp.result_type(float), jnp.result_type(int), jnp.result_type(complex, 1.0),
+           jnp.result_type(float, jnp.float16), jnp.result_type(float, jnp.int32),
+           jnp.result_type(bool), jnp.result_type(int, jnp.int8)]
+    assert [str(d) for d in got] == ["float32", "int32", "complex64", "float16", "float32",
+                                     "bool", "int8"]
+    with nx.enable_x64():
+        assert jnp.result_type(float) == np.float64 and jnp.result_type(int) == np.int64
+    with pytest.raises(TypeError, match="needs at least one array or dtype"):
+        jnp.result_type(1.0)
