@@ -132,3 +132,63 @@ def test_result_type_of_python_types_is_jaxs():
         assert jnp.result_type(float) == np.float64 and jnp.result_type(int) == np.int64
     with pytest.raises(TypeError, match="needs at least one array or dtype"):
         jnp.result_type(1.0)
+
+
+def test_custom_jvp_defjvps_as_jax():
+    # the custom-derivative tutorial's examples; JAX 0.10.2 prints 1.0 for grad(log1pexp)(100.)
+    @nx.custom_jvp
+    def log1pexp(x):
+        return jnp.log(1.0 + jnp.exp(x))
+    log1pexp.defjvps(lambda t, ans, x: t * nx.nn.sigmoid(x))
+    assert float(nx.grad(log1pexp)(100.0)) == 1.0
+    np.testing.assert_allclose(float(nx.jit(nx.grad(log1pexp))(3.0)), 0.95257413, rtol=1e-6)
+
+    @nx.custom_jvp
+    def f(x, y):
+        return x ** 2 * y
+    f.defjvps(lambda x_dot, primal_out, x, y: 2 * x * y * x_dot,
+              lambda y_dot, primal_out, x, y: x ** 2 * y_dot)
+    assert float(nx.grad(f)(2.0, 3.0)) == 12.0 and float(nx.grad(f, 1)(2.0, 3.0)) == 4.0
+    assert float(nx.grad(nx.grad(f))(2.0, 3.0)) == 6.0          # the rule differentiates again
+    g = nx.custom_jvp(lambda x, y: x * y)
+    g.defjvps(None, lambda t, ans, x, y: x * t)
+    assert float(nx.jvp(g, (2.0, 3.0), (1.0, 0.0))[1]) == 0.0     # None: no dependence
+    with pytest.raises(TypeError, match="defjvps got 1 functions for 2"):
+        h = nx.custom_jvp(lambda x, y: x * y)
+        h.defjvps(lambda t, ans, x, y: t)
+        nx.grad(h)(1.0, 2.0)
+
+
+def test_custom_rules_with_nondiff_argnums_as_jax():
+    @functools.partial(nx.custom_vjp, nondiff_argnums=(0,))
+    def app(f, x):
+        return f(x)
+
+    def app_fwd(f, x):
+        return f(x), x
+
+    def app_bwd(f, x, g):
+        return (5 * g,)
+    app.defvjp(app_fwd, app_bwd)
+    assert float(app(lambda x: x ** 2, 4.0)) == 16.0
+    assert float(nx.grad(app, 1)(lambda x: x ** 2, 4.0)) == 5.0       # JAX: 5.0
+    assert float(nx.jit(nx.grad(app, 1), static_argnums=0)(lambda x: x ** 2, 4.0)) == 5.0
+
+    @functools.partial(nx.custom_jvp, nondiff_argnums=(0, 2))
+    def app2(f, x, g):
+        return f(g(x))
+
+    @app2.defjvp
+    def app2_jvp(f, g, primals, tangents):
+        x, = primals
+        x_dot, = tangents
+        return f(g(x)), 2.0 * x_dot
+    # JAX 0.10.2: app2(lambda x: x ** 3, 3., lambda y: 5 * y) = 3375.0, its grad 2.0
+    assert float(app2(lambda x: x ** 3, 3.0, lambda y: 5 * y)) == 3375.0
+    assert float(nx.grad(app2, 1)(lambda x: x ** 3, 3.0, lambda y: 5 * y)) == 2.0
+    out = nx.vmap(lambda x: app2(jnp.sin, x, jnp.cos))(jnp.arange(3.0))
+    np.testing.assert_allclose(np.asarray(out), np.sin(np.cos(np.arange(3.0))), rtol=1e-6)
+    bad = nx.custom_vjp(lambda x: x, nondiff_argnums=(5,))
+    bad.defvjp(lambda x: (x, None), lambda n, r, g: (g,))
+    with pytest.raises(ValueError, match="nondiff_argnums position 5"):
+        bad(1.0)

@@ -45,7 +45,7 @@ from nx_rune.autodiff.core import (
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import zeros
 from nx_rune.tensor import ArrayBase
-from nx_rune.tree_util import tree_flatten, tree_unflatten
+from nx_rune.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -187,6 +187,26 @@ class _Custom:
         functools.update_wrapper(self, fun)
         self.fun = fun
 
+    def _nondiff(self, args):
+        """``(static, positions)``: the nondiff_argnums arguments by position, and the positions
+        of the others; IndexError-like ValueError for a position past the arguments."""
+        nd = self.nondiff_argnums
+        for i in nd:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"{type(self).__name__} {self.__name__}: nondiff_argnums "
+                                 f"position {i} is past the {len(args)} positional arguments")
+        nd = sorted({i % len(args) for i in nd})
+        return [args[i] for i in nd], [i for i in range(len(args)) if i not in nd], nd
+
+    @staticmethod
+    def _merger(args, nd, diff_pos):
+        def merge(dargs):
+            full = list(args)
+            for i, v in zip(diff_pos, dargs):
+                full[i] = v
+            return full
+        return merge
+
     def _dispatch(self, args, kwargs):
         leaves, in_td = tree_flatten(args)
         interp = _owner(leaves)
@@ -221,20 +241,38 @@ class custom_vjp(_Custom):
     """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``; ``fwd(*args) -> (out,
     residuals)``, ``bwd(residuals, cotangent_out) -> tuple`` (one cotangent per positional
     argument; None for a zero)."""
-    __slots__ = ("fwd", "bwd")
+    __slots__ = ("fwd", "bwd", "nondiff_argnums")
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun)
         self.fwd = self.bwd = None
+        self.nondiff_argnums = tuple(nondiff_argnums)
 
     def defvjp(self, fwd, bwd):
+        """``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, g)`` -> one
+        cotangent per differentiable positional argument (the nondiff_argnums arguments,
+        which are not differentiated, come first, as in JAX)."""
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise AttributeError(f"custom_vjp {self.__name__}: no VJP defined; call "
                                  f"{self.__name__}.defvjp(fwd, bwd)")
+        if self.nondiff_argnums:
+            return self._call_nondiff(args, kwargs)
         return self._dispatch(args, kwargs)
+
+    def _call_nondiff(self, args, kwargs):
+        # the nondiff arguments (functions, Python values) are closed over by a custom_vjp of
+        # the other arguments: only those are differentiated, and bwd receives them first
+        static, diff_pos, nd = self._nondiff(args)
+        merge = self._merger(args, nd, diff_pos)
+        fun, fwd, bwd = self.fun, self.fwd, self.bwd
+        inner = custom_vjp(lambda *d, **kw: fun(*merge(d), **kw))
+        inner.__name__ = self.__name__
+        inner.defvjp(lambda *d, **kw: fwd(*merge(d), **kw),
+                     lambda res, g: bwd(*static, res, g))
+        return inner(*[args[i] for i in diff_pos], **kwargs)
 
     def _fwd(self, interp, primals, in_td, kwargs):
         pair = call_in(interp.parent, self.fwd, *tree_unflatten(in_td, primals), **kwargs)
@@ -256,20 +294,55 @@ class custom_vjp(_Custom):
 class custom_jvp(_Custom):
     """A function with a user-defined JVP: ``@f.defjvp`` on ``rule(primals, tangents) ->
     (primal_out, tangent_out)`` (primals and tangents: tuples of the positional arguments)."""
-    __slots__ = ("jvp_rule",)
+    __slots__ = ("jvp_rule", "nondiff_argnums")
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun)
         self.jvp_rule = None
+        self.nondiff_argnums = tuple(nondiff_argnums)
 
     def defjvp(self, rule):
+        """``rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`` (primals and
+        tangents: tuples of the differentiable positional arguments); returns ``rule``."""
         self.jvp_rule = rule
         return rule
+
+    def defjvps(self, *jvps):
+        """One function per positional argument, ``jvp_i(tangent_i, primal_out, *primals) ->
+        its contribution to the output tangent`` (None: the output does not depend on that
+        argument); the JVP is their sum, as ``jax.custom_jvp.defjvps``."""
+        if self.nondiff_argnums:
+            raise TypeError(f"custom_jvp {self.__name__}: defjvps does not take "
+                            f"nondiff_argnums (use defjvp)")
+
+        def rule(primals, tangents):
+            if len(jvps) != len(primals):
+                raise TypeError(f"custom_jvp {self.__name__}: defjvps got {len(jvps)} "
+                                f"functions for {len(primals)} positional arguments")
+            out = self(*primals)
+            total = None
+            for fn, t in zip(jvps, tangents):
+                if fn is None:
+                    continue
+                term = fn(t, out, *primals)
+                total = term if total is None else tree_map(lambda a, b: a + b, total, term)
+            if total is None:
+                total = tree_map(_zeros_like, out)
+            return out, total
+        self.jvp_rule = rule
 
     def __call__(self, *args, **kwargs):
         if self.jvp_rule is None:
             raise AttributeError(f"custom_jvp {self.__name__}: no JVP defined; decorate a rule "
                                  f"with @{self.__name__}.defjvp")
+        if self.nondiff_argnums:
+            static, diff_pos, nd = self._nondiff(args)
+            merge = self._merger(args, nd, diff_pos)
+            fun, rule = self.fun, self.jvp_rule
+            inner = custom_jvp(lambda *d, **kw: fun(*merge(d), **kw))
+            inner.__name__ = self.__name__
+            inner.defjvp(lambda primals, tangents: rule(*static, primals, tangents))
+            return inner(*[args[i] for i in diff_pos], **kwargs)
         return self._dispatch(args, kwargs)
 
     def _forward(self, interp, primals, in_td, kwargs):
