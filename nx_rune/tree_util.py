@@ -60,7 +60,8 @@ _registry: dict[type, _NodeKind] = {}
 class PyTreeDef:
     """The structure of a pytree: a node type, its auxiliary data (dict keys, a registered
     class's static data) and the children's PyTreeDefs.  Immutable; equal treedefs describe
-    trees of the same structure; hashable when the auxiliary data is."""
+    trees of the same structure; hashable (unhashable auxiliary data, such as a dict, hashes
+    by its type and compares by ==)."""
     __slots__ = ("_type", "_aux", "_children", "num_leaves", "num_nodes", "_hash")
 
     def __init__(self, node_type, aux, children):
@@ -102,7 +103,13 @@ class PyTreeDef:
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self._type, self._aux, self._children))
+            try:
+                aux = hash(self._aux)
+            except TypeError:
+                # unhashable static data (a dict, as JAX accepts): equal treedefs still hash
+                # alike, by the data's type; equality compares the data itself
+                aux = hash(type(self._aux))
+            self._hash = hash((self._type, aux, self._children))
         return self._hash
 
     def __repr__(self):

@@ -192,3 +192,26 @@ def test_custom_rules_with_nondiff_argnums_as_jax():
     bad.defvjp(lambda x: (x, None), lambda n, r, g: (g,))
     with pytest.raises(ValueError, match="nondiff_argnums position 5"):
         bad(1.0)
+
+
+def test_pytree_with_unhashable_static_data_under_jit():
+    """The JAX gotchas page: a class registered with a dict as its static data, its method
+    jitted; changing the static value retraces (JAX 0.10.2 prints 6, 3)."""
+    class Calc:
+        def __init__(self, x, mul):
+            self.x, self.mul = x, mul
+
+        @nx.jit
+        def calc(self, y):
+            return self.x * y if self.mul else y
+
+    nx.tree_util.register_pytree_node(Calc, lambda c: ((c.x,), {"mul": c.mul}),
+                                      lambda aux, ch: Calc(*ch, **aux))
+    c = Calc(2, True)
+    assert int(c.calc(3)) == 6
+    c.mul = False
+    assert int(c.calc(3)) == 3
+    c.mul = True
+    assert int(c.calc(3)) == 6
+    a, b = (nx.tree_util.tree_structure(Calc(1, m)) for m in (True, True))
+    assert a == b and hash(a) == hash(b)
