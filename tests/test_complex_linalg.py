@@ -271,6 +271,18 @@ def test_det_complex_singular_is_the_cofactor_matrix():
     h = 1e-6
     fd = (_cofactors(r1 + h * E) - _cofactors(r1 - h * E)) / (2 * h)
     close(nx.jvp(nx.grad(det, holomorphic=True), (r1,), (E,))[1], fd, 1e-8)
+    # a batch of regular, rank-2 and rank-1 matrices under vmap and jit, first and second order
+    batch = np.stack([A, s, r1])
+    g = nx.grad(det, holomorphic=True)
+
+    def hvp(a, e):
+        return nx.jvp(g, (a,), (e,))[1]
+    grads = np.asarray(nx.jit(nx.vmap(g))(batch))
+    hvps = np.asarray(nx.vmap(nx.jit(hvp))(batch, np.stack([E, E, E])))
+    for k in range(3):
+        close(grads[k], _cofactors(batch[k]), 1e-12)
+        fd = (_cofactors(batch[k] + h * E) - _cofactors(batch[k] - h * E)) / (2 * h)
+        close(hvps[k], fd, 1e-8)
 
 
 def test_slogdet_jvp_as_jax():

@@ -198,7 +198,8 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
     (x's dtype; a unit complex number for complex x, 0 for a singular matrix) and log|det| (the
     real dtype; -inf for a singular matrix), both of shape x.shape[:-2].  The derivative of
     logabsdet is inv(x)^T (at a singular matrix adj(x)^T / +0: +-inf where the cofactor is
-    not 0, NaN where it is, as JAX's); the sign's is 0."""
+    not 0, NaN where it is, as JAX's); the sign's is 0 for real x.  Complex x (JAX's rule):
+    with t = tr(inv(x) dx), d logabsdet = Re(t) and d sign = i Im(t) sign."""
     arr = _direct_square(x)
     if arr is not None:
         sign, logabs = _quiet(np.linalg.slogdet, arr)
