@@ -25,8 +25,7 @@ from nx_rune.tensor import Tensor
 # their tangents packed with ``_pack_la``.  Complex operands: the pairing is JAX's,
 # dL = Re sum(ct * dx) (no conjugation), the VJPs the transposes of JAX's JVPs with conjugate
 # transposes, so that grad of a real-valued function is JAX's (the conjugate Wirtinger
-# gradient) and holomorphic functions (det, solves) differentiate with holomorphic=True;
-# pinv and lstsq are differentiated for real operands only.
+# gradient) and holomorphic functions (det, solves) differentiate with holomorphic=True.
 # Derivations: Murray (2016), "Differentiation of the Cholesky decomposition", arXiv:1602.07527
 # (cholesky); Giles (2008), "An extended collection of matrix derivative results for forward
 # and reverse mode AD" (solve, inv, determinants, eigh); Townsend (2016), "Differentiating the
@@ -571,34 +570,36 @@ _register(P.qr_p, _vjp_qr, _jvp_qr)
 
 
 def _pinv_jvp(a, p, da):
-    """d pinv(A) = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra)."""
-    dat = _mT(da)
+    """d pinv(A) = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P (Golub & Pereyra;
+    JAX's rule, conjugate transposes for complex A)."""
+    dat = _mH(da)
+    ph = _mH(p)
     t1 = _neg(_mm(_mm(p, da), p))
     x = _sub(dat, _mm(_mm(dat, a), p))
-    t2 = _mm(p, _mm(_mT(p), x))
-    y = _mm(dat, _mm(_mT(p), p))
+    t2 = _mm(p, _mm(ph, x))
+    y = _mm(dat, _mm(ph, p))
     t3 = _sub(y, _mm(p, _mm(a, y)))
     return ops.add(ops.add(t1, t2), t3)
 
 
 def _pinv_vjp(a, p, g):
-    """-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A): the transpose of _pinv_jvp."""
+    """-P^T G P^T + conj((I - A P) G^T P P^H + P^H P G^T (I - P A)): the transpose of
+    _pinv_jvp under the pairing Re sum(ct * dx) (its dA^H terms are conjugate-linear)."""
     gt = _mT(g)
+    ph = _mH(p)
     t1 = _neg(_mm(_mm(_mT(p), g), _mT(p)))
-    z = _mm(gt, _mm(p, _mT(p)))
+    z = _mm(gt, _mm(p, ph))
     t2 = _sub(z, _mm(a, _mm(p, z)))
-    w = _mm(_mm(_mT(p), p), gt)
+    w = _mm(_mm(ph, p), gt)
     t3 = _sub(w, _mm(_mm(w, p), a))
-    return ops.add(ops.add(t1, t2), t3)
+    return ops.add(t1, _cj(ops.add(t2, t3)))
 
 
 def _vjp_pinv(g, ans, args, params, need):
-    _real_only("pinv", args[0])
     return (_pinv_vjp(args[0], ans, g),)
 
 
 def _jvp_pinv(tangents, ans, args, params):
-    _real_only("pinv", args[0])
     return _pinv_jvp(args[0], ans, tangents[0])
 
 
@@ -607,35 +608,35 @@ _register(P.pinv_p, _vjp_pinv, _jvp_pinv)
 
 # lstsq's cotangent of pinv(a) is G = gx b^T (rank k, the right-hand sides): _pinv_vjp's terms
 # regrouped around the (n, k) and (m, k) factors, with x = P b and the residual r = b - A x,
-#   -P^T G P^T = -(P^T gx) x^T,  (I - A P) G^T P P^T = r (P P^T gx)^T,
-#   P^T P G^T (I - P A) = (P^T x) (gx - A^T P^T gx)^T,
+#   -P^T G P^T = -(P^T gx) x^T,  conj((I - A P) G^T P P^H) = conj(r (conj(P) P^T gx)^T),
+#   conj(P^H P G^T (I - P A)) = conj((P^H x) (gx - A^T P^T gx)^T),
 # costs O(m n k) instead of the n x n products' O(m n^2) (4x the forward at 64 x 64); the same
-# for the tangent, _pinv_jvp(dA) b = -P dA x + P P^T dA^T r + w - P A w, w = dA^T P^T x.
+# for the tangent, _pinv_jvp(dA) b = -P dA x + P P^H dA^H r + w - P A w, w = dA^H P^H x
+# (conj and ^H are the identity and ^T for real matrices).
 
 def _lstsq_pinv_vjp(a, b, p, gx, pt_gx):
     """_pinv_vjp(a, p, gx b^T) from the factors (see above)."""
     x = _mm(p, b)
     r = _sub(b, _mm(a, x))
     t1 = _neg(_mm(pt_gx, _mT(x)))
-    t2 = _mm(r, _mT(_mm(p, pt_gx)))
-    t3 = _mm(_mm(_mT(p), x), _mT(_sub(gx, _mm(_mT(a), pt_gx))))
-    return ops.add(ops.add(t1, t2), t3)
+    t2 = _mm(r, _mT(_mm(_cj(p), pt_gx)))
+    t3 = _mm(_mm(_mH(p), x), _mT(_sub(gx, _mm(_mT(a), pt_gx))))
+    return ops.add(t1, _cj(ops.add(t2, t3)))
 
 
 def _lstsq_pinv_jvp_b(a, b, p, da):
     """_pinv_jvp(a, p, da) @ b from the factors (see above)."""
     x = _mm(p, b)
     r = _sub(b, _mm(a, x))
-    dat = _mT(da)
+    dat, ph = _mH(da), _mH(p)
     t1 = _neg(_mm(p, _mm(da, x)))
-    t2 = _mm(p, _mm(_mT(p), _mm(dat, r)))
-    w = _mm(dat, _mm(_mT(p), x))
+    t2 = _mm(p, _mm(ph, _mm(dat, r)))
+    w = _mm(dat, _mm(ph, x))
     return ops.add(ops.add(t1, t2), _sub(w, _mm(p, _mm(a, w))))
 
 
 def _vjp_lstsq(g, ans, args, params, need):
     a, b = args
-    _real_only("lstsq", a)
     m, n = a.shape
     gx, gs = la.unpack(g, [(n, b.shape[1]), (min(m, n),)])
     p = bind(P.pinv_p, a, rtol=params["rcond"])            # x = pinv(a) b
@@ -646,13 +647,12 @@ def _vjp_lstsq(g, ans, args, params, need):
         ct_a = _lstsq_pinv_vjp(a, b, p, gx, pt_gx)
         if not _known_zero(gs):                            # the singular values' part
             u, vt = _singular_vectors(a)
-            ct_a = ops.add(ct_a, _mm(ops.multiply(u, _row(gs)), vt))
+            ct_a = ops.add(ct_a, _mm(ops.multiply(_cj(u), _row(_re(gs))), _cj(vt)))
     return (ct_a, ct_b)
 
 
 def _jvp_lstsq(tangents, ans, args, params):
     a, b = args
-    _real_only("lstsq", a)
     ta, tb = tangents
     p = bind(P.pinv_p, a, rtol=params["rcond"])
     k = min(a.shape)
@@ -663,7 +663,7 @@ def _jvp_lstsq(tangents, ans, args, params):
         dpb = _lstsq_pinv_jvp_b(a, b, p, ta)
         dx = dpb if dx is None else ops.add(dx, dpb)
         u, vt = _singular_vectors(a)
-        ds = ops.sum(ops.multiply(u, _mm(ta, _mT(vt))), -2)
+        ds = _re(ops.sum(ops.multiply(_cj(u), _mm(ta, _mH(vt))), -2))
     if dx is None:
         dx = _scal(0, a.dtype, (a.shape[1], b.shape[1]))
     return _pack_la([dx, ds], ())
