@@ -458,7 +458,7 @@ def test_rsf2csf_under_jit_raises_clearly():
 
 @pytest.mark.parametrize("fn,arg", [
     (L.sqrtm, "A"), (L.logm, "A"), (lambda a: L.funm(a, nx.exp), "A"), (L.schur, "a"),
-    (L.hessenberg, "a"), (L.lu, "a"), (L.lu_factor, "a"), (L.det, "a"), (L.inv, "a"),
+    (L.hessenberg, "a"), (L.det, "a"), (L.inv, "a"),
     (L.cholesky, "a"), (lambda a: L.solve_continuous_lyapunov(a, a), "a")])
 def test_non_square_is_refused_naming_the_argument(fn, arg):
     with pytest.raises((ValueError, np.linalg.LinAlgError), match=arg):
@@ -596,3 +596,147 @@ def test_special_matrix_gradients_as_jax():
     g = nx.grad(lambda a: nx.sum(np.arange(25.0).reshape(5, 5) * L.block_diag(a[:2, :2], a)))(
         nx.asarray(JA2))
     close(g, [[12.0, 14.0, 14.0], [22.0, 24.0, 19.0], [22.0, 23.0, 24.0]], 1e-12)
+
+
+# -- rectangular LU, lu_solve at singular matrices ------------------------------------------
+
+LU43 = np.array([[0.3, -1.2, 0.5], [2.0, 0.4, -0.7], [-0.6, 1.1, 0.9], [1.3, -0.2, 0.8]])
+LUC34 = LU43.T + 1j * np.array([[0.2, -0.5, 0.1, 0.7], [-0.3, 0.6, 0.4, -0.2],
+                                [0.5, 0.1, -0.8, 0.3]])
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (1, 3), (3, 1)])
+def test_lu_rectangular_as_scipy(shape):
+    a = RNG.standard_normal(shape)
+    batch = RNG.standard_normal((2,) + shape)
+    forms = [(lambda x: L.lu(x), lambda x: sl.lu(x)),
+             (lambda x: L.lu(x, permute_l=True), lambda x: sl.lu(x, permute_l=True)),
+             (lambda x: L.lu(x, p_indices=True), lambda x: sl.lu(x, p_indices=True)),
+             (L.lu_factor, sl.lu_factor)]
+    for ours, theirs in forms:
+        want = theirs(a)
+        for got in (ours(a), ours(nx.asarray(a)), nx.jit(ours)(a)):
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                close(g, w)
+        for k, got in enumerate(zip(*[np.asarray(g) for g in nx.vmap(ours)(batch)])):
+            for g, w in zip(got, theirs(batch[k])):
+                close(g, w)
+        got_b = nx.jit(ours)(batch)           # batched leading axes
+        for g, w in zip(got_b, theirs(batch[1])):
+            close(np.asarray(g)[1], w)
+
+
+def _f_lu(a):
+    m, n = a.shape
+    k = min(m, n)
+    wl = np.arange(1.0, m * k + 1).reshape(m, k) / 7
+    wu = np.cos(np.arange(k * n * 1.0)).reshape(k, n)
+    _, l_, u_ = L.lu(a)
+    return (nx.sum(nx.real(l_ * wl)) + nx.sum(nx.real(u_ * wu))
+            + nx.sum(nx.imag(u_ * wu)) * 0.5)
+
+
+# jax.grad(f)(a) of the same f (jax.scipy.linalg.lu), jax 0.10.2 (x64)
+LU_RECT_JAX = {
+    "tall": (LU43, [[0.17210998845051345, -1.8861276278912809, -1.4023709224057956],
+                    [0.23630046330276458, 0.7645452590921875, -1.4495985191459104],
+                    [0.36783856349113186, -1.4998677158995788, -1.2346713705393828],
+                    [1.3049763191953814, -0.6019755750926602, 1.3437013996889577]]),
+    "wide": (LU43.T.copy(), [[0.21219777000362045, 0.38822778164429733, 0.7470727554563464,
+                              0.7550262411339207],
+                             [0.4422254815298911, 0.8089121825137839, -0.5789917847982442,
+                              -0.7993918954886107],
+                             [-1.465977506330434, 0.4117270349629677, -0.8390715290764524,
+                              0.004425697988050785]]),
+    "wide complex": (LUC34, [[0.33878176447904407 + 0.15256925895563533j,
+                              0.4951329464820146 - 0.1345999856531821j,
+                              0.7407570599826137 - 0.16321594432242192j,
+                              0.7550595533841671 - 0.37862245950495804j],
+                             [0.09483756911456122 - 0.48438341354920555j,
+                              0.8291924162616865 + 0.0005649259912526017j,
+                              -0.7315026430886329 + 0.19476132526784634j,
+                              -0.7427810999432928 + 0.4653030635712335j],
+                             [-1.5283365266575282 + 0.7956646144431732j,
+                              0.4428731619474213 + 0.2628863065085842j,
+                              -0.8390715290764523 + 0.4195357645382262j,
+                              0.004425697988050785 - 0.0022128489940253927j]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LU_RECT_JAX))
+def test_lu_rectangular_gradient_as_jax(case):
+    a, want = LU_RECT_JAX[case]
+    want = np.asarray(want)
+    close(nx.grad(_f_lu)(a), want, 1e-12)
+    close(nx.jit(nx.grad(_f_lu))(a), want, 1e-12)
+    close(nx.vmap(nx.grad(_f_lu))(np.stack([a, a]))[1], want, 1e-12)
+    # float64 central differences (the pivots do not change nearby)
+    h = 1e-6
+    fd = np.zeros(a.shape, complex)
+    for idx in np.ndindex(a.shape):
+        e = np.zeros(a.shape)
+        e[idx] = h
+        fd[idx] = (float(_f_lu(a + e)) - float(_f_lu(a - e))) / (2 * h)
+        if np.iscomplexobj(a):
+            fd[idx] -= 1j * (float(_f_lu(a + 1j * e)) - float(_f_lu(a - 1j * e))) / (2 * h)
+    close(fd if np.iscomplexobj(a) else fd.real, want, 1e-7)
+
+
+def test_lu_refuses_non_matrices_naming_the_argument():
+    # (rectangular matrices are LU-factored as SciPy's; lu_solve still needs a square lu)
+    for fn in (L.lu, L.lu_factor):
+        with pytest.raises((ValueError, np.linalg.LinAlgError), match="a"):
+            fn(np.ones(3))
+    lu_, piv = L.lu_factor(LU43)
+    with pytest.raises((ValueError, np.linalg.LinAlgError), match="lu"):
+        L.lu_solve((nx.asarray(lu_) * 1, piv), np.ones(4))
+
+
+def test_lu_factor_rectangular_jvp():
+    # lu_factor's combined factors move as l's and u's (SciPy's layout, tall and wide)
+    for a in (LU43, LU43.T.copy()):
+        e = np.cos(np.arange(a.size)).reshape(a.shape)
+        dlu = nx.jvp(lambda x: L.lu_factor(x)[0], (a,), (e,))[1]
+        h = 1e-6
+        close(dlu, (sl.lu_factor(a + h * e)[0] - sl.lu_factor(a - h * e)[0]) / (2 * h), 1e-7)
+
+
+SINGULAR = [np.array([[1.0, 1.0], [0.0, 0.0]]),          # U_11 = 0: +-inf
+            np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),   # NaN
+            np.array([[2.0, 1 + 1j, 0], [0, 0, 1j], [1, 0.5 + 0.5j, 0]])]
+
+
+@pytest.mark.parametrize("k", range(len(SINGULAR)))
+def test_lu_solve_singular_gives_scipys_inf_nan(k):
+    a = SINGULAR[k]
+    n = len(a)
+    with np.errstate(all="ignore"), pytest.warns(sl.LinAlgWarning):
+        lu_, piv = sl.lu_factor(a)
+    b = np.arange(1.0, 2 * n + 1).reshape(n, 2)
+    for t in (0, 1, 2):
+        with np.errstate(all="ignore"):
+            want = sl.lu_solve((lu_, piv), b, trans=t)
+        assert not np.isfinite(want).all()
+        eager = L.lu_solve((nx.asarray(lu_), nx.asarray(piv)), nx.asarray(b), trans=t)
+        jitted = nx.jit(lambda x, p, y, t=t: L.lu_solve((x, p), y, trans=t))(lu_, piv, b)
+        mapped = nx.vmap(lambda x, y, t=t: L.lu_solve((x, piv), y, trans=t))(
+            lu_[None], b[None])[0]
+        traced = nx.jvp(lambda y, t=t: L.lu_solve((lu_, piv), y, trans=t), (b,), (b,))[0]
+        for got in (eager, jitted, mapped, traced):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+    if k == 0:
+        assert np.isinf(want).any()
+
+
+def test_lu_factor_solve_keep_lapack_layout():
+    # the direct path hands getrf's Fortran-ordered factors to getrs and back as they are;
+    # the values do not depend on the layout
+    a = _gen(6)
+    b = RNG.standard_normal((6, 3))
+    lu_, piv = L.lu_factor(a)
+    x = L.lu_solve((lu_, piv), b)
+    close(x, sl.lu_solve(sl.lu_factor(a), b))
+    close(nx.add(lu_, 0.0), sl.lu_factor(a)[0])
+    close(nx.matmul(nx.asarray(a), x), b)
+    close(nx.jit(lambda l, p, y: L.lu_solve((l, p), y))(lu_, piv, b), np.asarray(x))

@@ -171,22 +171,24 @@ def _cholesky(a):
 
 
 @_impl("triangular_solve")
-def _triangular_solve(a, b, *, lower, trans, unit_diagonal):
+def _triangular_solve(a, b, *, lower, trans, unit_diagonal, check_singular=True):
     """BLAS trsm per matrix, in place on a C-ordered copy of b: the C-ordered x is the
     Fortran-ordered x^T, which solves x^T op(a)^T = b^T from the right, with a's C-ordered
     memory read as the Fortran matrix a^T (no copy of a either).  A zero on the diagonal
-    raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it)."""
-    return _out(triangular_solve_values(a._np(), b._np(), lower, trans, unit_diagonal))
+    raises LinAlgError as SciPy's solve_triangular (trsm itself would divide by it); with
+    ``check_singular=False`` trsm divides by it (+-inf and NaN, as SciPy's lu_solve)."""
+    return _out(triangular_solve_values(a._np(), b._np(), lower, trans, unit_diagonal,
+                                        check_singular))
 
 
-def triangular_solve_values(an, bn, lower, trans, unit_diagonal):
+def triangular_solve_values(an, bn, lower, trans, unit_diagonal, check_singular=True):
     """The ndarray computation of ``triangular_solve`` (an (..., n, n), bn (..., n, k) of one
     dtype and batch shape); also the direct path of nx.scipy's triangular solves."""
     out = np.array(bn, order="C", copy=True)
     n = an.shape[-1]
     if out.size == 0 or n == 0:
         return out
-    if not unit_diagonal:
+    if check_singular and not unit_diagonal:
         zero = np.diagonal(an, axis1=-2, axis2=-1) == 0
         if zero.any():
             first = int(np.argmax(zero.reshape(-1, n).any(0)))
@@ -311,28 +313,30 @@ def cho_factor_values(arr, lower):
 
 
 # -- the LU factorization and what reads it -------------------------------------------------------
-# lu_factor packs, per matrix, LAPACK getrf's result for a in column-major order (the n*n
-# entries of the combined unit-lower L and upper U, column after column) followed by the n
-# 0-based pivot rows as values of a's dtype; slogdet and lu_det read the determinant from it and
-# lu_inverse the inverse (getri), so that slogdet's derivative costs one getri instead of a
-# second factorization.  NumPy's slogdet and det factor the same column-major copy of a.
-# lu_det reads part "det" (sign * exp(log|det|), as NumPy's det), "logabsdet" (real dtype) or
-# "sign" of each matrix.
+# lu_factor packs, per matrix, LAPACK getrf's result for a (m, n) in column-major order (the
+# m*n entries of the combined unit-lower L and upper U, column after column) followed by the
+# min(m, n) 0-based pivot rows as values of a's dtype.  For square a, slogdet and lu_det read
+# the determinant from it and lu_inverse the inverse (getri), so that slogdet's derivative
+# costs one getri instead of a second factorization.  NumPy's slogdet and det factor the same
+# column-major copy of a.  lu_det reads part "det" (sign * exp(log|det|), as NumPy's det),
+# "logabsdet" (real dtype) or "sign" of each matrix.
 
 @_impl("lu_factor")
 def _lu_factor(a):
+    """Each (m, n) matrix's getrf: packed (..., m * n + min(m, n)), the combined factors
+    column-major, then the 0-based pivots (as values of a's dtype)."""
     an = a._np()
-    n = an.shape[-1]
-    out = np.empty(an.shape[:-2] + (n * n + n,), an.dtype)
-    if n == 0:
+    m, n = an.shape[-2:]
+    out = np.empty(an.shape[:-2] + (m * n + min(m, n),), an.dtype)
+    if m == 0 or n == 0:
         return _out(out)
     getrf = _lapack("getrf", an.dtype)
     for idx in np.ndindex(an.shape[:-2]):
         row = out[idx]
-        lu = row[:n * n].reshape(n, n).T      # column-major storage inside the packed row
+        lu = row[:m * n].reshape(n, m).T      # column-major storage inside the packed row
         lu[...] = an[idx]
         _, piv, _ = getrf(lu, overwrite_a=1)  # in place (a zero pivot leaves U singular)
-        row[n * n:] = piv
+        row[m * n:] = piv
     return _out(out)
 
 
@@ -520,15 +524,18 @@ def _det_grad(a, lu, s, *, adjugate=False):
 
 
 def cofactor_values(a):
-    """adj(a)^T of one square real matrix a at any rank: det(U) det(V) U diag(c) V^T from
-    a = U diag(s) V^T, c_i the product of the s_j, j != i; singular values at rounding level
-    (n eps s_max and below) count as 0, so that a rank <= n - 2 matrix gets exactly 0."""
+    """adj(a)^T of one square matrix a at any rank: det(U) det(V) U diag(c) V^T from
+    a = U diag(s) V^T (conj(U) and conj(V^T) for complex a), c_i the product of the s_j,
+    j != i; singular values at rounding level (n eps s_max and below) count as 0, so that a
+    rank <= n - 2 matrix gets exactly 0."""
     n = a.shape[-1]
     u, sv, vt = np.linalg.svd(a)
     sv = np.where(sv <= n * np.finfo(a.dtype).eps * (sv.max() if n else 0.0), 0.0, sv)
     others = np.where(np.eye(n, dtype=bool), 1.0, sv[None, :])
     c = np.prod(others, axis=-1)
-    return (np.linalg.det(u) * np.linalg.det(vt)) * (u * c) @ vt
+    if np.iscomplexobj(a):      # adj(a)^T = det(u) det(vt) conj(u) diag(c) conj(vt)
+        u, vt = u.conj(), vt.conj()
+    return (np.linalg.det(u.conj()) * np.linalg.det(vt.conj())) * (u * c) @ vt
 
 
 @_impl("norm2_grad")

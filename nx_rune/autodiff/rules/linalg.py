@@ -22,8 +22,10 @@ from nx_rune.tensor import Tensor
 # Rules of the LAPACK primitives, written with front-end ops so that they are differentiable in
 # turn (hessians of slogdet, of a Gaussian log-likelihood through cholesky and triangular
 # solves).  Packed results (slogdet, eigh, svd, qr, lstsq) are split with ``la.unpack`` and
-# their tangents packed with ``_pack_la``.  Non-holomorphic functions are differentiated for
-# real operands only, except eigh, eigvalsh, svd and svdvals (complex too: see below).
+# their tangents packed with ``_pack_la``.  Complex operands: the pairing is JAX's,
+# dL = Re sum(ct * dx) (no conjugation), the VJPs the transposes of JAX's JVPs with conjugate
+# transposes, so that grad of a real-valued function is JAX's (the conjugate Wirtinger
+# gradient) and holomorphic functions (det, solves) differentiate with holomorphic=True.
 # Derivations: Murray (2016), "Differentiation of the Cholesky decomposition", arXiv:1602.07527
 # (cholesky); Giles (2008), "An extended collection of matrix derivative results for forward
 # and reverse mode AD" (solve, inv, determinants, eigh); Townsend (2016), "Differentiating the
@@ -63,12 +65,15 @@ def _bmul(x, w):
 
 def _real_only(name, x):
     if x.dtype.kind == "c":
-        raise NotImplementedError(f"{name}: derivatives of complex matrices are not implemented "
-                                  f"(the function is not holomorphic); only real inputs")
+        raise NotImplementedError(f"{name}: derivatives with respect to complex matrices are "
+                                  f"not implemented; only real inputs")
 
 
-def _trs(a, b, lower, trans, unit=False):
-    return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
+def _trs(a, b, lower, trans, unit=False, check=True):
+    if check:
+        return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit)
+    return bind(P.triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit,
+                check_singular=False)
 
 
 @functools.lru_cache(maxsize=256)
@@ -156,23 +161,31 @@ def _known_zero(x):
 
 def _vjp_cholesky(g, ans, args, params, need):
     L = ans
-    _real_only("cholesky", L)
-    if type(L) is Tensor and type(g) is Tensor and g.dtype == L.dtype:
+    if (type(L) is Tensor and type(g) is Tensor and g.dtype == L.dtype
+            and L.dtype.kind != "c"):
         # concrete values (nothing differentiates this cotangent): the blocked algorithm
         # (the cholesky_grad primitive; ~2x the forward's flops against ~9x
         # for the formula below, which traced values keep)
         return (bind(P.cholesky_grad_p, L, g),)
+    # the transpose of _jvp_cholesky: S = L^-T Phi(L^T G) conj(L)^-1, then the (Hermitian)
+    # matrix's cotangent folded onto the triangle it is read from
     phi = _half_diag_weights(L.shape[-1], True, L.dtype)
     z = _trs(L, _bmul(_mm(_mT(L), g), phi), True, 1)      # L^-T Phi(L^T Lbar)
-    st = _trs(L, _mT(z), True, 1)                          # (... L^-1)^T
-    return (_tri_adjoint(st, True),)                      # symmetric in s and s^T
+    st = _trs(_cj(L), _mT(z), True, 1)                     # S^T = conj(L)^-T z^T
+    if L.dtype.kind != "c":
+        return (_tri_adjoint(st, True),)                  # symmetric in s and s^T
+    return (_herm_adjoint(_mT(st), True),)
 
 
 def _jvp_cholesky(tangents, ans, args, params):
+    # dL = L Phi(L^-1 dA L^-H) (Murray 2016; JAX's rule with conjugate transposes), dA the
+    # Hermitian matrix that the lower triangle stands for
     L = ans
-    _real_only("cholesky", L)
-    da = _sym_from(tangents[0], True)
-    x = _trs(L, _mT(_trs(L, da, True, 0)), True, 0)         # L^-1 dA L^-T
+    da = _herm_from(tangents[0], True)
+    y = _trs(L, da, True, 0)                               # L^-1 dA
+    x = _trs(_cj(L), _mT(y), True, 0)                      # (L^-1 dA L^-H)^T
+    if L.dtype.kind == "c":
+        x = _mT(x)                                         # Hermitian, not symmetric
     return _mm(L, _bmul(x, _half_diag_weights(L.shape[-1], True, L.dtype)))
 
 
@@ -184,21 +197,24 @@ def _tri_read(x, lower, unit):
     return _tri(x, lower, (-1 if lower else 1) if unit else 0)
 
 
-def _trans_of(a, params, name):
+def _trans_of(a, params):
+    """(t, conj): op(a) = a (t 0) or a^T (t 1), conjugated with conj (trans=2 of a complex
+    a, a^H; trans=2 of a real a is the transpose)."""
     t = params["trans"]
     if t == 2:
-        if a.dtype.kind == "c":
-            raise NotImplementedError(f"{name}: derivatives with trans=2 (conjugate transpose) "
-                                      f"of complex matrices are not implemented")
-        t = 1
-    return t
+        return 1, a.dtype.kind == "c"
+    return t, False
 
 
 def _vjp_triangular_solve(g, ans, args, params, need):
     a, b = args
     lower, unit = params["lower"], params["unit_diagonal"]
-    t = _trans_of(a, params, "solve_triangular")
-    ct_b = _trs(a, g, lower, 1 - t, unit)                  # op(a)^-T g
+    t, conj = _trans_of(a, params)
+    check = params.get("check_singular", True)
+    if conj:         # op(a)^-T g = conj(a)^-1 g for op(a) = a^H
+        ct_b = _cj(_trs(a, _cj(g), lower, 0, unit, check))
+    else:
+        ct_b = _trs(a, g, lower, 1 - t, unit, check)       # op(a)^-T g
     ct_a = None
     if need[0] and type(ct_b) is Tensor and type(ans) is Tensor:
         # concrete values: the product and its triangle in one primitive (one pass, no copy)
@@ -208,6 +224,8 @@ def _vjp_triangular_solve(g, ans, args, params, need):
         neg_x = _neg(ans)
         ct_m = _mm(ct_b, _mT(neg_x)) if t == 0 else _mm(neg_x, _mT(ct_b))
         ct_a = _tri_read(ct_m, lower, unit)
+    if conj and ct_a is not None:                          # a enters op(a) conjugated
+        ct_a = _cj(ct_a)
     return (ct_a, ct_b if need[1] else None)
 
 
@@ -215,13 +233,14 @@ def _jvp_triangular_solve(tangents, ans, args, params):
     a = args[0]
     ta, tb = tangents
     lower, unit = params["lower"], params["unit_diagonal"]
-    t = _trans_of(a, params, "solve_triangular")
+    t, conj = _trans_of(a, params)
     rhs = tb
     if ta is not None:
         dt = _tri_read(ta, lower, unit)
-        dm_x = _mm(dt if t == 0 else _mT(dt), ans)
+        dm_x = _mm(dt if t == 0 else (_mH(dt) if conj else _mT(dt)), ans)
         rhs = _neg(dm_x) if rhs is None else _sub(rhs, dm_x)
-    return _trs(a, rhs, lower, t, unit)
+    return _trs(a, rhs, lower, params["trans"] if conj else t, unit,
+                params.get("check_singular", True))
 
 
 _register(P.triangular_solve_p, _vjp_triangular_solve, _jvp_triangular_solve)
@@ -258,21 +277,32 @@ def _jvp_inv(tangents, ans, args, params):
 _register(P.inv_p, _vjp_inv, _jvp_inv)
 
 
+# slogdet (JAX's rule): with t = tr(a^-1 da), d log|det a| = Re(t) and, for complex a,
+# d sign = i Im(t) sign (the sign of a real matrix is piecewise constant).  Transposed under
+# the pairing Re sum(ct * dx): a gets c inv(a)^T, c = Re(g_log) + i Im(g_sign sign).
+
 def _vjp_slogdet(g, ans, args, params, need):
     a, lu = args
-    _real_only("slogdet", a)
-    g_log = la.unpack(g, [(), ()])[1]
-    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))              # d log|det a| = tr(a^-1 da)
-    return (_bmul(ainv_t, ops.reshape(g_log, g_log.shape + (1, 1))), None)
+    g_sign, g_log = la.unpack(g, [(), ()])
+    c = _re(g_log)
+    if a.dtype.kind == "c":
+        sign = la.unpack(ans, [(), ()])[0]
+        w = ops.multiply(g_sign, sign)
+        c = ops.add(c, _sub(w, _re(w)))
+    ainv_t = _mT(bind(P.lu_inverse_p, a, lu))
+    return (_bmul(ainv_t, ops.reshape(c, c.shape + (1, 1))), None)
 
 
 def _jvp_slogdet(tangents, ans, args, params):
     a, lu = args
-    _real_only("slogdet", a)
     if tangents[0] is None:
         return None
-    dlog = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
-    return ops.stack([ops.zeros_like_t(dlog), dlog], -1)
+    t = ops.sum(ops.multiply(_mT(bind(P.lu_inverse_p, a, lu)), tangents[0]), (-2, -1))
+    dlog = _re(t)
+    if a.dtype.kind != "c":
+        return ops.stack([ops.zeros_like_t(dlog), dlog], -1)
+    sign = la.unpack(ans, [(), ()])[0]
+    return ops.stack([ops.multiply(_sub(t, dlog), sign), dlog], -1)
 
 
 _register(P.slogdet_p, _vjp_slogdet, _jvp_slogdet)
@@ -481,41 +511,49 @@ def _qr_parts(a, packed, mode):
 
 
 def _qr_jvp_square(q, r, da):
-    """(dQ, dR) of A = QR for m >= n: C = Q^T dA R^-1, Omega = tril(C, -1) - its transpose,
+    """(dQ, dR) of A = QR for m >= n (JAX's qr_jvp_rule): C = Q^H dA R^-1, Omega = tril(C, -1)
+    minus its conjugate transpose plus i Im(diag C) (complex: R's diagonal stays real),
     dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
     da_rinv = _mT(_trs(r, _mT(da), False, 1))
-    c = _mm(_mT(q), da_rinv)
+    c = _mm(_mH(q), da_rinv)
     low = _tri(c, True, -1)
-    om = _sub(low, _mT(low))
+    om = _sub(low, _mH(low))
+    if c.dtype.kind == "c":
+        d = _diag_of(c)
+        om = ops.add(om, _diag_mat(_sub(d, _re(d))))
     dq = ops.add(_mm(q, _sub(om, c)), da_rinv)
     return dq, _mm(_sub(c, om), r)
 
 
 def _qr_vjp_square(q, r, gq, gr):
-    """A's cotangent for m >= n: (gQ + Q copyltu(M)) R^-T, M = gR R^T - Q^T gQ."""
+    """A's cotangent for m >= n, the transpose of _qr_jvp_square:
+    (gQ + conj(Q) copyltu(M)) R^-T, M = gR R^T - Q^T gQ, copyltu(M) = M's strict upper
+    triangle, its conjugate transpose below and Re(diag M) on the diagonal."""
     mm_ = _sub(_mm(gr, _mT(r)), _mm(_mT(q), gq))
-    sym = ops.add(_tri(mm_, False), _mT(_tri(mm_, False, 1)))
-    b = ops.add(_mm(q, sym), gq)
+    up = _tri(mm_, False, 1)
+    if mm_.dtype.kind == "c":
+        sym = ops.add(ops.add(up, _mH(up)), _re(_bmul(mm_, _eye(mm_.shape[-1], mm_.dtype))))
+    else:
+        sym = ops.add(_tri(mm_, False), _mT(up))
+    b = ops.add(_mm(_cj(q), sym), gq)
     return _mT(_trs(r, _mT(b), False, 0))
 
 
 def _vjp_qr(g, ans, args, params, need):
     a = args[0]
-    _real_only("qr", a)
     m, n = a.shape[-2:]
     q, r = _qr_parts(a, ans, params["mode"])
     gq, gr = _qr_parts(a, g, params["mode"])
     if m >= n:
         return (_qr_vjp_square(q, r, gq, gr),)
-    # A = [X | Y], X square: Q R_X = X, R_Y = Q^T Y
+    # A = [X | Y], X square: Q R_X = X, R_Y = Q^H Y
     rx, grx, gry, y = _cols(r, 0, m), _cols(gr, 0, m), _cols(gr, m, n), _cols(a, m, n)
-    ctx = _qr_vjp_square(q, rx, ops.add(gq, _mm(y, _mT(gry))), grx)
-    return (ops.concatenate([ctx, _mm(q, gry)], axis=-1),)
+    ctx = _qr_vjp_square(q, rx, ops.add(gq, _cj(_mm(y, _mT(gry)))), grx)
+    return (ops.concatenate([ctx, _mm(_cj(q), gry)], axis=-1),)
 
 
 def _jvp_qr(tangents, ans, args, params):
     a = args[0]
-    _real_only("qr", a)
     m, n = a.shape[-2:]
     da = tangents[0]
     q, r = _qr_parts(a, ans, params["mode"])
@@ -523,7 +561,7 @@ def _jvp_qr(tangents, ans, args, params):
         dq, dr = _qr_jvp_square(q, r, da)
     else:
         dq, drx = _qr_jvp_square(q, _cols(r, 0, m), _cols(da, 0, m))
-        dry = ops.add(_mm(_mT(dq), _cols(a, m, n)), _mm(_mT(q), _cols(da, m, n)))
+        dry = ops.add(_mm(_mH(dq), _cols(a, m, n)), _mm(_mH(q), _cols(da, m, n)))
         dr = ops.concatenate([drx, dry], axis=-1)
     return _pack_la([dq, dr], a.shape[:-2])
 
@@ -532,34 +570,36 @@ _register(P.qr_p, _vjp_qr, _jvp_qr)
 
 
 def _pinv_jvp(a, p, da):
-    """d pinv(A) = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra)."""
-    dat = _mT(da)
+    """d pinv(A) = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P (Golub & Pereyra;
+    JAX's rule, conjugate transposes for complex A)."""
+    dat = _mH(da)
+    ph = _mH(p)
     t1 = _neg(_mm(_mm(p, da), p))
     x = _sub(dat, _mm(_mm(dat, a), p))
-    t2 = _mm(p, _mm(_mT(p), x))
-    y = _mm(dat, _mm(_mT(p), p))
+    t2 = _mm(p, _mm(ph, x))
+    y = _mm(dat, _mm(ph, p))
     t3 = _sub(y, _mm(p, _mm(a, y)))
     return ops.add(ops.add(t1, t2), t3)
 
 
 def _pinv_vjp(a, p, g):
-    """-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A): the transpose of _pinv_jvp."""
+    """-P^T G P^T + conj((I - A P) G^T P P^H + P^H P G^T (I - P A)): the transpose of
+    _pinv_jvp under the pairing Re sum(ct * dx) (its dA^H terms are conjugate-linear)."""
     gt = _mT(g)
+    ph = _mH(p)
     t1 = _neg(_mm(_mm(_mT(p), g), _mT(p)))
-    z = _mm(gt, _mm(p, _mT(p)))
+    z = _mm(gt, _mm(p, ph))
     t2 = _sub(z, _mm(a, _mm(p, z)))
-    w = _mm(_mm(_mT(p), p), gt)
+    w = _mm(_mm(ph, p), gt)
     t3 = _sub(w, _mm(_mm(w, p), a))
-    return ops.add(ops.add(t1, t2), t3)
+    return ops.add(t1, _cj(ops.add(t2, t3)))
 
 
 def _vjp_pinv(g, ans, args, params, need):
-    _real_only("pinv", args[0])
     return (_pinv_vjp(args[0], ans, g),)
 
 
 def _jvp_pinv(tangents, ans, args, params):
-    _real_only("pinv", args[0])
     return _pinv_jvp(args[0], ans, tangents[0])
 
 
@@ -568,35 +608,35 @@ _register(P.pinv_p, _vjp_pinv, _jvp_pinv)
 
 # lstsq's cotangent of pinv(a) is G = gx b^T (rank k, the right-hand sides): _pinv_vjp's terms
 # regrouped around the (n, k) and (m, k) factors, with x = P b and the residual r = b - A x,
-#   -P^T G P^T = -(P^T gx) x^T,  (I - A P) G^T P P^T = r (P P^T gx)^T,
-#   P^T P G^T (I - P A) = (P^T x) (gx - A^T P^T gx)^T,
+#   -P^T G P^T = -(P^T gx) x^T,  conj((I - A P) G^T P P^H) = conj(r (conj(P) P^T gx)^T),
+#   conj(P^H P G^T (I - P A)) = conj((P^H x) (gx - A^T P^T gx)^T),
 # costs O(m n k) instead of the n x n products' O(m n^2) (4x the forward at 64 x 64); the same
-# for the tangent, _pinv_jvp(dA) b = -P dA x + P P^T dA^T r + w - P A w, w = dA^T P^T x.
+# for the tangent, _pinv_jvp(dA) b = -P dA x + P P^H dA^H r + w - P A w, w = dA^H P^H x
+# (conj and ^H are the identity and ^T for real matrices).
 
 def _lstsq_pinv_vjp(a, b, p, gx, pt_gx):
     """_pinv_vjp(a, p, gx b^T) from the factors (see above)."""
     x = _mm(p, b)
     r = _sub(b, _mm(a, x))
     t1 = _neg(_mm(pt_gx, _mT(x)))
-    t2 = _mm(r, _mT(_mm(p, pt_gx)))
-    t3 = _mm(_mm(_mT(p), x), _mT(_sub(gx, _mm(_mT(a), pt_gx))))
-    return ops.add(ops.add(t1, t2), t3)
+    t2 = _mm(r, _mT(_mm(_cj(p), pt_gx)))
+    t3 = _mm(_mm(_mH(p), x), _mT(_sub(gx, _mm(_mT(a), pt_gx))))
+    return ops.add(t1, _cj(ops.add(t2, t3)))
 
 
 def _lstsq_pinv_jvp_b(a, b, p, da):
     """_pinv_jvp(a, p, da) @ b from the factors (see above)."""
     x = _mm(p, b)
     r = _sub(b, _mm(a, x))
-    dat = _mT(da)
+    dat, ph = _mH(da), _mH(p)
     t1 = _neg(_mm(p, _mm(da, x)))
-    t2 = _mm(p, _mm(_mT(p), _mm(dat, r)))
-    w = _mm(dat, _mm(_mT(p), x))
+    t2 = _mm(p, _mm(ph, _mm(dat, r)))
+    w = _mm(dat, _mm(ph, x))
     return ops.add(ops.add(t1, t2), _sub(w, _mm(p, _mm(a, w))))
 
 
 def _vjp_lstsq(g, ans, args, params, need):
     a, b = args
-    _real_only("lstsq", a)
     m, n = a.shape
     gx, gs = la.unpack(g, [(n, b.shape[1]), (min(m, n),)])
     p = bind(P.pinv_p, a, rtol=params["rcond"])            # x = pinv(a) b
@@ -607,13 +647,12 @@ def _vjp_lstsq(g, ans, args, params, need):
         ct_a = _lstsq_pinv_vjp(a, b, p, gx, pt_gx)
         if not _known_zero(gs):                            # the singular values' part
             u, vt = _singular_vectors(a)
-            ct_a = ops.add(ct_a, _mm(ops.multiply(u, _row(gs)), vt))
+            ct_a = ops.add(ct_a, _mm(ops.multiply(_cj(u), _row(_re(gs))), _cj(vt)))
     return (ct_a, ct_b)
 
 
 def _jvp_lstsq(tangents, ans, args, params):
     a, b = args
-    _real_only("lstsq", a)
     ta, tb = tangents
     p = bind(P.pinv_p, a, rtol=params["rcond"])
     k = min(a.shape)
@@ -624,7 +663,7 @@ def _jvp_lstsq(tangents, ans, args, params):
         dpb = _lstsq_pinv_jvp_b(a, b, p, ta)
         dx = dpb if dx is None else ops.add(dx, dpb)
         u, vt = _singular_vectors(a)
-        ds = ops.sum(ops.multiply(u, _mm(ta, _mT(vt))), -2)
+        ds = _re(ops.sum(ops.multiply(_cj(u), _mm(ta, _mH(vt))), -2))
     if dx is None:
         dx = _scal(0, a.dtype, (a.shape[1], b.shape[1]))
     return _pack_la([dx, ds], ())

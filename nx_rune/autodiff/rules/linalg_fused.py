@@ -199,15 +199,20 @@ def _others_products(s):
 
 
 def _svd_frame(a):
-    """(u, q, vt, det(u) det(vt) as (..., 1, 1)) of a = u diag(s) vt, q = _others_products(s),
-    the singular values at rounding level (n eps s_max and below) taken as 0 (the SVD of a
-    singular matrix returns them as ~1e-16), as the det_grad kernel does."""
+    """(u', q, vt', det(u) det(vt) as (..., 1, 1)) of a = u diag(s) vt, q = _others_products(s)
+    in a's dtype, u' = conj(u) and vt' = conj(vt) (u and vt for real a: adj(a)^T =
+    det(u) det(vt) u' adj(S)^T vt'), the singular values at rounding level (n eps s_max and
+    below) taken as 0 (the SVD of a singular matrix returns them as ~1e-16), as the det_grad
+    kernel does."""
     u, s, vt = la.svd(a)
     n = a.shape[-1]
     tol = ops.multiply(ops.max(s, -1, keepdims=True), float(n * np.finfo(np.dtype(s.dtype)).eps))
     s = bind(P.where_p, ops.less_equal(s, tol), _c(0, s), s)
     sign = ops.multiply(la.det(u), la.det(vt))
-    return u, _others_products(s), vt, ops.reshape(sign, sign.shape + (1, 1))
+    q = _others_products(s)
+    if a.dtype.kind == "c":
+        u, vt, q = ops.conj(u), ops.conj(vt), ops.astype(q, a.dtype)
+    return u, q, vt, ops.reshape(sign, sign.shape + (1, 1))
 
 
 def _mv(m, v):
@@ -307,10 +312,18 @@ def _adj_cotangent(a, lu, w):
     return _by_conditioning(a, lu, w, _adj_cotangent_closed, _adj_cotangent_svd)
 
 
+def _complex_part(a, part):
+    """Complex matrices take lu_det for det only (holomorphic: the same rules); their sign and
+    log|det| come from slogdet_p, whose rules hold the complex convention."""
+    if a.dtype.kind == "c" and part != "det":
+        raise NotImplementedError(f"lu_det(part={part!r}): derivatives of complex matrices go "
+                                  f"through slogdet_p (nx_rune.linalg.slogdet)")
+
+
 def _vjp_lu_det(g, ans, args, params, need):
     a, lu = args
-    _real_only("det and slogdet", a)
     part = params["part"]
+    _complex_part(a, part)
     if part == "sign" or not need[0]:
         return (None, None)
     # one primitive whatever the values (eager, traced, batched): g adj(a)^T for det, g inv(a)^T
@@ -320,8 +333,8 @@ def _vjp_lu_det(g, ans, args, params, need):
 
 def _jvp_lu_det(tangents, ans, args, params):
     a, lu = args
-    _real_only("det and slogdet", a)
     part = params["part"]
+    _complex_part(a, part)
     if tangents[0] is None or part == "sign":
         return None
     ones = ops.ones_like(ans)

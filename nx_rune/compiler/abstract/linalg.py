@@ -44,8 +44,9 @@ def_abstract(P.matrix_power_p, lambda avals, *, n: AbstractValue(avals[0].shape,
 
 def_abstract(P.cholesky_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
 def_abstract(P.inv_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
-def_abstract(P.triangular_solve_p, lambda avals, *, lower, trans, unit_diagonal: AbstractValue(
-    avals[1].shape, avals[1].dtype))
+def_abstract(P.triangular_solve_p,
+             lambda avals, *, lower, trans, unit_diagonal, check_singular=True: AbstractValue(
+                 avals[1].shape, avals[1].dtype))
 
 
 @def_abstract(P.solve_p)
@@ -122,8 +123,8 @@ def_abstract(P.norm2_p, _reduced)
 @def_abstract(P.lu_factor_p)
 def _lu_factor(avals):
     a = avals[0]
-    n = a.shape[-1]
-    return AbstractValue(a.shape[:-2] + (n * n + n,), a.dtype)
+    m, n = a.shape[-2:]
+    return AbstractValue(a.shape[:-2] + (m * n + min(m, n),), a.dtype)
 
 
 def_abstract(P.lu_inverse_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))

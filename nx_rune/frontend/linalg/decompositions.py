@@ -11,7 +11,7 @@ from nx_rune import primitives as P
 from nx_rune.backend import cho_factor_values
 from nx_rune.frontend import creation, elementwise, products, reductions
 from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, promote
-from nx_rune.frontend.elementwise import add, exp, multiply, subtract
+from nx_rune.frontend.elementwise import add, multiply, subtract
 from nx_rune.frontend.linalg._common import (
     EighResult,
     LinAlgError,
@@ -198,7 +198,8 @@ def slogdet(x: ArrayLike, /) -> SlogdetResult:
     (x's dtype; a unit complex number for complex x, 0 for a singular matrix) and log|det| (the
     real dtype; -inf for a singular matrix), both of shape x.shape[:-2].  The derivative of
     logabsdet is inv(x)^T (at a singular matrix adj(x)^T / +0: +-inf where the cofactor is
-    not 0, NaN where it is, as JAX's); the sign's is 0."""
+    not 0, NaN where it is, as JAX's); the sign's is 0 for real x.  Complex x (JAX's rule):
+    with t = tr(inv(x) dx), d logabsdet = Re(t) and d sign = i Im(t) sign."""
     arr = _direct_square(x)
     if arr is not None:
         sign, logabs = _quiet(np.linalg.slogdet, arr)
@@ -219,16 +220,15 @@ def det(x: ArrayLike, /) -> Array:
     Computed as NumPy does, sign * exp(logabsdet) from the LU factorization (the same values
     to an ulp or two: NumPy's scalar exp against the exp ufunc); its derivative is the
     cofactor matrix adj(x)^T (det * inv(x)^T), also at singular matrices, eagerly, under jit
-    and vmap, and so are its higher derivatives (JAX's values); complex x raises
-    NotImplementedError there."""
+    and vmap, and so are its higher derivatives (JAX's values).  For complex x det is
+    holomorphic: the same derivative (``holomorphic=True`` in grad/jacfwd/jacrev), and the
+    conjugate of the Wirtinger gradient for real-valued functions of it (JAX's convention)."""
     arr = _direct_square(x)
     if arr is not None:      # NumPy's det: the same LU, the product of the pivots
         return wrap_result(_quiet(np.linalg.det, arr))
     a = _matrix(x, "x", square=True)
-    if not dtypes.is_complex(a.dtype):      # sign * exp(logabsdet) as one primitive
-        return bind(P.lu_det_p, a, bind(P.lu_factor_p, a), part="det")
-    sign, logabs = slogdet(a)
-    return multiply(sign, exp(logabs))
+    # sign * exp(logabsdet) as one primitive (complex too: its rules are holomorphic)
+    return bind(P.lu_det_p, a, bind(P.lu_factor_p, a), part="det")
 
 
 def _uplo(UPLO):

@@ -120,22 +120,23 @@ def solve(a: ArrayLike, b: ArrayLike, lower: bool = False, overwrite_a: bool = F
 # reverse mode transposes it).
 
 def _perm_from_swaps(piv, n):
-    """The row permutation perm (P^T a = a[perm]) of LAPACK's swaps (row i with piv[i], in
-    order): a NumPy loop on known pivots, else one select per swap."""
+    """The row permutation perm (P^T a = a[perm]) of n rows from LAPACK's swaps (row i with
+    piv[i], in order; min(m, n) of them): a NumPy loop on known pivots, else one select per
+    swap."""
     v = _concrete(piv)
     if v is not None:
         iv = v.real.astype(np.int64)
-        perm = np.broadcast_to(np.arange(n), iv.shape).copy()
+        perm = np.broadcast_to(np.arange(n), iv.shape[:-1] + (n,)).copy()
         for idx in np.ndindex(*iv.shape[:-1]):
             p = perm[idx]
-            for i in range(n):
+            for i in range(iv.shape[-1]):
                 j = iv[idx + (i,)]
                 p[i], p[j] = p[j], p[i]
         return nx.asarray(perm.astype(np.int32))
     ipiv = nx.astype(nx.real(piv), np.int32)
-    perm = nx.broadcast_to(nx.arange(n, dtype=np.int32), ipiv.shape)
+    perm = nx.broadcast_to(nx.arange(n, dtype=np.int32), ipiv.shape[:-1] + (n,))
     ar = nx.arange(n, dtype=np.int32)
-    for i in range(n):
+    for i in range(ipiv.shape[-1]):
         j = ipiv[..., i:i + 1]
         pi = perm[..., i:i + 1]
         pj = nx.take_along_axis(perm, j, axis=-1)
@@ -144,44 +145,65 @@ def _perm_from_swaps(piv, n):
 
 
 def _lu_raw(a):
-    """(lu (..., n, n) combined factors, pivots as values) of a, no derivative."""
-    n = a.shape[-1]
+    """(lu (..., m, n) combined factors, min(m, n) pivots as values) of a, no derivative."""
+    m, n = a.shape[-2:]
     packed = bind(P.lu_factor_p, a)
-    lu_t = nx.reshape(packed[..., :n * n], a.shape)
-    return mT(lu_t), packed[..., n * n:]
+    lu_t = nx.reshape(packed[..., :m * n], a.shape[:-2] + (n, m))
+    return mT(lu_t), packed[..., m * n:]
+
+
+def _const(x, dtype):
+    return nx.asarray(np.asarray(x, dtype))
 
 
 @custom_jvp
 def _lu_factors(a):
-    """(p, l, u) with a = p l u: p the permutation matrix (a's dtype), l unit lower, u upper."""
-    n = a.shape[-1]
+    """(p, l, u) with a = p l u for a (..., m, n), k = min(m, n): p (m, m) the permutation
+    matrix (a's dtype), l (m, k) unit lower, u (k, n) upper."""
+    m, n = a.shape[-2:]
+    k = builtins.min(m, n)
     lu_, piv = _lu_raw(a)
-    perm = _perm_from_swaps(piv, n)
-    eye = la.eye_like(n, a.dtype)
-    l_ = nx.add(nx.tril(lu_, -1), eye)
-    u_ = nx.triu(lu_)
+    perm = _perm_from_swaps(piv, m)
+    eye = la.eye_like(m, a.dtype)
+    l_ = nx.tril(lu_[..., :, :k], -1)
+    l_ = nx.add(l_, eye if k == m else _const(np.eye(m, k), a.dtype))
+    u_ = nx.triu(lu_[..., :k, :])
     # P^T a = a[perm], so P = I[perm]^T
     p_t = nx.take(eye, perm, axis=0) if perm.ndim == 1 else nx.take_along_axis(
-        nx.broadcast_to(eye, a.shape), nx.expand_dims(perm, -1), axis=-2)
+        nx.broadcast_to(eye, a.shape[:-2] + (m, m)), nx.expand_dims(perm, -1), axis=-2)
     return mT(p_t), l_, u_
 
 
 @_lu_factors.defjvp
 def _lu_factors_jvp(primals, tangents):
+    # JAX's rule, rectangular too: L and U completed to square unit-lower (m, m) and upper
+    # (n, n) factors by identity blocks, M = L^-1 P^T dA U^-1 (m, n), dL = (L tril(M, -1))'s
+    # first k columns and dU = (triu(M) U)'s first k rows
     (a,), (da,) = primals, tangents
+    m, n = a.shape[-2:]
+    k = builtins.min(m, n)
     p, l_, u_ = _lu_factors(a)
+    l_sq, u_sq = l_, u_
+    if m > k:
+        l_sq = nx.concatenate([l_, nx.broadcast_to(_const(np.eye(m)[:, k:], a.dtype),
+                                                   l_.shape[:-2] + (m, m - k))], axis=-1)
+    if n > k:
+        u_sq = nx.concatenate([u_, nx.broadcast_to(_const(np.eye(n)[k:], a.dtype),
+                                                   u_.shape[:-2] + (n - k, n))], axis=-2)
     pda = nx.matmul(mT(p), da)
-    y = la.solve_triangular(l_, pda, lower=True, unit_diagonal=True, check_finite=False)
-    m = mT(la.solve_triangular(u_, mT(y), trans=1, lower=False, check_finite=False))
-    dl = nx.matmul(l_, nx.tril(m, -1))
-    du = nx.matmul(nx.triu(m), u_)
+    y = la.solve_triangular(l_sq, pda, lower=True, unit_diagonal=True, check_finite=False)
+    mm = mT(la.solve_triangular(u_sq, mT(y), trans=1, lower=False, check_finite=False))
+    dl = nx.matmul(l_sq, nx.tril(mm, -1))
+    du = nx.matmul(nx.triu(mm), u_sq)
+    if n > k:       # dL (m, n), dU (m, n): the columns, rows beyond k are zeros
+        dl = dl[..., :, :k]
+    if m > k:
+        du = du[..., :k, :]
     return (p, l_, u_), (nx.zeros_like(p), dl, du)
 
 
-def _square_checked(a, check_finite):
+def _lu_checked(a, check_finite):
     x = _matrix(a, "a")
-    if x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"a: LU of non-square matrices is not supported, got shape {x.shape}")
     _finite(check_finite, a=x)
     return x
 
@@ -191,16 +213,18 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False,
     """LU decomposition with partial pivoting of each square matrix of a (..., n, n):
     (p, l, u) with a = p @ l @ u (p a permutation matrix, l unit lower-triangular, u upper);
     ``permute_l``: (p @ l, u); ``p_indices``: p as the row indices perm with a = l[perm] @ u
-    (SciPy's).  Differentiable (the pivots are constants of the derivative)."""
+    (SciPy's).  Rectangular a (..., m, n) as SciPy's: p (m, m), l (m, k), u (k, n),
+    k = min(m, n).  Differentiable (the pivots are constants of the derivative; JAX's rule,
+    rectangular too)."""
     arr = _direct(a)
-    if arr is not None and arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size and (
+    if arr is not None and arr.ndim == 2 and arr.size and (
             not check_finite or np.isfinite(arr).all()):
         # no transformation active: SciPy's call on the values (the same getrf)
         from scipy.linalg import lu as sp_lu
         return tuple(wrap_result(r) for r in sp_lu(arr, permute_l=bool(permute_l),
                                                    check_finite=False,
                                                    p_indices=bool(p_indices)))
-    x = _square_checked(a, check_finite)
+    x = _lu_checked(a, check_finite)
     p, l_, u_ = _lu_factors(x)
     if permute_l:
         return nx.matmul(p, l_), u_
@@ -213,26 +237,45 @@ def lu_factor(a: ArrayLike, overwrite_a: bool = False,
               check_finite: bool = True) -> tuple[Array, Array]:
     """(lu, piv) for ``lu_solve``: lu holds l's strictly lower part (unit diagonal implied) and
     u, piv the 0-based LAPACK row swaps (row i was swapped with row piv[i]), int32, as
-    SciPy's.  Differentiable in lu."""
+    SciPy's; a (..., m, n) rectangular gives lu (..., m, n) and min(m, n) pivots, as SciPy's.
+    Differentiable in lu."""
     arr = _direct(a)
-    if arr is not None and arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size and (
+    if arr is not None and arr.ndim == 2 and arr.size and (
             not check_finite or np.isfinite(arr).all()):
         from scipy.linalg import lu_factor as sp_lu_factor
         lu_, piv = sp_lu_factor(arr, check_finite=False)
-        return wrap_result(lu_), wrap_result(piv.astype(np.int32, copy=False))
-    x = _square_checked(a, check_finite)
-    n = x.shape[-1]
+        # lu wrapped Fortran-ordered as getrf leaves it (no copy; lu_solve hands it back to
+        # getrs without one either)
+        return Tensor._wrap(lu_), wrap_result(piv.astype(np.int32, copy=False))
+    x = _lu_checked(a, check_finite)
+    m, n = x.shape[-2:]
+    k = builtins.min(m, n)
     p, l_, u_ = _lu_factors(x)
     _, piv = _lu_raw(x)
     del p
-    return nx.add(nx.tril(l_, -1), u_), nx.astype(nx.real(piv), np.int32) if n else piv
+    low = nx.tril(l_, -1)
+    if n > k:       # l (m, m) and u (m, n): l's strict triangle padded with zero columns
+        low = nx.concatenate([low, nx.zeros(low.shape[:-1] + (n - k,), x.dtype)], axis=-1)
+    if m > k:       # l (m, n) and u (n, n): u padded with zero rows
+        u_ = nx.concatenate([u_, nx.zeros(u_.shape[:-2] + (m - k, n), x.dtype)], axis=-2)
+    return nx.add(low, u_), nx.astype(nx.real(piv), np.int32) if k else piv
+
+
+def _u_solve(lm, b, t):
+    """op(U)^-1 b with U lm's upper triangle, as LAPACK getrs: a zero on U's diagonal
+    (a singular a) divides by zero (+-inf and NaN, SciPy's values), no LinAlgError."""
+    if t == 2 and not dtypes.is_complex(lm.dtype):
+        t = 1
+    return bind(P.triangular_solve_p, lm, b, lower=False, trans=t, unit_diagonal=False,
+                check_singular=False)
 
 
 def lu_solve(lu_and_piv: tuple[ArrayLike, ArrayLike], b: ArrayLike, trans: int = 0,
              overwrite_b: bool = False, check_finite: bool = True) -> Array:
     """x solving a x = b (``trans`` 0), a^T x = b (1) or a^H x = b (2) from
     ``lu_factor(a)``; b as in ``solve`` (a vector, else (..., n, k) matrices, batches
-    broadcast)."""
+    broadcast).  A singular a (a zero on U's diagonal) gives SciPy's +-inf and NaN, eagerly
+    and under jit and vmap, instead of raising."""
     lu_, piv = _split_pair(lu_and_piv, "lu_and_piv", "(lu, piv) as lu_factor returns")
     if trans not in _TRANS:
         raise ValueError(f"trans: must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
@@ -244,7 +287,9 @@ def lu_solve(lu_and_piv: tuple[ArrayLike, ArrayLike], b: ArrayLike, trans: int =
             and pa.shape == (len(la_),) and pa.dtype.kind in "iu" and la_.size
             and (not check_finite or (np.isfinite(la_).all() and np.isfinite(ba).all()))):
         from scipy.linalg import lu_solve as sp_lu_solve
-        return wrap_result(sp_lu_solve((la_, pa), ba, trans=t, check_finite=False))
+        # getrs's x wrapped as it comes (Fortran-ordered for matrices): a C-ordered copy
+        # cost a quarter of the call at n = 256
+        return Tensor._wrap(sp_lu_solve((la_, pa), ba, trans=t, check_finite=False))
     lm = _matrix(lu_, "lu", square=True)
     piv = nx.asarray(piv)
     n = lm.shape[-1]
@@ -261,9 +306,9 @@ def lu_solve(lu_and_piv: tuple[ArrayLike, ArrayLike], b: ArrayLike, trans: int =
         pb = (nx.take(b2, perm, axis=-2) if perm.ndim == 1
               else nx.take_along_axis(b2, nx.expand_dims(perm, -1), axis=-2))
         y = la.solve_triangular(lm, pb, lower=True, unit_diagonal=True, check_finite=False)
-        x = la.solve_triangular(lm, y, lower=False, check_finite=False)
+        x = _u_solve(lm, y, 0)
     else:
-        y = la.solve_triangular(lm, b2, trans=t, lower=False, check_finite=False)
+        y = _u_solve(lm, b2, t)
         w = la.solve_triangular(lm, y, trans=t, lower=True, unit_diagonal=True,
                                 check_finite=False)
         inv_perm = nx.argsort(perm, axis=-1)
