@@ -45,12 +45,14 @@ def test_nd_transforms_of_resized_inputs_are_numpys_bit_for_bit(dtype, axes, gro
     x, z = _data(dtype)
     s = [x.shape[a] + g for a, g in zip(axes, growth)]
     xp, zp = _resized(x, s, axes), _resized(z, s, axes)
-    _assert_bitwise(nx.fft.fftn(nx.asarray(z), s, axes, norm), np.fft.fftn(zp, axes=axes, norm=norm))
+    _assert_bitwise(nx.fft.fftn(nx.asarray(z), s, axes, norm),
+                    np.fft.fftn(zp, axes=axes, norm=norm))
     _assert_bitwise(nx.fft.ifftn(nx.asarray(z), s, axes, norm),
                     np.fft.ifftn(zp, axes=axes, norm=norm))
     _assert_bitwise(nx.fft.fftn(nx.asarray(x), s, axes, norm),
                     np.fft.fftn(xp.astype(z.dtype), axes=axes, norm=norm))
-    _assert_bitwise(nx.fft.rfftn(nx.asarray(x), s, axes, norm), np.fft.rfftn(xp, axes=axes, norm=norm))
+    _assert_bitwise(nx.fft.rfftn(nx.asarray(x), s, axes, norm),
+                    np.fft.rfftn(xp, axes=axes, norm=norm))
     spec = np.fft.rfftn(x, axes=axes)
     half = _resized(spec, s[:-1] + [s[-1] // 2 + 1], axes)
     _assert_bitwise(nx.fft.irfftn(nx.asarray(spec), s, axes, norm),
