@@ -641,3 +641,19 @@ def test_unbroadcast_parameters_keep_the_broadcast_shape_and_gradients():
     fd = (ss.gamma.logpdf(x, a + h, 0.1, 1.3) - ss.gamma.logpdf(x, a - h, 0.1, 1.3)).sum(
         axis=1, keepdims=True) / (2 * h)
     np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-7)
+
+
+@pytest.mark.parametrize("a, b", [(0.5, 4.0), (-np.inf, 1.0), (-1.0, np.inf), (-2.0, -0.5),
+                                  (0.3, 0.9), (-np.inf, np.inf)])
+def test_truncnorm_logpdf_at_infinite_and_outside_points(a, b):
+    """Infinite points on an infinite end are inside (SciPy's -inf there), others outside; the
+    gradient is finite (0) at every point outside, +-inf included, and -z inside."""
+    x = np.array([-np.inf, -3.0, -1.0, 0.0, 0.6, 2.0, 5.0, np.inf, np.nan])
+    got = nx.scipy.stats.truncnorm.logpdf(nx.asarray(x), a, b)
+    np.testing.assert_allclose(np.asarray(got), ss.truncnorm.logpdf(x, a, b), rtol=1e-13)
+    g = np.asarray(nx.grad(lambda t: nx.sum(nx.scipy.stats.truncnorm.logpdf(t, a, b)))(
+        nx.asarray(x[:-1])))
+    inside = (x[:-1] >= a) & (x[:-1] <= b) & np.isfinite(x[:-1])
+    np.testing.assert_array_equal(g[~inside & np.isfinite(x[:-1])], 0.0)
+    np.testing.assert_array_equal(g[np.isinf(x[:-1]) & ~((x[:-1] >= a) & (x[:-1] <= b))], 0.0)
+    np.testing.assert_allclose(g[inside], -x[:-1][inside], rtol=1e-13)
