@@ -605,3 +605,57 @@ def test_rankdata_and_mode_are_scipys():
         ST.mode(a, nan_policy="raise")
     with pytest.raises(ValueError, match="axis"):
         ST.mode(a, axis=3)
+
+
+# -- parameters' terms at the parameters' shape ----------------------------------------------------
+
+@pytest.mark.parametrize("dist, params, fn", [
+    ("gamma", (2.5,), "gammaln"), ("chi2", (3.5,), "gammaln"), ("t", (3.5,), "gammaln"),
+    ("beta", (2.0, 3.0), "betaln")])
+def test_logpdf_computes_parameter_terms_once_not_per_point(monkeypatch, dist, params, fn):
+    """A scalar parameter's normalising term (gammaln(a), betaln(a, b)) is computed at the
+    parameter's shape, not broadcast to the 1000 points first; the values stay SciPy's."""
+    sizes = []
+    real = getattr(sp_special, fn)
+
+    def spy(*args):
+        sizes.append(max(np.size(a) for a in args))
+        return real(*args)
+
+    x = np.random.default_rng(0).uniform(0.05, 0.95, 1000)
+    want = getattr(ss, dist).logpdf(x, *params)
+    monkeypatch.setattr(sp_special, fn, spy)
+    got = getattr(nx.scipy.stats, dist).logpdf(nx.asarray(x), *params)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+    assert sizes and max(sizes) == 1
+
+
+def test_unbroadcast_parameters_keep_the_broadcast_shape_and_gradients():
+    """Parameters of shape (3, 1) against points of shape (4,): the (3, 4) result and the
+    parameters' gradients (summed over the points) as SciPy's values and central differences."""
+    x = np.array([0.3, 1.2, 2.5, 4.0])
+    a = np.array([[0.7], [1.5], [3.0]])
+    got = nx.scipy.stats.gamma.logpdf(nx.asarray(x), nx.asarray(a), 0.1, 1.3)
+    np.testing.assert_allclose(np.asarray(got), ss.gamma.logpdf(x, a, 0.1, 1.3), rtol=1e-13)
+    g = nx.grad(lambda aa: nx.sum(nx.scipy.stats.gamma.logpdf(nx.asarray(x), aa, 0.1, 1.3)))(
+        nx.asarray(a))
+    h = 1e-6
+    fd = (ss.gamma.logpdf(x, a + h, 0.1, 1.3) - ss.gamma.logpdf(x, a - h, 0.1, 1.3)).sum(
+        axis=1, keepdims=True) / (2 * h)
+    np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-7)
+
+
+@pytest.mark.parametrize("a, b", [(0.5, 4.0), (-np.inf, 1.0), (-1.0, np.inf), (-2.0, -0.5),
+                                  (0.3, 0.9), (-np.inf, np.inf)])
+def test_truncnorm_logpdf_at_infinite_and_outside_points(a, b):
+    """Infinite points on an infinite end are inside (SciPy's -inf there), others outside; the
+    gradient is finite (0) at every point outside, +-inf included, and -z inside."""
+    x = np.array([-np.inf, -3.0, -1.0, 0.0, 0.6, 2.0, 5.0, np.inf, np.nan])
+    got = nx.scipy.stats.truncnorm.logpdf(nx.asarray(x), a, b)
+    np.testing.assert_allclose(np.asarray(got), ss.truncnorm.logpdf(x, a, b), rtol=1e-13)
+    g = np.asarray(nx.grad(lambda t: nx.sum(nx.scipy.stats.truncnorm.logpdf(t, a, b)))(
+        nx.asarray(x[:-1])))
+    inside = (x[:-1] >= a) & (x[:-1] <= b) & np.isfinite(x[:-1])
+    np.testing.assert_array_equal(g[~inside & np.isfinite(x[:-1])], 0.0)
+    np.testing.assert_array_equal(g[np.isinf(x[:-1]) & ~((x[:-1] >= a) & (x[:-1] <= b))], 0.0)
+    np.testing.assert_allclose(g[inside], -x[:-1][inside], rtol=1e-13)

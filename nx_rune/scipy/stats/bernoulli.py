@@ -14,7 +14,7 @@ __all__ = ["logpmf", "pmf", "cdf", "ppf"]
 
 def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """log(p) at k - loc == 1, log(1 - p) at k - loc == 0, -inf elsewhere."""
-    k, p, loc = _c.args("bernoulli.logpmf", k=k, p=p, loc=loc)
+    k, p, loc = _c.promoted("bernoulli.logpmf", k=k, p=p, loc=loc)
     j = F.subtract(k, loc)
     inside = F.logical_or(F.equal(j, 0), F.equal(j, 1))
     js = _c.safe(inside, j, 0.0)
@@ -30,7 +30,7 @@ def pmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
 
 def cdf(k: ArrayLike, p: ArrayLike) -> Array:
     """P(K <= k): 0 for k < 0, 1 - p for 0 <= k < 1, 1 for k >= 1 (nan for p outside [0, 1])."""
-    k, p = _c.args("bernoulli.cdf", k=k, p=p)
+    k, p = _c.promoted("bernoulli.cdf", k=k, p=p)
     out = F.where(F.less(k, 0), 0.0, F.where(F.less(k, 1), F.subtract(1.0, p), 1.0))
     bad = F.logical_or(F.logical_or(F.less(p, 0), F.greater(p, 1)), F.isnan(p))
     return _c.nan_where(F.logical_or(bad, F.isnan(k)), out)
@@ -39,7 +39,7 @@ def cdf(k: ArrayLike, p: ArrayLike) -> Array:
 def ppf(q: ArrayLike, p: ArrayLike) -> Array:
     """The smallest k with P(K <= k) >= q: -1 at q = 0 and 1 at q = 1 (SciPy's ends of the
     support), 0 for q <= 1 - p, 1 above (nan for q or p outside [0, 1])."""
-    q, p = _c.args("bernoulli.ppf", q=q, p=p)
+    q, p = _c.promoted("bernoulli.ppf", q=q, p=p)
     out = F.where(F.equal(q, 0), -1.0,
                   F.where(F.logical_and(F.less_equal(q, F.subtract(1.0, p)), F.less(q, 1)),
                           0.0, 1.0))

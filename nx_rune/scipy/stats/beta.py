@@ -17,7 +17,7 @@ def logpdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
            scale: ArrayLike = 1) -> Array:
     """(a - 1) log(y) + (b - 1) log(1 - y) - betaln(a, b) - log(scale), y = (x - loc) / scale
     in [0, 1]; -inf outside."""
-    x, a, b, loc, scale = _c.args("beta.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
+    x, a, b, loc, scale = _c.promoted("beta.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
     y = F.divide(F.subtract(x, loc), scale)
     inside = F.logical_and(F.greater_equal(y, 0), F.less_equal(y, 1))
     ys = _c.safe(inside, y, 0.5)
@@ -42,7 +42,7 @@ def _cdf(name, x, a, b, loc, scale, upper):
     """I_y(a, b) (``upper``: I_{1-y}(b, a) = 1 - I_y(a, b) without the cancellation) at
     y = (x - loc) / scale clipped to the support; nan for a, b or scale <= 0.  The formula
     sees safe substitutes outside, so derivatives stay finite (0 outside the support)."""
-    x, a, b, loc, scale = _c.args(name, x=x, a=a, b=b, loc=loc, scale=scale)
+    x, a, b, loc, scale = _c.promoted(name, x=x, a=a, b=b, loc=loc, scale=scale)
     bad = F.logical_or(F.logical_or(F.less_equal(a, 0), F.less_equal(b, 0)),
                        F.less_equal(scale, 0))
     y = F.divide(F.subtract(x, loc), _c.safe(bad, 1.0, scale))

@@ -16,7 +16,7 @@ __all__ = ["logpmf", "pmf"]
 def logpmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0) -> Array:
     """-log(n + 1) - betaln(n - k + 1, k + 1) + betaln(k + a, n - k + b) - betaln(a, b)
     (SciPy's form) for integer k - loc in [0, n], -inf elsewhere."""
-    k, n, a, b, loc = _c.args("betabinom.logpmf", k=k, n=n, a=a, b=b, loc=loc)
+    k, n, a, b, loc = _c.promoted("betabinom.logpmf", k=k, n=n, a=a, b=b, loc=loc)
     good = F.logical_and(F.logical_and(F.greater_equal(n, 0), _c.is_integer(n)),
                          F.logical_and(F.greater(a, 0), F.greater(b, 0)))
     bad = F.logical_not(good)

@@ -15,7 +15,7 @@ __all__ = ["logpmf", "pmf"]
 def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """log C(n, k) + k log(p) + (n - k) log(1 - p) (0 log 0 = 0) for integer k - loc in [0, n],
     -inf elsewhere; C(n, k) from gammaln."""
-    k, n, p, loc = _c.args("binom.logpmf", k=k, n=n, p=p, loc=loc)
+    k, n, p, loc = _c.promoted("binom.logpmf", k=k, n=n, p=p, loc=loc)
     j = F.subtract(k, loc)
     inside = F.logical_and(F.logical_and(F.greater_equal(j, 0), F.less_equal(j, n)),
                            _c.is_integer(j))

@@ -13,7 +13,7 @@ __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _y(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     return F.divide(F.subtract(x, loc), scale), scale
 
 
@@ -60,7 +60,7 @@ def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def _quantile(name, q, loc, scale, sign):
-    q, loc, scale = _c.args(name, q=q, loc=loc, scale=scale)
+    q, loc, scale = _c.promoted(name, q=q, loc=loc, scale=scale)
     bad = F.logical_or(F.less_equal(scale, 0), F.logical_or(F.less(q, 0), F.greater(q, 1)))
     # tan(pi (q - 1/2)) = -1 / tan(pi q), written on the nearer end of [0, 1] (pi q and
     # pi (1 - q) are accurate there, pi q - pi / 2 is not: SciPy's values at q = 1e-10)

@@ -14,7 +14,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
 
 def _as_gamma(name, x, df, loc, scale):
-    x, df, loc, scale = _c.args(name, x=x, df=df, loc=loc, scale=scale)
+    x, df, loc, scale = _c.promoted(name, x=x, df=df, loc=loc, scale=scale)
     return x, F.multiply(df, 0.5), loc, F.multiply(scale, 2.0)
 
 

@@ -11,7 +11,7 @@ __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf"]
 
 
 def _y(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     y = F.divide(F.subtract(x, loc), scale)
     inside = F.greater_equal(y, 0)
     return y, _c.safe(inside, y, 0.0), inside, scale
@@ -64,7 +64,7 @@ def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile loc - scale log1p(-q) (loc at 0, inf at 1, nan outside [0, 1])."""
-    q, loc, scale = _c.args("expon.ppf", q=q, loc=loc, scale=scale)
+    q, loc, scale = _c.promoted("expon.ppf", q=q, loc=loc, scale=scale)
     out = F.subtract(loc, F.multiply(scale, F.log1p(F.negative(q))))
     bad = F.logical_or(F.less_equal(scale, 0), F.logical_or(F.less(q, 0), F.greater(q, 1)))
     return _c.nan_where(bad, out)

@@ -16,7 +16,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 def logpdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """(a - 1) log(y) - y - gammaln(a) - log(scale), y = (x - loc) / scale >= 0 (at y = 0:
     inf for a < 1, -log(scale) for a = 1, -inf for a > 1); -inf for y < 0."""
-    x, a, loc, scale = _c.args("gamma.logpdf", x=x, a=a, loc=loc, scale=scale)
+    x, a, loc, scale = _c.promoted("gamma.logpdf", x=x, a=a, loc=loc, scale=scale)
     y = F.divide(F.subtract(x, loc), scale)
     inside = F.greater_equal(y, 0)
     ys = _c.safe(inside, y, 1.0)
@@ -37,7 +37,7 @@ def _tail(fn, name, x, a, loc, scale, below, above):
     """fn(a, y) (gammainc or gammaincc) at y = (x - loc) / scale, ``below`` for y < 0 and
     ``above`` at y = inf, nan for a <= 0 or scale <= 0; the formula sees safe substitutes
     elsewhere, so derivatives stay finite (0 outside the support)."""
-    x, a, loc, scale = _c.args(name, x=x, a=a, loc=loc, scale=scale)
+    x, a, loc, scale = _c.promoted(name, x=x, a=a, loc=loc, scale=scale)
     bad = F.logical_or(F.less_equal(a, 0), F.less_equal(scale, 0))
     y = F.divide(F.subtract(x, loc), _c.safe(bad, 1.0, scale))
     inside = F.logical_and(F.greater_equal(y, 0), F.less(y, float("inf")))

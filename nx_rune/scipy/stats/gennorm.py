@@ -25,7 +25,7 @@ def _power(x, beta):
 
 def logpdf(x: ArrayLike, beta: ArrayLike) -> Array:
     """log(beta) - log 2 - gammaln(1 / beta) - |x|**beta."""
-    x, beta = _c.args("gennorm.logpdf", x=x, beta=beta)
+    x, beta = _c.promoted("gennorm.logpdf", x=x, beta=beta)
     bad = F.less_equal(beta, 0)
     b = _c.safe(bad, 1.0, beta)
     out = F.subtract(F.subtract(F.log(b), F.add(special.gammaln(F.reciprocal(b)), math.log(2.0))),
@@ -41,7 +41,7 @@ def pdf(x: ArrayLike, beta: ArrayLike) -> Array:
 def cdf(x: ArrayLike, beta: ArrayLike) -> Array:
     """1/2 + sign(x) (1/2 - gammaincc(1 / beta, |x|**beta) / 2) (SciPy's form: the lower tail
     as gammaincc / 2, no cancellation)."""
-    x, beta = _c.args("gennorm.cdf", x=x, beta=beta)
+    x, beta = _c.promoted("gennorm.cdf", x=x, beta=beta)
     bad = F.less_equal(beta, 0)
     b = _c.safe(bad, 1.0, beta)
     finite = F.isfinite(x)

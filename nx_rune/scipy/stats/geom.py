@@ -14,7 +14,7 @@ __all__ = ["logpmf", "pmf"]
 
 def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """(k - 1) log(1 - p) + log(p) (0 log 0 = 0) for integer k - loc >= 1, -inf elsewhere."""
-    k, p, loc = _c.args("geom.logpmf", k=k, p=p, loc=loc)
+    k, p, loc = _c.promoted("geom.logpmf", k=k, p=p, loc=loc)
     j = F.subtract(k, loc)
     inside = F.logical_and(F.greater_equal(j, 1), _c.is_integer(j))
     js = _c.safe(inside, j, 1.0)

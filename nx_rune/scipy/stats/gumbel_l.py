@@ -12,7 +12,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
 
 def _z(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     bad = F.less_equal(scale, 0)
     ss = _c.safe(bad, 1.0, scale)
     return F.divide(F.subtract(x, loc), ss), ss, bad
@@ -62,7 +62,7 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def ppf(p: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile loc + scale log(-log1p(-p)) (-inf at 0, inf at 1, nan outside [0, 1])."""
-    p, loc, scale = _c.args("gumbel_l.ppf", p=p, loc=loc, scale=scale)
+    p, loc, scale = _c.promoted("gumbel_l.ppf", p=p, loc=loc, scale=scale)
     bad = F.logical_or(F.less_equal(scale, 0), F.logical_or(F.less(p, 0), F.greater(p, 1)))
     out = F.add(loc, F.multiply(scale, F.log(F.negative(F.log1p(F.negative(p))))))
     return _c.nan_where(bad, out)

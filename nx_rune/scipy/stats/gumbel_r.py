@@ -12,7 +12,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
 
 def _z(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     bad = F.less_equal(scale, 0)
     ss = _c.safe(bad, 1.0, scale)
     return F.divide(F.subtract(x, loc), ss), ss, bad
@@ -63,7 +63,7 @@ def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def ppf(p: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile loc - scale log(-log(p)) (-inf at 0, inf at 1, nan outside [0, 1])."""
-    p, loc, scale = _c.args("gumbel_r.ppf", p=p, loc=loc, scale=scale)
+    p, loc, scale = _c.promoted("gumbel_r.ppf", p=p, loc=loc, scale=scale)
     bad = F.logical_or(F.less_equal(scale, 0), F.logical_or(F.less(p, 0), F.greater(p, 1)))
     out = F.subtract(loc, F.multiply(scale, F.log(F.negative(F.log(p)))))
     return _c.nan_where(bad, out)

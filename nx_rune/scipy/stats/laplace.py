@@ -14,7 +14,7 @@ __all__ = ["logpdf", "pdf", "cdf"]
 
 
 def _y(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     return F.divide(F.subtract(x, loc), scale), scale
 
 

@@ -12,7 +12,7 @@ __all__ = ["logpdf", "pdf", "cdf", "sf", "ppf", "isf"]
 
 
 def _y(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     return F.divide(F.subtract(x, loc), scale), scale
 
 
@@ -44,13 +44,13 @@ def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def ppf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile loc + scale logit(x) of the probability x (JAX's argument name; -inf at
     0, inf at 1, nan outside [0, 1])."""
-    x, loc, scale = _c.args("logistic.ppf", x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted("logistic.ppf", x=x, loc=loc, scale=scale)
     return _c.nan_where(F.less_equal(scale, 0), F.add(loc, F.multiply(scale, special.logit(x))))
 
 
 def isf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The inverse survival function loc - scale logit(x)."""
-    x, loc, scale = _c.args("logistic.isf", x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted("logistic.isf", x=x, loc=loc, scale=scale)
     return _c.nan_where(F.less_equal(scale, 0),
                         F.subtract(loc, F.multiply(scale, special.logit(x))))
 

@@ -16,7 +16,7 @@ __all__ = ["logpmf", "pmf"]
 def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """gammaln(n + k) - gammaln(k + 1) - gammaln(n) + n log(p) + k log1p(-p) (0 log 0 = 0)
     for integer k - loc >= 0 (nan at k = inf, as SciPy's), -inf elsewhere."""
-    k, n, p, loc = _c.args("nbinom.logpmf", k=k, n=n, p=p, loc=loc)
+    k, n, p, loc = _c.promoted("nbinom.logpmf", k=k, n=n, p=p, loc=loc)
     bad = F.logical_not(F.logical_and(F.greater(n, 0),
                                       F.logical_and(F.greater(p, 0), F.less_equal(p, 1))))
     ns, ps = _c.safe(bad, 1.0, n), _c.safe(bad, 0.5, p)

@@ -12,7 +12,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def _z(name, x, loc, scale):
-    x, loc, scale = _c.args(name, x=x, loc=loc, scale=scale)
+    x, loc, scale = _c.promoted(name, x=x, loc=loc, scale=scale)
     return F.divide(F.subtract(x, loc), scale), scale
 
 
@@ -55,7 +55,7 @@ def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile function loc + scale * ndtri(q) (-inf at 0, inf at 1, nan outside [0, 1])."""
-    q, loc, scale = _c.args("norm.ppf", q=q, loc=loc, scale=scale)
+    q, loc, scale = _c.promoted("norm.ppf", q=q, loc=loc, scale=scale)
     out = F.add(loc, F.multiply(scale, special.ndtri(q)))
     return _c.nan_where(F.less_equal(scale, 0), out)
 
@@ -63,7 +63,7 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def isf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The inverse survival function loc - scale * ndtri(q) (inf at 0, -inf at 1, nan outside
     [0, 1]): accurate for small q, where ppf(1 - q) would lose it."""
-    q, loc, scale = _c.args("norm.isf", q=q, loc=loc, scale=scale)
+    q, loc, scale = _c.promoted("norm.isf", q=q, loc=loc, scale=scale)
     out = F.subtract(loc, F.multiply(scale, special.ndtri(q)))
     return _c.nan_where(F.less_equal(scale, 0), out)
 

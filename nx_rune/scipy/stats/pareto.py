@@ -14,7 +14,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 def _parts(name, x, b, loc, scale):
     """(y, log(y) on the support (0 off it: a safe value), inside, the parameters' nan mask,
     b and scale made safe)."""
-    x, b, loc, scale = _c.args(name, x=x, b=b, loc=loc, scale=scale)
+    x, b, loc, scale = _c.promoted(name, x=x, b=b, loc=loc, scale=scale)
     bad = F.logical_or(F.less_equal(b, 0), F.less_equal(scale, 0))
     bs, ss = _c.safe(bad, 1.0, b), _c.safe(bad, 1.0, scale)
     y = F.divide(F.subtract(x, loc), ss)
@@ -74,7 +74,7 @@ def logsf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) 
 def ppf(q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The quantile loc + scale (1 - q)**(-1 / b) (loc + scale at q = 0, inf at 1, nan outside
     [0, 1])."""
-    q, b, loc, scale = _c.args("pareto.ppf", q=q, b=b, loc=loc, scale=scale)
+    q, b, loc, scale = _c.promoted("pareto.ppf", q=q, b=b, loc=loc, scale=scale)
     bad = F.logical_or(F.less_equal(b, 0), F.less_equal(scale, 0))
     bad = F.logical_or(bad, F.logical_or(F.less(q, 0), F.greater(q, 1)))
     bs = _c.safe(bad, 1.0, b)

@@ -15,7 +15,7 @@ __all__ = ["logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "entropy"]
 
 def logpmf(k: ArrayLike, mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     """k log(mu) - mu - gammaln(k + 1) for integer k - loc >= 0 (0 log 0 = 0), -inf elsewhere."""
-    k, mu, loc = _c.args("poisson.logpmf", k=k, mu=mu, loc=loc)
+    k, mu, loc = _c.promoted("poisson.logpmf", k=k, mu=mu, loc=loc)
     j = F.subtract(k, loc)
     # k = inf counts as inside, as SciPy's (the formula gives inf - inf = nan there, or -inf
     # for mu = 0)
@@ -36,7 +36,7 @@ def _tails(name, k, mu, loc):
     """(P(K <= k), P(K > k)): Q(floor(k - loc) + 1, mu) and P(floor(k - loc) + 1, mu), the
     regularized incomplete gamma functions (SciPy's pdtr and pdtrc); 0 and 1 below the support,
     nan for mu < 0."""
-    k, mu, loc = _c.args(name, k=k, mu=mu, loc=loc)
+    k, mu, loc = _c.promoted(name, k=k, mu=mu, loc=loc)
     j = F.subtract(k, loc)
     below = F.less(j, 0)
     a = F.add(F.floor(_c.safe(below, 0.0, j)), 1.0)

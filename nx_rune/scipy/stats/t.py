@@ -41,7 +41,7 @@ def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
     """log(Gamma((df + 1) / 2) / Gamma(df / 2)) - log(df pi) / 2 - log(scale)
     - (df + 1) / 2 * log1p(z**2 / df), z = (x - loc) / scale; the ratio of gammas without
     cancellation for large df (as SciPy's, which uses poch)."""
-    x, df, loc, scale = _c.args("t.logpdf", x=x, df=df, loc=loc, scale=scale)
+    x, df, loc, scale = _c.promoted("t.logpdf", x=x, df=df, loc=loc, scale=scale)
     z = F.divide(F.subtract(x, loc), scale)
     finite = F.isfinite(df)
     nu = _c.safe(F.logical_and(finite, F.greater(df, 0)), df, 1.0)
@@ -62,7 +62,7 @@ def _tails(name, x, df, loc, scale):
     """(P(X <= x), P(X > x), log P(X <= x), log P(X > x)) from one evaluation: the smaller
     tail 0.5 I_{df / (df + z^2)}(df / 2, 1/2) (Abramowitz & Stegun 26.7.1; SciPy's stdtr), the
     other 1 minus it; df = inf the normal distribution's."""
-    x, df, loc, scale = _c.args(name, x=x, df=df, loc=loc, scale=scale)
+    x, df, loc, scale = _c.promoted(name, x=x, df=df, loc=loc, scale=scale)
     z = F.divide(F.subtract(x, loc), scale)
     finite = F.isfinite(df)
     nu = _c.safe(F.logical_and(finite, F.greater(df, 0)), df, 1.0)

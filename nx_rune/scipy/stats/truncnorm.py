@@ -27,10 +27,29 @@ def _log_diff_left(lo, hi):
     return F.where(empty, -float("inf"), F.add(lhi, _c.log1mexp(_c.safe(empty, -1.0, u))))
 
 
+def _one_case(lo, hi):
+    """"left" (hi <= 0) or "right" (lo > 0) when that case holds at every element and the
+    values are known (not traced by jit, not batched by vmap), else None: the mass is then that
+    case's formula alone (the same values) instead of all three computed and selected."""
+    lo_t, hi_t = lo._concrete_tensor(), hi._concrete_tensor()
+    if lo_t is None or hi_t is None:
+        return None
+    if (hi_t._np() <= 0).all():
+        return "left"
+    if (lo_t._np() > 0).all():
+        return "right"
+    return None
+
+
 def _log_mass(lo, hi):
     """log(ndtr(hi) - ndtr(lo)), lo <= hi, SciPy's _log_gauss_mass: the left tail's form for
     hi <= 0, its mirror image for lo > 0, log1p(-ndtr(lo) - ndtr(-hi)) for an interval
     around 0.  Each case sees safe arguments where another is taken (finite derivatives)."""
+    case = _one_case(lo, hi)
+    if case == "left":   # (the value the selects below give, without the other two cases)
+        return _log_diff_left(lo, hi)
+    if case == "right":
+        return _log_diff_left(F.negative(hi), F.negative(lo))
     left = F.less_equal(hi, 0)
     right = F.greater(lo, 0)
     central = F.logical_not(F.logical_or(left, right))
@@ -43,8 +62,8 @@ def _log_mass(lo, hi):
 
 
 def _standard(name, x, a, b, loc, scale):
-    """(z, z made safe (inside [a, b]), a, b and scale made safe, inside, below, the nan
-    mask)."""
+    """(z, a point inside [a, b] for the branches not taken, a, b and scale made safe,
+    inside, the nan mask)."""
     # not broadcast: the parameters' terms (the mass of [a, b], the safe points) are computed
     # at their own shape, usually a scalar's
     x, a, b, loc, scale = _c.promoted(name, x=x, a=a, b=b, loc=loc, scale=scale)
@@ -59,15 +78,19 @@ def _standard(name, x, a, b, loc, scale):
                                                           _c.safe(fb, b, 0.0)), 0.5),
                   F.where(fa, F.add(_c.safe(fa, a, 0.0), 1.0),
                           F.where(fb, F.subtract(_c.safe(fb, b, 0.0), 1.0), 0.0)))
-    zs = _c.safe(inside, z, mid)
-    return z, zs, a, b, scale, inside, F.less(z, a), bad
+    return z, mid, a, b, scale, inside, bad
 
 
 def logpdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
            scale: ArrayLike = 1) -> Array:
     """-z**2 / 2 - log(sqrt(2 pi)) - log(ndtr(b) - ndtr(a)) - log(scale) for z = (x - loc) /
     scale in [a, b], -inf outside."""
-    z, zs, a, b, scale, inside, _, bad = _standard("truncnorm.logpdf", x, a, b, loc, scale)
+    z, mid, a, b, scale, inside, bad = _standard("truncnorm.logpdf", x, a, b, loc, scale)
+    # the square only needs a safe point for an infinite z outside [a, b] (at a finite one the
+    # result is replaced by -inf and the cotangent is 0): a mask that is almost always true,
+    # where "inside" alone is as random as the points, which makes the select several times
+    # as slow
+    zs = _c.safe(F.logical_or(F.isfinite(z), inside), z, mid)
     out = F.subtract(F.multiply(F.multiply(zs, zs), -0.5),
                      F.add(F.add(_log_mass(a, b), _c.LOG_SQRT_2PI), F.log(scale)))
     out = _c.outside(F.logical_not(inside), out, -float("inf"), z)
@@ -83,7 +106,8 @@ def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0,
 def _log_tails(name, x, a, b, loc, scale):
     """(log P(X <= x), log P(X > x)): the masses of [a, z] and [z, b] over that of [a, b],
     the larger one (above exp(-0.1)) as log1p(-exp(the other)) (SciPy's switch)."""
-    z, zs, a, b, _, _, below, bad = _standard(name, x, a, b, loc, scale)
+    z, mid, a, b, _, inside, bad = _standard(name, x, a, b, loc, scale)
+    zs = _c.safe(inside, z, mid)
     # the ends themselves (and z = +-inf on an infinite end) take the outside values exactly
     below = F.less_equal(z, a)
     inside = F.logical_and(F.logical_not(below), F.less(z, b))

@@ -20,7 +20,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 def logpdf(x: ArrayLike, kappa: ArrayLike) -> Array:
     """kappa (cos(x) - 1) - log(2 pi i0e(kappa)): cos(x) - 1 as -2 sin(x / 2)**2 (exact near
     x = 0) and the exponentially scaled Bessel function i0e (no overflow for large kappa)."""
-    x, kappa = _c.args("vonmises.logpdf", x=x, kappa=kappa)
+    x, kappa = _c.promoted("vonmises.logpdf", x=x, kappa=kappa)
     bad = F.logical_not(F.logical_and(F.greater_equal(kappa, 0), F.isfinite(kappa)))
     k = _c.safe(bad, 1.0, kappa)
     s = F.sin(F.multiply(x, 0.5))
@@ -48,7 +48,7 @@ def cdf(x: ArrayLike, kappa: ArrayLike) -> Array:
     number of whole periods 2 pi below x (so cdf(x + 2 pi) = cdf(x) + 1; 0 and 1 at x = -inf
     and inf); nan for kappa < 0, kappa = inf the point mass at 0.  Differentiable in x (the
     density) and kappa."""
-    x, kappa = _c.args("vonmises.cdf", x=x, kappa=kappa)
+    x, kappa = _c.promoted("vonmises.cdf", x=x, kappa=kappa)
     # kappa = inf is SciPy's limit, the point mass at 0 (through the normal approximation)
     bad = F.logical_not(F.greater_equal(kappa, 0))
     k = _c.safe(bad, 1.0, kappa)

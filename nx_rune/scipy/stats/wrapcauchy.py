@@ -18,7 +18,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 def logpdf(x: ArrayLike, c: ArrayLike) -> Array:
     """log(1 - c**2) - log(2 pi) - log(1 + c**2 - 2 c cos(x)) on [0, 2 pi], the last as
     (1 - c)**2 + 4 c sin(x / 2)**2 (no cancellation for c near 1 and x near 0)."""
-    x, c = _c.args("wrapcauchy.logpdf", x=x, c=c)
+    x, c = _c.promoted("wrapcauchy.logpdf", x=x, c=c)
     bad = F.logical_not(F.logical_and(F.greater(c, 0), F.less(c, 1)))
     cs = _c.safe(bad, 0.5, c)
     inside = F.logical_and(F.greater_equal(x, 0), F.less_equal(x, 2.0 * math.pi))
