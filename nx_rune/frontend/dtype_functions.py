@@ -181,7 +181,7 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
     for i, a in enumerate(arrays_and_dtypes):
         if isinstance(a, SCALARS) and not isinstance(a, np.generic):
             weak.append(a)
-        elif a in _WEAK_TYPES:
+        elif isinstance(a, type) and a in _WEAK_TYPES:
             weak.append(_WEAK_TYPES[a])
             types_only.append(a)
         else:
