@@ -53,13 +53,13 @@ def _check(a, b, out, threads):
 ])
 @pytest.mark.parametrize("a_layout,b_layout", [("c", "c"), ("t", "c"), ("c", "t"),
                                                ("step", "rev"), ("rev", "step"),
-                                               ("tcut", "t")])
+                                               ("tcut", "t"), ("c", "tcut")])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_packed_product_matches_float64(m, k, n, a_layout, b_layout, threads, dtype):
     """Every tile kind (full, edge, the narrow last panel), A read in place (contiguous rows)
-    and packed (other layouts; a transposed A a K block at a time), K blocks that
-    accumulate."""
+    and packed (other layouts; a transposed A a K block at a time, a transposed B in blocks
+    of k), K blocks that accumulate."""
     rng = np.random.default_rng(m * 1000 + k + n)
     a = _operand(rng, m, k, a_layout, dtype)
     b = _operand(rng, k, n, b_layout, dtype)

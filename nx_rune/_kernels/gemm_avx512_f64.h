@@ -50,6 +50,23 @@ static void nx_dgemm_pack_b(const nx_dgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
             double *dst = j->bpack + kb * j->kc * j->npanels * NX_DG_NR + p * kcb * NX_DG_NR;
             ptrdiff_t c0 = p * NX_DG_NR;
             ptrdiff_t cols = j->n - c0 < NX_DG_NR ? j->n - c0 : NX_DG_NR;
+            if (j->b_rs == 1 && j->b_cs != 1) {
+                /* a transposed B (g @ W^T): a column's k are adjacent, so the panel is
+                   built in blocks of 8 k (a cache line of each column), each column's line
+                   read once; row by row, the reads would stride by whole rows through the
+                   same few cache sets */
+                for (ptrdiff_t kb0 = 0; kb0 < kcb; kb0 += 8) {
+                    ptrdiff_t kn = kcb - kb0 < 8 ? kcb - kb0 : 8;
+                    for (ptrdiff_t jj = 0; jj < cols; jj++) {
+                        const double *src = j->b + k0 + kb0 + (c0 + jj) * j->b_cs;
+                        double *col = dst + kb0 * NX_DG_NR + jj;
+                        for (ptrdiff_t kk = 0; kk < kn; kk++) col[kk * NX_DG_NR] = src[kk];
+                    }
+                }
+                for (ptrdiff_t kk = 0; kk < kcb; kk++)
+                    for (ptrdiff_t jj = cols; jj < NX_DG_NR; jj++) dst[kk * NX_DG_NR + jj] = 0.0;
+                continue;
+            }
             for (ptrdiff_t kk = 0; kk < kcb; kk++) {
                 const double *src = j->b + (k0 + kk) * j->b_rs + c0 * j->b_cs;
                 double *row = dst + kk * NX_DG_NR;
