@@ -700,7 +700,7 @@ def test_threaded_bad_index_reports_the_first_in_c_order(mode, index_dtype):
 
 @pytest.mark.parametrize("bins", [1 << 13, 1 << 14, 1 << 15, 1 << 16])
 def test_threaded_add_takes_the_private_targets_the_updates_pay_for(bins):
-    # 2**17 updates with 4 threads: 3, 2, 1 or no private targets (HISTOGRAM_RATIO = 4);
+    # 2**17 updates with 4 threads: 4, 2, 1 or no private targets (HISTOGRAM_RATIO = 4);
     # small integer values, so every count gives NumPy's sums exactly
     rng = np.random.default_rng(bins)
     size = gather_module.THREADED_SIZE
@@ -710,6 +710,37 @@ def test_threaded_add_takes_the_private_targets_the_updates_pay_for(bins):
     with threaded(4, size=size):
         assert_same(scatter(template, idx, upd, 0, "add"),
                     scatter_reference(template, idx, upd, 0, "add"))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threaded_add_cuts_the_updates_into_more_chunks_than_threads(dtype, threads):
+    # The 1-D add's chunks are fixed (SPANS_PER_THREAD a thread, as many as the target pays
+    # for), claimed by whichever thread is free, each summed into its own target (the first
+    # into the result) and the targets added in chunk order: the result is NumPy's np.add.at
+    # over each chunk, added up in that order, bit for bit, whichever thread ran which chunk
+    # (with one chunk a thread, a thread the scheduler held up kept half the work).
+    rng = np.random.default_rng(threads)
+    bins, n = 100, 1 << 17
+    template = rng.standard_normal(bins).astype(dtype)
+    idx = rng.integers(0, bins, n)
+    upd = rng.standard_normal(n).astype(dtype)
+    parts = min(4 * threads, 1 + n // (bins * gather_module.HISTOGRAM_RATIO))
+    step = -(-n // parts)
+    step = -(-step // 16) * 16                  # no cache line of output split between chunks
+    want = template.copy()
+    np.add.at(want, idx[:step], upd[:step])
+    privates = []
+    for lo in range(step, n, step):
+        p = np.zeros(bins, dtype)
+        np.add.at(p, idx[lo:lo + step], upd[lo:lo + step])
+        privates.append(p)
+    for p in privates:
+        want = want + p
+    assert len(privates) + 1 == 4 * threads
+    with threaded(threads, size=gather_module.THREADED_SIZE):
+        for _ in range(5):
+            assert_same(scatter(template, idx, upd, 0, "add"), want)
 
 
 def test_threaded_calls_from_many_python_threads():

@@ -21,11 +21,15 @@ PACKED = {np.float32: gemm.matmul_f32_packed, np.float64: gemm.matmul_f64_packed
 
 def _operand(rng, rows, cols, layout, dtype=np.float32):
     """A (rows, cols) operand of ``dtype`` stored as ``layout``: C order, a transposed view,
-    every other column of a wider array, or reversed rows (a negative stride)."""
+    a transposed view of a wider array's first columns (unit row stride, a column stride
+    longer than the rows), every other column of a wider array, or reversed rows (a negative
+    stride)."""
     if layout == "c":
         return rng.standard_normal((rows, cols)).astype(dtype)
     if layout == "t":
         return rng.standard_normal((cols, rows)).astype(dtype).T
+    if layout == "tcut":
+        return rng.standard_normal((cols, rows + 5)).astype(dtype)[:, :rows].T
     if layout == "step":
         return rng.standard_normal((rows, 2 * cols)).astype(dtype)[:, ::2]
     return rng.standard_normal((rows, cols)).astype(dtype)[::-1]
@@ -48,12 +52,14 @@ def _check(a, b, out, threads):
     (128, 256, 10), (37, 300, 8), (40, 129, 20), (33, 64, 40), (70, 140, 16),
 ])
 @pytest.mark.parametrize("a_layout,b_layout", [("c", "c"), ("t", "c"), ("c", "t"),
-                                               ("step", "rev"), ("rev", "step")])
+                                               ("step", "rev"), ("rev", "step"),
+                                               ("tcut", "t"), ("c", "tcut")])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_packed_product_matches_float64(m, k, n, a_layout, b_layout, threads, dtype):
     """Every tile kind (full, edge, the narrow last panel), A read in place (contiguous rows)
-    and packed (other layouts), K blocks that accumulate."""
+    and packed (other layouts; a transposed A a K block at a time, a transposed B in blocks
+    of k), K blocks that accumulate."""
     rng = np.random.default_rng(m * 1000 + k + n)
     a = _operand(rng, m, k, a_layout, dtype)
     b = _operand(rng, k, n, b_layout, dtype)

@@ -132,17 +132,21 @@ cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, 
 # moves (a nonzero OP_ALONG stride): every target element is then written by one span, in
 # the C order of that span, so the result is the single-threaded one bit for bit.  A scatter
 # with no such dimension (a 1-D target: every update may hit any element) in mode "add"
-# gives each span after the first a private zeroed copy of the target (when the target is
-# small against the updates: "few bins") and adds the copies to the target in span order.
-# That changes the order of floating-point sums against one thread (integers: the same
-# result); for a given thread count it is the same on every run.
+# cuts the updates into fixed chunks (up to SPANS_PER_THREAD a thread, as many as the target's
+# size pays for: "few bins"), gives each chunk after the first a private zeroed copy of the
+# target and adds the copies to the target in chunk order.  The chunks are claimed
+# dynamically like any spans (a thread the scheduler holds up delays the call by at most the
+# chunk it holds, where one chunk a thread made the caller wait for the other thread's half),
+# and each chunk's sums go to its own copy whichever thread runs it, so the result depends
+# only on the chunks: that changes the order of floating-point sums against one thread
+# (integers: the same result); for a given thread count it is the same on every run.
 #
 # A span that meets a bad index stops; the walk is then run again in one thread to find the
 # first bad index in C order (the error path only: the output is thrown away).
 
 cdef enum:
     MAX_SPANS = 256
-    SPANS_PER_THREAD = 4         # (not with private targets: one each) see run_spans
+    SPANS_PER_THREAD = 4         # see run_spans
     GATHER_OP = -1               # Job.op of a gather (scatter's are the ScatterMode values)
 
 # A walk is cut only when it has at least this many elements.  Measured on 2 cores (min of
@@ -151,8 +155,9 @@ cdef enum:
 # 129 -> 112 (benchmarks/bench_gather_kernels.py's *_small cases sit at the threshold).
 # A Python global so that the tests can lower it to cover the threaded path on small inputs.
 THREADED_SIZE = 1 << 17
-# A 1-D add takes k - 1 private targets (k spans, k <= threads) only while
-# (k - 1) * target size * this <= the updates.
+# A 1-D add takes k - 1 private targets (k chunks, k <= SPANS_PER_THREAD * threads) only
+# while (k - 1) * target size * this <= the updates (a private target costs a zeroing and
+# an addition per element, against the updates' scattered additions).
 HISTOGRAM_RATIO = 4
 
 ctypedef struct Job:
@@ -271,6 +276,7 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
     cdef const Walk* w = j.w
     cdef Py_ssize_t threads = min(num_threads(), <Py_ssize_t>MAX_SPANS)
     cdef Py_ssize_t total = w.rows * w.shape[w.ndim - 1], size, count, k, step, spans
+    cdef Py_ssize_t parts = 0
     cdef int err
     cdef bint histogram = False
     private = None
@@ -279,10 +285,13 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
     if threads > 1 and total >= THREADED_SIZE and pool_has_threads():
         j.split = _choose_split(w, j.op, threads)
         if j.split < 0 and j.op == MODE_ADD:
-            # as many private targets as the updates pay for (HISTOGRAM_RATIO), up to threads
-            threads = min(threads, 1 + total // max(out.size * HISTOGRAM_RATIO, 1))
+            # as many chunks (private targets and one) as the updates pay for
+            # (HISTOGRAM_RATIO), up to SPANS_PER_THREAD a thread
+            parts = min(threads * SPANS_PER_THREAD, <Py_ssize_t>MAX_SPANS,
+                        1 + total // max(out.size * HISTOGRAM_RATIO, 1))
+            threads = min(threads, parts)
             j.split = _longest(w)
-            histogram = threads > 1 and w.shape[j.split] >= threads
+            histogram = parts > 1 and w.shape[j.split] >= parts
             if not histogram:
                 j.split = -1
     if j.split < 0:
@@ -290,7 +299,7 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
             err = _walk_items(j.along, j.idx, j.dense, j, w, bad)
         return err
     size = w.shape[j.split]
-    spans = threads if histogram else min(threads * SPANS_PER_THREAD, <Py_ssize_t>MAX_SPANS)
+    spans = parts if histogram else min(threads * SPANS_PER_THREAD, <Py_ssize_t>MAX_SPANS)
     j.step = (size + spans - 1) // spans
     if j.split == w.ndim - 1 and j.step > 16:
         j.step = (j.step + 15) // 16 * 16         # no cache line of output split between spans
@@ -620,8 +629,10 @@ def scatter(template, indices, updates, axis, mode="set"):
     From THREADED_SIZE elements of B on, the work is shared by the kernels' threads
     (nx_rune._kernels.pool.set_num_threads), with the one-thread result bit for bit, except
     for "add" into a target that every update may hit (a 1-D template): then each thread
-    sums into its own copy and the copies are added in a fixed order, so float sums may
-    differ from one thread's (and NumPy's) in the last places (integers: the same).
+    the updates are cut into fixed chunks (more chunks than threads, claimed dynamically),
+    each chunk after the first sums into its own copy and the copies are added in chunk
+    order, so float sums may differ from one thread's (and NumPy's) in the last places
+    (integers: the same); for a given thread count they are the same on every run.
     """
     cdef Walk w
     cdef Job j

@@ -50,6 +50,23 @@ static void nx_dgemm_pack_b(const nx_dgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
             double *dst = j->bpack + kb * j->kc * j->npanels * NX_DG_NR + p * kcb * NX_DG_NR;
             ptrdiff_t c0 = p * NX_DG_NR;
             ptrdiff_t cols = j->n - c0 < NX_DG_NR ? j->n - c0 : NX_DG_NR;
+            if (j->b_rs == 1 && j->b_cs != 1) {
+                /* a transposed B (g @ W^T): a column's k are adjacent, so the panel is
+                   built in blocks of 8 k (a cache line of each column), each column's line
+                   read once; row by row, the reads would stride by whole rows through the
+                   same few cache sets */
+                for (ptrdiff_t kb0 = 0; kb0 < kcb; kb0 += 8) {
+                    ptrdiff_t kn = kcb - kb0 < 8 ? kcb - kb0 : 8;
+                    for (ptrdiff_t jj = 0; jj < cols; jj++) {
+                        const double *src = j->b + k0 + kb0 + (c0 + jj) * j->b_cs;
+                        double *col = dst + kb0 * NX_DG_NR + jj;
+                        for (ptrdiff_t kk = 0; kk < kn; kk++) col[kk * NX_DG_NR] = src[kk];
+                    }
+                }
+                for (ptrdiff_t kk = 0; kk < kcb; kk++)
+                    for (ptrdiff_t jj = cols; jj < NX_DG_NR; jj++) dst[kk * NX_DG_NR + jj] = 0.0;
+                continue;
+            }
             for (ptrdiff_t kk = 0; kk < kcb; kk++) {
                 const double *src = j->b + (k0 + kk) * j->b_rs + c0 * j->b_cs;
                 double *row = dst + kk * NX_DG_NR;
@@ -67,17 +84,37 @@ static void nx_dgemm_pack_b(const nx_dgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
 /* Rows [r0, r0 + rows) of A, K block (k0, kcb), as MR-row micro-panels of kcb x MR. */
 static void nx_dgemm_pack_a(const nx_dgemm_job *j, ptrdiff_t r0, ptrdiff_t rows, ptrdiff_t k0,
                             ptrdiff_t kcb, double *dst) {
+    if (j->a_rs == 1 && j->a_cs != 1 && rows % NX_DG_MR == 0) {
+        /* a transposed A (the backward products' x^T @ g): one k's rows are adjacent, so the
+           block is built a k at a time, each cache line of A read once; row by row (or one
+           micro-panel at a time), the reads stride by whole columns through the same few
+           cache sets and come back from L2 */
+        const double *src = j->a + r0 + k0 * j->a_cs;
+        for (ptrdiff_t kk = 0; kk < kcb; kk++) {
+            const double *col = src + kk * j->a_cs;
+            for (ptrdiff_t i0 = 0; i0 < rows; i0 += NX_DG_MR) {
+                double *dst_k = dst + (i0 / NX_DG_MR) * kcb * NX_DG_MR + kk * NX_DG_MR;
+                for (ptrdiff_t ii = 0; ii < NX_DG_MR; ii++) dst_k[ii] = col[i0 + ii];
+            }
+        }
+        return;
+    }
     for (ptrdiff_t i0 = 0; i0 < rows; i0 += NX_DG_MR) {
         ptrdiff_t mr = rows - i0 < NX_DG_MR ? rows - i0 : NX_DG_MR;
         double *panel = dst + (i0 / NX_DG_MR) * kcb * NX_DG_MR;
-        for (ptrdiff_t ii = 0; ii < mr; ii++) {
-            const double *src = j->a + (r0 + i0 + ii) * j->a_rs + k0 * j->a_cs;
-            if (j->a_cs == 1) {
-                for (ptrdiff_t kk = 0; kk < kcb; kk++) panel[kk * NX_DG_MR + ii] = src[kk];
-            } else {
+        const double *src = j->a + (r0 + i0) * j->a_rs + k0 * j->a_cs;
+        if (j->a_cs == 1) {
+            for (ptrdiff_t ii = 0; ii < mr; ii++)
                 for (ptrdiff_t kk = 0; kk < kcb; kk++)
-                    panel[kk * NX_DG_MR + ii] = src[kk * j->a_cs];
-            }
+                    panel[kk * NX_DG_MR + ii] = src[ii * j->a_rs + kk];
+        } else if (j->a_rs == 1) {
+            for (ptrdiff_t kk = 0; kk < kcb; kk++)
+                for (ptrdiff_t ii = 0; ii < mr; ii++)
+                    panel[kk * NX_DG_MR + ii] = src[kk * j->a_cs + ii];
+        } else {
+            for (ptrdiff_t kk = 0; kk < kcb; kk++)
+                for (ptrdiff_t ii = 0; ii < mr; ii++)
+                    panel[kk * NX_DG_MR + ii] = src[kk * j->a_cs + ii * j->a_rs];
         }
         for (ptrdiff_t ii = mr; ii < NX_DG_MR; ii++)
             for (ptrdiff_t kk = 0; kk < kcb; kk++) panel[kk * NX_DG_MR + ii] = 0.0;

@@ -117,7 +117,9 @@ def _max_weight(a, b):
     if not _known(a, b):
         return _add(_tmask(ops.greater(a, b), a), _mul(_c(0.5, a), _tmask(ops.equal(a, b), a)))
     av, bv = _val(a), _val(b)
-    w = np.asarray(np.greater(av, bv)).astype(a.dtype)
+    # the comparison written straight in the weight's dtype (no boolean temporary to cast)
+    w = np.empty(np.broadcast_shapes(np.shape(av), np.shape(bv)), a.dtype)
+    np.greater(av, bv, out=w)
     tie = np.equal(av, bv)
     if tie.any():    # rare outside relu at exact zeros: no float64 temporaries otherwise
         w[np.broadcast_to(tie, w.shape)] = 0.5
