@@ -224,7 +224,7 @@ def _adjoint_odeint(fun, rtol, atol, mxstep, hmax):
             (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
                 back_one, (g[-1], t0_bar, args_bar), F.arange(n - 1, 0, -1))
             ts_bar = F.concatenate([t0_bar[None], F.astype(rev_ts_bar[::-1], ts.dtype)])
-        out_args: list[Any] = [None] * len(args)
+        out_args = [None] * len(args)
         for i, a in zip(diff, args_bar):
             out_args[i] = a
         return (y_bar, ts_bar, *out_args)
@@ -311,16 +311,21 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
             start += size
         return tree_unflatten(y_td, parts)
 
+    n = sum(sizes)
+
     def fun(y, s, *a):
+        # as JAX's, func's value counts by its raveled leaves: y0's structure, or any other
+        # of as many values (a list state whose derivative is an array)
         out = func(unravel(y), s, *tree_unflatten(a_td, list(a)))
         o_leaves, o_td = tree_flatten(out)
-        if o_td != y_td:
-            raise ValueError(f"func: returned a value of structure {o_td}, expected y0's "
-                             f"{y_td}")
         o_leaves = [F.asarray(o) for o in o_leaves]
-        for o, shape in zip(o_leaves, shapes):
-            if o.shape != shape:
-                raise ValueError(f"func: returned shape {o.shape}, expected y0's {shape}")
+        if o_td == y_td:
+            for o, shape in zip(o_leaves, shapes):
+                if o.shape != shape:
+                    raise ValueError(f"func: returned shape {o.shape}, expected y0's {shape}")
+        elif sum(o.size for o in o_leaves) != n:
+            raise ValueError(f"func: returned {o_td} ({sum(o.size for o in o_leaves)} values), "
+                             f"expected y0's structure {y_td} ({n} values)")
         return F.concatenate([F.reshape(F.astype(o, dtype), (-1,)) for o in o_leaves])
 
     ys = _adjoint_odeint(fun, rtol, atol, mxstep, hmax)(flat0, t, *a_leaves)
