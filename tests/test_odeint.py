@@ -257,3 +257,26 @@ def test_bad_input():
         odeint(_lin, Y0, T, object(), B)
     with pytest.raises(ValueError, match="y0"):
         odeint(_lin, {}, T, A, B)
+
+
+def test_closed_over_values_are_differentiated():
+    # a neural ODE's parameters closed over by func (JAX's closure_convert): eagerly, with an
+    # argument that is differentiated too, under jit and under vmap
+    def solve(a, scale):
+        return odeint(lambda y, t: -a * y + B * nx.sin(t), Y0 * scale, T)
+
+    def by_args(a, scale):     # B a constant both ways: the same adjoint state, same steps
+        return odeint(lambda y, t, a: -a * y + B * nx.sin(t), Y0 * scale, T, a)
+
+    want = nx.grad(lambda a, s: nx.sum(by_args(a, s) ** 2), argnums=(0, 1))(A, 1.5)
+    for wrap in (lambda f: f, nx.jit):
+        got = wrap(nx.grad(lambda a, s: nx.sum(solve(a, s) ** 2), argnums=(0, 1)))(A, 1.5)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-13)
+    # JAX's adjoint carries B's cotangent too, so its steps differ: equal to the tolerance
+    _close(nx.grad(lambda a: nx.sum(solve(a, 1.0)[-1] ** 2))(A), JAX["grad_lin"][1],
+           rtol=1e-7)
+    as_ = np.stack([A, 3 * A])
+    got = nx.vmap(lambda a: solve(a, 1.0))(as_)
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.asarray(by_args(a, 1.0))
+                                                          for a in as_]), rtol=1e-14)

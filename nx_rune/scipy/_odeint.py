@@ -12,7 +12,11 @@ from nx_rune import frontend as F
 from nx_rune import lax
 from nx_rune.autodiff.api import vjp
 from nx_rune.autodiff.custom import custom_vjp
+from nx_rune.compiler.control._core import _aval, _trace_flat
+from nx_rune.compiler.interpret import eval_program
+from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
 from nx_rune.frontend.indexing import concrete_value as _concrete
+from nx_rune.primitives import _interpreter
 from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
@@ -233,6 +237,38 @@ def _adjoint_odeint(fun, rtol, atol, mxstep, hmax):
     return solve
 
 
+def _closure_convert(fun, y0, t0, args):
+    """``(fun2, consts)``: ``fun2(y, t, *args, *consts)`` computes ``fun(y, t, *args)`` where
+    ``consts`` are the values of active transformations (grad, jvp, jit, vmap) that ``fun``
+    closes over (a neural ODE's parameters), now explicit arguments, so that the adjoint
+    differentiates in them and no transformation's value leaks into the solver's own (as
+    JAX's closure_convert).  ``fun`` itself, without consts, when it closes over none, when
+    no transformation is active, or when it cannot be traced (Python branches on values: it
+    then runs eagerly only, and its closed-over values must be constants)."""
+    if _interpreter.get() is None:
+        return fun, []
+    pos = [i for i, a in enumerate(args) if isinstance(a, ArrayBase)]
+
+    def traced(y, t, *arrays):
+        full = list(args)
+        for i, a in zip(pos, arrays):
+            full[i] = a
+        return [fun(y, t, *full)]
+    try:
+        tr = _trace_flat(traced, [_aval(y0), _aval(t0)] + [_aval(args[i]) for i in pos],
+                         "odeint")
+    except (ConcretizationTypeError, TracerArrayConversionError):
+        return fun, []
+    if not tr.captured:
+        return fun, []
+    n = len(args)
+    prog = tr.program
+
+    def fun2(y, t, *rest):
+        return eval_program(prog, [y, t] + [rest[i] for i in pos] + list(rest[n:]))[0]
+    return fun2, list(tr.captured)
+
+
 def _check_tolerance(x, name):
     v = _concrete(F.asarray(x))
     if v is not None and not (np.ndim(v) == 0 and v >= 0):
@@ -328,5 +364,6 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
                              f"expected y0's structure {y_td} ({n} values)")
         return F.concatenate([F.reshape(F.astype(o, dtype), (-1,)) for o in o_leaves])
 
-    ys = _adjoint_odeint(fun, rtol, atol, mxstep, hmax)(flat0, t, *a_leaves)
+    fun, consts = _closure_convert(fun, flat0, t[0], a_leaves)
+    ys = _adjoint_odeint(fun, rtol, atol, mxstep, hmax)(flat0, t, *a_leaves, *consts)
     return unravel(ys, (t.shape[0],))
