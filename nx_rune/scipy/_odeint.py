@@ -4,6 +4,7 @@ ops and control flow, differentiated by the adjoint method.  See ``nx_rune.scipy
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -12,6 +13,7 @@ from nx_rune import frontend as F
 from nx_rune import lax
 from nx_rune.autodiff.api import vjp
 from nx_rune.autodiff.custom import custom_vjp
+from nx_rune.compiler.api import jit
 from nx_rune.compiler.control._core import _aval, _trace_flat
 from nx_rune.compiler.interpret import eval_program
 from nx_rune.errors import ConcretizationTypeError, TracerArrayConversionError
@@ -182,9 +184,18 @@ def _adjoint_odeint(fun, rtol, atol, mxstep, hmax):
     y0 and args are integrated backward from each output time to the previous one together
     with y, and each time's cotangent is g_i . fun(y_i, t_i)."""
 
+    def run(y0, ts, *args):
+        return _solve(lambda y, t: fun(y, t, *args), rtol, atol, mxstep, hmax, y0, ts)
+
     @custom_vjp
     def solve(y0, ts, *args):
-        return _solve(lambda y, t: fun(y, t, *args), rtol, atol, mxstep, hmax, y0, ts)
+        if _interpreter.get() is None:
+            # the forward pass of an eager grad: compiled, as an eager odeint call
+            try:
+                return jit(run)(y0, ts, *args)
+            except (ConcretizationTypeError, TracerArrayConversionError):
+                pass
+        return run(y0, ts, *args)
 
     def fwd(y0, ts, *args):
         ys = solve(y0, ts, *args)
@@ -314,13 +325,54 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
     if not isinstance(mxstep, (int, float, np.integer, np.floating)) or not mxstep > 0:
         raise ValueError(f"mxstep: must be a positive number, got {mxstep!r}")
 
+    y_leaves = tree_flatten(y0)[0]
+    if not y_leaves:
+        raise ValueError("y0: has no arrays")
+    for x in y_leaves:
+        if F.asarray(x).dtype.kind not in "biufc":
+            raise TypeError(f"y0: its leaves must be numeric arrays, got dtype "
+                            f"{F.asarray(x).dtype}")
+    for a in tree_flatten(args)[0]:
+        if not isinstance(a, (ArrayBase, np.ndarray, np.generic, int, float, complex, bool)):
+            raise TypeError(f"args: odeint's extra arguments must be arrays or scalars (or "
+                            f"pytrees of them), got {type(a).__name__}")
+
+    if _interpreter.get() is None:
+        # an eager call runs compiled, as JAX's (its solver is jitted): one trace of the
+        # loops instead of every step's operations dispatched one by one
+        solver = _compiled(func, rtol, atol, mxstep, hmax)
+        if solver is not None:
+            try:
+                return solver(y0, t, *args)
+            except (ConcretizationTypeError, TracerArrayConversionError):
+                pass        # func branches on values in Python: it runs eagerly
+    return _odeint(func, y0, t, args, rtol, atol, mxstep, hmax)
+
+
+# compiled solvers of eager calls, per function (held weakly: a lambda made per call goes away)
+# and tolerances
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _compiled(func, rtol, atol, mxstep, hmax):
+    key = (rtol, atol, mxstep, hmax)
+    try:
+        per = _COMPILED.setdefault(func, {})
+        solver = per.get(key)
+    except TypeError:         # not weakly referable, or tolerances that are not hashable
+        return None
+    if solver is None:
+        ref = weakref.ref(func)
+
+        def solve(y0, t, *args):
+            return _odeint(ref(), y0, t, args, rtol, atol, mxstep, hmax)
+        solver = per[key] = jit(solve)
+    return solver
+
+
+def _odeint(func, y0, t, args, rtol, atol, mxstep, hmax):
     leaves, y_td = tree_flatten(y0)
     leaves = [F.asarray(x) for x in leaves]
-    if not leaves:
-        raise ValueError("y0: has no arrays")
-    for x in leaves:
-        if x.dtype.kind not in "biufc":
-            raise TypeError(f"y0: its leaves must be numeric arrays, got dtype {x.dtype}")
     dtype = F.result_type(*[x.dtype for x in leaves])
     if dtype.kind not in "fc":
         dtype = F.result_type(dtype, F.asarray(1.0).dtype)
@@ -330,15 +382,14 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
 
     a_leaves, a_td = tree_flatten(args)
     for j, a in enumerate(a_leaves):
-        if not isinstance(a, (ArrayBase, np.ndarray, np.generic, int, float, complex, bool)):
-            raise TypeError(f"args: odeint's extra arguments must be arrays or scalars (or "
-                            f"pytrees of them), got {type(a).__name__}")
         # NumPy arrays become arrays (differentiable ones, in the adjoint's state as JAX's);
         # Python scalars stay weakly typed constants
         if isinstance(a, (np.ndarray, np.generic)):
             a_leaves[j] = F.asarray(a)
 
     def unravel(y, lead=()):
+        if len(leaves) == 1 and leaves[0].dtype == dtype:    # one array: no slicing
+            return tree_unflatten(y_td, [F.reshape(y, lead + shapes[0])])
         parts, start = [], 0
         for shape, size, x in zip(shapes, sizes, leaves):
             part = F.reshape(y[..., start:start + size], lead + shape)
@@ -362,7 +413,8 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
         elif sum(o.size for o in o_leaves) != n:
             raise ValueError(f"func: returned {o_td} ({sum(o.size for o in o_leaves)} values), "
                              f"expected y0's structure {y_td} ({n} values)")
-        return F.concatenate([F.reshape(F.astype(o, dtype), (-1,)) for o in o_leaves])
+        flat = [F.reshape(F.astype(o, dtype), (-1,)) for o in o_leaves]
+        return flat[0] if len(flat) == 1 else F.concatenate(flat)
 
     fun, consts = _closure_convert(fun, flat0, t[0], a_leaves)
     ys = _adjoint_odeint(fun, rtol, atol, mxstep, hmax)(flat0, t, *a_leaves, *consts)
