@@ -292,3 +292,25 @@ def test_python_branches_in_func_run_eagerly():
     got = np.asarray(odeint(kinked, Y0, ts, A, rtol=1e-10, atol=1e-10))
     want = np.stack([Y0, Y0 * np.exp(-A * 0.25), Y0 * np.exp(-A * 0.5) * np.exp(-2 * A * 0.5)])
     np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("t_dtype,y_dtype", [(np.float32, np.float64), (np.float64, np.float32)])
+def test_mixed_time_and_state_dtypes(t_dtype, y_dtype):
+    # y' = -y: y = exp(-(t - t0)) y0; d/dt_k sum(y) and d/dt_0 = -sum_k d/dt_k
+    ts = np.array([0.0, 0.5, 1.0], t_dtype)
+
+    def f(y, t):
+        return -y
+    got = odeint(f, np.ones(2, y_dtype), ts)
+    assert got.dtype == y_dtype
+    np.testing.assert_allclose(np.asarray(got), np.exp(-ts.astype(np.float64))[:, None] *
+                               np.ones(2), rtol=1e-5)
+    # listed times (the default float) with a float64 state
+    np.testing.assert_allclose(np.asarray(odeint(f, np.ones(2), [0.0, 1.0]))[1], np.exp(-1.0),
+                               rtol=1e-7)
+    want = -2 * np.exp(-ts[1:].astype(np.float64))
+    want = np.concatenate([[-want.sum()], want])
+    for wrap in (lambda g: g, nx.jit):
+        g = wrap(nx.grad(lambda t: nx.sum(odeint(f, np.ones(2, y_dtype), t))))(ts)
+        assert g.dtype == t_dtype
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)

@@ -135,8 +135,10 @@ def _solve(fy, rtol, atol, mxstep, hmax, y0, ts):
     zero) that output and every later one is NaN."""
     f0 = F.astype(fy(y0, ts[0]), y0.dtype)
     dt0 = F.clip(_initial_step(fy, ts[0], y0, f0, rtol, atol), 0.0, hmax)
-    t0 = ts[0]
-    dt0 = F.astype(dt0, F.result_type(dt0.dtype, t0.dtype))
+    # the time carried in the promoted dtype of the times and the steps (float32 times with a
+    # float64 state step in float64)
+    tdt = F.result_type(dt0.dtype, ts.dtype)
+    t0, dt0 = F.astype(ts[0], tdt), F.astype(dt0, tdt)
     coeff0 = F.stack([y0] * 5)
     nan = F.full_like(y0, math.nan)
 
@@ -221,7 +223,7 @@ def _adjoint_odeint(fun, rtol, atol, mxstep, hmax):
 
         def back_one(carry, i):
             y_bar, t0_bar, args_bar = carry
-            t_bar = F.real(F.dot(fun(ys[i], ts[i], *args), g[i]))
+            t_bar = F.astype(F.real(F.dot(fun(ys[i], ts[i], *args), g[i])), ts.dtype)
             t0_bar = F.subtract(t0_bar, t_bar)
             span = F.stack([F.negative(ts[i]), F.negative(ts[i - 1])])
             _, y_bar, t0_bar, args_bar = odeint(aug_dynamics, (ys[i], y_bar, t0_bar, args_bar),
