@@ -146,9 +146,10 @@ def _solve(fy, rtol, atol, mxstep, hmax, y0, ts):
         ok, *state = carry
 
         def cond_fun(s):
+            # (once a time was not reached the later ones are NaN: no steps for them)
             i, _, _, t, dt, _, _ = s
-            return F.logical_and(F.logical_and(F.less(t, target), F.less(i, mxstep)),
-                                 F.greater(dt, 0.0))
+            going = F.logical_and(F.less(t, target), F.greater(dt, 0.0))
+            return F.logical_and(F.logical_and(going, F.less(i, mxstep)), ok)
 
         def body_fun(s):
             i, y, f, t, dt, last_t, coeff = s
