@@ -1089,3 +1089,185 @@ def test_jax_scipy_optimize_example_matches_jax():
         np.testing.assert_allclose(ours, want, rtol=1e-10, atol=1e-10, err_msg=name)
         if name != "himmelblau":   # JAX's own test's check (JAX fails it there in x64 too)
             np.testing.assert_allclose(ours, scipy_res, atol=2e-5, err_msg=name)
+
+
+# -- jax.experimental.ode.odeint: JAX's own test programs --------------------------------------
+#
+# The dynamics and calls of the JAX repository's tests/ode_test.py (Apache-2.0, The JAX
+# Authors: test_pend_grads, test_decay, test_swoop, test_weird_time_pendulum_grads,
+# test_odeint_vmap_grad, test_pytree_state), ``jax`` renamed ``nx_rune``, run in x64 mode as JAX
+# writes it; where JAX's test checks gradients numerically (jtu.check_grads), the program
+# returns a jitted gradient of a scalar of the solution instead, and the solutions are jitted.
+# JAX's numbers (jax 0.10.2, x64, CPU) are pinned below; nx_rune follows JAX's algorithm step
+# for step, so they agree to the rounding of the sums (1e-12 relative).
+
+def ode_test_program():
+    from functools import partial
+
+    import numpy as np
+
+    import nx_rune as jax
+    import nx_rune.numpy as jnp
+    from nx_rune.experimental.ode import odeint
+    from nx_rune.tree_util import tree_map
+
+    x64_before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+
+    def r(x):
+        return np.asarray(x).tolist()
+
+    out = {}
+    try:
+        def pend(_np, y, _, m, g):
+            theta, omega = y
+            return [omega, -m * omega - g * jnp.sin(theta)]
+
+        integrate = partial(odeint, partial(pend, np))
+        y0 = [jnp.pi - 0.1, 0.0]
+        ts = jnp.linspace(0., 1., 11)
+        args = (0.25, 9.8)
+        out["pend"] = r(jnp.stack(jax.jit(integrate)(y0, ts, *args)))
+
+        def loss(y0, ts, m, g):
+            return jnp.sum(jnp.stack(integrate(y0, ts, m, g))[:, -1] ** 2)
+        out["pend_grad"] = [r(jnp.stack(x)) if isinstance(x, list) else r(x)
+                            for x in jax.jit(jax.grad(loss, argnums=(0, 1, 2, 3)))(y0, ts, *args)]
+
+        def decay(_np, y, t, arg1, arg2):
+            return -jnp.sqrt(t) - y + arg1 - jnp.mean((y + arg2)**2)
+
+        integrate = partial(odeint, partial(decay, np))
+        rng = np.random.RandomState(0)
+        args = (rng.randn(3), rng.randn(3))
+        y0 = rng.randn(3)
+        ts = jnp.linspace(0.1, 0.2, 4)
+        out["decay_in"] = [r(args[0]), r(args[1]), r(y0)]
+        out["decay"] = r(jax.jit(integrate)(y0, ts, *args))
+        out["decay_grad"] = [r(x) for x in jax.jit(jax.grad(
+            lambda *a: jnp.sum(integrate(*a) ** 2), argnums=(0, 1, 2, 3)))(y0, ts, *args)]
+
+        def swoop(_np, y, t, arg1, arg2):
+            return jnp.array(y - jnp.sin(t) - jnp.cos(t) * arg1 + arg2)
+
+        integrate = partial(odeint, partial(swoop, np))
+        ts = jnp.array([0.1, 0.2])
+        y0 = jnp.linspace(0.1, 0.9, 10)
+        out["swoop"] = r(jax.jit(integrate)(y0, ts, 0.1, 0.2))
+        out["swoop_grad"] = [r(x) for x in jax.jit(jax.grad(
+            lambda *a: jnp.sum(jnp.sin(integrate(*a))), argnums=(0, 1, 2, 3)))(y0, ts, 0.1, 0.2)]
+
+        def dynamics(_np, y, t):
+            return jnp.array([y[1] * -t, -1 * y[1] - 9.8 * jnp.sin(y[0])])
+
+        integrate = partial(odeint, partial(dynamics, np))
+        y0 = [jnp.pi - 0.1, 0.0]
+        ts = jnp.linspace(0., 1., 11)
+        out["weird"] = r(jnp.stack(jax.jit(integrate)(y0, ts)))
+        out["weird_grad_ts"] = r(jax.grad(
+            lambda ts: jnp.sum(jnp.stack(integrate(y0, ts)) ** 2))(ts))
+
+        def dx_dt(x, *args):
+            return 0.1 * x
+
+        def g(x):
+            # Two initial values for the ODE
+            y0_arr = jnp.array([[x, 0.1],
+                                [x, 0.2]])
+
+            # Run ODE twice
+            t = jnp.array([0., 5.])
+            y = jax.vmap(lambda y0: odeint(dx_dt, y0, t))(y0_arr)
+            return y[:, -1].sum()
+
+        out["vmap_grad"] = float(jax.grad(g)(2.))
+
+        def dyn(y, _t):
+            return tree_map(jnp.negative, y)
+
+        y0 = (jnp.array(-0.1), jnp.array([[[0.1]]]))
+        ts = jnp.linspace(0., 1., 11)
+        o = jax.jit(partial(odeint, dyn))(y0, ts)
+        out["pytree"] = [r(o[0]), r(o[1])]
+        out["pytree_grad"] = [r(x) for x in jax.grad(lambda y0: sum(
+            jnp.sum(jnp.cos(leaf)) for leaf in jax.tree_util.tree_leaves(odeint(dyn, y0, ts))))(y0)]
+    finally:
+        jax.config.update("jax_enable_x64", x64_before)
+    return out
+
+
+# jax 0.10.2, x64: ode_test_program() with the rename undone
+ODE_TEST_JAX = {'decay': [[0.9500884175255894, -0.1513572082976979, -0.10321885179355784],
+           [0.8151968056045272, -0.2948529386423662, -0.2293246111640337],
+           [0.6933526897431765, -0.42501909637461954, -0.34267090898082947],
+           [0.5824417662169012, -0.5439792327921954, -0.4453626060704646]],
+ 'decay_grad': [[5.941292616329208, -2.596673885330138, -2.146560390278489],
+                [-0.9055597462993723, -2.2038027909638966, 0.5545493372628592, 2.631284238418767],
+                [0.2606844477061506, -0.17428545123062789, -0.14715708579487036],
+                [0.11981770585496809, 0.059457615652991534, -0.05256352005558941]],
+ 'decay_in': [[1.764052345967664, 0.4001572083672233, 0.9787379841057392],
+              [2.240893199201458, 1.8675579901499675, -0.977277879876411],
+              [0.9500884175255894, -0.1513572082976979, -0.10321885179355784]],
+ 'pend': [[3.041592653589793, 3.0367018479854884, 3.021716055757628, 2.9954320341320266,
+           2.9555881618091067, 2.8986886347877885, 2.819738944243808, 2.7119075618952264,
+           2.566173862236594, 2.371136335416042, 2.1134020033469354],
+          [0.0, -0.09820164471325023, -0.20350524710210097, -0.32591526169339124,
+           -0.47674417308362227, -0.6695129588966138, -0.9208043909231878, -1.2508164427063835,
+           -1.6829052043244628, -2.240437182313504, -2.9375810790569554]],
+ 'pend_grad': [[-106.89065734401609, -33.295637176144],
+               [-32.57536827391874, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                32.57536827391874],
+               -6.505975925283583, 2.625542333181663],
+ 'pytree': [[-0.1, -0.09048373820875975, -0.08187307432172619, -0.07408182047370547,
+             -0.06703200185388458, -0.060653066701837025, -0.05488116043423175,
+             -0.0496585323176037, -0.04493289360786514, -0.04065696848711372,
+             -0.036787941781694665],
+            [[[[0.1]]], [[[0.09048373820875977]]], [[[0.08187307432172619]]],
+             [[[0.07408182047370547]]], [[[0.06703200185388458]]], [[[0.060653066701837025]]],
+             [[[0.05488116043423175]]], [[[0.0496585323176037]]], [[[0.04493289360786514]]],
+             [[[0.04065696848711372]]], [[[0.036787941781694665]]]]],
+ 'pytree_grad': [0.4900400951337043, [[[-0.49004009513370417]]]],
+ 'swoop': [[0.1, 0.18888888888888888, 0.2777777777777778, 0.36666666666666664, 0.45555555555555555,
+            0.5444444444444444, 0.6333333333333333, 0.7222222222222222, 0.811111111111111, 0.9],
+           [0.10553192980712066, 0.20376934477151967, 0.3020067597359204, 0.40024417470031876,
+            0.4984815896647165, 0.5967190046291161, 0.6949564195935158, 0.7931938345579167,
+            0.8914312495223166, 0.9896686644867139]],
+ 'swoop_grad': [[2.094026657677093, 2.064519250895759, 2.01681976189857, 1.9513522586004552,
+                 1.8686988788198544, 1.7695946049457276, 1.6549206664190035, 1.525696629779778,
+                 1.3830712479149714, 1.2283121513703072],
+                [-4.133438844046829, 3.293589002527783], -0.8526639258387968, 0.862598087086281],
+ 'vmap_grad': 3.2974425553240923,
+ 'weird': [[3.041592653589793, 3.0419067380770954, 3.044008191001445, 3.049397145774555,
+            3.059187234200365, 3.073987091703712, 3.093770224845705, 3.117770501938988,
+            3.1444434714551024, 3.171530771990867, 3.196253963842485],
+           [0.0, -0.09302835595734099, -0.17619789252067186, -0.2480534085239258,
+            -0.3060567602839456, -0.3470974011819251, -0.3680739767064695, -0.36653867562940456,
+            -0.3413578784301988, -0.29330405379022706, -0.22546555594446324]],
+ 'weird_grad_ts': [-6.735547568411921, 0.22075016781642934, 0.48891898438331316,
+                   0.7783927235781535, 1.05545360904213, 1.2855974587438252, 1.4403981331063131,
+                   1.5023215732935582, 1.4652847840079566, 1.3302652292316162,
+                   1.0981860337627098]}
+
+
+@pytest.mark.parametrize("name", sorted(ODE_TEST_JAX))
+def test_jax_ode_test_program_matches_jax(name):
+    got = _ode_results()[name]
+    want = ODE_TEST_JAX[name]
+    if name == "decay_in":      # NumPy's RandomState draws: the same numbers exactly
+        assert got == want
+        return
+    flat = [np.ravel(np.asarray(g, dtype=np.float64)) for g in
+            (got if isinstance(got, list) else [got])]
+    ref = [np.ravel(np.asarray(w, dtype=np.float64)) for w in
+           (want if isinstance(want, list) else [want])]
+    for a, b in zip(flat, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+_ODE_RESULTS = {}
+
+
+def _ode_results():
+    if not _ODE_RESULTS:
+        _ODE_RESULTS.update(ode_test_program())
+    return _ODE_RESULTS

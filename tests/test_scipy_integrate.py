@@ -1,5 +1,6 @@
 """nx.scipy.integrate.odeint: values against scipy.integrate.odeint, derivatives in y0, t and
-args against central differences of SciPy's solutions and to second order, bad input."""
+args against central differences of SciPy's solutions and to second order, bad input (JAX's
+numbers, jit, vmap and the adjoint: tests/test_odeint.py)."""
 import numpy as np
 import pytest
 import scipy.integrate as si
@@ -63,8 +64,10 @@ def test_odeint_derivatives_match_scipy_differences():
                         argnums=(0, 1))(Y0, A)
     want_y0 = fd(lambda d: np.sum(_ref(_lin_np, Y0 + d, T, A, B)[-1] ** 2))
     want_a = fd(lambda d: np.sum(_ref(_lin_np, Y0, T, A + d, B)[-1] ** 2))
-    np.testing.assert_allclose(np.asarray(g_y0), want_y0, rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(g_a), want_a, rtol=1e-6)
+    # the adjoint's derivatives are those of the exact solution to the solver's tolerance
+    # (1.4e-8), not the derivatives of the computed solution
+    np.testing.assert_allclose(np.asarray(g_y0), want_y0, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(g_a), want_a, rtol=1e-6, atol=1e-8)
     g_t = nx.grad(lambda t: nx.sum(odeint(_lin, Y0, t, A, B)))(T)
     want_t = [(np.sum(_ref(_lin_np, Y0, T + eps * e, A, B)) -
                np.sum(_ref(_lin_np, Y0, T - eps * e, A, B))) / (2 * eps) for e in np.eye(6)]
@@ -85,12 +88,15 @@ def test_odeint_bad_input():
         odeint(_lin, Y0, np.array([1.0, 0.5]), A, B)
     with pytest.raises(ValueError, match="func"):
         odeint(lambda y, t: nx.ones(2), Y0, T)
-    with pytest.raises(RuntimeError, match="mxstep"):
-        odeint(_lin, Y0, np.array([0.0, 100.0]), A * 1000, B, mxstep=5)
+    # too few steps allowed: NaN from the first time not reached on (no exception, as under jit)
+    out = np.asarray(odeint(_lin, Y0, np.array([0.0, 0.1, 1000.0]), A, B, mxstep=5))
+    assert np.isfinite(out[:2]).all() and np.isnan(out[2]).all()
     with pytest.raises(ValueError, match="rtol"):
         odeint(_lin, Y0, T, A, B, rtol=0.0)
-    with pytest.raises(NotImplementedError, match="jit"):
-        nx.jit(lambda y0: odeint(_lin, y0, T, A, B))(Y0)
+    with pytest.raises(TypeError, match="func"):
+        odeint(None, Y0, T)
+    with pytest.raises(TypeError, match="args"):
+        odeint(_lin, Y0, T, "a", B)
 
 
 # -- trapezoid, cumulative_trapezoid -------------------------------------------------------------

@@ -177,6 +177,9 @@ PAGES = [
     ("image", "nx_rune.image", "Image resampling as JAX's ``jax.image``: resize and "
      "scale_and_translate with JAX's kernels, differentiable."),
     ("experimental", "nx_rune.experimental", "JAX's ``jax.experimental`` names nx_rune has."),
+    ("experimental_ode", "nx_rune.experimental.ode", "JAX's ``jax.experimental.ode``: "
+     "``odeint``, adaptive Dormand-Prince under jit and vmap, differentiable by the adjoint "
+     "method."),
     ("ad_checkpoint", "nx_rune.ad_checkpoint", "JAX's ``jax.ad_checkpoint``: checkpoint, "
      "checkpoint_name and the checkpoint policies (accepted; nx_rune recomputes everything "
      "inside a checkpoint)."),
