@@ -17,13 +17,14 @@ sampler but the four below: ``normal`` (JAX's erfinv polynomial, fused as XLA fu
 ``truncated_normal`` (float32), ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
 ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (up to 8 categories),
+``weibull_min``, ``generalized_normal``, ``ball`` (up to about a thousand points per call),
 float64 ``multivariate_normal`` and ``orthogonal``: their values go through XLA:CPU's own
 ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)``
 becomes), the C library's ``log``, ``tan`` and ``pow`` it calls, its contractions into fused
 multiply-adds and its reduction orders, computed here exactly as XLA does (``_xla_math``, the
-kernels' ``xla_math``).  Not bit for bit (an ulp in some elements): ``weibull_min``,
-``generalized_normal`` and ``ball`` (the C library's pow, which no nx operation gives under a
-trace), float32 ``multivariate_normal``/``orthogonal`` (JAX's LAPACK is SciPy's build, nx's
+kernels' ``xla_math``, traced as the primitives ``xla_math`` and ``xla_pow``).  Not bit for bit
+(an ulp in some elements): ``ball`` past a few thousand points in one call (XLA's vectorized
+loops), float32 ``multivariate_normal``/``orthogonal`` (JAX's LAPACK is SciPy's build, nx's
 linalg NumPy's), float64 ``truncated_normal`` (SciPy's erf for the bounds).  XLA's rsqrt starts
 from the processor's estimate, so JAX's gamma draws differ between processor makers; nx reads
 the same estimate on the processor it runs on.  ``categorical`` and ``choice(p=...,

@@ -71,6 +71,7 @@ from nx_rune.autodiff.rules import (
                                                   special,  # noqa: F401,E402
                                                   statistics,  # noqa: F401,E402
                                                   windows,  # noqa: F401,E402
+                                                  xla_math,  # noqa: F401,E402
 )
 from nx_rune.autodiff.rules._batch_common import (  # noqa: F401
                                                   BATCH_RULES,

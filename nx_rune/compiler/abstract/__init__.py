@@ -47,6 +47,7 @@ from nx_rune.compiler.abstract import (  # noqa: F401
                                        statistics,
                                        views,
                                        windows,
+                                       xla_math,
 )
 from nx_rune.compiler.abstract._core import (
                                        ABSTRACT_RULES,
