@@ -8,15 +8,17 @@ exp, log, log1p, erf_inv and rsqrt, the C library's tan/log/pow, XLA's contracti
 multiply-adds and its reduction orders reproduced, except (``INEXACT``, with the tightest
 tolerance that holds):
 
-- float32 multivariate_normal and orthogonal: JAX factors the matrix with SciPy's LAPACK build
-  (jaxlib calls scipy.linalg.cython_lapack), nx_rune's linalg primitives with NumPy's; the two
-  builds round spotrf/ssyevd/sgesdd/sgeqrf differently (float64 agrees, and is exact here).
-  Also XLA's float32 dot sums rows longer than 3 in its Eigen kernel's blocked order.
+- float32 multivariate_normal with method "eigh" or "svd": JAX factors the matrix with SciPy's
+  LAPACK build (jaxlib calls scipy.linalg.cython_lapack), nx_rune's eigh and svd with NumPy's;
+  the two builds round ssyevd/sgesdd differently (float64 agrees, and is exact here).  nx's
+  float32 qr and cholesky are SciPy's sgeqrf/sorgqr and spotrf, so orthogonal and the
+  Cholesky method are exact; XLA's float32 dot of 8 or more draws sums rows longer than 3 in
+  its Eigen kernel's blocked order (not reproduced: an ulp apart in some elements).
 
 weibull_min, generalized_normal and ball take the C library's pow as XLA calls it (the primitive
 ``xla_pow``, the same bits eager and traced); ball divides by a power as XLA rewrites it, a
 product with the negated power.  Ball's row sums are XLA's left to right up to about a thousand
-rows; past about 4096 draws in one call XLA's vectorized loops round some rows otherwise (not
+rows; past a few thousand points in one call XLA's loops round some rows otherwise (not
 reproduced).
 
 The rsqrt estimate (rsqrtss/vrsqrt14pd, as in gamma's Marsaglia-Tsang constant) and the
@@ -211,7 +213,8 @@ GOLDEN = {
 DISCRETE = {"rademacher", "geometric", "poisson", "binomial", "categorical", "permutation",
             "choice"}
 # (x64, name): rtol where nx cannot equal JAX bit for bit (see the module docstring)
-INEXACT = {(False, "multivariate_normal"): 1e-5, (False, "orthogonal"): 1e-5}
+# (x64, name, mvn's method)
+INEXACT = {(False, "multivariate_normal", "eigh"): 1e-5, (False, "multivariate_normal", "svd"): 1e-5}
 
 
 def _ids():
@@ -231,8 +234,9 @@ def test_jax_golden(x64, i):
     if name == "permutation" and isinstance(args[0], int):
         got = got[:8]
     assert got.shape == want.shape and got.dtype == want.dtype
-    if (x64, name) in INEXACT:
-        np.testing.assert_allclose(got, want, rtol=INEXACT[x64, name], atol=0)
+    inexact = (x64, name, kw.get("method", "cholesky"))
+    if inexact in INEXACT:
+        np.testing.assert_allclose(got, want, rtol=INEXACT[inexact], atol=0)
     else:
         np.testing.assert_array_equal(got, want)
 
@@ -418,6 +422,65 @@ def test_pow_samplers_exact_eager_jit_vmap(x64, i):
     for how, got in outs.items():
         np.testing.assert_array_equal(got.reshape(-1)[idx], np.array(vals, dt), err_msg=how)
         assert got.dtype == dt and hashlib.sha256(got.tobytes()).hexdigest() == sha, how
+
+
+_COV5 = [[5.741346836090088, 1.083756446838379, -0.9283810257911682, -0.7379970550537109, -1.0697706937789917], [1.083756446838379, 9.824664115905762, -0.6429022550582886, -2.882957696914673, -0.2852430045604706], [-0.9283810257911682, -0.6429022550582886, 12.396110534667969, -0.21962103247642517, 0.4806300103664398], [-0.7379970550537109, -2.882957696914673, -0.21962103247642517, 7.188753128051758, 0.6473848819732666], [-1.0697706937789917, -0.2852430045604706, 0.4806300103664398, 0.6473848819732666, 8.266044616699219]]
+_COV3 = [[2., .5, .1], [.5, 1., .3], [.1, .3, 3.]]
+
+# float32 samplers that factor a matrix (SciPy's LAPACK, as jaxlib: sgeqrf + sorgqr, spotrf):
+# jax.random.<name>(PRNGKey(5), *args) of jax 0.10.2 (CPU), x32, by its first three values and
+# the sha256 of all its bytes
+FACTORED32 = [
+    ("orthogonal", (16,), {}, [-0.018166422843933105, 0.36718839406967163, 0.16231216490268707], '11dc782b07292128193148f4b11d488c5985a1adfd5b351829b904342a54ea64'),
+    ("orthogonal", (5,), {"shape": (3,), "m": 7}, [-0.019715189933776855, 0.10780458897352219, -0.7396039366722107], '58abc5d76853519abc3b402fabe553b05ec28f7c5ceaad02646003ae8a7d1164'),
+    ("orthogonal", (40,), {}, [-0.015475988388061523, 0.2576603293418884, 0.059744250029325485], 'e3341b9d2b5844d63a269b314d2f1aaf270c75f3031c396972ac55e720e95c81'),
+    # fewer than 8 draws: XLA's dot loop with fused multiply-adds, any n
+    ("multivariate_normal", (np.linspace(-1, 1, 5), _COV5, (6,)), {}, [-1.202167272567749, 3.8383049964904785, 2.024214506149292], 'e1fd689da2d709966b652d557551114459304c3ac78cb3285b3bb76319fa6db7'),
+    # more: its Eigen kernel, left to right unfused up to n = 3
+    ("multivariate_normal", ([1., -1., .5], _COV3, (30,)), {}, [0.8806784749031067, 0.29006075859069824, 1.9841138124465942], 'aa2a104d65461ed47e341e020bde6e4056f7640401eabbf87a011a30598ec3a5'),
+]
+
+
+@pytest.mark.parametrize("i", range(len(FACTORED32)),
+                         ids=[f"{r[0]}-{i}" for i, r in enumerate(FACTORED32)])
+def test_factored_float32_samplers_exact_eager_jit_vmap(i):
+    import hashlib
+    name, args, kw, first, sha = FACTORED32[i]
+    if name == "multivariate_normal":
+        args = (np.asarray(args[0], np.float32), np.asarray(args[1], np.float32), args[2])
+    with nx.enable_x64(False):
+        fn = lambda k: getattr(nxr, name)(k, *args, **kw)      # noqa: E731
+        key = nxr.PRNGKey(5)
+        outs = {"eager": np.asarray(fn(key)), "jit": np.asarray(nx.jit(fn)(key)),
+                "vmap": np.asarray(nx.vmap(fn)(nx.stack([key, key])))[1]}
+    for how, got in outs.items():
+        np.testing.assert_array_equal(got.reshape(-1)[:3], np.array(first, np.float32),
+                                      err_msg=how)
+        assert got.dtype == np.float32 and hashlib.sha256(got.tobytes()).hexdigest() == sha, how
+
+
+def test_float32_qr_and_cholesky_are_scipy_lapack():
+    """nx.linalg's float32 qr and cholesky are SciPy's LAPACK factors (JAX's), eager and under
+    jit, for single and stacked matrices, both QR modes."""
+    import scipy.linalg as sl
+    rng = np.random.default_rng(3)
+    for shape in [(5, 5), (7, 3), (3, 7), (2, 40, 30), (64, 64)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        flat = a.reshape((-1,) + shape[-2:])
+        for mode, smode in (("reduced", "economic"), ("complete", "full")):
+            want = [sl.qr(x, mode=smode) for x in flat]
+            for f in (nx.linalg.qr, nx.jit(nx.linalg.qr, static_argnames="mode")):
+                q, r = f(nx.asarray(a), mode=mode)
+                np.testing.assert_array_equal(np.asarray(q).reshape((-1,) + q.shape[-2:]),
+                                              np.stack([w[0] for w in want]))
+                np.testing.assert_array_equal(np.asarray(r).reshape((-1,) + r.shape[-2:]),
+                                              np.stack([w[1] for w in want]))
+    for n in (3, 20, 40):
+        b = rng.standard_normal((2, n, n)).astype(np.float32)
+        spd = (b @ np.swapaxes(b, -1, -2) + n * np.eye(n)).astype(np.float32)
+        want = np.stack([sl.cholesky(x, lower=True) for x in spd])
+        for f in (nx.linalg.cholesky, nx.jit(nx.linalg.cholesky)):
+            np.testing.assert_array_equal(np.asarray(f(nx.asarray(spd))), want)
 
 
 def test_xla_exp_edges_and_gradient():

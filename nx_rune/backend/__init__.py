@@ -66,6 +66,7 @@ from nx_rune.backend.linalg import (
                              lu_sign_logabs,
                              norm2_values,
                              power_program,
+                             qr_values,
                              tri_read_weights,
                              triangular_solve_values,
 )
@@ -73,4 +74,5 @@ from nx_rune.backend.memory import assign_index, check_writable, ufunc_into
 
 __all__ = ["IMPLS", "check_writable", "ufunc_into", "assign_index", "triangular_solve_values",
            "lu_sign_logabs", "norm2_values", "lu_inverse_t_values", "cholesky_vjp_values",
-           "cho_solve_values", "cho_factor_values", "tri_read_weights", "power_program"]
+           "cho_solve_values", "cho_factor_values", "tri_read_weights", "power_program",
+           "qr_values"]

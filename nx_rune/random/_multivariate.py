@@ -1,6 +1,7 @@
 """Multivariate samplers: multivariate_normal, orthogonal, dirichlet, ball (JAX's chains)."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -74,13 +75,14 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
         factor = _L.cholesky(cov)
     z = normal(k, tuple(shape) + (n,), dt)
     # XLA:CPU's dot: float64 sums the products left to right with fused multiply-adds (as
-    # its generated loop does, every n); float32 left to right unfused, which is its order up
-    # to n = 3 (beyond, its Eigen kernel's blocking reorders the sum: an ulp apart in some
-    # elements)
+    # its generated loop does, every n), and so does float32 for fewer than 8 draws of one
+    # cov; more float32 draws go to its Eigen kernel: left to right unfused, which is its order
+    # up to n = 3 (beyond, its blocking reorders the sum: an ulp apart in some elements)
     factor = factor.astype(dt)
+    fused = dt == _F64 or (cov.ndim == 2 and math.prod(shape) < 8)
     fz = factor[..., :, 0] * z[..., None, 0]
     for j in range(1, n):
-        if dt == _F64:
+        if fused:
             fz = fma(factor[..., :, j], z[..., None, j], fz)
         else:
             fz = fz + factor[..., :, j] * z[..., None, j]
