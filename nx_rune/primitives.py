@@ -218,6 +218,11 @@ matrix_power_parts_p, matrix_power_p = _declare(["matrix_power_parts", "matrix_p
 special_unary_p, special_binary_p, special_ternary_p = _declare(
     ["special_unary", "special_binary", "special_ternary"]).values()
 
+# XLA:CPU's own elementwise math, as JAX computes it on CPU (the samplers of nx.random reproduce
+# JAX's bits with it, eager and traced alike): xla_math(x, op=...) for op in exp, log, log1p,
+# tan, rsqrt, and xla_pow(x, y); float32 and float64 (nx_rune.backend.xla_math)
+xla_math_p, xla_pow_p = _declare(["xla_math", "xla_pow"]).values()
+
 # eig(a): eigenvalues and right eigenvectors of general square matrices, packed along a last axis
 # (..., n + n * n), complex (LAPACK geev)
 eig_p = _declare(["eig"])["eig"]

@@ -959,3 +959,18 @@ SPECS += [
     Spec("hyp1f1_db", _T, _family_spec(_T, "hyp1f1_db", [anyv], [(0, 0.5), (1, 1.5)]),
          ELEMENTWISE),
 ]
+
+
+# -- XLA's elementwise math (xla_math(x, op=...), xla_pow(x, y)): the exact functions'
+# derivatives -----------------------------------------------------------------------------------
+
+def _xla_math_spec(op, dom):
+    def make(rng, shape):
+        return (lambda x: bind(P.xla_math_p, x, op=op)), [dom(rng, shape)]
+    return make
+
+
+SPECS += [Spec(f"xla_{op}", P.xla_math_p, _xla_math_spec(op, dom), ELEMENTWISE)
+          for op, dom in (("exp", anyv), ("log", pos), ("log1p", pos), ("tan", interval(-1.2, 1.2)),
+                          ("rsqrt", pos))]
+SPECS += [Spec("xla_pow", P.xla_pow_p, binary(P.xla_pow_p, pos, anyv), ELEMENTWISE)]

@@ -28,6 +28,7 @@ parameters of each primitive are listed in its module's docstring):
   fft          fft, rfft, irfft
   special      scipy.special's functions, the incomplete gamma and beta functions
   linalg       matmul, decompositions, solves, norms, LU, fused derivatives, matrix powers
+  xla_math     xla_math, xla_pow (XLA:CPU's own exp, log, log1p, tan, rsqrt and pow, as JAX's)
 
 Adding a primitive: its implementation goes into the module of its family (``@_impl(name)``),
 its abstract-evaluation rule into the same-named module of ``nx_rune.compiler.abstract``.
@@ -54,6 +55,7 @@ from nx_rune.backend import (  # noqa: F401
                              statistics,
                              views,
                              windows,
+                             xla_math,
 )
 from nx_rune.backend._core import IMPLS
 from nx_rune.backend.linalg import (
@@ -64,6 +66,7 @@ from nx_rune.backend.linalg import (
                              lu_sign_logabs,
                              norm2_values,
                              power_program,
+                             qr_values,
                              tri_read_weights,
                              triangular_solve_values,
 )
@@ -71,4 +74,5 @@ from nx_rune.backend.memory import assign_index, check_writable, ufunc_into
 
 __all__ = ["IMPLS", "check_writable", "ufunc_into", "assign_index", "triangular_solve_values",
            "lu_sign_logabs", "norm2_values", "lu_inverse_t_values", "cholesky_vjp_values",
-           "cho_solve_values", "cho_factor_values", "tri_read_weights", "power_program"]
+           "cho_solve_values", "cho_factor_values", "tri_read_weights", "power_program",
+           "qr_values"]

@@ -156,18 +156,7 @@ def _cholesky(a):
     C-ordered memory read as the Fortran matrix a^T, whose upper triangle is a's lower one: the
     factor U = L^T comes back in Fortran order, which is L in C order (no copy of a; about 3x
     faster than NumPy's cholesky at n = 256)."""
-    an = a._np()
-    n = an.shape[-1]
-    if n < 32:
-        return _out(np.linalg.cholesky(an))
-    potrf = _lapack("potrf", an.dtype)
-    out = np.empty(an.shape, an.dtype)
-    for idx in np.ndindex(an.shape[:-2]):
-        c, info = potrf(an[idx].T, lower=0, clean=1)
-        if info:
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
-        out[idx] = c.T
-    return _out(out)
+    return _out(cho_factor_values(a._np(), True))
 
 
 @_impl("triangular_solve")
@@ -238,10 +227,43 @@ def _svdvals(a):
     return _out(np.linalg.svd(a._np(), compute_uv=False))
 
 
+def qr_values(an, mode):
+    """(Q, R) of each matrix of ``an`` (..., m, n), ``mode`` "reduced" or "complete": NumPy's
+    qr, but float32 through SciPy's LAPACK (sgeqrf + sorgqr per matrix with the optimal work
+    size, as scipy.linalg.qr calls them): JAX's bits (jaxlib calls SciPy's build, which NumPy's
+    rounds otherwise), and at n = 256 several times faster than NumPy's.  Also the direct path
+    of nx.linalg.qr."""
+    if an.dtype != np.float32 or an.size == 0:
+        return np.linalg.qr(an, mode=mode)
+    m, n = an.shape[-2:]
+    k = m if mode == "complete" else min(m, n)
+    geqrf, orgqr = _lapack("geqrf", an.dtype), _lapack("orgqr", an.dtype)
+    # the work sizes queried once per shape: the blocked algorithms need at least n * nb, and
+    # their rounding is the blocked one only then
+    lw1 = max(1, int(geqrf(np.zeros((m, n), np.float32, order="F"), lwork=-1)[2][0]))
+    lw2 = max(1, int(orgqr(np.zeros((m, k), np.float32, order="F"),
+                           np.zeros(min(m, n), np.float32), lwork=-1)[1][0]))
+    batch = an.shape[:-2]
+    q = np.empty(batch + (m, k), np.float32)
+    r = np.empty(batch + (k, n), np.float32)
+    for idx in np.ndindex(batch):
+        f, tau, _, info = geqrf(an[idx], lwork=lw1)
+        if info:
+            raise np.linalg.LinAlgError(f"qr: LAPACK geqrf failed (info {info})")
+        r[idx] = np.triu(f[:k])
+        if k > n:      # complete Q of a tall matrix: the reflectors padded to m columns
+            f = np.concatenate([f, np.zeros((m, k - n), np.float32)], axis=1)
+        qi, _, info = orgqr(f[:, :k], tau, lwork=lw2, overwrite_a=1)
+        if info:
+            raise np.linalg.LinAlgError(f"qr: LAPACK orgqr failed (info {info})")
+        q[idx] = qi
+    return q, r
+
+
 @_impl("qr")
 def _qr(a, *, mode):
     an = a._np()
-    q, r = np.linalg.qr(an, mode=mode)
+    q, r = qr_values(an, mode)
     return _packed([q, r], an.shape[:-2])
 
 
@@ -284,6 +306,23 @@ def cho_solve_values(carr, barr, lower):
     return out
 
 
+def _potrf_lower32(arr, lower):
+    """float32 Cholesky factors as JAX computes them: SciPy's spotrf, lower variant, per matrix
+    (jaxlib calls that routine of SciPy's build; NumPy's build, and the upper variant on the
+    transpose, round otherwise): L from arr's lower triangle, or for ``lower`` False U = L'^T
+    with L' the factor of arr^T (from arr's upper triangle)."""
+    if arr.size == 0:
+        return np.zeros(arr.shape, arr.dtype)
+    potrf = _lapack("potrf", arr.dtype)
+    out = np.empty(arr.shape, arr.dtype)
+    for idx in np.ndindex(arr.shape[:-2]):
+        c, info = potrf(arr[idx] if lower else arr[idx].T, lower=1, clean=1)
+        if info:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        out[idx] = c
+    return out if lower else np.swapaxes(out, -1, -2)
+
+
 def cho_factor_values(arr, lower):
     """The Cholesky factor of each real symmetric positive-definite matrix of arr (..., n, n):
     lower (arr = L L^T, from arr's lower triangle) or upper (arr = U^T U, from its upper one),
@@ -291,6 +330,10 @@ def cho_factor_values(arr, lower):
     LAPACK potrf).  LinAlgError when not positive definite (the direct path of
     nx.scipy.linalg.cho_factor)."""
     n = arr.shape[-1]
+    # float32: JAX's factor, except that NaN and inf spread as in NumPy (the blocked lower
+    # variant carries them into a few more entries)
+    if arr.dtype == np.float32 and np.isfinite(arr).all():
+        return _potrf_lower32(arr, lower)
     if n < 32:
         if lower:
             return np.linalg.cholesky(arr)

@@ -13,22 +13,24 @@ mode.
 Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform`` (including
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
 ``permutation``, ``choice`` and ``threefry_2x32``, and in float32 and float64 every continuous
-sampler but the four below: ``normal`` (JAX's erfinv polynomial, fused as XLA fuses it),
+sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA fuses it),
 ``truncated_normal`` (float32), ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
 ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (up to 8 categories),
-float64 ``multivariate_normal`` and ``orthogonal``: their values go through XLA:CPU's own
-``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)``
-becomes), the C library's ``log``, ``tan`` and ``pow`` it calls, its contractions into fused
-multiply-adds and its reduction orders, computed here exactly as XLA does (``_xla_math``, the
-kernels' ``xla_math``).  Not bit for bit (an ulp in some elements): ``weibull_min``,
-``generalized_normal`` and ``ball`` (the C library's pow, which no nx operation gives under a
-trace), float32 ``multivariate_normal``/``orthogonal`` (JAX's LAPACK is SciPy's build, nx's
-linalg NumPy's), float64 ``truncated_normal`` (SciPy's erf for the bounds).  XLA's rsqrt starts
-from the processor's estimate, so JAX's gamma draws differ between processor makers; nx reads
-the same estimate on the processor it runs on.  ``categorical`` and ``choice(p=...,
-replace=False)`` take an argmax/top-k of Gumbel noise and have given JAX's indices in every
-case checked.
+``weibull_min``, ``generalized_normal``, ``ball`` (up to about a thousand points per call),
+``orthogonal``, ``multivariate_normal`` (float32: the Cholesky method, up to n = 3 for 8 or
+more draws): their values go through XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and
+``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)`` becomes), the C library's ``log``,
+``tan`` and ``pow`` it calls, its contractions into fused multiply-adds and its reduction
+orders, computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``, traced as
+the primitives ``xla_math`` and ``xla_pow``). Not bit for bit (an ulp in some elements):
+``ball`` past a few thousand points in one call (XLA's vectorized loops), float32
+``multivariate_normal`` with method "eigh" or "svd" (JAX's LAPACK is SciPy's build, nx's eigh
+and svd NumPy's; its qr and cholesky take SciPy's in float32), float64 ``truncated_normal``
+(SciPy's erf for the bounds). XLA's rsqrt starts from the processor's estimate, so JAX's gamma
+draws differ between processor makers; nx reads the same estimate on the processor it runs on.
+``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
+have given JAX's indices in every case checked.
 
 The values are defined by the NumPy chains below (``*_from_bits``); ``uniform``, ``normal``,
 ``truncated_normal`` and ``gumbel`` in float32/float64 with scalar parameters run instead as

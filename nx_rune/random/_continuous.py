@@ -7,10 +7,9 @@ as XLA:CPU does (exponential, laplace, logistic, cauchy and rayleigh's sqrt(-2 l
 log1p, the C library's log and tan) draw through the ``threefry_sample`` primitive, a concrete
 key eagerly and a traced one as a primitive, the same kernel; the rest is written with nx's
 operations, so one code path serves concrete keys (eager), traced keys and parameters (jit,
-vmap, grad); exp is XLA's own (``_xla_math.exp_f``).  So all but weibull_min are bit-exact
-with JAX 0.10.2 on CPU in float32 and float64.  weibull_min's pow (the C library's powf/pow in
-JAX) is evaluated in float64 (NumPy's) and rounded once: a sample differs from JAX's in its last
-bit in a few percent of elements.
+vmap, grad); exp is XLA's own (``_xla_math.exp_f``) and weibull_min's pow the C library's as
+XLA calls it (the primitive ``xla_pow``).  So all are bit-exact with JAX 0.10.2 on CPU in
+float32 and float64.
 """
 from __future__ import annotations
 
@@ -24,19 +23,10 @@ from nx_rune.dtypes import default_float
 from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
 from nx_rune.random._traced import _bind_sample, _cast, _t_split2
-from nx_rune.random._xla_math import exp_f, fma
+from nx_rune.random._xla_math import exp_f, fma, xla_pow
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
-
-
-def _hi(fn, x):
-    """``fn(x)`` for a float transcendental ``fn``: float32/float16 through float64, rounded
-    once to ``x``'s dtype."""
-    dt = np.dtype(x.dtype)
-    if dt == _F64:
-        return fn(x)
-    return fn(x.astype(_F64)).astype(dt)
 
 
 def _key_pair(k):
@@ -132,7 +122,7 @@ def weibull_min(key: ArrayLike, scale: ArrayLike, concentration: ArrayLike,
     scale = _float_param(scale, "scale", dt)
     conc = _float_param(concentration, "concentration", dt)
     e = exponential(k, _shape(shape), dt)            # JAX's -log1p(-u) of the same uniform
-    return _hi(lambda a: _F.power(a, (dt.type(1) / conc).astype(a.dtype)), e) * scale
+    return xla_pow(e, dt.type(1) / conc) * scale
 
 
 def lognormal(key: ArrayLike, sigma: ArrayLike = np.float32(1), shape: ShapeLike | None = None,

@@ -1,6 +1,7 @@
 """Multivariate samplers: multivariate_normal, orthogonal, dirichlet, ball (JAX's chains)."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -20,7 +21,7 @@ from nx_rune.random._common import (
     _val,
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
-from nx_rune.random._xla_math import exp_f, fma
+from nx_rune.random._xla_math import exp_f, fma, xla_pow
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -74,13 +75,14 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
         factor = _L.cholesky(cov)
     z = normal(k, tuple(shape) + (n,), dt)
     # XLA:CPU's dot: float64 sums the products left to right with fused multiply-adds (as
-    # its generated loop does, every n); float32 left to right unfused, which is its order up
-    # to n = 3 (beyond, its Eigen kernel's blocking reorders the sum: an ulp apart in some
-    # elements)
+    # its generated loop does, every n), and so does float32 for fewer than 8 draws of one
+    # cov; more float32 draws go to its Eigen kernel: left to right unfused, which is its order
+    # up to n = 3 (beyond, its blocking reorders the sum: an ulp apart in some elements)
     factor = factor.astype(dt)
+    fused = dt == _F64 or (cov.ndim == 2 and math.prod(shape) < 8)
     fz = factor[..., :, 0] * z[..., None, 0]
     for j in range(1, n):
-        if dt == _F64:
+        if fused:
             fz = fma(factor[..., :, j], z[..., None, j], fz)
         else:
             fz = fz + factor[..., :, j] * z[..., None, j]
@@ -155,18 +157,19 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     k1, k2 = _split_pair(k)
     g = generalized_normal(k1, p, (*shape, d), dt)
     e = exponential(k2, shape, dt)
-    inv_p = dt.type(1) / dt.type(p)
-    pw = (lambda x, y: _F.power(x.astype(_F64), y.astype(_F64)).astype(dt)) if dt != _F64 \
-        else _F.power
-    a = pw(_F.abs(g), dt.type(p))
+    pv = _F.asarray(np.asarray(p, dt))
+    # p is traced in JAX's sampler, so XLA keeps its pows (the C library's; no rewrite into
+    # sqrt/rsqrt at p = 2)
+    a = xla_pow(_F.abs(g), pv)
     if d <= 8:
         # left to right, one add at a time (nx's jit fuses a sum over a short axis in another
-        # order than its eager sum, and XLA's own order is neither in general)
+        # order than its eager sum; XLA's own order is this one up to about a thousand rows)
         total = a[..., 0] if d else _F.zeros(shape, dt)
         for i in range(1, d):
             total = total + a[..., i]
     else:
         total = _F.sum(a, axis=-1)
-    r = pw(total + e, inv_p)
-    # g / r over a broadcast r: XLA multiplies by r's reciprocal
-    return g * (dt.type(1) / r)[..., None]
+    # g / (total + e) ** (1 / p): XLA rewrites a quotient by a power into a product with the
+    # negated power, A * pow(X, -Y)
+    r = xla_pow(total + e, -(dt.type(1) / pv))
+    return g * r[..., None]

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune import primitives as _P
 from nx_rune._kernels import threefry as _K
 from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.backend.random import (
@@ -128,14 +129,14 @@ def log1p_f32(x):
     """XLA's float32 log1p of a float32 array: the fused kernel on a concrete one, the nx
     operations above on a traced one (the same values)."""
     if _traced(x):
-        return xla_log1p32(x)
+        return xla_unary(x.astype(_F32), "log1p")
     return _F.asarray(_K.xla_log_f32(np.asarray(_F.asarray(x).numpy(), _F32), True))
 
 
 def log_f32(x):
     """XLA's float32 log of a float32 array (see ``log1p_f32``)."""
     if _traced(x):
-        return xla_log32(x)
+        return xla_unary(x.astype(_F32), "log")
     return _F.asarray(_K.xla_log_f32(np.asarray(_F.asarray(x).numpy(), _F32)))
 
 
@@ -276,7 +277,7 @@ def exp_f(x):
     if dt not in (_F32, _F64):
         return _F.exp(x.astype(_F64)).astype(dt)
     if _traced(x):
-        return xla_exp(x)
+        return xla_unary(x, "exp")
     return _F.asarray(_K.xla_math("exp", np.asarray(_F.asarray(x).numpy(), dt)))
 
 
@@ -306,3 +307,28 @@ def fma(a, b, c):
 def _fma_jvp(primals, tangents):
     (a, b, c), (ta, tb, tc) = primals, tangents
     return fma(a, b, c), ta * b + a * tb + tc
+
+
+def xla_pow(x, y):
+    """JAX's ``x ** y`` of float arrays on CPU: for float32 and float64 the C library's pow with
+    XLA's flush-to-zero (the primitive ``xla_pow``, the same bits eager, under jit and vmap, and
+    differentiable in both operands); other float dtypes through float64 rounded once.
+    ``y`` broadcasts against ``x`` and takes its dtype."""
+    x = x if _traced(x) else _F.asarray(x)
+    dt = np.dtype(x.dtype)
+    y = y if _traced(y) else _F.asarray(np.asarray(y) if not hasattr(y, "shape") else y)
+    y = y.astype(dt)
+    if dt not in (_F32, _F64):
+        return _F.power(x.astype(_F64), y.astype(_F64)).astype(dt)
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+    if tuple(x.shape) != shape:
+        x = _F.broadcast_to(x, shape)
+    if tuple(y.shape) != shape:
+        y = _F.broadcast_to(y, shape)
+    return _P.bind(_P.xla_pow_p, x, y)
+
+
+def xla_unary(x, op):
+    """JAX's ``op`` (exp, log, log1p, tan or rsqrt) of a float32 or float64 array on CPU, as the
+    primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
+    return _P.bind(_P.xla_math_p, x if _traced(x) else _F.asarray(x), op=op)

@@ -227,6 +227,14 @@ def _poisson_binomial(g, a):
     return f"{a.name} * nx.astype({draw}, {a.name}.dtype)", a.shape
 
 
+def _weibull(g, a, b):
+    s = _bshape(a.shape, b.shape)
+    if s is None:
+        return None
+    return (f"nx.random.weibull_min(key, 1.0 + {a.name} * {a.name}, 1.0 + {b.name} * {b.name}, "
+            f"{s!r}, {g.dtype!r})", s)
+
+
 def _bern(g, a):
     return f"nx.where(nx.random.bernoulli(key, 0.5, {a.shape!r}), {a.name}, 0.0)", a.shape
 
@@ -501,6 +509,9 @@ OPS = [
     binary("sp_kl_div", "nx.scipy.special.kl_div(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
     binary("sp_rel_entr",
            "nx.scipy.special.rel_entr(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
+    # XLA's own pow (the primitive xla_pow) and its derivatives in both operands: weibull_min's
+    # (-log1p(-u)) ** (1 / concentration) * scale, both parameters from the program's values
+    Op("weibull_min", "random", 2, _weibull, exact=False),
 ]
 
 OPS_BY_TAG = {op.tag: op for op in OPS}

@@ -41,7 +41,7 @@ pass raise ``ModifiedInPlaceError``, see autodiff/core.py); complex values get t
 
 Layout: one module per family, mirroring ``nx_rune/frontend`` (memory, elementwise, binary,
 movement, reductions, scans, products, indexing, windows, random, sorting, statistics, fft,
-special, linalg, linalg_fused), each holding the VJP, JVP and batching rule of each of its
+special, linalg, linalg_fused, xla_math), each holding the VJP, JVP and batching rule of each of its
 primitives side by side; ``_common`` holds the derivative tables and makers, ``_batch_common``
 the batching table and makers (see its docstring for the batching rules' form).  Importing this
 package registers every rule.  A module here may import the front end, primitives, dtypes,
@@ -71,6 +71,7 @@ from nx_rune.autodiff.rules import (
                                                   special,  # noqa: F401,E402
                                                   statistics,  # noqa: F401,E402
                                                   windows,  # noqa: F401,E402
+                                                  xla_math,  # noqa: F401,E402
 )
 from nx_rune.autodiff.rules._batch_common import (  # noqa: F401
                                                   BATCH_RULES,

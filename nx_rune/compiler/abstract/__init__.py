@@ -18,7 +18,7 @@ strongly typed.
 
 The rules are kept by family, one module each, named as the modules of ``nx_rune.backend`` that
 hold the implementations (memory, views, movement, elementwise, binary, reductions, scans,
-statistics, indexing, windows, random, sorting, fft, special, linalg); the table and the
+statistics, indexing, windows, random, sorting, fft, special, linalg, xla_math); the table and the
 registration helpers are in ``_core``.  The output types are those of the implementations
 (checked against them by tests/test_jit_specs.py::test_abstract_rules_match_the_implementations).
 Adding a primitive: its rule goes into the module of its family, registered with
@@ -47,6 +47,7 @@ from nx_rune.compiler.abstract import (  # noqa: F401
                                        statistics,
                                        views,
                                        windows,
+                                       xla_math,
 )
 from nx_rune.compiler.abstract._core import (
                                        ABSTRACT_RULES,

@@ -8,7 +8,7 @@ import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import primitives as P
-from nx_rune.backend import cho_factor_values
+from nx_rune.backend import cho_factor_values, qr_values
 from nx_rune.frontend import creation, elementwise, products, reductions
 from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, promote
 from nx_rune.frontend.elementwise import add, multiply, subtract
@@ -329,7 +329,7 @@ def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
         raise ValueError(f"mode: must be 'reduced' or 'complete', got {mode!r}")
     arr = _direct(x)
     if arr is not None and arr.ndim >= 2:
-        q, r = np.linalg.qr(arr, mode=mode)
+        q, r = qr_values(arr, mode)
         return QRResult(wrap_result(q), wrap_result(r))
     a = _matrix(x, "x")
     m, n = a.shape[-2:]
