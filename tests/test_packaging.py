@@ -43,10 +43,11 @@ def setup_mod():
 # -- the configuration (default suite) ------------------------------------------------------------
 
 def test_kernels_found():
-    assert PYX == ["buffer", "chol_adjoint", "fold", "fusion", "gather", "gemm", "pool", "strided",
-                   "threefry", "ufdirect", "view"]
+    assert PYX == ["buffer", "chol_adjoint", "fold", "fusion", "gather", "gemm", "lapack_loops",
+                   "pool", "strided", "threefry", "ufdirect", "view"]
     # fusion: the jit's fused kernels; pool: the kernels' threads; chol_adjoint: the Cholesky
-    # derivative; ufdirect: NumPy's inner loops called directly
+    # derivative; ufdirect: NumPy's inner loops called directly; lapack_loops: stacks of float32
+    # factorizations through SciPy's LAPACK
 
 
 def test_release_flags_drop_debug_info_and_strip(setup_mod):

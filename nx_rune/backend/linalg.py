@@ -24,6 +24,7 @@ May import: NumPy, SciPy (on first use), ``nx_rune._kernels`` and ``nx_rune.back
 import numpy as np
 
 from nx_rune._kernels import gemm as _gemm
+from nx_rune._kernels import lapack_loops
 from nx_rune._kernels.chol_adjoint import cholesky_adjoint as _cholesky_adjoint
 from nx_rune.backend._core import _impl, _out, _wrap
 
@@ -237,26 +238,16 @@ def qr_values(an, mode):
         return np.linalg.qr(an, mode=mode)
     m, n = an.shape[-2:]
     k = m if mode == "complete" else min(m, n)
-    geqrf, orgqr = _lapack("geqrf", an.dtype), _lapack("orgqr", an.dtype)
-    # the work sizes queried once per shape: the blocked algorithms need at least n * nb, and
-    # their rounding is the blocked one only then
-    lw1 = max(1, int(geqrf(np.zeros((m, n), np.float32, order="F"), lwork=-1)[2][0]))
-    lw2 = max(1, int(orgqr(np.zeros((m, k), np.float32, order="F"),
-                           np.zeros(min(m, n), np.float32), lwork=-1)[1][0]))
     batch = an.shape[:-2]
-    q = np.empty(batch + (m, k), np.float32)
-    r = np.empty(batch + (k, n), np.float32)
-    for idx in np.ndindex(batch):
-        f, tau, _, info = geqrf(an[idx], lwork=lw1)
-        if info:
-            raise np.linalg.LinAlgError(f"qr: LAPACK geqrf failed (info {info})")
-        r[idx] = np.triu(f[:k])
-        if k > n:      # complete Q of a tall matrix: the reflectors padded to m columns
-            f = np.concatenate([f, np.zeros((m, k - n), np.float32)], axis=1)
-        qi, _, info = orgqr(f[:, :k], tau, lwork=lw2, overwrite_a=1)
-        if info:
-            raise np.linalg.LinAlgError(f"qr: LAPACK orgqr failed (info {info})")
-        q[idx] = qi
+    stack = np.ascontiguousarray(an).reshape((-1, m, n))
+    q = np.empty((stack.shape[0], m, k), np.float32)
+    r = np.empty((stack.shape[0], k, n), np.float32)
+    # one C loop over the stack (SciPy's sgeqrf + sorgqr with the optimal work sizes: the
+    # blocked algorithms' rounding, as scipy.linalg.qr)
+    info = lapack_loops.qr_f32(stack, q, r)
+    if info:
+        raise np.linalg.LinAlgError(f"qr: LAPACK failed (info {info})")
+    q, r = q.reshape(batch + (m, k)), r.reshape(batch + (k, n))
     return q, r
 
 
@@ -313,13 +304,12 @@ def _potrf_lower32(arr, lower):
     with L' the factor of arr^T (from arr's upper triangle)."""
     if arr.size == 0:
         return np.zeros(arr.shape, arr.dtype)
-    potrf = _lapack("potrf", arr.dtype)
-    out = np.empty(arr.shape, arr.dtype)
-    for idx in np.ndindex(arr.shape[:-2]):
-        c, info = potrf(arr[idx] if lower else arr[idx].T, lower=1, clean=1)
-        if info:
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
-        out[idx] = c
+    n = arr.shape[-1]
+    stack = np.ascontiguousarray(arr if lower else np.swapaxes(arr, -1, -2)).reshape((-1, n, n))
+    out = np.empty(stack.shape, np.float32)
+    if lapack_loops.potrf_lower_f32(stack, out) >= 0:
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    out = out.reshape(arr.shape)
     return out if lower else np.swapaxes(out, -1, -2)
 
 

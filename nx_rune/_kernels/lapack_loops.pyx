@@ -1,0 +1,158 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Stacks of float32 factorizations through SciPy's LAPACK in one C loop (typed Cython module).
+
+The float32 Cholesky (spotrf, lower) and QR (sgeqrf + sorgqr) factors jaxlib computes come from
+SciPy's LAPACK build; NumPy's build rounds differently.  Calling SciPy's routines once per
+matrix through their Python wrappers costs microseconds a matrix, which a stack of small
+matrices pays many times: these loops call the Fortran entry points directly (the
+``scipy.linalg.cython_lapack`` capsules), each matrix transposed into a Fortran-order scratch
+buffer and back, with the GIL released.
+"""
+cimport numpy as cnp
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+from nx_rune._kernels.scipy_blas cimport blas_entry
+
+cnp.import_array()
+
+ctypedef void (*potrf_t)(char *uplo, int *n, float *a, int *lda, int *info) noexcept nogil
+ctypedef void (*geqrf_t)(int *m, int *n, float *a, int *lda, float *tau, float *work,
+                         int *lwork, int *info) noexcept nogil
+ctypedef void (*orgqr_t)(int *m, int *n, int *k, float *a, int *lda, float *tau, float *work,
+                         int *lwork, int *info) noexcept nogil
+
+cdef potrf_t _spotrf = NULL
+cdef geqrf_t _sgeqrf = NULL
+cdef orgqr_t _sorgqr = NULL
+cdef bint _loaded = False
+
+
+def available():
+    """Whether SciPy's spotrf, sgeqrf and sorgqr entry points were found (loaded on first
+    use)."""
+    global _spotrf, _sgeqrf, _sorgqr, _loaded
+    if not _loaded:
+        _loaded = True
+        try:
+            from scipy.linalg import cython_lapack
+            capi = cython_lapack.__pyx_capi__
+            _spotrf = <potrf_t> blas_entry(capi, "spotrf")
+            _sgeqrf = <geqrf_t> blas_entry(capi, "sgeqrf")
+            _sorgqr = <orgqr_t> blas_entry(capi, "sorgqr")
+        except (ImportError, AttributeError, ValueError):
+            _spotrf = NULL
+            _sgeqrf = NULL
+            _sorgqr = NULL
+    return _spotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL
+
+
+def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
+    """``out[b] = L`` with ``L L^T`` the Cholesky factorization of the lower triangle of each
+    matrix ``a[b]`` (a and out: C-contiguous float32 (B, n, n)); the strict upper triangle of
+    L is zero.  Returns the index of the first matrix that is not positive definite, or -1."""
+    if not available():
+        raise RuntimeError("SciPy's LAPACK entry points are not available")
+    if cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT32 or cnp.PyArray_TYPE(out) != cnp.NPY_FLOAT32 \
+            or a.ndim != 3 or out.ndim != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(a) \
+            or not cnp.PyArray_IS_C_CONTIGUOUS(out) or a.shape[1] != a.shape[2] \
+            or out.shape[0] != a.shape[0] or out.shape[1] != a.shape[1] \
+            or out.shape[2] != a.shape[2]:
+        raise ValueError("potrf_lower_f32: a and out must be C-contiguous float32 (B, n, n)")
+    cdef Py_ssize_t nb = a.shape[0], n = a.shape[1], b, i, j
+    cdef int ni = <int> n, info = 0
+    cdef char uplo = b'L'
+    cdef const float *src = <const float *> cnp.PyArray_DATA(a)
+    cdef float *dst = <float *> cnp.PyArray_DATA(out)
+    cdef float *f = <float *> malloc(max(n * n, 1) * sizeof(float))
+    cdef Py_ssize_t bad = -1
+    if f == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for b in range(nb):
+                # Fortran f[i + j n] = a[i, j]: the matrix itself in column-major order
+                for i in range(n):
+                    for j in range(n):
+                        f[i + j * n] = src[b * n * n + i * n + j]
+                _spotrf(&uplo, &ni, f, &ni, &info)
+                if info != 0:
+                    bad = b
+                    break
+                for i in range(n):
+                    for j in range(n):
+                        dst[b * n * n + i * n + j] = f[i + j * n] if j <= i else 0.0
+    finally:
+        free(f)
+    return bad
+
+
+def _query_work(int m, int n, int k):
+    """The optimal work sizes of sgeqrf on (m, n) and sorgqr on (m, k) with min(m, n)
+    reflectors (LAPACK's workspace queries)."""
+    cdef int info = 0, lwork = -1, r = min(m, n)
+    cdef float w1 = 0, w2 = 0, dummy = 0
+    cdef int lda = max(m, 1)
+    _sgeqrf(&m, &n, &dummy, &lda, &dummy, &w1, &lwork, &info)
+    _sorgqr(&m, &k, &r, &dummy, &lda, &dummy, &w2, &lwork, &info)
+    return max(1, <int> w1), max(1, <int> w2)
+
+
+def qr_f32(cnp.ndarray a, cnp.ndarray q, cnp.ndarray r):
+    """``q[b], r[b]`` = the QR factors of each matrix ``a[b]`` (C-contiguous float32 (B, m, n);
+    q (B, m, k), r (B, k, n) with k = m ("complete") or min(m, n) ("reduced")), as
+    scipy.linalg.qr computes them (sgeqrf, then sorgqr with the optimal work sizes).
+    Returns the LAPACK info of the first failure, or 0."""
+    if not available():
+        raise RuntimeError("SciPy's LAPACK entry points are not available")
+    for arr in (a, q, r):
+        if cnp.PyArray_TYPE(arr) != cnp.NPY_FLOAT32 or arr.ndim != 3 \
+                or not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            raise ValueError("qr_f32: a, q and r must be C-contiguous float32 (B, ., .)")
+    cdef Py_ssize_t nb = a.shape[0], m = a.shape[1], n = a.shape[2], k = q.shape[2]
+    if q.shape[0] != nb or q.shape[1] != m or r.shape[0] != nb or r.shape[1] != k \
+            or r.shape[2] != n or not (k == m or k == min(m, n)):
+        raise ValueError("qr_f32: q must be (B, m, k) and r (B, k, n), k = m or min(m, n)")
+    if m == 0 or n == 0 or nb == 0:
+        return 0
+    cdef int mi = <int> m, ni = <int> n, ki = <int> k, rk = <int> min(m, n), info = 0
+    cdef int lda = mi
+    lw1, lw2 = _query_work(mi, ni, ki)
+    cdef int lwork1 = lw1, lwork2 = lw2
+    cdef Py_ssize_t cols = max(n, k), b, i, j
+    cdef const float *src = <const float *> cnp.PyArray_DATA(a)
+    cdef float *qd = <float *> cnp.PyArray_DATA(q)
+    cdef float *rd = <float *> cnp.PyArray_DATA(r)
+    cdef float *f = <float *> malloc(m * cols * sizeof(float))
+    cdef float *tau = <float *> malloc(max(rk, 1) * sizeof(float))
+    cdef float *work = <float *> malloc(max(lwork1, lwork2) * sizeof(float))
+    if f == NULL or tau == NULL or work == NULL:
+        free(f)
+        free(tau)
+        free(work)
+        raise MemoryError()
+    try:
+        with nogil:
+            for b in range(nb):
+                for i in range(m):
+                    for j in range(n):
+                        f[i + j * m] = src[b * m * n + i * n + j]
+                _sgeqrf(&mi, &ni, f, &lda, tau, work, &lwork1, &info)
+                if info != 0:
+                    break
+                for i in range(k):
+                    for j in range(n):
+                        rd[b * k * n + i * n + j] = f[i + j * m] if j >= i else 0.0
+                if k > n:     # a complete Q of a tall matrix: the reflectors padded with zeros
+                    memset(&f[n * m], 0, (k - n) * m * sizeof(float))
+                _sorgqr(&mi, &ki, &rk, f, &lda, tau, work, &lwork2, &info)
+                if info != 0:
+                    break
+                for i in range(m):
+                    for j in range(k):
+                        qd[b * m * k + i * k + j] = f[i + j * m]
+    finally:
+        free(f)
+        free(tau)
+        free(work)
+    return info

@@ -1,0 +1,47 @@
+"""The float32 factorization loops over stacks (nx_rune._kernels.lapack_loops): bit for bit
+what SciPy's LAPACK wrappers give matrix by matrix (jaxlib's factors), and their checks."""
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.linalg.lapack as lapack
+
+from nx_rune._kernels import lapack_loops
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (5, 3), (3, 5), (64, 64), (100, 30), (1, 1)])
+@pytest.mark.parametrize("mode", ["economic", "full"])
+def test_qr_stack_is_scipys_matrix_by_matrix(shape, mode):
+    m, n = shape
+    a = np.random.default_rng(0).standard_normal((3, m, n)).astype(np.float32)
+    k = m if mode == "full" else min(m, n)
+    q = np.empty((3, m, k), np.float32)
+    r = np.empty((3, k, n), np.float32)
+    assert lapack_loops.qr_f32(a, q, r) == 0
+    for b in range(3):
+        qs, rs = scipy.linalg.qr(a[b], mode=mode)
+        np.testing.assert_array_equal(q[b], qs)
+        np.testing.assert_array_equal(r[b], rs)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8, 33, 100])
+def test_cholesky_stack_is_scipys_spotrf_lower(n):
+    x = np.random.default_rng(1).standard_normal((4, n, n)).astype(np.float32)
+    spd = x @ np.swapaxes(x, -1, -2) + n * np.eye(n, dtype=np.float32)
+    out = np.empty_like(spd)
+    assert lapack_loops.potrf_lower_f32(spd, out) == -1
+    for b in range(4):
+        want, info = lapack.spotrf(spd[b], lower=1, clean=1)
+        assert info == 0
+        np.testing.assert_array_equal(out[b], want)
+
+
+def test_cholesky_stack_names_the_first_failure_and_checks_arguments():
+    spd = np.stack([np.eye(3, dtype=np.float32), -np.eye(3, dtype=np.float32)])
+    assert lapack_loops.potrf_lower_f32(spd, np.empty_like(spd)) == 1
+    with pytest.raises(ValueError, match="C-contiguous float32"):
+        lapack_loops.potrf_lower_f32(spd.astype(np.float64), np.empty_like(spd))
+    with pytest.raises(ValueError, match="C-contiguous float32"):
+        lapack_loops.potrf_lower_f32(spd, np.empty((2, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="q must be"):
+        lapack_loops.qr_f32(np.ones((1, 3, 2), np.float32), np.empty((1, 3, 3), np.float32),
+                            np.empty((1, 2, 2), np.float32))
