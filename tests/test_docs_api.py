@@ -35,7 +35,8 @@ PUBLIC_MODULES = [
     "nx_rune.tree_util", "nx_rune.flatten_util", "nx_rune.optimizers", "nx_rune.distributed",
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",
     "nx_rune.primitives", "nx_rune.debug", "nx_rune.nn", "nx_rune.nn.initializers",
-    "nx_rune.image", "nx_rune.experimental", "nx_rune.ad_checkpoint", "nx_rune.test_util",
+    "nx_rune.image", "nx_rune.experimental", "nx_rune.experimental.ode", "nx_rune.ad_checkpoint",
+    "nx_rune.test_util",
 ]
 # Namespaces that mirror another library's API for zero-edit porting (documented by the porting
 # guide, whose names are that library's): allowed as attributes, without a reference page each
