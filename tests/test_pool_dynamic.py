@@ -179,3 +179,23 @@ def test_exceptions_from_a_signal_handler_during_threaded_copies_do_not_deadlock
     assert hits > 0
     strided.copy_strided(src, 0, (1024, 2048), (1, 1024), dst, 0, (2048, 1))
     assert np.array_equal(dst.as_ndarray((1024, 2048), (2048, 1), 0), want)
+
+
+def test_a_held_up_worker_makes_the_next_jobs_run_on_the_caller_for_a_while():
+    """When the caller waits for a held-up worker longer than it worked itself, the pool runs
+    the next jobs on the caller alone for a while (the same spans, the same results): a busy
+    core then costs one stall per back-off period, not one per job."""
+    pool._end_backoff()
+    before, _ = pool._backoffs()
+    pool._probe_stall(8, 2, stall_us=100000, span_us=1000)    # the caller waits ~100 ms
+    count, active = pool._backoffs()
+    assert count == before + 1 and active
+    key = nx.random.key(3)
+    backing_off = nx.random.normal(key, (2**20,), dtype=nx.float32).numpy()
+    pool._end_backoff()
+    assert pool._backoffs() == (count, False)
+    threaded = nx.random.normal(key, (2**20,), dtype=nx.float32).numpy()
+    assert np.array_equal(backing_off, threaded)
+    # a job whose workers keep up does not start one
+    assert pool._probe_threads(8, 2, sleep_us=2000) == 2
+    assert pool._backoffs() == (count, False)

@@ -69,6 +69,13 @@ cdef extern from *:
        tens of microseconds (more on a virtual machine whose idle CPU the host descheduled). */
     #define NX_POOL_SPIN_NS 200000L
     #define NX_POOL_MAX_COUNT ((Py_ssize_t)0x7FFFFFFF)
+    /* A worker the scheduler holds up (another process on its core) keeps the span it claimed
+       until it runs again, a time slice later: the caller, done with every other span, waits.
+       When that wait is longer than NX_POOL_LATE_NS and than the caller's own work, the
+       following jobs run on the caller alone for NX_POOL_BACKOFF_NS (the same spans in the same
+       order, so the same results), then the workers are tried again. */
+    #define NX_POOL_LATE_NS 200000L
+    #define NX_POOL_BACKOFF_NS 200000000L
 
     static long nx_pool_now_ns(void) {
         struct timespec ts;
@@ -212,12 +219,20 @@ cdef extern from *:
        delays the job by at most the one span it holds, and this thread runs spans for as long
        as any is left: it sleeps only once all are claimed.  Returns when every span is done.
        Only that many workers take a seat in the job, however many an earlier call started. */
+    static long nx_pool_backoff_until = 0;   /* run jobs on the caller alone until then */
+    static long nx_pool_backoffs = 0;        /* how often that began (a test counter) */
+
     static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
                                Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
         nx_pool_state *p = &nx_pool_the_pool;
         uint32_t gen;
-        if (count > NX_POOL_MAX_COUNT) {
-            /* more spans than the claim word counts: this thread runs them in order */
+        long t_start, t_own, t_waited;
+        long until = __atomic_load_n(&nx_pool_backoff_until, __ATOMIC_RELAXED);
+        if (until != 0 && nx_pool_now_ns() < until)
+            threads = 1;
+        if (count > NX_POOL_MAX_COUNT || threads <= 1) {
+            /* more spans than the claim word counts, or one thread (backing off): this thread
+               runs them in order */
             Py_ssize_t k, lo, hi;
             for (k = 0; k < count; k++) {
                 lo = k * step;
@@ -257,7 +272,9 @@ cdef extern from *:
         if (threads > 1)
             pthread_cond_broadcast(&p->work);
         pthread_mutex_unlock(&p->mu);
+        t_start = nx_pool_now_ns();
         nx_pool_claim_spans(p, gen, fn, ctx, n, step, count);
+        t_own = nx_pool_now_ns();
         if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count) {
             /* the workers' last spans: spin for them before sleeping */
             long start = nx_pool_now_ns();
@@ -274,6 +291,12 @@ cdef extern from *:
         p->fn = NULL;
         p->ctx = NULL;
         pthread_mutex_unlock(&p->mu);
+        t_waited = nx_pool_now_ns() - t_own;
+        if (t_waited > NX_POOL_LATE_NS && t_waited > t_own - t_start) {
+            __atomic_store_n(&nx_pool_backoff_until, t_own + t_waited + NX_POOL_BACKOFF_NS,
+                             __ATOMIC_RELAXED);
+            nx_pool_backoffs++;
+        }
     }
 
     static void nx_pool_run(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
@@ -324,6 +347,8 @@ cdef extern from *:
     }
     #else
     #define NX_POOL_HAVE_THREADS 0
+    static long nx_pool_backoff_until = 0;
+    static long nx_pool_backoffs = 0;
     static void nx_pool_stall_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) {
         const unsigned long long *c = (const unsigned long long *)ctx;
         unsigned long long *ids = (unsigned long long *)(uintptr_t)c[3];
@@ -363,6 +388,8 @@ cdef extern from *:
     void nx_pool_probe_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     void nx_pool_stall_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     unsigned long long nx_pool_self() noexcept nogil
+    long nx_pool_backoff_until
+    long nx_pool_backoffs
 
 
 cdef int pool_acquire() noexcept:
@@ -441,6 +468,18 @@ def set_num_threads(n):
 
 
 
+def _backoffs():
+    """Test hook: how many times a held-up worker has made the pool run jobs on the caller
+    alone for a while (see NX_POOL_LATE_NS), and whether it does now."""
+    return nx_pool_backoffs, nx_pool_backoff_until != 0
+
+
+def _end_backoff():
+    """Test hook: give the next jobs their workers again (the probes below call it first)."""
+    global nx_pool_backoff_until
+    nx_pool_backoff_until = 0
+
+
 def _probe_threads(Py_ssize_t spans, threads=None, Py_ssize_t sleep_us=1000):
     """Test hook: ``spans`` one-item spans run as the kernels run theirs (``run_spans`` on
     ``threads`` threads, by default the count ``get_num_threads`` gives), each sleeping
@@ -450,6 +489,7 @@ def _probe_threads(Py_ssize_t spans, threads=None, Py_ssize_t sleep_us=1000):
     if spans < 1 or nt < 1 or not 0 <= sleep_us <= 100000:
         raise ValueError(f"spans, threads: must be >= 1, sleep_us in [0, 100000]; got "
                          f"{spans}, {threads}, {sleep_us}")
+    _end_backoff()
     ids = np.zeros(spans, np.uint64)
     cdef unsigned long long ctx[2]
     cdef unsigned long long[::1] view = ids
@@ -470,6 +510,7 @@ def _probe_stall(Py_ssize_t spans, threads=None, Py_ssize_t stall_us=50000,
     if spans < 1 or nt < 1 or not 0 <= stall_us <= 1000000 or not 0 <= span_us <= 100000:
         raise ValueError(f"spans, threads: must be >= 1, stall_us in [0, 1000000], span_us in "
                          f"[0, 100000]; got {spans}, {threads}, {stall_us}, {span_us}")
+    _end_backoff()
     ids = np.zeros(spans, np.uint64)
     cdef unsigned long long flag = 0
     cdef unsigned long long ctx[5]
