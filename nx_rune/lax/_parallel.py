@@ -271,8 +271,8 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
 
 
 def axis_index(axis_name: Any) -> Any:
-    """The index of the current example along the named axis (an int32 scalar per example:
-    ``0 .. size - 1``).  With a tuple of names, the row-major index over them."""
+    """The index of the current example along the named axis (an int32 scalar per example,
+    from 0 to the axis size minus 1).  With a tuple of names, the row-major index over them."""
     names, sizes = _names(axis_name, "lax.axis_index")
     out = None
     for nm, sz in zip(names, sizes):

@@ -482,8 +482,8 @@ def exp1(x: ArrayLike) -> Array:
 
 
 def expi(x: ArrayLike) -> Array:
-    """The exponential integral Ei(x) = -PV int_-x^inf exp(-t) / t dt (-inf at 0), SciPy's
-    values.  Same shape, float dtype.  Derivative: exp(x) / x."""
+    """The exponential integral ``Ei(x) = -PV int_{-x}^inf exp(-t) / t dt`` (-inf at 0),
+    SciPy's values.  Same shape, float dtype.  Derivative: exp(x) / x."""
     return _family1("expi", x, "expi")
 
 
