@@ -150,3 +150,15 @@ def test_fd_check_flags_a_wrong_derivative_and_skips_kinks():
     fd_check(np.array([np.cos(x), 0.0]), f, 1e-5, "ok")     # the kink of abs at 0 is skipped
     with pytest.raises(Mismatch):
         fd_check(np.array([np.cos(x) * 1.01, 0.0]), f, 1e-5, "wrong")
+
+
+def test_fd_check_allows_the_rounding_of_a_huge_constant_term_and_no_more():
+    """Seed 91, program 1467: log_ndtr far in its tail adds -1.25e9 to the directional output;
+    its rounding (ulp 2.4e-7, over h = 1e-5) is the differences' own error, not the rule's."""
+    x, big = 0.3, -1.25e9
+
+    def f(h):
+        return np.array([big + np.sin(x + h)])
+    fd_check(np.array([np.cos(x)]), f, 1e-5, "ok")
+    with pytest.raises(Mismatch):
+        fd_check(np.array([np.cos(x) + 0.5]), f, 1e-5, "wrong")
