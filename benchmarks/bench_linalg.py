@@ -165,3 +165,22 @@ def test_eig_grad_nx(benchmark, n):
     g = nx.grad(lambda m: nx.sum(nx.real(nx.linalg.eig(m).eigenvalues) ** 2))
     benchmark.group = f"eig_grad_{n}"
     benchmark(lambda: np.asarray(g(a)))
+
+
+def _stack32(batch, n):
+    x = np.random.default_rng(3).standard_normal((batch, n, n)).astype(np.float32)
+    return x, x @ np.swapaxes(x, -1, -2) + n * np.eye(n, dtype=np.float32)
+
+
+# stacks of small float32 factorizations: nx_rune's one C loop over SciPy's LAPACK
+# (_kernels/lapack_loops, JAX's factors) against NumPy's batched gufuncs
+@pytest.mark.parametrize("kind", ["qr", "cholesky"])
+@pytest.mark.parametrize("impl", ["nx_rune", "numpy"])
+def test_stacked_float32_factorizations(benchmark, kind, impl):
+    import nx_rune as nx
+    x, spd = _stack32(100, 8)
+    arg = spd if kind == "cholesky" else x
+    fn = getattr(nx.linalg if impl == "nx_rune" else np.linalg, kind)
+    a = nx.asarray(arg) if impl == "nx_rune" else arg
+    benchmark.group = f"stacked 100 x 8x8 float32 {kind}"
+    benchmark(fn, a)

@@ -36,7 +36,14 @@ def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full", *, precision: Any =
     """The discrete linear convolution of the 1-D arrays a (n,) and v (m,), NumPy's: mode
     "full" (n + m - 1 values), "same" (max(n, m), centred as NumPy's) or "valid"
     (max(n, m) - min(n, m) + 1).  The operands' promoted dtype (ints stay ints);
-    ``precision`` is accepted and ignored, ``preferred_element_type`` casts the result."""
+    ``precision`` is accepted and ignored, ``preferred_element_type`` casts the result.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.convolve(nx.asarray([1.0, 2.0, 1.0]), nx.ones(4))
+    Tensor([1., 3., 4., 4., 3., 1.], dtype=float32)
+    """
     a, v = _vectors("convolve", a, v, mode)
     if v.shape[0] > a.shape[0]:      # NumPy convolves the longer with the shorter
         a, v = v, a
@@ -48,7 +55,14 @@ def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid", *, precision: Any
     """The cross-correlation of the 1-D arrays a (n,) and v (m,), NumPy's:
     c[k] = sum_n a[n + k] conj(v[n]), in mode "valid" (the default), "same" or "full" (lengths
     as ``convolve``'s).  The operands' promoted dtype; ``precision`` is accepted and ignored,
-    ``preferred_element_type`` casts the result."""
+    ``preferred_element_type`` casts the result.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.correlate(nx.asarray([1.0, 2.0, 3.0]), nx.asarray([0.0, 1.0]))
+    Tensor([2., 3.], dtype=float32)
+    """
     a, v = _vectors("correlate", a, v, mode)
     if v.shape[0] > a.shape[0]:
         # NumPy's rule for a shorter a: correlate(v, a) reversed and conjugated

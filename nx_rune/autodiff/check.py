@@ -195,7 +195,15 @@ def check_jvp(f: Callable[..., Any], f_jvp: Callable[..., Any], args: Sequence[A
               err_msg: str = "") -> None:
     """Check ``f_jvp(primals, tangents) -> (out, tangent_out)`` (``partial(nx.jvp, f)`` or a
     hand-written one) against ``f`` and central finite differences along random tangents, as
-    ``jax.test_util.check_jvp``.  AssertionError naming the mismatch."""
+    ``jax.test_util.check_jvp``.  AssertionError naming the mismatch.
+
+    Examples
+    --------
+    >>> import functools
+    >>> import nx_rune as nx
+    >>> from nx_rune.test_util import check_jvp
+    >>> check_jvp(nx.sin, functools.partial(nx.jvp, nx.sin), (nx.ones(3),))
+    """
     args, eps, atol, rtol = _prepare(args, eps, atol, rtol)
     dirs, tangents = _random_dirs(args, np.random.default_rng(0))
     out, tout = f_jvp(args, tangents)
@@ -210,7 +218,15 @@ def check_vjp(f: Callable[..., Any], f_vjp: Callable[..., Any], args: Sequence[A
               err_msg: str = "") -> None:
     """Check ``f_vjp(*args) -> (out, vjp_fn)`` (``partial(nx.vjp, f)`` or a hand-written one)
     against ``f`` and finite differences: <vjp_fn(u), v> against <u, (f(x + eps v) -
-    f(x - eps v)) / 2 eps> for random u, v, as ``jax.test_util.check_vjp``."""
+    f(x - eps v)) / 2 eps> for random u, v, as ``jax.test_util.check_vjp``.
+
+    Examples
+    --------
+    >>> import functools
+    >>> import nx_rune as nx
+    >>> from nx_rune.test_util import check_vjp
+    >>> check_vjp(nx.tanh, functools.partial(nx.vjp, nx.tanh), (nx.ones(3),))
+    """
     args, eps, atol, rtol = _prepare(args, eps, atol, rtol)
     rng = np.random.default_rng(0)
     out, vjp_fn = f_vjp(*args)

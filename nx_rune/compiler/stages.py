@@ -105,7 +105,16 @@ class ShapedArray(ShapeDtypeStruct):
 def typeof(x: Any) -> ShapedArray:
     """The abstract value (shape, dtype, weak type) of ``x``: an array, a tracer under a
     transformation, a Python number (weakly typed, the default dtype of its kind) or a NumPy
-    value; ``jax.typeof``."""
+    value; ``jax.typeof``.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.typeof(nx.ones((2, 3)))
+    ShapedArray(float32[2,3])
+    >>> print(nx.typeof(1.0).weak_type)
+    True
+    """
     from nx_rune import frontend
     if isinstance(x, ShapeDtypeStruct):
         return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type)
