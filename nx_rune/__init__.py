@@ -63,6 +63,9 @@ from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402,F401
 # the compiled program's metadata only, nx_rune's programs carry no names: a no-op)
 from nx_rune.tensor import ArrayBase as Array  # noqa: E402,F401
 from nx_rune.placement import named_scope  # noqa: E402,F401
+# jax.sharding (one device: x.sharding, x.devices(), x.addressable_shards) and jax.Shard
+from nx_rune import sharding  # noqa: E402,F401
+from nx_rune.sharding import Shard  # noqa: E402,F401
 
 # numpy.trapezoid (the trapezoidal rule), the same function as nx.scipy.integrate.trapezoid
 from nx_rune.scipy.integrate import trapezoid  # noqa: E402,F401

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from nx_rune.tensor import ArrayBase
+from nx_rune.tensor import Device as ArrayDevice
 from nx_rune.tree_util import tree_map
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count",
@@ -38,7 +39,8 @@ class Device:
         return "cpu:0"
 
     def __eq__(self, other):
-        return isinstance(other, Device)
+        # x.device (the Array API's device object) is the same device
+        return isinstance(other, (Device, ArrayDevice))
 
     def __hash__(self):
         return hash("nx_rune cpu device")
@@ -100,7 +102,7 @@ def process_count(backend: str | None = None) -> int:
 
 
 def _check_device(device, what):
-    if device is None or isinstance(device, Device):
+    if device is None or isinstance(device, (Device, ArrayDevice)) or device == "cpu":
         return
     if hasattr(device, "memory_kind") or hasattr(device, "device_set") or \
             type(device).__name__ in ("PartitionSpec", "Format"):

@@ -62,7 +62,7 @@ from nx_rune.writes import EPOCH
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
            "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
-           "install_operator_primitives", "call_impl", "RealUfunc"]
+           "install_operator_primitives", "call_impl", "RealUfunc", "install_placement"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
@@ -74,9 +74,28 @@ class Device:
     ``CPU`` (``x.device``); wherever a ``device=`` is accepted, it or the string ``"cpu"`` may
     be given."""
     __slots__ = ()
+    # JAX's device attributes (``jax.Device``): the one CPU device, id 0
+    id = 0
+    platform = "cpu"
+    device_kind = "cpu"
+    process_index = 0
+    host_id = 0
+    local_hardware_id = 0
 
     def __repr__(self):
         return "Device('cpu')"
+
+    def __eq__(self, other):
+        # JAX's device object (``nx.devices()[0]``) is the same device
+        return other is self or (not isinstance(other, ArrayBase) and
+                                 getattr(other, "platform", None) == "cpu" and
+                                 getattr(other, "id", None) == 0)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash("nx_rune cpu device")
 
     def __str__(self):
         return "cpu"
@@ -97,6 +116,10 @@ def check_device(device, name="device"):
     any other device."""
     if device is None or device is CPU or (isinstance(device, str) and device == "cpu"):
         return CPU
+    if not isinstance(device, ArrayBase) and (
+            getattr(device, "platform", None) == "cpu" or
+            getattr(getattr(device, "_device", None), "platform", None) == "cpu"):
+        return CPU      # JAX's device object (nx.devices()[0]) or a one-device sharding
     raise ValueError(f"{name}: nx_rune arrays live on the CPU only (device 'cpu', as "
                      f"x.device and nx.__array_namespace_info__().devices() give it), got "
                      f"{device!r}")
@@ -408,6 +431,44 @@ cdef class ArrayBase:
         check_device(device)
         if stream is not None:
             raise ValueError(f"stream: CPU arrays have no streams; must be None, got {stream!r}")
+        return self
+
+    # -- JAX's placement attributes: one device holding all of the array (nx_rune.sharding) --
+    def devices(self):
+        """The devices holding the values: ``{CpuDevice(id=0)}`` (JAX's ``Array.devices()``)."""
+        return _placement.array_devices(self)
+
+    @property
+    def sharding(self):
+        """How the values are laid out over devices: ``SingleDeviceSharding`` of the CPU
+        (JAX's ``Array.sharding``)."""
+        return _placement.array_sharding(self)
+
+    @property
+    def addressable_shards(self):
+        """The shards this process holds: one ``Shard``, the whole array on the CPU."""
+        return _placement.array_shards(self)
+
+    @property
+    def global_shards(self):
+        """All shards: one, the whole array (as ``addressable_shards``)."""
+        return _placement.array_shards(self)
+
+    @property
+    def is_fully_addressable(self):
+        """True: this process holds all of the array."""
+        return True
+
+    @property
+    def is_fully_replicated(self):
+        """True: the one device holds all of the array."""
+        return True
+
+    def addressable_data(self, index):
+        """The values of addressable shard ``index`` (only 0: the array itself)."""
+        if index not in (0, -1):
+            raise IndexError(f"addressable_data: index {index!r} out of range: the array has "
+                             f"one shard (index 0)")
         return self
 
     @property
@@ -976,6 +1037,15 @@ class _FrontendNotLoaded:
 
 
 _fe = _FrontendNotLoaded()
+# the module giving arrays their placement attributes (nx_rune.sharding, a layer above: it
+# installs itself when it loads)
+_placement = _FrontendNotLoaded()
+
+
+def install_placement(module):
+    """Make ``module`` answer ``x.sharding``, ``x.devices()`` and ``x.addressable_shards``."""
+    global _placement
+    _placement = module
 
 
 def install_frontend(namespace):

@@ -215,3 +215,126 @@ def test_pytree_with_unhashable_static_data_under_jit():
     assert int(c.calc(3)) == 6
     a, b = (nx.tree_util.tree_structure(Calc(1, m)) for m in (True, True))
     assert a == b and hash(a) == hash(b)
+
+
+# -- print_saved_residuals (the gradient-checkpointing page) ------------------------------------
+
+def _g(W, x):
+    y = jnp.dot(W, x)
+    return jnp.sin(y)
+
+
+def _site(fn, line_offset, col):
+    return f"{__file__}:{fn.__code__.co_firstlineno + line_offset}:{col} ({fn.__name__})"
+
+
+def test_print_saved_residuals_of_checkpointed_layers_is_jaxs(capsys):
+    from nx_rune.ad_checkpoint import print_saved_residuals
+
+    def f2(W1, W2, W3, x):
+        x = nx.checkpoint(_g)(W1, x)
+        x = nx.checkpoint(_g)(W2, x)
+        x = nx.checkpoint(_g)(W3, x)
+        return x
+    W1, W2, W3, x = jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones((7, 6)), jnp.ones(4)
+    print_saved_residuals(f2, W1, W2, W3, x)
+    # jax 0.10.2 prints these lines for the page's f2 (its g at <cell 0>:6:9)
+    site = _site(_g, 2, 11)
+    assert capsys.readouterr().out.splitlines() == [
+        "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+        "f32[7,6] from the argument W3", "f32[4] from the argument x",
+        f"f32[5] output of sin from {site}", f"f32[6] output of sin from {site}"]
+    # a function without checkpoints inside, checkpointed whole: only the arguments (JAX's too)
+
+    def f(W1, W2, W3, x):
+        return _g(W3, _g(W2, _g(W1, x)))
+    print_saved_residuals(nx.checkpoint(f), W1, W2, W3, x)
+    assert capsys.readouterr().out.splitlines() == [
+        "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+        "f32[7,6] from the argument W3", "f32[4] from the argument x"]
+
+
+def test_saved_residuals_names_and_sources_as_jax(capsys):
+    from nx_rune.ad_checkpoint import print_saved_residuals, saved_residuals
+
+    def f(p, x, *rest, k):
+        return jnp.sum(p['a'] * x) + jnp.sum(p['b'][0] * rest[0]) + jnp.sum(k * k)
+    print_saved_residuals(f, {'a': jnp.ones((2, 3)), 'b': [jnp.ones(3)]}, jnp.ones(3),
+                          jnp.ones(3), k=jnp.ones(2))
+    # jax 0.10.2: the four argument lines, then a broadcast of x (nx_rune: its expand)
+    assert capsys.readouterr().out.splitlines() == [
+        "f32[2,3] from the argument p['a']", "f32[3] from the argument p['b'][0]",
+        "f32[3] from the argument rest[0]", "f32[2] from the argument k",
+        f"f32[2,3] output of expand from {_site(f, 1, 23)}"]  # col: the page's 19 + 4
+    c = jnp.arange(3.0)
+    res = saved_residuals(lambda x: jnp.sum(x * c), jnp.ones(3))
+    assert [(r.shape, str(r.dtype), d) for r, d in res] == [((3,), "float32", "from a constant")]
+    assert saved_residuals(lambda x: x.sum(), jnp.ones(3)) == []            # JAX: none
+    assert [d for _, d in saved_residuals(lambda x: (x * 3.0).sum(), jnp.ones(3))] == \
+        ["from a literal"]                                                  # JAX: f32[] literal
+    # one array passed twice is listed under each argument (JAX: each its own input)
+    W = jnp.ones((2, 2))
+    assert [d for _, d in saved_residuals(lambda a, b: jnp.sum(a @ b), W, W)] == \
+        ["from the argument a", "from the argument b"]
+    with pytest.raises(TypeError, match="f must be callable"):
+        saved_residuals(3, jnp.ones(2))
+
+
+def test_saved_residuals_through_jit_and_custom_vjp():
+    from nx_rune.ad_checkpoint import saved_residuals
+
+    @nx.custom_vjp
+    def cf(x):
+        return jnp.sin(x)
+    cf.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda r, g: (g * r,))
+    got = [d for _, d in saved_residuals(lambda x: cf(x) * 2.0, jnp.ones(3))]
+    assert got == ["from a literal", "residual of custom_vjp function 'cf'"]
+    # a jitted call recomputes inside its compiled backward pass: it keeps its operands
+    got = [d for _, d in saved_residuals(nx.jit(lambda W, x: jnp.sin(W @ x)),
+                                         jnp.ones((3, 3)), jnp.ones(3))]
+    assert got == ["from the argument W", "from the argument x"]
+    # the residuals are what the backward pass reads: their count matches the values the
+    # gradient needs (sin(sin(Wx)): W, x and the two sines' operands, as JAX's 4 residuals)
+    res = saved_residuals(lambda W, x: jnp.sin(jnp.sin(W @ x)), jnp.ones((3, 3)), jnp.ones(3))
+    assert len(res) == 4 and [r.shape for r, _ in res] == [(3, 3), (3,), (3,), (3,)]
+
+
+# -- placement attributes of arrays (JAX's Array API on one CPU device) -------------------------
+
+def test_array_devices_sharding_and_shards_as_jax():
+    import pickle
+    x = jnp.arange(6.0).reshape(2, 3)
+    d = nx.devices()[0]
+    # jax 0.10.2 on a CPU: platform 'cpu', id 0, device_kind 'cpu', x.devices()
+    # {CpuDevice(id=0)}, repr of x.sharding as below, shard_shape the shape
+    assert (d.platform, d.id, d.device_kind, d.process_index) == ("cpu", 0, "cpu", 0)
+    assert (x.device.platform, x.device.id, x.device.device_kind) == ("cpu", 0, "cpu")
+    assert x.device == d and d == x.device and len({x.device, d}) == 1
+    assert repr(x.devices()) == "{CpuDevice(id=0)}"
+    s = x.sharding
+    assert repr(s) == "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    assert s == nx.sharding.SingleDeviceSharding(d) and hash(s) == hash(pickle.loads(
+        pickle.dumps(s)))
+    assert (s.device_set, s.memory_kind, s.num_devices) == ({d}, "device", 1)
+    assert s.is_fully_addressable and s.is_fully_replicated and x.is_fully_addressable
+    assert x.is_fully_replicated and s.shard_shape((2, 3)) == (2, 3)
+    assert s.devices_indices_map((2, 3)) == {d: (slice(None), slice(None))}
+    (shard,) = x.addressable_shards
+    assert shard.device == d and shard.index == (slice(None), slice(None))
+    assert shard.replica_id == 0 and shard.data is x and x.addressable_data(0) is x
+    assert repr(shard) == ("Shard(device=CpuDevice(id=0), index=(slice(None, None, None), "
+                           "slice(None, None, None)), replica_id=0, data=[[0. 1. 2.]\n"
+                           " [3. 4. 5.]])")
+    assert isinstance(shard, nx.Shard) and len(x.global_shards) == 1
+    # the device and the sharding are accepted wherever JAX takes them
+    assert nx.device_put(x, s) is x and nx.device_put(x, x.device) is x
+    assert jnp.zeros(2, device=d).shape == (2,) and jnp.zeros(2, device=s).shape == (2,)
+    seen = []
+    nx.jit(lambda v: seen.append((v.sharding, v.devices())) or v)(x)
+    assert seen == [(s, {d})]
+    with pytest.raises(IndexError, match="one shard"):
+        x.addressable_data(1)
+    with pytest.raises(ValueError, match="memory_kind"):
+        s.with_memory_kind("pinned_host")
+    with pytest.raises(TypeError, match="device must be a device"):
+        nx.sharding.SingleDeviceSharding("gpu")
