@@ -66,6 +66,9 @@ from nx_rune.placement import named_scope  # noqa: E402,F401
 # jax.sharding (one device: x.sharding, x.devices(), x.addressable_shards) and jax.Shard
 from nx_rune import sharding  # noqa: E402,F401
 from nx_rune.sharding import Shard  # noqa: E402,F401
+# jax.linear_transpose and jax.effects_barrier
+from nx_rune.transposition import linear_transpose  # noqa: E402,F401
+from nx_rune.placement import effects_barrier  # noqa: E402,F401
 
 # numpy.trapezoid (the trapezoidal rule), the same function as nx.scipy.integrate.trapezoid
 from nx_rune.scipy.integrate import trapezoid  # noqa: E402,F401
@@ -77,7 +80,8 @@ from nx_rune import test_util  # noqa: E402,F401
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes",
-                               "parallel", "callbacks", "functional", "convolution"})
+                               "parallel", "callbacks", "functional", "convolution",
+                               "transposition", "debugger", "ad_checkpoint_residuals"})
 
 
 def __dir__():

@@ -66,7 +66,7 @@ class _SourceTape(Tape):
     the order they ran (the values kept alive, so that their ids stay unique)."""
     __slots__ = ("made",)
 
-    def __init__(self, parent):
+    def __init__(self, parent: Any) -> None:
         Tape.__init__(self, "saved_residuals", parent)
         self.made: dict[int, tuple[Any, str]] = {}
 
@@ -167,8 +167,8 @@ def saved_residuals(f: Callable[..., Any], *args: Any,
                 if isinstance(v, ArrayBase):
                     read.setdefault(id(v), v)
     arg_ids = {id(v) for v in leaves}
-    found: list[tuple[ArrayBase, str]] = []
-    consts: list[tuple[ArrayBase, str]] = []
+    found: list[tuple[Any, str]] = []
+    consts: list[tuple[Any, str]] = []
     for e in tape.tape:     # closed-over values an operation saved, in the order they ran
         for v in (e[2] if e.__class__ is tuple else getattr(e, "primals", ()) or ()):
             if isinstance(v, ArrayBase) and read.get(id(v)) is v and id(v) not in arg_ids \
@@ -204,7 +204,7 @@ class _Reads(Interpreter):
     operations on concrete arrays come here too, not only those on tracers)."""
     __slots__ = ("seen",)
 
-    def __init__(self, parent):
+    def __init__(self, parent: Any) -> None:
         Interpreter.__init__(self, "saved_residuals", parent)
         self.stages = True
         self.seen: dict[int, Any] = {}

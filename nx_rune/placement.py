@@ -19,7 +19,7 @@ from nx_rune.tree_util import tree_map
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "process_index", "process_count", "device_put", "device_get",
-           "block_until_ready", "named_scope"]
+           "block_until_ready", "named_scope", "effects_barrier"]
 
 
 class Device:
@@ -155,6 +155,12 @@ def block_until_ready(x: Any) -> Any:
     """``x`` itself: computations are synchronous, so every array is ready (JAX's
     ``block_until_ready`` of a pytree)."""
     return x
+
+
+def effects_barrier() -> None:
+    """Wait until every effect (``debug.print``, callbacks) started so far has run (JAX's
+    ``jax.effects_barrier``): computations and their effects run synchronously, so they all
+    have: returns at once."""
 
 
 @contextlib.contextmanager

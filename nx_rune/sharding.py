@@ -163,6 +163,14 @@ def array_shards(x: Any) -> list[Shard]:
     return [Shard(CPU, (slice(None),) * x.ndim, 0, x)]
 
 
+def array_data(x: Any, index: int) -> Any:
+    """``x.addressable_data(index)``: ``x`` itself for shard 0 (the only one)."""
+    if index not in (0, -1):
+        raise IndexError(f"addressable_data: index {index!r} out of range: the array has one "
+                         f"shard (index 0)")
+    return x
+
+
 install_placement(sys.modules[__name__])
 
 

@@ -19,8 +19,9 @@ the one device is the CPU (:data:`CPU`).  NumPy's functions applied to a concret
 methods (``np.sum(u)`` is ``u.sum()``, still traced), and a NumPy function given a Tensor and a
 tracer together raises TypeError.
 
-The module is this file and the two it includes: ``tensor_fastpath.pxi`` (the operators' eager
-fast path) and ``tensor_bind.pxi`` (``bind``, the dispatch of every primitive).
+The module is this file and the three it includes: ``tensor_device.pxi`` (the device),
+``tensor_fastpath.pxi`` (the operators' eager fast path) and ``tensor_bind.pxi`` (``bind``, the
+dispatch of every primitive).
 """
 import contextvars
 import sys
@@ -69,60 +70,8 @@ __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
-class Device:
-    """The device arrays live on.  nx_rune computes on the CPU only, so there is one device,
-    ``CPU`` (``x.device``); wherever a ``device=`` is accepted, it or the string ``"cpu"`` may
-    be given."""
-    __slots__ = ()
-    # JAX's device attributes (``jax.Device``): the one CPU device, id 0
-    id = 0
-    platform = "cpu"
-    device_kind = "cpu"
-    process_index = 0
-    host_id = 0
-    local_hardware_id = 0
-
-    def __repr__(self):
-        return "Device('cpu')"
-
-    def __eq__(self, other):
-        # JAX's device object (``nx.devices()[0]``) is the same device
-        return other is self or (not isinstance(other, ArrayBase) and
-                                 getattr(other, "platform", None) == "cpu" and
-                                 getattr(other, "id", None) == 0)
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    def __hash__(self):
-        return hash("nx_rune cpu device")
-
-    def __str__(self):
-        return "cpu"
-
-    def __reduce__(self):
-        return (_cpu_device, ())
-
-
-def _cpu_device():
-    return CPU
-
-
-CPU = object.__new__(Device)
-
-
-def check_device(device, name="device"):
-    """``device`` as the CPU device (None means the CPU too); ValueError naming ``name`` for
-    any other device."""
-    if device is None or device is CPU or (isinstance(device, str) and device == "cpu"):
-        return CPU
-    if not isinstance(device, ArrayBase) and (
-            getattr(device, "platform", None) == "cpu" or
-            getattr(getattr(device, "_device", None), "platform", None) == "cpu"):
-        return CPU      # JAX's device object (nx.devices()[0]) or a one-device sharding
-    raise ValueError(f"{name}: nx_rune arrays live on the CPU only (device 'cpu', as "
-                     f"x.device and nx.__array_namespace_info__().devices() give it), got "
-                     f"{device!r}")
+# the Device class, CPU and check_device, in a file of their own (a textual include)
+include "tensor_device.pxi"
 
 
 def _no_out(out, method, keepdims=False):
@@ -433,43 +382,21 @@ cdef class ArrayBase:
             raise ValueError(f"stream: CPU arrays have no streams; must be None, got {stream!r}")
         return self
 
-    # -- JAX's placement attributes: one device holding all of the array (nx_rune.sharding) --
+    # -- JAX's placement attributes: one device holds all of the array (nx_rune.sharding) --
     def devices(self):
         """The devices holding the values: ``{CpuDevice(id=0)}`` (JAX's ``Array.devices()``)."""
         return _placement.array_devices(self)
 
-    @property
-    def sharding(self):
-        """How the values are laid out over devices: ``SingleDeviceSharding`` of the CPU
-        (JAX's ``Array.sharding``)."""
-        return _placement.array_sharding(self)
-
-    @property
-    def addressable_shards(self):
-        """The shards this process holds: one ``Shard``, the whole array on the CPU."""
-        return _placement.array_shards(self)
-
-    @property
-    def global_shards(self):
-        """All shards: one, the whole array (as ``addressable_shards``)."""
-        return _placement.array_shards(self)
-
-    @property
-    def is_fully_addressable(self):
-        """True: this process holds all of the array."""
-        return True
-
-    @property
-    def is_fully_replicated(self):
-        """True: the one device holds all of the array."""
-        return True
+    sharding = property(lambda self: _placement.array_sharding(self), doc="How the values are "
+                        "laid out: ``SingleDeviceSharding`` of the CPU (JAX's ``x.sharding``).")
+    addressable_shards = global_shards = property(
+        lambda self: _placement.array_shards(self), doc="One ``Shard``: the whole array.")
+    is_fully_addressable = is_fully_replicated = property(
+        lambda self: True, doc="True: one device (of this process) holds all of the array.")
 
     def addressable_data(self, index):
         """The values of addressable shard ``index`` (only 0: the array itself)."""
-        if index not in (0, -1):
-            raise IndexError(f"addressable_data: index {index!r} out of range: the array has "
-                             f"one shard (index 0)")
-        return self
+        return _placement.array_data(self, index)
 
     @property
     def mT(self):
@@ -1037,17 +964,6 @@ class _FrontendNotLoaded:
 
 
 _fe = _FrontendNotLoaded()
-# the module giving arrays their placement attributes (nx_rune.sharding, a layer above: it
-# installs itself when it loads)
-_placement = _FrontendNotLoaded()
-
-
-def install_placement(module):
-    """Make ``module`` answer ``x.sharding``, ``x.devices()`` and ``x.addressable_shards``."""
-    global _placement
-    _placement = module
-
-
 def install_frontend(namespace):
     """Make ``namespace`` (the front-end package) the target of every operator and method."""
     global _fe

@@ -338,3 +338,80 @@ def test_array_devices_sharding_and_shards_as_jax():
         s.with_memory_kind("pinned_host")
     with pytest.raises(TypeError, match="device must be a device"):
         nx.sharding.SingleDeviceSharding("gpu")
+
+
+# -- debug.breakpoint, linear_transpose, effects_barrier, JAX's logging options -----------------
+
+def test_debug_breakpoint_opens_on_the_run_time_values(monkeypatch, capsys):
+    typed = iter(["p z", "pp {'x': x}", "z.sum()", "w", "1/0", "c"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(typed))
+
+    def f(x):
+        z = x * 2
+        nx.debug.breakpoint()
+        return z
+    nx.jit(f)(jnp.arange(3.0))
+    out = capsys.readouterr().out
+    assert "Entering jdb:" in out and "(f)" not in out and "f()" in out
+    assert "Tensor([0., 2., 4.], dtype=float32)" in out          # p z: the call's value
+    assert "{'x': Tensor([0., 1., 2.], dtype=float32)}" in out
+    assert "Tensor(6., dtype=float32)" in out and "ZeroDivisionError" in out
+
+    # in a branch not taken, nothing opens (the debugging page's breakpoint_if_nonfinite;
+    # JAX 0.10.2: f(2., 1.) gives Array(2.) without a breakpoint)
+    def check(x):
+        def false_fn(x):
+            nx.debug.breakpoint()
+        nx.lax.cond(jnp.isfinite(x).all(), lambda x: None, false_fn, x)
+        return x
+    monkeypatch.setattr("builtins.input", lambda prompt: pytest.fail("opened"))
+    assert float(nx.jit(lambda x, y: check(x / y))(2.0, 1.0)) == 2.0
+    typed = iter(["c"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(typed))
+    nx.jit(lambda x, y: check(x / y))(2.0, 0.0)
+    assert "Entering jdb:" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="backend"):
+        nx.debug.breakpoint(backend="gpu")
+
+
+def test_linear_transpose_as_jax():
+    W = jnp.arange(6.0).reshape(2, 3)
+    t = nx.linear_transpose(lambda x: W @ x, jnp.ones(3))
+    (got,) = t(jnp.array([1.0, 2.0]))
+    np.testing.assert_array_equal(np.asarray(got), np.arange(6.0).reshape(2, 3).T @ [1, 2])
+    # the cookbook page: the transpose of the JVP is the VJP (JAX 0.10.2 prints True)
+    f = lambda W: jnp.tanh(W @ jnp.ones(3))  # noqa: E731
+    f_jvp = lambda v: nx.jvp(f, (W,), (v,))[1]  # noqa: E731
+    y, f_vjp_ref = nx.vjp(f, W)
+    np.testing.assert_allclose(np.asarray(nx.linear_transpose(f_jvp, W)(jnp.ones_like(y))[0]),
+                               np.asarray(f_vjp_ref(jnp.ones_like(y))[0]), rtol=1e-6)
+    # pytrees in and out, ShapeDtypeStruct primals
+    g = lambda a, b: {"s": a["u"] * 2.0 + b, "t": -b}  # noqa: E731
+    ta, tb = nx.linear_transpose(g, {"u": nx.ShapeDtypeStruct((2,), np.float32)},
+                                 jnp.zeros(2))({"s": jnp.ones(2), "t": jnp.ones(2)})
+    assert np.asarray(ta["u"]).tolist() == [2.0, 2.0] and np.asarray(tb).tolist() == [0.0, 0.0]
+    with pytest.raises(TypeError, match="cotangent leaf 0 has shape"):
+        t(jnp.ones(3))
+    with pytest.raises(TypeError, match="structure"):
+        t((jnp.ones(2), jnp.ones(2)))
+    with pytest.raises(TypeError, match="only floating and complex inputs"):
+        nx.linear_transpose(lambda x: x, jnp.arange(3))
+    with pytest.raises(TypeError, match="fun must be callable"):
+        nx.linear_transpose(3, jnp.ones(2))
+
+
+def test_effects_barrier_and_logging_options():
+    assert nx.effects_barrier() is None
+    for name, value in [("jax_explain_cache_misses", True), ("jax_log_compiles", True),
+                        ("jax_remat3", True), ("jax_traceback_filtering", "off")]:
+        default = nx.config.read(name)
+        try:
+            nx.config.update(name, value)
+            assert nx.config.read(name) == value and getattr(nx.config, name) == value
+        finally:
+            nx.config.update(name, default)
+    assert (nx.config.jax_remat3, nx.config.jax_traceback_filtering) == (False, "auto")
+    with pytest.raises(TypeError, match="expected True or False"):
+        nx.config.update("jax_log_compiles", "yes")
+    with pytest.raises(ValueError, match="unknown config option 'jax_debug_nans'"):
+        nx.config.update("jax_debug_nans", True)
