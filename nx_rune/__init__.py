@@ -69,6 +69,8 @@ from nx_rune.sharding import Shard  # noqa: E402,F401
 # jax.linear_transpose and jax.effects_barrier
 from nx_rune.transposition import linear_transpose  # noqa: E402,F401
 from nx_rune.placement import effects_barrier  # noqa: E402,F401
+# jax.new_ref / jax.freeze / jax.Ref: mutable array references
+from nx_rune.refs import Ref, freeze, new_ref  # noqa: E402,F401
 
 # numpy.trapezoid (the trapezoidal rule), the same function as nx.scipy.integrate.trapezoid
 from nx_rune.scipy.integrate import trapezoid  # noqa: E402,F401
@@ -81,7 +83,8 @@ from nx_rune import test_util  # noqa: E402,F401
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes",
                                "parallel", "callbacks", "functional", "convolution",
-                               "transposition", "debugger", "ad_checkpoint_residuals"})
+                               "transposition", "debugger", "ad_checkpoint_residuals",
+                               "refs"})
 
 
 def __dir__():

@@ -415,3 +415,68 @@ def test_effects_barrier_and_logging_options():
         nx.config.update("jax_log_compiles", "yes")
     with pytest.raises(ValueError, match="unknown config option 'jax_debug_nans'"):
         nx.config.update("jax_debug_nans", True)
+
+
+# -- mutable array references (the "state" pages) -----------------------------------------------
+
+def test_refs_as_jax_state_page():
+    # jax 0.10.2's outputs of the page's cells
+    def g(x):
+        x_ref = nx.new_ref(0.)
+        x_ref[...] = jnp.sin(x)
+        return x_ref[...]
+    np.testing.assert_allclose(float(nx.grad(g)(1.0)), 0.5403023, rtol=1e-6)
+    x_ref = nx.new_ref(jnp.arange(12.).reshape(3, 4))
+    row = x_ref[0]
+    x_ref[1] = row
+    x_ref[2, 3] = x_ref[1, 2]
+    x_ref[0, :3] = x_ref[:, 1]
+    vals = x_ref[jnp.array([0, 0, 1]), jnp.array([1, 2, 3])]
+    x_ref[jnp.array([1, 2, 1]), jnp.array([0, 0, 1])] = vals
+    assert np.asarray(row).tolist() == [0, 1, 2, 3]          # a value, not a view of the Ref
+    assert np.asarray(nx.freeze(x_ref)).tolist() == [[1, 1, 9, 3], [1, 3, 2, 3], [9, 9, 10, 2]]
+
+    def scale_into(x, out_ref):     # vmap: each example writes its own entry
+        out_ref[...] = 2.0 * x
+    out_ref = nx.new_ref(jnp.zeros(3))
+    nx.vmap(scale_into)(jnp.arange(3.0), out_ref)
+    assert np.asarray(out_ref[...]).tolist() == [0.0, 2.0, 4.0]
+
+    @nx.jit
+    def sin_inplace(x_ref):
+        x_ref[...] = jnp.sin(x_ref[...])
+    x_ref = nx.new_ref(jnp.arange(3.0))
+    p0 = x_ref.unsafe_buffer_pointer()
+    assert repr(x_ref) == "Ref([0., 1., 2.], dtype=float32)"
+    sin_inplace(x_ref)
+    assert x_ref.unsafe_buffer_pointer() == p0
+    np.testing.assert_allclose(np.asarray(x_ref[...]), np.sin(np.arange(3.0)), rtol=1e-6)
+    r = nx.new_ref(jnp.zeros(2))
+    r[0] += 5
+    r.addupdate(1.0, 1)
+    assert repr(r) == "Ref([5., 1.], dtype=float32)" and (r.shape, r.dtype) == ((2,), np.float32)
+
+
+def test_refs_refuse_as_jax():
+    r = nx.new_ref(1.0)
+    with pytest.raises(TypeError):
+        jnp.sin(r)                           # JAX: TypeError, a Ref is not an array
+    with pytest.raises(TypeError):
+        r + 1
+    shared = nx.new_ref(0.0)
+    with pytest.raises(TypeError, match="pass the Ref to the function as an argument"):
+        nx.vmap(lambda x: shared.__setitem__(Ellipsis, x))(jnp.arange(3.0))
+
+    @nx.jit
+    def f():
+        shared[...] += 1.0
+    with pytest.raises(TypeError, match="pass the Ref to the function as an argument"):
+        f()
+    with pytest.raises(TypeError, match="closed over by it cannot be read"):
+        nx.jit(lambda: shared[...] * 2)()
+    two = nx.new_ref(2.0)
+    assert float(nx.grad(lambda x: x * two[...])(3.0)) == 2.0     # eagerly: read at once
+    with pytest.raises(TypeError, match="expected a Ref"):
+        nx.freeze(jnp.ones(2))
+    with pytest.raises(ValueError, match="memory_space"):
+        nx.new_ref(1.0, memory_space="host")

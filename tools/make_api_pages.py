@@ -66,6 +66,9 @@ NAMESPACE = [
      "collectives of :doc:`lax` over named axes; a custom derivative given with the value; "
      "Python callbacks inside transformed code; evaluation at trace time.",
      "pmap custom_gradient pure_callback ensure_compile_time_eval"),
+    ("Mutable array references", "JAX's ``jax.new_ref``: an array read and written by "
+     "indexing, passed to ``jit``/``vmap`` as an argument and written back into.",
+     "new_ref freeze Ref"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
      "ShapeDtypeStruct typeof named_scope"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
