@@ -112,8 +112,12 @@ def freeze(ref: Ref) -> Any:
 
 
 # a Ref is a pytree of its array: jit and vmap trace it as an argument and write back into it
-register_pytree_node(Ref, lambda r: ((r._value,), None),
-                     lambda _, children: Ref(children[0], P._interpreter.get()))
+def _unflatten(_: Any, children: Any) -> Ref:
+    (value,) = children
+    return Ref(value, P._interpreter.get())
+
+
+register_pytree_node(Ref, lambda r: ((r._value,), None), _unflatten)
 
 
 def __dir__():
