@@ -66,8 +66,8 @@ from nx_rune.placement import named_scope  # noqa: E402,F401
 # jax.sharding (one device: x.sharding, x.devices(), x.addressable_shards) and jax.Shard
 from nx_rune import sharding  # noqa: E402,F401
 from nx_rune.sharding import Shard  # noqa: E402,F401
-# jax.linear_transpose and jax.effects_barrier
-from nx_rune.transposition import linear_transpose  # noqa: E402,F401
+# jax.linear_transpose, jax.fwd_and_bwd and jax.effects_barrier
+from nx_rune.transposition import fwd_and_bwd, linear_transpose  # noqa: E402,F401
 from nx_rune.placement import effects_barrier  # noqa: E402,F401
 # jax.new_ref / jax.freeze / jax.Ref: mutable array references
 from nx_rune.refs import Ref, freeze, new_ref  # noqa: E402,F401

@@ -1,4 +1,5 @@
-"""JAX's ``jax.linear_transpose``: the transpose of a linear function.
+"""JAX's ``jax.linear_transpose`` (the transpose of a linear function) and
+``jax.fwd_and_bwd`` (a function's forward and backward passes as two functions).
 
 The transpose of a linear ``fun`` maps a cotangent of its output to cotangents of its inputs:
 ``<transpose(ct), v> == <ct, fun(v)>``.  For a linear function that is its vector-Jacobian
@@ -9,17 +10,17 @@ the transpose of its derivative at zero (JAX refuses such functions when it trac
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from nx_rune import frontend
 from nx_rune.autodiff.api import vjp
 from nx_rune.autodiff.core import is_inexact
-from nx_rune.compiler.api import eval_shape
+from nx_rune.compiler.api import eval_shape, jit
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["linear_transpose"]
+__all__ = ["linear_transpose", "fwd_and_bwd"]
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any,
@@ -68,3 +69,44 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     return transposed
 
 
+
+
+def fwd_and_bwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool = False,
+                jitted: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(fwd, bwd)``, the forward and backward passes of ``fun`` as two functions (JAX's
+    ``jax.fwd_and_bwd``): ``fwd(*args)`` is ``(fun(*args), residuals)`` (with ``has_aux``,
+    ``(out, residuals, aux)``), ``bwd(residuals, cotangent)`` the cotangents of the arguments
+    ``argnums`` names (one array for an int ``argnums``, a tuple for a sequence).  With
+    ``jitted`` (the default) ``fun`` runs compiled, its backward pass too, each compiled once
+    per argument shapes.  ``residuals`` is the backward function of :func:`nx_rune.vjp` (JAX:
+    a pytree of arrays), so it is passed to ``bwd`` outside ``jit``."""
+    if not callable(fun):
+        raise TypeError(f"fwd_and_bwd: fun must be callable, got {type(fun).__name__}")
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+        raise TypeError(f"fwd_and_bwd: argnums must be an int or a non-empty sequence of "
+                        f"ints, got {argnums!r}")
+    run = jit(fun) if jitted else fun
+
+    def fwd(*args: Any) -> tuple[Any, ...]:
+        for i in nums:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"fwd_and_bwd: argnums {i} is out of range for "
+                                 f"{len(args)} positional arguments")
+        pos = [i % len(args) for i in nums]
+
+        def partial(*dyn: Any) -> Any:
+            full = list(args)
+            for i, d in zip(pos, dyn):
+                full[i] = d
+            return run(*full)
+        return vjp(partial, *[args[i] for i in pos], has_aux=has_aux)
+
+    def bwd(residuals: Callable[[Any], tuple[Any, ...]], cotangent: Any) -> Any:
+        if not callable(residuals):
+            raise TypeError(f"fwd_and_bwd: bwd takes the residuals fwd returned, got "
+                            f"{type(residuals).__name__}")
+        g = residuals(cotangent)
+        return g[0] if isinstance(argnums, int) else g
+
+    return fwd, bwd

@@ -480,3 +480,27 @@ def test_refs_refuse_as_jax():
         nx.freeze(jnp.ones(2))
     with pytest.raises(ValueError, match="memory_space"):
         nx.new_ref(1.0, memory_space="host")
+
+
+def test_fwd_and_bwd_as_jax():
+    # the VJP-objects page: jax 0.10.2 prints (3, 3) (2, 3) for the shapes
+    def layer(W, x):
+        return jnp.tanh(x @ W)
+    rng = np.random.default_rng(3)
+    W, x = rng.standard_normal((3, 3)), rng.standard_normal((2, 3))
+    d = 1 - np.tanh(x @ W) ** 2                          # the cotangent ones through tanh
+    for jitted in (True, False):
+        fwd, bwd = nx.fwd_and_bwd(layer, argnums=(0, 1), jitted=jitted)
+        y, res = fwd(W, x)
+        np.testing.assert_allclose(np.asarray(y), np.tanh(x @ W), rtol=1e-12)
+        dW, dx = bwd(res, jnp.ones_like(y))
+        np.testing.assert_allclose(np.asarray(dW), x.T @ d, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(dx), d @ W.T, rtol=1e-12)
+    fwd, bwd = nx.fwd_and_bwd(lambda W, x: (layer(W, x), x.sum()), argnums=1, has_aux=True)
+    y, res, aux = fwd(W, x)
+    assert float(aux) == float(x.sum())
+    np.testing.assert_allclose(np.asarray(bwd(res, jnp.ones_like(y))), d @ W.T, rtol=1e-12)
+    with pytest.raises(ValueError, match="argnums 2 is out of range"):
+        nx.fwd_and_bwd(layer, 2)[0](W, x)
+    with pytest.raises(TypeError, match="argnums must be"):
+        nx.fwd_and_bwd(layer, ())

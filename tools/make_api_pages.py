@@ -61,7 +61,7 @@ NAMESPACE = [
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
      "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian "
-     "linear_transpose"),
+     "linear_transpose fwd_and_bwd"),
     ("Named axes and callbacks", "``pmap`` (a compiled ``vmap`` on the one device) and the "
      "collectives of :doc:`lax` over named axes; a custom derivative given with the value; "
      "Python callbacks inside transformed code; evaluation at trace time.",
