@@ -504,3 +504,15 @@ def test_fwd_and_bwd_as_jax():
         nx.fwd_and_bwd(layer, 2)[0](W, x)
     with pytest.raises(TypeError, match="argnums must be"):
         nx.fwd_and_bwd(layer, ())
+
+
+def test_jit_tracer_prints_as_jaxs():
+    # jax 0.10.2 (the key-concepts, debugging and sharp-bits pages): JitTracer(int32[5]),
+    # JitTracer(~float32[]) for a Python float, JitTracer(~int32[]) for x + 1 of a Python int
+    seen = []
+    nx.jit(lambda x: seen.append(repr(x)))(jnp.arange(5))
+    nx.jit(lambda x: seen.append(str(x)))(2.0)
+    nx.jit(lambda x: seen.append("{}".format(x + 1)))(2)
+    nx.jit(lambda x: seen.append(repr(x)))(jnp.ones((2, 3)))
+    assert seen == ["JitTracer(int32[5])", "JitTracer(~float32[])", "JitTracer(~int32[])",
+                    "JitTracer(float32[2,3])"]
