@@ -516,3 +516,42 @@ def test_jit_tracer_prints_as_jaxs():
     nx.jit(lambda x: seen.append(repr(x)))(jnp.ones((2, 3)))
     assert seen == ["JitTracer(int32[5])", "JitTracer(~float32[])", "JitTracer(~int32[])",
                     "JitTracer(float32[2,3])"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: jnp.dot(jnp.ones((5, 4)), jnp.ones(3)),
+    lambda: jnp.matmul(jnp.ones((5, 4)), jnp.ones((3, 2))),
+    lambda: jnp.ones((5, 4)) @ jnp.ones(3),
+    lambda: jnp.ones(3) + jnp.ones(4),
+    lambda: jnp.vdot(jnp.ones(3), jnp.ones(4)),
+    lambda: jnp.inner(jnp.ones(3), jnp.ones(4)),
+    lambda: jnp.tensordot(jnp.ones((2, 3)), jnp.ones((4, 2)), 1),
+    lambda: jnp.ones(6).reshape(4, 2),
+    lambda: jnp.concatenate([jnp.ones((2, 3)), jnp.ones((2, 4))]),
+    lambda: nx.jit(lambda a, b: a * b)(jnp.ones(3), jnp.ones(4)),
+    lambda: nx.vmap(jnp.dot)(jnp.ones((2, 5, 4)), jnp.ones((2, 3))),
+])
+def test_shape_mismatch_is_numpys_value_error_and_jaxs_type_error(make):
+    # jax 0.10.2 raises TypeError for each of these (NumPy: ValueError); the neural-network
+    # tutorial catches it: ``except TypeError: print('Invalid shapes!')``
+    with pytest.raises(nx.errors.ShapeError) as info:
+        make()
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+def test_neural_network_tutorial_batch_error_is_caught_as_jax():
+    params = [(jnp.ones((512, 784)), jnp.ones(512)), (jnp.ones((10, 512)), jnp.ones(10))]
+
+    def predict(params, image):
+        activations = image
+        for w, b in params[:-1]:
+            activations = jnp.maximum(0, jnp.dot(w, activations) + b)
+        final_w, final_b = params[-1]
+        return jnp.dot(final_w, activations) + final_b
+    assert predict(params, jnp.ones(784)).shape == (10,)
+    try:
+        predict(params, jnp.ones((10, 784)))
+        caught = False
+    except TypeError:
+        caught = True          # JAX 0.10.2 prints 'Invalid shapes!' here
+    assert caught

@@ -181,7 +181,8 @@ PAGES = [
      "``jax.nn.initializers``: ``init(key, shape, dtype)``, drawing from :doc:`random`."),
     ("debug", "nx_rune.debug", "Printing and callbacks with the values of a running "
      "computation, under every transformation (as ``jax.debug``)."),
-    ("errors", "nx_rune.errors", "The exceptions the transformations raise."),
+    ("errors", "nx_rune.errors", "The exceptions the transformations raise, and ShapeError "
+     "(operand shapes that do not fit: a ValueError and a TypeError)."),
     ("image", "nx_rune.image", "Image resampling as JAX's ``jax.image``: resize and "
      "scale_and_translate with JAX's kernels, differentiable."),
     ("experimental", "nx_rune.experimental", "JAX's ``jax.experimental`` names nx_rune has."),
