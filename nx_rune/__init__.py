@@ -63,6 +63,14 @@ from nx_rune.tensor import ArrayBase as ndarray  # noqa: E402,F401
 # the compiled program's metadata only, nx_rune's programs carry no names: a no-op)
 from nx_rune.tensor import ArrayBase as Array  # noqa: E402,F401
 from nx_rune.placement import named_scope  # noqa: E402,F401
+# jax.sharding (one device: x.sharding, x.devices(), x.addressable_shards) and jax.Shard
+from nx_rune import sharding  # noqa: E402,F401
+from nx_rune.sharding import Shard  # noqa: E402,F401
+# jax.linear_transpose, jax.fwd_and_bwd and jax.effects_barrier
+from nx_rune.transposition import fwd_and_bwd, linear_transpose  # noqa: E402,F401
+from nx_rune.placement import effects_barrier  # noqa: E402,F401
+# jax.new_ref / jax.freeze / jax.Ref: mutable array references
+from nx_rune.refs import Ref, freeze, new_ref  # noqa: E402,F401
 
 # numpy.trapezoid (the trapezoidal rule), the same function as nx.scipy.integrate.trapezoid
 from nx_rune.scipy.integrate import trapezoid  # noqa: E402,F401
@@ -74,7 +82,9 @@ from nx_rune import test_util  # noqa: E402,F401
 # dir(nx) lists the public API: the implementation's modules stay importable but unlisted
 _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "info", "ops",
                                "placement", "scalar_types", "tensor", "writes",
-                               "parallel", "callbacks", "functional", "convolution"})
+                               "parallel", "callbacks", "functional", "convolution",
+                               "transposition", "debugger", "ad_checkpoint_residuals",
+                               "refs"})
 
 
 def __dir__():

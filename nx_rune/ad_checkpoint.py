@@ -1,5 +1,6 @@
 """JAX's ``jax.ad_checkpoint`` names: ``checkpoint_policies``, ``checkpoint_name``,
-``checkpoint`` (= ``nx.checkpoint``).
+``checkpoint`` (= ``nx.checkpoint``), ``print_saved_residuals`` and ``saved_residuals`` (what
+reverse mode keeps for the backward pass).
 
 A policy is a function ``policy(prim, *avals, **params) -> bool`` saying whether a value may
 be saved rather than recomputed (JAX's protocol).  ``nx.checkpoint(f, policy=...)`` accepts
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nx_rune.ad_checkpoint_residuals import print_saved_residuals, saved_residuals
 from nx_rune.autodiff.checkpoint import checkpoint
 
-__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies"]
+__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "print_saved_residuals",
+           "saved_residuals"]
 
 
 def checkpoint_name(x: Any, name: str) -> Any:

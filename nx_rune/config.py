@@ -34,7 +34,7 @@ import numpy as np
 from nx_rune._kernels import pool as _pool
 
 __all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS",
-           "set_num_threads", "get_num_threads"]
+           "NO_EFFECT_OPTIONS", "set_num_threads", "get_num_threads"]
 
 ENV_VAR = "NX_RUNE_ENABLE_X64"
 # option name -> canonical name (JAX's spelling is accepted, so ported code runs unchanged)
@@ -101,16 +101,43 @@ def _platform(name: str, value: Any) -> None:
                      f"{value!r}")
 
 
+# JAX's options that change only what JAX logs or how it carries out a transformation inside,
+# never the values computed: accepted (with a value of their type) and read back, so that ported
+# programs run unchanged; nx_rune has nothing for them to switch.  name -> (type, default)
+NO_EFFECT_OPTIONS: dict[str, tuple[type, Any]] = {
+    "jax_explain_cache_misses": (bool, False),
+    "jax_log_compiles": (bool, False),
+    "jax_remat3": (bool, False),
+    "jax_traceback_filtering": (str, "auto"),
+}
+_NO_EFFECT_VALUES = {k: v[1] for k, v in NO_EFFECT_OPTIONS.items()}
+
+
+def _no_effect(name: str, value: Any) -> None:
+    kind = NO_EFFECT_OPTIONS[name][0]
+    if kind is bool:
+        value = _check_bool(value, "value")
+    elif not isinstance(value, kind):
+        raise TypeError(f"value: {name} takes a {kind.__name__}, got {value!r}")
+    _NO_EFFECT_VALUES[name] = value
+
+
 def update(name: str, value: Any) -> None:
     """Set option ``name`` (``"enable_x64"``, or JAX's ``"jax_enable_x64"``) to ``value`` (a
     bool).  JAX's ``"jax_platform_name"`` and ``"jax_platforms"`` accept ``"cpu"`` (nothing to
-    change: the CPU is the one device).  At the top of the program (the main thread, outside a
-    running asyncio task) it sets the process-wide value, as ``jax.config.update``: every
-    thread and task that has not set its own sees it.  In a worker thread or an asyncio task it
-    sets that thread's or task's value only (per context: nothing leaks into the others).
+    change: the CPU is the one device); JAX's ``"jax_explain_cache_misses"``,
+    ``"jax_log_compiles"``, ``"jax_remat3"`` and ``"jax_traceback_filtering"`` are accepted and
+    read back (they change only JAX's logging and inner workings, never values).  At the top
+    of the program (the main thread, outside a running asyncio task) it sets the process-wide
+    value, as ``jax.config.update``: every thread and task that has not set its own sees it.
+    In a worker thread or an asyncio task it sets that thread's or task's value only (per
+    context: nothing leaks into the others).
     ValueError naming an unknown option; TypeError for a value of the wrong type."""
     if name in PLATFORM_OPTIONS:
         _platform(name, value)
+        return
+    if name in NO_EFFECT_OPTIONS:
+        _no_effect(name, value)
         return
     _option(name)
     value = _check_bool(value, "value")
@@ -133,6 +160,8 @@ def read(name: str) -> Any:
     options ``"cpu"``)."""
     if name in PLATFORM_OPTIONS:
         return "cpu"
+    if name in NO_EFFECT_OPTIONS:
+        return _NO_EFFECT_VALUES[name]
     _option(name)
     return x64_enabled()
 
@@ -211,6 +240,6 @@ def __dir__():
 
 def __getattr__(name: str) -> Any:
     # JAX's attribute reads of an option (``jax.config.jax_enable_x64``)
-    if name in OPTIONS or name in PLATFORM_OPTIONS:
+    if name in OPTIONS or name in PLATFORM_OPTIONS or name in NO_EFFECT_OPTIONS:
         return read(name)
     raise AttributeError(f"module 'nx_rune.config' has no attribute {name!r}")

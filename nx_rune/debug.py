@@ -6,6 +6,8 @@ once while tracing, as Python's ``print`` would); under ``grad``/``jvp`` the pri
 under ``vmap`` once per example, as JAX does.  ``nx.debug.callback(fn, *args, **kwargs)``
 calls ``fn`` the same way, with the array arguments as Tensors.  Both keep program order
 among themselves and are never removed by the compiler (``nx_rune.compiler.effects``).
+``nx.debug.breakpoint()`` opens a debugger on the caller's values the same way
+(``nx_rune.debugger``).
 """
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ from typing import Any, Callable
 import numpy as np
 
 from nx_rune.compiler.effects import debug_callback_op, debug_print_op, effect_bind
+from nx_rune.debugger import session
 from nx_rune.tensor import ArrayBase
 from nx_rune.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["print", "callback"]
+__all__ = ["print", "callback", "breakpoint"]
 
 
 def _dynamic(x):
@@ -195,6 +198,36 @@ def callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bo
         raise TypeError(f"debug.callback received unexpected arguments in the two-call form: "
                         f"args={args} kwargs={kwargs}")
     return _callback
+
+
+def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noqa: A001
+               num_frames: int | None = None, ordered: bool = False, token: Any = None,
+               **kwargs: Any) -> Any:
+    """Open a debugger on the calling frame's local variables when the computation runs
+    (JAX's ``jax.debug.breakpoint``): eagerly now, under ``jit`` at run time with the call's
+    values (arrays as Tensors), in a ``cond``/``switch`` branch only when it is taken.
+    ``backend`` must be None or ``'cpu'``; ``filter_frames``, ``num_frames``, ``ordered`` and
+    ``token`` are accepted (one frame is shown: the caller's).  Returns ``token``."""
+    if backend not in (None, "cpu"):
+        raise ValueError(f"debug.breakpoint: backend must be None or 'cpu', got {backend!r}")
+    frame = sys._getframe(1)
+    names, values, static = [], [], {}
+    for name, v in frame.f_locals.items():
+        if isinstance(v, (ArrayBase, np.ndarray, np.generic)):
+            names.append(name)
+            values.append(v)
+        else:
+            static[name] = v
+    where = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    del frame
+
+    def open_debugger(*arrays):
+        env = dict(static)
+        env.update(zip(names, arrays))
+        session(*where, env)
+
+    callback(open_debugger, *values, ordered=ordered)
+    return token
 
 
 def __dir__():

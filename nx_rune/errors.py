@@ -1,11 +1,12 @@
 """The exceptions nx_rune raises for misuse of transformations (``nx.errors``).
 
 Every other bad input raises the built-in exception NumPy would (TypeError, ValueError,
-IndexError) with a message naming the argument.
+IndexError) with a message naming the argument; operands whose shapes do not fit together raise
+``ShapeError``, a ValueError (NumPy's) that is also a TypeError (JAX's).
 """
 
 __all__ = ["TracerArrayConversionError", "ConcretizationTypeError", "DerivativeConversionError",
-           "UnexpectedTracerError", "ModifiedInPlaceError", "DonatedArrayError"]
+           "UnexpectedTracerError", "ModifiedInPlaceError", "DonatedArrayError", "ShapeError"]
 
 
 class TracerArrayConversionError(TypeError):
@@ -51,3 +52,11 @@ class DonatedArrayError(RuntimeError):
 def __dir__():
     """The public names only (``__all__``), not the imports."""
     return sorted(__all__)
+
+
+class ShapeError(ValueError, TypeError):
+    """Operand shapes that do not fit together: not broadcastable, contracted dimensions of a
+    product that differ, a reshape to another number of elements, concatenated or stacked
+    arrays of other shapes.  A ValueError, as NumPy raises, and a TypeError, as JAX raises, so
+    that ``except ValueError`` (NumPy programs) and ``except TypeError`` (JAX programs: the
+    JAX tutorials' ``except TypeError: print('Invalid shapes!')``) both catch it."""

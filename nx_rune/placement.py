@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from nx_rune.tensor import ArrayBase
+from nx_rune.tensor import Device as ArrayDevice
 from nx_rune.tree_util import tree_map
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "process_index", "process_count", "device_put", "device_get",
-           "block_until_ready", "named_scope"]
+           "block_until_ready", "named_scope", "effects_barrier"]
 
 
 class Device:
@@ -38,7 +39,8 @@ class Device:
         return "cpu:0"
 
     def __eq__(self, other):
-        return isinstance(other, Device)
+        # x.device (the Array API's device object) is the same device
+        return isinstance(other, (Device, ArrayDevice))
 
     def __hash__(self):
         return hash("nx_rune cpu device")
@@ -100,7 +102,7 @@ def process_count(backend: str | None = None) -> int:
 
 
 def _check_device(device, what):
-    if device is None or isinstance(device, Device):
+    if device is None or isinstance(device, (Device, ArrayDevice)) or device == "cpu":
         return
     if hasattr(device, "memory_kind") or hasattr(device, "device_set") or \
             type(device).__name__ in ("PartitionSpec", "Format"):
@@ -153,6 +155,12 @@ def block_until_ready(x: Any) -> Any:
     """``x`` itself: computations are synchronous, so every array is ready (JAX's
     ``block_until_ready`` of a pytree)."""
     return x
+
+
+def effects_barrier() -> None:
+    """Wait until every effect (``debug.print``, callbacks) started so far has run (JAX's
+    ``jax.effects_barrier``): computations and their effects run synchronously, so they all
+    have: returns at once."""
 
 
 @contextlib.contextmanager

@@ -19,8 +19,9 @@ the one device is the CPU (:data:`CPU`).  NumPy's functions applied to a concret
 methods (``np.sum(u)`` is ``u.sum()``, still traced), and a NumPy function given a Tensor and a
 tracer together raises TypeError.
 
-The module is this file and the two it includes: ``tensor_fastpath.pxi`` (the operators' eager
-fast path) and ``tensor_bind.pxi`` (``bind``, the dispatch of every primitive).
+The module is this file and the three it includes: ``tensor_device.pxi`` (the device),
+``tensor_fastpath.pxi`` (the operators' eager fast path) and ``tensor_bind.pxi`` (``bind``, the
+dispatch of every primitive).
 """
 import contextvars
 import sys
@@ -62,44 +63,15 @@ from nx_rune.writes import EPOCH
 __all__ = ["ArrayBase", "Tensor", "Device", "CPU", "check_device", "is_array",
            "install_frontend", "SUPPORTED_API_VERSIONS", "bind", "unary_op", "binary_op_fast",
            "ALIAS_HOOK", "DISPATCH", "fast_transpose", "fast_reshape",
-           "install_operator_primitives", "call_impl", "RealUfunc"]
+           "install_operator_primitives", "call_impl", "RealUfunc", "install_placement"]
 
 # versions of the Array API standard that ``x.__array_namespace__(api_version=...)`` accepts
 # (each later one extends the earlier ones; nx_rune implements the newest)
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
-class Device:
-    """The device arrays live on.  nx_rune computes on the CPU only, so there is one device,
-    ``CPU`` (``x.device``); wherever a ``device=`` is accepted, it or the string ``"cpu"`` may
-    be given."""
-    __slots__ = ()
-
-    def __repr__(self):
-        return "Device('cpu')"
-
-    def __str__(self):
-        return "cpu"
-
-    def __reduce__(self):
-        return (_cpu_device, ())
-
-
-def _cpu_device():
-    return CPU
-
-
-CPU = object.__new__(Device)
-
-
-def check_device(device, name="device"):
-    """``device`` as the CPU device (None means the CPU too); ValueError naming ``name`` for
-    any other device."""
-    if device is None or device is CPU or (isinstance(device, str) and device == "cpu"):
-        return CPU
-    raise ValueError(f"{name}: nx_rune arrays live on the CPU only (device 'cpu', as "
-                     f"x.device and nx.__array_namespace_info__().devices() give it), got "
-                     f"{device!r}")
+# the Device class, CPU and check_device, in a file of their own (a textual include)
+include "tensor_device.pxi"
 
 
 def _no_out(out, method, keepdims=False):
@@ -409,6 +381,22 @@ cdef class ArrayBase:
         if stream is not None:
             raise ValueError(f"stream: CPU arrays have no streams; must be None, got {stream!r}")
         return self
+
+    # -- JAX's placement attributes: one device holds all of the array (nx_rune.sharding) --
+    def devices(self):
+        """The devices holding the values: ``{CpuDevice(id=0)}`` (JAX's ``Array.devices()``)."""
+        return _placement.array_devices(self)
+
+    sharding = property(lambda self: _placement.array_sharding(self), doc="How the values are "
+                        "laid out: ``SingleDeviceSharding`` of the CPU (JAX's ``x.sharding``).")
+    addressable_shards = global_shards = property(
+        lambda self: _placement.array_shards(self), doc="One ``Shard``: the whole array.")
+    is_fully_addressable = is_fully_replicated = property(
+        lambda self: True, doc="True: one device (of this process) holds all of the array.")
+
+    def addressable_data(self, index):
+        """The values of addressable shard ``index`` (only 0: the array itself)."""
+        return _placement.array_data(self, index)
 
     @property
     def mT(self):
@@ -976,8 +964,6 @@ class _FrontendNotLoaded:
 
 
 _fe = _FrontendNotLoaded()
-
-
 def install_frontend(namespace):
     """Make ``namespace`` (the front-end package) the target of every operator and method."""
     global _fe

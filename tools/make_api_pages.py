@@ -60,17 +60,21 @@ NAMESPACE = [
     ("Transformations", "Automatic differentiation, vectorization and rematerialization; see "
      ":doc:`../guide/autodiff` and :doc:`../guide/vmap`.", "grad value_and_grad grads "
      "value_and_grads vjp jvp jvp_aux jvps linearize jacfwd jacrev hessian hvp stop_gradient "
-     "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian"),
+     "detach no_grad custom_vjp custom_jvp check_grads vmap checkpoint remat jacobian "
+     "linear_transpose fwd_and_bwd"),
     ("Named axes and callbacks", "``pmap`` (a compiled ``vmap`` on the one device) and the "
      "collectives of :doc:`lax` over named axes; a custom derivative given with the value; "
      "Python callbacks inside transformed code; evaluation at trace time.",
      "pmap custom_gradient pure_callback ensure_compile_time_eval"),
+    ("Mutable array references", "JAX's ``jax.new_ref``: an array read and written by "
+     "indexing, passed to ``jit``/``vmap`` as an argument and written back into.",
+     "new_ref freeze Ref"),
     ("Compilation", "See :doc:`../guide/jit` and :doc:`lax`.", "jit make_jaxpr eval_shape "
      "ShapeDtypeStruct typeof named_scope"),
     ("Devices", "JAX's placement API on the one CPU device nx_rune computes on: each call is "
      "a no-op with JAX's return values, so ported code runs unchanged.", "devices local_devices "
      "default_backend device_count local_device_count process_index process_count device_put "
-     "device_get block_until_ready"),
+     "device_get block_until_ready effects_barrier Shard"),
     ("Configuration", "See also :doc:`config`.", "enable_x64 get_num_threads set_num_threads"),
 ]
 _NOT_ELEMENTWISE = {"allclose", "array_equal", "isclose", "where"}
@@ -108,6 +112,10 @@ DATA = {
                     "on at import (``1``, ``true``, ``yes`` or ``on``)."),
         ("OPTIONS", "The option names :func:`update` and :func:`read` accept, each mapped to "
                     "its canonical name (JAX's ``\"jax_enable_x64\"`` is ``\"enable_x64\"``)."),
+        ("NO_EFFECT_OPTIONS", "JAX's options that change only JAX's logging and inner workings "
+                              "(``jax_explain_cache_misses``, ``jax_log_compiles``, "
+                              "``jax_remat3``, ``jax_traceback_filtering``): name -> (type, "
+                              "default); accepted and read back, with no effect."),
     ])],
     "nx_rune.typing": [("Type aliases", [
         ("Array", "The array type in annotations: a :class:`nx_rune.Tensor` or a tracer "
@@ -173,7 +181,8 @@ PAGES = [
      "``jax.nn.initializers``: ``init(key, shape, dtype)``, drawing from :doc:`random`."),
     ("debug", "nx_rune.debug", "Printing and callbacks with the values of a running "
      "computation, under every transformation (as ``jax.debug``)."),
-    ("errors", "nx_rune.errors", "The exceptions the transformations raise."),
+    ("errors", "nx_rune.errors", "The exceptions the transformations raise, and ShapeError "
+     "(operand shapes that do not fit: a ValueError and a TypeError)."),
     ("image", "nx_rune.image", "Image resampling as JAX's ``jax.image``: resize and "
      "scale_and_translate with JAX's kernels, differentiable."),
     ("experimental", "nx_rune.experimental", "JAX's ``jax.experimental`` names nx_rune has."),
@@ -182,7 +191,10 @@ PAGES = [
      "method."),
     ("ad_checkpoint", "nx_rune.ad_checkpoint", "JAX's ``jax.ad_checkpoint``: checkpoint, "
      "checkpoint_name and the checkpoint policies (accepted; nx_rune recomputes everything "
-     "inside a checkpoint)."),
+     "inside a checkpoint), and print_saved_residuals: what reverse mode keeps for the "
+     "backward pass."),
+    ("sharding", "nx_rune.sharding", "JAX's ``jax.sharding`` on the one CPU device: what "
+     "``x.sharding`` and ``x.addressable_shards`` return."),
     ("test_util", "nx_rune.test_util", "Derivative checks against central finite differences, "
      "as JAX's ``jax.test_util``."),
     ("config", "nx_rune.config", "Run-time settings: x64 mode and the kernels' threads."),

@@ -143,9 +143,13 @@ class JitTracer(ArrayBase):
         return self._to_numpy("DLPack export")
 
     def __repr__(self):
+        # JAX's form, so that programs printing a tracer print what JAX's do:
+        # JitTracer(int32[5]), JitTracer(~float32[]) for a weakly typed one; a tracer that
+        # escaped its finished trace says so
+        aval = self.var.aval
         state = ", finished" if self._interp.done else ""
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"JitTracer({self._interp.name}{state}, {self.var.aval.str_short()}{weak})"
+        return (f"JitTracer({'~' if self.weak_type else ''}{np.dtype(aval.dtype).name}"
+                f"[{','.join(map(str, aval.shape))}]{state})")
 
     __str__ = __repr__
 

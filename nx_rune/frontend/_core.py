@@ -18,6 +18,7 @@ from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
 from nx_rune.config import x64_enabled
+from nx_rune.errors import ShapeError
 from nx_rune.primitives import bind
 from nx_rune.tensor import ArrayBase, Tensor
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -214,7 +215,7 @@ def broadcast_shapes(*shapes: ShapeLike) -> tuple[int, ...]:
                 d = s[i]
                 if d != 1:
                     if size != 1 and d != size:
-                        raise ValueError("shapes " + " and ".join(str(tuple(t)) for t in shapes)
+                        raise ShapeError("shapes " + " and ".join(str(tuple(t)) for t in shapes)
                                          + " cannot be broadcast together")
                     size = d
         out.append(size)

@@ -13,6 +13,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
+from nx_rune.errors import ShapeError
 from nx_rune.frontend._core import (  # noqa: F401 (re-exported)
     _holds_arrays,
     astype,
@@ -85,13 +86,13 @@ def _resolve_shape(x, shape):
             if s != -1:
                 known *= s
         if known == 0 or x.size % known:
-            raise ValueError(f"shape: cannot reshape a tensor of shape {x.shape} ({x.size} "
+            raise ShapeError(f"shape: cannot reshape a tensor of shape {x.shape} ({x.size} "
                              f"elements) into {shape}")
         shape = tuple(x.size // known if s == -1 else s for s in shape)
     if builtins.any(s < 0 for s in shape):
         raise ValueError(f"shape: negative dimension in {shape}")
     if math.prod(shape) != x.size:
-        raise ValueError(f"shape: cannot reshape a tensor of shape {x.shape} ({x.size} "
+        raise ShapeError(f"shape: cannot reshape a tensor of shape {x.shape} ({x.size} "
                          f"elements) into {shape}")
     return shape
 
@@ -349,7 +350,7 @@ def concatenate(tensors: Sequence[ArrayLike], axis: int | None = 0) -> Array:
     for t in xs[1:]:
         if t.ndim != xs[0].ndim or builtins.any(
                 a != b for i, (a, b) in enumerate(zip(t.shape, xs[0].shape)) if i != ax):
-            raise ValueError(f"tensors: shapes {xs[0].shape} and {t.shape} differ outside axis "
+            raise ShapeError(f"tensors: shapes {xs[0].shape} and {t.shape} differ outside axis "
                              f"{ax}")
     if len(xs) == 1:
         return copy(xs[0])
@@ -364,7 +365,7 @@ def stack(tensors: Sequence[ArrayLike], axis: int = 0) -> Array:
         raise ValueError("tensors: need at least one tensor to stack")
     for t in xs[1:]:
         if t.shape != xs[0].shape:
-            raise ValueError(f"tensors: all must have the same shape, got {xs[0].shape} and "
+            raise ShapeError(f"tensors: all must have the same shape, got {xs[0].shape} and "
                              f"{t.shape}")
     ax = normalize_axis(axis, xs[0].ndim + 1)
     return concatenate([expand_dims(t, ax) for t in xs], ax)

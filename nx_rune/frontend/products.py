@@ -17,6 +17,7 @@ import numpy as np
 from nx_rune import dtypes
 from nx_rune import primitives as P
 from nx_rune._kernels.view import normalize_axis
+from nx_rune.errors import ShapeError
 from nx_rune.frontend import elementwise, reductions
 from nx_rune.frontend._core import (
     astype,
@@ -55,7 +56,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
     ka = a.shape[-1]
     kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if ka != kb:
-        raise ValueError(f"matmul: contracted dimensions differ: shapes {a.shape} and {b.shape} "
+        raise ShapeError(f"matmul: contracted dimensions differ: shapes {a.shape} and {b.shape} "
                          f"({ka} != {kb})")
     try:
         broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -105,7 +106,7 @@ def inner(a: ArrayLike, b: ArrayLike) -> Array:
     if not (a.ndim and b.ndim):
         return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"inner: last dimensions differ: shapes {a.shape} and {b.shape}")
+        raise ShapeError(f"inner: last dimensions differ: shapes {a.shape} and {b.shape}")
     if a.ndim == 1 or b.ndim == 1:
         return reductions.sum(multiply(a, b), -1) if a.ndim == b.ndim \
             else matmul(a, b) if b.ndim == 1 \
@@ -148,7 +149,7 @@ def tensordot(x1: ArrayLike, x2: ArrayLike, /,
         ca, cb = list(range(a.ndim - n, a.ndim)), list(range(n))
     for i, j in zip(ca, cb):
         if a.shape[i] != b.shape[j]:
-            raise ValueError(f"axes: contracted axis {i} of x1 (shape {a.shape}) and axis {j} of "
+            raise ShapeError(f"axes: contracted axis {i} of x1 (shape {a.shape}) and axis {j} of "
                              f"x2 (shape {b.shape}) differ in size")
     fa = [i for i in range(a.ndim) if i not in ca]
     fb = [j for j in range(b.ndim) if j not in cb]
@@ -220,7 +221,7 @@ def vdot(a: ArrayLike, b: ArrayLike) -> Array:
     conjugated when complex): a 0-d tensor of the promoted dtype."""
     a, b = promote(a, b)
     if a.size != b.size:
-        raise ValueError(f"vdot: a and b must have the same number of elements, got shapes "
+        raise ShapeError(f"vdot: a and b must have the same number of elements, got shapes "
                          f"{a.shape} and {b.shape}")
     a, b = reshape(a, (-1,)), reshape(b, (-1,))
     if dtypes.is_complex(a.dtype):
