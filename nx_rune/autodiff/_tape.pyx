@@ -32,6 +32,9 @@ cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
 cdef object Steps = None, scalar = None, interp_var = None
+# backend.views.add_window: a shrink's cotangent added into a window of its operand's
+# accumulated cotangent (the backward pass with no transformation active)
+cdef object add_window = None
 # call_impl and scalar are nx_rune.tensor's call_impl and Tensor._broadcast_scalar (as core.py
 # configures them): their C functions are called directly, without a Python call each
 cdef bint C_IMPL = False, C_SCALAR = False
@@ -53,9 +56,9 @@ _SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
 cdef object TapeCls = None
 cdef Py_ssize_t TAPE_PARENT = -1, TAPE_TAPE = -1
 
-# the byte offsets of VJPRule's slots ``unary`` and ``operands`` and of Steps' ``code``, read by
-# the backward pass once per entry (-1: read them as attributes)
-cdef Py_ssize_t RULE_UNARY = -1, RULE_OPERANDS = -1, STEPS_CODE = -1
+# the byte offsets of VJPRule's slots ``unary``, ``operands`` and ``window`` and of Steps'
+# ``code``, read by the backward pass once per entry (-1: read them as attributes)
+cdef Py_ssize_t RULE_UNARY = -1, RULE_OPERANDS = -1, RULE_WINDOW = -1, STEPS_CODE = -1
 
 
 cdef Py_ssize_t _slot_offset(cls, str name) except -2:
@@ -99,12 +102,13 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=N
 
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
               vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None,
-              steps_cls=None, scalar_fn=None, interp_var_=None):
+              steps_cls=None, scalar_fn=None, interp_var_=None, add_window_fn=None):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
     global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
     global Steps, scalar, interp_var, C_IMPL, C_SCALAR, RULE_UNARY, RULE_OPERANDS, STEPS_CODE
-    Steps, scalar, interp_var = steps_cls, scalar_fn, interp_var_
+    global RULE_WINDOW, add_window
+    Steps, scalar, interp_var, add_window = steps_cls, scalar_fn, interp_var_, add_window_fn
     C_IMPL = call_impl_fn is _tensor_call_impl
     C_SCALAR = scalar_fn is Tensor._broadcast_scalar
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
@@ -119,12 +123,13 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
             if not _same_as_init(tape_tracer):
                 OFF[0] = -1
     TapeCls, TAPE_PARENT, TAPE_TAPE = tape_cls, -1, -1
-    RULE_UNARY = RULE_OPERANDS = STEPS_CODE = -1
+    RULE_UNARY = RULE_OPERANDS = RULE_WINDOW = STEPS_CODE = -1
     if vjp_rule.__dictoffset__ == 0:
         RULE_UNARY = _slot_offset(vjp_rule, "unary")
         RULE_OPERANDS = _slot_offset(vjp_rule, "operands")
-        if RULE_UNARY <= 0 or RULE_OPERANDS <= 0:
-            RULE_UNARY = RULE_OPERANDS = -1
+        RULE_WINDOW = _slot_offset(vjp_rule, "window")
+        if RULE_UNARY <= 0 or RULE_OPERANDS <= 0 or RULE_WINDOW <= 0:
+            RULE_UNARY = RULE_OPERANDS = RULE_WINDOW = -1
     if steps_cls is not None and steps_cls.__dictoffset__ == 0:
         STEPS_CODE = max(_slot_offset(steps_cls, "code"), -1)
     if tape_cls is not None and tape_cls.__dictoffset__ == 0:
@@ -270,14 +275,29 @@ cdef inline object _accumulate(object prev, object ct, bint top):
     return ct if prev is None else _apply(top, add_p, (prev, ct))
 
 
+cdef inline void _add_to(list acc, unsigned char* owned, Py_ssize_t j, object ct,
+                         bint top) except *:
+    """acc[j] += ct (a new value: acc[j] is then no longer memory of the pass's own)."""
+    acc[j] = _accumulate(acc[j], ct, top)
+    owned[j] = 0
+
+
 def backward(self, seeds):
     """Tape.backward: cotangents of every tape position from ``seeds`` [(position,
     cotangent)]; rules run under the interpreter active now (so an enclosing transformation
     differentiates them).  Returns the list of accumulated cotangents (None: zero); leaves
-    keep theirs."""
+    keep theirs.
+
+    With no transformation active, the cotangent of a window of an operand (shrink: a slice,
+    x[i]) is added into that window of the operand's accumulated cotangent, which the pass then
+    owns (``owned[j]``: acc[j] is memory made here that nothing else reads) and adds the next
+    windows into in place, as HIPS autograd accumulates its slices' cotangents: no padded
+    array per slice, no sum of full-size arrays."""
     cdef list tape = self.tape
     cdef Py_ssize_t n = len(tape), i, top = -1, j, k, m
     cdef list acc = _nones(n, None)
+    cdef bytearray owned_flags = bytearray(n)
+    cdef unsigned char* owned = owned_flags
     cdef dict rules = VJP_RULES
     cdef PyObject* found
     # no transformation active: the loop's own binds (Steps, sums of cotangents) call the
@@ -305,6 +325,18 @@ def backward(self, seeds):
             found = PyDict_GetItem(rules, prim)
             rule = <object>found if found != NULL else None
             if type(rule) is VJPRule:
+                if plain and add_window is not None:
+                    window = _get(rule, RULE_WINDOW) if RULE_WINDOW > 0 else rule.window
+                    if window is not None and len(idxs) == 1:
+                        j = idxs[0]
+                        if not j:
+                            continue
+                        r = add_window(acc[j], owned[j], g, window(params),
+                                       _shape_of(primals[0]))
+                        if r is not None:
+                            acc[j] = r
+                            owned[j] = 1
+                            continue
                 unary = _get(rule, RULE_UNARY) if RULE_UNARY > 0 else rule.unary
                 if unary is not None:
                     # one operand: its cotangent, and its position
@@ -316,7 +348,7 @@ def backward(self, seeds):
                         else:
                             ct = unary(g, out, primals[0])
                         if ct is not None:
-                            acc[j] = _accumulate(acc[j], ct, plain)
+                            _add_to(acc, owned, j, ct, plain)
                     continue
                 per = _get(rule, RULE_OPERANDS) if RULE_OPERANDS > 0 else rule.operands
                 if per is not None:
@@ -328,7 +360,7 @@ def backward(self, seeds):
                         if j and steps is not None:
                             ct = _run_steps(plain, <tuple>_steps_code(steps), g, out,
                                             <tuple>primals)
-                            acc[j] = _accumulate(acc[j], ct, plain)
+                            _add_to(acc, owned, j, ct, plain)
                     continue
                 cts = rule.fn(g, out, primals, params, idxs)
             else:
@@ -350,5 +382,5 @@ def backward(self, seeds):
             if ct is not None:
                 j = idxs[k]
                 if j:
-                    acc[j] = _accumulate(acc[j], ct, plain)
+                    _add_to(acc, owned, j, ct, plain)
     return acc

@@ -58,7 +58,7 @@ from nx_rune.errors import (
     TracerArrayConversionError,
     UnexpectedTracerError,
 )
-from nx_rune.frontend.indexing import getitem, index_update
+from nx_rune.frontend.indexing import add_window, getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
@@ -899,7 +899,8 @@ _tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_a
                 nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
                 user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
                 call_impl_fn=call_impl, tape_cls=Tape, steps_cls=Steps,
-                scalar_fn=Tensor._broadcast_scalar, interp_var_=_var)
+                scalar_fn=Tensor._broadcast_scalar, interp_var_=_var,
+                add_window_fn=add_window)
 
 
 # -- forward mode ------------------------------------------------------------------------------

@@ -850,6 +850,12 @@ def _basic_getitem(x, index):
     return reshape(y, tuple(out_shape))
 
 
+# the adjoint of a basic index added into the operand's cotangent in place, on concrete Tensors
+# (no padding to full size, no sum of full-size arrays): the tape's backward pass calls it when
+# no transformation is active (autodiff reaches the backend through the front end only)
+add_window = backend.views.add_window
+
+
 # Concrete unmasked tensors (no transformation active) get the result's View in one step
 # (View.index_basic); under a transformation the composition of _basic_getitem runs, so that
 # every step is a primitive.  The tests run both (they switch this off).
