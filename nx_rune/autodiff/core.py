@@ -399,6 +399,10 @@ class Tracer(ArrayBase):
     __slots__ = ("_interp", "primal", "shape", "dtype", "_alias", "_recipe", "__weakref__")
     _batched = False   # True for the tracers of vmap (batching.BatchTracer)
     _links_views = True   # movement ops link it to its views (see "Views of tracers")
+    # not a weakly typed value (only jit's tracers of Python scalars are): read by the front
+    # end's promotion on every operand, where a missing attribute would take __getattr__'s
+    # error path each time
+    weak_type = False
 
     def _concrete(self):
         if self._interp.__class__ is _StaleLevel:

@@ -1,14 +1,20 @@
-"""The backward pass adds the cotangents of slices (shrink's windows) into one buffer.
+"""Slices of traced values: how they are recorded and how their cotangents are summed.
 
-With no transformation active, the cotangent of ``x[idx]`` (a basic index: shrinks) is added
-straight into that window of x's accumulated cotangent, which the pass owns and writes in place
-(nx_rune/autodiff/_tape.pyx, backend.views.add_window), instead of padding it to x's full size
-and summing full-size arrays.  Checked here: gradients of functions of many slices (overlapping,
-stepped, reversed, with None/Ellipsis, interleaved with whole-array uses) against NumPy's
-analytic values and bit for bit against the padding path (the window switched off); the
-gradients returned are writable and share memory with nothing; a reused ``vjp_fn`` gives
-independent results; second order (the rules under an enclosing transformation) against
-float64 central differences; no padded array is made on the way.
+* The front end's getitem of a traced value with ints and unit-step slices (``x[k]``,
+  ``x[1:3, 0]``) hands the same shrink and reshape as its general composition to the
+  interpreter at once (frontend/indexing.py ``_traced_block``): checked against the general
+  path (switched off) for the programs recorded (tape entries, jaxprs), values and gradients,
+  and the view links that writes through views need.
+* The backward pass adds the cotangents of slices (shrink's windows) into one buffer: with no
+  transformation active, the cotangent of ``x[idx]`` (a basic index: shrinks) is added
+  straight into that window of x's accumulated cotangent, which the pass owns and writes in
+  place (nx_rune/autodiff/_tape.pyx, backend.views.add_window), instead of padding it to x's
+  full size and summing full-size arrays.  Checked: gradients of functions of many slices
+  (overlapping, stepped, reversed, with None/Ellipsis, interleaved with whole-array uses)
+  against NumPy's analytic values and bit for bit against the padding path (the window
+  switched off); the gradients returned are writable and share memory with nothing; a reused
+  ``vjp_fn`` gives independent results; second order (the rules under an enclosing
+  transformation) against float64 central differences; no padded array is made on the way.
 """
 import numpy as np
 import pytest
@@ -171,3 +177,93 @@ def test_complex_slices_equal_the_padding_path(padding_path):
     g = np.asarray(nx.grad(f)(z))
     padding_path()
     np.testing.assert_array_equal(g, np.asarray(nx.grad(f)(z)))
+
+
+# -- getitem of a traced value: the block fast path against the general composition ------------
+
+BLOCK_INDICES = [0, -1, 3, (1, 2), (-2, slice(1, 4)), slice(1, 4), slice(None, 2),
+                 slice(-3, None), slice(4, 2), slice(2, 100), slice(-100, 2), slice(None),
+                 (slice(None), 0), (slice(None), slice(0, 5)), (slice(0, 6), slice(0, 5)),
+                 (5, 4), ()]
+OTHER_INDICES = [np.int64(2), True, None, Ellipsis, (Ellipsis, 1), slice(None, None, 2),
+                 slice(None, None, -1), [0, 2], (None, 1)]
+
+
+@pytest.fixture
+def general_getitem(monkeypatch):
+    """Switch the block fast path off: every traced getitem takes _basic_getitem."""
+    from nx_rune.frontend import indexing
+
+    def switch_off():
+        monkeypatch.setattr(indexing, "_traced_block", lambda interp, x, index: None)
+    return switch_off
+
+
+def _tape_entries(fn, x):
+    from nx_rune.autodiff.core import Tape, call_finishing
+    tape = Tape("grad", None)
+    out = call_finishing(tape, fn, tape.new_input(x))
+    entries = [(e[0].name, e[1]) for e in tape.tape if e is not None]
+    return entries, np.asarray(out.primal)
+
+
+@pytest.mark.parametrize("index", BLOCK_INDICES + OTHER_INDICES, ids=repr)
+def test_traced_getitem_records_what_the_general_path_records(index, general_getitem):
+    x = nx.asarray(X)
+    fn = lambda t: t[index] * 2.0                      # noqa: E731
+    loss = lambda t: nx.sum(fn(t) ** 2)                 # noqa: E731
+    fast, value = _tape_entries(fn, x)
+    np.testing.assert_array_equal(value, X[index] * 2.0)
+    jaxpr = str(nx.make_jaxpr(fn)(x))
+    g = np.asarray(nx.grad(loss)(x))
+    _, t_out = nx.jvp(fn, (x,), (nx.asarray(W),))
+    np.testing.assert_array_equal(np.asarray(t_out), W[index] * 2.0)
+    general_getitem()
+    assert _tape_entries(fn, x)[0] == fast
+    assert str(nx.make_jaxpr(fn)(x)) == jaxpr
+    np.testing.assert_array_equal(g, np.asarray(nx.grad(loss)(x)))
+
+
+@pytest.mark.parametrize("index", [0, -1, slice(1, 4), slice(3, 1), (), slice(None)], ids=repr)
+def test_traced_getitem_under_vmap_and_grad(index, general_getitem):
+    # rows of a batched value (vmap's tracers), differentiated (tape tracers over them)
+    x = nx.asarray(X)
+    f = nx.vmap(nx.grad(lambda r: nx.sum(nx.sin(r[index]) * r[index])))
+    out = np.asarray(f(x))
+    rows = (slice(None),) + (index if isinstance(index, tuple) else (index,))
+    want = np.zeros_like(X)
+    want[rows] += np.cos(X[rows]) * X[rows] + np.sin(X[rows])
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    general_getitem()
+    np.testing.assert_array_equal(out, np.asarray(f(x)))
+
+
+@pytest.mark.parametrize("index", [7, -7, (0, 5), (1, 2, 3)], ids=repr)
+def test_traced_getitem_out_of_range_raises_as_the_general_path(index):
+    x = nx.asarray(X)
+    with pytest.raises(IndexError, match="index"):
+        nx.grad(lambda t: nx.sum(t[index]))(x)
+
+
+def test_traced_block_is_a_view_that_writes_follow(general_getitem):
+    # row = t[1]; row *= 3 writes into t (a view on arrays, linked on the tape): the value and
+    # the gradient are those of the eager program, and the write reaches the argument
+    def f(t):
+        row = t[1]
+        row *= 3.0
+        block = t[2:4, 1:3]
+        block += t[0, :2]
+        return nx.sum(t * t)
+
+    def f_np(v):
+        v = v.copy()
+        v[1] *= 3.0
+        v[2:4, 1:3] += v[0, :2]
+        return np.sum(v * v), v
+
+    x = nx.asarray(X.copy())
+    g = np.asarray(nx.grad(f)(x))
+    np.testing.assert_allclose(np.asarray(x), f_np(X)[1], rtol=1e-15)   # written back
+    np.testing.assert_allclose(g, fd_grad(lambda v: f_np(v)[0], X), rtol=1e-6, atol=1e-6)
+    general_getitem()
+    np.testing.assert_array_equal(g, np.asarray(nx.grad(f)(nx.asarray(X.copy()))))
