@@ -1,7 +1,7 @@
 """Slices of traced values: how they are recorded and how their cotangents are summed.
 
-* The front end's getitem of a traced value with ints and unit-step slices (``x[k]``,
-  ``x[1:3, 0]``) hands the same shrink and reshape as its general composition to the
+* The front end's getitem of a traced value with ints, unit-step slices and None (``x[k]``,
+  ``x[1:3, 0]``, ``x[:, None]``) hands the same shrink and reshape as its general composition to the
   interpreter at once (frontend/indexing.py ``_traced_block``): checked against the general
   path (switched off) for the programs recorded (tape entries, jaxprs), values and gradients,
   and the view links that writes through views need.
@@ -184,9 +184,10 @@ def test_complex_slices_equal_the_padding_path(padding_path):
 BLOCK_INDICES = [0, -1, 3, (1, 2), (-2, slice(1, 4)), slice(1, 4), slice(None, 2),
                  slice(-3, None), slice(4, 2), slice(2, 100), slice(-100, 2), slice(None),
                  (slice(None), 0), (slice(None), slice(0, 5)), (slice(0, 6), slice(0, 5)),
-                 (5, 4), ()]
-OTHER_INDICES = [np.int64(2), True, None, Ellipsis, (Ellipsis, 1), slice(None, None, 2),
-                 slice(None, None, -1), [0, 2], (None, 1)]
+                 (5, 4), (), None, (None, 1), (slice(None), None, slice(1, 3)),
+                 (None, slice(None), None, 2, None)]
+OTHER_INDICES = [np.int64(2), True, Ellipsis, (Ellipsis, 1), slice(None, None, 2),
+                 slice(None, None, -1), [0, 2], (None, Ellipsis)]
 
 
 @pytest.fixture
@@ -238,7 +239,7 @@ def test_traced_getitem_under_vmap_and_grad(index, general_getitem):
     np.testing.assert_array_equal(out, np.asarray(f(x)))
 
 
-@pytest.mark.parametrize("index", [7, -7, (0, 5), (1, 2, 3)], ids=repr)
+@pytest.mark.parametrize("index", [7, -7, (0, 5), (1, 2, 3), (None, 1, 2, 3)], ids=repr)
 def test_traced_getitem_out_of_range_raises_as_the_general_path(index):
     x = nx.asarray(X)
     with pytest.raises(IndexError, match="index"):

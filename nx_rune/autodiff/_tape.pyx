@@ -1,8 +1,10 @@
 # cython: binding=True, boundscheck=True, wraparound=True
 """The reverse-mode tape's two hot loops, in C: recording one op (``Tape.process``) and the
-backward pass (``Tape.backward``).  See nx_rune/autodiff/core.py for the tape's design; this
-module holds only these loops (every op under ``grad`` runs the first, every tape entry the
-second, and their Python frames and list handling were most of an op's cost under ``grad``).
+backward pass (``Tape.backward``); and forward mode's one (``JVPInterpreter.process``).  See
+nx_rune/autodiff/core.py for the interpreters' design; this module holds only these loops
+(every op under ``grad`` runs the first, every tape entry the second, every op under ``jvp`` --
+a Hessian-vector product's backward pass too -- the third, and their Python frames and list
+handling were most of an op's cost there).
 
 The names they use (the tracer classes, the rule tables, ...) are handed over by core.py when
 it loads (``configure``): core imports this module, so this module cannot import core.
@@ -50,6 +52,15 @@ cdef object ZERO = 0
 cdef Py_ssize_t OFF[7]
 OFF[0] = -1
 _SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
+
+# the same for JVPTracer: the slots its __init__ sets, in this order
+cdef object JVPTracer = None
+cdef Py_ssize_t JOFF[7]
+JOFF[0] = -1
+_JVP_SLOTS = ("_interp", "primal", "shape", "dtype", "tangent", "_alias", "_recipe")
+# forward mode's rule table, its rule class (``fn`` read at its offset) and the general call
+cdef object JVP_RULES = None, JVPRule = None, apply_jvp = None, JVPCls = None
+cdef Py_ssize_t JRULE_FN = -1, JVP_PARENT = -1
 
 # the byte offsets of the Tape slots ``parent`` and ``tape`` (-1: read them as attributes), so
 # that process reads them without an attribute lookup on an object of exactly that class
@@ -100,6 +111,44 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=N
     return t
 
 
+cdef object _jvp_tracer(object interp, object out, object tangent, object dtype):
+    """JVPTracer(interp, out, tangent), its slots set directly (as _tape_tracer)."""
+    if JOFF[0] < 0:
+        return JVPTracer(interp, out, tangent)
+    t = PyType_GenericAlloc(JVPTracer, 0)
+    _put(t, JOFF[0], interp)
+    _put(t, JOFF[1], out)
+    _put(t, JOFF[2], _shape_of(out))
+    _put(t, JOFF[3], dtype)
+    _put(t, JOFF[4], tangent)
+    _put(t, JOFF[5], None)
+    _put(t, JOFF[6], None)
+    return t
+
+
+def configure_forward(*, jvp_tracer, jvp_rules, jvp_rule, apply_jvp_fn, jvp_cls):
+    """Hand over forward mode's names (called once by nx_rune.autodiff.core, after
+    ``configure``)."""
+    global JVPTracer, JVP_RULES, JVPRule, apply_jvp, JVPCls, JRULE_FN, JVP_PARENT
+    JVPTracer, JVP_RULES, JVPRule, apply_jvp = jvp_tracer, jvp_rules, jvp_rule, apply_jvp_fn
+    JVPCls = jvp_cls
+    JOFF[0] = -1
+    if jvp_tracer.__dictoffset__ == 0:
+        offs = [_slot_offset(jvp_tracer, n) for n in _JVP_SLOTS]
+        if min(offs) > 0:
+            for k in range(7):
+                JOFF[k] = offs[k]
+            if not _same_slots(jvp_tracer, lambda i, p: jvp_tracer(i, p, 5),
+                               lambda i, p: _jvp_tracer(i, p, 5, p.dtype)):
+                JOFF[0] = -1
+    JRULE_FN = -1
+    if jvp_rule.__dictoffset__ == 0:
+        JRULE_FN = max(_slot_offset(jvp_rule, "fn"), -1)
+    JVP_PARENT = -1
+    if jvp_cls.__dictoffset__ == 0:
+        JVP_PARENT = max(_slot_offset(jvp_cls, "parent"), -1)
+
+
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
               vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None,
               steps_cls=None, scalar_fn=None, interp_var_=None, add_window_fn=None):
@@ -141,9 +190,13 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
 def _same_as_init(cls):
     """Whether a tracer made here has every slot as one made by ``cls.__init__`` (checked once:
     a slot that __init__ sets and this module does not switches the direct path off)."""
+    return _same_slots(cls, lambda i, p: cls(i, p, 7), lambda i, p: _tape_tracer(i, p, 7))
+
+
+def _same_slots(cls, by_init, made_here):
     primal = SimpleNamespace(shape=(2,), dtype=object())
     interp = object()
-    a, b = cls(interp, primal, 7), _tape_tracer(interp, primal, 7)
+    a, b = by_init(interp, primal), made_here(interp, primal)
     missing = object()
     for klass in cls.__mro__:
         for name in getattr(klass, "__slots__", ()):
@@ -220,6 +273,69 @@ def process(self, prim, args, params):
     while tape[i] is not entry:
         i -= 1
     return _tape_tracer(self, out, i, dtype)
+
+
+def jvp_process(self, prim, args, params):
+    """JVPInterpreter.process: ``prim`` on ``args``; with an operand ours (a JVPTracer of this
+    interpreter), the primal is computed by the parent level and the tangent by the JVP rule,
+    run with the parent active (so outer levels see and differentiate both).  Integer outputs
+    and non-differentiable primitives give plain values; so does a rule's None tangent."""
+    cdef tuple targs = args if type(args) is tuple else tuple(args)
+    cdef Py_ssize_t n = len(targs), k
+    cdef bint ours = False, direct = JOFF[0] >= 0
+    cdef list primals = PyList_New(n)
+    cdef list tangents = PyList_New(n)
+    for k in range(n):
+        a = targs[k]
+        v, t = a, None
+        if direct and type(a) is JVPTracer:
+            interp = _get(a, JOFF[0])
+            if interp is self:
+                ours = True
+                v, t = _get(a, JOFF[1]), _get(a, JOFF[4])
+            elif interp.done:
+                leaked(a)
+        elif type(a) is Tensor:
+            pass
+        elif isinstance(a, Tracer):
+            interp = a._interp
+            if interp is self:
+                ours = True
+                v, t = a.primal, a.tangent
+            elif interp.done:
+                leaked(a)
+        Py_INCREF(v)
+        PyList_SET_ITEM(primals, k, v)
+        Py_INCREF(t)
+        PyList_SET_ITEM(tangents, k, t)
+    parent = _get(self, JVP_PARENT) if JVP_PARENT >= 0 and type(self) is JVPCls else \
+        self.parent
+    if not ours:
+        return bind_at(parent, prim, args, params)
+    if parent is None:
+        out = _c_call_impl(prim, tuple(primals), params) \
+            if C_IMPL and type(params) is dict else call_impl(prim, primals, params)
+    else:
+        out = parent.process(prim, primals, params)
+    if prim in NONDIFF:
+        return out
+    dtype = _dtype_of(out)
+    if dtype not in INEXACT:
+        return out
+    token = interp_var.set(parent)
+    try:
+        found = PyDict_GetItem(JVP_RULES, prim)
+        rule = <object>found if found != NULL else None
+        if type(rule) is JVPRule:
+            fn = _get(rule, JRULE_FN) if JRULE_FN > 0 else rule.fn
+            t = fn(tangents, out, primals, params)
+        else:
+            t = apply_jvp(rule, prim, tangents, out, primals, params)
+    finally:
+        interp_var.reset(token)
+    if t is None:
+        return out
+    return _jvp_tracer(self, out, t, dtype)
 
 
 cdef inline object _step_operand(object o, list res, object v, object ans, tuple primals):

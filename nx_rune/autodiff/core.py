@@ -923,35 +923,14 @@ class JVPInterpreter(Interpreter):
         """``x`` (a value of an enclosing level) as a tracer with a zero tangent."""
         return JVPTracer(self, x, _zeros_like(x))
 
-    def process(self, prim, args, params):
-        ours = False
-        primals = []
-        tangents = []
-        for a in args:
-            if isinstance(a, Tracer):
-                if a._interp is self:
-                    ours = True
-                    primals.append(a.primal)
-                    tangents.append(a.tangent)
-                    continue
-                if a._interp.done:
-                    _leaked(a)
-            primals.append(a)
-            tangents.append(None)
-        parent = self.parent
-        if not ours:
-            return bind_at(parent, prim, args, params)
-        out = bind_at(parent, prim, primals, params)
-        if prim in NONDIFF or out.dtype not in _INEXACT:
-            return out
-        token = _var.set(parent)
-        try:
-            t = _apply_jvp(JVP_RULES.get(prim), prim, tangents, out, primals, params)
-        finally:
-            _var.reset(token)
-        if t is None:
-            return out
-        return JVPTracer(self, out, t)
+    # process(prim, args, params): the loop in C (nx_rune.autodiff._tape.jvp_process): with an
+    # operand ours, the primal is computed by the parent and the tangent by JVP_RULES with the
+    # parent active; integer outputs and non-differentiable primitives give plain values
+    process = _tape.jvp_process
+
+
+_tape.configure_forward(jvp_tracer=JVPTracer, jvp_rules=JVP_RULES, jvp_rule=JVPRule,
+                        apply_jvp_fn=_apply_jvp, jvp_cls=JVPInterpreter)
 
 
 # -- no_grad -----------------------------------------------------------------------------------

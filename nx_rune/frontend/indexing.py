@@ -766,18 +766,23 @@ def getitem(x, index):
 
 
 def _traced_block(interp, x, index):
-    """``x[index]`` for a traced ``x`` and an index of ints and unit-step slices only (a row,
-    a block: the commonest index), else None.  The same shrink and reshape as
-    ``_basic_getitem``, handed to the active interpreter at once: without the general
+    """``x[index]`` for a traced ``x`` and an index of ints, unit-step slices and None only (a
+    row, a block, a new axis: the commonest indices), else None.  The same shrink and reshape
+    as ``_basic_getitem``, handed to the active interpreter at once: without the general
     parsing, and without linking the intermediate shrink to x as a view (bind's alias hook):
     only the result is linked (``_note_index``), the shrink never leaves this function."""
     shape = x.shape
-    if len(index) > len(shape):
-        return None
     limits, out_shape, window = [], [], []
     whole = True
-    for axis, item in enumerate(index):
+    axis = 0
+    for item in index:
+        if item is None:
+            out_shape.append(1)
+            continue
+        if axis == len(shape):
+            return None         # (too many indices: the general path raises)
         n = shape[axis]
+        axis += 1
         if type(item) is int:
             if not -n <= item < n:
                 return None     # (the general path raises the IndexError)
@@ -793,7 +798,7 @@ def _traced_block(interp, x, index):
         limits.append((a, b))
         window.append(b - a)
         whole = whole and a == 0 and b == n
-    for n in shape[len(index):]:
+    for n in shape[axis:]:
         limits.append((0, n))
         out_shape.append(n)
         window.append(n)
