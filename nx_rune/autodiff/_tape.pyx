@@ -443,7 +443,7 @@ def backward(self, seeds):
             if type(rule) is VJPRule:
                 if plain and add_window is not None:
                     window = _get(rule, RULE_WINDOW) if RULE_WINDOW > 0 else rule.window
-                    if window is not None and len(idxs) == 1:
+                    if window is not None and len(idxs) == 1 and primals[0] is not None:
                         j = idxs[0]
                         if not j:
                             continue
