@@ -4,8 +4,12 @@ nx_rune, timed in the same run (pytest-benchmark; groups ``program_*``, impl ``n
 
 Run:  OPENBLAS_NUM_THREADS=1 python -m pytest benchmarks/bench_programs.py \
           --benchmark-only --benchmark-group-by=group
+      OPENBLAS_NUM_THREADS=1 python benchmarks/bench_programs.py   (then the interleaved table)
 (one BLAS thread: these programs are dominated by per-operation costs, which a shared
-multi-threaded BLAS only blurs).
+multi-threaded BLAS only blurs).  Each group also has an ``interleaved_autograd`` row: nx_rune
+and autograd alternated round by round (both see the same load), min / median / max of 9
+rounds of each and ``ratio`` = autograd's median / nx_rune's (above 1: nx_rune faster), in
+``extra_info`` (bench_peer_ratios.interleaved).
 
 * logistic: 10 gradient-descent steps of logistic regression, 500 x 300 float64 features.
 * char_rnn: one value_and_grad + SGD step of a tanh RNN over 20 steps, batch 8, hidden 64.
@@ -15,11 +19,16 @@ multi-threaded BLAS only blurs).
 * gmm: the gradient and 4 Hessian-vector products (power iteration) of a 4-component
   Gaussian mixture's log-likelihood on 200 points in 3-d.
 """
+import os
+import sys
+
 import numpy as np
 import pytest
 
-import nx_rune as nx
-from benchmarks.programs import data
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # as a script
+import nx_rune as nx  # noqa: E402
+from benchmarks.bench_peer_ratios import _record, _table, interleaved  # noqa: E402
+from benchmarks.programs import data  # noqa: E402
 
 IMPLS = ["nx", "autograd"]
 
@@ -83,3 +92,53 @@ def test_gmm(benchmark, impl):
     x, params, vec = _arrays(impl, *data.gmm())
     _, eig, _ = benchmark(mod.curvature, params, x, vec)
     assert float(eig) > 0
+
+
+# -- each program, nx_rune and autograd interleaved round by round -------------------------------
+
+def _run(name, impl):
+    """A call of program ``name`` with ``impl`` on its data, as the rows above time it."""
+    mod = _module(name, impl)
+    if name == "logistic":
+        x, t, w = _arrays(impl, *data.logistic())
+        return lambda: mod.train(w, x, t)
+    if name == "char_rnn":
+        inputs, targets, params = data.char_rnn()
+        inputs, targets = _arrays(impl, inputs, targets)
+        params = {k: _arrays(impl, v)[0] for k, v in params.items()}
+        return lambda: mod.sgd_step(params, inputs, targets)
+    if name == "svi":
+        x, y, mean, log_std, _ = _arrays(impl, *data.svi())
+        if impl == "nx":
+            return lambda: mod.fit((mean, log_std), x, y, nx.random.key(0))
+        return lambda: mod.fit((mean, log_std), x, y, np.random.default_rng(0))
+    if name == "fluid":
+        u, v, rho, target = _arrays(impl, *data.fluid())
+        return lambda: mod.loss_and_grad((u, v), rho, target)
+    x, params, vec = _arrays(impl, *data.gmm())
+    return lambda: mod.curvature(params, x, vec)
+
+
+@pytest.mark.parametrize("name", ["logistic", "char_rnn", "svi", "fluid", "gmm"])
+def test_interleaved_autograd(benchmark, name):
+    benchmark.group = f"program_{name}"
+    mine, peer = _run(name, "nx"), _run(name, "autograd")
+    _record(benchmark, interleaved(mine, peer))
+    benchmark(mine)
+
+
+if __name__ == "__main__":
+    import json
+    import subprocess
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        subprocess.call([sys.executable, "-m", "pytest", __file__, "--benchmark-only", "-q",
+                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *sys.argv[1:]],
+                        cwd=root)
+        with open(path) as f:
+            print(_table(json.load(f)))
+    finally:
+        os.unlink(path)

@@ -142,3 +142,29 @@ def test_jvp_integer_primal_gets_no_tangent():
 def test_jvp_shape_mismatch_raises():
     with pytest.raises(ValueError, match="shape"):
         nx.jvp(nx.sin, (f64_tensor([1.0, 2.0]),), (f64_tensor([1.0]),))
+
+
+def test_jvp_tracers_made_in_c_are_whole():
+    # forward mode's process runs in C and makes its tracers without __init__: every slot is
+    # set (a view link, a later write, repr and the leak check read them)
+    from nx_rune.autodiff import _tape
+    from nx_rune.autodiff.core import JVPTracer
+    seen = []
+
+    def f(x):
+        y = nx.sin(x) * x
+        seen.append(y)
+        assert type(y) is JVPTracer and y.shape == (3,) and y.dtype == np.float64
+        assert y._alias is None and y._recipe is None
+        row = y[1:]
+        row *= 2.0                              # a write through a view of y reaches y
+        return y
+    x = f64_tensor(np.array([0.1, 0.5, 0.9]))
+    out, t = nx.jvp(f, (x,), (f64_tensor(np.ones(3)),))
+    xv = np.array([0.1, 0.5, 0.9])
+    want_t = np.cos(xv) * xv + np.sin(xv)
+    want_t[1:] *= 2.0
+    np.testing.assert_allclose(np.asarray(t), want_t, rtol=1e-14)
+    with pytest.raises(nx.errors.UnexpectedTracerError):
+        nx.jvp(lambda v: v + seen[0], (x,), (f64_tensor(np.ones(3)),))
+    assert _tape.jvp_process is type(nx.autodiff.core.JVPInterpreter("t")).process

@@ -1,8 +1,10 @@
 # cython: binding=True, boundscheck=True, wraparound=True
 """The reverse-mode tape's two hot loops, in C: recording one op (``Tape.process``) and the
-backward pass (``Tape.backward``).  See nx_rune/autodiff/core.py for the tape's design; this
-module holds only these loops (every op under ``grad`` runs the first, every tape entry the
-second, and their Python frames and list handling were most of an op's cost under ``grad``).
+backward pass (``Tape.backward``); and forward mode's one (``JVPInterpreter.process``).  See
+nx_rune/autodiff/core.py for the interpreters' design; this module holds only these loops
+(every op under ``grad`` runs the first, every tape entry the second, every op under ``jvp`` --
+a Hessian-vector product's backward pass too -- the third, and their Python frames and list
+handling were most of an op's cost there).
 
 The names they use (the tracer classes, the rule tables, ...) are handed over by core.py when
 it loads (``configure``): core imports this module, so this module cannot import core.
@@ -32,6 +34,9 @@ cdef object INEXACT = None
 cdef object VJP_RULES = None, VJPRule = None, user_vjp = None, Proj = None
 cdef object add_p = None, bind = None, call_impl = None
 cdef object Steps = None, scalar = None, interp_var = None
+# backend.views.add_window: a shrink's cotangent added into a window of its operand's
+# accumulated cotangent (the backward pass with no transformation active)
+cdef object add_window = None
 # call_impl and scalar are nx_rune.tensor's call_impl and Tensor._broadcast_scalar (as core.py
 # configures them): their C functions are called directly, without a Python call each
 cdef bint C_IMPL = False, C_SCALAR = False
@@ -48,14 +53,23 @@ cdef Py_ssize_t OFF[7]
 OFF[0] = -1
 _SLOTS = ("_interp", "primal", "shape", "dtype", "_idx", "_alias", "_recipe")
 
+# the same for JVPTracer: the slots its __init__ sets, in this order
+cdef object JVPTracer = None
+cdef Py_ssize_t JOFF[7]
+JOFF[0] = -1
+_JVP_SLOTS = ("_interp", "primal", "shape", "dtype", "tangent", "_alias", "_recipe")
+# forward mode's rule table, its rule class (``fn`` read at its offset) and the general call
+cdef object JVP_RULES = None, JVPRule = None, apply_jvp = None, JVPCls = None
+cdef Py_ssize_t JRULE_FN = -1, JVP_PARENT = -1
+
 # the byte offsets of the Tape slots ``parent`` and ``tape`` (-1: read them as attributes), so
 # that process reads them without an attribute lookup on an object of exactly that class
 cdef object TapeCls = None
 cdef Py_ssize_t TAPE_PARENT = -1, TAPE_TAPE = -1
 
-# the byte offsets of VJPRule's slots ``unary`` and ``operands`` and of Steps' ``code``, read by
-# the backward pass once per entry (-1: read them as attributes)
-cdef Py_ssize_t RULE_UNARY = -1, RULE_OPERANDS = -1, STEPS_CODE = -1
+# the byte offsets of VJPRule's slots ``unary``, ``operands`` and ``window`` and of Steps'
+# ``code``, read by the backward pass once per entry (-1: read them as attributes)
+cdef Py_ssize_t RULE_UNARY = -1, RULE_OPERANDS = -1, RULE_WINDOW = -1, STEPS_CODE = -1
 
 
 cdef Py_ssize_t _slot_offset(cls, str name) except -2:
@@ -97,14 +111,53 @@ cdef object _tape_tracer(object interp, object out, Py_ssize_t i, object dtype=N
     return t
 
 
+cdef object _jvp_tracer(object interp, object out, object tangent, object dtype):
+    """JVPTracer(interp, out, tangent), its slots set directly (as _tape_tracer)."""
+    if JOFF[0] < 0:
+        return JVPTracer(interp, out, tangent)
+    t = PyType_GenericAlloc(JVPTracer, 0)
+    _put(t, JOFF[0], interp)
+    _put(t, JOFF[1], out)
+    _put(t, JOFF[2], _shape_of(out))
+    _put(t, JOFF[3], dtype)
+    _put(t, JOFF[4], tangent)
+    _put(t, JOFF[5], None)
+    _put(t, JOFF[6], None)
+    return t
+
+
+def configure_forward(*, jvp_tracer, jvp_rules, jvp_rule, apply_jvp_fn, jvp_cls):
+    """Hand over forward mode's names (called once by nx_rune.autodiff.core, after
+    ``configure``)."""
+    global JVPTracer, JVP_RULES, JVPRule, apply_jvp, JVPCls, JRULE_FN, JVP_PARENT
+    JVPTracer, JVP_RULES, JVPRule, apply_jvp = jvp_tracer, jvp_rules, jvp_rule, apply_jvp_fn
+    JVPCls = jvp_cls
+    JOFF[0] = -1
+    if jvp_tracer.__dictoffset__ == 0:
+        offs = [_slot_offset(jvp_tracer, n) for n in _JVP_SLOTS]
+        if min(offs) > 0:
+            for k in range(7):
+                JOFF[k] = offs[k]
+            if not _same_slots(jvp_tracer, lambda i, p: jvp_tracer(i, p, 5),
+                               lambda i, p: _jvp_tracer(i, p, 5, p.dtype)):
+                JOFF[0] = -1
+    JRULE_FN = -1
+    if jvp_rule.__dictoffset__ == 0:
+        JRULE_FN = max(_slot_offset(jvp_rule, "fn"), -1)
+    JVP_PARENT = -1
+    if jvp_cls.__dictoffset__ == 0:
+        JVP_PARENT = max(_slot_offset(jvp_cls, "parent"), -1)
+
+
 def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, vjp_rules,
               vjp_rule, user_vjp_fn, proj, add_prim, bind_fn, call_impl_fn, tape_cls=None,
-              steps_cls=None, scalar_fn=None, interp_var_=None):
+              steps_cls=None, scalar_fn=None, interp_var_=None, add_window_fn=None):
     """Hand over the names the loops use (called once by nx_rune.autodiff.core)."""
     global Tracer, TapeTracer, leaked, bind_at, NONDIFF, INEXACT, VJP_RULES, VJPRule
     global user_vjp, Proj, add_p, bind, call_impl, TapeCls, TAPE_PARENT, TAPE_TAPE
     global Steps, scalar, interp_var, C_IMPL, C_SCALAR, RULE_UNARY, RULE_OPERANDS, STEPS_CODE
-    Steps, scalar, interp_var = steps_cls, scalar_fn, interp_var_
+    global RULE_WINDOW, add_window
+    Steps, scalar, interp_var, add_window = steps_cls, scalar_fn, interp_var_, add_window_fn
     C_IMPL = call_impl_fn is _tensor_call_impl
     C_SCALAR = scalar_fn is Tensor._broadcast_scalar
     Tracer, TapeTracer, leaked, bind_at = tracer, tape_tracer, leaked_fn, bind_at_fn
@@ -119,12 +172,13 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
             if not _same_as_init(tape_tracer):
                 OFF[0] = -1
     TapeCls, TAPE_PARENT, TAPE_TAPE = tape_cls, -1, -1
-    RULE_UNARY = RULE_OPERANDS = STEPS_CODE = -1
+    RULE_UNARY = RULE_OPERANDS = RULE_WINDOW = STEPS_CODE = -1
     if vjp_rule.__dictoffset__ == 0:
         RULE_UNARY = _slot_offset(vjp_rule, "unary")
         RULE_OPERANDS = _slot_offset(vjp_rule, "operands")
-        if RULE_UNARY <= 0 or RULE_OPERANDS <= 0:
-            RULE_UNARY = RULE_OPERANDS = -1
+        RULE_WINDOW = _slot_offset(vjp_rule, "window")
+        if RULE_UNARY <= 0 or RULE_OPERANDS <= 0 or RULE_WINDOW <= 0:
+            RULE_UNARY = RULE_OPERANDS = RULE_WINDOW = -1
     if steps_cls is not None and steps_cls.__dictoffset__ == 0:
         STEPS_CODE = max(_slot_offset(steps_cls, "code"), -1)
     if tape_cls is not None and tape_cls.__dictoffset__ == 0:
@@ -136,9 +190,13 @@ def configure(*, tracer, tape_tracer, leaked_fn, bind_at_fn, nondiff, inexact, v
 def _same_as_init(cls):
     """Whether a tracer made here has every slot as one made by ``cls.__init__`` (checked once:
     a slot that __init__ sets and this module does not switches the direct path off)."""
+    return _same_slots(cls, lambda i, p: cls(i, p, 7), lambda i, p: _tape_tracer(i, p, 7))
+
+
+def _same_slots(cls, by_init, made_here):
     primal = SimpleNamespace(shape=(2,), dtype=object())
     interp = object()
-    a, b = cls(interp, primal, 7), _tape_tracer(interp, primal, 7)
+    a, b = by_init(interp, primal), made_here(interp, primal)
     missing = object()
     for klass in cls.__mro__:
         for name in getattr(klass, "__slots__", ()):
@@ -217,6 +275,69 @@ def process(self, prim, args, params):
     return _tape_tracer(self, out, i, dtype)
 
 
+def jvp_process(self, prim, args, params):
+    """JVPInterpreter.process: ``prim`` on ``args``; with an operand ours (a JVPTracer of this
+    interpreter), the primal is computed by the parent level and the tangent by the JVP rule,
+    run with the parent active (so outer levels see and differentiate both).  Integer outputs
+    and non-differentiable primitives give plain values; so does a rule's None tangent."""
+    cdef tuple targs = args if type(args) is tuple else tuple(args)
+    cdef Py_ssize_t n = len(targs), k
+    cdef bint ours = False, direct = JOFF[0] >= 0
+    cdef list primals = PyList_New(n)
+    cdef list tangents = PyList_New(n)
+    for k in range(n):
+        a = targs[k]
+        v, t = a, None
+        if direct and type(a) is JVPTracer:
+            interp = _get(a, JOFF[0])
+            if interp is self:
+                ours = True
+                v, t = _get(a, JOFF[1]), _get(a, JOFF[4])
+            elif interp.done:
+                leaked(a)
+        elif type(a) is Tensor:
+            pass
+        elif isinstance(a, Tracer):
+            interp = a._interp
+            if interp is self:
+                ours = True
+                v, t = a.primal, a.tangent
+            elif interp.done:
+                leaked(a)
+        Py_INCREF(v)
+        PyList_SET_ITEM(primals, k, v)
+        Py_INCREF(t)
+        PyList_SET_ITEM(tangents, k, t)
+    parent = _get(self, JVP_PARENT) if JVP_PARENT >= 0 and type(self) is JVPCls else \
+        self.parent
+    if not ours:
+        return bind_at(parent, prim, args, params)
+    if parent is None:
+        out = _c_call_impl(prim, tuple(primals), params) \
+            if C_IMPL and type(params) is dict else call_impl(prim, primals, params)
+    else:
+        out = parent.process(prim, primals, params)
+    if prim in NONDIFF:
+        return out
+    dtype = _dtype_of(out)
+    if dtype not in INEXACT:
+        return out
+    token = interp_var.set(parent)
+    try:
+        found = PyDict_GetItem(JVP_RULES, prim)
+        rule = <object>found if found != NULL else None
+        if type(rule) is JVPRule:
+            fn = _get(rule, JRULE_FN) if JRULE_FN > 0 else rule.fn
+            t = fn(tangents, out, primals, params)
+        else:
+            t = apply_jvp(rule, prim, tangents, out, primals, params)
+    finally:
+        interp_var.reset(token)
+    if t is None:
+        return out
+    return _jvp_tracer(self, out, t, dtype)
+
+
 cdef inline object _step_operand(object o, list res, object v, object ans, tuple primals):
     """An operand of a step of rules.Steps: an earlier step's result (k >= 0), v (-1), ans
     (-2), the first (-3) or second (-4) primal operand, or a float constant in ans's dtype and
@@ -270,14 +391,29 @@ cdef inline object _accumulate(object prev, object ct, bint top):
     return ct if prev is None else _apply(top, add_p, (prev, ct))
 
 
+cdef inline void _add_to(list acc, unsigned char* owned, Py_ssize_t j, object ct,
+                         bint top) except *:
+    """acc[j] += ct (a new value: acc[j] is then no longer memory of the pass's own)."""
+    acc[j] = _accumulate(acc[j], ct, top)
+    owned[j] = 0
+
+
 def backward(self, seeds):
     """Tape.backward: cotangents of every tape position from ``seeds`` [(position,
     cotangent)]; rules run under the interpreter active now (so an enclosing transformation
     differentiates them).  Returns the list of accumulated cotangents (None: zero); leaves
-    keep theirs."""
+    keep theirs.
+
+    With no transformation active, the cotangent of a window of an operand (shrink: a slice,
+    x[i]) is added into that window of the operand's accumulated cotangent, which the pass then
+    owns (``owned[j]``: acc[j] is memory made here that nothing else reads) and adds the next
+    windows into in place, as HIPS autograd accumulates its slices' cotangents: no padded
+    array per slice, no sum of full-size arrays."""
     cdef list tape = self.tape
     cdef Py_ssize_t n = len(tape), i, top = -1, j, k, m
     cdef list acc = _nones(n, None)
+    cdef bytearray owned_flags = bytearray(n)
+    cdef unsigned char* owned = owned_flags
     cdef dict rules = VJP_RULES
     cdef PyObject* found
     # no transformation active: the loop's own binds (Steps, sums of cotangents) call the
@@ -305,6 +441,18 @@ def backward(self, seeds):
             found = PyDict_GetItem(rules, prim)
             rule = <object>found if found != NULL else None
             if type(rule) is VJPRule:
+                if plain and add_window is not None:
+                    window = _get(rule, RULE_WINDOW) if RULE_WINDOW > 0 else rule.window
+                    if window is not None and len(idxs) == 1 and primals[0] is not None:
+                        j = idxs[0]
+                        if not j:
+                            continue
+                        r = add_window(acc[j], owned[j], g, window(params),
+                                       _shape_of(primals[0]))
+                        if r is not None:
+                            acc[j] = r
+                            owned[j] = 1
+                            continue
                 unary = _get(rule, RULE_UNARY) if RULE_UNARY > 0 else rule.unary
                 if unary is not None:
                     # one operand: its cotangent, and its position
@@ -316,7 +464,7 @@ def backward(self, seeds):
                         else:
                             ct = unary(g, out, primals[0])
                         if ct is not None:
-                            acc[j] = _accumulate(acc[j], ct, plain)
+                            _add_to(acc, owned, j, ct, plain)
                     continue
                 per = _get(rule, RULE_OPERANDS) if RULE_OPERANDS > 0 else rule.operands
                 if per is not None:
@@ -328,7 +476,7 @@ def backward(self, seeds):
                         if j and steps is not None:
                             ct = _run_steps(plain, <tuple>_steps_code(steps), g, out,
                                             <tuple>primals)
-                            acc[j] = _accumulate(acc[j], ct, plain)
+                            _add_to(acc, owned, j, ct, plain)
                     continue
                 cts = rule.fn(g, out, primals, params, idxs)
             else:
@@ -350,5 +498,5 @@ def backward(self, seeds):
             if ct is not None:
                 j = idxs[k]
                 if j:
-                    acc[j] = _accumulate(acc[j], ct, plain)
+                    _add_to(acc, owned, j, ct, plain)
     return acc

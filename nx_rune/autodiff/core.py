@@ -58,7 +58,7 @@ from nx_rune.errors import (
     TracerArrayConversionError,
     UnexpectedTracerError,
 )
-from nx_rune.frontend.indexing import getitem, index_update
+from nx_rune.frontend.indexing import add_window, getitem, index_update
 from nx_rune.tensor import ArrayBase, Tensor, call_impl
 
 __all__ = ["Tracer", "TapeTracer", "JVPTracer", "Tape", "JVPInterpreter", "NoGradInterpreter",
@@ -399,6 +399,10 @@ class Tracer(ArrayBase):
     __slots__ = ("_interp", "primal", "shape", "dtype", "_alias", "_recipe", "__weakref__")
     _batched = False   # True for the tracers of vmap (batching.BatchTracer)
     _links_views = True   # movement ops link it to its views (see "Views of tracers")
+    # not a weakly typed value (only jit's tracers of Python scalars are): read by the front
+    # end's promotion on every operand, where a missing attribute would take __getattr__'s
+    # error path each time
+    weak_type = False
 
     def _concrete(self):
         if self._interp.__class__ is _StaleLevel:
@@ -899,7 +903,8 @@ _tape.configure(tracer=Tracer, tape_tracer=TapeTracer, leaked_fn=_leaked, bind_a
                 nondiff=NONDIFF, inexact=_INEXACT, vjp_rules=VJP_RULES, vjp_rule=VJPRule,
                 user_vjp_fn=_user_vjp, proj=_Proj, add_prim=P.add_p, bind_fn=P.bind,
                 call_impl_fn=call_impl, tape_cls=Tape, steps_cls=Steps,
-                scalar_fn=Tensor._broadcast_scalar, interp_var_=_var)
+                scalar_fn=Tensor._broadcast_scalar, interp_var_=_var,
+                add_window_fn=add_window)
 
 
 # -- forward mode ------------------------------------------------------------------------------
@@ -918,35 +923,14 @@ class JVPInterpreter(Interpreter):
         """``x`` (a value of an enclosing level) as a tracer with a zero tangent."""
         return JVPTracer(self, x, _zeros_like(x))
 
-    def process(self, prim, args, params):
-        ours = False
-        primals = []
-        tangents = []
-        for a in args:
-            if isinstance(a, Tracer):
-                if a._interp is self:
-                    ours = True
-                    primals.append(a.primal)
-                    tangents.append(a.tangent)
-                    continue
-                if a._interp.done:
-                    _leaked(a)
-            primals.append(a)
-            tangents.append(None)
-        parent = self.parent
-        if not ours:
-            return bind_at(parent, prim, args, params)
-        out = bind_at(parent, prim, primals, params)
-        if prim in NONDIFF or out.dtype not in _INEXACT:
-            return out
-        token = _var.set(parent)
-        try:
-            t = _apply_jvp(JVP_RULES.get(prim), prim, tangents, out, primals, params)
-        finally:
-            _var.reset(token)
-        if t is None:
-            return out
-        return JVPTracer(self, out, t)
+    # process(prim, args, params): the loop in C (nx_rune.autodiff._tape.jvp_process): with an
+    # operand ours, the primal is computed by the parent and the tangent by JVP_RULES with the
+    # parent active; integer outputs and non-differentiable primitives give plain values
+    process = _tape.jvp_process
+
+
+_tape.configure_forward(jvp_tracer=JVPTracer, jvp_rules=JVP_RULES, jvp_rule=JVPRule,
+                        apply_jvp_fn=_apply_jvp, jvp_cls=JVPInterpreter)
 
 
 # -- no_grad -----------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ parameters of each primitive are listed in its module's docstring):
   _core        IMPLS, the ``_impl`` decorator, the result wrappers, the warning filters
   memory       buffer handling: buffer, const_scalar, const_array, contiguous, copy, assign,
                and the checked in-place writes (check_writable, ufunc_into, assign_index)
-  views        the view algebra: reshape, expand, permute, pad, shrink, flip, as_strided
+  views        the view algebra: reshape, expand, permute, pad, shrink, flip, as_strided;
+               add_window (shrink's adjoint added in place, for the backward pass)
   movement     roll, cat (the movements that need new memory)
   elementwise  unary ufuncs, tanh, expm1, real, imag, cast, sinc_taylor, stop_gradient
   binary       binary ufuncs, pow, idiv, mod, where, complex, the bit shifts

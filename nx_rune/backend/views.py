@@ -4,11 +4,16 @@ data moves): reshape, expand, permute, pad, shrink, flip, as_strided.
 Parameters: reshape(x, shape)  expand(x, shape)  permute(x, axes)  pad(x, config, fill)
 shrink(x, limits)  flip(x, axes)  as_strided(x, shape, strides, offset)
 
-May import: NumPy, ``nx_rune._kernels.view``, ``nx_rune.tensor``, ``nx_rune.backend._core`` and
-``nx_rune.backend.memory`` (the copy a view that strides cannot express needs).
+Also ``add_window``: a window's values added into an array of the full shape in place, the
+adjoint of shrink without the padded array (the tape's backward pass, on concrete values).
+
+May import: NumPy, ``nx_rune._kernels.view`` and ``.quiet``, ``nx_rune.tensor``,
+``nx_rune.backend._core`` and ``nx_rune.backend.memory`` (the copy a view that strides cannot
+express needs).
 """
 import numpy as np
 
+from nx_rune._kernels import quiet as _quiet
 from nx_rune._kernels.view import View
 from nx_rune.backend._core import _impl, _wrap
 from nx_rune.backend.memory import _contiguous, _copy
@@ -188,3 +193,43 @@ def chained_view(shape, chain):
         if v is None:
             return None
     return v
+
+
+# -- a window's cotangent added in place (the backward pass with no transformation active) ------
+
+def add_window(dst, owned, x, limits, shape):
+    """The sum of ``dst`` and of ``x`` placed at the window ``limits`` ((start, stop) per axis)
+    of an array of ``shape``, zero elsewhere: what padding ``x`` to ``shape`` and adding it
+    gives, without making the padded array.  ``dst``: None (zeros), or a concrete Tensor of
+    ``shape`` and x's dtype; ``owned``: dst is memory that nothing else reads (made here), so
+    the window is added into it in place and dst is returned; otherwise the result is new
+    memory (zeros and one strided write, or a copy of dst).  None where an operand is not
+    such a concrete Tensor (the caller then pads and adds)."""
+    if type(x) is not Tensor or len(limits) != len(shape):
+        return None
+    xv = x._np()
+    region, window = [], []
+    for (a, b), n in zip(limits, shape):
+        if not 0 <= a <= b <= n:
+            return None
+        region.append(slice(a, b))
+        window.append(b - a)
+    if xv.shape != tuple(window):
+        return None
+    region = tuple(region)
+    if dst is None:
+        out = np.zeros(shape, xv.dtype)
+        out[region] = xv
+        return _wrap(out)
+    if type(dst) is not Tensor:
+        return None
+    dv = dst._np()
+    if dv.shape != shape or dv.dtype != xv.dtype:
+        return None
+    if not owned:
+        dv = dv.copy(order="C")
+        dst = _wrap(dv)
+    # (the sum made first, then written: a call that NumPy's error settings make raise leaves
+    # dv as it was, and _quiet reruns it with warnings off)
+    dv[region] = _quiet.call2(np.add, dv[region], xv)
+    return dst

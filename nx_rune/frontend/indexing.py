@@ -743,10 +743,17 @@ def getitem(x, index):
     are not adjacent).  IndexError names the axis, the index and the size."""
     if not isinstance(index, tuple):
         index = (index,)
-    if _VIEW_FAST_PATH and type(x) is Tensor and P.current_interpreter() is None:
-        view = x.view.index_basic(index)  # None unless unmasked and only basic indices
-        if view is not None:
-            return Tensor(x.buffer, view)
+    if type(x) is Tensor:
+        if _VIEW_FAST_PATH and P.current_interpreter() is None:
+            view = x.view.index_basic(index)  # None unless unmasked and only basic indices
+            if view is not None:
+                return Tensor(x.buffer, view)
+    elif isinstance(x, ArrayBase):
+        interp = P.current_interpreter()
+        if interp is not None:
+            r = _traced_block(interp, x, index)
+            if r is not None:
+                return r
     x = operand(x)
     if builtins.any(_is_advanced(i) for i in index):
         return advanced_getitem(x, index)
@@ -756,6 +763,54 @@ def getitem(x, index):
         if note is not None:
             note(x, index)
     return r
+
+
+def _traced_block(interp, x, index):
+    """``x[index]`` for a traced ``x`` and an index of ints, unit-step slices and None only (a
+    row, a block, a new axis: the commonest indices), else None.  The same shrink and reshape
+    as ``_basic_getitem``, handed to the active interpreter at once: without the general
+    parsing, and without linking the intermediate shrink to x as a view (bind's alias hook):
+    only the result is linked (``_note_index``), the shrink never leaves this function."""
+    shape = x.shape
+    limits, out_shape, window = [], [], []
+    whole = True
+    axis = 0
+    for item in index:
+        if item is None:
+            out_shape.append(1)
+            continue
+        if axis == len(shape):
+            return None         # (too many indices: the general path raises)
+        n = shape[axis]
+        axis += 1
+        if type(item) is int:
+            if not -n <= item < n:
+                return None     # (the general path raises the IndexError)
+            a = item + n if item < 0 else item
+            b = a + 1
+        elif type(item) is slice and item.step is None:
+            a, b, _ = item.indices(n)
+            if b <= a:
+                a = b = 0
+            out_shape.append(b - a)
+        else:
+            return None
+        limits.append((a, b))
+        window.append(b - a)
+        whole = whole and a == 0 and b == n
+    for n in shape[axis:]:
+        limits.append((0, n))
+        out_shape.append(n)
+        window.append(n)
+    y = x if whole else interp.process(P.shrink_p, (x,), {"limits": tuple(limits)})
+    out_shape = tuple(out_shape)
+    if out_shape != tuple(window):
+        y = interp.process(P.reshape_p, (y,), {"shape": out_shape})
+    if y is not x:
+        note = getattr(y, "_note_index", None)
+        if note is not None:
+            note(x, index)
+    return y
 
 
 def _is_advanced(i):
@@ -848,6 +903,12 @@ def _basic_getitem(x, index):
                 lim.append((0, n))
         y = bind(P.shrink_p, bind(P.reshape_p, y, shape=tuple(shape)), limits=tuple(lim))
     return reshape(y, tuple(out_shape))
+
+
+# the adjoint of a basic index added into the operand's cotangent in place, on concrete Tensors
+# (no padding to full size, no sum of full-size arrays): the tape's backward pass calls it when
+# no transformation is active (autodiff reaches the backend through the front end only)
+add_window = backend.views.add_window
 
 
 # Concrete unmasked tensors (no transformation active) get the result's View in one step

@@ -21,6 +21,7 @@ from nx_rune.frontend import _core, arrangement, elementwise, movement, reductio
 from nx_rune.frontend import linalg as _la
 from nx_rune.frontend.indexing import concrete_value as _concrete_value
 from nx_rune.frontend.products import matmul as _matmul
+from nx_rune.tensor import ArrayBase
 from nx_rune.tensor import wrap_result as _wrap_result
 from nx_rune.typing import Array, ArrayLike
 
@@ -31,6 +32,11 @@ _LOG_2PI = math.log(2 * math.pi)
 
 def _operands(x: ArrayLike, mean: ArrayLike, cov: ArrayLike) -> tuple[Array, Array, Array]:
     """x, mean and cov in one float dtype (Python scalars weakly typed)."""
+    if isinstance(x, ArrayBase) and isinstance(mean, ArrayBase) and isinstance(cov, ArrayBase) \
+            and x.dtype == mean.dtype == cov.dtype and x.dtype.char in "fd" \
+            and not (getattr(x, "weak_type", False) or getattr(mean, "weak_type", False)
+                     or getattr(cov, "weak_type", False)):
+        return x, mean, cov     # (what promotion gives them: arrays of one real float dtype)
     x, mean, cov = (_core.as_inexact(v) for v in _core.promote(x, mean, cov))
     if dtypes.is_complex(x.dtype):
         raise TypeError(f"x, mean, cov: the multivariate normal takes real values, got {x.dtype}")
@@ -66,8 +72,8 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     n = mean.shape[-1]
     if x.ndim == 0 or x.shape[-1] != n:
         raise ValueError(f"x: the last axis must have the mean's length {n}, got shape {x.shape}")
-    d = elementwise.subtract(x, mean)
     if cov.ndim == 0:
+        d = elementwise.subtract(x, mean)
         quad = elementwise.divide(reductions.sum(elementwise.multiply(d, d), -1), cov)
         logdet = elementwise.multiply(elementwise.log(cov), n)
     else:
@@ -75,7 +81,9 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike,
             raise ValueError(f"cov: expected shape (..., {n}, {n}) for a mean of length {n}, got "
                              f"{cov.shape}")
         if cov.ndim == 2 and mean.ndim == 1:
+            # (the rule computes x - mean itself: none recorded here)
             return _logpdf_one_cov()(x, mean, cov)
+        d = elementwise.subtract(x, mean)
         lo = _la.cholesky(cov)
         if cov.ndim == 2:
             # one covariance: one triangular solve with every point as a column of d^T (n, N)

@@ -35,13 +35,19 @@ class VJPRule:
     primitive, ``apply(g, ans, x)`` giving the one cotangent, which the tape's backward pass
     calls directly (one Python frame less per entry than ``fn``).  ``operands``: for a binary
     elementwise primitive, one ``Steps`` per operand (None: no cotangent), which the backward
-    pass runs in C; ``fn`` then runs the same steps."""
-    __slots__ = ("fn", "unary", "operands")
+    pass runs in C; ``fn`` then runs the same steps.  ``window``: for a primitive whose output
+    is a window of its one operand (shrink), ``window(params)`` gives the window's (start, stop)
+    per axis; with no transformation active the backward pass then adds the cotangent straight
+    into that window of the operand's accumulated cotangent (``fn`` would pad it to the
+    operand's full size, and every such cotangent of one operand would be summed at full
+    size)."""
+    __slots__ = ("fn", "unary", "operands", "window")
 
     def __init__(self, fn, unary=None):
         self.fn = fn
         self.unary = unary
         self.operands = None
+        self.window = None
 
     def __call__(self, ct, *args, **params):
         *primals, out = args

@@ -22,6 +22,7 @@ from nx_rune.autodiff.rules._batch_common import (
     moveaxis,
 )
 from nx_rune.autodiff.rules._common import (
+    VJP_RULES,
     _fill,
     _inverse_perm,
     _register,
@@ -76,6 +77,8 @@ BATCH_RULES[P.permute_p] = _batch_permute
 # more than the masked view it makes, on every getitem's cotangent)
 deflinear(P.shrink_p, lambda g, ans, x, limits: bind(
     P.pad_p, g, config=tuple((a, n - b) for (a, b), n in zip(limits, x.shape)), fill=0))
+# (with no transformation active, the backward pass adds g into this window of x's cotangent)
+VJP_RULES[P.shrink_p].window = lambda params: params["limits"]
 
 
 def _batch_shrink(size, args, dims, *, limits):
