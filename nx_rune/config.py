@@ -33,7 +33,8 @@ import numpy as np
 
 from nx_rune._kernels import pool as _pool
 
-__all__ = ["update", "read", "x64_enabled", "enable_x64", "ENV_VAR", "OPTIONS",
+__all__ = ["update", "read", "x64_enabled", "numpy_promotion", "enable_x64", "ENV_VAR", "OPTIONS",
+           "PROMOTION_OPTIONS",
            "NO_EFFECT_OPTIONS", "set_num_threads", "get_num_threads"]
 
 ENV_VAR = "NX_RUNE_ENABLE_X64"
@@ -64,6 +65,27 @@ _SCOPED_X64: contextvars.ContextVar[bool | None] = contextvars.ContextVar("nx_ru
 # per context, the blocks entered and not yet exited, innermost last: (instance, token)
 _BLOCKS: contextvars.ContextVar[tuple] = contextvars.ContextVar("nx_rune_x64_blocks",
                                                                 default=())
+
+
+# dtype promotion between tensors: JAX's by kind (False, the default) or NumPy's throughout
+# (True): the process-wide value, and this context's (nx_rune.autograd's calls set it)
+_GLOBAL_NUMPY_PROMOTION = [False]
+_SCOPED_NUMPY_PROMOTION: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
+    "nx_rune_numpy_promotion", default=None)
+PROMOTION_OPTIONS = ("dtype_promotion", "nx_rune_dtype_promotion")
+
+
+def numpy_promotion() -> bool:
+    """Whether tensors promote as NumPy's (``"dtype_promotion"`` is ``"numpy"`` here), rather
+    than JAX's by kind (an integer meeting a float takes the float's dtype)."""
+    v = _SCOPED_NUMPY_PROMOTION.get()
+    return _GLOBAL_NUMPY_PROMOTION[0] if v is None else v
+
+
+def _promotion(value: Any) -> bool:
+    if value not in ("jax", "numpy"):
+        raise ValueError(f"value: dtype_promotion is 'jax' or 'numpy', got {value!r}")
+    return value == "numpy"
 
 
 def x64_enabled() -> bool:
@@ -127,7 +149,9 @@ def update(name: str, value: Any) -> None:
     bool).  JAX's ``"jax_platform_name"`` and ``"jax_platforms"`` accept ``"cpu"`` (nothing to
     change: the CPU is the one device); JAX's ``"jax_explain_cache_misses"``,
     ``"jax_log_compiles"``, ``"jax_remat3"`` and ``"jax_traceback_filtering"`` are accepted and
-    read back (they change only JAX's logging and inner workings, never values).  At the top
+    read back (they change only JAX's logging and inner workings, never values).
+    ``"dtype_promotion"``: ``"jax"`` (the default: an integer tensor meeting a float one takes
+    its dtype) or ``"numpy"`` (NumPy's promotion: int32 with float32 is float64).  At the top
     of the program (the main thread, outside a running asyncio task) it sets the process-wide
     value, as ``jax.config.update``: every thread and task that has not set its own sees it.
     In a worker thread or an asyncio task it sets that thread's or task's value only (per
@@ -138,6 +162,13 @@ def update(name: str, value: Any) -> None:
         return
     if name in NO_EFFECT_OPTIONS:
         _no_effect(name, value)
+        return
+    if name in PROMOTION_OPTIONS:
+        flag = _promotion(value)
+        if threading.current_thread() is threading.main_thread() and not _in_task():
+            _GLOBAL_NUMPY_PROMOTION[0] = flag
+        else:
+            _SCOPED_NUMPY_PROMOTION.set(flag)
         return
     _option(name)
     value = _check_bool(value, "value")
@@ -162,6 +193,8 @@ def read(name: str) -> Any:
         return "cpu"
     if name in NO_EFFECT_OPTIONS:
         return _NO_EFFECT_VALUES[name]
+    if name in PROMOTION_OPTIONS:
+        return "numpy" if numpy_promotion() else "jax"
     _option(name)
     return x64_enabled()
 

@@ -8,17 +8,21 @@ x64 on (``nx.config.update("enable_x64", True)``, ``with nx.enable_x64():`` or
 ``DEFAULT_FLOAT``, ``DEFAULT_INT`` and ``DEFAULT_COMPLEX`` are the same values, looked up on
 each access.
 
-Promotion between tensors follows NumPy (``numpy.result_type``) in both modes.  Python scalars
-are *weakly typed*, as in JAX: ``x * 2`` keeps ``x``'s dtype; a Python float meeting an integer
-or bool tensor gives the default float dtype; a Python int meeting a bool tensor gives the
-default int; a Python complex gives the complex dtype of the tensor's float precision (float64:
-complex128; float32 and float16: complex64), or the default complex dtype for integer and bool
-tensors.
+Promotion between tensors is JAX's where it differs from NumPy's by kind: an integer or bool
+tensor meeting a floating or complex one takes that one's dtype (int32 * float32 is float32;
+NumPy gives float64).  Within a kind, and between integers, it is NumPy's
+(``numpy.result_type``).  ``nx.config.update("dtype_promotion", "numpy")`` (and each call of
+``nx_rune.autograd.numpy``, which is NumPy's namespace) promotes as NumPy does throughout.
+Python scalars are *weakly typed*, as in JAX: ``x * 2`` keeps ``x``'s dtype; a Python float
+meeting an integer or bool tensor gives the default float dtype; a Python int meeting a bool
+tensor gives the default int; a Python complex gives the complex dtype of the tensor's float
+precision (float64: complex128; float32 and float16: complex64), or the default complex dtype
+for integer and bool tensors.
 """
 import numpy as np
 
 from nx_rune._kernels.buffer import SUPPORTED_DTYPES, check_dtype
-from nx_rune.config import x64_enabled
+from nx_rune.config import numpy_promotion, x64_enabled
 
 bool_ = np.dtype(np.bool_)
 int8 = np.dtype(np.int8)
@@ -66,8 +70,8 @@ def __getattr__(name):
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "complex64", "complex128", "SUPPORTED_DTYPES",
            "check_dtype", "is_float", "is_complex", "is_inexact", "is_integer", "is_bool",
-           "result_type", "scalar_dtype", "weak_result_type", "default_float", "default_int",
-           "default_complex"]
+           "result_type", "inexact_result_type", "scalar_dtype", "weak_result_type",
+           "default_float", "default_int", "default_complex"]
 
 
 def _kind(dt):
@@ -115,8 +119,24 @@ def scalar_dtype(value):
 
 
 def result_type(*dtypes):
-    """NumPy's promotion of tensor dtypes."""
+    """The common dtype of tensors of ``dtypes``: NumPy's promotion, except that integers and
+    bools meeting inexact dtypes take the inexact ones' (JAX's), unless NumPy promotion is on
+    (see the module docstring)."""
+    if len(dtypes) > 1 and not numpy_promotion():
+        inexact = [d for d in dtypes if np.dtype(d).kind in "fc"]
+        if inexact and len(inexact) < len(dtypes):
+            dtypes = tuple(inexact)
     return check_dtype(np.result_type(*dtypes))
+
+
+def inexact_result_type(*dtypes):
+    """``result_type`` made inexact (JAX's ``promote_dtypes_inexact``): integers and bools
+    alone give the default float dtype (float64 under NumPy promotion, as NumPy's linear algebra
+    does), float16 stays."""
+    dt = result_type(*dtypes)
+    if dt.kind in "fc":
+        return dt
+    return float64 if numpy_promotion() else default_float()
 
 
 def weak_result_type(dtype, value):

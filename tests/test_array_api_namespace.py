@@ -13,6 +13,7 @@ import pytest
 
 import nx_rune as nx
 from autodiff_specs import f64_tensor, fd_jacobians
+from promotion_ref import result_type as promoted
 
 ALL_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
              "float32", "float64", "complex64", "complex128"]
@@ -447,10 +448,35 @@ def test_isdtype_bad_input():
             nx.isdtype(bad, "numeric")
 
 
-def test_result_type_between_dtypes_is_numpys():
+def test_result_type_between_dtypes_is_numpys_within_a_kind_jaxs_across():
     for a in NX_DTYPES:
         for b in NX_DTYPES:
-            assert nx.result_type(a, b) == np.result_type(a, b), (a, b)
+            assert nx.result_type(a, b) == promoted(a, b), (a, b)
+    # jax 0.10.2's jnp.promote_types across kinds (NumPy: float32, float64, float64,
+    # complex128, float64)
+    jax_pairs = {("int16", "float16"): "float16", ("int32", "float32"): "float32",
+                 ("int64", "float32"): "float32", ("uint64", "complex64"): "complex64",
+                 ("bool", "float16"): "float16", ("uint32", "float16"): "float16"}
+    for (a, b), want in jax_pairs.items():
+        assert nx.result_type(a, b) == np.dtype(want), (a, b)
+        assert nx.result_type(b, a) == np.dtype(want), (b, a)
+        assert (nx.ones(2, dtype=a) * nx.ones(2, dtype=b)).dtype == np.dtype(want), (a, b)
+    # NumPy's throughout where asked for (and in nx_rune.autograd.numpy, NumPy's namespace)
+    nx.config.update("dtype_promotion", "numpy")
+    try:
+        assert nx.config.read("dtype_promotion") == "numpy"
+        for a in NX_DTYPES:
+            for b in NX_DTYPES:
+                assert nx.result_type(a, b) == np.result_type(a, b), (a, b)
+    finally:
+        nx.config.update("dtype_promotion", "jax")
+    assert nx.config.read("dtype_promotion") == "jax"
+    import nx_rune.autograd.numpy as anp
+    i32, f32 = np.ones(2, np.int32), np.ones(2, np.float32)
+    assert anp.add(i32, f32).dtype == np.float64 and anp.dot(i32, f32).dtype == np.float64
+    assert nx.add(i32, f32).dtype == np.float32
+    with pytest.raises(ValueError, match="dtype_promotion"):
+        nx.config.update("dtype_promotion", "standard")
     # the standard's table, mixed signedness included
     table = {("uint8", "int8"): "int16", ("uint16", "int8"): "int32",
              ("uint32", "int16"): "int64", ("uint8", "uint32"): "uint32",
@@ -535,3 +561,15 @@ def test_astype_is_differentiable():
     g = nx.grad(lambda u: nx.sum(nx.astype(u, nx.float32) * 2.0))(f64_tensor(x))
     assert g.dtype == np.float64
     np.testing.assert_array_equal(g.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_jit_traces_again_when_the_promotion_mode_changes():
+    f = nx.jit(lambda a, b: a * b)
+    i32, f32 = nx.ones(2, dtype=nx.int32), nx.ones(2, dtype=nx.float32)
+    assert f(i32, f32).dtype == np.float32
+    nx.config.update("dtype_promotion", "numpy")
+    try:
+        assert f(i32, f32).dtype == np.float64
+    finally:
+        nx.config.update("dtype_promotion", "jax")
+    assert f(i32, f32).dtype == np.float32

@@ -432,7 +432,7 @@ def test_ravel_pytree_values_and_round_trip():
     ([np.ones(2, np.float32), np.ones(1, np.complex64)], np.complex64),
     ([1.0, 2], np.float32),
     ([1, 2], np.int32),
-    ([np.ones(2, np.int32), np.ones(2, np.float32)], np.float64),  # nx's (NumPy's) promotion
+    ([np.ones(2, np.int32), np.ones(2, np.float32)], np.float32),  # as JAX's ravel_pytree
 ])
 def test_ravel_pytree_promotes_dtypes(leaves, dtype):
     flat, unravel = flatten_util.ravel_pytree(leaves)

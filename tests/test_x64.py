@@ -641,9 +641,14 @@ def test_porting_notes_hold(x64):
     """The README's "Porting from JAX / autograd / NumPy" differences, and their fixes."""
     with nx.enable_x64(x64):
         i32, f32 = _arr([1, 2], np.int32), _arr([1, 2], np.float32)
-        assert (i32 + f32).dtype == np.float64                        # NumPy's promotion
-        assert (i32.astype(nx.float32) + f32).dtype == np.float32     # the fix
-        assert (i32 + _arr([1j], np.complex64)).dtype == np.complex128
+        assert (i32 + f32).dtype == np.float32                        # JAX's, by kind
+        assert (i32 + _arr([1j], np.complex64)).dtype == np.complex64
+        nx.config.update("dtype_promotion", "numpy")                 # NumPy's throughout
+        try:
+            assert (i32 + f32).dtype == np.float64
+            assert (i32 + _arr([1j], np.complex64)).dtype == np.complex128
+        finally:
+            nx.config.update("dtype_promotion", "jax")
         assert (_arr([1], np.uint64) + _arr([1], np.int64)).dtype == np.float64
         assert nx.zeros(2, dtype=float).dtype == np.float64
         assert nx.asarray(np.array([0.5]), nx.float32).dtype == np.float32

@@ -26,7 +26,7 @@ NAMESPACE = [
     ("Creation functions", "", "arange asarray empty empty_like eye from_dlpack full full_like "
      "linspace meshgrid ones ones_like tril triu zeros zeros_like"),
     ("Creation functions (NumPy extensions)", "", "array diag diagflat identity indices tri r_ c_"),
-    ("Data type functions", "", "astype can_cast finfo iinfo isdtype result_type"),
+    ("Data type functions", "", "astype can_cast finfo iinfo isdtype promote_types result_type"),
     ("Element-wise functions", "", None),  # filled below from the front end's elementwise module
     ("Element-wise functions (NumPy extensions)", "", "fabs fmax fmin iscomplex iscomplexobj "
      "isrealobj real_if_close"),
@@ -116,6 +116,8 @@ DATA = {
                               "(``jax_explain_cache_misses``, ``jax_log_compiles``, "
                               "``jax_remat3``, ``jax_traceback_filtering``): name -> (type, "
                               "default); accepted and read back, with no effect."),
+        ("PROMOTION_OPTIONS", "The names of the promotion option (``\"dtype_promotion\"``): "
+                              "``\"jax\"`` (the default) or ``\"numpy\"``."),
     ])],
     "nx_rune.typing": [("Type aliases", [
         ("Array", "The array type in annotations: a :class:`nx_rune.Tensor` or a tracer "

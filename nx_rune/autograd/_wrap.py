@@ -3,12 +3,13 @@
 autograd programs are NumPy programs: ``np.array([1., 2.])``, ``np.ones(3)`` and ``np.sin(0.5)``
 are float64, Python ints int64.  nx_rune's defaults are JAX's (float32 unless x64 mode is on), and
 plain nx_rune code in the same process must keep them.  So every function of the autograd
-namespaces runs in x64 mode for the duration of its call (``in_x64``): the mode is a
-``contextvars.ContextVar`` of ``nx_rune.config``, set on entry and reset on exit, so nothing
+namespaces runs in x64 mode, with NumPy's dtype promotion (int32 with float32 is float64), for
+the duration of its call (``in_x64``): each mode is a ``contextvars.ContextVar`` of
+``nx_rune.config``, set on entry and reset on exit, so nothing
 outside the call, nor any other thread or task, sees it.  Calls whose positional arguments are
-all float or complex arrays (and which take no keywords) cannot create a default dtype, and skip
-the scope: that keeps the common case (``np.sin(x)`` of a float64 array) at the cost of one loop
-over the arguments.
+all float or complex arrays (and which take no keywords) cannot create a default dtype nor mix
+integers with floats, and skip the scope: that keeps the common case (``np.sin(x)`` of a
+float64 array) at the cost of one loop over the arguments.
 
 NumPy functions nx_rune does not implement (``np.iscomplexobj``, ``np.bincount``, ...) are
 called through ``numpy_fallback``: NumPy runs on the concrete values, as in autograd where such
@@ -21,7 +22,7 @@ import functools
 
 import numpy as _onp
 
-from nx_rune.config import _SCOPED_X64
+from nx_rune.config import _SCOPED_NUMPY_PROMOTION, _SCOPED_X64
 from nx_rune.tensor import ArrayBase, Tensor
 
 __all__ = ["in_x64", "numpy_fallback", "to_nx", "is_traced"]
@@ -53,9 +54,11 @@ def in_x64(f, name=None):
             else:
                 return f(*args)
         token = _SCOPED_X64.set(True)
+        ptoken = _SCOPED_NUMPY_PROMOTION.set(True)
         try:
             return f(*args, **kwargs)
         finally:
+            _SCOPED_NUMPY_PROMOTION.reset(ptoken)
             _SCOPED_X64.reset(token)
 
     run._nx_autograd_x64 = True

@@ -65,7 +65,7 @@ from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.passes.outputs import rebuild, written_views
 from nx_rune.compiler.stages import Lowered, ShapeDtypeStruct
 from nx_rune.compiler.tracing import JitTracer, Traced, TraceInterpreter, trace
-from nx_rune.config import x64_enabled
+from nx_rune.config import numpy_promotion, x64_enabled
 from nx_rune.dtypes import scalar_dtype
 from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
 from nx_rune.frontend import asarray, zeros_like_t
@@ -551,8 +551,8 @@ class JitFunction:
         fast_key = None
         if self._fast and not kwargs:
             # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
-            # the x64 mode: it changes the dtypes a trace gives Python numbers and defaults)
-            key = [x64_enabled(), AXIS_KEY.get()]
+            # the x64 and promotion modes: they change the dtypes a trace gives)
+            key = [x64_enabled(), numpy_promotion(), AXIS_KEY.get()]
             for a in args:
                 if a.__class__ is not Tensor:
                     break
@@ -572,7 +572,7 @@ class JitFunction:
                 leaves = []
                 sig = _fast_signature(args, leaves)
                 if sig is not None:
-                    fast_key = (_FAST_TREE, x64_enabled(), AXIS_KEY.get(), sig)
+                    fast_key = (_FAST_TREE, x64_enabled(), numpy_promotion(), AXIS_KEY.get(), sig)
                     entry = self._cache.get(fast_key)
                     if entry is not None:
                         self._hits += 1
@@ -585,7 +585,8 @@ class JitFunction:
         spos = {i for i, _ in statics}
         values, keys, treedef = self._flatten(dyn, dkw, spos)
         key = (treedef, tuple((i, _typed(v)) for i, v in statics),
-               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled(), AXIS_KEY.get())
+               tuple((k, _typed(v)) for k, v in skw), keys, x64_enabled(), numpy_promotion(),
+               AXIS_KEY.get())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1

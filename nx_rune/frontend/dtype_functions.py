@@ -21,7 +21,7 @@ from nx_rune.frontend.movement import copy as _copy
 from nx_rune.tensor import ArrayBase, check_device
 from nx_rune.typing import Array, ArrayLike, DTypeLike
 
-__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
+__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "promote_types", "result_type"]
 
 _KINDS = {
     "bool": "b",
@@ -199,6 +199,14 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
         dt = dtypes.weak_result_type(dt, v)
     return dt
 
+
+
+def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
+    """The dtype two arrays of dtypes ``a`` and ``b`` promote to (``jnp.promote_types``,
+    ``np.promote_types``): NumPy's within a kind, an integer or bool with a float or complex
+    taking the latter's (JAX's), or NumPy's throughout under ``dtype_promotion="numpy"``."""
+    return dtypes.result_type(dtypes.check_dtype(_dtype_arg(a, "a"), "a"),
+                              dtypes.check_dtype(_dtype_arg(b, "b"), "b"))
 
 # the Python types jnp.result_type reads as weak values of their kind
 _WEAK_TYPES = {bool: False, int: 0, float: 0.0, complex: 0j}

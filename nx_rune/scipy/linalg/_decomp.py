@@ -84,8 +84,7 @@ def solve(a: ArrayLike, b: ArrayLike, lower: bool = False, overwrite_a: bool = F
     am = _matrix(a, "a", square=True)
     bm = nx.asarray(b)
     if not dtypes.is_inexact(bm.dtype) or bm.dtype != am.dtype:
-        dt = dtypes.result_type(am.dtype, bm.dtype, np.float32 if am.dtype == np.float32
-                                else am.dtype)
+        dt = dtypes.inexact_result_type(am.dtype, bm.dtype)
         am, bm = nx.astype(am, dt), nx.astype(bm, dt)
     _finite(check_finite, a=am, b=bm)
     if transposed:
@@ -420,7 +419,7 @@ def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, eigvals_only: bool = False,
         raise ValueError(f"e: expected length {n - 1} (d has {n}), got shape {ee.shape}")
     if select not in ("a", "i"):
         raise NotImplementedError(f"select: 'a' or 'i' (by index) only, got {select!r}")
-    dt = dtypes.result_type(dd.dtype, ee.dtype, np.float32)
+    dt = dtypes.inexact_result_type(dd.dtype, ee.dtype)
     dd, ee = nx.astype(dd, dt), nx.astype(ee, dt)
     _finite(check_finite, d=dd, e=ee)
     mat = nx.multiply(nx.expand_dims(dd, -1), la.eye_like(n, dt))

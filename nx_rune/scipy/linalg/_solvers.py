@@ -27,7 +27,7 @@ def _mH(x):
 
 def _common(arrays, names):
     """The operands in one float dtype, broadcast to one batch shape."""
-    dt = dtypes.result_type(*[x.dtype for x in arrays], np.float32)
+    dt = dtypes.inexact_result_type(*[x.dtype for x in arrays])
     if dt == np.float16:
         dt = np.dtype(np.float32)
     arrays = [nx.astype(x, dt) if x.dtype != dt else x for x in arrays]
