@@ -199,3 +199,33 @@ def test_a_held_up_worker_makes_the_next_jobs_run_on_the_caller_for_a_while():
     # the probes end a back-off first: their workers run again
     pool._probe_stall(8, 2, stall_us=100000, span_us=1000)
     assert pool._probe_threads(8, 2, sleep_us=2000) == 2
+
+
+def _wait_out_backoff(extra_s=0.0):
+    left, _ = pool._backoff_ns()
+    time.sleep(left / 1e9 + 0.005 + extra_s)
+
+
+def test_a_worker_late_again_right_after_a_back_off_doubles_the_next_one():
+    """A core that stays busy (another process running all along) makes a worker late again
+    as soon as a back-off ends: each such retry costs a whole stall, so the next back-off is
+    twice as long (up to a bound); a late worker long after the last back-off ended (a passing
+    load) starts again from the first length."""
+    pool._end_backoff()
+    pool._probe_stall(8, 2, stall_us=100000, span_us=1000)
+    left, first = pool._backoff_ns()
+    assert 0 < left <= first
+    lengths = [first]
+    for _ in range(4):
+        _wait_out_backoff()
+        pool._probe_stall(8, 2, stall_us=100000, span_us=1000, end_backoff=False)
+        lengths.append(pool._backoff_ns()[1])
+    assert lengths[:4] == [first, 2 * first, 4 * first, 8 * first]
+    assert lengths[4] == 8 * first                    # the bound: 8 x the first length
+    # a late worker more than the first length after the back-off's end: the first length
+    _wait_out_backoff(extra_s=first / 1e9 + 0.05)
+    pool._probe_stall(8, 2, stall_us=100000, span_us=1000, end_backoff=False)
+    assert pool._backoff_ns()[1] == first
+    pool._end_backoff()
+    assert pool._backoff_ns() == (0, first)
+    assert pool._probe_threads(8, 2, sleep_us=2000) == 2
