@@ -38,6 +38,7 @@ cdef extern from *:
     #include <signal.h>
     #include <unistd.h>
     #include <time.h>
+    #include <sched.h>
     #define NX_POOL_HAVE_THREADS 1
 
     typedef struct {
@@ -97,7 +98,12 @@ cdef extern from *:
     #endif
     }
 
-    /* Spin until *word differs from `seen` or the spin time is over (called without mu). */
+    /* Spin until *word differs from `seen` or the spin time is over (called without mu).
+       The spin yields the core between its polls: a spinning thread that shares its core with
+       another runnable one (the caller, when another process holds the other core) would
+       otherwise take that core's time slices from it for nothing, the whole of a compiled
+       step (its jobs come every few microseconds), making it half again as slow as the caller
+       alone; on an idle core the yield returns at once. */
     static void nx_pool_spin_while_equal(unsigned long *word, unsigned long seen) {
         long start = nx_pool_now_ns();
         int i;
@@ -109,6 +115,7 @@ cdef extern from *:
             }
             if (nx_pool_now_ns() - start > NX_POOL_SPIN_NS)
                 return;
+            sched_yield();
         }
     }
 
@@ -283,13 +290,17 @@ cdef extern from *:
         nx_pool_claim_spans(p, gen, fn, ctx, n, step, count);
         t_own = nx_pool_now_ns();
         if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count) {
-            /* the workers' last spans: spin for them before sleeping */
+            /* the workers' last spans: spin for them before sleeping (yielding the core
+               between polls, see nx_pool_spin_while_equal: the worker running the last span
+               may be waiting for this core) */
             long start = nx_pool_now_ns();
             while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count
                    && nx_pool_now_ns() - start < NX_POOL_SPIN_NS) {
                 int i;
                 for (i = 0; i < 64; i++)
                     nx_pool_relax();
+                if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count)
+                    sched_yield();
             }
         }
         pthread_mutex_lock(&p->mu);
