@@ -4,6 +4,9 @@ installed; neither is a dependency) on three cases, timed interleaved in one run
 Run:  python benchmarks/bench_peer_ratios.py        (pytest-benchmark, then the interleaved
                                                       table: min / median / max of 9 rounds of
                                                       each side, and the ratio of medians)
+      python benchmarks/bench_peer_ratios.py --busy (the same with one other busy process, a
+                                                      ``while True: pass`` started before and
+                                                      killed after: the loaded machine's rows)
       python -m pytest benchmarks/bench_peer_ratios.py --benchmark-only --benchmark-group-by=group
 
 The machine may be shared: each ``*_interleaved`` row alternates nx_rune and the peer round by
@@ -27,7 +30,8 @@ import time
 import numpy as np
 import pytest
 
-import nx_rune as nx
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # as a script
+import nx_rune as nx  # noqa: E402
 
 ROUNDS = 9
 
@@ -274,13 +278,20 @@ if __name__ == "__main__":
     import subprocess
     import tempfile
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = [a for a in sys.argv[1:] if a != "--busy"]
+    busy = None
+    if len(args) < len(sys.argv) - 1:
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     try:
         subprocess.call([sys.executable, "-m", "pytest", __file__, "--benchmark-only", "-q",
-                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *sys.argv[1:]],
+                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *args],
                         cwd=root)
         with open(path) as f:
             print(_table(json.load(f)))
     finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
         os.unlink(path)

@@ -38,6 +38,7 @@ cdef extern from *:
     #include <signal.h>
     #include <unistd.h>
     #include <time.h>
+    #include <sched.h>
     #define NX_POOL_HAVE_THREADS 1
 
     typedef struct {
@@ -72,10 +73,16 @@ cdef extern from *:
     /* A worker the scheduler holds up (another process on its core) keeps the span it claimed
        until it runs again, a time slice later: the caller, done with every other span, waits.
        When that wait is longer than NX_POOL_LATE_NS and than the caller's own work, the
-       following jobs run on the caller alone for NX_POOL_BACKOFF_NS (the same spans in the same
-       order, so the same results), then the workers are tried again. */
+       following jobs run on the caller alone for a while (the same spans in the same order, so
+       the same results), then the workers are tried again.  That while is NX_POOL_BACKOFF_NS,
+       doubled (up to NX_POOL_BACKOFF_MAX_NS) each time a worker is late again within
+       NX_POOL_BACKOFF_NS of the last back-off's end: a core that stays busy (another process
+       running all along) then costs one stall per NX_POOL_BACKOFF_MAX_NS, not one per
+       NX_POOL_BACKOFF_NS (each stall is a whole time slice of the scheduler, milliseconds, the
+       time of ten compiled steps of a small MLP), while a passing one costs one short back-off. */
     #define NX_POOL_LATE_NS 200000L
     #define NX_POOL_BACKOFF_NS 200000000L
+    #define NX_POOL_BACKOFF_MAX_NS 1600000000L
 
     static long nx_pool_now_ns(void) {
         struct timespec ts;
@@ -91,7 +98,12 @@ cdef extern from *:
     #endif
     }
 
-    /* Spin until *word differs from `seen` or the spin time is over (called without mu). */
+    /* Spin until *word differs from `seen` or the spin time is over (called without mu).
+       The spin yields the core between its polls: a spinning thread that shares its core with
+       another runnable one (the caller, when another process holds the other core) would
+       otherwise take that core's time slices from it for nothing, the whole of a compiled
+       step (its jobs come every few microseconds), making it half again as slow as the caller
+       alone; on an idle core the yield returns at once. */
     static void nx_pool_spin_while_equal(unsigned long *word, unsigned long seen) {
         long start = nx_pool_now_ns();
         int i;
@@ -103,6 +115,7 @@ cdef extern from *:
             }
             if (nx_pool_now_ns() - start > NX_POOL_SPIN_NS)
                 return;
+            sched_yield();
         }
     }
 
@@ -221,6 +234,7 @@ cdef extern from *:
        Only that many workers take a seat in the job, however many an earlier call started. */
     static long nx_pool_backoff_until = 0;   /* run jobs on the caller alone until then */
     static long nx_pool_backoffs = 0;        /* how often that began (a test counter) */
+    static long nx_pool_backoff_len = NX_POOL_BACKOFF_NS;   /* the last back-off's length */
 
     static void nx_pool_run_on(nx_pool_span_fn fn, const void *ctx, Py_ssize_t n,
                                Py_ssize_t step, Py_ssize_t count, Py_ssize_t threads) {
@@ -276,13 +290,17 @@ cdef extern from *:
         nx_pool_claim_spans(p, gen, fn, ctx, n, step, count);
         t_own = nx_pool_now_ns();
         if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count) {
-            /* the workers' last spans: spin for them before sleeping */
+            /* the workers' last spans: spin for them before sleeping (yielding the core
+               between polls, see nx_pool_spin_while_equal: the worker running the last span
+               may be waiting for this core) */
             long start = nx_pool_now_ns();
             while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count
                    && nx_pool_now_ns() - start < NX_POOL_SPIN_NS) {
                 int i;
                 for (i = 0; i < 64; i++)
                     nx_pool_relax();
+                if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count)
+                    sched_yield();
             }
         }
         pthread_mutex_lock(&p->mu);
@@ -293,8 +311,14 @@ cdef extern from *:
         pthread_mutex_unlock(&p->mu);
         t_waited = nx_pool_now_ns() - t_own;
         if (t_waited > NX_POOL_LATE_NS && t_waited > t_own - t_start) {
-            __atomic_store_n(&nx_pool_backoff_until, t_own + t_waited + NX_POOL_BACKOFF_NS,
-                             __ATOMIC_RELAXED);
+            long len = NX_POOL_BACKOFF_NS;
+            if (until != 0 && t_start - until < NX_POOL_BACKOFF_NS) {
+                /* late again soon after the last back-off: the core is still busy */
+                len = nx_pool_backoff_len < NX_POOL_BACKOFF_MAX_NS / 2
+                      ? 2 * nx_pool_backoff_len : NX_POOL_BACKOFF_MAX_NS;
+            }
+            nx_pool_backoff_len = len;
+            __atomic_store_n(&nx_pool_backoff_until, t_own + t_waited + len, __ATOMIC_RELAXED);
             nx_pool_backoffs++;
         }
     }
@@ -349,6 +373,9 @@ cdef extern from *:
     #define NX_POOL_HAVE_THREADS 0
     static long nx_pool_backoff_until = 0;
     static long nx_pool_backoffs = 0;
+    static long nx_pool_backoff_len = 0;
+    #define NX_POOL_BACKOFF_NS 0L
+    static long nx_pool_now_ns(void) { return 0; }
     static void nx_pool_stall_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) {
         const unsigned long long *c = (const unsigned long long *)ctx;
         unsigned long long *ids = (unsigned long long *)(uintptr_t)c[3];
@@ -390,6 +417,9 @@ cdef extern from *:
     unsigned long long nx_pool_self() noexcept nogil
     long nx_pool_backoff_until
     long nx_pool_backoffs
+    long nx_pool_backoff_len
+    long NX_POOL_BACKOFF_NS
+    long nx_pool_now_ns() noexcept nogil
 
 
 cdef int pool_acquire() noexcept:
@@ -474,10 +504,19 @@ def _backoffs():
     return nx_pool_backoffs, nx_pool_backoff_until != 0
 
 
+def _backoff_ns():
+    """Test hook: ``(remaining, length)``: nanoseconds left of the back-off now running (0 if
+    none) and the length of the last one begun."""
+    cdef long left = nx_pool_backoff_until - nx_pool_now_ns() if nx_pool_backoff_until else 0
+    return max(0, left), nx_pool_backoff_len
+
+
 def _end_backoff():
-    """Test hook: give the next jobs their workers again (the probes below call it first)."""
-    global nx_pool_backoff_until
+    """Test hook: give the next jobs their workers again, the next back-off its first length
+    (the probes below call it first, unless told not to)."""
+    global nx_pool_backoff_until, nx_pool_backoff_len
     nx_pool_backoff_until = 0
+    nx_pool_backoff_len = NX_POOL_BACKOFF_NS
 
 
 def _probe_threads(Py_ssize_t spans, threads=None, Py_ssize_t sleep_us=1000):
@@ -500,17 +539,18 @@ def _probe_threads(Py_ssize_t spans, threads=None, Py_ssize_t sleep_us=1000):
 
 
 def _probe_stall(Py_ssize_t spans, threads=None, Py_ssize_t stall_us=50000,
-                 Py_ssize_t span_us=1000):
+                 Py_ssize_t span_us=1000, end_backoff=True):
     """Test hook: ``spans`` one-item spans run as the kernels run theirs, each sleeping
     ``span_us`` microseconds, the first one a worker claims ``stall_us`` more (a core held up
     by the scheduler);
     returns the number of spans the calling thread ran (the others can take over every span
-    but the held-up one)."""
+    but the held-up one).  ``end_backoff=False`` leaves the pool's back-off state as it is."""
     cdef Py_ssize_t nt = _num_threads if threads is None else threads
     if spans < 1 or nt < 1 or not 0 <= stall_us <= 1000000 or not 0 <= span_us <= 100000:
         raise ValueError(f"spans, threads: must be >= 1, stall_us in [0, 1000000], span_us in "
                          f"[0, 100000]; got {spans}, {threads}, {stall_us}, {span_us}")
-    _end_backoff()
+    if end_backoff:
+        _end_backoff()
     ids = np.zeros(spans, np.uint64)
     cdef unsigned long long flag = 0
     cdef unsigned long long ctx[5]
