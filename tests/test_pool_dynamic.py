@@ -5,11 +5,7 @@ would), a thread the scheduler holds up delays a job by at most the span it hold
 from several Python threads at once, and an exception raised while a threaded kernel runs does
 not strand the pool.  Expected values come from NumPy.
 """
-import os
-import pathlib
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -233,61 +229,3 @@ def test_a_worker_late_again_right_after_a_back_off_doubles_the_next_one():
     pool._end_backoff()
     assert pool._backoff_ns() == (0, first)
     assert pool._probe_threads(8, 2, sleep_us=2000) == 2
-
-
-# A compiled MLP step timed on 1 and on 2 of the pool's threads, round after round, while a
-# busy process holds the second of the two CPUs the script runs on; prints the ratio of the
-# median times (2 threads over 1).
-_SHARED_CORE_STEP = r"""
-import os, subprocess, sys, time
-import numpy as np
-cpus = sorted(os.sched_getaffinity(0))[:2]
-os.sched_setaffinity(0, set(cpus))
-busy = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
-                         "while True: pass" % cpus[-1]])
-try:
-    import nx_rune as nx
-    rng = np.random.default_rng(0)
-    W1 = nx.asarray((rng.standard_normal((784, 256)) / 28).astype(np.float32))
-    W2 = nx.asarray((rng.standard_normal((256, 10)) / 16).astype(np.float32))
-    x = nx.asarray(rng.standard_normal((128, 784)).astype(np.float32))
-    y = nx.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
-
-    def loss(W1, W2):
-        z = nx.maximum(x @ W1, 0.0) @ W2
-        return -nx.mean(nx.sum((z - nx.logsumexp(z, -1, keepdims=True)) * y, -1))
-
-    @nx.jit
-    def step(W1, W2):
-        g1, g2 = nx.grad(loss, argnums=(0, 1))(W1, W2)
-        return W1 - 0.1 * g1, W2 - 0.1 * g2
-
-    step(W1, W2)
-    times = {1: [], 2: []}
-    for _ in range(7):
-        for threads in (1, 2):
-            nx.set_num_threads(threads)
-            t0 = time.perf_counter()
-            for _ in range(60):
-                step(W1, W2)
-            times[threads].append(time.perf_counter() - t0)
-    print(np.median(times[2]) / np.median(times[1]))
-finally:
-    busy.kill()
-    busy.wait()
-"""
-
-
-def test_a_second_thread_costs_a_compiled_step_nothing_when_another_process_holds_a_core():
-    """With another process busy on one of two cores, the pool's worker and the caller share
-    the other: a worker spinning for the next job (the jobs of a compiled step come every few
-    microseconds) would take that core's time slices from the caller, and the step on 2
-    threads ran 1.6x as long as on 1.  The spinning threads yield the core between polls: the
-    second thread now costs about nothing."""
-    root = pathlib.Path(__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, "-c", _SHARED_CORE_STEP], capture_output=True,
-                       text=True, cwd=str(root), timeout=300,
-                       env=dict(os.environ, PYTHONPATH=str(root)))
-    assert r.returncode == 0, r.stderr[-3000:]
-    ratio = float(r.stdout.split()[-1])
-    assert ratio < 1.25, ratio
