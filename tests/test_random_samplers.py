@@ -214,7 +214,7 @@ DISCRETE = {"rademacher", "geometric", "poisson", "binomial", "categorical", "pe
             "choice"}
 # (x64, name): rtol where nx cannot equal JAX bit for bit (see the module docstring)
 # (x64, name, mvn's method)
-INEXACT = {(False, "multivariate_normal", "eigh"): 1e-5, (False, "multivariate_normal", "svd"): 1e-5}
+INEXACT: dict = {}
 
 
 def _ids():
@@ -291,13 +291,15 @@ def test_jit_and_vmap_equal_eager(name, x64):
 
 # XLA:CPU's elementwise functions as jax.jit(jnp.<op>) of jax 0.10.2 computes them: inputs
 # (and results) by their bits, the first four of random draws where NumPy's own function
-# rounds otherwise
+# (SciPy's for erf; XLA's float64 erf is the C library's) rounds otherwise
 XLA_MATH = {
     ('float32', 'exp'): {'x': [1075638026, 3255375437, 3264134655, 3247786415], 'out': [1094307114, 649869390, 201522397, 839326199]},
     ('float32', 'log'): {'x': [1793337512, 148648400, 537849941, 1075136646], 'out': [1114685746, 3264702540, 3257809734, 1062785676]},
     ('float32', 'log1p'): {'x': [1039073168, 3202464839, 1057593819, 1060748921], 'out': [1038224654, 3205814061, 1054621177, 1057728862]},
     ('float32', 'tan'): {'x': [3217159230, 3204651803, 3212747434, 3192159994], 'out': [3247434484, 3205491154, 3217360827, 3192320416]},
     ('float32', 'pow'): {'x': [1082467177, 1078864618, 1072289871, 1079881843], 'out': [1017132858, 1065920324, 1050743003, 1027468522], 'y': [3224411939, 1030032884, 3220546944, 3223204973]},
+    ('float32', 'erf'): {'x': [3201468850, 3216926057, 1035518683, 1073785121], 'out': [3202405447, 3212242727, 1037036185, 1065278244]},
+    ('float64', 'erf'): {'x': [4606617890007386648, 4603960748828893627, 13823745606070588567, 4605361742418528120], 'out': [4605516269406275238, 4603906710757507747, 13824271121633308179, 4604848005779326478]},
     ('float64', 'exp'): {'x': [4619437174949887344, 13854386390757336232, 4632760480750643856, 4634901854748914068], 'out': [4651804339574864298, 4338261485927666892, 4955980757387041690, 5087076096632442224]},
     ('float64', 'log'): {'x': [4608314890530809189, 4605895165166459834, 4604609508478778125, 4607786842848273999], 'out': [4597249649149259778, 13818096304898136066, 13823103391298216191, 4593705327702433792]},
     ('float64', 'log1p'): {'x': [4609132828836896221, 4609097499623198061, 4611203809471417241, 4608080650753739007], 'out': [4606184035012718768, 4606154947338784711, 4607462854226980825, 4605274750017416007]},
@@ -357,7 +359,7 @@ def test_xla_math_primitive_derivatives():
     from nx_rune.primitives import bind
     x = np.array([0.3, 0.9, 1.7])
     want = {"exp": np.exp(x), "log": 1 / x, "log1p": 1 / (1 + x), "tan": 1 / np.cos(x) ** 2,
-            "rsqrt": -0.5 * x ** -1.5}
+            "rsqrt": -0.5 * x ** -1.5, "erf": 2 / np.sqrt(np.pi) * np.exp(-x * x)}
     with nx.enable_x64(True):
         for op, d in want.items():
             g = nx.vmap(nx.grad(lambda v, op=op: bind(P.xla_math_p, v, op=op)))(nx.asarray(x))
@@ -658,3 +660,43 @@ def test_scalar_shape(fn):
     assert np.asarray(fn(k, 1.5)).shape == ()
     assert np.asarray(fn(k, 1.5, ())).shape == ()
     assert np.asarray(nx.jit(lambda a: fn(k, a, ()))(1.5)).shape == ()
+
+
+# jax.random.truncated_normal(PRNGKey(42), TN_LO, TN_HI, (400, 12)) in x64 mode, jax 0.10.2:
+# its first and last rows by their bits, and the SHA-256 of all 4,800 float64s.  JAX takes
+# lax.erf of the bounds times 1/sqrt(2) (XLA's float64 erf is the C library's; SciPy's rounds
+# otherwise in about a sixth of arguments, and an ulp in a bound moves every draw between
+# them), and its erf_inv's log1p calls the C library's log beyond sqrt(2) - 1
+TN_LO = [-2.5, -1.3, -0.7, 0.1, 0.45, 1.2, -3.3, -0.05, 2.0, -1.9, 0.8, -0.3]
+TN_HI = [-1.0, 0.6, 2.2, 0.5, 3.1, 1.9, -0.2, 0.04, 4.5, 1.7, 1.25, 0.95]
+TN64_FIRST = [13832655175126120792, 13831665806676177611, 4601556784924295916,
+              4600636951315519508, 4608385488014612152, 4609701245999708682,
+              13827029018396715950, 4569926790767558555, 4611937047656940222,
+              13827004677729692855, 4606210926667201291, 13820945986882430676]
+TN64_LAST = [13830732057946709565, 13809383861585671772, 4604811970406685362,
+             4602279179775942417, 4603011419215758365, 4610434360194890502,
+             13825126610352407433, 4573613743959414404, 4612979603848555302,
+             4609763521790764436, 4608248308449082106, 4605076787738605221]
+TN64_SHA256 = "fdd7b2087f03becc16410a4932d1c54a65b3bb64a149fa57ecb1d1299a3b9b7d"
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "jit_traced_bounds", "vmap"])
+def test_truncated_normal_float64_is_jaxs(how):
+    import hashlib
+    lo, hi = np.array(TN_LO), np.array(TN_HI)
+    with nx.enable_x64(True):
+        key = nxr.PRNGKey(42)
+        draw = lambda k, a, b: nxr.truncated_normal(k, a, b, (400, 12))   # noqa: E731
+        if how == "eager":
+            got = draw(key, lo, hi)
+        elif how == "jit":
+            got = nx.jit(lambda k: draw(k, lo, hi))(key)
+        elif how == "jit_traced_bounds":
+            got = nx.jit(draw)(key, nx.asarray(lo), nx.asarray(hi))
+        else:
+            got = nx.vmap(lambda k: draw(k, lo, hi))(nx.stack([key, key]))[1]
+        got = np.asarray(got)
+    assert got.dtype == np.float64 and got.shape == (400, 12)
+    assert got[0].view(np.uint64).tolist() == TN64_FIRST
+    assert got[-1].view(np.uint64).tolist() == TN64_LAST
+    assert hashlib.sha256(got.tobytes()).hexdigest() == TN64_SHA256
