@@ -328,6 +328,6 @@ def xla_pow(x, y):
 
 
 def xla_unary(x, op):
-    """JAX's ``op`` (exp, log, log1p, tan, rsqrt or erf) of a float32 or float64 array on CPU, as the
-    primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
+    """JAX's ``op`` (exp, log, log1p, tan, rsqrt or erf) of a float32 or float64 array on CPU,
+    as the primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
     return _P.bind(_P.xla_math_p, x if _traced(x) else _F.asarray(x), op=op)
