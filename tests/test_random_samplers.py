@@ -4,16 +4,13 @@ eager, derivatives in the shape parameters, bad input, distribution sanity.
 The golden values below come from jax 0.10.2 (CPU, an AMD EPYC with AVX-512),
 ``jax.random.<name>(PRNGKey(42), ...)`` for the inputs of ``cases``, in x32 mode (False) and x64
 mode (True).  Every sampler equals them bit for bit (``assert_array_equal``), with XLA:CPU's own
-exp, log, log1p, erf_inv and rsqrt, the C library's tan/log/pow, XLA's contractions into fused
-multiply-adds and its reduction orders reproduced, except (``INEXACT``, with the tightest
-tolerance that holds):
-
-- float32 multivariate_normal with method "eigh" or "svd": JAX factors the matrix with SciPy's
-  LAPACK build (jaxlib calls scipy.linalg.cython_lapack), nx_rune's eigh and svd with NumPy's;
-  the two builds round ssyevd/sgesdd differently (float64 agrees, and is exact here).  nx's
-  float32 qr and cholesky are SciPy's sgeqrf/sorgqr and spotrf, so orthogonal and the
-  Cholesky method are exact; XLA's float32 dot of 8 or more draws sums rows longer than 3 in
-  its Eigen kernel's blocked order (not reproduced: an ulp apart in some elements).
+exp, log, log1p, erf, erf_inv and rsqrt, the C library's tan/log/pow/erf (float64 erf), XLA's
+contractions into fused multiply-adds and its reduction orders reproduced.  Float32 eigh and svd
+are SciPy's LAPACK (ssyevd, sgesdd), which jaxlib calls, as float32 qr and cholesky (sgeqrf/sorgqr,
+spotrf); multivariate_normal's float32 product sums as the kernel XLA runs it: a dot with 8 or
+more in one dimension (neither m nor n 1) in YNNPACK's order (its kernel's tile_k, chosen by its
+cost model: ``nx_rune.random._ynn``), one draw in XLA's 8-lane matrix-vector loop, smaller ones
+left to right fused.
 
 weibull_min, generalized_normal and ball take the C library's pow as XLA calls it (the primitive
 ``xla_pow``, the same bits eager and traced); ball divides by a power as XLA rewrites it, a
@@ -214,9 +211,6 @@ DISCRETE = {"rademacher", "geometric", "poisson", "binomial", "categorical", "pe
             "choice"}
 # (x64, name): rtol where nx cannot equal JAX bit for bit (see the module docstring)
 # (x64, name, mvn's method)
-INEXACT: dict = {}
-
-
 def _ids():
     return [f"{'x64' if x64 else 'x32'}-{i}-{row[0]}" for x64 in (False, True)
             for i, row in enumerate(GOLDEN[x64])]
@@ -234,11 +228,7 @@ def test_jax_golden(x64, i):
     if name == "permutation" and isinstance(args[0], int):
         got = got[:8]
     assert got.shape == want.shape and got.dtype == want.dtype
-    inexact = (x64, name, kw.get("method", "cholesky"))
-    if inexact in INEXACT:
-        np.testing.assert_allclose(got, want, rtol=INEXACT[inexact], atol=0)
-    else:
-        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, want)
 
 
 def _samplers():
@@ -700,3 +690,63 @@ def test_truncated_normal_float64_is_jaxs(how):
     assert got[0].view(np.uint64).tolist() == TN64_FIRST
     assert got[-1].view(np.uint64).tolist() == TN64_LAST
     assert hashlib.sha256(got.tobytes()).hexdigest() == TN64_SHA256
+
+
+def _mvn_inputs(n):
+    i = np.arange(n)
+    cov = np.exp(-np.abs(i[:, None] - i[None, :]) / 3.0) + 0.5 * np.eye(n)
+    return np.sin(i).astype(np.float32), cov.astype(np.float32)
+
+
+# jax.random.multivariate_normal(PRNGKey(42), *_mvn_inputs(n), shape, method=...) in float32,
+# jax 0.10.2: the first draw by its bits and the SHA-256 of all of them.  A float32 dot with
+# 8 or more in m, k or n (and neither m nor n 1) runs in YNNPACK, whose kernel (its tile_k:
+# 4 at n = 9 and 12, 2 at n = 17) sets the summation order, a tail of k padded; one draw
+# (n = 20) runs XLA's own 8-lane matrix-vector loop
+MVN32 = [
+    (9, (10,), "cholesky", "cf4b8dd63248334a2ef8a7aa36532876cfcbef63b1cd35310ecabc09eae39f4d",
+     [3171810782, 1068100768, 1068848831, 1058111517, 3206700638, 3206104941, 3218087365,
+      1065038514, 1069724518]),
+    (17, (8,), "eigh", "43541124397b617e25aa536e6194e68678fcc2a213ee35ee0e39dc21d9781b84",
+     [1064510429, 3201203028, 3214780214, 3209528028, 3221482983, 3218117143, 3182173904,
+      1065830214, 1063307965, 3174613168, 3211310116, 3222494698, 3214504186, 1062755793,
+      1072529712, 1069453982, 1060792842]),
+    (20, (), "cholesky", "f5c33fca959f31dc978367a7d0e6be69a67e541d09ec09575eb3de1f0c003861",
+     [3171810782, 1068100768, 1068848831, 1058111517, 3206700639, 3206104941, 3218087364,
+      1065038516, 1069724518, 1070258504, 3201738837, 1054632140, 1070729208, 1076434073,
+      1074406014, 1075724732, 1067901120, 1046832428, 3217156996, 1063724505]),
+    (12, (2, 5), "svd", "6455b02660340c8c3b2959049f6f695184c64f3569a81165e46eeedfa95972d5",
+     [1061775620, 1065619615, 1065430870, 1048841498, 1051356950, 3218397350, 3200015164,
+      3126528000, 1068997292, 1025340720, 3217722438, 3194648164]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(MVN32)), ids=[f"n{c[0]}-{c[2]}" for c in MVN32])
+def test_multivariate_normal_float32_dot_order_is_jaxs(case, how):
+    import hashlib
+    n, shape, method, digest, first = MVN32[case]
+    mean, cov = _mvn_inputs(n)
+    draw = lambda k: nxr.multivariate_normal(k, mean, cov, shape, method=method)  # noqa: E731
+    key = nxr.PRNGKey(42)
+    if how == "eager":
+        got = draw(key)
+    elif how == "jit":
+        got = nx.jit(draw)(key)
+    else:
+        got = nx.vmap(draw)(nx.stack([key, key]))[1]
+    got = np.asarray(got)
+    assert got.dtype == np.float32 and got.shape == shape + (n,)
+    assert got.reshape(-1, n)[0].view(np.uint32).tolist() == first
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest
+
+
+def test_ynn_dot_tile_k():
+    """The tile_k of the YNNPACK kernel XLA:CPU runs for a float32 (m, n) x (n, n) dot (the
+    cost model's choice on an AVX-512 processor, checked against jax 0.10.2's sums for n up
+    to 129), 0 where XLA keeps the dot."""
+    from nx_rune.random._ynn import dot_tile_k
+    assert dot_tile_k(1, 20, 20) == 0 and dot_tile_k(30, 1, 1) == 0 and dot_tile_k(7, 7, 7) == 0
+    want = {2: 2, 3: 4, 9: 4, 16: 4, 17: 2, 19: 4, 21: 2, 32: 2, 33: 4, 48: 4, 49: 1, 64: 1,
+            65: 4, 81: 2, 97: 4, 113: 1, 129: 4}
+    assert {n: dot_tile_k(8, n, n) for n in want} == want

@@ -22,9 +22,10 @@ from nx_rune.random._common import (
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
+from nx_rune.random._ynn import dot_tile_k
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
-_F64 = np.dtype(np.float64)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _inexact(x, name):
@@ -74,19 +75,85 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     else:
         factor = _L.cholesky(cov)
     z = normal(k, tuple(shape) + (n,), dt)
-    # XLA:CPU's dot: float64 sums the products left to right with fused multiply-adds (as
-    # its generated loop does, every n), and so does float32 for fewer than 8 draws of one
-    # cov; more float32 draws go to its Eigen kernel: left to right unfused, which is its order
-    # up to n = 3 (beyond, its blocking reorders the sum: an ulp apart in some elements)
     factor = factor.astype(dt)
-    fused = dt == _F64 or (cov.ndim == 2 and math.prod(shape) < 8)
-    fz = factor[..., :, 0] * z[..., None, 0]
-    for j in range(1, n):
-        if fused:
-            fz = fma(factor[..., :, j], z[..., None, j], fz)
-        else:
-            fz = fz + factor[..., :, j] * z[..., None, j]
-    return mean + fz
+    return _xla_mean_plus_product(mean, factor, z, dt, cov.ndim == 2, math.prod(shape))
+
+
+def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
+    """``mean + einsum('...ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m``
+    draws): float64 left to right with fused multiply-adds; float32 draws of one ``factor``
+    as the kernel XLA picks: n = 1 a multiply-add fused with the mean, one draw its
+    matrix-vector loop (``_xla_gemv``), a dot YNNPACK takes in the order of its kernel
+    (``_ynn.dot_tile_k``), a smaller one left to right fused; float32 draws of a batch of
+    factors left to right unfused."""
+    n = factor.shape[-1]
+    if one_factor and dt == _F32 and m == 1 and n >= 8:
+        return mean + _xla_gemv(factor, z, dt)
+    tile_k = dot_tile_k(m, n, n) if one_factor and dt == _F32 else 0
+    if tile_k == 0:
+        fused = dt == _F64 or (one_factor and (dt == _F32 or m < 8))
+        fz = factor[..., :, 0] * z[..., None, 0]
+        for j in range(1, n):
+            if fused:
+                fz = fma(factor[..., :, j], z[..., None, j], fz)
+            else:
+                fz = fz + factor[..., :, j] * z[..., None, j]
+        return mean + fz
+    return mean + _ynn_dot(factor, z, tile_k, dt)
+
+
+def _xla_gemv(factor, z, dt):
+    """``factor @ z`` for one float32 draw as XLA:CPU's row-major matrix-vector loop sums it:
+    8 lanes, lane l the fused multiply-adds of the columns j = l (mod 8) below n - n % 8;
+    each row's lanes summed as a tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) in the
+    tiles of 8 rows and ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) in the last, partial
+    one; the remaining columns' fused multiply-adds (from zero) added last."""
+    n = factor.shape[-1]
+    main = n - n % 8
+    zero = _F.zeros(tuple(z.shape[:-1]) + (factor.shape[-2],), dt)
+    lanes = [zero] * 8
+    for j in range(main):
+        lanes[j % 8] = fma(factor[..., :, j], z[..., None, j], lanes[j % 8])
+    a = lanes
+    full = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    part = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+    rows = factor.shape[-2]
+    last = rows - rows % 8
+    total = full if last == rows else _F.where(_F.arange(rows) < last, full, part)
+    tail = zero
+    for j in range(main, n):
+        tail = fma(factor[..., :, j], z[..., None, j], tail)
+    return total + tail
+
+
+def _ynn_dot(factor, z, tile_k, dt):
+    """``factor @ z`` over the draws as the YNNPACK kernel of ``tile_k`` sums it (see
+    ``_ynn``)."""
+    n = factor.shape[-1]
+    main = n - n % tile_k
+    total = _tile_sum(factor, z, range(main), tile_k, dt) if main else None
+    if main < n:
+        tail = _tile_sum(factor, z, range(main, n), tile_k, dt)
+        total = tail if total is None else tail + total
+    return total
+
+
+def _tile_sum(factor, z, cols, tile_k, dt):
+    """One YNNPACK kernel call over the columns ``cols`` (zero-padded to a multiple of
+    ``tile_k``): ``tile_k`` accumulators from zero, the j-th column fused into accumulator
+    ``j % tile_k``, then summed pairwise as the kernel's lanes are."""
+    cols = list(cols)
+    zero = _F.zeros(tuple(z.shape[:-1]) + (factor.shape[-2],), dt)
+    acc = [zero] * tile_k
+    for i, j in enumerate(cols):
+        acc[i % tile_k] = fma(factor[..., :, j], z[..., None, j], acc[i % tile_k])
+    if tile_k == 1:
+        return acc[0]
+    if tile_k == 2:
+        return acc[0] + acc[1]
+    if tile_k == 4:
+        return (acc[0] + acc[1]) + (acc[2] + acc[3])
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
 
 
 def orthogonal(key: ArrayLike, n: int, shape: ShapeLike = (), dtype: DTypeLike = None,
