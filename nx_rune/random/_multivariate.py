@@ -1,12 +1,15 @@
 """Multivariate samplers: multivariate_normal, orthogonal, dirichlet, ball (JAX's chains)."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune._kernels import threefry as _K
+from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
 from nx_rune.random._bits import normal
@@ -82,71 +85,113 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
 def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
     """``mean + einsum('...ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m``
     draws): float64 left to right with fused multiply-adds; float32 draws of one ``factor``
-    as the kernel XLA picks: n = 1 a multiply-add fused with the mean, one draw its
-    matrix-vector loop (``_xla_gemv``), a dot YNNPACK takes in the order of its kernel
-    (``_ynn.dot_tile_k``), a smaller one left to right fused; float32 draws of a batch of
-    factors left to right unfused."""
+    as the kernel XLA picks: one draw its matrix-vector loop (``_gemv``), a dot YNNPACK
+    takes in the order of its kernel (``_ynn.dot_tile_k``), a smaller one left to right fused;
+    float32 draws of a batch of factors left to right unfused.  (Not reproduced: n = 1 with
+    several float32 draws, where XLA folds the normal's sqrt(2) into the 1 x 1 factor before
+    its multiply-add with the mean.)"""
     n = factor.shape[-1]
     if one_factor and dt == _F32 and m == 1 and n >= 8:
-        return mean + _xla_gemv(factor, z, dt)
-    tile_k = dot_tile_k(m, n, n) if one_factor and dt == _F32 else 0
-    if tile_k == 0:
-        fused = dt == _F64 or (one_factor and (dt == _F32 or m < 8))
-        fz = factor[..., :, 0] * z[..., None, 0]
-        for j in range(1, n):
-            if fused:
-                fz = fma(factor[..., :, j], z[..., None, j], fz)
-            else:
-                fz = fz + factor[..., :, j] * z[..., None, j]
-        return mean + fz
-    return mean + _ynn_dot(factor, z, tile_k, dt)
+        plan = ("gemv", 0)
+    else:
+        tile_k = dot_tile_k(m, n, n) if one_factor and dt == _F32 else 0
+        if tile_k:
+            plan = ("ynn", tile_k)
+        else:
+            plan = ("loop", int(dt == _F64 or (one_factor and (dt == _F32 or m < 8))))
+    return mean + _product(factor, z, plan)
 
 
-def _xla_gemv(factor, z, dt):
+class _NumPyOps:
+    """The product's operations on concrete arrays: one kernel call per fused multiply-add."""
+
+    @staticmethod
+    def fma(a, b, c):
+        a, b, c = np.broadcast_arrays(a, b, c)
+        if a.dtype in (_F32, _F64):
+            return _K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c)))
+        return a * b + c
+
+    zeros, where, arange = staticmethod(np.zeros), staticmethod(np.where), \
+        staticmethod(np.arange)
+
+
+class _NxOps:
+    """The same in nx operations (traced: jit, vmap, grad)."""
+    fma = staticmethod(fma)
+    zeros, where, arange = staticmethod(_F.zeros), staticmethod(_F.where), \
+        staticmethod(_F.arange)
+
+
+@functools.partial(_custom_jvp, nondiff_argnums=(2,))
+def _product(factor, z, plan):
+    """``einsum('...ij,...j->...i', factor, z)`` in the order ``plan`` names (see
+    ``_xla_mean_plus_product``); the derivative is the exact product's."""
+    if _traced(factor) or _traced(z):
+        return _ordered_product(_NxOps, factor, z, plan)
+    f, v = np.asarray(factor.numpy()), np.asarray(z.numpy())
+    return _F.asarray(_ordered_product(_NumPyOps, f, v, plan))
+
+
+@_product.defjvp
+def _product_jvp(plan, primals, tangents):
+    (factor, z), (tf, tz) = primals, tangents
+    out = _product(factor, z, plan)
+    return out, _F.sum(tf * z[..., None, :], axis=-1) + _F.sum(factor * tz[..., None, :], axis=-1)
+
+
+def _ordered_product(ops, factor, z, plan):
+    kind, arg = plan
+    n = factor.shape[-1]
+    if kind == "gemv":
+        return _gemv(ops, factor, z)
+    if kind == "ynn":
+        main = n - n % arg
+        total = _tile_sum(ops, factor, z, range(main), arg) if main else None
+        if main < n:
+            tail = _tile_sum(ops, factor, z, range(main, n), arg)
+            total = tail if total is None else tail + total
+        return total
+    fz = factor[..., :, 0] * z[..., None, 0]
+    for j in range(1, n):
+        if arg:
+            fz = ops.fma(factor[..., :, j], z[..., None, j], fz)
+        else:
+            fz = fz + factor[..., :, j] * z[..., None, j]
+    return fz
+
+
+def _gemv(ops, factor, z):
     """``factor @ z`` for one float32 draw as XLA:CPU's row-major matrix-vector loop sums it:
     8 lanes, lane l the fused multiply-adds of the columns j = l (mod 8) below n - n % 8;
     each row's lanes summed as a tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) in the
     tiles of 8 rows and ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) in the last, partial
     one; the remaining columns' fused multiply-adds (from zero) added last."""
-    n = factor.shape[-1]
+    n, rows = factor.shape[-1], factor.shape[-2]
     main = n - n % 8
-    zero = _F.zeros(tuple(z.shape[:-1]) + (factor.shape[-2],), dt)
-    lanes = [zero] * 8
+    zero = ops.zeros(tuple(z.shape[:-1]) + (rows,), factor.dtype)
+    a = [zero] * 8
     for j in range(main):
-        lanes[j % 8] = fma(factor[..., :, j], z[..., None, j], lanes[j % 8])
-    a = lanes
+        a[j % 8] = ops.fma(factor[..., :, j], z[..., None, j], a[j % 8])
     full = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
-    part = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
-    rows = factor.shape[-2]
     last = rows - rows % 8
-    total = full if last == rows else _F.where(_F.arange(rows) < last, full, part)
+    if last < rows:
+        part = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+        full = ops.where(ops.arange(rows) < last, full, part)
     tail = zero
     for j in range(main, n):
-        tail = fma(factor[..., :, j], z[..., None, j], tail)
-    return total + tail
+        tail = ops.fma(factor[..., :, j], z[..., None, j], tail)
+    return full + tail
 
 
-def _ynn_dot(factor, z, tile_k, dt):
-    """``factor @ z`` over the draws as the YNNPACK kernel of ``tile_k`` sums it (see
-    ``_ynn``)."""
-    n = factor.shape[-1]
-    main = n - n % tile_k
-    total = _tile_sum(factor, z, range(main), tile_k, dt) if main else None
-    if main < n:
-        tail = _tile_sum(factor, z, range(main, n), tile_k, dt)
-        total = tail if total is None else tail + total
-    return total
-
-
-def _tile_sum(factor, z, cols, tile_k, dt):
+def _tile_sum(ops, factor, z, cols, tile_k):
     """One YNNPACK kernel call over the columns ``cols`` (zero-padded to a multiple of
     ``tile_k``): ``tile_k`` accumulators from zero, the j-th column fused into accumulator
-    ``j % tile_k``, then summed pairwise as the kernel's lanes are."""
-    cols = list(cols)
-    zero = _F.zeros(tuple(z.shape[:-1]) + (factor.shape[-2],), dt)
+    ``j % tile_k``, then summed as the kernel's lanes are."""
+    zero = ops.zeros(tuple(z.shape[:-1]) + (factor.shape[-2],), factor.dtype)
     acc = [zero] * tile_k
     for i, j in enumerate(cols):
-        acc[i % tile_k] = fma(factor[..., :, j], z[..., None, j], acc[i % tile_k])
+        acc[i % tile_k] = ops.fma(factor[..., :, j], z[..., None, j], acc[i % tile_k])
     if tile_k == 1:
         return acc[0]
     if tile_k == 2:
