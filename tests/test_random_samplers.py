@@ -750,3 +750,44 @@ def test_ynn_dot_tile_k():
     want = {2: 2, 3: 4, 9: 4, 16: 4, 17: 2, 19: 4, 21: 2, 32: 2, 33: 4, 48: 4, 49: 1, 64: 1,
             65: 4, 81: 2, 97: 4, 113: 1, 129: 4}
     assert {n: dot_tile_k(8, n, n) for n in want} == want
+
+
+# jax.random.dirichlet(PRNGKey(42), linspace(0.3, 3.0, n), shape), jax 0.10.2: the first six
+# values of the first draw by their bits and the SHA-256 of all.  XLA sums a row of up to 32
+# left to right, a longer one (n = 40) as its tree reduction splits it: windows of 32 over
+# the row padded with 12 zeros in front and 12 behind (below 4,096 values per call)
+DIRICHLET = [
+    (False, 12, (5,), "48c4fa254afd13e06b72167a3967a4986b583c6de16adbd458a802c4452b4969",
+     [1023473163, 1025601628, 1042956261, 1021617544, 1023031883, 1031143741]),
+    (False, 40, (2, 4), "b5d63f3f29ff021951d0906d38375c8c08eed24b811ab2e9cd9b6b42d87ad68c",
+     [1000972659, 999730442, 1016075954, 973073216, 944223950, 989595581]),
+    (True, 12, (5,), "5bed535fd6fea4ca6a4029a219e1dfd61239cd9a4dd29a0d5f7e46a1ad96165e",
+     [4568419311156015490, 4564268160126854497, 4581085427268380240, 4589800559240198191,
+      4576433935178723071, 4578563995840476375]),
+    (True, 40, (2, 4), "bdcb5eed36f4a7ed917b697b3ef94fc4a6fe2470db2723697bd8ee49d8d54a34",
+     [4558099031236321644, 4540747731791641546, 4554939377324664789, 4560571285927764538,
+      4564012705499223959, 4557898876031993639]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(DIRICHLET)),
+                         ids=[f"{'x64' if c[0] else 'x32'}-n{c[1]}" for c in DIRICHLET])
+def test_dirichlet_long_rows_are_jaxs(case, how):
+    import hashlib
+    x64, n, shape, digest, first = DIRICHLET[case]
+    with nx.enable_x64(x64):
+        dt = np.float64 if x64 else np.float32
+        alpha = np.linspace(0.3, 3.0, n).astype(dt)
+        draw = lambda k: nxr.dirichlet(k, alpha, shape)      # noqa: E731
+        key = nxr.PRNGKey(42)
+        if how == "eager":
+            got = draw(key)
+        elif how == "jit":
+            got = nx.jit(draw)(key)
+        else:
+            got = nx.vmap(draw)(nx.stack([key, key]))[1]
+        got = np.asarray(got)
+    assert got.dtype == dt and got.shape == shape + (n,)
+    assert got.reshape(-1, n)[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest

@@ -242,17 +242,35 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
     # JAX's softmax, XLA's exp
     from nx_rune.autodiff.api import stop_gradient
     unnormalized = exp_f(log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True)))
-    # XLA:CPU sums a row of up to 8 elements left to right (longer rows in an order of its
-    # vectorized reduction, which NumPy's pairwise sum does not reproduce), and x / sum(x)
-    # over a broadcast sum is a product with the sum's reciprocal
-    n = a.shape[-1]
-    if n <= 8:
-        total = unnormalized[..., 0:1]
-        for i in range(1, n):
-            total = total + unnormalized[..., i:i + 1]
-    else:
-        total = _F.sum(unnormalized, axis=-1, keepdims=True)
+    # x / sum(x) over a broadcast sum is a product with the sum's reciprocal
+    total = _xla_row_sum(unnormalized, a.shape[-1], math.prod(shape))
     return unnormalized * (dt.type(1) / total)
+
+
+def _xla_row_sum(x, n, rows):
+    """``sum(x, axis=-1, keepdims=True)`` of ``rows`` rows of ``n`` as XLA:CPU sums them: below
+    4,096 elements in its own loops, left to right up to 32 elements, longer rows as its tree
+    reduction splits them (windows of 32 over the row padded with zeros, p // 2 of the
+    p pads in front; each window, then the windows' sums, left to right).  From 4,096 elements
+    XLA hands the exp and the sum to YNNPACK (its own exp, 16-lane sums): not reproduced (left
+    to right up to 8 elements, else NumPy's sum; either can be an ulp off)."""
+    def run(lo, hi):
+        t = x[..., lo:lo + 1]
+        for i in range(lo + 1, hi):
+            t = t + x[..., i:i + 1]
+        return t
+    if rows * n >= 4096:
+        return run(0, n) if n <= 8 else _F.sum(x, axis=-1, keepdims=True)
+    if n <= 32:
+        return run(0, n)
+    windows = -(-n // 32)
+    front = (windows * 32 - n) // 2
+    total = None
+    for w in range(windows):
+        lo, hi = max(0, 32 * w - front), min(n, 32 * (w + 1) - front)
+        part = run(lo, hi)
+        total = part if total is None else total + part
+    return total
 
 
 def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
