@@ -1,7 +1,6 @@
 """Multivariate samplers: multivariate_normal, orthogonal, dirichlet, ball (JAX's chains)."""
 from __future__ import annotations
 
-import functools
 import math
 import operator
 
@@ -9,7 +8,6 @@ import numpy as np
 
 from nx_rune import frontend as _F
 from nx_rune._kernels import threefry as _K
-from nx_rune.autodiff.custom import custom_jvp as _custom_jvp
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
 from nx_rune.random._bits import normal
@@ -123,21 +121,15 @@ class _NxOps:
         staticmethod(_F.arange)
 
 
-@functools.partial(_custom_jvp, nondiff_argnums=(2,))
 def _product(factor, z, plan):
     """``einsum('...ij,...j->...i', factor, z)`` in the order ``plan`` names (see
-    ``_xla_mean_plus_product``); the derivative is the exact product's."""
+    ``_xla_mean_plus_product``): traced (jit, vmap, grad) in nx operations, whose fused
+    multiply-adds have the exact product's derivative; concrete in NumPy with the fma kernel
+    (the same values)."""
     if _traced(factor) or _traced(z):
         return _ordered_product(_NxOps, factor, z, plan)
     f, v = np.asarray(factor.numpy()), np.asarray(z.numpy())
     return _F.asarray(_ordered_product(_NumPyOps, f, v, plan))
-
-
-@_product.defjvp
-def _product_jvp(plan, primals, tangents):
-    (factor, z), (tf, tz) = primals, tangents
-    out = _product(factor, z, plan)
-    return out, _F.sum(tf * z[..., None, :], axis=-1) + _F.sum(factor * tz[..., None, :], axis=-1)
 
 
 def _ordered_product(ops, factor, z, plan):
@@ -254,14 +246,28 @@ def _xla_row_sum(x, n, rows):
     p pads in front; each window, then the windows' sums, left to right).  From 4,096 elements
     XLA hands the exp and the sum to YNNPACK (its own exp, 16-lane sums): not reproduced (left
     to right up to 8 elements, else NumPy's sum; either can be an ulp off)."""
+    if rows * n >= 4096 and n > 8:
+        return _F.sum(x, axis=-1, keepdims=True)
+    return _row_sum(x, n, rows)
+
+
+def _row_sum(x, n, rows):
+    """``_xla_row_sum``'s ordered sums: traced (jit, vmap, grad) in nx operations, a concrete
+    x in NumPy (the same values)."""
+    if _traced(x):
+        return _ordered_row_sum(x, n, rows)
+    return _F.asarray(_ordered_row_sum(np.asarray(x.numpy()), n, rows))
+
+
+def _ordered_row_sum(x, n, rows):
     def run(lo, hi):
+        if isinstance(x, np.ndarray):       # accumulate adds strictly left to right
+            return np.add.accumulate(x[..., lo:hi], axis=-1)[..., -1:]
         t = x[..., lo:lo + 1]
         for i in range(lo + 1, hi):
             t = t + x[..., i:i + 1]
         return t
-    if rows * n >= 4096:
-        return run(0, n) if n <= 8 else _F.sum(x, axis=-1, keepdims=True)
-    if n <= 32:
+    if n <= 32 or rows * n >= 4096:
         return run(0, n)
     windows = -(-n // 32)
     front = (windows * 32 - n) // 2
