@@ -14,9 +14,11 @@ left to right fused.
 
 weibull_min, generalized_normal and ball take the C library's pow as XLA calls it (the primitive
 ``xla_pow``, the same bits eager and traced); ball divides by a power as XLA rewrites it, a
-product with the negated power.  Ball's row sums are XLA's left to right up to about a thousand
-rows; past a few thousand points in one call XLA's loops round some rows otherwise (not
-reproduced).
+product with the negated power.  Row sums (ball, dirichlet) are XLA's loops' below 4,096 values
+per call: left to right up to 32, longer rows in the windows of 32 of its tree reduction.  From
+4,096 values XLA hands the whole fusion (pow or exp, and the sums) to YNNPACK, whose pow and exp
+are its own (not reproduced; nor ball with d = 1, nor multivariate_normal of several covariance
+matrices, float32 with n = 1, or the float64 sizes named in nx_rune.random's docstring).
 
 The rsqrt estimate (rsqrtss/vrsqrt14pd, as in gamma's Marsaglia-Tsang constant) and the
 reductions are processor- and size-dependent in XLA itself: the values are those of JAX on the
@@ -790,4 +792,42 @@ def test_dirichlet_long_rows_are_jaxs(case, how):
         got = np.asarray(got)
     assert got.dtype == dt and got.shape == shape + (n,)
     assert got.reshape(-1, n)[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest
+
+
+# jax.random.ball(PRNGKey(42), d, p, shape=(points,)), jax 0.10.2: the first six coordinates
+# of the first point by their bits and the SHA-256 of all; rows of more than 8 summed as
+# XLA's loops sum them (left to right up to 32, d = 40 in its tree reduction's windows)
+BALL = [
+    (False, 12, 2.0, (100,), "e60ef569962a3ade784f67d6c3cdbbf3a9557bba96b0ab51197d2782bcdfb829",
+     [1044087795, 1024344849, 1009336083, 1050620221, 3177213626, 1048763801]),
+    (False, 40, 1.5, (50,), "e717c7047110866250797dac0735bff02cfeb1607a7253041c257f58de2ae4c2",
+     [1029106004, 1006767635, 993211238, 1033750980, 3161524992, 1030471823]),
+    (True, 12, 2.0, (100,), "74b2ffa225b762d02c5f61228988d64d3db9a8b1c16e80e3bcb691c8cc2e9ccc",
+     [13807060875173380687, 13818468973238964007, 13822692939913604867, 4596738536239289415,
+      13818340572720139552, 13814349635183259761]),
+    (True, 40, 1.5, (50,), "a1ba1021fc8d449846a2e6fab040566abe494f8bb4a9cb7b6c3c1ff2f1098de8",
+     [13798363539916712185, 13809779542300492606, 13814435118231344791, 4588037414514323727,
+      13809564877556767629, 13804880888142657178]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(BALL)),
+                         ids=[f"{'x64' if c[0] else 'x32'}-d{c[1]}" for c in BALL])
+def test_ball_long_rows_are_jaxs(case, how):
+    import hashlib
+    x64, d, p, shape, digest, first = BALL[case]
+    with nx.enable_x64(x64):
+        draw = lambda k: nxr.ball(k, d, p, shape)      # noqa: E731
+        key = nxr.PRNGKey(42)
+        if how == "eager":
+            got = draw(key)
+        elif how == "jit":
+            got = nx.jit(draw)(key)
+        else:
+            got = nx.vmap(draw)(nx.stack([key, key]))[1]
+        got = np.asarray(got)
+    assert got.shape == shape + (d,)
+    assert got[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
     assert hashlib.sha256(got.tobytes()).hexdigest() == digest

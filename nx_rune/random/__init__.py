@@ -17,8 +17,8 @@ sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA
 ``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
 ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (below 4,096 values per
-call), ``weibull_min``, ``generalized_normal``, ``ball`` (up to about a
-thousand points per call), ``orthogonal``, ``multivariate_normal`` (one covariance matrix;
+call), ``weibull_min``, ``generalized_normal``, ``ball`` (d > 1, below 4,096
+values per call), ``orthogonal``, ``multivariate_normal`` (one covariance matrix;
 float32 with n > 1 every method and size, float64 the sizes below): their values go through
 XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what
 ``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
@@ -26,9 +26,9 @@ calls, its contractions into fused multiply-adds and its reduction orders (float
 YNNPACK kernel or the matrix-vector loop XLA runs, long row sums as its tree reduction splits
 them), computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``, traced as
 the primitives ``xla_math`` and ``xla_pow``); float32 eigh, svd, qr and cholesky are SciPy's
-LAPACK, which jaxlib calls. Not bit for bit (an ulp in some elements): ``ball`` past a few
-thousand points in one call (XLA's vectorized loops), ``dirichlet`` from 4,096 values per call
-(XLA hands its exp and row sums to YNNPACK), ``multivariate_normal`` with a
+LAPACK, which jaxlib calls. Not bit for bit (an ulp in some elements): ``ball`` and
+``dirichlet`` from 4,096 values per call (XLA hands their pow or exp and row sums to YNNPACK,
+whose pow and exp are its own) and ``ball`` with d = 1, ``multivariate_normal`` with a
 batch of covariance matrices, float32 with n = 1 and several draws (XLA folds the normal's
 sqrt(2) into the factor), float64 with one draw and n >= 5 or a few draws of n = 5 (XLA's
 float64 dot loops) and the Cholesky method from n = 32 (nx's float64 cholesky takes LAPACK's

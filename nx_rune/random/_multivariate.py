@@ -297,14 +297,12 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     # p is traced in JAX's sampler, so XLA keeps its pows (the C library's; no rewrite into
     # sqrt/rsqrt at p = 2)
     a = xla_pow(_F.abs(g), pv)
-    if d <= 8:
-        # left to right, one add at a time (nx's jit fuses a sum over a short axis in another
-        # order than its eager sum; XLA's own order is this one up to about a thousand rows)
-        total = a[..., 0] if d else _F.zeros(shape, dt)
-        for i in range(1, d):
-            total = total + a[..., i]
+    # the row sums as XLA's loops sum them (below 4,096 values per call; from there XLA hands
+    # the pows and sums to YNNPACK, whose pow is its own: not reproduced)
+    if d == 0:
+        total = _F.zeros(shape, dt)
     else:
-        total = _F.sum(a, axis=-1)
+        total = _xla_row_sum(a, d, math.prod(shape))[..., 0]
     # g / (total + e) ** (1 / p): XLA rewrites a quotient by a power into a product with the
     # negated power, A * pow(X, -Y)
     r = xla_pow(total + e, -(dt.type(1) / pv))
