@@ -974,5 +974,5 @@ def _xla_math_spec(op, dom):
 
 SPECS += [Spec(f"xla_{op}", P.xla_math_p, _xla_math_spec(op, dom), ELEMENTWISE)
           for op, dom in (("exp", anyv), ("log", pos), ("log1p", pos), ("tan", interval(-1.2, 1.2)),
-                          ("rsqrt", pos))]
+                          ("rsqrt", pos), ("erf", anyv))]
 SPECS += [Spec("xla_pow", P.xla_pow_p, binary(P.xla_pow_p, pos, anyv), ELEMENTWISE)]

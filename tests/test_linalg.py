@@ -108,6 +108,13 @@ def test_solve_matches_numpy(dtype):
     close(L.solve(t(a2), t(b2)), np.linalg.solve(a2, b2), dtype)
 
 
+def _signed_as(v, want):
+    """v's eigenvector columns, each with the sign of want's: an eigenvector's sign is free
+    (float32 eigh is SciPy's ssyevd, as JAX's, whose signs may differ from NumPy's build)."""
+    v = np.asarray(v)
+    return v * np.where(np.sum(v * want, axis=-2, keepdims=True) < 0, -1, 1).astype(v.dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_eigh_eigvalsh_match_numpy(dtype):
     s = spd(rng_for(3), BATCH, 5, dtype)
@@ -115,13 +122,13 @@ def test_eigh_eigvalsh_match_numpy(dtype):
         want_w, want_v = np.linalg.eigh(s, UPLO=uplo)
         w, v = L.eigh(t(s), UPLO=uplo)            # symmetric input: the same values
         close(w, want_w, dtype)
-        close(v, want_v, dtype)
+        close(_signed_as(v, want_v), want_v, dtype)
         close(L.eigvalsh(t(s), UPLO=uplo), np.linalg.eigvalsh(s, UPLO=uplo), dtype)
         # without symmetrize_input only that triangle is read (NumPy's reading)
         lower_only = np.tril(s) if uplo == "L" else np.triu(s)
         w, v = L.eigh(t(lower_only), UPLO=uplo, symmetrize_input=False)
         close(w, want_w, dtype)
-        close(v, want_v, dtype)
+        close(_signed_as(v, want_v), want_v, dtype)
         close(L.eigvalsh(t(lower_only), UPLO=uplo, symmetrize_input=False),
               np.linalg.eigvalsh(s, UPLO=uplo), dtype)
 
@@ -1009,3 +1016,44 @@ def test_multivariate_normal_allow_singular_matches_scipy():
     nx.check_grads(f, (np.array([0.3, -0.2]), np.array([0.1, 0.4])), order=2)
     got = nx.jit(lambda x: mvn.logpdf(x, t(mean), t(cov), allow_singular=True))(t(on))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+
+
+# float32 eigh and svd as jax 0.10.2 computes them on CPU (jaxlib calls SciPy's ssyevd, jobz
+# "V", and sgesdd): the bits of jnp.linalg.eigh(A32) and jnp.linalg.svd(B32) (full, and
+# reduced of B32^T), pinned; NumPy's LAPACK build rounds otherwise (and may flip a sign)
+A32 = np.array([[4, 1, -2, 0.5], [1, 3, 0.25, -1], [-2, 0.25, 5, 1.5], [0.5, -1, 1.5, 2]],
+               np.float32)
+B32 = np.array([[1, 2, -1], [0.5, -3, 2], [4, 1, 0.25], [-2, 0.75, 1]], np.float32)
+JAX_EIGH32 = ([1044007744, 1079247842, 1080794874, 1088052279],
+              [3201667904, 3203988946, 3204722221, 3205593179, 1054573724, 1057852193,
+               3207764878, 3189615444, 3201421588, 3178386872, 3203463947, 1061647584,
+               1060129610, 3207367758, 3189917064, 1046247160])
+JAX_SVD32 = ([3201975446, 1051151510, 3179281515, 1062688713, 1050839295, 3209668924,
+              3190082289, 1055757494, 3209196908, 3200595284, 3201164175, 3196968826,
+              1051025776, 1050076900, 3211145061, 3163562032],
+             [1083861134, 1082257369, 1069132273],
+             [3210126580, 3203983152, 1048327608, 3205186681, 1060652848, 3202137819,
+              1023692294, 3204296730, 3210622542])
+JAX_SVD32_T = ([1062642933, 1057703034, 3171175950, 1056499506, 3208136498, 1056813082,
+                3195811256, 1054654174, 1063138896],
+               [1083861135, 1082257370, 1069132273],
+               [1054491798, 3198322944, 1061713262, 3198509426, 3198635158, 1062185275,
+                1053111640, 3197560548, 1031797870, 1042598639, 1053680525, 1063661412])
+
+
+def _bits(x):
+    return np.asarray(x).view(np.uint32).ravel().tolist()
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+def test_float32_eigh_svd_are_jaxs_bits(how):
+    def run(f, x):
+        if how == "jit":
+            return nx.jit(f)(t(x))
+        if how == "vmap":
+            return [r[1] for r in nx.vmap(f)(t(np.stack([x, x])))]
+        return f(t(x))
+    assert [_bits(p) for p in run(lambda m: tuple(L.eigh(m)), A32)] == list(JAX_EIGH32)
+    assert [_bits(p) for p in run(lambda m: tuple(L.svd(m)), B32)] == list(JAX_SVD32)
+    assert [_bits(p) for p in run(lambda m: tuple(L.svd(m, full_matrices=False)),
+                                  np.ascontiguousarray(B32.T))] == list(JAX_SVD32_T)

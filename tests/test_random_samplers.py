@@ -4,22 +4,21 @@ eager, derivatives in the shape parameters, bad input, distribution sanity.
 The golden values below come from jax 0.10.2 (CPU, an AMD EPYC with AVX-512),
 ``jax.random.<name>(PRNGKey(42), ...)`` for the inputs of ``cases``, in x32 mode (False) and x64
 mode (True).  Every sampler equals them bit for bit (``assert_array_equal``), with XLA:CPU's own
-exp, log, log1p, erf_inv and rsqrt, the C library's tan/log/pow, XLA's contractions into fused
-multiply-adds and its reduction orders reproduced, except (``INEXACT``, with the tightest
-tolerance that holds):
-
-- float32 multivariate_normal with method "eigh" or "svd": JAX factors the matrix with SciPy's
-  LAPACK build (jaxlib calls scipy.linalg.cython_lapack), nx_rune's eigh and svd with NumPy's;
-  the two builds round ssyevd/sgesdd differently (float64 agrees, and is exact here).  nx's
-  float32 qr and cholesky are SciPy's sgeqrf/sorgqr and spotrf, so orthogonal and the
-  Cholesky method are exact; XLA's float32 dot of 8 or more draws sums rows longer than 3 in
-  its Eigen kernel's blocked order (not reproduced: an ulp apart in some elements).
+exp, log, log1p, erf, erf_inv and rsqrt, the C library's tan/log/pow/erf (float64 erf), XLA's
+contractions into fused multiply-adds and its reduction orders reproduced.  Float32 eigh and svd
+are SciPy's LAPACK (ssyevd, sgesdd), which jaxlib calls, as float32 qr and cholesky (sgeqrf/sorgqr,
+spotrf); multivariate_normal's float32 product sums as the kernel XLA runs it: a dot with 8 or
+more in one dimension (neither m nor n 1) in YNNPACK's order (its kernel's tile_k, chosen by its
+cost model: ``nx_rune.random._ynn``), one draw in XLA's 8-lane matrix-vector loop, smaller ones
+left to right fused.
 
 weibull_min, generalized_normal and ball take the C library's pow as XLA calls it (the primitive
 ``xla_pow``, the same bits eager and traced); ball divides by a power as XLA rewrites it, a
-product with the negated power.  Ball's row sums are XLA's left to right up to about a thousand
-rows; past a few thousand points in one call XLA's loops round some rows otherwise (not
-reproduced).
+product with the negated power.  Row sums (ball, dirichlet) are XLA's loops' below 4,096 values
+per call: left to right up to 32, longer rows in the windows of 32 of its tree reduction.  From
+4,096 values XLA hands the whole fusion (pow or exp, and the sums) to YNNPACK, whose pow and exp
+are its own (not reproduced; nor ball with d = 1, nor multivariate_normal of several covariance
+matrices, float32 with n = 1, or the float64 sizes named in nx_rune.random's docstring).
 
 The rsqrt estimate (rsqrtss/vrsqrt14pd, as in gamma's Marsaglia-Tsang constant) and the
 reductions are processor- and size-dependent in XLA itself: the values are those of JAX on the
@@ -214,9 +213,6 @@ DISCRETE = {"rademacher", "geometric", "poisson", "binomial", "categorical", "pe
             "choice"}
 # (x64, name): rtol where nx cannot equal JAX bit for bit (see the module docstring)
 # (x64, name, mvn's method)
-INEXACT = {(False, "multivariate_normal", "eigh"): 1e-5, (False, "multivariate_normal", "svd"): 1e-5}
-
-
 def _ids():
     return [f"{'x64' if x64 else 'x32'}-{i}-{row[0]}" for x64 in (False, True)
             for i, row in enumerate(GOLDEN[x64])]
@@ -234,11 +230,7 @@ def test_jax_golden(x64, i):
     if name == "permutation" and isinstance(args[0], int):
         got = got[:8]
     assert got.shape == want.shape and got.dtype == want.dtype
-    inexact = (x64, name, kw.get("method", "cholesky"))
-    if inexact in INEXACT:
-        np.testing.assert_allclose(got, want, rtol=INEXACT[inexact], atol=0)
-    else:
-        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, want)
 
 
 def _samplers():
@@ -291,13 +283,15 @@ def test_jit_and_vmap_equal_eager(name, x64):
 
 # XLA:CPU's elementwise functions as jax.jit(jnp.<op>) of jax 0.10.2 computes them: inputs
 # (and results) by their bits, the first four of random draws where NumPy's own function
-# rounds otherwise
+# (SciPy's for erf; XLA's float64 erf is the C library's) rounds otherwise
 XLA_MATH = {
     ('float32', 'exp'): {'x': [1075638026, 3255375437, 3264134655, 3247786415], 'out': [1094307114, 649869390, 201522397, 839326199]},
     ('float32', 'log'): {'x': [1793337512, 148648400, 537849941, 1075136646], 'out': [1114685746, 3264702540, 3257809734, 1062785676]},
     ('float32', 'log1p'): {'x': [1039073168, 3202464839, 1057593819, 1060748921], 'out': [1038224654, 3205814061, 1054621177, 1057728862]},
     ('float32', 'tan'): {'x': [3217159230, 3204651803, 3212747434, 3192159994], 'out': [3247434484, 3205491154, 3217360827, 3192320416]},
     ('float32', 'pow'): {'x': [1082467177, 1078864618, 1072289871, 1079881843], 'out': [1017132858, 1065920324, 1050743003, 1027468522], 'y': [3224411939, 1030032884, 3220546944, 3223204973]},
+    ('float32', 'erf'): {'x': [3201468850, 3216926057, 1035518683, 1073785121], 'out': [3202405447, 3212242727, 1037036185, 1065278244]},
+    ('float64', 'erf'): {'x': [4606617890007386648, 4603960748828893627, 13823745606070588567, 4605361742418528120], 'out': [4605516269406275238, 4603906710757507747, 13824271121633308179, 4604848005779326478]},
     ('float64', 'exp'): {'x': [4619437174949887344, 13854386390757336232, 4632760480750643856, 4634901854748914068], 'out': [4651804339574864298, 4338261485927666892, 4955980757387041690, 5087076096632442224]},
     ('float64', 'log'): {'x': [4608314890530809189, 4605895165166459834, 4604609508478778125, 4607786842848273999], 'out': [4597249649149259778, 13818096304898136066, 13823103391298216191, 4593705327702433792]},
     ('float64', 'log1p'): {'x': [4609132828836896221, 4609097499623198061, 4611203809471417241, 4608080650753739007], 'out': [4606184035012718768, 4606154947338784711, 4607462854226980825, 4605274750017416007]},
@@ -357,7 +351,7 @@ def test_xla_math_primitive_derivatives():
     from nx_rune.primitives import bind
     x = np.array([0.3, 0.9, 1.7])
     want = {"exp": np.exp(x), "log": 1 / x, "log1p": 1 / (1 + x), "tan": 1 / np.cos(x) ** 2,
-            "rsqrt": -0.5 * x ** -1.5}
+            "rsqrt": -0.5 * x ** -1.5, "erf": 2 / np.sqrt(np.pi) * np.exp(-x * x)}
     with nx.enable_x64(True):
         for op, d in want.items():
             g = nx.vmap(nx.grad(lambda v, op=op: bind(P.xla_math_p, v, op=op)))(nx.asarray(x))
@@ -658,3 +652,182 @@ def test_scalar_shape(fn):
     assert np.asarray(fn(k, 1.5)).shape == ()
     assert np.asarray(fn(k, 1.5, ())).shape == ()
     assert np.asarray(nx.jit(lambda a: fn(k, a, ()))(1.5)).shape == ()
+
+
+# jax.random.truncated_normal(PRNGKey(42), TN_LO, TN_HI, (400, 12)) in x64 mode, jax 0.10.2:
+# its first and last rows by their bits, and the SHA-256 of all 4,800 float64s.  JAX takes
+# lax.erf of the bounds times 1/sqrt(2) (XLA's float64 erf is the C library's; SciPy's rounds
+# otherwise in about a sixth of arguments, and an ulp in a bound moves every draw between
+# them), and its erf_inv's log1p calls the C library's log beyond sqrt(2) - 1
+TN_LO = [-2.5, -1.3, -0.7, 0.1, 0.45, 1.2, -3.3, -0.05, 2.0, -1.9, 0.8, -0.3]
+TN_HI = [-1.0, 0.6, 2.2, 0.5, 3.1, 1.9, -0.2, 0.04, 4.5, 1.7, 1.25, 0.95]
+TN64_FIRST = [13832655175126120792, 13831665806676177611, 4601556784924295916,
+              4600636951315519508, 4608385488014612152, 4609701245999708682,
+              13827029018396715950, 4569926790767558555, 4611937047656940222,
+              13827004677729692855, 4606210926667201291, 13820945986882430676]
+TN64_LAST = [13830732057946709565, 13809383861585671772, 4604811970406685362,
+             4602279179775942417, 4603011419215758365, 4610434360194890502,
+             13825126610352407433, 4573613743959414404, 4612979603848555302,
+             4609763521790764436, 4608248308449082106, 4605076787738605221]
+TN64_SHA256 = "fdd7b2087f03becc16410a4932d1c54a65b3bb64a149fa57ecb1d1299a3b9b7d"
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "jit_traced_bounds", "vmap"])
+def test_truncated_normal_float64_is_jaxs(how):
+    import hashlib
+    lo, hi = np.array(TN_LO), np.array(TN_HI)
+    with nx.enable_x64(True):
+        key = nxr.PRNGKey(42)
+        draw = lambda k, a, b: nxr.truncated_normal(k, a, b, (400, 12))   # noqa: E731
+        if how == "eager":
+            got = draw(key, lo, hi)
+        elif how == "jit":
+            got = nx.jit(lambda k: draw(k, lo, hi))(key)
+        elif how == "jit_traced_bounds":
+            got = nx.jit(draw)(key, nx.asarray(lo), nx.asarray(hi))
+        else:
+            got = nx.vmap(lambda k: draw(k, lo, hi))(nx.stack([key, key]))[1]
+        got = np.asarray(got)
+    assert got.dtype == np.float64 and got.shape == (400, 12)
+    assert got[0].view(np.uint64).tolist() == TN64_FIRST
+    assert got[-1].view(np.uint64).tolist() == TN64_LAST
+    assert hashlib.sha256(got.tobytes()).hexdigest() == TN64_SHA256
+
+
+def _mvn_inputs(n):
+    i = np.arange(n)
+    cov = np.exp(-np.abs(i[:, None] - i[None, :]) / 3.0) + 0.5 * np.eye(n)
+    return np.sin(i).astype(np.float32), cov.astype(np.float32)
+
+
+# jax.random.multivariate_normal(PRNGKey(42), *_mvn_inputs(n), shape, method=...) in float32,
+# jax 0.10.2: the first draw by its bits and the SHA-256 of all of them.  A float32 dot with
+# 8 or more in m, k or n (and neither m nor n 1) runs in YNNPACK, whose kernel (its tile_k:
+# 4 at n = 9 and 12, 2 at n = 17) sets the summation order, a tail of k padded; one draw
+# (n = 20) runs XLA's own 8-lane matrix-vector loop
+MVN32 = [
+    (9, (10,), "cholesky", "cf4b8dd63248334a2ef8a7aa36532876cfcbef63b1cd35310ecabc09eae39f4d",
+     [3171810782, 1068100768, 1068848831, 1058111517, 3206700638, 3206104941, 3218087365,
+      1065038514, 1069724518]),
+    (17, (8,), "eigh", "43541124397b617e25aa536e6194e68678fcc2a213ee35ee0e39dc21d9781b84",
+     [1064510429, 3201203028, 3214780214, 3209528028, 3221482983, 3218117143, 3182173904,
+      1065830214, 1063307965, 3174613168, 3211310116, 3222494698, 3214504186, 1062755793,
+      1072529712, 1069453982, 1060792842]),
+    (20, (), "cholesky", "f5c33fca959f31dc978367a7d0e6be69a67e541d09ec09575eb3de1f0c003861",
+     [3171810782, 1068100768, 1068848831, 1058111517, 3206700639, 3206104941, 3218087364,
+      1065038516, 1069724518, 1070258504, 3201738837, 1054632140, 1070729208, 1076434073,
+      1074406014, 1075724732, 1067901120, 1046832428, 3217156996, 1063724505]),
+    (12, (2, 5), "svd", "6455b02660340c8c3b2959049f6f695184c64f3569a81165e46eeedfa95972d5",
+     [1061775620, 1065619615, 1065430870, 1048841498, 1051356950, 3218397350, 3200015164,
+      3126528000, 1068997292, 1025340720, 3217722438, 3194648164]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(MVN32)), ids=[f"n{c[0]}-{c[2]}" for c in MVN32])
+def test_multivariate_normal_float32_dot_order_is_jaxs(case, how):
+    import hashlib
+    n, shape, method, digest, first = MVN32[case]
+    mean, cov = _mvn_inputs(n)
+    draw = lambda k: nxr.multivariate_normal(k, mean, cov, shape, method=method)  # noqa: E731
+    key = nxr.PRNGKey(42)
+    if how == "eager":
+        got = draw(key)
+    elif how == "jit":
+        got = nx.jit(draw)(key)
+    else:
+        got = nx.vmap(draw)(nx.stack([key, key]))[1]
+    got = np.asarray(got)
+    assert got.dtype == np.float32 and got.shape == shape + (n,)
+    assert got.reshape(-1, n)[0].view(np.uint32).tolist() == first
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest
+
+
+def test_ynn_dot_tile_k():
+    """The tile_k of the YNNPACK kernel XLA:CPU runs for a float32 (m, n) x (n, n) dot (the
+    cost model's choice on an AVX-512 processor, checked against jax 0.10.2's sums for n up
+    to 129), 0 where XLA keeps the dot."""
+    from nx_rune.random._ynn import dot_tile_k
+    assert dot_tile_k(1, 20, 20) == 0 and dot_tile_k(30, 1, 1) == 0 and dot_tile_k(7, 7, 7) == 0
+    want = {2: 2, 3: 4, 9: 4, 16: 4, 17: 2, 19: 4, 21: 2, 32: 2, 33: 4, 48: 4, 49: 1, 64: 1,
+            65: 4, 81: 2, 97: 4, 113: 1, 129: 4}
+    assert {n: dot_tile_k(8, n, n) for n in want} == want
+
+
+# jax.random.dirichlet(PRNGKey(42), linspace(0.3, 3.0, n), shape), jax 0.10.2: the first six
+# values of the first draw by their bits and the SHA-256 of all.  XLA sums a row of up to 32
+# left to right, a longer one (n = 40) as its tree reduction splits it: windows of 32 over
+# the row padded with 12 zeros in front and 12 behind (below 4,096 values per call)
+DIRICHLET = [
+    (False, 12, (5,), "48c4fa254afd13e06b72167a3967a4986b583c6de16adbd458a802c4452b4969",
+     [1023473163, 1025601628, 1042956261, 1021617544, 1023031883, 1031143741]),
+    (False, 40, (2, 4), "b5d63f3f29ff021951d0906d38375c8c08eed24b811ab2e9cd9b6b42d87ad68c",
+     [1000972659, 999730442, 1016075954, 973073216, 944223950, 989595581]),
+    (True, 12, (5,), "5bed535fd6fea4ca6a4029a219e1dfd61239cd9a4dd29a0d5f7e46a1ad96165e",
+     [4568419311156015490, 4564268160126854497, 4581085427268380240, 4589800559240198191,
+      4576433935178723071, 4578563995840476375]),
+    (True, 40, (2, 4), "bdcb5eed36f4a7ed917b697b3ef94fc4a6fe2470db2723697bd8ee49d8d54a34",
+     [4558099031236321644, 4540747731791641546, 4554939377324664789, 4560571285927764538,
+      4564012705499223959, 4557898876031993639]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(DIRICHLET)),
+                         ids=[f"{'x64' if c[0] else 'x32'}-n{c[1]}" for c in DIRICHLET])
+def test_dirichlet_long_rows_are_jaxs(case, how):
+    import hashlib
+    x64, n, shape, digest, first = DIRICHLET[case]
+    with nx.enable_x64(x64):
+        dt = np.float64 if x64 else np.float32
+        alpha = np.linspace(0.3, 3.0, n).astype(dt)
+        draw = lambda k: nxr.dirichlet(k, alpha, shape)      # noqa: E731
+        key = nxr.PRNGKey(42)
+        if how == "eager":
+            got = draw(key)
+        elif how == "jit":
+            got = nx.jit(draw)(key)
+        else:
+            got = nx.vmap(draw)(nx.stack([key, key]))[1]
+        got = np.asarray(got)
+    assert got.dtype == dt and got.shape == shape + (n,)
+    assert got.reshape(-1, n)[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest
+
+
+# jax.random.ball(PRNGKey(42), d, p, shape=(points,)), jax 0.10.2: the first six coordinates
+# of the first point by their bits and the SHA-256 of all; rows of more than 8 summed as
+# XLA's loops sum them (left to right up to 32, d = 40 in its tree reduction's windows)
+BALL = [
+    (False, 12, 2.0, (100,), "e60ef569962a3ade784f67d6c3cdbbf3a9557bba96b0ab51197d2782bcdfb829",
+     [1044087795, 1024344849, 1009336083, 1050620221, 3177213626, 1048763801]),
+    (False, 40, 1.5, (50,), "e717c7047110866250797dac0735bff02cfeb1607a7253041c257f58de2ae4c2",
+     [1029106004, 1006767635, 993211238, 1033750980, 3161524992, 1030471823]),
+    (True, 12, 2.0, (100,), "74b2ffa225b762d02c5f61228988d64d3db9a8b1c16e80e3bcb691c8cc2e9ccc",
+     [13807060875173380687, 13818468973238964007, 13822692939913604867, 4596738536239289415,
+      13818340572720139552, 13814349635183259761]),
+    (True, 40, 1.5, (50,), "a1ba1021fc8d449846a2e6fab040566abe494f8bb4a9cb7b6c3c1ff2f1098de8",
+     [13798363539916712185, 13809779542300492606, 13814435118231344791, 4588037414514323727,
+      13809564877556767629, 13804880888142657178]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(BALL)),
+                         ids=[f"{'x64' if c[0] else 'x32'}-d{c[1]}" for c in BALL])
+def test_ball_long_rows_are_jaxs(case, how):
+    import hashlib
+    x64, d, p, shape, digest, first = BALL[case]
+    with nx.enable_x64(x64):
+        draw = lambda k: nxr.ball(k, d, p, shape)      # noqa: E731
+        key = nxr.PRNGKey(42)
+        if how == "eager":
+            got = draw(key)
+        elif how == "jit":
+            got = nx.jit(draw)(key)
+        else:
+            got = nx.vmap(draw)(nx.stack([key, key]))[1]
+        got = np.asarray(got)
+    assert got.shape == shape + (d,)
+    assert got[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest

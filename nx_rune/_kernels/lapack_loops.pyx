@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Stacks of float32 factorizations through SciPy's LAPACK in one C loop (typed Cython module).
 
-The float32 Cholesky (spotrf, lower) and QR (sgeqrf + sorgqr) factors jaxlib computes come from
-SciPy's LAPACK build; NumPy's build rounds differently.  Calling SciPy's routines once per
+The float32 Cholesky (spotrf, lower), QR (sgeqrf + sorgqr), symmetric eigendecomposition
+(ssyevd) and SVD (sgesdd) factors jaxlib computes come from SciPy's LAPACK build; NumPy's build
+rounds differently.  Calling SciPy's routines once per
 matrix through their Python wrappers costs microseconds a matrix, which a stack of small
 matrices pays many times: these loops call the Fortran entry points directly (the
 ``scipy.linalg.cython_lapack`` capsules), each matrix transposed into a Fortran-order scratch
@@ -21,17 +22,25 @@ ctypedef void (*geqrf_t)(int *m, int *n, float *a, int *lda, float *tau, float *
                          int *lwork, int *info) noexcept nogil
 ctypedef void (*orgqr_t)(int *m, int *n, int *k, float *a, int *lda, float *tau, float *work,
                          int *lwork, int *info) noexcept nogil
+ctypedef void (*syevd_t)(char *jobz, char *uplo, int *n, float *a, int *lda, float *w,
+                         float *work, int *lwork, int *iwork, int *liwork,
+                         int *info) noexcept nogil
+ctypedef void (*gesdd_t)(char *jobz, int *m, int *n, float *a, int *lda, float *s, float *u,
+                         int *ldu, float *vt, int *ldvt, float *work, int *lwork, int *iwork,
+                         int *info) noexcept nogil
 
 cdef potrf_t _spotrf = NULL
 cdef geqrf_t _sgeqrf = NULL
 cdef orgqr_t _sorgqr = NULL
+cdef syevd_t _ssyevd = NULL
+cdef gesdd_t _sgesdd = NULL
 cdef bint _loaded = False
 
 
 def available():
-    """Whether SciPy's spotrf, sgeqrf and sorgqr entry points were found (loaded on first
-    use)."""
-    global _spotrf, _sgeqrf, _sorgqr, _loaded
+    """Whether SciPy's spotrf, sgeqrf, sorgqr, ssyevd and sgesdd entry points were found
+    (loaded on first use)."""
+    global _spotrf, _sgeqrf, _sorgqr, _ssyevd, _sgesdd, _loaded
     if not _loaded:
         _loaded = True
         try:
@@ -40,11 +49,16 @@ def available():
             _spotrf = <potrf_t> blas_entry(capi, "spotrf")
             _sgeqrf = <geqrf_t> blas_entry(capi, "sgeqrf")
             _sorgqr = <orgqr_t> blas_entry(capi, "sorgqr")
+            _ssyevd = <syevd_t> blas_entry(capi, "ssyevd")
+            _sgesdd = <gesdd_t> blas_entry(capi, "sgesdd")
         except (ImportError, AttributeError, ValueError):
             _spotrf = NULL
             _sgeqrf = NULL
             _sorgqr = NULL
-    return _spotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL
+            _ssyevd = NULL
+            _sgesdd = NULL
+    return _spotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL and _ssyevd != NULL \
+        and _sgesdd != NULL
 
 
 def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
@@ -155,4 +169,128 @@ def qr_f32(cnp.ndarray a, cnp.ndarray q, cnp.ndarray r):
         free(f)
         free(tau)
         free(work)
+    return info
+
+
+def syevd_f32(cnp.ndarray a, cnp.ndarray w, cnp.ndarray v, bint lower):
+    """``w[b], v[b]`` = the eigenvalues (ascending) and eigenvectors (columns) of each real
+    symmetric matrix ``a[b]`` (C-contiguous float32: a and v (B, n, n), w (B, n)), from its
+    lower (``lower``) or upper triangle, by ssyevd with jobz "V" and jaxlib's work sizes
+    (1 + 6 n + 2 n^2 and 3 + 5 n: the minimal ones, not the queried optimum).  Returns the
+    LAPACK info of the first failure, or 0."""
+    if not available():
+        raise RuntimeError("SciPy's LAPACK entry points are not available")
+    for arr in (a, w, v):
+        if cnp.PyArray_TYPE(arr) != cnp.NPY_FLOAT32 or not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            raise ValueError("syevd_f32: a, w and v must be C-contiguous float32")
+    if a.ndim != 3 or v.ndim != 3 or w.ndim != 2 or a.shape[1] != a.shape[2] \
+            or v.shape[0] != a.shape[0] or v.shape[1] != a.shape[1] \
+            or v.shape[2] != a.shape[2] or w.shape[0] != a.shape[0] or w.shape[1] != a.shape[1]:
+        raise ValueError("syevd_f32: a and v must be (B, n, n) and w (B, n)")
+    cdef Py_ssize_t nb = a.shape[0], n = a.shape[1], b, i, j
+    if n == 0 or nb == 0:
+        return 0
+    cdef int ni = <int> n, info = 0
+    cdef int lwork = <int> (1 + 6 * n + 2 * n * n), liwork = <int> (3 + 5 * n)
+    cdef char jobz = b'V'
+    cdef char uplo = b'L' if lower else b'U'
+    cdef const float *src = <const float *> cnp.PyArray_DATA(a)
+    cdef float *wd = <float *> cnp.PyArray_DATA(w)
+    cdef float *vd = <float *> cnp.PyArray_DATA(v)
+    cdef float *f = <float *> malloc(n * n * sizeof(float))
+    cdef float *work = <float *> malloc(lwork * sizeof(float))
+    cdef int *iwork = <int *> malloc(liwork * sizeof(int))
+    if f == NULL or work == NULL or iwork == NULL:
+        free(f)
+        free(work)
+        free(iwork)
+        raise MemoryError()
+    try:
+        with nogil:
+            for b in range(nb):
+                for i in range(n):
+                    for j in range(n):
+                        f[i + j * n] = src[b * n * n + i * n + j]
+                _ssyevd(&jobz, &uplo, &ni, f, &ni, &wd[b * n], work, &lwork, iwork, &liwork,
+                        &info)
+                if info != 0:
+                    break
+                for i in range(n):
+                    for j in range(n):
+                        vd[b * n * n + i * n + j] = f[i + j * n]
+    finally:
+        free(f)
+        free(work)
+        free(iwork)
+    return info
+
+
+def gesdd_f32(cnp.ndarray a, cnp.ndarray u, cnp.ndarray s, cnp.ndarray vt):
+    """``u[b], s[b], vt[b]`` = the singular value decomposition of each matrix ``a[b]``
+    (C-contiguous float32 (B, m, n); u (B, m, m) and vt (B, n, n) for the full factors,
+    jobz "A", or (B, m, k) and (B, k, n), k = min(m, n), for the reduced ones, jobz "S";
+    s (B, k)), by sgesdd with the queried optimal work size and 8 k integers, as jaxlib calls
+    it.  Returns the LAPACK info of the first failure, or 0."""
+    if not available():
+        raise RuntimeError("SciPy's LAPACK entry points are not available")
+    for arr in (a, u, s, vt):
+        if cnp.PyArray_TYPE(arr) != cnp.NPY_FLOAT32 or not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            raise ValueError("gesdd_f32: a, u, s and vt must be C-contiguous float32")
+    if a.ndim != 3 or u.ndim != 3 or vt.ndim != 3 or s.ndim != 2:
+        raise ValueError("gesdd_f32: a, u and vt must be (B, ., .) and s (B, k)")
+    cdef Py_ssize_t nb = a.shape[0], m = a.shape[1], n = a.shape[2], k = min(m, n)
+    cdef Py_ssize_t uc = u.shape[2], vr = vt.shape[1], b, i, j
+    full = uc == m and vr == n
+    if u.shape[0] != nb or vt.shape[0] != nb or s.shape[0] != nb or u.shape[1] != m \
+            or vt.shape[2] != n or s.shape[1] != k or not (full or (uc == k and vr == k)):
+        raise ValueError("gesdd_f32: u must be (B, m, m) and vt (B, n, n), or (B, m, k) and "
+                         "(B, k, n)")
+    if m == 0 or n == 0 or nb == 0:
+        return 0
+    cdef char jobz = b'A' if full else b'S'
+    cdef int mi = <int> m, ni = <int> n, lda = <int> m, ldu = <int> m, ldvt = <int> vr
+    cdef int info = 0, lwork = -1
+    cdef float wq = 0, dummy = 0
+    cdef int idummy = 0
+    _sgesdd(&jobz, &mi, &ni, &dummy, &lda, &dummy, &dummy, &ldu, &dummy, &ldvt, &wq, &lwork,
+            &idummy, &info)
+    lwork = max(1, <int> wq)
+    cdef const float *src = <const float *> cnp.PyArray_DATA(a)
+    cdef float *ud = <float *> cnp.PyArray_DATA(u)
+    cdef float *sd = <float *> cnp.PyArray_DATA(s)
+    cdef float *vd = <float *> cnp.PyArray_DATA(vt)
+    cdef float *f = <float *> malloc(m * n * sizeof(float))
+    cdef float *fu = <float *> malloc(m * uc * sizeof(float))
+    cdef float *fv = <float *> malloc(vr * n * sizeof(float))
+    cdef float *work = <float *> malloc(lwork * sizeof(float))
+    cdef int *iwork = <int *> malloc(8 * k * sizeof(int))
+    if f == NULL or fu == NULL or fv == NULL or work == NULL or iwork == NULL:
+        free(f)
+        free(fu)
+        free(fv)
+        free(work)
+        free(iwork)
+        raise MemoryError()
+    try:
+        with nogil:
+            for b in range(nb):
+                for i in range(m):
+                    for j in range(n):
+                        f[i + j * m] = src[b * m * n + i * n + j]
+                _sgesdd(&jobz, &mi, &ni, f, &lda, &sd[b * k], fu, &ldu, fv, &ldvt, work,
+                        &lwork, iwork, &info)
+                if info != 0:
+                    break
+                for i in range(m):
+                    for j in range(uc):
+                        ud[b * m * uc + i * uc + j] = fu[i + j * m]
+                for i in range(vr):
+                    for j in range(n):
+                        vd[b * vr * n + i * n + j] = fv[i + j * vr]
+    finally:
+        free(f)
+        free(fu)
+        free(fv)
+        free(work)
+        free(iwork)
     return info

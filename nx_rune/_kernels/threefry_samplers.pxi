@@ -262,7 +262,25 @@ cdef extern from *:
     #endif
 
     enum { NX_XM_EXP = 0, NX_XM_LOG = 1, NX_XM_LOG1P = 2, NX_XM_TAN = 3, NX_XM_POW = 4,
-           NX_XM_RSQRT = 5 };
+           NX_XM_RSQRT = 5, NX_XM_ERF = 6 };
+
+    /* XLA:CPU's float32 erf: x P(x^2) / Q(x^2), each Horner step one fma, +-1 from
+       |x| >= 3.832506856900711 (where it rounds to 1); nx_rune.backend.random._xla_erf32. */
+    static const float nx_rt_xla_erf32_p[5] = {
+        0.00022905065861350646f, 0.0034082910107109506f, 0.050955695062380861f,
+        0.18520832239976145f, 1.128379143519084f};
+    static const float nx_rt_xla_erf32_q[7] = {
+        -1.1791602954361697e-7f, 0.000023547966471313185f, 0.0010179625278914885f,
+        0.014070470171167667f, 0.11098505178285362f, 0.49746925110067538f, 1.0f};
+    NX_RT_EXACT
+    static inline float nx_rt_xla_erf32(float x) {
+        float x2 = x * x, p = nx_rt_xla_erf32_p[0], q = nx_rt_xla_erf32_q[0];
+        int i;
+        if (fabsf(x) >= 3.832506856900711f) return copysignf(1.0f, x);
+        for (i = 1; i < 5; i++) p = fmaf(x2, p, nx_rt_xla_erf32_p[i]);
+        for (i = 1; i < 7; i++) q = fmaf(x2, q, nx_rt_xla_erf32_q[i]);
+        return (x * p) / q;
+    }
 
     /* out[j] = op(x[j]) (op(x[j], y[j]) for pow) as JAX computes it on CPU, float32. */
     NX_RT_CLONES NX_RT_EXACT
@@ -276,6 +294,7 @@ cdef extern from *:
         case NX_XM_LOG1P: for (j = 0; j < n; j++) out[j] = nx_rt_xla_log1p32(x[j]); break;
         case NX_XM_TAN: for (j = 0; j < n; j++) out[j] = tanf(x[j]); break;
         case NX_XM_RSQRT: for (j = 0; j < n; j++) out[j] = nx_rt_xla_rsqrt32(x[j]); break;
+        case NX_XM_ERF: for (j = 0; j < n; j++) out[j] = nx_rt_xla_erf32(x[j]); break;
         default:
             for (j = 0; j < n; j++)
                 out[j] = powf(x[j], y[j]);
@@ -284,7 +303,8 @@ cdef extern from *:
         nx_rt_flush_off(mxcsr);
     }
 
-    /* The same in float64 (exp and log1p XLA's own; log, tan and pow the C library's). */
+    /* The same in float64 (exp and log1p XLA's own; log, tan, pow and erf the C library's:
+       XLA:CPU's compiled code calls erf for a float64 erf). */
     NX_RT_CLONES NX_RT_EXACT
     static void nx_rt_xla_math64(int op, const double *x, const double *y, double *out,
                                  Py_ssize_t n) {
@@ -296,6 +316,7 @@ cdef extern from *:
         case NX_XM_LOG1P: for (j = 0; j < n; j++) out[j] = nx_rt_xla_log1p64(x[j]); break;
         case NX_XM_TAN: for (j = 0; j < n; j++) out[j] = tan(x[j]); break;
         case NX_XM_RSQRT: for (j = 0; j < n; j++) out[j] = nx_rt_xla_rsqrt64(x[j]); break;
+        case NX_XM_ERF: for (j = 0; j < n; j++) out[j] = erf(x[j]); break;
         default:
             for (j = 0; j < n; j++)
                 out[j] = pow(x[j], y[j]);
@@ -805,14 +826,14 @@ cdef void _xla_math_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept
                          <float*>job.out + lo, hi - lo)
 
 
-_XLA_MATH_OPS = {"exp": 0, "log": 1, "log1p": 2, "tan": 3, "pow": 4, "rsqrt": 5}
+_XLA_MATH_OPS = {"exp": 0, "log": 1, "log1p": 2, "tan": 3, "pow": 4, "rsqrt": 5, "erf": 6}
 
 
 def xla_math(op, x, y=None):
     """``op`` of a float32 or float64 NumPy array elementwise exactly as JAX 0.10.2 computes it
-    on CPU: "exp" and "log1p" (float32 also "log") are XLA's own approximations (see
-    ``nx_rt_xla_exp32`` ...), "tan", "pow" and float64 "log" the C library's, which XLA's
-    compiled code calls; "rsqrt" XLA's scalar rsqrt (the processor's estimate refined, see
+    on CPU: "exp" and "log1p" (float32 also "log" and "erf") are XLA's own approximations (see
+    ``nx_rt_xla_exp32`` ...), "tan", "pow", float64 "log" and float64 "erf" the C library's,
+    which XLA's compiled code calls; "rsqrt" XLA's scalar rsqrt (the processor's estimate refined, see
     ``nx_rt_xla_rsqrt32``).  ``y``: pow's exponent, an array of x's dtype and shape.  Returns a
     new array of x's dtype and shape."""
     if not isinstance(op, str) or op not in _XLA_MATH_OPS:

@@ -63,11 +63,13 @@ from nx_rune.backend.linalg import (
                              cho_factor_values,
                              cho_solve_values,
                              cholesky_vjp_values,
+                             eigh_values,
                              lu_inverse_t_values,
                              lu_sign_logabs,
                              norm2_values,
                              power_program,
                              qr_values,
+                             svd_values,
                              tri_read_weights,
                              triangular_solve_values,
 )
@@ -76,4 +78,4 @@ from nx_rune.backend.memory import assign_index, check_writable, ufunc_into
 __all__ = ["IMPLS", "check_writable", "ufunc_into", "assign_index", "triangular_solve_values",
            "lu_sign_logabs", "norm2_values", "lu_inverse_t_values", "cholesky_vjp_values",
            "cho_solve_values", "cho_factor_values", "tri_read_weights", "power_program",
-           "qr_values"]
+           "qr_values", "eigh_values", "svd_values"]

@@ -204,10 +204,25 @@ def _inv(a):
     return _out(np.linalg.inv(a._np()))
 
 
+def eigh_values(an, lower):
+    """(w, v) of each symmetric matrix of ``an`` (..., n, n): NumPy's eigh, but finite float32
+    through SciPy's ssyevd with jaxlib's job and work sizes (JAX's bits; NumPy's build rounds
+    otherwise).  Also the direct path of nx.linalg.eigh."""
+    if an.dtype != np.float32 or an.size == 0 or not np.isfinite(an).all():
+        return np.linalg.eigh(an, UPLO="L" if lower else "U")
+    n = an.shape[-1]
+    stack = np.ascontiguousarray(an).reshape((-1, n, n))
+    w = np.empty(stack.shape[:2], np.float32)
+    v = np.empty(stack.shape, np.float32)
+    if lapack_loops.syevd_f32(stack, w, v, lower):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    return w.reshape(an.shape[:-1]), v.reshape(an.shape)
+
+
 @_impl("eigh")
 def _eigh(a, *, lower):
     an = a._np()
-    w, v = np.linalg.eigh(an, UPLO="L" if lower else "U")
+    w, v = eigh_values(an, lower)
     return _packed([w.astype(v.dtype), v], an.shape[:-2])
 
 
@@ -216,10 +231,30 @@ def _eigvalsh(a, *, lower):
     return _out(np.linalg.eigvalsh(a._np(), UPLO="L" if lower else "U"))
 
 
+def svd_values(an, full_matrices):
+    """(u, s, vh) of each matrix of ``an`` (..., m, n): NumPy's svd, but finite float32 through
+    SciPy's sgesdd with jaxlib's job and work sizes (JAX's bits; NumPy's build rounds
+    otherwise).  Also the direct path of nx.linalg.svd."""
+    if an.dtype != np.float32 or an.size == 0 or not np.isfinite(an).all():
+        return np.linalg.svd(an, full_matrices=full_matrices)
+    m, n = an.shape[-2:]
+    k = min(m, n)
+    uc, vr = (m, n) if full_matrices else (k, k)
+    stack = np.ascontiguousarray(an).reshape((-1, m, n))
+    nb = stack.shape[0]
+    u = np.empty((nb, m, uc), np.float32)
+    s = np.empty((nb, k), np.float32)
+    vh = np.empty((nb, vr, n), np.float32)
+    if lapack_loops.gesdd_f32(stack, u, s, vh):
+        raise np.linalg.LinAlgError("SVD did not converge")
+    batch = an.shape[:-2]
+    return u.reshape(batch + (m, uc)), s.reshape(batch + (k,)), vh.reshape(batch + (vr, n))
+
+
 @_impl("svd")
 def _svd(a, *, full_matrices):
     an = a._np()
-    u, s, vh = np.linalg.svd(an, full_matrices=full_matrices)
+    u, s, vh = svd_values(an, full_matrices)
     return _packed([u, s, vh], an.shape[:-2])
 
 

@@ -364,13 +364,10 @@ def _erfinv32(x):
 
 
 def _log1p64_traceable(x):
-    """XLA's float64 log1p with NumPy's log beyond sqrt(2) - 1 (where XLA calls the C
-    library's): the value nx operations can also give under a trace, for the truncated normal,
-    whose erfinv runs traced when its bounds are (jit must give eager's bits).  Equal to
-    ``_xla_math("log1p", x)`` but in about 0.2% of the larger arguments."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.abs(x) < 0.41421356237309504880, _K.xla_math("log1p", x),
-                        np.log(x + 1.0))
+    """XLA's float64 log1p (the C library's log beyond sqrt(2) - 1, as XLA calls it), which the
+    truncated normal's traced erfinv also computes (``_xla_math.xla_log1p64``: its log is the
+    ``xla_math`` primitive)."""
+    return _K.xla_math("log1p", np.asarray(x, np.float64))
 
 
 def _erfinv64(x, log1p=None):
@@ -769,10 +766,12 @@ def _truncated_range(dt, lo, hi):
         a = _xla_erf32(lo * inv_sqrt2)
         b = _xla_erf32(hi * inv_sqrt2)
     else:
-        # SciPy's erf: the implementation of the erf primitive, which traced bounds go through
-        from scipy.special import erf
-        a = erf((lo / sqrt2).astype(np.float64)).astype(dt)
-        b = erf((hi / sqrt2).astype(np.float64)).astype(dt)
+        # float64 likewise: the product with the reciprocal, then XLA's erf, which is the C
+        # library's (SciPy's rounds otherwise)
+        inv_sqrt2 = np.float64(1) / np.float64(_SQRT2)
+        a = _K.xla_math("erf", np.asarray(np.asarray(lo, np.float64) * inv_sqrt2))
+        b = _K.xla_math("erf", np.asarray(np.asarray(hi, np.float64) * inv_sqrt2))
+        a, b = a.astype(dt), b.astype(dt)
     clip_lo, clip_hi = np.nextafter(lo, dt.type(np.inf)), np.nextafter(hi, dt.type(-np.inf))
     return a, b, clip_lo, clip_hi
 

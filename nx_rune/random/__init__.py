@@ -14,21 +14,27 @@ Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
 ``permutation``, ``choice`` and ``threefry_2x32``, and in float32 and float64 every continuous
 sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA fuses it),
-``truncated_normal`` (float32), ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
+``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
-``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (up to 8 categories),
-``weibull_min``, ``generalized_normal``, ``ball`` (up to about a thousand points per call),
-``orthogonal``, ``multivariate_normal`` (float32: the Cholesky method, up to n = 3 for 8 or
-more draws): their values go through XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and
-``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)`` becomes), the C library's ``log``,
-``tan`` and ``pow`` it calls, its contractions into fused multiply-adds and its reduction
-orders, computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``, traced as
-the primitives ``xla_math`` and ``xla_pow``). Not bit for bit (an ulp in some elements):
-``ball`` past a few thousand points in one call (XLA's vectorized loops), float32
-``multivariate_normal`` with method "eigh" or "svd" (JAX's LAPACK is SciPy's build, nx's eigh
-and svd NumPy's; its qr and cholesky take SciPy's in float32), float64 ``truncated_normal``
-(SciPy's erf for the bounds). XLA's rsqrt starts from the processor's estimate, so JAX's gamma
-draws differ between processor makers; nx reads the same estimate on the processor it runs on.
+``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (below 4,096 values per
+call), ``weibull_min``, ``generalized_normal``, ``ball`` (d > 1, below 4,096
+values per call), ``orthogonal``, ``multivariate_normal`` (one covariance matrix;
+float32 with n > 1 every method and size, float64 the sizes below): their values go through
+XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what
+``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
+calls, its contractions into fused multiply-adds and its reduction orders (float32 dots as the
+YNNPACK kernel or the matrix-vector loop XLA runs, long row sums as its tree reduction splits
+them), computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``, traced as
+the primitives ``xla_math`` and ``xla_pow``); float32 eigh, svd, qr and cholesky are SciPy's
+LAPACK, which jaxlib calls. Not bit for bit (an ulp in some elements): ``ball`` and
+``dirichlet`` from 4,096 values per call (XLA hands their pow or exp and row sums to YNNPACK,
+whose pow and exp are its own) and ``ball`` with d = 1, ``multivariate_normal`` with a
+batch of covariance matrices, float32 with n = 1 and several draws (XLA folds the normal's
+sqrt(2) into the factor), float64 with one draw and n >= 5 or a few draws of n = 5 (XLA's
+float64 dot loops) and the Cholesky method from n = 32 (nx's float64 cholesky takes LAPACK's
+upper variant there, JAX's the lower one). XLA's rsqrt starts from the processor's estimate,
+so JAX's gamma draws differ between processor makers; nx reads the same estimate on the
+processor it runs on.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 

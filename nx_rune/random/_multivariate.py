@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune._kernels import threefry as _K
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
 from nx_rune.random._bits import normal
@@ -22,9 +23,10 @@ from nx_rune.random._common import (
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
+from nx_rune.random._ynn import dot_tile_k
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
-_F64 = np.dtype(np.float64)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _inexact(x, name):
@@ -74,19 +76,121 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     else:
         factor = _L.cholesky(cov)
     z = normal(k, tuple(shape) + (n,), dt)
-    # XLA:CPU's dot: float64 sums the products left to right with fused multiply-adds (as
-    # its generated loop does, every n), and so does float32 for fewer than 8 draws of one
-    # cov; more float32 draws go to its Eigen kernel: left to right unfused, which is its order
-    # up to n = 3 (beyond, its blocking reorders the sum: an ulp apart in some elements)
     factor = factor.astype(dt)
-    fused = dt == _F64 or (cov.ndim == 2 and math.prod(shape) < 8)
+    return _xla_mean_plus_product(mean, factor, z, dt, cov.ndim == 2, math.prod(shape))
+
+
+def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
+    """``mean + einsum('...ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m``
+    draws): float64 left to right with fused multiply-adds; float32 draws of one ``factor``
+    as the kernel XLA picks: one draw its matrix-vector loop (``_gemv``), a dot YNNPACK
+    takes in the order of its kernel (``_ynn.dot_tile_k``), a smaller one left to right fused;
+    float32 draws of a batch of factors left to right unfused.  (Not reproduced: n = 1 with
+    several float32 draws, where XLA folds the normal's sqrt(2) into the 1 x 1 factor before
+    its multiply-add with the mean.)"""
+    n = factor.shape[-1]
+    if one_factor and dt == _F32 and m == 1 and n >= 8:
+        plan = ("gemv", 0)
+    else:
+        tile_k = dot_tile_k(m, n, n) if one_factor and dt == _F32 else 0
+        if tile_k:
+            plan = ("ynn", tile_k)
+        else:
+            plan = ("loop", int(dt == _F64 or (one_factor and (dt == _F32 or m < 8))))
+    return mean + _product(factor, z, plan)
+
+
+class _NumPyOps:
+    """The product's operations on concrete arrays: one kernel call per fused multiply-add."""
+
+    @staticmethod
+    def fma(a, b, c):
+        a, b, c = np.broadcast_arrays(a, b, c)
+        if a.dtype in (_F32, _F64):
+            return _K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c)))
+        return a * b + c
+
+    zeros, where, arange = staticmethod(np.zeros), staticmethod(np.where), \
+        staticmethod(np.arange)
+
+
+class _NxOps:
+    """The same in nx operations (traced: jit, vmap, grad)."""
+    fma = staticmethod(fma)
+    zeros, where, arange = staticmethod(_F.zeros), staticmethod(_F.where), \
+        staticmethod(_F.arange)
+
+
+def _product(factor, z, plan):
+    """``einsum('...ij,...j->...i', factor, z)`` in the order ``plan`` names (see
+    ``_xla_mean_plus_product``): traced (jit, vmap, grad) in nx operations, whose fused
+    multiply-adds have the exact product's derivative; concrete in NumPy with the fma kernel
+    (the same values)."""
+    if _traced(factor) or _traced(z):
+        return _ordered_product(_NxOps, factor, z, plan)
+    f, v = np.asarray(factor.numpy()), np.asarray(z.numpy())
+    return _F.asarray(_ordered_product(_NumPyOps, f, v, plan))
+
+
+def _ordered_product(ops, factor, z, plan):
+    kind, arg = plan
+    n = factor.shape[-1]
+    if kind == "gemv":
+        return _gemv(ops, factor, z)
+    if kind == "ynn":
+        main = n - n % arg
+        total = _tile_sum(ops, factor, z, range(main), arg) if main else None
+        if main < n:
+            tail = _tile_sum(ops, factor, z, range(main, n), arg)
+            total = tail if total is None else tail + total
+        return total
     fz = factor[..., :, 0] * z[..., None, 0]
     for j in range(1, n):
-        if fused:
-            fz = fma(factor[..., :, j], z[..., None, j], fz)
+        if arg:
+            fz = ops.fma(factor[..., :, j], z[..., None, j], fz)
         else:
             fz = fz + factor[..., :, j] * z[..., None, j]
-    return mean + fz
+    return fz
+
+
+def _gemv(ops, factor, z):
+    """``factor @ z`` for one float32 draw as XLA:CPU's row-major matrix-vector loop sums it:
+    8 lanes, lane l the fused multiply-adds of the columns j = l (mod 8) below n - n % 8;
+    each row's lanes summed as a tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) in the
+    tiles of 8 rows and ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) in the last, partial
+    one; the remaining columns' fused multiply-adds (from zero) added last."""
+    n, rows = factor.shape[-1], factor.shape[-2]
+    main = n - n % 8
+    zero = ops.zeros(tuple(z.shape[:-1]) + (rows,), factor.dtype)
+    a = [zero] * 8
+    for j in range(main):
+        a[j % 8] = ops.fma(factor[..., :, j], z[..., None, j], a[j % 8])
+    full = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    last = rows - rows % 8
+    if last < rows:
+        part = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+        full = ops.where(ops.arange(rows) < last, full, part)
+    tail = zero
+    for j in range(main, n):
+        tail = ops.fma(factor[..., :, j], z[..., None, j], tail)
+    return full + tail
+
+
+def _tile_sum(ops, factor, z, cols, tile_k):
+    """One YNNPACK kernel call over the columns ``cols`` (zero-padded to a multiple of
+    ``tile_k``): ``tile_k`` accumulators from zero, the j-th column fused into accumulator
+    ``j % tile_k``, then summed as the kernel's lanes are."""
+    zero = ops.zeros(tuple(z.shape[:-1]) + (factor.shape[-2],), factor.dtype)
+    acc = [zero] * tile_k
+    for i, j in enumerate(cols):
+        acc[i % tile_k] = ops.fma(factor[..., :, j], z[..., None, j], acc[i % tile_k])
+    if tile_k == 1:
+        return acc[0]
+    if tile_k == 2:
+        return acc[0] + acc[1]
+    if tile_k == 4:
+        return (acc[0] + acc[1]) + (acc[2] + acc[3])
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
 
 
 def orthogonal(key: ArrayLike, n: int, shape: ShapeLike = (), dtype: DTypeLike = None,
@@ -130,17 +234,49 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
     # JAX's softmax, XLA's exp
     from nx_rune.autodiff.api import stop_gradient
     unnormalized = exp_f(log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True)))
-    # XLA:CPU sums a row of up to 8 elements left to right (longer rows in an order of its
-    # vectorized reduction, which NumPy's pairwise sum does not reproduce), and x / sum(x)
-    # over a broadcast sum is a product with the sum's reciprocal
-    n = a.shape[-1]
-    if n <= 8:
-        total = unnormalized[..., 0:1]
-        for i in range(1, n):
-            total = total + unnormalized[..., i:i + 1]
-    else:
-        total = _F.sum(unnormalized, axis=-1, keepdims=True)
+    # x / sum(x) over a broadcast sum is a product with the sum's reciprocal
+    total = _xla_row_sum(unnormalized, a.shape[-1], math.prod(shape))
     return unnormalized * (dt.type(1) / total)
+
+
+def _xla_row_sum(x, n, rows):
+    """``sum(x, axis=-1, keepdims=True)`` of ``rows`` rows of ``n`` as XLA:CPU sums them: below
+    4,096 elements in its own loops, left to right up to 32 elements, longer rows as its tree
+    reduction splits them (windows of 32 over the row padded with zeros, p // 2 of the
+    p pads in front; each window, then the windows' sums, left to right).  From 4,096 elements
+    XLA hands the exp and the sum to YNNPACK (its own exp, 16-lane sums): not reproduced (left
+    to right up to 8 elements, else NumPy's sum; either can be an ulp off)."""
+    if rows * n >= 4096 and n > 8:
+        return _F.sum(x, axis=-1, keepdims=True)
+    return _row_sum(x, n, rows)
+
+
+def _row_sum(x, n, rows):
+    """``_xla_row_sum``'s ordered sums: traced (jit, vmap, grad) in nx operations, a concrete
+    x in NumPy (the same values)."""
+    if _traced(x):
+        return _ordered_row_sum(x, n, rows)
+    return _F.asarray(_ordered_row_sum(np.asarray(x.numpy()), n, rows))
+
+
+def _ordered_row_sum(x, n, rows):
+    def run(lo, hi):
+        if isinstance(x, np.ndarray):       # accumulate adds strictly left to right
+            return np.add.accumulate(x[..., lo:hi], axis=-1)[..., -1:]
+        t = x[..., lo:lo + 1]
+        for i in range(lo + 1, hi):
+            t = t + x[..., i:i + 1]
+        return t
+    if n <= 32 or rows * n >= 4096:
+        return run(0, n)
+    windows = -(-n // 32)
+    front = (windows * 32 - n) // 2
+    total = None
+    for w in range(windows):
+        lo, hi = max(0, 32 * w - front), min(n, 32 * (w + 1) - front)
+        part = run(lo, hi)
+        total = part if total is None else total + part
+    return total
 
 
 def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
@@ -161,14 +297,12 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     # p is traced in JAX's sampler, so XLA keeps its pows (the C library's; no rewrite into
     # sqrt/rsqrt at p = 2)
     a = xla_pow(_F.abs(g), pv)
-    if d <= 8:
-        # left to right, one add at a time (nx's jit fuses a sum over a short axis in another
-        # order than its eager sum; XLA's own order is this one up to about a thousand rows)
-        total = a[..., 0] if d else _F.zeros(shape, dt)
-        for i in range(1, d):
-            total = total + a[..., i]
+    # the row sums as XLA's loops sum them (below 4,096 values per call; from there XLA hands
+    # the pows and sums to YNNPACK, whose pow is its own: not reproduced)
+    if d == 0:
+        total = _F.zeros(shape, dt)
     else:
-        total = _F.sum(a, axis=-1)
+        total = _xla_row_sum(a, d, math.prod(shape))[..., 0]
     # g / (total + e) ** (1 / p): XLA rewrites a quotient by a power into a product with the
     # negated power, A * pow(X, -Y)
     r = xla_pow(total + e, -(dt.type(1) / pv))

@@ -33,7 +33,7 @@ from nx_rune.backend.random import (
 )
 from nx_rune.dtypes import default_int
 from nx_rune.random._common import _dtype_of, _float_dtype_of, _size, _traced
-from nx_rune.random._xla_math import xla_erf32, xla_log1p32, xla_log1p64, xla_log32
+from nx_rune.random._xla_math import xla_erf32, xla_log1p32, xla_log1p64, xla_log32, xla_unary
 
 # ---------------------------------------------------------------------------------------------
 # traced values (jit, grad, vmap inside jit): the same algorithms in nx's own operations
@@ -364,15 +364,15 @@ def _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi):
 
 def _t_truncated_normal(k, shape, dt, lo, hi):
     """Traced bounds: erf and nextafter in nx operations (differentiable in the bounds)."""
-    from nx_rune.scipy.special import erf
     sqrt2 = dt.type(_SQRT2)
     if dt == _F32:          # as the concrete bounds: XLA's product by 1/sqrt2, XLA's erf
         inv_sqrt2 = np.float32(1) / sqrt2
         a = xla_erf32(_F.asarray(lo).astype(_F32) * inv_sqrt2)
         b = xla_erf32(_F.asarray(hi).astype(_F32) * inv_sqrt2)
-    else:
-        a = erf((_F.asarray(lo) / sqrt2).astype(np.float64)).astype(dt)
-        b = erf((_F.asarray(hi) / sqrt2).astype(np.float64)).astype(dt)
+    else:                   # float64: XLA's erf is the C library's (the xla_math primitive)
+        inv_sqrt2 = np.float64(1) / np.float64(_SQRT2)
+        a = xla_unary(_F.asarray(lo).astype(_F64) * inv_sqrt2, "erf").astype(dt)
+        b = xla_unary(_F.asarray(hi).astype(_F64) * inv_sqrt2, "erf").astype(dt)
     clip_lo = _F.nextafter(lo, _F.full_like(lo, np.inf))
     clip_hi = _F.nextafter(hi, _F.full_like(hi, -np.inf))
     return _t_truncated_from_unit_range(k, shape, dt, a, b, clip_lo, clip_hi)

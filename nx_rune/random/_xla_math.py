@@ -238,8 +238,8 @@ def _xla_exp_jvp(primals, tangents):
 
 def _xla_log1p64_value(x):
     """XLA:CPU's float64 log1p (``nx_rt_xla_log1p64``): its rational approximation for
-    |x| < sqrt(2) - 1 exactly; beyond it log(1 + x), NumPy's log here where XLA calls the C
-    library's (equal but in about 0.2% of arguments)."""
+    |x| < sqrt(2) - 1; beyond it log(1 + x) with the C library's log, as XLA calls it (the
+    ``xla_math`` primitive: NumPy's log rounds otherwise in about 0.2% of arguments)."""
     x = _F.asarray(x).astype(_F64)
     pn = _F.ones_like(x) * 4.5270000862445199635215E-5
     for c in (4.9854102823193375972212E-1, 6.5787325942061044846969E0,
@@ -253,14 +253,13 @@ def _xla_log1p64_value(x):
         pd = _fma64(pd, x, c)
     x2 = x * x
     small = x + _fma64(x2, -0.5, (x * x2) * (pn / pd))
-    return _F.where(_F.abs(x) < 0.41421356237309504880, small, _F.log(x + 1.0))
+    return _F.where(_F.abs(x) < 0.41421356237309504880, small, xla_unary(x + 1.0, "log"))
 
 
 @_custom_jvp
 def xla_log1p64(x):
-    """XLA:CPU's float64 log1p with NumPy's log beyond sqrt(2) - 1
-    (``nx_rune.backend.random._log1p64_traceable``, the same values concrete and traced); the
-    derivative 1 / (1 + x), as JAX's."""
+    """XLA:CPU's float64 log1p (``nx_rt_xla_log1p64``, the same values concrete and traced);
+    the derivative 1 / (1 + x), as JAX's."""
     return _xla_log1p64_value(x)
 
 
@@ -329,6 +328,6 @@ def xla_pow(x, y):
 
 
 def xla_unary(x, op):
-    """JAX's ``op`` (exp, log, log1p, tan or rsqrt) of a float32 or float64 array on CPU, as the
-    primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
+    """JAX's ``op`` (exp, log, log1p, tan, rsqrt or erf) of a float32 or float64 array on CPU,
+    as the primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
     return _P.bind(_P.xla_math_p, x if _traced(x) else _F.asarray(x), op=op)

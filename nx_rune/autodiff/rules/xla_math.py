@@ -1,9 +1,11 @@
-"""Rules of XLA's elementwise math (xla_math(x, op) for exp, log, log1p, tan, rsqrt, and
+"""Rules of XLA's elementwise math (xla_math(x, op) for exp, log, log1p, tan, rsqrt, erf, and
 xla_pow(x, y)): the derivatives of the exact functions, written with the primitives themselves
 and front-end ops so that they differentiate again; batching elementwise.
 
 May import: the front end, primitives and this package's ``_common``/``_batch_common``.
 """
+import math
+
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
 from nx_rune.autodiff.rules._batch_common import defbroadcast
@@ -22,6 +24,8 @@ _D = {
     "log1p": lambda x, ans: _div(_c(1, x), _add(_c(1, x), x)),
     "tan": lambda x, ans: _add(_c(1, ans), _mul(ans, ans)),
     "rsqrt": lambda x, ans: _div(_mul(_c(-0.5, ans), ans), x),
+    "erf": lambda x, ans: _mul(_c(2 / math.sqrt(math.pi), x), _math(ops.negative(_mul(x, x)),
+                                                                    "exp")),
 }
 
 

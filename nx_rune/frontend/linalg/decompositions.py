@@ -8,7 +8,7 @@ import numpy as np
 
 from nx_rune import dtypes
 from nx_rune import primitives as P
-from nx_rune.backend import cho_factor_values, qr_values
+from nx_rune.backend import cho_factor_values, eigh_values, qr_values, svd_values
 from nx_rune.frontend import creation, elementwise, products, reductions
 from nx_rune.frontend._core import astype, broadcast_shapes, broadcast_to, promote
 from nx_rune.frontend.elementwise import add, multiply, subtract
@@ -257,7 +257,7 @@ def eigh(x: ArrayLike, /, UPLO: str = "L", *, symmetrize_input: bool = True) -> 
     if arr is not None:
         if symmetrize_input:
             arr = _symmetrize_values(arr)
-        w, v = np.linalg.eigh(arr, UPLO=UPLO)
+        w, v = eigh_values(arr, lower)
         return EighResult(wrap_result(w), wrap_result(v))
     a = _matrix(x, "x", square=True)
     if symmetrize_input:
@@ -295,7 +295,7 @@ def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True) ->
     """
     arr = _direct(x)
     if arr is not None and compute_uv and arr.ndim >= 2:
-        u, s, vh = np.linalg.svd(arr, full_matrices=bool(full_matrices))
+        u, s, vh = svd_values(arr, bool(full_matrices))
         return SVDResult(wrap_result(u), wrap_result(s), wrap_result(vh))
     a = _matrix(x, "x")
     if not compute_uv:
