@@ -62,6 +62,10 @@ cdef extern from *:
                                          earlier, larger count must stay out) */
         Py_ssize_t joined;            /* workers that joined jobs so far (a test counter) */
         unsigned long gen;            /* jobs posted so far (read without mu while spinning) */
+        int caller_cpu;               /* the CPU the caller last ran on, and the one a worker */
+        int worker_cpu;               /* last ran on when it joined a job (-1: unknown): a
+                                         spinning thread yields only to a thread of the pool
+                                         that shares its core (see nx_pool_share_core) */
     } nx_pool_state;
 
     /* A thread that has just finished spins this long (polling, without the lock) before it
@@ -98,13 +102,22 @@ cdef extern from *:
     #endif
     }
 
-    /* Spin until *word differs from `seen` or the spin time is over (called without mu).
-       The spin yields the core between its polls: a spinning thread that shares its core with
-       another runnable one (the caller, when another process holds the other core) would
-       otherwise take that core's time slices from it for nothing, the whole of a compiled
-       step (its jobs come every few microseconds), making it half again as slow as the caller
-       alone; on an idle core the yield returns at once. */
-    static void nx_pool_spin_while_equal(unsigned long *word, unsigned long seen) {
+    /* Whether this thread runs on the CPU *other (a pool thread's last one) was seen on.  A
+       spinning thread that shares its core with the thread it waits for (the caller, when
+       another process holds the other core) would take that core's time slices from it for
+       nothing, the whole of a compiled step (its jobs come every few microseconds): half again
+       as slow as the caller alone.  So it yields the core between its polls, but only then:
+       yielding on every poll also slowed the jobs on an idle machine (a threaded scatter-add
+       1.5x), the scheduler then packing the yielding threads onto fewer cores. */
+    static int nx_pool_share_core(const int *other) {
+        int mine = sched_getcpu();
+        return mine >= 0 && mine == __atomic_load_n(other, __ATOMIC_RELAXED);
+    }
+
+    /* Spin until *word differs from `seen` or the spin time is over (called without mu),
+       yielding the core between polls while it shares it with the thread at *other_cpu. */
+    static void nx_pool_spin_while_equal(unsigned long *word, unsigned long seen,
+                                         const int *other_cpu) {
         long start = nx_pool_now_ns();
         int i;
         for (;;) {
@@ -115,7 +128,8 @@ cdef extern from *:
             }
             if (nx_pool_now_ns() - start > NX_POOL_SPIN_NS)
                 return;
-            sched_yield();
+            if (nx_pool_share_core(other_cpu))
+                sched_yield();
         }
     }
 
@@ -175,7 +189,7 @@ cdef extern from *:
             if (!nx_pool_open(p)) {
                 unsigned long seen = p->gen;
                 pthread_mutex_unlock(&p->mu);
-                nx_pool_spin_while_equal(&p->gen, seen);
+                nx_pool_spin_while_equal(&p->gen, seen, &p->caller_cpu);
                 pthread_mutex_lock(&p->mu);
             }
             while (!nx_pool_open(p))
@@ -184,6 +198,7 @@ cdef extern from *:
             p->joined++;
             fn = p->fn; ctx = p->ctx; n = p->n; step = p->step; count = p->count;
             gen = (uint32_t)p->gen;
+            __atomic_store_n(&p->worker_cpu, sched_getcpu(), __ATOMIC_RELAXED);
             pthread_mutex_unlock(&p->mu);
             nx_pool_claim_spans(p, gen, fn, ctx, n, step, count);
             pthread_mutex_lock(&p->mu);
@@ -212,6 +227,7 @@ cdef extern from *:
             p->count = p->finished = p->seats = p->joined = 0;
             p->gen = 0;
             p->claim = 0;
+            p->caller_cpu = p->worker_cpu = -1;
             nx_pool_pid = pid;
             nx_pool_busy = 0;
         }
@@ -280,6 +296,7 @@ cdef extern from *:
         p->count = count;
         p->seats = threads - 1;
         __atomic_store_n(&p->finished, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->caller_cpu, sched_getcpu(), __ATOMIC_RELAXED);
         gen = (uint32_t)(p->gen + 1);
         __atomic_store_n(&p->claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
         __atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
@@ -291,15 +308,15 @@ cdef extern from *:
         t_own = nx_pool_now_ns();
         if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count) {
             /* the workers' last spans: spin for them before sleeping (yielding the core
-               between polls, see nx_pool_spin_while_equal: the worker running the last span
-               may be waiting for this core) */
+               between polls while a worker last ran on this core: see nx_pool_share_core) */
             long start = nx_pool_now_ns();
             while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count
                    && nx_pool_now_ns() - start < NX_POOL_SPIN_NS) {
                 int i;
                 for (i = 0; i < 64; i++)
                     nx_pool_relax();
-                if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count)
+                if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < count
+                        && nx_pool_share_core(&p->worker_cpu))
                     sched_yield();
             }
         }
