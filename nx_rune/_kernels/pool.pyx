@@ -62,6 +62,7 @@ cdef extern from *:
                                          earlier, larger count must stay out) */
         Py_ssize_t joined;            /* workers that joined jobs so far (a test counter) */
         unsigned long gen;            /* jobs posted so far (read without mu while spinning) */
+        int sleepers;                 /* workers asleep on `work` (mu held) */
         int caller_cpu;               /* the CPU the caller last ran on, and the one a worker */
         int worker_cpu;               /* last ran on when it joined a job (-1: unknown): a
                                          spinning thread yields only to a thread of the pool
@@ -76,17 +77,19 @@ cdef extern from *:
     #define NX_POOL_MAX_COUNT ((Py_ssize_t)0x7FFFFFFF)
     /* A worker the scheduler holds up (another process on its core) keeps the span it claimed
        until it runs again, a time slice later: the caller, done with every other span, waits.
-       When that wait is longer than NX_POOL_LATE_NS and than the caller's own work, the
+       When that wait is longer than NX_POOL_LATE_NS and twice the caller's own work, the
        following jobs run on the caller alone for a while (the same spans in the same order, so
        the same results), then the workers are tried again.  That while is NX_POOL_BACKOFF_NS,
        doubled (up to NX_POOL_BACKOFF_MAX_NS) each time a worker is late again within
        NX_POOL_BACKOFF_NS of the last back-off's end: a core that stays busy (another process
        running all along) then costs one stall per NX_POOL_BACKOFF_MAX_NS, not one per
        NX_POOL_BACKOFF_NS (each stall is a whole time slice of the scheduler, milliseconds, the
-       time of ten compiled steps of a small MLP), while a passing one costs one short back-off. */
+       time of ten compiled steps of a small MLP), while a passing one costs one short back-off
+       (the first is short: a worker late on an idle machine, a wake-up the host delayed,
+       costs 25 ms at one thread's speed). */
     #define NX_POOL_LATE_NS 200000L
-    #define NX_POOL_BACKOFF_NS 200000000L
-    #define NX_POOL_BACKOFF_MAX_NS 1600000000L
+    #define NX_POOL_BACKOFF_NS 25000000L
+    #define NX_POOL_BACKOFF_MAX_NS 200000000L
 
     static long nx_pool_now_ns(void) {
         struct timespec ts;
@@ -192,8 +195,11 @@ cdef extern from *:
                 nx_pool_spin_while_equal(&p->gen, seen, &p->caller_cpu);
                 pthread_mutex_lock(&p->mu);
             }
-            while (!nx_pool_open(p))
+            while (!nx_pool_open(p)) {
+                p->sleepers++;
                 pthread_cond_wait(&p->work, &p->mu);
+                p->sleepers--;
+            }
             p->seats--;               /* this worker's seat in this job */
             p->joined++;
             fn = p->fn; ctx = p->ctx; n = p->n; step = p->step; count = p->count;
@@ -228,6 +234,7 @@ cdef extern from *:
             p->gen = 0;
             p->claim = 0;
             p->caller_cpu = p->worker_cpu = -1;
+            p->sleepers = 0;
             nx_pool_pid = pid;
             nx_pool_busy = 0;
         }
@@ -257,6 +264,7 @@ cdef extern from *:
         nx_pool_state *p = &nx_pool_the_pool;
         uint32_t gen;
         long t_start, t_own, t_waited;
+        int woke;
         long until = __atomic_load_n(&nx_pool_backoff_until, __ATOMIC_RELAXED);
         if (until != 0 && nx_pool_now_ns() < until)
             threads = 1;
@@ -300,6 +308,10 @@ cdef extern from *:
         gen = (uint32_t)(p->gen + 1);
         __atomic_store_n(&p->claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
         __atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
+        /* fewer workers awake than seats: one asleep has a wake-up to pay (long on a virtual
+           machine whose idle CPU the host descheduled, as after every back-off), and its
+           lateness says nothing of a busy core */
+        woke = p->workers - p->sleepers < threads - 1;
         if (threads > 1)
             pthread_cond_broadcast(&p->work);
         pthread_mutex_unlock(&p->mu);
@@ -327,7 +339,11 @@ cdef extern from *:
         p->ctx = NULL;
         pthread_mutex_unlock(&p->mu);
         t_waited = nx_pool_now_ns() - t_own;
-        if (t_waited > NX_POOL_LATE_NS && t_waited > t_own - t_start) {
+        /* twice the caller's own work: a job of as many spans as threads plus one (three
+           equal spans on two threads) makes the caller wait one span's time for the worker's
+           second span, which is not lateness; a held-up worker costs a scheduler time slice,
+           milliseconds, far more */
+        if (!woke && t_waited > NX_POOL_LATE_NS && t_waited > 2 * (t_own - t_start)) {
             long len = NX_POOL_BACKOFF_NS;
             if (until != 0 && t_start - until < NX_POOL_BACKOFF_NS) {
                 /* late again soon after the last back-off: the core is still busy */
@@ -568,6 +584,18 @@ def _probe_stall(Py_ssize_t spans, threads=None, Py_ssize_t stall_us=50000,
                          f"[0, 100000]; got {spans}, {threads}, {stall_us}, {span_us}")
     if end_backoff:
         _end_backoff()
+    # first a short job that wakes the workers: a worker held up while it was awake, spinning
+    # for the next job, is what the back-off answers (a sleeping one's wake-up is not counted)
+    warm = np.zeros(4 * nt, np.uint64)
+    cdef unsigned long long wflag = 0
+    cdef unsigned long long wctx[5]
+    cdef unsigned long long[::1] wview = warm
+    wctx[0] = nx_pool_self()
+    wctx[1] = 0
+    wctx[2] = <unsigned long long><size_t>&wflag
+    wctx[3] = <unsigned long long><size_t>&wview[0]
+    wctx[4] = 200
+    run_spans(<span_fn>nx_pool_stall_span, <const void*>wctx, 4 * nt, 1, 4 * nt, nt)
     ids = np.zeros(spans, np.uint64)
     cdef unsigned long long flag = 0
     cdef unsigned long long ctx[5]
