@@ -20,7 +20,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
 import nx_rune as nx  # noqa: E402
-from bench_peer_ratios import _record, _table, interleaved  # noqa: E402
+from bench_peer_ratios import _record, interleaved, run_as_script  # noqa: E402
 
 SHAPES = {"128x784@784x256": ((128, 784), (784, 256)),
           "784x128@128x256": ((784, 128), (128, 256)),
@@ -44,17 +44,4 @@ def test_matmul_interleaved_numpy(benchmark, shape, dtype):
 
 
 if __name__ == "__main__":
-    import json
-    import subprocess
-    import tempfile
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        subprocess.call([sys.executable, "-m", "pytest", __file__, "--benchmark-only", "-q",
-                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *sys.argv[1:]],
-                        cwd=root)
-        with open(path) as f:
-            print(_table(json.load(f)))
-    finally:
-        os.unlink(path)
+    run_as_script(__file__, sys.argv[1:])

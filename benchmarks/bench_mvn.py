@@ -22,7 +22,7 @@ import scipy.stats
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
 import nx_rune as nx  # noqa: E402
-from bench_peer_ratios import _record, _table, interleaved  # noqa: E402
+from bench_peer_ratios import _record, interleaved, run_as_script  # noqa: E402
 
 CASES = {"300x2": (300, 2), "3000x2": (3000, 2), "256x16": (256, 16), "256x64": (256, 64)}
 
@@ -92,17 +92,4 @@ def test_gmm_grad_interleaved_autograd(benchmark):
 
 
 if __name__ == "__main__":
-    import json
-    import subprocess
-    import tempfile
-    root = os.path.dirname(HERE)
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        subprocess.call([sys.executable, "-m", "pytest", __file__, "--benchmark-only", "-q",
-                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *sys.argv[1:]],
-                        cwd=root)
-        with open(path) as f:
-            print(_table(json.load(f)))
-    finally:
-        os.unlink(path)
+    run_as_script(__file__, sys.argv[1:])

@@ -273,25 +273,33 @@ def _table(data):
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
+def run_as_script(path, args):
+    """Run the benchmarks of the file at ``path`` (pytest-benchmark, ``args`` passed on) and print
+    the interleaved rows' table: each benchmark file's ``python benchmarks/<file>.py``."""
     import json
     import subprocess
     import tempfile
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fd, out = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        subprocess.call([sys.executable, "-m", "pytest", path, "--benchmark-only", "-q",
+                         "-p", "no:cacheprovider", f"--benchmark-json={out}", *args], cwd=root)
+        with open(out) as f:
+            print(_table(json.load(f)))
+    finally:
+        os.unlink(out)
+
+
+if __name__ == "__main__":
+    import subprocess
     args = [a for a in sys.argv[1:] if a != "--busy"]
     busy = None
     if len(args) < len(sys.argv) - 1:
         busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
     try:
-        subprocess.call([sys.executable, "-m", "pytest", __file__, "--benchmark-only", "-q",
-                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *args],
-                        cwd=root)
-        with open(path) as f:
-            print(_table(json.load(f)))
+        run_as_script(__file__, args)
     finally:
         if busy is not None:
             busy.kill()
             busy.wait()
-        os.unlink(path)

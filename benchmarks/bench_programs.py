@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # as a script
 import nx_rune as nx  # noqa: E402
-from benchmarks.bench_peer_ratios import _record, _table, interleaved  # noqa: E402
+from benchmarks.bench_peer_ratios import _record, interleaved, run_as_script  # noqa: E402
 from benchmarks.programs import data  # noqa: E402
 
 IMPLS = ["nx", "autograd"]
@@ -128,17 +128,4 @@ def test_interleaved_autograd(benchmark, name):
 
 
 if __name__ == "__main__":
-    import json
-    import subprocess
-    import tempfile
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        subprocess.call([sys.executable, "-m", "pytest", __file__, "--benchmark-only", "-q",
-                         "-p", "no:cacheprovider", f"--benchmark-json={path}", *sys.argv[1:]],
-                        cwd=root)
-        with open(path) as f:
-            print(_table(json.load(f)))
-    finally:
-        os.unlink(path)
+    run_as_script(__file__, sys.argv[1:])
