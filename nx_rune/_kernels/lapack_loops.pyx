@@ -61,6 +61,25 @@ def available():
         and _sgesdd != NULL
 
 
+
+cdef inline void _to_fortran(const float *src, float *f, Py_ssize_t m, Py_ssize_t n) noexcept nogil:
+    """The (m, n) C-order matrix at ``src`` into ``f`` in Fortran order (LAPACK's)."""
+    cdef Py_ssize_t i, j
+    for i in range(m):
+        for j in range(n):
+            f[i + j * m] = src[i * n + j]
+
+
+cdef inline void _from_fortran(const float *f, Py_ssize_t ld, float *dst, Py_ssize_t m,
+                               Py_ssize_t n) noexcept nogil:
+    """The leading (m, n) block of the Fortran-order matrix at ``f`` (leading dimension ``ld``)
+    into ``dst`` in C order."""
+    cdef Py_ssize_t i, j
+    for i in range(m):
+        for j in range(n):
+            dst[i * n + j] = f[i + j * ld]
+
+
 def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
     """``out[b] = L`` with ``L L^T`` the Cholesky factorization of the lower triangle of each
     matrix ``a[b]`` (a and out: C-contiguous float32 (B, n, n)); the strict upper triangle of
@@ -86,9 +105,7 @@ def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
         with nogil:
             for b in range(nb):
                 # Fortran f[i + j n] = a[i, j]: the matrix itself in column-major order
-                for i in range(n):
-                    for j in range(n):
-                        f[i + j * n] = src[b * n * n + i * n + j]
+                _to_fortran(&src[b * n * n], f, n, n)
                 _spotrf(&uplo, &ni, f, &ni, &info)
                 if info != 0:
                     bad = b
@@ -148,9 +165,7 @@ def qr_f32(cnp.ndarray a, cnp.ndarray q, cnp.ndarray r):
     try:
         with nogil:
             for b in range(nb):
-                for i in range(m):
-                    for j in range(n):
-                        f[i + j * m] = src[b * m * n + i * n + j]
+                _to_fortran(&src[b * m * n], f, m, n)
                 _sgeqrf(&mi, &ni, f, &lda, tau, work, &lwork1, &info)
                 if info != 0:
                     break
@@ -162,9 +177,7 @@ def qr_f32(cnp.ndarray a, cnp.ndarray q, cnp.ndarray r):
                 _sorgqr(&mi, &ki, &rk, f, &lda, tau, work, &lwork2, &info)
                 if info != 0:
                     break
-                for i in range(m):
-                    for j in range(k):
-                        qd[b * m * k + i * k + j] = f[i + j * m]
+                _from_fortran(f, m, &qd[b * m * k], m, k)
     finally:
         free(f)
         free(tau)
@@ -208,16 +221,12 @@ def syevd_f32(cnp.ndarray a, cnp.ndarray w, cnp.ndarray v, bint lower):
     try:
         with nogil:
             for b in range(nb):
-                for i in range(n):
-                    for j in range(n):
-                        f[i + j * n] = src[b * n * n + i * n + j]
+                _to_fortran(&src[b * n * n], f, n, n)
                 _ssyevd(&jobz, &uplo, &ni, f, &ni, &wd[b * n], work, &lwork, iwork, &liwork,
                         &info)
                 if info != 0:
                     break
-                for i in range(n):
-                    for j in range(n):
-                        vd[b * n * n + i * n + j] = f[i + j * n]
+                _from_fortran(f, n, &vd[b * n * n], n, n)
     finally:
         free(f)
         free(work)
@@ -274,19 +283,13 @@ def gesdd_f32(cnp.ndarray a, cnp.ndarray u, cnp.ndarray s, cnp.ndarray vt):
     try:
         with nogil:
             for b in range(nb):
-                for i in range(m):
-                    for j in range(n):
-                        f[i + j * m] = src[b * m * n + i * n + j]
+                _to_fortran(&src[b * m * n], f, m, n)
                 _sgesdd(&jobz, &mi, &ni, f, &lda, &sd[b * k], fu, &ldu, fv, &ldvt, work,
                         &lwork, iwork, &info)
                 if info != 0:
                     break
-                for i in range(m):
-                    for j in range(uc):
-                        ud[b * m * uc + i * uc + j] = fu[i + j * m]
-                for i in range(vr):
-                    for j in range(n):
-                        vd[b * vr * n + i * n + j] = fv[i + j * vr]
+                _from_fortran(fu, m, &ud[b * m * uc], m, uc)
+                _from_fortran(fv, vr, &vd[b * vr * n], vr, n)
     finally:
         free(f)
         free(fu)
