@@ -405,3 +405,29 @@ def test_nested_loops_under_jit_and_grad():
 def test_lax_public_functions_have_docstrings():
     for name in lax.__all__:
         assert getattr(lax, name).__doc__
+
+
+def test_eager_fori_loop_runs_the_body_once_a_step_with_a_weak_carry():
+    # JAX's gotchas page: a body with a side effect (an iterator).  With a weakly typed carry
+    # that keeps its dtype the body runs once a step (it ran once more before, a trace to find
+    # the carry's dtype); where the carry must be promoted (0 with a float body) the first step
+    # runs again on the promoted carry, as JAX traces twice then.
+    calls = []
+
+    def body(i, x):
+        calls.append(int(i))
+        return x + i
+
+    assert int(lax.fori_loop(0, 4, body, 0)) == 6 and calls == [0, 1, 2, 3]
+    calls.clear()
+
+    def half(i, x):
+        calls.append(int(i))
+        return x + 0.5 * i
+
+    out = lax.fori_loop(0, 4, half, 0)
+    assert float(out) == 3.0 and out.dtype == np.float32 and calls == [0, 0, 1, 2, 3]
+    # the values and dtypes JAX gives (jax 0.10.2): 3.0 float32; 2.5 float32
+    assert float(lax.fori_loop(0, 3, lambda i, x: x + i, 0.0)) == 3.0
+    r = lax.fori_loop(0, 3, lambda i, x: x // 2 + 1.5, 7)
+    assert float(r) == 2.5 and r.dtype == np.float32

@@ -367,25 +367,33 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     if lo is not None and hi is not None:
         if not trace_active(leaves):
             weak = [_weak_value(x) for x in raw]
-            if any(weak) and hi > lo:
-                def trace_body():
-                    avals = _carry_avals(leaves, weak)
-                    return _trace(indexed, [AbstractValue((), dt)] + avals, tree_flatten(
-                        (0, tree_unflatten(tree, avals)))[1], "lax.fori_loop")
-                tb = _pretrace_carry(trace_body)
-                if tb is not None:
-                    leaves, changed = _promote_weak_init(raw, leaves, weak,
-                                                         tb.program.out_avals)
-                    if changed:
-                        init_val = tree_unflatten(tree, leaves)
+            first = lo
             val = init_val
+            if any(weak) and hi > lo:
+                # a weakly typed carry takes the promotion of its value and the body's result
+                # (JAX's rule).  The first step, run on the carry as given, says whether it
+                # must: if not, its result stands and the body runs once a step, as written
+                # (a body with side effects, an iterator, sees one call a step); if so the
+                # step runs again on the promoted carry (JAX traces twice then too).
+                out = body_fun(_WeakIndex._of(np.array(lo, dt)), init_val)
+                out_leaves, out_tree = tree_flatten(out)
+                if out_tree == tree:
+                    out_avals = [_aval(_arr(x, "lax.fori_loop: carry")) for x in out_leaves]
+                    leaves, changed = _promote_weak_init(raw, leaves, weak, out_avals)
+                    if changed:
+                        init_val = val = tree_unflatten(tree, leaves)
+                    else:
+                        val, first = out, lo + 1
             avals = [_aval(x) for x in leaves]
             if hi <= lo and not any(_weak_value(x) for x in raw):
                 _check_unrun_body(lambda: _trace(
                     indexed, [AbstractValue((), dt)] + avals,
                     tree_flatten((0, tree_unflatten(tree, avals)))[1], "lax.fori_loop"),
                     tree, avals, "fori_loop", "init_val")
-            for i in range(lo, hi):
+            if first > lo:
+                val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
+                                                        "init_val"))
+            for i in range(first, hi):
                 val = body_fun(_WeakIndex._of(np.array(i, dt)), val)
                 val = tree_unflatten(tree, _check_carry(val, tree, avals, "fori_loop",
                                                         "init_val"))
