@@ -1061,3 +1061,37 @@ def test_scatter_updates_that_do_not_broadcast_name_both_shapes(ushape):
                                          rf"does not broadcast to the indexed shape "
                                          rf"\(3, 7\)"):
         scatter(np.zeros((3, 5)), idx, np.ones(ushape), 1, "add")
+
+
+def test_threaded_1d_add_reuses_private_targets_safely_across_python_threads():
+    """The 1-D add's private targets are kept from call to call (a fresh mapping each call made
+    two threads fault its pages in together): calls from several Python threads at once, of
+    different target sizes, each get a buffer of their own and NumPy's sums."""
+    import threading
+
+    from nx_rune._kernels import gather as G
+    from nx_rune._kernels import pool
+    saved = pool.get_num_threads()
+    pool.set_num_threads(2)
+    errors = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        bins = (10**4, 3 * 10**4, 10**5)[seed % 3]
+        for _ in range(6):
+            idx = rng.integers(0, bins, 6 * 10**5)
+            upd = rng.integers(-50, 50, 6 * 10**5).astype(np.float64)   # exact sums
+            want = np.zeros(bins)
+            np.add.at(want, idx, upd)
+            got = G.scatter(np.zeros(bins), idx, upd, 0, "add")
+            if not np.array_equal(got, want):
+                errors.append(seed)
+    try:
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        pool.set_num_threads(saved)
+    assert not errors and len(G._PRIVATE_CACHE) <= 4
