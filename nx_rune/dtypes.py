@@ -122,11 +122,19 @@ def result_type(*dtypes):
     """The common dtype of tensors of ``dtypes``: NumPy's promotion, except that integers and
     bools meeting inexact dtypes take the inexact ones' (JAX's), unless NumPy promotion is on
     (see the module docstring)."""
-    if len(dtypes) > 1 and not numpy_promotion():
+    dt = np.result_type(*dtypes)
+    if dt.kind not in "fc":     # only an inexact result can come from an integer meeting a float
+        return check_dtype(dt)
+    for d in dtypes:            # (operands all of the result's dtype: the common case, no work)
+        if d is not dt:
+            break
+    else:
+        return check_dtype(dt)
+    if not numpy_promotion():
         inexact = [d for d in dtypes if np.dtype(d).kind in "fc"]
-        if inexact and len(inexact) < len(dtypes):
-            dtypes = tuple(inexact)
-    return check_dtype(np.result_type(*dtypes))
+        if inexact and len(inexact) < len(dtypes):   # (int8 + uint64 is NumPy's float64)
+            dt = np.result_type(*inexact)
+    return check_dtype(dt)
 
 
 def inexact_result_type(*dtypes):
