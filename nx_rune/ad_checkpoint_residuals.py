@@ -229,6 +229,14 @@ def _one_value(v):
 def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Print the residuals of ``vjp(f, *args, **kwargs)``, one line each, in JAX's format:
     ``f32[3,3] from the argument W``, ``f32[3] output of sin from file.py:4:11 (f)``, ``f32[3]
-    from a constant`` (see :func:`saved_residuals`)."""
+    from a constant`` (see :func:`saved_residuals`).
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> from nx_rune.ad_checkpoint import print_saved_residuals
+    >>> print_saved_residuals(lambda x: nx.sum(nx.sin(x)), nx.ones(3))
+    f32[3] from the argument x
+    """
     for aval, src in saved_residuals(f, *args, **kwargs):
         print(f"{_short(aval)} {src}")

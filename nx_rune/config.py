@@ -77,7 +77,14 @@ PROMOTION_OPTIONS = ("dtype_promotion", "nx_rune_dtype_promotion")
 
 def numpy_promotion() -> bool:
     """Whether tensors promote as NumPy's (``"dtype_promotion"`` is ``"numpy"`` here), rather
-    than JAX's by kind (an integer meeting a float takes the float's dtype)."""
+    than JAX's by kind (an integer meeting a float takes the float's dtype).
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.config.numpy_promotion(), nx.config.read("dtype_promotion")
+    (False, 'jax')
+    """
     v = _SCOPED_NUMPY_PROMOTION.get()
     return _GLOBAL_NUMPY_PROMOTION[0] if v is None else v
 

@@ -92,7 +92,16 @@ class Ref:
 def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None) -> Ref:
     """A new :class:`Ref` holding a copy of ``init_val`` (an array or a Python number, weakly
     typed as JAX's), as JAX's ``jax.new_ref``.  ``memory_space`` and ``kind`` must be None
-    (one memory)."""
+    (one memory).
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> r = nx.new_ref(nx.zeros(3))
+    >>> r[0] = 1.0
+    >>> print(nx.freeze(r))
+    [1. 0. 0.]
+    """
     if memory_space is not None or kind is not None:
         raise ValueError(f"new_ref: memory_space and kind must be None (nx_rune has one "
                          f"memory), got {memory_space!r}, {kind!r}")

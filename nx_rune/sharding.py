@@ -37,7 +37,15 @@ class SingleDeviceSharding(Sharding):
     """All of an array on one device (JAX's ``SingleDeviceSharding``): ``device_set``,
     ``addressable_devices`` ``{device}``, ``memory_kind`` ``'device'``, ``num_devices`` 1,
     ``is_fully_addressable`` and ``is_fully_replicated`` True; ``shard_shape(shape)`` is the
-    shape, ``devices_indices_map(shape)`` maps the device to the whole array's index."""
+    shape, ``devices_indices_map(shape)`` maps the device to the whole array's index.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> s = nx.ones(2).sharding
+    >>> s.num_devices, s.shard_shape((2,)), s.is_fully_replicated
+    (1, (2,), True)
+    """
     __slots__ = ("_device", "_memory_kind")
 
     def __init__(self, device: Any, *, memory_kind: str | None = None):

@@ -29,7 +29,14 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     (arrays or ``ShapeDtypeStruct``s; only their shapes and dtypes are used), as JAX's
     ``jax.linear_transpose``: a function of one output cotangent (a pytree like ``fun``'s
     output, same shapes and dtypes) returning a tuple of input cotangents, one per primal.
-    Inputs and outputs must be floating or complex.  ``reduce_axes``: only ``()``."""
+    Inputs and outputs must be floating or complex.  ``reduce_axes``: only ``()``.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.linear_transpose(lambda x: 2.0 * x, nx.ones(3))(nx.ones(3))
+    (Tensor([2., 2., 2.], dtype=float32),)
+    """
     if not callable(fun):
         raise TypeError(f"linear_transpose: fun must be callable, got {type(fun).__name__}")
     if reduce_axes != ():
@@ -79,7 +86,16 @@ def fwd_and_bwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: 
     ``argnums`` names (one array for an int ``argnums``, a tuple for a sequence).  With
     ``jitted`` (the default) ``fun`` runs compiled, its backward pass too, each compiled once
     per argument shapes.  ``residuals`` is the backward function of :func:`nx_rune.vjp` (JAX:
-    a pytree of arrays), so it is passed to ``bwd`` outside ``jit``."""
+    a pytree of arrays), so it is passed to ``bwd`` outside ``jit``.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> fwd, bwd = nx.fwd_and_bwd(nx.sin, argnums=0)
+    >>> y, res = fwd(nx.zeros(2))        # y: (2,), sin(0)
+    >>> print(y, bwd(res, nx.ones(2)))   # the cotangent of x: cos(0) * 1
+    [0. 0.] [1. 1.]
+    """
     if not callable(fun):
         raise TypeError(f"fwd_and_bwd: fun must be callable, got {type(fun).__name__}")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)

@@ -204,7 +204,14 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
 def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     """The dtype two arrays of dtypes ``a`` and ``b`` promote to (``jnp.promote_types``,
     ``np.promote_types``): NumPy's within a kind, an integer or bool with a float or complex
-    taking the latter's (JAX's), or NumPy's throughout under ``dtype_promotion="numpy"``."""
+    taking the latter's (JAX's), or NumPy's throughout under ``dtype_promotion="numpy"``.
+
+    Examples
+    --------
+    >>> import nx_rune as nx
+    >>> nx.promote_types(nx.int32, nx.float32), nx.promote_types(nx.int16, nx.uint8)
+    (dtype('float32'), dtype('int16'))
+    """
     return dtypes.result_type(dtypes.check_dtype(_dtype_arg(a, "a"), "a"),
                               dtypes.check_dtype(_dtype_arg(b, "b"), "b"))
 
