@@ -509,6 +509,13 @@ OPS = [
     binary("sp_kl_div", "nx.scipy.special.kl_div(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
     binary("sp_rel_entr",
            "nx.scipy.special.rel_entr(nx.exp(nx.tanh({0})), nx.exp(nx.tanh({1})))"),
+    # XLA's own math (the primitive xla_math: the samplers' exp, log, log1p, tan, rsqrt, erf)
+    unary("xla_exp", "nx.random._xla_math.xla_unary(nx.tanh({0}), 'exp')"),
+    unary("xla_log1p", "nx.random._xla_math.xla_unary(0.9 * nx.tanh({0}), 'log1p')"),
+    unary("xla_log", "nx.random._xla_math.xla_unary(1.5 + nx.tanh({0}), 'log')"),
+    unary("xla_tan", "nx.random._xla_math.xla_unary(nx.tanh({0}), 'tan')"),
+    unary("xla_rsqrt", "nx.random._xla_math.xla_unary(1.5 + nx.tanh({0}), 'rsqrt')"),
+    unary("xla_erf", "nx.random._xla_math.xla_unary({0}, 'erf')"),
     # XLA's own pow (the primitive xla_pow) and its derivatives in both operands: weibull_min's
     # (-log1p(-u)) ** (1 / concentration) * scale, both parameters from the program's values
     Op("weibull_min", "random", 2, _weibull, exact=False),
