@@ -174,12 +174,12 @@ def _stack32(batch, n):
 
 # stacks of small float32 factorizations: nx_rune's one C loop over SciPy's LAPACK
 # (_kernels/lapack_loops, JAX's factors) against NumPy's batched gufuncs
-@pytest.mark.parametrize("kind", ["qr", "cholesky"])
+@pytest.mark.parametrize("kind", ["qr", "cholesky", "eigh", "svd"])
 @pytest.mark.parametrize("impl", ["nx_rune", "numpy"])
 def test_stacked_float32_factorizations(benchmark, kind, impl):
     import nx_rune as nx
     x, spd = _stack32(100, 8)
-    arg = spd if kind == "cholesky" else x
+    arg = spd if kind in ("cholesky", "eigh") else x
     fn = getattr(nx.linalg if impl == "nx_rune" else np.linalg, kind)
     a = nx.asarray(arg) if impl == "nx_rune" else arg
     benchmark.group = f"stacked 100 x 8x8 float32 {kind}"
