@@ -477,6 +477,11 @@ def test_result_type_between_dtypes_is_numpys_within_a_kind_jaxs_across():
     assert nx.add(i32, f32).dtype == np.float32
     with pytest.raises(ValueError, match="dtype_promotion"):
         nx.config.update("dtype_promotion", "standard")
+    assert nx.promote_types(nx.int64, nx.float16) == np.float16          # jnp.promote_types
+    assert nx.promote_types("uint8", "int8") == np.int16
+    for a, b, name in (("foo", nx.float32, "a"), (nx.float32, None, "b")):
+        with pytest.raises(TypeError, match=f"^{name}: expected a dtype"):
+            nx.promote_types(a, b)
     # the standard's table, mixed signedness included
     table = {("uint8", "int8"): "int16", ("uint16", "int8"): "int32",
              ("uint32", "int16"): "int64", ("uint8", "uint32"): "uint32",
