@@ -80,6 +80,9 @@ class DaskBackend:
                                    f"than num_workers={num_workers}, after waiting "
                                    f"{startup_timeout} s") from None
             addresses = sorted(_workers(client))[:num_workers]
+            if len(addresses) < num_workers:   # one left between the wait and the listing
+                raise WorkerError(f"num_workers: the Dask cluster lists {len(addresses)} "
+                                  f"worker(s), fewer than num_workers={num_workers}")
             # each actor pinned to its own worker process: never two on one (they would share
             # its one actor thread) and never moved elsewhere
             self._futures = [client.submit(ShardWorker, "cloudpickle", actor=True,
@@ -177,11 +180,16 @@ class DaskBackend:
 
 
 def _workers(client: Any) -> dict[str, Any]:
-    """The cluster's workers by address (every one: recent Dask lists 5 unless asked)."""
+    """The cluster's workers by address, every one, asked of the scheduler now.
+
+    Not ``client.scheduler_info()``: that returns the client's cached identity, which its own
+    periodic refresh overwrites with one listing no workers (recent Dask), and which it keeps
+    silently when the query fails."""
     try:
-        return client.scheduler_info(n_workers=-1)["workers"]
+        info = client.sync(client.scheduler.identity, n_workers=-1)
     except TypeError:  # Dask before 2025: no n_workers argument, every worker listed
-        return client.scheduler_info()["workers"]
+        info = client.sync(client.scheduler.identity)
+    return dict(info["workers"])
 
 
 async def _awaited(future: Any) -> Any:
