@@ -133,7 +133,7 @@ cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, 
 # the C order of that span, so the result is the single-threaded one bit for bit.  A scatter
 # with no such dimension (a 1-D target: every update may hit any element) in mode "add"
 # cuts the updates into fixed chunks (up to SPANS_PER_THREAD a thread, as many as the target's
-# size pays for: "few bins"), gives each chunk after the first a private zeroed copy of the
+# size pays for: "few bins", a whole number a thread), gives each chunk after the first a private zeroed copy of the
 # target and adds the copies to the target in chunk order.  The chunks are claimed
 # dynamically like any spans (a thread the scheduler holds up delays the call by at most the
 # chunk it holds, where one chunk a thread made the caller wait for the other thread's half),
@@ -312,6 +312,10 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
             # (HISTOGRAM_RATIO), up to SPANS_PER_THREAD a thread
             parts = min(threads * SPANS_PER_THREAD, <Py_ssize_t>MAX_SPANS,
                         1 + total // max(out.size * HISTOGRAM_RATIO, 1))
+            if parts > threads:
+                # a whole number of chunks a thread: 3 chunks on 2 threads left one thread
+                # adding the third alone (2/3 of the updates on the critical path, not 1/2)
+                parts -= parts % threads
             threads = min(threads, parts)
             j.split = _longest(w)
             histogram = parts > 1 and w.shape[j.split] >= parts
