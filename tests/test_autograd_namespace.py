@@ -458,6 +458,24 @@ def test_primitive_without_rules_is_traced_by_jit_and_vmap():
         grad(lambda x: process(x, "g"))(1.0)
 
 
+def test_primitive_with_rules_is_traced_by_jit_and_vmap_and_differentiated_inside():
+    # a primitive with a VJP (or JVP) rule, under jit or vmap alone, traces its body; it used
+    # to go through the rule's custom_vjp, whose primal called the primitive again at the same
+    # level: RecursionError
+    @primitive
+    def cube(v):
+        return v * v * v
+
+    defvjp(cube, lambda ans, v: lambda g: g * 3.0 * v * v)
+    defjvp(cube, lambda g, ans, v: g * 3.0 * v * v)
+    x = onp.array([1.0, 2.0, -0.5])
+    onp.testing.assert_array_equal(onp.asarray(nx.jit(cube)(x)), x ** 3)
+    onp.testing.assert_array_equal(onp.asarray(nx.vmap(cube)(x)), x ** 3)
+    for g in (nx.jit(nx.grad(lambda v: nx.sum(cube(v)))),
+              nx.vmap(nx.grad(cube)), nx.jit(nx.vmap(nx.grad(cube)))):
+        onp.testing.assert_allclose(onp.asarray(g(x)), 3.0 * x ** 2, rtol=1e-15)
+
+
 def test_autograd_sqrtm_is_scipys_real_or_complex_and_differentiable():
     from nx_rune.autograd import grad as agrad
     from nx_rune.autograd.scipy import linalg as aspla

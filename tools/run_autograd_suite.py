@@ -40,13 +40,6 @@ KNOWN_DIFFERENCES = {
     "test_numpy.py::test_cast_to_int": "np.int64(traced value): nx_rune.autograd.numpy's scalar "
         "types are NumPy's own (x.dtype.type is np.float64 holds), and NumPy cannot read a "
         "traced value; nx_rune's nx.int64(x) and x.astype(np.int64) cast traced values",
-    "test_scipy.py::test_odeint": "compares derivatives with central differences of an "
-        "adaptive solve at SciPy's default tolerance 1.49e-8; nx_rune's odeint is JAX's "
-        "Dormand-Prince with dense output and the adjoint method, whose differences in t and "
-        "second differences in args move by about tolerance / step (1e-6 to 4e-6 relative, over "
-        "the check's 1e-6); its exact derivative in t, f(y(t), t), is within 1.5e-6 of a "
-        "1e-13-tolerance reference where the differences are 1.3e-5 off, and the whole test "
-        "passes with rtol = atol = 1e-12",
 }
 
 CONFTEST_HEAD = '''\

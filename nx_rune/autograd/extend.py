@@ -101,14 +101,15 @@ class primitive:
         interp = _owner(traced)
         name = getattr(self.fun, "__name__", repr(self.fun))
         forward = isinstance(interp, JVPInterpreter)
+        if not (forward or isinstance(interp, Tape)):
+            # traced by jit or vmap, not differentiated: the body itself is traced (a body
+            # that calls NumPy on the values cannot be).  Not through the rules: their
+            # custom_vjp would trace the primal, which calls this again at the same level.
+            return self.fun(*args, **kwargs)
         if jvp_maker is not None and (forward or vjp_maker is None):
             return self._via_jvp(args, kwargs, argnums, jvp_maker)(*traced)
         if vjp_maker is not None:
             return self._via_vjp(args, kwargs, argnums, vjp_maker)(*traced)
-        if not (forward or isinstance(interp, Tape)):
-            # traced by jit or vmap, not differentiated: the body itself is traced (a body
-            # that calls NumPy on the values cannot be)
-            return self.fun(*args, **kwargs)
         mode = "JVP" if forward else "VJP"
         raise NotImplementedError(f"{mode} of {name} wrt argnums {argnums} not defined")
 
