@@ -491,3 +491,22 @@ def test_autograd_sqrtm_is_scipys_real_or_complex_and_differentiable():
     e[1, 0] = 1e-6
     fd = (scipy.linalg.sqrtm(spd + e)[0, 1] - scipy.linalg.sqrtm(spd - e)[0, 1]) / 2e-6
     onp.testing.assert_allclose(onp.asarray(agrad(f)(spd))[1, 0], fd, rtol=1e-6)
+
+
+def test_integer_types_cast_traced_arrays_as_autograds():
+    # autograd's np.int64(W[:, -1]) under grad: an index array from the values (its own test)
+    def fun(w):
+        index = np.int64(w[:, -1])
+        assert index.dtype == np.int64
+        return np.sum(w[:, :-1][index] ** 2)
+
+    w = onp.random.default_rng(0).standard_normal((5, 4))
+    w[:, -1] = [2.0, 0.0, 4.0, 2.0, 1.7]
+    want = onp.zeros_like(w)
+    for i in (2, 0, 4, 2, 1):
+        want[i, :-1] += 2 * w[i, :-1]
+    onp.testing.assert_allclose(onp.asarray(grad(fun)(w)), want, rtol=1e-15)
+    # NumPy's construction otherwise; dtypes and isinstance as autograd's subclasses give
+    assert isinstance(np.int32(3), np.int32) and int(np.int32(3)) == 3
+    assert np.dtype(np.int16) == onp.int16 and np.zeros(2, dtype=np.int8).dtype == onp.int8
+    onp.testing.assert_array_equal(np.int64(onp.array([1.7, -2.2])), [1, -2])

@@ -37,9 +37,6 @@ KNOWN_DIFFERENCES = {
         "rfftn of an odd last axis; nx_rune differentiates it (the derivative checks pass)",
     "test_graphs.py::test_assignment_raises_error": "asserts that A[i] = x on a traced array "
         "raises; nx_rune's arrays, traced ones included, take item assignment (differentiably)",
-    "test_numpy.py::test_cast_to_int": "np.int64(traced value): nx_rune.autograd.numpy's scalar "
-        "types are NumPy's own (x.dtype.type is np.float64 holds), and NumPy cannot read a "
-        "traced value; nx_rune's nx.int64(x) and x.astype(np.int64) cast traced values",
 }
 
 CONFTEST_HEAD = '''\

@@ -38,6 +38,23 @@ class ndarray(metaclass=_NdarrayMeta):
 
 __all__.append("ndarray")
 
+
+def _cast_type(base):
+    """``base`` (a NumPy integer type) as autograd's namespace has it: a subclass whose call
+    also casts a traced array (``np.int64(W[:, -1])`` under grad: an index array, not
+    differentiated); otherwise NumPy's own construction.  ``np.dtype(np.int64)`` and
+    ``x.dtype == np.int64`` are NumPy's."""
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], _ArrayBase):
+            return args[0].astype(base)
+        return base.__new__(cls, *args, **kwargs)
+    return type(base.__name__, (base,), {"__new__": __new__, "__module__": __name__,
+                                         "__doc__": base.__doc__})
+
+
+int8, int16, int32, int64 = (_cast_type(t) for t in (_onp.int8, _onp.int16, _onp.int32,
+                                                      _onp.int64))
+
 from nx_rune.autograd.numpy._names import (  # noqa: E402,F401
     abs,
     absolute,
