@@ -385,6 +385,13 @@ class CacheInfo(tuple):
         return f"CacheInfo(hits={self[0]}, misses={self[1]}, size={self[2]})"
 
 
+# jax_debug_nans / jax_debug_infs (nx_rune.config_nans): while an option is on, every call
+# of a jitted function goes through DEBUG_CALL[0](jit_function, args, kwargs), which checks
+# its outputs (or returns NOT_HANDLED: the call goes on as usual); None when both are off
+DEBUG_CALL: list = [None]
+NOT_HANDLED = object()
+
+
 class JitFunction:
     """A jitted function (see :func:`jit`)."""
     # The private state lives in slots, not in the instance dict: functools.update_wrapper
@@ -548,6 +555,10 @@ class JitFunction:
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if DEBUG_CALL[0] is not None:
+            out = DEBUG_CALL[0](self, args, kwargs)
+            if out is not NOT_HANDLED:
+                return out
         fast_key = None
         if self._fast and not kwargs:
             # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
