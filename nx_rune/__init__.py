@@ -87,6 +87,8 @@ _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "inf
                                "parallel", "callbacks", "functional", "convolution",
                                "transposition", "debugger", "ad_checkpoint_residuals",
                                "refs"})
+# the module of the jax_debug_nans checking (its names: nx.debug_nans, nx.debug_infs)
+_INTERNAL_MODULES = _INTERNAL_MODULES | {"config_nans"}
 
 
 def __dir__():

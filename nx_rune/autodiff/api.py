@@ -27,6 +27,7 @@ import numpy as np
 from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.autodiff.api_vjp import VJP, VJP_OF
 from nx_rune.autodiff.batching import vmap  # noqa: F401 (re-exported)
 from nx_rune.autodiff.core import (
     JVPInterpreter,
@@ -40,7 +41,6 @@ from nx_rune.autodiff.core import (
     write_back,
     written_alias,
 )
-from nx_rune.autodiff.api_vjp import VJP
 from nx_rune.autodiff.pytree import tree_flatten_up_to
 from nx_rune.frontend import asarray, zeros
 from nx_rune.tensor import ArrayBase, Tensor
@@ -628,6 +628,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False,
     # passes in and out of jit (nx_rune.autodiff.api_vjp)
     f_vjp = VJP(f, list(primals), _fn=vjp_fn, _has_aux=has_aux, _wrote=written is not None)
     return (value, f_vjp, aux) if has_aux else (value, f_vjp)
+
+
+VJP_OF[0] = vjp
 
 
 # -- forward mode ------------------------------------------------------------------------------

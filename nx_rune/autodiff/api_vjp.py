@@ -22,6 +22,9 @@ from nx_rune.tree_util import register_pytree_node_class
 
 __all__ = ["VJP"]
 
+# nx_rune.autodiff.api.vjp, set by that module (which imports this one), for the rebuilt path
+VJP_OF: list = [None]
+
 
 @register_pytree_node_class
 class VJP:
@@ -47,7 +50,8 @@ class VJP:
     """
     __slots__ = ("fun", "args_res", "opaque_residuals", "_fn", "_orig", "_has_aux", "_wrote")
 
-    def __init__(self, fun: Callable[..., Any], args_res: list, opaque_residuals: list = None,
+    def __init__(self, fun: Callable[..., Any], args_res: list,
+                 opaque_residuals: list | None = None,
                  *, _fn: Callable[[Any], Any] | None = None, _has_aux: bool = False,
                  _wrote: bool = False) -> None:
         self.fun = fun
@@ -59,9 +63,9 @@ class VJP:
         self._wrote = _wrote
 
     def __call__(self, cotangent: Any) -> tuple[Any, ...]:
-        fn = self._fn
-        if fn is not None:
-            orig, now = self._orig, self.args_res
+        fn, orig = self._fn, self._orig
+        if fn is not None and orig is not None:
+            now = self.args_res
             if len(now) == len(orig) and all(a is b for a, b in zip(now, orig)):
                 return fn(cotangent)
         if self._wrote:
@@ -70,8 +74,7 @@ class VJP:
                              "but the function wrote into its arguments in place: their "
                              "values before the call are gone.  Call the VJP object vjp "
                              "returned as it is, or do not write into the arguments")
-        from nx_rune.autodiff.api import vjp
-        res = vjp(self.fun, *self.args_res, has_aux=self._has_aux)
+        res = VJP_OF[0](self.fun, *self.args_res, has_aux=self._has_aux)
         return res[1](cotangent)
 
     def replace(self, **changes: Any) -> VJP:

@@ -7,14 +7,14 @@ import numpy as np
 
 from nx_rune import frontend as F
 from nx_rune import primitives as P
-from nx_rune.experimental.checkify import (
+from nx_rune.experimental._checkify_core import (
     EVALUATING,
     TRACING,
     DivisionByZeroError,
     Error,
+    FailedCheckError,
     NaNError,
     OOBError,
-    FailedCheckError,
     _Embedded,
     _Site,
     check_op,
