@@ -10,11 +10,11 @@ log")``, naming the primitive as JAX does.
   printed and the function runs again without ``jit``, op by op, so that the error names the
   primitive (JAX's behaviour).  If that run makes no bad value, FloatingPointError says so.
 
-When both options are off nothing is installed: the eager operations take their usual path and
-a jitted call pays one list read.  The process-wide setting (``nx.config.update``, or the
-environment variables ``JAX_DEBUG_NANS``/``JAX_DEBUG_INFS`` at import) checks the eager
-operations of the context that set it (the main thread's, at the top of a program) and the
-jitted calls of every thread; ``with nx.debug_nans(True):`` covers a block of the current
+When both options are off nothing is installed: the eager operations and the jitted calls run
+exactly the code they run without this module.  The process-wide setting
+(``nx.config.update``, or the environment variables ``JAX_DEBUG_NANS``/``JAX_DEBUG_INFS`` at
+import) checks the eager operations of the context that set it (the main thread's, at the
+top of a program) and the jitted calls of every thread; ``with nx.debug_nans(True):`` covers a block of the current
 thread or task.
 """
 from __future__ import annotations
@@ -112,7 +112,12 @@ def _sync():
         P._interpreter.set(None)
         _INSTALLED.set(None)
     g = _config._GLOBAL_DEBUG
-    _jit_api.DEBUG_CALL[0] = _jit_hook if (g["nans"] or g["infs"] or nans or infs) else None
+    _set_hook(g["nans"] or g["infs"] or nans or infs)
+
+
+def _set_hook(on):
+    if on != _jit_api.debug_call_installed():
+        _jit_api.set_debug_call(_jit_hook if on else None)
 
 
 def _jit_hook(jf, args, kwargs):
@@ -164,7 +169,7 @@ class _Block:
         t1 = _config.SCOPED_DEBUG.set(new)
         t2 = _INSTALLED.set(_INSTALLED.get())
         t3 = P._interpreter.set(P._interpreter.get())
-        self.saved.append((t1, t2, t3, _jit_api.DEBUG_CALL[0]))
+        self.saved.append((t1, t2, t3, _jit_api.debug_call_installed()))
         _sync()
         return self
 
@@ -174,7 +179,7 @@ class _Block:
         _INSTALLED.reset(t2)
         _config.SCOPED_DEBUG.reset(t1)
         g = _config._GLOBAL_DEBUG
-        _jit_api.DEBUG_CALL[0] = _jit_hook if (g["nans"] or g["infs"] or hook) else None
+        _set_hook(g["nans"] or g["infs"] or hook)
         return False
 
 

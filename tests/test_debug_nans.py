@@ -25,7 +25,7 @@ def nans_on():
     finally:
         jax.config.update("jax_debug_nans", False)
         jax.config.update("jax_debug_infs", False)
-    assert P._interpreter.get() is None and jit_api.DEBUG_CALL[0] is None
+    assert P._interpreter.get() is None and not jit_api.debug_call_installed()
 
 
 def _fpe(fn):
@@ -83,7 +83,7 @@ def test_off_and_blocks():
             assert np.isnan(float(jnp.log(-1.)))
         assert _fpe(lambda: jnp.log(-1.)) == "invalid value (nan) encountered in log"
     assert np.isnan(float(jnp.log(-1.)))
-    assert P._interpreter.get() is None and jit_api.DEBUG_CALL[0] is None
+    assert P._interpreter.get() is None and not jit_api.debug_call_installed()
 
     @jax.debug_nans(True)
     def g(x):
@@ -129,7 +129,7 @@ def test_environment_variable():
 def test_nothing_installed_when_off():
     # the zero-cost promise: with both options off the eager operators keep their fast path
     # (no interpreter active) and jitted calls take no hook
-    assert P._interpreter.get() is None and jit_api.DEBUG_CALL[0] is None
+    assert P._interpreter.get() is None and not jit_api.debug_call_installed()
     with jax.debug_nans(True):
-        assert P._interpreter.get() is not None and jit_api.DEBUG_CALL[0] is not None
-    assert P._interpreter.get() is None and jit_api.DEBUG_CALL[0] is None
+        assert P._interpreter.get() is not None and jit_api.debug_call_installed()
+    assert P._interpreter.get() is None and not jit_api.debug_call_installed()

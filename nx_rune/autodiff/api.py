@@ -626,7 +626,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False,
     value = _unflatten(out_td, values_out)
     # the backward function as a VJP object: a pytree (its leaves the arguments), so that it
     # passes in and out of jit (nx_rune.autodiff.api_vjp)
-    f_vjp = VJP(f, list(primals), _fn=vjp_fn, _has_aux=has_aux, _wrote=written is not None)
+    f_vjp = VJP(f, primals, None, vjp_fn, has_aux, written is not None)
     return (value, f_vjp, aux) if has_aux else (value, f_vjp)
 
 

@@ -48,26 +48,51 @@ class VJP:
     >>> dW.shape, dx.shape
     ((3, 3), (2, 3))
     """
-    __slots__ = ("fun", "args_res", "opaque_residuals", "_fn", "_orig", "_has_aux", "_wrote")
+    __slots__ = ("fun", "_args", "_list", "_opaque", "_fn", "_has_aux", "_wrote")
 
-    def __init__(self, fun: Callable[..., Any], args_res: list,
-                 opaque_residuals: list | None = None,
-                 *, _fn: Callable[[Any], Any] | None = None, _has_aux: bool = False,
-                 _wrote: bool = False) -> None:
+    def __init__(self, fun: Callable[..., Any], args_res: Any,
+                 opaque_residuals: list | None = None, _fn: Callable[[Any], Any] | None = None,
+                 _has_aux: bool = False, _wrote: bool = False) -> None:
         self.fun = fun
-        self.args_res = list(args_res)
-        self.opaque_residuals = [] if opaque_residuals is None else list(opaque_residuals)
+        # the arguments as given (a tuple); the list args_res is made when first read, so
+        # that a call of the object vjp made, its args_res never looked at, checks nothing
+        self._args = tuple(args_res)
+        self._list: list | None = None
+        self._opaque = opaque_residuals
         self._fn = _fn
-        self._orig = tuple(self.args_res) if _fn is not None else None
         self._has_aux = _has_aux
         self._wrote = _wrote
 
+    @property
+    def args_res(self) -> list:
+        """The primal arguments the backward pass uses, mirroring them (a list: an entry
+        may be replaced, as in JAX; the object then runs the function again on them)."""
+        lst = self._list
+        if lst is None:
+            lst = self._list = list(self._args)
+        return lst
+
+    @args_res.setter
+    def args_res(self, value: Any) -> None:
+        self._list = list(value)
+
+    @property
+    def opaque_residuals(self) -> list:
+        """Values computed by the forward pass and kept for the backward pass: none here
+        (see the module doc)."""
+        if self._opaque is None:
+            self._opaque = []
+        return self._opaque
+
+    def _unedited(self) -> bool:
+        """Whether args_res still holds the arguments the recorded tape ran on."""
+        lst, args = self._list, self._args
+        return lst is None or (len(lst) == len(args) and all(a is b for a, b in zip(lst, args)))
+
     def __call__(self, cotangent: Any) -> tuple[Any, ...]:
-        fn, orig = self._fn, self._orig
-        if fn is not None and orig is not None:
-            now = self.args_res
-            if len(now) == len(orig) and all(a is b for a, b in zip(now, orig)):
-                return fn(cotangent)
+        fn = self._fn
+        if fn is not None and (self._list is None or self._unedited()):
+            return fn(cotangent)
         if self._wrote:
             raise ValueError("vjp_fn: this VJP object was rebuilt from its leaves (or its "
                              "args_res edited), which runs the function again on args_res, "
@@ -83,12 +108,10 @@ class VJP:
         if unknown:
             raise TypeError(f"VJP.replace: unknown fields {sorted(unknown)}; the fields are "
                             f"args_res and opaque_residuals")
-        new = VJP(self.fun, changes.get("args_res", self.args_res),
-                  changes.get("opaque_residuals", self.opaque_residuals),
-                  _has_aux=self._has_aux, _wrote=self._wrote)
-        if "args_res" not in changes:
-            new._fn, new._orig = self._fn, self._orig
-        return new
+        keep = "args_res" not in changes and self._unedited()
+        return VJP(self.fun, changes.get("args_res", self.args_res),
+                   changes.get("opaque_residuals", self.opaque_residuals),
+                   self._fn if keep else None, self._has_aux, self._wrote)
 
     def __repr__(self) -> str:
         name = getattr(self.fun, "__qualname__", None) or repr(self.fun)
@@ -102,4 +125,4 @@ class VJP:
     def tree_unflatten(cls, aux, children):
         fun, has_aux, wrote = aux
         args_res, opaque = children
-        return cls(fun, args_res, opaque, _has_aux=has_aux, _wrote=wrote)
+        return cls(fun, args_res, opaque, None, has_aux, wrote)

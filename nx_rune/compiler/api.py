@@ -385,13 +385,6 @@ class CacheInfo(tuple):
         return f"CacheInfo(hits={self[0]}, misses={self[1]}, size={self[2]})"
 
 
-# jax_debug_nans / jax_debug_infs (nx_rune.config_nans): while an option is on, every call
-# of a jitted function goes through DEBUG_CALL[0](jit_function, args, kwargs), which checks
-# its outputs (or returns NOT_HANDLED: the call goes on as usual); None when both are off
-DEBUG_CALL: list = [None]
-NOT_HANDLED = object()
-
-
 class JitFunction:
     """A jitted function (see :func:`jit`)."""
     # The private state lives in slots, not in the instance dict: functools.update_wrapper
@@ -555,10 +548,6 @@ class JitFunction:
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if DEBUG_CALL[0] is not None:
-            out = DEBUG_CALL[0](self, args, kwargs)
-            if out is not NOT_HANDLED:
-                return out
         fast_key = None
         if self._fast and not kwargs:
             # fast paths: positional Tensor arguments, or pytrees of Tensors (the keys hold
@@ -860,6 +849,32 @@ class _Donated:
 
 
 _UNSET = object()
+
+
+# jax_debug_nans / jax_debug_infs (nx_rune.config_nans): while an option is on, jitted calls
+# go through a hook that checks their outputs; installed by swapping JitFunction.__call__, so
+# that with both options off a call runs exactly the code above (no test of a flag)
+NOT_HANDLED = object()
+_PLAIN_CALL = JitFunction.__call__
+
+
+def set_debug_call(hook: Callable[..., Any] | None) -> None:
+    """Route every call of a jitted function through ``hook(jit_function, args, kwargs)``
+    (which returns the call's result, or ``NOT_HANDLED``: the call goes on as usual); None
+    restores the plain call."""
+    if hook is None:
+        JitFunction.__call__ = _PLAIN_CALL   # type: ignore[method-assign]
+        return
+
+    def __call__(self, *args, **kwargs):
+        out = hook(self, args, kwargs)
+        return _PLAIN_CALL(self, *args, **kwargs) if out is NOT_HANDLED else out
+    JitFunction.__call__ = __call__     # type: ignore[method-assign]
+
+
+def debug_call_installed() -> bool:
+    """Whether a hook of :func:`set_debug_call` is installed."""
+    return JitFunction.__call__ is not _PLAIN_CALL
 
 
 def jit(fun: Callable[..., Any] | None = None,
