@@ -14,8 +14,8 @@ When both options are off nothing is installed: the eager operations and the jit
 exactly the code they run without this module.  The process-wide setting
 (``nx.config.update``, or the environment variables ``JAX_DEBUG_NANS``/``JAX_DEBUG_INFS`` at
 import) checks the eager operations of the context that set it (the main thread's, at the
-top of a program) and the jitted calls of every thread; ``with nx.debug_nans(True):`` covers a block of the current
-thread or task.
+top of a program) and the jitted calls of every thread; ``with nx.debug_nans(True):`` covers
+a block of the current thread or task.
 """
 from __future__ import annotations
 
