@@ -7,6 +7,7 @@ import numpy as np
 
 from nx_rune import frontend as F
 from nx_rune import primitives as P
+from nx_rune.config_nans import NO_NAN_CHECK, jax_name
 from nx_rune.experimental._checkify_core import (
     EVALUATING,
     TRACING,
@@ -24,19 +25,6 @@ from nx_rune.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["run_checkified"]
 
-# primitives whose output is not checked for NaN: they move, select, compare or convert values
-# (a NaN they hand on was made before them), as JAX's list of NaN-generating primitives
-_NO_NAN_CHECK = frozenset([
-    "reshape", "expand", "permute", "pad", "shrink", "flip", "as_strided", "cat", "copy",
-    "contiguous", "assign", "buffer", "const_scalar", "const_array", "cast", "where", "gather",
-    "scatter", "stop_gradient", "roll", "sort", "argsort", "argmax", "max", "reduce_max",
-    "reduce_nanmax", "reduce_nanmin", "clip", "abs", "neg", "sign", "real", "imag", "conj",
-    "complex", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite", "cmplt", "cmpne",
-    "and", "or", "xor", "lshift", "rshift", "threefry", "threefry_bits", "searchsorted",
-    "unfold", "fold", "signbit", "copysign", "nextafter"])
-# nx_rune's primitive name -> JAX's, for the messages
-_JAX_NAME = {"fdiv": "div", "idiv": "div", "recip": "div", "matmul": "dot_general",
-             "expit": "logistic"}
 _INEXACT = frozenset("fc")
 _USER_KINDS = (FailedCheckError, _Embedded)
 
@@ -194,13 +182,8 @@ def _checked_bind(state, prim, ins, params):
             out = P.bind(prim, ext, F.where(oob, n, norm), ins[2], **params)
             return F.take(out, F.arange(n), axis=axis)
     out = P.bind(prim, *ins, **params)
-    if NaNError in errors and name not in _NO_NAN_CHECK and out.dtype.kind in _INEXACT:
-        if name == "associative_scan":
-            jname = {"sum": "cumsum", "prod": "cumprod", "max": "cummax",
-                     "min": "cummin"}.get(params.get("op"), name)
-        else:
-            jname = _JAX_NAME.get(name, name)
-        state.add(F.any(F.isnan(out)), _Site(NaNError, (jname,)))
+    if NaNError in errors and name not in NO_NAN_CHECK and out.dtype.kind in _INEXACT:
+        state.add(F.any(F.isnan(out)), _Site(NaNError, (jax_name(prim, params),)))
     return out
 
 
