@@ -384,3 +384,25 @@ def test_index_checks_raw_scatter_drops_out_of_bounds_updates():
         assert err.get() == ("out-of-bounds indexing for array of shape (5,): index 9 is out "
                              "of bounds for axis 0 with size 5. ")
         np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_check_inside_custom_derivative_functions():
+    @jax.custom_jvp
+    def f(x):
+        checkify.check(x < 0, "primal check {}", x)
+        return jnp.sin(x)
+    f.defjvp(lambda p, t: (f(p[0]), jnp.cos(p[0]) * t[0]))
+    for g in (checkify.checkify(f), jax.jit(checkify.checkify(f)),
+              checkify.checkify(jax.grad(f))):
+        assert g(1.)[0].get() == "primal check 1.0 (`check` failed)"
+    np.testing.assert_allclose(float(jax.grad(lambda x: checkify.checkify(f)(x)[1])(1.)),
+                               np.cos(1.0), rtol=1e-6)
+
+    @jax.custom_vjp
+    def agn(x):
+        return x
+    agn.defvjp(lambda x: (agn(x), None),
+               lambda _, g: (checkify.check(g < 0, "gradient needs to be negative! {}", g),
+                             (g,))[1])
+    for g in (checkify.checkify(jax.grad(agn)), jax.jit(checkify.checkify(jax.grad(agn)))):
+        assert g(1.)[0].get() == "gradient needs to be negative! 1.0 (`check` failed)"

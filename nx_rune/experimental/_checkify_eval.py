@@ -114,6 +114,7 @@ def evaluate(prog, args, state):
     """The program's outputs for ``args``, each equation bound under the active
     transformations with the enabled checks around it (recorded in ``state``)."""
     from nx_rune.compiler.control import cond_op
+    from nx_rune.compiler.control._custom import custom_call_op
     from nx_rune.compiler.control._loops import while_op
     from nx_rune.compiler.control._scan import scan_op
     from nx_rune.compiler.ir import Literal
@@ -131,7 +132,12 @@ def evaluate(prog, args, state):
         if isinstance(prim, P.Primitive):
             env[e.outs[0]] = _checked_bind(state, prim, ins, e.params)
             continue
-        if prim is cond_op:
+        if prim is custom_call_op and _has_check(e.params["primal"]):
+            # a custom_jvp/custom_vjp function that calls check: its primal program is
+            # evaluated here, so that the check is functionalized (derivatives taken through
+            # the checkified function then follow the primal's operations, not the rule)
+            outs = evaluate(e.params["primal"], ins, state)
+        elif prim is cond_op:
             outs = _cond(state, e.params, ins)
         elif prim is while_op:
             outs = _while(state, e.params, ins)
@@ -148,6 +154,19 @@ def evaluate(prog, args, state):
         for v, o in zip(e.outs, outs):
             env[v] = o
     return [read(x) for x in prog.outs]
+
+
+def _has_check(prog):
+    """Whether ``prog`` (or a sub-program of one of its equations) holds a check."""
+    from nx_rune.compiler.ir import Program
+    for e in prog.eqns:
+        if e.prim is check_op:
+            return True
+        for v in e.params.values():
+            subs = v if isinstance(v, (tuple, list)) else (v,)
+            if any(isinstance(x, Program) and _has_check(x) for x in subs):
+                return True
+    return False
 
 
 def _checked_bind(state, prim, ins, params):
