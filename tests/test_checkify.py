@@ -406,3 +406,9 @@ def test_check_inside_custom_derivative_functions():
                              (g,))[1])
     for g in (checkify.checkify(jax.grad(agn)), jax.jit(checkify.checkify(jax.grad(agn)))):
         assert g(1.)[0].get() == "gradient needs to be negative! 1.0 (`check` failed)"
+
+
+def test_numpy_pred():
+    assert _msg(lambda: checkify.check(np.array(False), "np pred")) == "np pred (`check` failed)"
+    with pytest.raises(TypeError, match="check takes a scalar pred"):
+        checkify.check(np.array([False]), "np pred")

@@ -319,9 +319,9 @@ def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
         raise TypeError(f"check: msg must be a str (a format string), got "
                         f"{type(msg).__name__}")
     ok = pred
-    if isinstance(ok, (bool, np.bool_)):
+    if isinstance(ok, (bool, np.bool_, np.ndarray)):
         from nx_rune.frontend import asarray
-        ok = asarray(bool(ok))
+        ok = asarray(ok)
     if not (isinstance(ok, ArrayBase) and ok.shape == () and ok.dtype == np.bool_):
         raise TypeError(f"check takes a scalar pred as argument, got {pred!r}")
     leaves, tree = tree_flatten((fmt_args, fmt_kwargs))
