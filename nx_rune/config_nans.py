@@ -145,9 +145,11 @@ def _jit_hook(jf, args, kwargs):
         out = jf(*args, **kwargs)
     finally:
         _IN_JIT_CHECK.reset(token)
+    from nx_rune.autodiff.core import concrete
     from nx_rune.tree_util import tree_leaves
     kind = None
     for v in tree_leaves(out):
+        v = concrete(v)     # (the values under grad's or jvp's tracers)
         if type(v) is Tensor:
             kind = _bad(v._np(), nans, infs)
             if kind is not None:

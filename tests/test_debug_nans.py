@@ -133,3 +133,11 @@ def test_nothing_installed_when_off():
     with jax.debug_nans(True):
         assert P._interpreter.get() is not None and jit_api.debug_call_installed()
     assert P._interpreter.get() is None and not jit_api.debug_call_installed()
+
+
+def test_jit_under_grad(nans_on, capsys):
+    # jax 0.10.2: "invalid value (nan) encountered in log"; grad at 2.0 is 0.5
+    jf = jax.jit(jnp.log)
+    assert _fpe(lambda: jax.grad(jf)(-1.)) == "invalid value (nan) encountered in log"
+    assert DEOPT in capsys.readouterr().out
+    np.testing.assert_allclose(float(jax.grad(jf)(2.)), 0.5)
