@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import threading
 from typing import Any, Callable, Literal
 
 import numpy as np
@@ -125,13 +126,21 @@ def _sync():
     elif mine is not None and cur is mine:
         P._interpreter.set(None)
         _INSTALLED.set(None)
+    _set_hook()
+
+
+# the blocks (of any thread or task) open now that turn an option on: the jit hook stays
+# installed while there is one, or while a process-wide option is on
+_ON_BLOCKS = [0]
+_LOCK = threading.Lock()
+
+
+def _set_hook():
     g = _config._GLOBAL_DEBUG
-    _set_hook(g["nans"] or g["infs"] or nans or infs)
-
-
-def _set_hook(on):
-    if on != _jit_api.debug_call_installed():
-        _jit_api.set_debug_call(_jit_hook if on else None)
+    with _LOCK:
+        on = bool(g["nans"] or g["infs"] or _ON_BLOCKS[0])
+        if on != _jit_api.debug_call_installed():
+            _jit_api.set_debug_call(_jit_hook if on else None)
 
 
 def _jit_hook(jf, args, kwargs):
@@ -172,12 +181,14 @@ def _jit_hook(jf, args, kwargs):
 
 class _Block:
     """The options set to ``(nans, infs)`` (None: left as they are) for a block of this
-    thread or task; the checker installed for it when this context had none."""
-    __slots__ = ("new", "saved")
+    thread or task; the checker installed for it when this context had none.  (One object
+    per entry: see _Option.)"""
+    __slots__ = ("new", "saved", "on")
 
     def __init__(self, nans, infs):
         self.new = (nans, infs)
-        self.saved = []
+        self.saved = None
+        self.on = any(self.new)
 
     def __enter__(self):
         old = _config.SCOPED_DEBUG.get()
@@ -185,18 +196,28 @@ class _Block:
         t1 = _config.SCOPED_DEBUG.set(new)
         t2 = _INSTALLED.set(_INSTALLED.get())
         t3 = P._interpreter.set(P._interpreter.get())
-        self.saved.append((t1, t2, t3, _jit_api.debug_call_installed()))
+        self.saved = (t1, t2, t3)
+        if self.on:
+            with _LOCK:
+                _ON_BLOCKS[0] += 1
         _sync()
         return self
 
     def __exit__(self, *exc):
-        t1, t2, t3, hook = self.saved.pop()
+        t1, t2, t3 = self.saved
         P._interpreter.reset(t3)
         _INSTALLED.reset(t2)
         _config.SCOPED_DEBUG.reset(t1)
-        g = _config._GLOBAL_DEBUG
-        _set_hook(g["nans"] or g["infs"] or hook)
+        if self.on:
+            with _LOCK:
+                _ON_BLOCKS[0] -= 1
+        _set_hook()
         return False
+
+
+# per context, the option blocks entered and not yet exited, innermost last: (instance, block),
+# so that one instance may be entered by several threads or tasks at once
+_OPEN: contextvars.ContextVar[tuple] = contextvars.ContextVar("nx_rune_debug_blocks", default=())
 
 
 class _Option:
@@ -205,17 +226,24 @@ class _Option:
 
     def __init__(self, new_val: bool = True) -> None:
         self.new_val = _config._check_bool(new_val, "new_val")
-        self._blocks: list = []
 
     def __enter__(self):
         flags = (self.new_val, None) if self._which == "nans" else (None, self.new_val)
         block = _Block(*flags)
         block.__enter__()
-        self._blocks.append(block)
+        _OPEN.set(_OPEN.get() + ((self, block),))
         return self
 
     def __exit__(self, *exc: Any) -> Literal[False]:
-        self._blocks.pop().__exit__(*exc)
+        blocks = _OPEN.get()
+        for i in range(len(blocks) - 1, -1, -1):
+            if blocks[i][0] is self:
+                break
+        else:
+            raise RuntimeError(f"{type(self).__name__}.__exit__ without a matching __enter__ "
+                               f"in this thread or task")
+        _OPEN.set(blocks[:i] + blocks[i + 1:])
+        blocks[i][1].__exit__(*exc)
         return False
 
     def __call__(self, func: Callable[..., Any]) -> Callable[..., Any]:

@@ -141,3 +141,25 @@ def test_jit_under_grad(nans_on, capsys):
     assert _fpe(lambda: jax.grad(jf)(-1.)) == "invalid value (nan) encountered in log"
     assert DEOPT in capsys.readouterr().out
     np.testing.assert_allclose(float(jax.grad(jf)(2.)), 0.5)
+
+
+def test_one_block_object_in_threads():
+    import threading
+    block = jax.debug_nans(True)
+    seen = []
+
+    def work():
+        with block:
+            try:
+                jnp.log(jnp.asarray(-1.))
+            except FloatingPointError as e:
+                seen.append(str(e))
+        seen.append(float(jnp.log(jnp.asarray(-1.))))
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(map(str, seen)) == sorted(["invalid value (nan) encountered in log"] * 4 +
+                                            ["nan"] * 4)
+    assert np.isnan(float(jnp.log(-1.)))      # the main thread never had it on
