@@ -50,6 +50,8 @@ from nx_rune.placement import (block_until_ready, default_backend, device_count,
                              device_get, device_put, devices, local_device_count,
                              local_devices, process_count, process_index)
 from nx_rune import debug  # noqa: E402,F401
+# JAX's jax_debug_nans / jax_debug_infs: the checking, and its context managers
+from nx_rune.config_nans import debug_infs, debug_nans  # noqa: E402,F401
 from nx_rune.autodiff.jacobians import jacobian  # noqa: E402,F401
 
 # JAX's module names on nx_rune, for programs ported by renaming ``jax`` to ``nx_rune``:
@@ -85,6 +87,8 @@ _INTERNAL_MODULES = frozenset({"backend", "compiler", "dtypes", "frontend", "inf
                                "parallel", "callbacks", "functional", "convolution",
                                "transposition", "debugger", "ad_checkpoint_residuals",
                                "refs"})
+# the module of the jax_debug_nans checking (its names: nx.debug_nans, nx.debug_infs)
+_INTERNAL_MODULES = _INTERNAL_MODULES | {"config_nans"}
 
 
 def __dir__():

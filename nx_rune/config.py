@@ -35,7 +35,8 @@ from nx_rune._kernels import pool as _pool
 
 __all__ = ["update", "read", "x64_enabled", "numpy_promotion", "enable_x64", "ENV_VAR", "OPTIONS",
            "PROMOTION_OPTIONS",
-           "NO_EFFECT_OPTIONS", "set_num_threads", "get_num_threads"]
+           "NO_EFFECT_OPTIONS", "set_num_threads", "get_num_threads", "DEBUG_OPTIONS",
+           "debug_flags"]
 
 ENV_VAR = "NX_RUNE_ENABLE_X64"
 # option name -> canonical name (JAX's spelling is accepted, so ported code runs unchanged)
@@ -151,12 +152,44 @@ def _no_effect(name: str, value: Any) -> None:
     _NO_EFFECT_VALUES[name] = value
 
 
+# JAX's ``jax_debug_nans`` / ``jax_debug_infs``: a primitive whose output holds a NaN (an
+# infinity) raises FloatingPointError naming it.  The values live here (read by everything);
+# the checking itself is nx_rune.config_nans (above the transformations), which installs
+# DEBUG_HOOK[0](name, value), called by update on every change.  Process-wide values (read from
+# the environment variables JAX_DEBUG_NANS / NX_RUNE_DEBUG_NANS and ..._INFS at import), and a
+# per-context override for ``with nx.debug_nans(...)`` blocks.
+DEBUG_OPTIONS = {"jax_debug_nans": "nans", "debug_nans": "nans",
+                 "jax_debug_infs": "infs", "debug_infs": "infs"}
+_GLOBAL_DEBUG = {
+    "nans": _env_flag("JAX_DEBUG_NANS", os.environ.get("JAX_DEBUG_NANS")) or
+    _env_flag("NX_RUNE_DEBUG_NANS", os.environ.get("NX_RUNE_DEBUG_NANS")),
+    "infs": _env_flag("JAX_DEBUG_INFS", os.environ.get("JAX_DEBUG_INFS")) or
+    _env_flag("NX_RUNE_DEBUG_INFS", os.environ.get("NX_RUNE_DEBUG_INFS")),
+}
+SCOPED_DEBUG: contextvars.ContextVar[tuple] = contextvars.ContextVar("nx_rune_debug_nans",
+                                                                    default=(None, None))
+DEBUG_HOOK: list = [None]
+
+
+def debug_flags() -> tuple[bool, bool]:
+    """``(debug_nans, debug_infs)`` in effect here: this context's block, else the
+    process-wide values."""
+    n, i = SCOPED_DEBUG.get()
+    return (_GLOBAL_DEBUG["nans"] if n is None else n,
+            _GLOBAL_DEBUG["infs"] if i is None else i)
+
+
 def update(name: str, value: Any) -> None:
     """Set option ``name`` (``"enable_x64"``, or JAX's ``"jax_enable_x64"``) to ``value`` (a
     bool).  JAX's ``"jax_platform_name"`` and ``"jax_platforms"`` accept ``"cpu"`` (nothing to
     change: the CPU is the one device); JAX's ``"jax_explain_cache_misses"``,
     ``"jax_log_compiles"``, ``"jax_remat3"`` and ``"jax_traceback_filtering"`` are accepted and
     read back (they change only JAX's logging and inner workings, never values).
+    ``"jax_debug_nans"`` / ``"jax_debug_infs"`` (also without ``jax_``): True makes a
+    primitive whose output holds a NaN (an infinity) raise FloatingPointError naming it
+    (eagerly at once; a jitted call's outputs are checked and, on a NaN, the function runs
+    again op by op to name the primitive), as JAX's; process-wide (also read from
+    ``JAX_DEBUG_NANS``/``JAX_DEBUG_INFS`` at import); ``nx.debug_nans(True)`` for a block.
     ``"dtype_promotion"``: ``"jax"`` (the default: an integer tensor meeting a float one takes
     its dtype) or ``"numpy"`` (NumPy's promotion: int32 with float32 is float64).  At the top
     of the program (the main thread, outside a running asyncio task) it sets the process-wide
@@ -169,6 +202,11 @@ def update(name: str, value: Any) -> None:
         return
     if name in NO_EFFECT_OPTIONS:
         _no_effect(name, value)
+        return
+    if name in DEBUG_OPTIONS:
+        _GLOBAL_DEBUG[DEBUG_OPTIONS[name]] = _check_bool(value, "value")
+        if DEBUG_HOOK[0] is not None:
+            DEBUG_HOOK[0]()
         return
     if name in PROMOTION_OPTIONS:
         flag = _promotion(value)
@@ -202,6 +240,8 @@ def read(name: str) -> Any:
         return _NO_EFFECT_VALUES[name]
     if name in PROMOTION_OPTIONS:
         return "numpy" if numpy_promotion() else "jax"
+    if name in DEBUG_OPTIONS:
+        return debug_flags()[0 if DEBUG_OPTIONS[name] == "nans" else 1]
     _option(name)
     return x64_enabled()
 
@@ -280,6 +320,7 @@ def __dir__():
 
 def __getattr__(name: str) -> Any:
     # JAX's attribute reads of an option (``jax.config.jax_enable_x64``)
-    if name in OPTIONS or name in PLATFORM_OPTIONS or name in NO_EFFECT_OPTIONS:
+    if name in OPTIONS or name in PLATFORM_OPTIONS or name in NO_EFFECT_OPTIONS or \
+            name in DEBUG_OPTIONS:
         return read(name)
     raise AttributeError(f"module 'nx_rune.config' has no attribute {name!r}")

@@ -36,6 +36,7 @@ PUBLIC_MODULES = [
     "nx_rune.errors", "nx_rune.config", "nx_rune.typing", "nx_rune.autodiff",
     "nx_rune.primitives", "nx_rune.debug", "nx_rune.nn", "nx_rune.nn.initializers",
     "nx_rune.image", "nx_rune.experimental", "nx_rune.experimental.ode", "nx_rune.ad_checkpoint",
+    "nx_rune.experimental.checkify",
     "nx_rune.test_util", "nx_rune.sharding",
 ]
 # Namespaces that mirror another library's API for zero-edit porting (documented by the porting

@@ -76,6 +76,10 @@ NAMESPACE = [
      "default_backend device_count local_device_count process_index process_count device_put "
      "device_get block_until_ready effects_barrier Shard"),
     ("Configuration", "See also :doc:`config`.", "enable_x64 get_num_threads set_num_threads"),
+    ("Debugging NaNs and infinities", "JAX's ``jax_debug_nans`` / ``jax_debug_infs`` for a "
+     "block: a primitive whose output holds a NaN (an infinity) raises FloatingPointError "
+     "naming it (``nx.config.update(\"jax_debug_nans\", True)`` for the program).",
+     "debug_nans debug_infs"),
 ]
 _NOT_ELEMENTWISE = {"allclose", "array_equal", "isclose", "where"}
 
@@ -188,6 +192,9 @@ PAGES = [
     ("image", "nx_rune.image", "Image resampling as JAX's ``jax.image``: resize and "
      "scale_and_translate with JAX's kernels, differentiable."),
     ("experimental", "nx_rune.experimental", "JAX's ``jax.experimental`` names nx_rune has."),
+    ("experimental_checkify", "nx_rune.experimental.checkify", "JAX's "
+     "``jax.experimental.checkify``: run-time checks (``check``, and automatic NaN, division "
+     "and index checks) functionalized into an error value, under jit, vmap and grad."),
     ("experimental_ode", "nx_rune.experimental.ode", "JAX's ``jax.experimental.ode``: "
      "``odeint``, adaptive Dormand-Prince under jit and vmap, differentiable by the adjoint "
      "method."),

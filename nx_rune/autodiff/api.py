@@ -27,6 +27,7 @@ import numpy as np
 from nx_rune import backend, writes
 from nx_rune import frontend as ops
 from nx_rune import primitives as P
+from nx_rune.autodiff.api_vjp import VJP, VJP_OF
 from nx_rune.autodiff.batching import vmap  # noqa: F401 (re-exported)
 from nx_rune.autodiff.core import (
     JVPInterpreter,
@@ -537,7 +538,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False,
     """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives a tuple of cotangents, one per primal
     (each with that primal's structure; None for integer leaves).  ``vjp_fn`` may be called
     many times.  With has_aux: ``(out, vjp_fn, aux)``.  ``reduce_axes``: JAX's removed
-    option, only ``()``."""
+    option, only ``()``.  ``vjp_fn`` is a VJP object (``nx_rune.autodiff.api_vjp.VJP``): a
+    pytree (its leaves ``args_res``, the primals), so it can be returned out of ``jit`` and
+    passed into another jitted function."""
     _check_callable(f, "vjp")
     _check_reduce_axes(reduce_axes, "vjp")
     tape = Tape("vjp", _var.get())
@@ -621,7 +624,13 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False,
         return tuple([_unflatten(td, leaves) for (_, td), leaves in zip(inputs, per)])
 
     value = _unflatten(out_td, values_out)
-    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+    # the backward function as a VJP object: a pytree (its leaves the arguments), so that it
+    # passes in and out of jit (nx_rune.autodiff.api_vjp)
+    f_vjp = VJP(f, primals, None, vjp_fn, has_aux, written is not None)
+    return (value, f_vjp, aux) if has_aux else (value, f_vjp)
+
+
+VJP_OF[0] = vjp
 
 
 # -- forward mode ------------------------------------------------------------------------------

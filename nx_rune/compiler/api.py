@@ -851,6 +851,32 @@ class _Donated:
 _UNSET = object()
 
 
+# jax_debug_nans / jax_debug_infs (nx_rune.config_nans): while an option is on, jitted calls
+# go through a hook that checks their outputs; installed by swapping JitFunction.__call__, so
+# that with both options off a call runs exactly the code above (no test of a flag)
+NOT_HANDLED = object()
+_PLAIN_CALL = JitFunction.__call__
+
+
+def set_debug_call(hook: Callable[..., Any] | None) -> None:
+    """Route every call of a jitted function through ``hook(jit_function, args, kwargs)``
+    (which returns the call's result, or ``NOT_HANDLED``: the call goes on as usual); None
+    restores the plain call."""
+    if hook is None:
+        JitFunction.__call__ = _PLAIN_CALL   # type: ignore[method-assign]
+        return
+
+    def __call__(self, *args, **kwargs):
+        out = hook(self, args, kwargs)
+        return _PLAIN_CALL(self, *args, **kwargs) if out is NOT_HANDLED else out
+    JitFunction.__call__ = __call__     # type: ignore[method-assign]
+
+
+def debug_call_installed() -> bool:
+    """Whether a hook of :func:`set_debug_call` is installed."""
+    return JitFunction.__call__ is not _PLAIN_CALL
+
+
 def jit(fun: Callable[..., Any] | None = None,
         static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
