@@ -17,7 +17,9 @@ with the eager computation it must equal:
   differences (``grad``);
 - forward-mode (``jvp``, ``jit(jvp)``, ``jvp(jit)``, ``vmap(jvp)``, ``jvp(vmap)``) and second
   order (``hvp`` = jvp of grad, ``jit(hvp)``, ``hvp(jit)``, ``grad(grad)``-like ``vjp(grad)``):
-  eager ``jvp``/``hvp``, themselves checked against central differences.
+  eager ``jvp``/``hvp``, themselves checked against central differences;
+- ``checkify``, ``jit(checkify)``, ``vmap(checkify)``, ``grad(checkify)``: the outputs (and
+  gradients) of ``checkify(f, errors=float_checks | user_checks)``, which must be f's.
 
 An exception is accepted only where eager raises the same class, or where the documentation
 says the transformation refuses the program (``float()`` of a traced value, reverse mode
@@ -31,6 +33,7 @@ import numpy as np
 
 import nx_rune as nx
 from nx_rune import errors as E
+from nx_rune.experimental import checkify
 
 from .compare import Mismatch, compare, fd_check, to_numpy
 from .generator import const_values, input_values
@@ -628,6 +631,28 @@ def _vmap_jvp(ctx, f, order):
     return nx.jvp(vf, args[:ctx.n_in], tb)[1]
 
 
+def _checked(f):
+    """f under checkify with the float checks (NaN, division by zero): the outputs only, which
+    must be f's (checks never change values)."""
+    ck = checkify.checkify(f, errors=checkify.float_checks | checkify.user_checks)
+
+    @functools.wraps(f)
+    def run(*a):
+        _, out = ck(*a)
+        return out
+    return run
+
+
+def m_checkify(ctx):
+    f, _ = ctx.make_fn()
+    _fwd_check(ctx, _checked(f)(*ctx.args()), "checkify")
+
+
+def m_jit_checkify(ctx):
+    f, _ = ctx.make_fn()
+    _fwd_check(ctx, ctx.jit(_checked(f))(*ctx.args()), "jit(checkify)")
+
+
 MODES = {
     "jit": m_jit,
     "jit(jit)": m_jit_jit,
@@ -670,6 +695,10 @@ MODES = {
     "hvp": m_hvp_fd,
     "jit(hvp)": _grad_mode(lambda c, f: c._hvp(f, jit_outer=True), ref="hvp"),
     "hvp(jit)": _grad_mode(lambda c, f: c._hvp(f, jit_inner=True), ref="hvp"),
+    "checkify": m_checkify,
+    "jit(checkify)": m_jit_checkify,
+    "vmap(checkify)": _vmap_mode(lambda c, f: nx.vmap(_checked(f), in_axes=c.in_axes())),
+    "grad(checkify)": _grad_mode(lambda c, f: _grad(c, c.loss(_checked(f)))(*c.args())),
 }
 
 
