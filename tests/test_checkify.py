@@ -412,3 +412,21 @@ def test_numpy_pred():
     assert _msg(lambda: checkify.check(np.array(False), "np pred")) == "np pred (`check` failed)"
     with pytest.raises(TypeError, match="check takes a scalar pred"):
         checkify.check(np.array([False]), "np pred")
+
+
+def test_python_numbers_are_weak_and_full_precision_as_under_jit():
+    # found by the program fuzzer: a Python float argument was made a float32 array first
+    # (1e300 -> inf) and a float64 result came out float32
+    x = jax.asarray(np.ones(3))
+    f = lambda x0, a: a - x0                                  # noqa: E731
+    for g in (checkify.checkify(f), jax.jit(checkify.checkify(f))):
+        err, out = g(x, 1e300)
+        assert err.get() is None and out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), np.full(3, 1e300))
+    h = lambda x0, s: x0 + jax.full((3,), s)                   # noqa: E731
+    _, out = checkify.checkify(h)(x, 2.5)
+    assert out.dtype == h(x, 2.5).dtype == np.float64
+    _, out = checkify.checkify(lambda a: a * 2)(3)            # alone: int32, as eagerly
+    assert out.dtype == (jax.asarray(3) * 2).dtype
+    dx = jax.grad(lambda v: jax.sum(v * checkify.checkify(f)(v, 1e300)[1]))(x)
+    np.testing.assert_array_equal(np.asarray(dx), np.full(3, 1e300) - 2.0)

@@ -78,16 +78,18 @@ def _dynamic(x):
 
 def run_checkified(f, errors, args, kwargs):
     """``(Error, f(*args, **kwargs))`` (``checkify``'s call)."""
+    from nx_rune.compiler.api import _leaf_value
     from nx_rune.compiler.ir import AbstractValue
     from nx_rune.compiler.tracing import trace
     leaves, tree = tree_flatten((tuple(args), dict(kwargs)))
-    dyn, static = [], {}
-    weak = []
+    dyn, keys, static = [], [], {}
     for i, x in enumerate(leaves):
         if _dynamic(x):
-            weak.append(isinstance(x, (bool, int, float, complex)) or
-                        bool(getattr(x, "weak_type", False)))
-            dyn.append(x if isinstance(x, ArrayBase) else F.asarray(x))
+            # as jit takes them: a Python number weakly typed and carried at full precision
+            # (float64 array - 1e300 must not see 1e300 rounded to float32 first)
+            value, key = _leaf_value(x, "checkify: an argument")
+            dyn.append(value)
+            keys.append(key)
         else:
             static[i] = x
 
@@ -97,12 +99,13 @@ def run_checkified(f, errors, args, kwargs):
         a, kw = tree_unflatten(tree, full)
         return f(*a, **kw)
 
-    avals = [AbstractValue(x.shape, x.dtype, w) for x, w in zip(dyn, weak)]
+    avals = [AbstractValue(k[0], k[3] if len(k) > 3 else k[1], k[2]) for k in keys]
+    narrow = {j: k[1] for j, k in enumerate(keys) if len(k) > 3}
     _, flat_tree = tree_flatten((tuple(range(len(dyn))), {}))
     token = TRACING.set(TRACING.get() + 1)
     try:
         traced = trace(flat, avals, flat_tree, name="checkify",
-                       fname=getattr(f, "__name__", "<function>"))
+                       fname=getattr(f, "__name__", "<function>"), narrow=narrow)
     finally:
         TRACING.reset(token)
     state = _State(errors)

@@ -631,26 +631,33 @@ def _vmap_jvp(ctx, f, order):
     return nx.jvp(vf, args[:ctx.n_in], tb)[1]
 
 
-def _checked(f):
+def _checked(f, static_idx=None):
     """f under checkify with the float checks (NaN, division by zero): the outputs only, which
-    must be f's (checks never change values)."""
-    ck = checkify.checkify(f, errors=checkify.float_checks | checkify.user_checks)
-
-    @functools.wraps(f)
+    must be f's (checks never change values).  A static argument is closed over (checkify,
+    as JAX's, traces every argument: a Python number there is weak, as under jit)."""
     def run(*a):
-        _, out = ck(*a)
+        if static_idx is None:
+            _, out = checkify.checkify(f, errors=_CHECKS)(*a)
+            return out
+        s = a[static_idx]
+        rest = a[:static_idx] + a[static_idx + 1:]
+        g = lambda *r: f(*r[:static_idx], s, *r[static_idx:])  # noqa: E731
+        _, out = checkify.checkify(g, errors=_CHECKS)(*rest)
         return out
-    return run
+    return functools.wraps(f)(run)
+
+
+_CHECKS = checkify.float_checks | checkify.user_checks
 
 
 def m_checkify(ctx):
     f, _ = ctx.make_fn()
-    _fwd_check(ctx, _checked(f)(*ctx.args()), "checkify")
+    _fwd_check(ctx, _checked(f, ctx.static_idx)(*ctx.args()), "checkify")
 
 
 def m_jit_checkify(ctx):
     f, _ = ctx.make_fn()
-    _fwd_check(ctx, ctx.jit(_checked(f))(*ctx.args()), "jit(checkify)")
+    _fwd_check(ctx, ctx.jit(_checked(f, ctx.static_idx))(*ctx.args()), "jit(checkify)")
 
 
 MODES = {
@@ -697,8 +704,10 @@ MODES = {
     "hvp(jit)": _grad_mode(lambda c, f: c._hvp(f, jit_inner=True), ref="hvp"),
     "checkify": m_checkify,
     "jit(checkify)": m_jit_checkify,
-    "vmap(checkify)": _vmap_mode(lambda c, f: nx.vmap(_checked(f), in_axes=c.in_axes())),
-    "grad(checkify)": _grad_mode(lambda c, f: _grad(c, c.loss(_checked(f)))(*c.args())),
+    "vmap(checkify)": _vmap_mode(
+        lambda c, f: nx.vmap(_checked(f, c.static_idx), in_axes=c.in_axes())),
+    "grad(checkify)": _grad_mode(
+        lambda c, f: _grad(c, c.loss(_checked(f, c.static_idx)))(*c.args())),
 }
 
 
