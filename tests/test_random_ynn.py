@@ -352,12 +352,16 @@ def test_ynn_row_sum_traced_equals_kernel_over_sizes(dt):
     # every branch of the kernel's clock (unrolled groups, Kahan steps, tail blocks, the
     # remainder, several tiles) against its nx-operation twin, on values of mixed magnitudes
     rng = np.random.default_rng(3)
-    for k in (1, 2, 15, 16, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 1023, 1024, 1025,
-              2049, 4097, 16384, 16385, 32768, 32769, 70001):
+    for k in (1, 2, 3, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 1023,
+              1024, 1025, 2047, 2049, 4095, 4097, 8191, 16384, 16385, 32767, 32768, 32769,
+              70001):
         x = (rng.standard_normal((2, k)) * np.exp(rng.standard_normal((2, k)) * 3)).astype(dt)
         got = K.ynn_row_sum(x)
         np.testing.assert_array_equal(np.asarray(_ynn_math._row_sum_ops(nx.asarray(x))), got,
                                       err_msg=str(k))
+        zeros = np.full((1, k), -0.0, dt)          # a sum of -0s: +0, as the kernel's
+        assert not np.signbit(K.ynn_row_sum(zeros)).any()
+        assert not np.signbit(np.asarray(_ynn_math._row_sum_ops(nx.asarray(zeros)))).any()
         np.testing.assert_allclose(got, x.astype(np.float64).sum(-1),
                                    rtol=1e-5 if dt == np.float32 else 1e-12,
                                    atol=1e-5 * np.abs(x).sum(-1).max())

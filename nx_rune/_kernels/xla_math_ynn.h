@@ -7,8 +7,10 @@
  * reproduce both, element for element (nx_rune.random's ball, dirichlet and maxwell).
  *
  * Included by threefry_samplers.pxi's C block (after its helpers: nx_rt_f, the flush-to-zero
- * switches).  Compiled without floating-point contraction: every fused multiply-add below is
- * YNNPACK's own (its multiply_add is an fma wherever it runs: a hardware one or its emulation).
+ * switches).  Compiled without floating-point contraction (the elementwise functions inline
+ * into the block's NX_RT_EXACT loops, which vectorise them; the sums carry the attribute
+ * themselves): every fused multiply-add below is YNNPACK's own (its multiply_add is an fma
+ * wherever it runs: a hardware one or its emulation).
  */
 #ifndef NX_RUNE_XLA_MATH_YNN_H
 #define NX_RUNE_XLA_MATH_YNN_H
@@ -29,7 +31,7 @@ static inline double nx_ynn_d(uint64_t b) { double d; memcpy(&d, &b, 8); return 
    r**2), then 2**b (r + r**2 P(r)) + 2**b; 2**b from the exponent bits, 0 at the lowest b and
    inf at the highest.  Results below the smallest normal are flushed to zero, as XLA's
    arithmetic flushes them. */
-NX_RT_EXACT static inline float nx_ynn_exp32(float x) {
+static inline float nx_ynn_exp32(float x) {
     if (x != x)
         return x;
     float xc = x > -88.02969360351562f ? x : -88.02969360351562f;
@@ -53,7 +55,7 @@ NX_RT_EXACT static inline float nx_ynn_exp32(float x) {
     return fabsf(out) < 0x1p-126f ? 0.0f * out : out;
 }
 
-NX_RT_EXACT static inline double nx_ynn_exp64(double x) {
+static inline double nx_ynn_exp64(double x) {
     if (x != x)
         return x;
     double xc = x > -709.0895657128241 ? x : -709.0895657128241;
@@ -85,21 +87,17 @@ NX_RT_EXACT static inline double nx_ynn_exp64(double x) {
    r = m - 1 (log1p: x itself where e is 0) and log(1 + r) = r + r**2 P(r) / Q(r) (each
    polynomial as two Horner chains in r**2), plus e ln(2) with one fma.  Zero and the
    denormals (read as zero) give -inf, negative numbers NaN, inf inf. */
-NX_RT_EXACT static inline float nx_ynn_log32(float x, int log1p) {
+static inline float nx_ynn_log32(float x, int log1p) {
+    /* (branch-free: the loops over arrays vectorise; the special values are selected last) */
     float y = log1p ? x + 1.0f : x;
-    if (y != y || y == INFINITY)
-        return y;
-    if (y < 0x1p-126f)
-        return y > -0x1p-126f ? -INFINITY : NAN;
     uint32_t bits;
     memcpy(&bits, &y, 4);
-    float e = (float)((int32_t)(bits >> 23) - 127);
+    float e = (float)((int32_t)((bits >> 23) & 0xffu) - 127);
     float m = nx_rt_f((bits & 0x007fffffu) | 0x3f800000u);
-    if (m > 1.41421356237309504880f) {
-        e = e + 1.0f;
-        m = m * 0.5f;
-    }
-    float r = log1p && e == 0.0f ? x : m - 1.0f, r2 = r * r;
+    int large = m > 1.41421356237309504880f;
+    e = nx_rt_self(large, e + 1.0f, e);
+    m = nx_rt_self(large, m * 0.5f, m);
+    float r = nx_rt_self(log1p & (e == 0.0f), x, m - 1.0f), r2 = r * r;
     float p0 = -5.2293352783e-03f, p1 = -3.3127889037e-01f;
     p0 = fmaf(r2, p0, -4.9999964237e-01f);
     float p = fmaf(r, p1, p0);
@@ -107,24 +105,21 @@ NX_RT_EXACT static inline float nx_ynn_log32(float x, int log1p) {
     q0 = fmaf(r2, q0, 1.0f);
     float q = fmaf(r, q1, q0);
     float lr = fmaf(r2, p / q, r);
-    return fmaf(e, 6.93147180559945309e-01f, lr);
+    float out = fmaf(e, 6.93147180559945309e-01f, lr);
+    out = nx_rt_self(y < 0x1p-126f, nx_rt_self(y > -0x1p-126f, -INFINITY, NAN), out);
+    return nx_rt_self((y != y) | (y == INFINITY), y, out);
 }
 
-NX_RT_EXACT static inline double nx_ynn_log64(double x, int log1p) {
+static inline double nx_ynn_log64(double x, int log1p) {
     double y = log1p ? x + 1.0 : x;
-    if (y != y || y == INFINITY)
-        return y;
-    if (y < 0x1p-1022)
-        return y > -0x1p-1022 ? -INFINITY : NAN;
     uint64_t bits;
     memcpy(&bits, &y, 8);
-    double e = (double)((int64_t)(bits >> 52) - 1023);
+    double e = (double)((int64_t)((bits >> 52) & 0x7ffu) - 1023);
     double m = nx_ynn_d((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
-    if (m > 1.41421356237309504880) {
-        e = e + 1.0;
-        m = m * 0.5;
-    }
-    double r = log1p && e == 0.0 ? x : m - 1.0, r2 = r * r;
+    int large = m > 1.41421356237309504880;
+    e = nx_rt_sel(large, e + 1.0, e);
+    m = nx_rt_sel(large, m * 0.5, m);
+    double r = nx_rt_sel(log1p & (e == 0.0), x, m - 1.0), r2 = r * r;
     double p0 = -2.956046447212538203e-03, p1 = -6.691314126082094360e-02;
     p0 = fma(r2, p0, -4.289980732181625789e-01);
     p1 = fma(r2, p1, -1.110965361416291097e+00);
@@ -139,7 +134,9 @@ NX_RT_EXACT static inline double nx_ynn_log64(double x, int log1p) {
     q0 = fma(r2, q0, 1.0);
     double q = fma(r, q1, q0);
     double lr = fma(r2, p / q, r);
-    return fma(e, 6.93147180559945309e-01, lr);
+    double out = fma(e, 6.93147180559945309e-01, lr);
+    out = nx_rt_sel(y < 0x1p-1022, nx_rt_sel(y > -0x1p-1022, -INFINITY, NAN), out);
+    return nx_rt_sel((y != y) | (y == INFINITY), y, out);
 }
 
 /* The sum of one row of k elements as YNNPACK's float reduction kernel sums it (k up to its
@@ -182,6 +179,16 @@ NX_RT_EXACT static inline double nx_ynn_log64(double x, int log1p) {
         const Py_ssize_t nk4 = 4 * L;                                                         \
         size_t clock = 0;                                                                     \
         int i, u, w;                                                                          \
+        if (k <= L) {                                                                         \
+            /* one chunk: its lanes (zeros past k: no lane of the halves above the next */    \
+            /* power of two is nonzero), the kernel's additions of zero only signing */       \
+            /* zeros, which the last one makes +0 */                                          \
+            for (w = 1; w < k; w *= 2) {}                                                     \
+            for (i = 0; i < w; i++) acc2[i] = i < k ? a[i] : (T)0;                            \
+            for (w /= 2; w >= 1; w /= 2)                                                      \
+                for (i = 0; i < w; i++) acc2[i] = acc2[i] + acc2[i + w];                      \
+            return (T)0 + acc2[0];                                                            \
+        }                                                                                     \
         for (i = 0; i < L; i++) acc0[i] = acc1[i] = acc2[i] = err[i] = (T)0;                  \
         while (k >= 4 * nk4) {                                                                \
             for (u = 0; u < 4; u++, a += nk4) NAME##_block(a, nk4, acc0);                     \

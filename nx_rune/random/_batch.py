@@ -34,6 +34,9 @@ def _over_batch(fn):
 
     @functools.wraps(fn)
     def sampler(*args, **kwargs):
+        if not any(isinstance(v, ArrayBase) and not isinstance(v, Tensor)
+                   for v in (*args, *kwargs.values())):
+            return fn(*args, **kwargs)                 # concrete values: no vmap to count
         # XLA:CPU's choices (YNNPACK from 4,096 elements) count the whole vmap batch
         with vmap_examples(_examples(args, kwargs)):
             return _sample(*args, **kwargs)

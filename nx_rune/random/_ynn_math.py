@@ -75,7 +75,13 @@ def flush_denormals(x):
     """``x`` with its denormal elements flushed to (signed) zero, as XLA's arithmetic (and
     YNNPACK's, in XLA's threads) flushes a denormal result."""
     tiny = np.finfo(np.dtype(x.dtype)).tiny
-    return _F.where(_F.abs(x) < tiny, x * np.dtype(x.dtype).type(0), x)
+    if _traced(x):
+        return _F.where(_F.abs(x) < tiny, x * np.dtype(x.dtype).type(0), x)
+    a = np.asarray(_F.asarray(x).numpy())
+    small = np.abs(a) < tiny
+    if not small.any():
+        return x
+    return _F.asarray(np.where(small, a * a.dtype.type(0), a))
 
 
 def _unary(x, op):
@@ -126,34 +132,72 @@ def _row_sum_ops(x):
     return _row_sum_ops(_F.concatenate(parts, axis=-1) if rest else parts[0])
 
 
+def _add(a, b):
+    """a + b, None standing for an exact zero."""
+    return b if a is None else a if b is None else a + b
+
+
 def _chunk_sum_ops(x, dt):
-    """One tile's sums (k at most a tile), the kernel's steps in nx operations."""
+    """One tile's sums (k at most a tile), the kernel's steps in nx operations.  The kernel's
+    additions of an exact zero (its padding, its accumulators' starts) are left out (None
+    stands for such a zero): they change no sum but the sign of a zero, and the result's
+    zero is made +0 at the end, as the kernel's last addition to zero makes it."""
     lanes = 64 // dt.itemsize
     block = 4 * lanes
     k = x.shape[-1]
     lead = tuple(x.shape[:-1])
     zero = dt.type(0)
-    blocks = -(-k // block)
-    if blocks * block != k:
-        x = _F.concatenate([x, _F.zeros(lead + (blocks * block - k,), dt)], axis=-1)
-    b = _F.reshape(x, lead + (blocks, 4, lanes))
-    local = zero + b[..., 0, :]
-    for c in range(1, 4):
-        local = local + b[..., c, :]                     # (..., blocks, lanes)
-    acc = {0: _F.zeros(lead + (lanes,), dt), 1: None, 2: None, "err": None}
-    acc[1] = acc[2] = acc["err"] = acc[0]
+    if k <= lanes:
+        t = x                                   # one chunk: its lanes, the rest zeros
+    else:
+        chunks = -(-k // lanes)
+        if chunks * lanes != k:
+            x = _F.concatenate([x, _F.zeros(lead + (chunks * lanes - k,), dt)], axis=-1)
+        c = _F.reshape(x, lead + (chunks, lanes))
+        full = k // block                       # the full blocks (of 4 chunks)
+        local = None                            # the full blocks' lane sums (..., full, lanes)
+        if full:
+            b = _F.reshape(c[..., :4 * full, :], lead + (full, 4, lanes))
+            local = ((b[..., 0, :] + b[..., 1, :]) + b[..., 2, :]) + b[..., 3, :]
+        rest = None
+        for j in range(4 * full, chunks):
+            rest = _add(rest, c[..., j, :])
+        t = _clocked(local, full, rest, k, lanes, block, lead, dt)
+    width = t.shape[-1]
+    w = 1
+    while w < width:
+        w *= 2
+    if w > width:
+        t = _F.concatenate([t, _F.zeros(lead + (w - width,), dt)], axis=-1)
+    while w > 1:                                # the lanes summed in halves
+        w //= 2
+        t = t[..., :w] + t[..., w:2 * w]
+    return zero + t[..., 0]
+
+
+def _clocked(local, full, rest, k, lanes, block, lead, dt):
+    """The kernel's three accumulators over the lane sums of the ``full`` full blocks
+    (``local``, (..., full, lanes)) and of the last, partial block (``rest``, or None)."""
+    acc = {0: None, 1: None, 2: None, "err": None}
 
     def tick(clock):
         if clock & 15:
             return
-        acc[1], acc[0] = acc[1] + acc[0], _F.zeros(lead + (lanes,), dt)
-        if clock & 255:
+        acc[1], acc[0] = _add(acc[1], acc[0]), None
+        if clock & 255 or (acc[1] is None and acc["err"] is None):
             return
-        y = acc[1] - acc["err"]
-        t = acc[2] + y
-        e = (t - acc[2]) - y
-        acc["err"] = _F.where(_F.isfinite(e), e, zero)
-        acc[2], acc[1] = t, _F.zeros(lead + (lanes,), dt)
+        if acc["err"] is None:
+            y = acc[1]
+        else:
+            y = -acc["err"] if acc[1] is None else acc[1] - acc["err"]
+        if acc[2] is None:                      # Kahan's step from zero: exact, no error
+            acc[2] = y
+        else:
+            t = acc[2] + y
+            e = (t - acc[2]) - y
+            acc["err"] = _F.where(_F.isfinite(e), e, dt.type(0))
+            acc[2] = t
+        acc[1] = None
 
     # the unrolled groups of 4 blocks (acc0 is cleared at each of their ticks): their sums at
     # once, then the groups between two Kahan steps at once
@@ -161,31 +205,24 @@ def _chunk_sum_ops(x, dt):
     clock = 0
     if groups:
         g4 = _F.reshape(local[..., :4 * groups, :], lead + (groups, 4, lanes))
-        g = zero + g4[..., 0, :]
-        for c in range(1, 4):
-            g = g + g4[..., c, :]                        # (..., groups, lanes)
-        per = 256 // (4 * lanes)                         # groups per Kahan step
+        g = ((g4[..., 0, :] + g4[..., 1, :]) + g4[..., 2, :]) + g4[..., 3, :]
+        per = 256 // (4 * lanes)                # groups per Kahan step
         steps = groups // per
         if steps:
             h4 = _F.reshape(g[..., :per * steps, :], lead + (steps, per, lanes))
-            h = zero + h4[..., 0, :]
+            h = h4[..., 0, :]
             for c in range(1, per):
                 h = h + h4[..., c, :]
             for s in range(steps):
                 acc[1] = h[..., s, :]
                 tick(0)
         for u in range(per * steps, groups):
-            acc[1] = acc[1] + g[..., u, :]
+            acc[1] = _add(acc[1], g[..., u, :])
         clock = groups * 4 * lanes
-    for j in range(4 * groups, blocks):
-        acc[0] = acc[0] + local[..., j, :]
-        if (j + 1) * block <= k:                         # a full block ticks, the rest does not
-            clock += lanes
-            tick(clock)
+    for j in range(4 * groups, full):           # the full blocks after the groups
+        acc[0] = _add(acc[0], local[..., j, :])
+        clock += lanes
+        tick(clock)
+    acc[0] = _add(acc[0], rest)                 # the partial block: no tick
     tick(0)
-    t = zero + acc[2]
-    w = lanes // 2
-    while w:
-        t = t[..., :w] + t[..., w:2 * w]
-        w //= 2
-    return zero + t[..., 0]
+    return acc[2] if acc[2] is not None else _F.zeros(lead + (lanes,), dt)
