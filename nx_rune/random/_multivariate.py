@@ -240,7 +240,7 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
     n, rows = a.shape[-1], math.prod(shape)
     # from 4,096 values (a vmap's whole batch) XLA:CPU hands the softmax's max, its exp and
     # the log-gamma draws' last logs to YNNPACK: YNNPACK's log and exp
-    ynn = n > 1 and offloaded(rows * n)
+    ynn = n > 1 and dt in (_F32, _F64) and offloaded(rows * n)
     log_g = _loggamma_of(k, a, tuple(shape) + (n,), dt, ynn=ynn)
     # JAX's softmax, XLA's exp
     from nx_rune.autodiff.api import stop_gradient
@@ -257,7 +257,7 @@ def _xla_row_sum(x, n, rows):
     longer rows as its tree reduction splits them (windows of 32 over the row padded with
     zeros, p // 2 of the p pads in front; each window, then the windows' sums, left to right);
     from 4,096 elements YNNPACK's sum (``_ynn_math.ynn_row_sum``)."""
-    if n > 1 and offloaded(rows * n):
+    if n > 1 and np.dtype(x.dtype) in (_F32, _F64) and offloaded(rows * n):
         return ynn_row_sum(x)[..., None]
     return _row_sum(x, n, rows)
 
@@ -304,7 +304,7 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
     k1, k2 = _split_pair(k)
     g = generalized_normal(k1, p, (*shape, d), dt)
     rows = math.prod(shape)
-    if d > 1 and offloaded(rows * d) and offloaded(rows):
+    if d > 1 and dt in (_F32, _F64) and offloaded(rows * d) and offloaded(rows):
         # from 4,096 points (a vmap's whole batch) XLA's YNNPACK fusion of the row sums takes
         # their consumers too, the exponential's -log1p(-u) among them: YNNPACK's log1p
         e = -ynn_log1p(-uniform(k2, shape, dt))
