@@ -976,3 +976,8 @@ SPECS += [Spec(f"xla_{op}", P.xla_math_p, _xla_math_spec(op, dom), ELEMENTWISE)
           for op, dom in (("exp", anyv), ("log", pos), ("log1p", pos), ("tan", interval(-1.2, 1.2)),
                           ("rsqrt", pos), ("erf", anyv))]
 SPECS += [Spec("xla_pow", P.xla_pow_p, binary(P.xla_pow_p, pos, anyv), ELEMENTWISE)]
+
+# -- YNNPACK's exp, log and log1p (xla_math ops ynn_*, where XLA hands a fusion to YNNPACK): the
+# exact functions' derivatives
+SPECS += [Spec(f"xla_{op}", P.xla_math_p, _xla_math_spec(op, dom), ELEMENTWISE)
+          for op, dom in (("ynn_exp", anyv), ("ynn_log", pos), ("ynn_log1p", pos))]

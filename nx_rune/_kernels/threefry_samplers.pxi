@@ -262,7 +262,11 @@ cdef extern from *:
     #endif
 
     enum { NX_XM_EXP = 0, NX_XM_LOG = 1, NX_XM_LOG1P = 2, NX_XM_TAN = 3, NX_XM_POW = 4,
-           NX_XM_RSQRT = 5, NX_XM_ERF = 6 };
+           NX_XM_RSQRT = 5, NX_XM_ERF = 6, NX_XM_YNN_EXP = 7, NX_XM_YNN_LOG = 8,
+           NX_XM_YNN_LOG1P = 9 };
+
+    /* YNNPACK's exp, log and sums, for the fusions XLA:CPU hands to it */
+    #include "xla_math_ynn.h"
 
     /* XLA:CPU's float32 erf: x P(x^2) / Q(x^2), each Horner step one fma, +-1 from
        |x| >= 3.832506856900711 (where it rounds to 1); nx_rune.backend.random._xla_erf32. */
@@ -295,6 +299,9 @@ cdef extern from *:
         case NX_XM_TAN: for (j = 0; j < n; j++) out[j] = tanf(x[j]); break;
         case NX_XM_RSQRT: for (j = 0; j < n; j++) out[j] = nx_rt_xla_rsqrt32(x[j]); break;
         case NX_XM_ERF: for (j = 0; j < n; j++) out[j] = nx_rt_xla_erf32(x[j]); break;
+        case NX_XM_YNN_EXP: for (j = 0; j < n; j++) out[j] = nx_ynn_exp32(x[j]); break;
+        case NX_XM_YNN_LOG: for (j = 0; j < n; j++) out[j] = nx_ynn_log32(x[j], 0); break;
+        case NX_XM_YNN_LOG1P: for (j = 0; j < n; j++) out[j] = nx_ynn_log32(x[j], 1); break;
         default:
             for (j = 0; j < n; j++)
                 out[j] = powf(x[j], y[j]);
@@ -317,6 +324,9 @@ cdef extern from *:
         case NX_XM_TAN: for (j = 0; j < n; j++) out[j] = tan(x[j]); break;
         case NX_XM_RSQRT: for (j = 0; j < n; j++) out[j] = nx_rt_xla_rsqrt64(x[j]); break;
         case NX_XM_ERF: for (j = 0; j < n; j++) out[j] = erf(x[j]); break;
+        case NX_XM_YNN_EXP: for (j = 0; j < n; j++) out[j] = nx_ynn_exp64(x[j]); break;
+        case NX_XM_YNN_LOG: for (j = 0; j < n; j++) out[j] = nx_ynn_log64(x[j], 0); break;
+        case NX_XM_YNN_LOG1P: for (j = 0; j < n; j++) out[j] = nx_ynn_log64(x[j], 1); break;
         default:
             for (j = 0; j < n; j++)
                 out[j] = pow(x[j], y[j]);
@@ -599,6 +609,10 @@ cdef extern from *:
                           Py_ssize_t n) noexcept nogil
     void nx_rt_xla_math64(int op, const double* x, const double* y, double* out,
                           Py_ssize_t n) noexcept nogil
+    float nx_ynn_sum_row32(const float* a, Py_ssize_t k) noexcept nogil
+    double nx_ynn_sum_row64(const double* a, Py_ssize_t k) noexcept nogil
+    unsigned int nx_rt_flush_on() noexcept nogil
+    void nx_rt_flush_off(unsigned int old) noexcept nogil
 
 
 cdef enum:
@@ -826,7 +840,8 @@ cdef void _xla_math_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept
                          <float*>job.out + lo, hi - lo)
 
 
-_XLA_MATH_OPS = {"exp": 0, "log": 1, "log1p": 2, "tan": 3, "pow": 4, "rsqrt": 5, "erf": 6}
+_XLA_MATH_OPS = {"exp": 0, "log": 1, "log1p": 2, "tan": 3, "pow": 4, "rsqrt": 5, "erf": 6,
+                 "ynn_exp": 7, "ynn_log": 8, "ynn_log1p": 9}
 
 
 def xla_math(op, x, y=None):
@@ -834,7 +849,8 @@ def xla_math(op, x, y=None):
     on CPU: "exp" and "log1p" (float32 also "log" and "erf") are XLA's own approximations (see
     ``nx_rt_xla_exp32`` ...), "tan", "pow", float64 "log" and float64 "erf" the C library's,
     which XLA's compiled code calls; "rsqrt" XLA's scalar rsqrt (the processor's estimate refined, see
-    ``nx_rt_xla_rsqrt32``).  ``y``: pow's exponent, an array of x's dtype and shape.  Returns a
+    ``nx_rt_xla_rsqrt32``); "ynn_exp", "ynn_log" and "ynn_log1p" YNNPACK's, which XLA runs
+    in the fusions it hands to YNNPACK (``xla_math_ynn.h``).  ``y``: pow's exponent, an array of x's dtype and shape.  Returns a
     new array of x's dtype and shape."""
     if not isinstance(op, str) or op not in _XLA_MATH_OPS:
         raise ValueError(f"op must be one of {sorted(_XLA_MATH_OPS)}, got {op!r}")
@@ -883,4 +899,46 @@ def xla_fma(a, b, c):
     else:
         with nogil:
             nx_rt_fma64(<const double*>pa, <const double*>pb, <const double*>pc, <double*>po, n)
+    return out
+
+
+ctypedef struct YnnSumJob:
+    int f64
+    const void* x
+    void* out
+    Py_ssize_t k
+
+
+cdef void _ynn_sum_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef const YnnSumJob* job = <const YnnSumJob*>ctx
+    cdef Py_ssize_t i
+    cdef unsigned int mxcsr = nx_rt_flush_on()
+    for i in range(lo, hi):
+        if job.f64:
+            (<double*>job.out)[i] = nx_ynn_sum_row64(<const double*>job.x + i * job.k, job.k)
+        else:
+            (<float*>job.out)[i] = nx_ynn_sum_row32(<const float*>job.x + i * job.k, job.k)
+    nx_rt_flush_off(mxcsr)
+
+
+def ynn_row_sum(x):
+    """The sums of the rows of ``x`` (a float32 or float64 NumPy array, summed over its last
+    axis) in the order of YNNPACK's reduction kernel, which XLA:CPU runs for a float reduction
+    of 4,096 elements or more (``xla_math_ynn.h``).  Returns a new array of x's dtype and
+    shape without the last axis."""
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must be a float32 or float64 NumPy array, got {type(x).__name__}"
+                        + (f" of {x.dtype}" if isinstance(x, np.ndarray) else ""))
+    if x.ndim < 1:
+        raise ValueError("x must have at least one axis (the rows' axis is the last)")
+    a = np.ascontiguousarray(x)
+    last = a.ndim - 1
+    out = np.empty(a.shape[:last], a.dtype)
+    cdef YnnSumJob job
+    job.f64 = a.dtype == np.float64
+    job.x = cnp.PyArray_DATA(a)
+    job.out = cnp.PyArray_DATA(out)
+    job.k = a.shape[last]
+    if out.size:
+        _run(_ynn_sum_span, &job, out.size)
     return out

@@ -119,7 +119,10 @@ def _gamma_one(keys, alpha, log_space):
         if log_space:
             u = _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
             log_samples = _xla_math("log1p", -u)
-            base = _log_as(d, dt) + _log_as(V, dt)
+            # log_space "ynn": the logs of a log-gamma draw XLA:CPU fuses into a reduction it
+            # hands to YNNPACK (dirichlet from 4,096 values), YNNPACK's log
+            log = "ynn_log" if log_space == "ynn" else "log"
+            base = _xla_math(log, np.asarray(d, dt)) + _xla_math(log, np.asarray(V, dt))
             # (a select between the product and the sum: not contracted)
             log_boost = np.where(boost | (log_samples == 0), t(0), log_samples * (one / alpha))
             return base + log_boost

@@ -1,5 +1,7 @@
 """XLA:CPU's elementwise math as JAX 0.10.2 computes it on CPU, on concrete float32/float64
-arrays: ``xla_math(x, op)`` with op "exp", "log", "log1p", "tan", "rsqrt" or "erf", and
+arrays: ``xla_math(x, op)`` with op "exp", "log", "log1p", "tan", "rsqrt" or "erf" (and
+"ynn_exp", "ynn_log", "ynn_log1p": YNNPACK's, which XLA runs in the fusions it hands to
+YNNPACK), and
 ``xla_pow(x, y)`` (the C library's pow, with XLA's flush-to-zero and denormals-are-zero), all in
 the kernel ``nx_rune._kernels.threefry.xla_math``.  nx.random's samplers use them so that their
 eager, jit and vmap values are JAX's bit for bit; NumPy's loops round differently in a fraction
@@ -14,7 +16,8 @@ import numpy as np
 from nx_rune._kernels import threefry as _K
 from nx_rune.backend._core import _impl, _out
 
-XLA_MATH_OPS = ("exp", "log", "log1p", "tan", "rsqrt", "erf")
+XLA_MATH_OPS = ("exp", "log", "log1p", "tan", "rsqrt", "erf", "ynn_exp", "ynn_log",
+                "ynn_log1p")
 
 
 def _float_array(t, name):

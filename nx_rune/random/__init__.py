@@ -16,9 +16,8 @@ XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli`
 sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA fuses it),
 ``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
-``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (below 4,096 values per
-call), ``weibull_min``, ``generalized_normal``, ``ball`` (d > 1, below 4,096
-values per call), ``orthogonal``, ``multivariate_normal`` (one covariance matrix;
+``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet``, ``weibull_min``,
+``generalized_normal``, ``ball``, ``orthogonal``, ``multivariate_normal`` (one covariance matrix;
 float32 with n > 1 every method and size, float64 the sizes below): their values go through
 XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what
 ``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
@@ -26,9 +25,12 @@ calls, its contractions into fused multiply-adds and its reduction orders (float
 YNNPACK kernel or the matrix-vector loop XLA runs, long row sums as its tree reduction splits
 them), computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``, traced as
 the primitives ``xla_math`` and ``xla_pow``); float32 eigh, svd, qr and cholesky are SciPy's
-LAPACK, which jaxlib calls. Not bit for bit (an ulp in some elements): ``ball`` and
-``dirichlet`` from 4,096 values per call (XLA hands their pow or exp and row sums to YNNPACK,
-whose pow and exp are its own) and ``ball`` with d = 1, ``multivariate_normal`` with a
+LAPACK, which jaxlib calls. From 4,096 elements of a reduction (``ball``'s row sums,
+``dirichlet``'s softmax, ``maxwell``'s norm; under ``vmap`` the whole batch's) XLA hands it
+with the elementwise operations around it to YNNPACK, whose exp, log, log1p and order of
+summation are reproduced too (``_ynn_math``); under ``vmap(jit(f))`` nx decides by one
+example's size (``jit`` traced ``f`` alone), and can be an ulp off there. Not bit for bit (an
+ulp in some elements): ``multivariate_normal`` with a
 batch of covariance matrices, float32 with n = 1 and several draws (XLA folds the normal's
 sqrt(2) into the factor), float64 with one draw and n >= 5 or a few draws of n = 5 (XLA's
 float64 dot loops) and the Cholesky method from n = 32 (nx's float64 cholesky takes LAPACK's

@@ -1,11 +1,13 @@
 """nx.random's samplers under nx.vmap of concrete values: one example at a time through the
 fast path."""
 import functools
+import math
 
 import numpy as np
 
 from nx_rune.autodiff import batching as _batching
 from nx_rune.autodiff.batching import BatchTracer as _BatchTracer
+from nx_rune.random._ynn_math import vmap_examples
 from nx_rune.tensor import ArrayBase, Tensor
 
 # ---------------------------------------------------------------------------------------------
@@ -32,6 +34,14 @@ def _over_batch(fn):
 
     @functools.wraps(fn)
     def sampler(*args, **kwargs):
+        if not any(isinstance(v, ArrayBase) and not isinstance(v, Tensor)
+                   for v in (*args, *kwargs.values())):
+            return fn(*args, **kwargs)                 # concrete values: no vmap to count
+        # XLA:CPU's choices (YNNPACK from 4,096 elements) count the whole vmap batch
+        with vmap_examples(_examples(args, kwargs)):
+            return _sample(*args, **kwargs)
+
+    def _sample(*args, **kwargs):
         batched = False
         for v in (*args, *kwargs.values()):
             if isinstance(v, ArrayBase) and not isinstance(v, Tensor):
@@ -47,6 +57,20 @@ def _over_batch(fn):
             return _batching.map_concrete(sampler, args, kwargs)
         return fn(*args, **kwargs)
     return sampler
+
+
+def _examples(args, kwargs):
+    """The number of examples of the vmap levels batching any argument (1 without vmap): the
+    product of the sizes of the distinct levels in the arguments' tracers."""
+    sizes = {}
+    for v in (*args, *kwargs.values()):
+        while isinstance(v, ArrayBase) and not isinstance(v, Tensor):
+            c = _batching.concrete(v)           # (below any differentiating levels)
+            if not isinstance(c, _BatchTracer):
+                break
+            sizes[id(c._interp)] = c._interp.axis_size
+            v = c.primal
+    return math.prod(sizes.values())
 
 
 # The samplers whose traced path binds threefry_bits/threefry_sample directly when only the key

@@ -24,6 +24,7 @@ from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
 from nx_rune.random._traced import _bind_sample, _cast, _t_split2
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
+from nx_rune.random._ynn_math import offloaded
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F64 = np.dtype(np.float64)
@@ -194,11 +195,11 @@ def maxwell(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> A
     shape = _shape(shape)
     n = normal(k, shape + (3,), dt)
     sq = n * n
-    # JAX's norm(n, axis=-1) as XLA:CPU 0.10.2 compiles it: below 4096 normals the squares'
-    # reduction is one fused loop (its multiply-adds contracted: float32 from the middle
-    # square, float64 left to right), from 4096 on a vectorized one that adds the first and
-    # the last square first
-    if 3 * math.prod(shape) < 4096:
+    # JAX's norm(n, axis=-1) as XLA:CPU 0.10.2 compiles it: below 4096 normals (a vmap's
+    # whole batch) the squares' reduction is one fused loop (its multiply-adds contracted:
+    # float32 from the middle square, float64 left to right), from 4096 on YNNPACK's sum,
+    # whose lanes add the first and the last square first
+    if not offloaded(3 * math.prod(shape)):
         if dt == np.float32:
             return _F.sqrt(fma(n[..., 2], n[..., 2], fma(n[..., 0], n[..., 0], sq[..., 1])))
         if dt == _F64:

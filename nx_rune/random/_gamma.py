@@ -61,14 +61,30 @@ def _loggamma_sample(key, a):
     return _P.bind(_P.random_gamma_p, key, a, log_space=True)
 
 
-@_loggamma_sample.defjvp
-def _loggamma_sample_jvp(primals, tangents):
-    (key, a), (_, ta) = primals, tangents
-    lx = _loggamma_sample(key, a)
+def _loggamma_tangent(lx, a, ta):
     x = _F.exp(lx.astype(_F64))
     x = _F.where(x == 0, np.finfo(_dtype_of(a)).tiny, x)
     grad = _gamma_grad(a.astype(_F64), x) / x
     return lx, ta * grad.astype(_dtype_of(a))
+
+
+@_loggamma_sample.defjvp
+def _loggamma_sample_jvp(primals, tangents):
+    (key, a), (_, ta) = primals, tangents
+    return _loggamma_tangent(_loggamma_sample(key, a), a, ta)
+
+
+@_custom_jvp
+def _loggamma_ynn_sample(key, a):
+    # log-gamma draws whose last logs are YNNPACK's: where XLA:CPU fuses them into a reduction
+    # it hands to YNNPACK (dirichlet from 4,096 values)
+    return _P.bind(_P.random_gamma_p, key, a, log_space="ynn")
+
+
+@_loggamma_ynn_sample.defjvp
+def _loggamma_ynn_sample_jvp(primals, tangents):
+    (key, a), (_, ta) = primals, tangents
+    return _loggamma_tangent(_loggamma_ynn_sample(key, a), a, ta)
 
 
 def _key_tensor(k):
@@ -78,16 +94,18 @@ def _key_tensor(k):
 
 
 def _gamma_of(k, a, shape, dt, log_space=False):
-    """Gamma (log-gamma) samples of ``a`` (cast to ``dt``, broadcast to ``shape``)."""
+    """Gamma (log-gamma; "ynn": with YNNPACK's logs) samples of ``a`` (cast to ``dt``,
+    broadcast to ``shape``)."""
     a = _F.broadcast_to(a.astype(dt), shape)
     if not _traced(a):
         a = _F.asarray(np.array(a.numpy(), order="C"))   # (ascontiguousarray makes 0-d 1-d)
     key = _key_tensor(k)
-    return (_loggamma_sample if log_space else _gamma_sample)(key, a)
+    sample = {False: _gamma_sample, True: _loggamma_sample, "ynn": _loggamma_ynn_sample}
+    return sample[log_space](key, a)
 
 
-def _loggamma_of(k, a, shape, dt):
-    return _gamma_of(k, a, shape, dt, log_space=True)
+def _loggamma_of(k, a, shape, dt, ynn=False):
+    return _gamma_of(k, a, shape, dt, log_space="ynn" if ynn else True)
 
 
 def _shape_param(a, name, dt):

@@ -10,7 +10,7 @@ from nx_rune import frontend as _F
 from nx_rune._kernels import threefry as _K
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
-from nx_rune.random._bits import normal
+from nx_rune.random._bits import normal, uniform
 from nx_rune.random._common import (
     _check_param_shape,
     _dtype,
@@ -24,6 +24,13 @@ from nx_rune.random._common import (
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
 from nx_rune.random._ynn import dot_tile_k
+from nx_rune.random._ynn_math import (
+    flush_denormals,
+    offloaded,
+    ynn_exp,
+    ynn_log1p,
+    ynn_row_sum,
+)
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -230,24 +237,28 @@ def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: ShapeLike | None = None,
     else:
         shape = _shape(shape)
         _check_param_shape("dirichlet", shape, tuple(a.shape[:-1]))
-    log_g = _loggamma_of(k, a, tuple(shape) + tuple(a.shape[-1:]), dt)
+    n, rows = a.shape[-1], math.prod(shape)
+    # from 4,096 values (a vmap's whole batch) XLA:CPU hands the softmax's max, its exp and
+    # the log-gamma draws' last logs to YNNPACK: YNNPACK's log and exp
+    ynn = n > 1 and dt in (_F32, _F64) and offloaded(rows * n)
+    log_g = _loggamma_of(k, a, tuple(shape) + (n,), dt, ynn=ynn)
     # JAX's softmax, XLA's exp
     from nx_rune.autodiff.api import stop_gradient
-    unnormalized = exp_f(log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True)))
+    shifted = log_g - stop_gradient(_F.max(log_g, axis=-1, keepdims=True))
+    unnormalized = ynn_exp(shifted) if ynn else exp_f(shifted)
     # x / sum(x) over a broadcast sum is a product with the sum's reciprocal
-    total = _xla_row_sum(unnormalized, a.shape[-1], math.prod(shape))
-    return unnormalized * (dt.type(1) / total)
+    total = _xla_row_sum(unnormalized, n, rows)
+    return flush_denormals(unnormalized * (dt.type(1) / total))
 
 
 def _xla_row_sum(x, n, rows):
     """``sum(x, axis=-1, keepdims=True)`` of ``rows`` rows of ``n`` as XLA:CPU sums them: below
-    4,096 elements in its own loops, left to right up to 32 elements, longer rows as its tree
-    reduction splits them (windows of 32 over the row padded with zeros, p // 2 of the
-    p pads in front; each window, then the windows' sums, left to right).  From 4,096 elements
-    XLA hands the exp and the sum to YNNPACK (its own exp, 16-lane sums): not reproduced (left
-    to right up to 8 elements, else NumPy's sum; either can be an ulp off)."""
-    if rows * n >= 4096 and n > 8:
-        return _F.sum(x, axis=-1, keepdims=True)
+    4,096 elements (a vmap's whole batch) in its own loops, left to right up to 32 elements,
+    longer rows as its tree reduction splits them (windows of 32 over the row padded with
+    zeros, p // 2 of the p pads in front; each window, then the windows' sums, left to right);
+    from 4,096 elements YNNPACK's sum (``_ynn_math.ynn_row_sum``)."""
+    if n > 1 and np.dtype(x.dtype) in (_F32, _F64) and offloaded(rows * n):
+        return ynn_row_sum(x)[..., None]
     return _row_sum(x, n, rows)
 
 
@@ -267,7 +278,7 @@ def _ordered_row_sum(x, n, rows):
         for i in range(lo + 1, hi):
             t = t + x[..., i:i + 1]
         return t
-    if n <= 32 or rows * n >= 4096:
+    if n <= 32:
         return run(0, n)
     windows = -(-n // 32)
     front = (windows * 32 - n) // 2
@@ -292,18 +303,27 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
         raise ValueError(f"d must be non-negative, got {d}")
     k1, k2 = _split_pair(k)
     g = generalized_normal(k1, p, (*shape, d), dt)
-    e = exponential(k2, shape, dt)
+    rows = math.prod(shape)
+    if d > 1 and dt in (_F32, _F64) and offloaded(rows * d) and offloaded(rows):
+        # from 4,096 points (a vmap's whole batch) XLA's YNNPACK fusion of the row sums takes
+        # their consumers too, the exponential's -log1p(-u) among them: YNNPACK's log1p
+        e = -ynn_log1p(-uniform(k2, shape, dt))
+    else:
+        e = exponential(k2, shape, dt)
     pv = _F.asarray(np.asarray(p, dt))
     # p is traced in JAX's sampler, so XLA keeps its pows (the C library's; no rewrite into
-    # sqrt/rsqrt at p = 2)
+    # sqrt/rsqrt at p = 2; from 4,096 values XLA hands them to YNNPACK with the row sums,
+    # whose pow is the C library's too)
     a = xla_pow(_F.abs(g), pv)
-    # the row sums as XLA's loops sum them (below 4,096 values per call; from there XLA hands
-    # the pows and sums to YNNPACK, whose pow is its own: not reproduced)
+    # the row sums as XLA sums them (its loops, or YNNPACK's order from 4,096 values)
     if d == 0:
         total = _F.zeros(shape, dt)
     else:
         total = _xla_row_sum(a, d, math.prod(shape))[..., 0]
-    # g / (total + e) ** (1 / p): XLA rewrites a quotient by a power into a product with the
-    # negated power, A * pow(X, -Y)
+    if d == 1:
+        # (a sum of one: no reduction) g / (total + e) ** (1 / p), the quotient kept
+        return flush_denormals(g / xla_pow(total + e, dt.type(1) / pv)[..., None])
+    # g / (total + e) ** (1 / p): XLA rewrites a quotient by a broadcast power into a product
+    # with the negated power, A * pow(X, -Y)
     r = xla_pow(total + e, -(dt.type(1) / pv))
-    return g * r[..., None]
+    return flush_denormals(g * r[..., None])

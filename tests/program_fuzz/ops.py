@@ -516,6 +516,10 @@ OPS = [
     unary("xla_tan", "nx.random._xla_math.xla_unary(nx.tanh({0}), 'tan')"),
     unary("xla_rsqrt", "nx.random._xla_math.xla_unary(1.5 + nx.tanh({0}), 'rsqrt')"),
     unary("xla_erf", "nx.random._xla_math.xla_unary({0}, 'erf')"),
+    # YNNPACK's exp, log and log1p (xla_math's ynn_* ops: XLA's fusions handed to YNNPACK)
+    unary("ynn_exp", "nx.random._xla_math.xla_unary(nx.tanh({0}), 'ynn_exp')"),
+    unary("ynn_log", "nx.random._xla_math.xla_unary(1.5 + nx.tanh({0}), 'ynn_log')"),
+    unary("ynn_log1p", "nx.random._xla_math.xla_unary(0.9 * nx.tanh({0}), 'ynn_log1p')"),
     # XLA's own pow (the primitive xla_pow) and its derivatives in both operands: weibull_min's
     # (-log1p(-u)) ** (1 / concentration) * scale, both parameters from the program's values
     Op("weibull_min", "random", 2, _weibull, exact=False),

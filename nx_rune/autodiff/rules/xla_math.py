@@ -1,6 +1,7 @@
-"""Rules of XLA's elementwise math (xla_math(x, op) for exp, log, log1p, tan, rsqrt, erf, and
-xla_pow(x, y)): the derivatives of the exact functions, written with the primitives themselves
-and front-end ops so that they differentiate again; batching elementwise.
+"""Rules of XLA's elementwise math (xla_math(x, op) for exp, log, log1p, tan, rsqrt, erf,
+YNNPACK's ynn_exp, ynn_log and ynn_log1p, and xla_pow(x, y)): the derivatives of the exact
+functions, written with the primitives themselves and front-end ops so that they differentiate
+again; batching elementwise.
 
 May import: the front end, primitives and this package's ``_common``/``_batch_common``.
 """
@@ -20,8 +21,11 @@ def _math(x, op):
 # d op(x) / dx from x and ans = op(x)
 _D = {
     "exp": lambda x, ans: ans,
+    "ynn_exp": lambda x, ans: ans,
     "log": lambda x, ans: _div(_c(1, x), x),
+    "ynn_log": lambda x, ans: _div(_c(1, x), x),
     "log1p": lambda x, ans: _div(_c(1, x), _add(_c(1, x), x)),
+    "ynn_log1p": lambda x, ans: _div(_c(1, x), _add(_c(1, x), x)),
     "tan": lambda x, ans: _add(_c(1, ans), _mul(ans, ans)),
     "rsqrt": lambda x, ans: _div(_mul(_c(-0.5, ans), ans), x),
     "erf": lambda x, ans: _mul(_c(2 / math.sqrt(math.pi), x), _math(ops.negative(_mul(x, x)),
@@ -30,7 +34,7 @@ _D = {
 
 
 def _math_rule(v, ans, x, *, op):
-    if op == "exp":
+    if op in ("exp", "ynn_exp"):
         return _mul(v, ans)
     return _mul(v, _D[op](x, ans))
 
