@@ -14,6 +14,7 @@ information).
 """
 import glob
 import os
+import re
 import sys
 
 from setuptools import Extension, setup
@@ -63,6 +64,24 @@ def build_flags(env=None, platform=None):
     return compile_args + ["-g0"], link_args
 
 
+_HEADER = re.compile(r'(?:include|extern from) *"([A-Za-z0-9_]+\.(?:h|pxi))"')
+
+
+def _local_headers(path):
+    """The headers (and .pxi includes) of this directory that ``path`` includes, transitively:
+    the Extension's depends, so that editing a header alone rebuilds the modules using it."""
+    folder, seen, todo = os.path.dirname(path), set(), [path]
+    while todo:
+        with open(todo.pop(), encoding="utf-8") as f:
+            names = _HEADER.findall(f.read())
+        for name in names:
+            dep = os.path.join(folder, name)
+            if dep not in seen and os.path.exists(dep):
+                seen.add(dep)
+                todo.append(dep)
+    return sorted(seen)
+
+
 def extensions(env=None):
     """One Extension per kernel module (all of them, or those named in NX_RUNE_ONLY)."""
     import numpy as np
@@ -82,6 +101,7 @@ def extensions(env=None):
         out.append(Extension(
             f"{package}.{name}",
             [path],
+            depends=_local_headers(path),
             include_dirs=[np.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=compile_args,
