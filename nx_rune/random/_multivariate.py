@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune import primitives as _P
 from nx_rune._kernels import threefry as _K
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
@@ -22,6 +23,13 @@ from nx_rune.random._common import (
     _val,
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.random._traced import (
+    _SQRT2,
+    _normal_lo,
+    _t_bits,
+    _t_erfinv_value,
+    _t_uniform_from_bits,
+)
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
 from nx_rune.random._ynn import dot_tile_k
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -45,7 +53,8 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     Returns a Tensor of ``shape + (n,)`` (default: the broadcast batch shape of mean and cov);
     ``dtype`` defaults to mean's (promoted to float).  Differentiable in ``mean`` and ``cov``.
     """
-    k = _key_pair(_key_arg(key))
+    raw_key = _key_arg(key)
+    k = _key_pair(raw_key)
     if method not in ("svd", "eigh", "cholesky"):
         raise ValueError(f"method must be one of 'svd', 'eigh' and 'cholesky', got {method!r}")
     mean, cov = _inexact(mean, "mean"), _inexact(cov, "cov")
@@ -74,29 +83,65 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
         w, v = _L.eigh(cov)
         factor = v * _F.sqrt(w[..., None, :])
     else:
-        factor = _L.cholesky(cov)
-    z = normal(k, tuple(shape) + (n,), dt)
+        # jaxlib's call, dpotrf's lower variant, on JAX's symmetrized cov (nx.linalg.cholesky
+        # takes the faster upper variant for float64, which rounds otherwise from n = 32)
+        sym = _F.multiply(_F.add(cov, _F.swapaxes(cov, -1, -2)), cov.dtype.type(0.5))
+        factor = _P.bind(_P.cholesky_p, sym, jaxlib_call=True)
     factor = factor.astype(dt)
-    return _xla_mean_plus_product(mean, factor, z, dt, cov.ndim == 2, math.prod(shape))
+    m = math.prod(shape)
+    if n == 1 and cov.ndim == 2:
+        return _one_by_one(raw_key, mean, factor, tuple(shape), dt, m)
+    z = normal(k, tuple(shape) + (n,), dt)
+    return _xla_mean_plus_product(mean, factor, z, dt, cov.ndim == 2, m)
+
+
+def _one_by_one(key, mean, factor, shape, dt, m):
+    """``mean + factor z`` for a 1 x 1 factor as XLA:CPU computes it: the dot becomes a
+    product, contracted with the add into one fused multiply-add; with several draws XLA's
+    simplifier moves the normal's sqrt(2) onto the factor, ``fma(erfinv(u), factor sqrt(2),
+    mean)`` for the uniforms u behind the normal, else ``fma(factor, z, mean)``."""
+    out_shape = shape + (1,)
+    if m == 1:
+        z = normal(_key_pair(key), out_shape, dt)
+        f = factor[..., 0]
+    else:
+        bits = _t_bits(key, np.finfo(dt).bits, out_shape)
+        u = _t_uniform_from_bits(bits, dt, np.asarray(_normal_lo(dt)), np.asarray(dt.type(1)))
+        z = _t_erfinv_value(u)
+        f = factor[..., 0] * dt.type(_SQRT2)
+    full = np.broadcast_shapes(out_shape, tuple(mean.shape))
+    return fma(_F.broadcast_to(f, full), _F.broadcast_to(z, full), _F.broadcast_to(mean, full))
 
 
 def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
     """``mean + einsum('...ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m``
-    draws): float64 left to right with fused multiply-adds; float32 draws of one ``factor``
-    as the kernel XLA picks: one draw its matrix-vector loop (``_gemv``), a dot YNNPACK
-    takes in the order of its kernel (``_ynn.dot_tile_k``), a smaller one left to right fused;
-    float32 draws of a batch of factors left to right unfused.  (Not reproduced: n = 1 with
-    several float32 draws, where XLA folds the normal's sqrt(2) into the 1 x 1 factor before
-    its multiply-add with the mean.)"""
+    draws of ``n`` values), by the kernel it runs for the dot of the draws (m, n) with the
+    factor's transpose:
+
+    - one draw: its row-major matrix-vector loop (``_gemv``: lanes of one vector register,
+      8 float32 or 4 float64, in tiles of 8 rows);
+    - float32, a dot YNNPACK takes: the order of its kernel (``_ynn.dot_tile_k``);
+    - float64 with m or n at least 8: YNNPACK's float64 kernels, all of ``tile_k`` 1 (left to
+      right, fused multiply-adds);
+    - n <= 3: XLA's own loop (left to right, fused);
+    - otherwise (m and n below 8) Eigen's contraction: float32 through XLA's custom kernel
+      (left to right, fused), float64 Eigen's own kernel, built without fused multiply-adds
+      (left to right, each product rounded, but for the last row of an odd n: see
+      ``_ordered_product``);
+    - a batch of factors: left to right, float64 fused, float32 unfused.
+
+    (A 1 x 1 factor is ``_one_by_one``'s.)"""
     n = factor.shape[-1]
-    if one_factor and dt == _F32 and m == 1 and n >= 8:
-        plan = ("gemv", 0)
+    if not one_factor:
+        plan = ("loop", int(dt == _F64 or m < 8))
+    elif m == 1:
+        plan = ("gemv", 8 if dt == _F32 else 4)
+    elif dt == _F32 and dot_tile_k(m, n, n):
+        plan = ("ynn", dot_tile_k(m, n, n))
+    elif dt == _F32 or n <= 3 or max(m, n) >= 8:
+        plan = ("loop", 1)
     else:
-        tile_k = dot_tile_k(m, n, n) if one_factor and dt == _F32 else 0
-        if tile_k:
-            plan = ("ynn", tile_k)
-        else:
-            plan = ("loop", int(dt == _F64 or (one_factor and (dt == _F32 or m < 8))))
+        plan = ("eigen", m)
     return mean + _product(factor, z, plan)
 
 
@@ -136,7 +181,7 @@ def _ordered_product(ops, factor, z, plan):
     kind, arg = plan
     n = factor.shape[-1]
     if kind == "gemv":
-        return _gemv(ops, factor, z)
+        return _gemv(ops, factor, z, arg)
     if kind == "ynn":
         main = n - n % arg
         total = _tile_sum(ops, factor, z, range(main), arg) if main else None
@@ -144,36 +189,59 @@ def _ordered_product(ops, factor, z, plan):
             tail = _tile_sum(ops, factor, z, range(main, n), arg)
             total = tail if total is None else tail + total
         return total
+    fused = kind == "loop" and arg
     fz = factor[..., :, 0] * z[..., None, 0]
     for j in range(1, n):
-        if arg:
+        if fused:
             fz = ops.fma(factor[..., :, j], z[..., None, j], fz)
         else:
             fz = fz + factor[..., :, j] * z[..., None, j]
+    if kind == "eigen" and n % 2 and arg >= 4:
+        # Eigen's kernel takes the factor's rows by 4 and 2 (its packets of doubles): an odd
+        # n leaves the last row, which it sums over each panel of 4 draws (the first
+        # m - m % 4) with 4 partial sums, ((p0 + p1) + (p2 + p3)) + p4 + ...
+        p = [factor[..., -1, j] * z[..., j] for j in range(n)]
+        last = (p[0] + p[1]) + (p[2] + p[3])
+        for j in range(4, n):
+            last = last + p[j]
+        mask = np.zeros(tuple(z.shape), bool)
+        mask.reshape(-1, n)[:arg - arg % 4, -1] = True
+        fz = ops.where(mask, last[..., None], fz)
     return fz
 
 
-def _gemv(ops, factor, z):
-    """``factor @ z`` for one float32 draw as XLA:CPU's row-major matrix-vector loop sums it:
-    8 lanes, lane l the fused multiply-adds of the columns j = l (mod 8) below n - n % 8;
-    each row's lanes summed as a tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) in the
-    tiles of 8 rows and ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) in the last, partial
-    one; the remaining columns' fused multiply-adds (from zero) added last."""
+def _gemv(ops, factor, z, lanes):
+    """``factor @ z`` for one draw as XLA:CPU's row-major matrix-vector loop sums it: ``lanes``
+    lanes (one vector register: 8 float32, 4 float64), lane l the fused multiply-adds of the
+    columns j = l (mod lanes) below n - n % lanes; each row's lanes summed as a tree, in tiles
+    of 8 rows: pairwise, ((l0 + l1) + (l2 + l3)) + ..., in a tile of as many rows as lanes,
+    else by halves, (l0 + l4) + ... for 8 lanes and (l0 + l2) + (l1 + l3) for 4; the
+    remaining columns' fused multiply-adds (from zero) added last."""
     n, rows = factor.shape[-1], factor.shape[-2]
-    main = n - n % 8
+    main = n - n % lanes
     zero = ops.zeros(tuple(z.shape[:-1]) + (rows,), factor.dtype)
-    a = [zero] * 8
+    a = [zero] * lanes
     for j in range(main):
-        a[j % 8] = ops.fma(factor[..., :, j], z[..., None, j], a[j % 8])
-    full = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+        a[j % lanes] = ops.fma(factor[..., :, j], z[..., None, j], a[j % lanes])
+    full = _tree(a, 8 == lanes)
     last = rows - rows % 8
-    if last < rows:
-        part = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
-        full = ops.where(ops.arange(rows) < last, full, part)
+    if last < rows and (rows - last == lanes) != (8 == lanes):
+        full = ops.where(ops.arange(rows) < last, full, _tree(a, rows - last == lanes))
     tail = zero
     for j in range(main, n):
         tail = ops.fma(factor[..., :, j], z[..., None, j], tail)
     return full + tail
+
+
+def _tree(a, pairwise):
+    """The sum of the lanes ``a`` as XLA's horizontal sums add them: neighbours first
+    (``pairwise``), else the upper half onto the lower one, halving again."""
+    a = list(a)
+    while len(a) > 1:
+        h = len(a) // 2
+        a = [a[2 * i] + a[2 * i + 1] for i in range(h)] if pairwise else \
+            [a[i] + a[i + h] for i in range(h)]
+    return a[0]
 
 
 def _tile_sum(ops, factor, z, cols, tile_k):
