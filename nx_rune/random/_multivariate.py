@@ -88,35 +88,66 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
         sym = _F.multiply(_F.add(cov, _F.swapaxes(cov, -1, -2)), cov.dtype.type(0.5))
         factor = _P.bind(_P.cholesky_p, sym, jaxlib_call=True)
     factor = factor.astype(dt)
+    shape = tuple(shape)
+    fshape = tuple(factor.shape[:-2])
     m = math.prod(shape)
-    if n == 1 and cov.ndim == 2:
-        return _one_by_one(raw_key, mean, factor, tuple(shape), dt, m)
-    z = normal(k, tuple(shape) + (n,), dt)
-    return _xla_mean_plus_product(mean, factor, z, dt, cov.ndim == 2, m)
+    if n == 1:
+        return _one_by_one(raw_key, mean, factor, shape, dt,
+                           folded=m > 1 and all(d == 1 for d in fshape))
+    z = normal(k, shape + (n,), dt)
+    # JAX's einsum drops the factor's unit batch axes (their draws become rows of its dots)
+    if 1 in fshape:
+        factor = _F.reshape(factor, tuple(d for d in fshape if d != 1) + (n, n))
+    if factor.ndim == 2:
+        return _xla_mean_plus_product(mean, factor, z, dt, m)
+    return mean + _batched_product(factor, z, fshape, dt)
 
 
-def _one_by_one(key, mean, factor, shape, dt, m):
-    """``mean + factor z`` for a 1 x 1 factor as XLA:CPU computes it: the dot becomes a
-    product, contracted with the add into one fused multiply-add; with several draws XLA's
-    simplifier moves the normal's sqrt(2) onto the factor, ``fma(erfinv(u), factor sqrt(2),
-    mean)`` for the uniforms u behind the normal, else ``fma(factor, z, mean)``."""
+def _one_by_one(key, mean, factor, shape, dt, folded):
+    """``mean + factor z`` for 1 x 1 factors as XLA:CPU computes it: the dot becomes a
+    product, contracted with the add into one fused multiply-add, ``fma(factor, z, mean)``;
+    several draws of one factor (``folded``) have XLA's simplifier move the normal's sqrt(2)
+    onto the factor, ``fma(erfinv(u), factor sqrt(2), mean)`` for the uniforms u behind the
+    normal."""
     out_shape = shape + (1,)
-    if m == 1:
-        z = normal(_key_pair(key), out_shape, dt)
-        f = factor[..., 0]
-    else:
+    if folded:
         bits = _t_bits(key, np.finfo(dt).bits, out_shape)
         u = _t_uniform_from_bits(bits, dt, np.asarray(_normal_lo(dt)), np.asarray(dt.type(1)))
         z = _t_erfinv_value(u)
         f = factor[..., 0] * dt.type(_SQRT2)
-    full = np.broadcast_shapes(out_shape, tuple(mean.shape))
+    else:
+        z = normal(_key_pair(key), out_shape, dt)
+        f = factor[..., 0]
+    full = np.broadcast_shapes(out_shape, tuple(mean.shape), tuple(f.shape))
     return fma(_F.broadcast_to(f, full), _F.broadcast_to(z, full), _F.broadcast_to(mean, full))
 
 
-def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
-    """``mean + einsum('...ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m``
-    draws of ``n`` values), by the kernel it runs for the dot of the draws (m, n) with the
-    factor's transpose:
+def _batched_product(factor, z, fshape, dt):
+    """``einsum('...ij,...j->...i', factor, z)`` for a batch of factors (``fshape``, before
+    the unit axes were dropped) as XLA:CPU computes JAX's batched dot: the draws of each
+    factor (z's other axes, in order) are the rows of one dot, summed as the dot of one
+    factor (``_plan``)."""
+    n = z.shape[-1]
+    lead = z.ndim - 1 - len(fshape)
+    axes = [lead + i for i, d in enumerate(fshape) if d != 1]
+    free = [a for a in range(z.ndim - 1) if a not in axes]
+    sizes = [z.shape[a] for a in axes + free]
+    b, rows = math.prod(sizes[:len(axes)]), math.prod(sizes[len(axes):])
+    zt = _F.reshape(_F.transpose(z, axes + free + [z.ndim - 1]), (b, rows, n))
+    ft = _F.reshape(factor, (b, 1, n, n))
+    out = _F.reshape(_product(ft, zt, _plan(dt, rows, n)), tuple(sizes) + (n,))
+    return _F.transpose(out, [int(i) for i in np.argsort(axes + free)] + [z.ndim - 1])
+
+
+def _xla_mean_plus_product(mean, factor, z, dt, m):
+    """``mean + einsum('ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m`` draws of
+    ``n`` values; see ``_plan``)."""
+    return mean + _product(factor, z, _plan(dt, m, factor.shape[-1]))
+
+
+def _plan(dt, m, n):
+    """The order in which XLA:CPU sums the dot of ``m`` draws (m, n) with a factor's
+    transpose, by the kernel it runs:
 
     - one draw: its row-major matrix-vector loop (``_gemv``: lanes of one vector register,
       8 float32 or 4 float64, in tiles of 8 rows);
@@ -127,22 +158,16 @@ def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
     - otherwise (m and n below 8) Eigen's contraction: float32 through XLA's custom kernel
       (left to right, fused), float64 Eigen's own kernel, built without fused multiply-adds
       (left to right, each product rounded, but for the last row of an odd n: see
-      ``_ordered_product``);
-    - a batch of factors: left to right, float64 fused, float32 unfused.
+      ``_ordered_product``).
 
-    (A 1 x 1 factor is ``_one_by_one``'s.)"""
-    n = factor.shape[-1]
-    if not one_factor:
-        plan = ("loop", int(dt == _F64 or m < 8))
-    elif m == 1:
-        plan = ("gemv", 8 if dt == _F32 else 4)
-    elif dt == _F32 and dot_tile_k(m, n, n):
-        plan = ("ynn", dot_tile_k(m, n, n))
-    elif dt == _F32 or n <= 3 or max(m, n) >= 8:
-        plan = ("loop", 1)
-    else:
-        plan = ("eigen", m)
-    return mean + _product(factor, z, plan)
+    A batch of factors has each one's dot summed so (1 x 1 factors are ``_one_by_one``'s)."""
+    if m == 1:
+        return ("gemv", 8 if dt == _F32 else 4)
+    if dt == _F32 and dot_tile_k(m, n, n):
+        return ("ynn", dot_tile_k(m, n, n))
+    if dt == _F32 or n <= 3 or max(m, n) >= 8:
+        return ("loop", 1)
+    return ("eigen", m)
 
 
 class _NumPyOps:
@@ -205,7 +230,7 @@ def _ordered_product(ops, factor, z, plan):
         for j in range(4, n):
             last = last + p[j]
         mask = np.zeros(tuple(z.shape), bool)
-        mask.reshape(-1, n)[:arg - arg % 4, -1] = True
+        mask.reshape(-1, arg, n)[:, :arg - arg % 4, -1] = True
         fz = ops.where(mask, last[..., None], fz)
     return fz
 
