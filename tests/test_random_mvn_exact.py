@@ -1,5 +1,6 @@
 """multivariate_normal bit for bit with JAX 0.10.2 (x32 and x64 mode) in the cases that need
-XLA:CPU's own arithmetic beyond a float32 dot of one covariance matrix (tests/test_random_samplers.py):
+XLA:CPU's own arithmetic beyond a float32 dot of one covariance matrix (those are
+tests/test_random_samplers.py's):
 
 - the float64 Cholesky factor from n = 32: jaxlib's call, SciPy's dpotrf, lower variant, on the
   matrix in Fortran order (nx.linalg.cholesky's faster upper variant rounds otherwise);
