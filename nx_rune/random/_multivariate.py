@@ -160,7 +160,11 @@ def _plan(dt, m, n):
       (left to right, each product rounded, but for the last row of an odd n: see
       ``_ordered_product``).
 
-    A batch of factors has each one's dot summed so (1 x 1 factors are ``_one_by_one``'s)."""
+    A batch of factors has each one's dot summed so (1 x 1 factors are ``_one_by_one``'s).
+    Not reproduced: float64 with several draws and n just above a multiple of 256 (257 to 260
+    with up to 6 draws; from 513 more), where YNNPACK splits n into tiles and its cost model
+    can give the last, narrow tile its AVX kernel, which has no fused multiply-adds (an ulp in
+    some of those rows)."""
     if m == 1:
         return ("gemv", 8 if dt == _F32 else 4)
     if dt == _F32 and dot_tile_k(m, n, n):
