@@ -7,7 +7,9 @@ tests/test_random_samplers.py's):
 - float64 products: one draw through XLA's row-major matrix-vector loop (4 lanes, tiles of 8
   rows), a few draws of a small factor through Eigen's contraction (built without fused
   multiply-adds; the last row of an odd n summed in 4 parts), the rest through YNNPACK or XLA's
-  loop (left to right, fused);
+  loop (left to right, fused; YNNPACK's in chunks of 512 products, a narrow last tile of
+  output rows possibly through its AVX kernel, without fused multiply-adds);
+- long float32 dots in YNNPACK: its kernel's order in chunks of 512 tiles of k;
 - n = 1: one fused multiply-add, with several draws of one factor sqrt(2) moved onto it;
 - a batch of covariance matrices: each factor's dot summed as the dot of one (JAX's einsum drops
   unit batch axes).
@@ -426,6 +428,91 @@ def test_multivariate_normal_is_jaxs(case, how):
         got = np.asarray(_draw(how, *_inputs(n, cov_batch, dt), shape, method))
     assert got.dtype == dt
     np.testing.assert_array_equal(got, want)
+
+
+# Long dots in YNNPACK: float64 n = 257 and 259 leave a last tile of 1 and 3 output rows,
+# which its cost model gives the AVX kernel (no fused multiply-adds) for 3 and 4 draws;
+# float64 n = 600 and float32 n = 1088 (tile_k 1) sum in chunks of 512 products, float32
+# n = 1056 (tile_k 2) of 1024.  (x64, n, cov's batch shape, shape, method, the columns pinned,
+# the result's shape, the SHA-256 of all values, JAX's values of those columns by their bits;
+# jax 0.10.2)
+LARGE = [
+    (True, 257, (), (3,), 'cholesky', (250, 257), (3, 257),
+     '844c14f79d84cf097a4a26fa26f34c44a2c0b75cbeb0b8bd50b7b3227d5e592c', [
+        0x3fa72e403e8eafa0, 0x3feaa44beb320c3f, 0x3feaddb54e1052c4, 0x3fd8193c6f6c252a,
+        0x3feb10104a136310, 0x3fe0e95cddc4b37f, 0x3fd867cf0963f4a6, 0xbfe446490074d70e,
+        0xbfc11eabcb946194, 0x3fbbc015743bc3e0, 0xbfc0ddcba292d2c0, 0xbfd23a498ca5fce8,
+        0xbfefb7c2c0c5baf8, 0xbfd96f2b1fbceba6, 0xbff9cc5c018bfbee, 0xbff336bfab447a96,
+        0xbfec92e765b98fbf, 0x3fc65cff06bc94c8, 0xc004ffac1732e07e, 0xbff52c3ebbd1b625,
+        0xbff658a04d98ee97]),
+    (True, 600, (), (2,), 'cholesky', (506, 518), (2, 600),
+     '13b2d4ac6d865eb6331845a49fff76a9268f7ae74c0aa53339f96de46e507769', [
+        0xbfe0cee009f152de, 0xbfe31591ecaaf3dd, 0xbfe3cb0ef25c8eb4, 0xbfdcf86a55c72412,
+        0xbfd035816d507d2c, 0x3fc28e2d911f80fc, 0xbfd9eff84effde36, 0xbfc8d6733d077a68,
+        0xbfff058403db50c8, 0xbff04b1d7c39873c, 0xbfe1d2bd44aab67a, 0xbff24380318db4f5,
+        0x3fe6a2673a4cec12, 0xbfd0bdecfd00f4e6, 0x3fd968bb2d90fbc4, 0x400036552568d80c,
+        0x3ffe4638b7a951f8, 0x4009ed3143a38ad8, 0x3ff5109fdf4a526d, 0x3ff1925712e64f47,
+        0x3fdd6a06e4ca953c, 0x4002d66507130655, 0x4002738811f1ae0c, 0x4006a51e742f8eb2]),
+    (True, 259, (2,), (4, 2), 'eigh', (252, 259), (4, 2, 259),
+     'c9a4000a89e34c8b51d2cc3996e7f96452612001e753915637f4fc450cecd3d4', [
+        0xbfdd430a23937aca, 0x3fe59d752cf6c5c9, 0xbf800c583753dfe0, 0xbfe740885127958c,
+        0x3fe168c77b9f74a9, 0xbfb0cedd93512f80, 0x3ffb8cd7c7dcb7a9, 0x3fd8be063805aa66,
+        0xbfdd4194ef3500d4, 0x3ff9eca72cda7cc7, 0xbfeb6e5e36bcb54a, 0x3fe83e056a642f79,
+        0x3fcd8563ced351ec, 0x3ff1e9a1e1dd898e, 0xbfe5f195c3b6ea1b, 0xbfdb95ad4c2f10a4,
+        0xbfd8866c3f05103c, 0x3fff78f890a042e6, 0x3fbf1a88a4e385c8, 0x400a9edbff6e4e1d,
+        0x400a81503873dce0, 0xbfecf53ec1fa8805, 0x3fd78cfbd6153ac0, 0x3ff7dda53d195542,
+        0xbfe6c90794a7b9eb, 0xbff92ccc660bdbdf, 0xbff01655f19c52f2, 0x3fba543c1a87c21c,
+        0x4005af8c57d2115b, 0x400464802148c8a8, 0x3fff63653d53774a, 0x400122e73c41ab65,
+        0x3fd5a22b13fff24e, 0xbff55694eef74fe0, 0xbfffe2f0e0c5e6ee, 0xbfeea10bbf76878b,
+        0xbffc54857cb154a2, 0x3ff4d12362bfe137, 0x3fe39d6c3a495e13, 0xc00685aca4f7aa7a,
+        0xc0017c98e5ca0f8d, 0x3fe2e343c0dee82a, 0x3ffa979945e2891a, 0x4001fbaefb7e49c0,
+        0xbfd39f14d37ad372, 0xbffb8cbf40901892, 0xc01192b0912f5565, 0xc00c11dc10c2c3b9,
+        0xbfed4107b8cdb94e, 0xbff710b975811c32, 0xbfec2d549b9d43e2, 0xbfe6b3bbfd8329c4,
+        0xbffd9dbf791bd966, 0x3fca3ad320277e74, 0x400057aa59c41073, 0x3fef89f5da3f963a]),
+    (False, 1088, (), (3,), 'cholesky', (508, 516), (3, 1088),
+     '666cf04fc6383745d6090a97908f6dbc1e8508d33b810f81a4cab9b3ebec8827', [
+        0xbf4e7848, 0xbf15924d, 0x3fbfbc08, 0x3fe90856, 0xbf55c8f5, 0xc00131d1, 0xbf4f8eac,
+        0x3f0a43ee, 0xbfb7394e, 0x3edd4297, 0x3fe49200, 0x3ffbc7f1, 0x4014e953, 0xbfb85096,
+        0xbf713656, 0x3ee24b17, 0xbec36f3b, 0x3d1d2d53, 0x3f96dfdc, 0x3fe15ae0, 0xbeb8e4d0,
+        0x3eb33e7e, 0xc001c7c6, 0xbf2cefb4]),
+    (False, 1056, (), (2,), 'cholesky', (1020, 1030), (2, 1056),
+     '1058aa32059b01927a3410050f923d3d8b3aa11200ed2a518f09b44d5325f0e1', [
+        0xbdfa2db8, 0x400fa8b6, 0x3f5a9b59, 0xbfdfb153, 0xbfc74db8, 0x3fa0f3d2, 0x3f9a20e9,
+        0x3f8d8a40, 0x3f8807a3, 0x3d1d8200, 0x40103d46, 0x3ff5a0fd, 0xbf8378b4, 0x3f57cffd,
+        0x3f2454f1, 0x3e37cfd0, 0x3efd2233, 0xbfc75af5, 0xbebafb66, 0xbea45d72]),
+]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("case", range(len(LARGE)),
+                         ids=[f"{'x64' if c[0] else 'x32'}-n{c[1]}-shape{c[3]}-{c[4]}"
+                              .replace(" ", "") for c in LARGE])
+def test_multivariate_normal_long_ynnpack_dots_are_jaxs(case, how):
+    import hashlib
+    x64, n, cov_batch, shape, method, (lo, hi), out_shape, digest, bits = LARGE[case]
+    dt = np.float64 if x64 else np.float32
+    with nx.enable_x64(x64):
+        got = np.asarray(_draw(how, *_inputs(n, cov_batch, dt), shape, method))
+    assert got.shape == out_shape and got.dtype == dt
+    want = np.array(bits, np.uint64 if x64 else np.uint32).view(dt).reshape(
+        out_shape[:-1] + (hi - lo,))
+    np.testing.assert_array_equal(got[..., lo:hi], want)
+    assert hashlib.sha256(got.tobytes()).hexdigest() == digest
+
+
+def test_ynn_dot_f64_unfused_tiles():
+    """The output tiles of a float64 (m, n) x (n, n) dot whose kernel YNNPACK's cost model
+    picks without fused multiply-adds (on an AVX-512 processor; checked against jax 0.10.2's
+    sums for n up to 1,500 and m up to 40): a last tile of up to 4 output rows for 2, 3, 4 or 6
+    draws."""
+    from nx_rune.random._ynn import dot_f64_unfused_tiles
+    assert dot_f64_unfused_tiles(3, 257, 257) == ((0, 3, 256, 257),)
+    assert dot_f64_unfused_tiles(6, 260, 260) == ((0, 6, 256, 260),)
+    assert dot_f64_unfused_tiles(2, 1025, 1025) == ((0, 2, 1024, 1025),)
+    assert dot_f64_unfused_tiles(5, 257, 257) == ()
+    assert dot_f64_unfused_tiles(8, 257, 257) == ()
+    assert dot_f64_unfused_tiles(3, 263, 263) == ()
+    assert dot_f64_unfused_tiles(3, 256, 256) == ()
 
 
 @pytest.mark.parametrize("n, batch", [(5, ()), (40, ()), (64, (2, 3)), (33, (1,))])

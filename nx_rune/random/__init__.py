@@ -18,25 +18,23 @@ sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
 ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (below 4,096 values per
 call), ``weibull_min``, ``generalized_normal``, ``ball`` (d > 1, below 4,096
-values per call), ``orthogonal``, ``multivariate_normal`` (every method and batch of
-covariance matrices, n = 1 included; float64 every size but those below): their values go
-through XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what
-``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
-calls, its contractions into fused multiply-adds (and the sqrt(2) its simplifier moves onto a
-1 x 1 factor) and its reduction orders (multivariate_normal's dots, a batch of them factor by
-factor, as the kernel XLA runs: YNNPACK's, its matrix-vector loop, its own loop or Eigen's
-float64 contraction, built without fused multiply-adds; long row sums as its tree reduction
-splits them), computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``,
-traced as the primitives ``xla_math`` and ``xla_pow``); float32 eigh, svd, qr and cholesky, and
-multivariate_normal's float64 Cholesky factor (dpotrf's lower variant, where nx.linalg.cholesky
-takes the faster upper one), are SciPy's LAPACK as jaxlib calls it. Not bit for bit (an ulp in
-some elements): ``ball`` and ``dirichlet`` from 4,096 values per call (XLA hands their pow or
-exp and row sums to YNNPACK, whose pow and exp are its own), ``ball`` with d = 1, and float64
-``multivariate_normal`` with several draws and n just above a multiple of 256 (n = 257 to 260
-with up to 6 draws; from n = 513 more draws too): YNNPACK splits the dot's n into tiles and
-picks each tile's kernel by its cost model, for the last, narrow tile possibly one without
-fused multiply-adds. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws
-differ between processor makers; nx reads the same estimate on the processor it runs on.
+values per call), ``orthogonal``, ``multivariate_normal`` (every method, size and batch of
+covariance matrices, n = 1 included): their values go through XLA:CPU's own ``exp``,
+``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)``
+becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it calls, its
+contractions into fused multiply-adds (and the sqrt(2) its simplifier moves onto a 1 x 1
+factor) and its reduction orders (multivariate_normal's dots, a batch of them factor by factor,
+as the kernel XLA runs: YNNPACK's, with its tiles, kernel choices and chunks of the sum, its
+matrix-vector loop, its own loop or Eigen's float64 contraction, built without fused
+multiply-adds; long row sums as its tree reduction splits them), computed here exactly as XLA
+does (``_xla_math``, the kernels' ``xla_math``, traced as the primitives ``xla_math`` and
+``xla_pow``); float32 eigh, svd, qr and cholesky, and multivariate_normal's float64 Cholesky
+factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster upper one), are
+SciPy's LAPACK as jaxlib calls it. Not bit for bit (an ulp in some elements): ``ball`` and
+``dirichlet`` from 4,096 values per call (XLA hands their pow or exp and row sums to YNNPACK,
+whose pow and exp are its own) and ``ball`` with d = 1. XLA's rsqrt starts from the
+processor's estimate, so JAX's gamma draws differ between processor makers; nx reads the same
+estimate on the processor it runs on.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 

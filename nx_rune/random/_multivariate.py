@@ -31,7 +31,7 @@ from nx_rune.random._traced import (
     _t_uniform_from_bits,
 )
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
-from nx_rune.random._ynn import dot_tile_k
+from nx_rune.random._ynn import K_CHUNK_TILES, dot_f64_unfused_tiles, dot_tile_k
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -153,22 +153,21 @@ def _plan(dt, m, n):
       8 float32 or 4 float64, in tiles of 8 rows);
     - float32, a dot YNNPACK takes: the order of its kernel (``_ynn.dot_tile_k``);
     - float64 with m or n at least 8: YNNPACK's float64 kernels, all of ``tile_k`` 1 (left to
-      right, fused multiply-adds);
+      right, fused multiply-adds, in chunks of 512; a narrow last tile may run its AVX kernel,
+      products rounded: ``_ynn.dot_f64_unfused_tiles``);
     - n <= 3: XLA's own loop (left to right, fused);
     - otherwise (m and n below 8) Eigen's contraction: float32 through XLA's custom kernel
       (left to right, fused), float64 Eigen's own kernel, built without fused multiply-adds
       (left to right, each product rounded, but for the last row of an odd n: see
       ``_ordered_product``).
 
-    A batch of factors has each one's dot summed so (1 x 1 factors are ``_one_by_one``'s).
-    Not reproduced: float64 with several draws and n just above a multiple of 256 (257 to 260
-    with up to 6 draws; from 513 more), where YNNPACK splits n into tiles and its cost model
-    can give the last, narrow tile its AVX kernel, which has no fused multiply-adds (an ulp in
-    some of those rows)."""
+    A batch of factors has each one's dot summed so (1 x 1 factors are ``_one_by_one``'s)."""
     if m == 1:
         return ("gemv", 8 if dt == _F32 else 4)
     if dt == _F32 and dot_tile_k(m, n, n):
         return ("ynn", dot_tile_k(m, n, n))
+    if dt == _F64 and max(m, n) >= 8:
+        return ("ynn64", m)
     if dt == _F32 or n <= 3 or max(m, n) >= 8:
         return ("loop", 1)
     return ("eigen", m)
@@ -211,9 +210,23 @@ def _ordered_product(ops, factor, z, plan):
     n = factor.shape[-1]
     if kind == "gemv":
         return _gemv(ops, factor, z, arg)
+    if kind == "ynn64":
+        total = _chunked(ops, factor, z, True)
+        tiles = dot_f64_unfused_tiles(arg, n, n)
+        if tiles:
+            mask = np.zeros(tuple(z.shape), bool)
+            for m0, m1, n0, n1 in tiles:
+                mask.reshape(-1, arg, n)[:, m0:m1, n0:n1] = True
+            total = ops.where(mask, _chunked(ops, factor, z, False), total)
+        return total
     if kind == "ynn":
+        # YNNPACK's chunks of K_CHUNK_TILES tiles of the sum, one kernel call each; a last
+        # partial tile through a call of its own
         main = n - n % arg
-        total = _tile_sum(ops, factor, z, range(main), arg) if main else None
+        total = None
+        for lo in range(0, main, K_CHUNK_TILES * arg):
+            part = _tile_sum(ops, factor, z, range(lo, min(lo + K_CHUNK_TILES * arg, main)), arg)
+            total = part if total is None else part + total
         if main < n:
             tail = _tile_sum(ops, factor, z, range(main, n), arg)
             total = tail if total is None else tail + total
@@ -237,6 +250,23 @@ def _ordered_product(ops, factor, z, plan):
         mask.reshape(-1, arg, n)[:, :arg - arg % 4, -1] = True
         fz = ops.where(mask, last[..., None], fz)
     return fz
+
+
+def _chunked(ops, factor, z, fused):
+    """``factor @ z`` in YNNPACK's chunks of ``K_CHUNK_TILES`` products: each chunk's products
+    summed left to right from zero (with fused multiply-adds, or each product rounded), the
+    chunks' sums added in order."""
+    n = factor.shape[-1]
+    total = None
+    for lo in range(0, n, K_CHUNK_TILES):
+        part = factor[..., :, lo] * z[..., None, lo]
+        for j in range(lo + 1, min(lo + K_CHUNK_TILES, n)):
+            if fused:
+                part = ops.fma(factor[..., :, j], z[..., None, j], part)
+            else:
+                part = part + factor[..., :, j] * z[..., None, j]
+        total = part if total is None else total + part
+    return total
 
 
 def _gemv(ops, factor, z, lanes):
