@@ -19,7 +19,8 @@ sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA
 ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet`` (below 4,096 values per
 call), ``weibull_min``, ``generalized_normal``, ``ball`` (d > 1, below 4,096
 values per call), ``orthogonal``, ``multivariate_normal`` (every method, size and batch of
-covariance matrices, n = 1 included): their values go through XLA:CPU's own ``exp``,
+covariance matrices, n = 1 included, but for the factors named below): their values go through
+XLA:CPU's own ``exp``,
 ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what ``a / sqrt(b)``
 becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it calls, its
 contractions into fused multiply-adds (and the sqrt(2) its simplifier moves onto a 1 x 1
@@ -30,11 +31,13 @@ multiply-adds; long row sums as its tree reduction splits them), computed here e
 does (``_xla_math``, the kernels' ``xla_math``, traced as the primitives ``xla_math`` and
 ``xla_pow``); float32 eigh, svd, qr and cholesky, and multivariate_normal's float64 Cholesky
 factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster upper one), are
-SciPy's LAPACK as jaxlib calls it. Not bit for bit (an ulp in some elements): ``ball`` and
-``dirichlet`` from 4,096 values per call (XLA hands their pow or exp and row sums to YNNPACK,
-whose pow and exp are its own) and ``ball`` with d = 1. XLA's rsqrt starts from the
-processor's estimate, so JAX's gamma draws differ between processor makers; nx reads the same
-estimate on the processor it runs on.
+SciPy's LAPACK as jaxlib calls it. Not bit for bit: ``ball`` and ``dirichlet`` from 4,096
+values per call (XLA hands their pow or exp and row sums to YNNPACK, whose pow and exp are its
+own) and ``ball`` with d = 1 (an ulp in some elements), and ``multivariate_normal`` where its
+factor, nx.linalg's, is not jaxlib's: float64 ``svd`` from about n = 300 (NumPy's dgesdd,
+where jaxlib calls SciPy's) and float32 ``eigh`` from about n = 600. XLA's rsqrt starts from
+the processor's estimate, so JAX's gamma draws differ between processor makers; nx reads the
+same estimate on the processor it runs on.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 
