@@ -17,8 +17,8 @@ weibull_min, generalized_normal and ball take the C library's pow as XLA calls i
 product with the negated power.  Row sums (ball, dirichlet) are XLA's loops' below 4,096 values
 per call: left to right up to 32, longer rows in the windows of 32 of its tree reduction.  From
 4,096 values XLA hands the whole fusion (pow or exp, and the sums) to YNNPACK, whose exp, log and
-sums are its own (tests/test_random_ynn.py; not reproduced: multivariate_normal of several covariance
-matrices, float32 with n = 1, or the float64 sizes named in nx_rune.random's docstring).
+sums are its own (tests/test_random_ynn.py).  multivariate_normal's float64 products, n = 1 and
+batches of covariance matrices are tests/test_random_mvn_exact.py's.
 
 The rsqrt estimate (rsqrtss/vrsqrt14pd, as in gamma's Marsaglia-Tsang constant) and the
 reductions are processor- and size-dependent in XLA itself: the values are those of JAX on the

@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Stacks of float32 factorizations through SciPy's LAPACK in one C loop (typed Cython module).
+"""Stacks of factorizations through SciPy's LAPACK in one C loop (typed Cython module).
 
 The float32 Cholesky (spotrf, lower), QR (sgeqrf + sorgqr), symmetric eigendecomposition
-(ssyevd) and SVD (sgesdd) factors jaxlib computes come from SciPy's LAPACK build; NumPy's build
+(ssyevd) and SVD (sgesdd) factors jaxlib computes, and its float64 Cholesky (dpotrf, lower),
+come from SciPy's LAPACK build; NumPy's build (and the upper variant on the transpose)
 rounds differently.  Calling SciPy's routines once per
 matrix through their Python wrappers costs microseconds a matrix, which a stack of small
 matrices pays many times: these loops call the Fortran entry points directly (the
@@ -18,6 +19,7 @@ from nx_rune._kernels.scipy_blas cimport blas_entry
 cnp.import_array()
 
 ctypedef void (*potrf_t)(char *uplo, int *n, float *a, int *lda, int *info) noexcept nogil
+ctypedef void (*dpotrf_t)(char *uplo, int *n, double *a, int *lda, int *info) noexcept nogil
 ctypedef void (*geqrf_t)(int *m, int *n, float *a, int *lda, float *tau, float *work,
                          int *lwork, int *info) noexcept nogil
 ctypedef void (*orgqr_t)(int *m, int *n, int *k, float *a, int *lda, float *tau, float *work,
@@ -30,6 +32,7 @@ ctypedef void (*gesdd_t)(char *jobz, int *m, int *n, float *a, int *lda, float *
                          int *info) noexcept nogil
 
 cdef potrf_t _spotrf = NULL
+cdef dpotrf_t _dpotrf = NULL
 cdef geqrf_t _sgeqrf = NULL
 cdef orgqr_t _sorgqr = NULL
 cdef syevd_t _ssyevd = NULL
@@ -38,26 +41,28 @@ cdef bint _loaded = False
 
 
 def available():
-    """Whether SciPy's spotrf, sgeqrf, sorgqr, ssyevd and sgesdd entry points were found
+    """Whether SciPy's spotrf, dpotrf, sgeqrf, sorgqr, ssyevd and sgesdd entry points were found
     (loaded on first use)."""
-    global _spotrf, _sgeqrf, _sorgqr, _ssyevd, _sgesdd, _loaded
+    global _spotrf, _dpotrf, _sgeqrf, _sorgqr, _ssyevd, _sgesdd, _loaded
     if not _loaded:
         _loaded = True
         try:
             from scipy.linalg import cython_lapack
             capi = cython_lapack.__pyx_capi__
             _spotrf = <potrf_t> blas_entry(capi, "spotrf")
+            _dpotrf = <dpotrf_t> blas_entry(capi, "dpotrf")
             _sgeqrf = <geqrf_t> blas_entry(capi, "sgeqrf")
             _sorgqr = <orgqr_t> blas_entry(capi, "sorgqr")
             _ssyevd = <syevd_t> blas_entry(capi, "ssyevd")
             _sgesdd = <gesdd_t> blas_entry(capi, "sgesdd")
         except (ImportError, AttributeError, ValueError):
             _spotrf = NULL
+            _dpotrf = NULL
             _sgeqrf = NULL
             _sorgqr = NULL
             _ssyevd = NULL
             _sgesdd = NULL
-    return _spotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL and _ssyevd != NULL \
+    return _spotrf != NULL and _dpotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL and _ssyevd != NULL \
         and _sgesdd != NULL
 
 
@@ -107,6 +112,44 @@ def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
                 # Fortran f[i + j n] = a[i, j]: the matrix itself in column-major order
                 _to_fortran(&src[b * n * n], f, n, n)
                 _spotrf(&uplo, &ni, f, &ni, &info)
+                if info != 0:
+                    bad = b
+                    break
+                for i in range(n):
+                    for j in range(n):
+                        dst[b * n * n + i * n + j] = f[i + j * n] if j <= i else 0.0
+    finally:
+        free(f)
+    return bad
+
+
+def potrf_lower_f64(cnp.ndarray a, cnp.ndarray out):
+    """``potrf_lower_f32`` for float64 (dpotrf, lower, on each matrix copied into Fortran
+    order: the call jaxlib makes)."""
+    if not available():
+        raise RuntimeError("SciPy's LAPACK entry points are not available")
+    if cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT64 or cnp.PyArray_TYPE(out) != cnp.NPY_FLOAT64 \
+            or a.ndim != 3 or out.ndim != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(a) \
+            or not cnp.PyArray_IS_C_CONTIGUOUS(out) or a.shape[1] != a.shape[2] \
+            or out.shape[0] != a.shape[0] or out.shape[1] != a.shape[1] \
+            or out.shape[2] != a.shape[2]:
+        raise ValueError("potrf_lower_f64: a and out must be C-contiguous float64 (B, n, n)")
+    cdef Py_ssize_t nb = a.shape[0], n = a.shape[1], b, i, j
+    cdef int ni = <int> n, info = 0
+    cdef char uplo = b'L'
+    cdef const double *src = <const double *> cnp.PyArray_DATA(a)
+    cdef double *dst = <double *> cnp.PyArray_DATA(out)
+    cdef double *f = <double *> malloc(max(n * n, 1) * sizeof(double))
+    cdef Py_ssize_t bad = -1
+    if f == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for b in range(nb):
+                for i in range(n):
+                    for j in range(n):
+                        f[i + j * n] = src[b * n * n + i * n + j]
+                _dpotrf(&uplo, &ni, f, &ni, &info)
                 if info != 0:
                     bad = b
                     break

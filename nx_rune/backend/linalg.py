@@ -152,12 +152,18 @@ def _matrix_power(a, parts, *, n):
 # LAPACK through NumPy (SciPy for the triangular and Cholesky solves) on zero-copy views.
 
 @_impl("cholesky")
-def _cholesky(a):
+def _cholesky(a, *, jaxlib_call=False):
     """NumPy's cholesky for small matrices; from n = 32 on, LAPACK potrf per matrix on a's
     C-ordered memory read as the Fortran matrix a^T, whose upper triangle is a's lower one: the
     factor U = L^T comes back in Fortran order, which is L in C order (no copy of a; about 3x
-    faster than NumPy's cholesky at n = 256)."""
-    return _out(cho_factor_values(a._np(), True))
+    faster than NumPy's cholesky at n = 256).  With ``jaxlib_call`` a finite float64 matrix
+    goes through the call jaxlib makes instead, SciPy's dpotrf's lower variant on a copy in
+    Fortran order: JAX's bits, where the upper variant rounds otherwise from n = 32, but about
+    2x slower from n = 256 (multivariate_normal asks for it)."""
+    an = a._np()
+    if jaxlib_call and an.dtype == np.float64 and np.isfinite(an).all():
+        return _out(_potrf_lower_lapack(an, True))
+    return _out(cho_factor_values(an, True))
 
 
 @_impl("triangular_solve")
@@ -332,17 +338,19 @@ def cho_solve_values(carr, barr, lower):
     return out
 
 
-def _potrf_lower32(arr, lower):
-    """float32 Cholesky factors as JAX computes them: SciPy's spotrf, lower variant, per matrix
-    (jaxlib calls that routine of SciPy's build; NumPy's build, and the upper variant on the
-    transpose, round otherwise): L from arr's lower triangle, or for ``lower`` False U = L'^T
-    with L' the factor of arr^T (from arr's upper triangle)."""
+def _potrf_lower_lapack(arr, lower):
+    """float32 or float64 Cholesky factors as JAX computes them: SciPy's spotrf or dpotrf,
+    lower variant, per matrix (jaxlib calls those routines of SciPy's build; NumPy's build, and
+    the upper variant on the transpose, round otherwise): L from arr's lower triangle, or for
+    ``lower`` False U = L'^T with L' the factor of arr^T (from arr's upper triangle)."""
     if arr.size == 0:
         return np.zeros(arr.shape, arr.dtype)
     n = arr.shape[-1]
     stack = np.ascontiguousarray(arr if lower else np.swapaxes(arr, -1, -2)).reshape((-1, n, n))
-    out = np.empty(stack.shape, np.float32)
-    if lapack_loops.potrf_lower_f32(stack, out) >= 0:
+    out = np.empty(stack.shape, arr.dtype)
+    potrf = lapack_loops.potrf_lower_f32 if arr.dtype == np.float32 else \
+        lapack_loops.potrf_lower_f64
+    if potrf(stack, out) >= 0:
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     out = out.reshape(arr.shape)
     return out if lower else np.swapaxes(out, -1, -2)
@@ -358,7 +366,7 @@ def cho_factor_values(arr, lower):
     # float32: JAX's factor, except that NaN and inf spread as in NumPy (the blocked lower
     # variant carries them into a few more entries)
     if arr.dtype == np.float32 and np.isfinite(arr).all():
-        return _potrf_lower32(arr, lower)
+        return _potrf_lower_lapack(arr, lower)
     if n < 32:
         if lower:
             return np.linalg.cholesky(arr)

@@ -17,26 +17,27 @@ sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA
 ``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
 ``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
 ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet``, ``weibull_min``,
-``generalized_normal``, ``ball``, ``orthogonal``, ``multivariate_normal`` (one covariance matrix;
-float32 with n > 1 every method and size, float64 the sizes below): their values go through
-XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what
-``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
-calls, its contractions into fused multiply-adds and its reduction orders (float32 dots as the
-YNNPACK kernel or the matrix-vector loop XLA runs, long row sums as its tree reduction splits
-them), computed here exactly as XLA does (``_xla_math``, the kernels' ``xla_math``, traced as
-the primitives ``xla_math`` and ``xla_pow``); float32 eigh, svd, qr and cholesky are SciPy's
-LAPACK, which jaxlib calls. From 4,096 elements of a reduction (``ball``'s row sums,
+``generalized_normal``, ``ball``, ``orthogonal``, ``multivariate_normal`` (every method, size and
+batch of covariance matrices, n = 1 included, but for the factors named below): their values go
+through XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt``
+(what ``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
+calls, its contractions into fused multiply-adds (and the sqrt(2) its simplifier moves onto a
+1 x 1 factor) and its reduction orders (multivariate_normal's dots, a batch of them factor by
+factor, as the kernel XLA runs: YNNPACK's, with its tiles, kernel choices and chunks of the sum,
+its matrix-vector loop, its own loop or Eigen's float64 contraction, built without fused
+multiply-adds; long row sums as its tree reduction splits them), computed here exactly as XLA
+does (``_xla_math``, the kernels' ``xla_math``, traced as the primitives ``xla_math`` and
+``xla_pow``); float32 eigh, svd, qr and cholesky, and multivariate_normal's float64 Cholesky
+factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster upper one), are
+SciPy's LAPACK as jaxlib calls it. From 4,096 elements of a reduction (``ball``'s row sums,
 ``dirichlet``'s softmax, ``maxwell``'s norm; under ``vmap`` the whole batch's) XLA hands it
 with the elementwise operations around it to YNNPACK, whose exp, log, log1p and order of
-summation are reproduced too (``_ynn_math``); under ``vmap(jit(f))`` nx decides by one
-example's size (``jit`` traced ``f`` alone), and can be an ulp off there. Not bit for bit (an
-ulp in some elements): ``multivariate_normal`` with a
-batch of covariance matrices, float32 with n = 1 and several draws (XLA folds the normal's
-sqrt(2) into the factor), float64 with one draw and n >= 5 or a few draws of n = 5 (XLA's
-float64 dot loops) and the Cholesky method from n = 32 (nx's float64 cholesky takes LAPACK's
-upper variant there, JAX's the lower one). XLA's rsqrt starts from the processor's estimate,
-so JAX's gamma draws differ between processor makers; nx reads the same estimate on the
-processor it runs on.
+summation are reproduced too (``_ynn_math``). Not bit for bit (an ulp in some elements): under
+``vmap(jit(f))`` nx decides the 4,096 rule by one example's size (``jit`` traced ``f`` alone);
+``multivariate_normal`` where its factor, nx.linalg's, is not jaxlib's: float64 ``svd`` from
+about n = 300 (NumPy's dgesdd, where jaxlib calls SciPy's) and float32 ``eigh`` from about
+n = 600. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws differ between
+processor makers; nx reads the same estimate on the processor it runs on.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 

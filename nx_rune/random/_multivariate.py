@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from nx_rune import frontend as _F
+from nx_rune import primitives as _P
 from nx_rune._kernels import threefry as _K
 from nx_rune.dtypes import default_float
 from nx_rune.frontend import linalg as _L
@@ -22,8 +23,15 @@ from nx_rune.random._common import (
     _val,
 )
 from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.random._traced import (
+    _SQRT2,
+    _normal_lo,
+    _t_bits,
+    _t_erfinv_value,
+    _t_uniform_from_bits,
+)
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
-from nx_rune.random._ynn import dot_tile_k
+from nx_rune.random._ynn import K_CHUNK_TILES, dot_f64_unfused_tiles, dot_tile_k
 from nx_rune.random._ynn_math import (
     flush_denormals,
     offloaded,
@@ -52,7 +60,8 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
     Returns a Tensor of ``shape + (n,)`` (default: the broadcast batch shape of mean and cov);
     ``dtype`` defaults to mean's (promoted to float).  Differentiable in ``mean`` and ``cov``.
     """
-    k = _key_pair(_key_arg(key))
+    raw_key = _key_arg(key)
+    k = _key_pair(raw_key)
     if method not in ("svd", "eigh", "cholesky"):
         raise ValueError(f"method must be one of 'svd', 'eigh' and 'cholesky', got {method!r}")
     mean, cov = _inexact(mean, "mean"), _inexact(cov, "cov")
@@ -81,30 +90,94 @@ def multivariate_normal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike,
         w, v = _L.eigh(cov)
         factor = v * _F.sqrt(w[..., None, :])
     else:
-        factor = _L.cholesky(cov)
-    z = normal(k, tuple(shape) + (n,), dt)
+        # jaxlib's call, dpotrf's lower variant, on JAX's symmetrized cov (nx.linalg.cholesky
+        # takes the faster upper variant for float64, which rounds otherwise from n = 32)
+        sym = _F.multiply(_F.add(cov, _F.swapaxes(cov, -1, -2)), cov.dtype.type(0.5))
+        factor = _P.bind(_P.cholesky_p, sym, jaxlib_call=True)
     factor = factor.astype(dt)
-    return _xla_mean_plus_product(mean, factor, z, dt, cov.ndim == 2, math.prod(shape))
+    shape = tuple(shape)
+    fshape = tuple(factor.shape[:-2])
+    m = math.prod(shape)
+    if n == 1:
+        return _one_by_one(raw_key, mean, factor, shape, dt,
+                           folded=m > 1 and all(d == 1 for d in fshape))
+    z = normal(k, shape + (n,), dt)
+    # JAX's einsum drops the factor's unit batch axes (their draws become rows of its dots)
+    if 1 in fshape:
+        factor = _F.reshape(factor, tuple(d for d in fshape if d != 1) + (n, n))
+    if factor.ndim == 2:
+        return _xla_mean_plus_product(mean, factor, z, dt, m)
+    return mean + _batched_product(factor, z, fshape, dt)
 
 
-def _xla_mean_plus_product(mean, factor, z, dt, one_factor, m):
-    """``mean + einsum('...ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m``
-    draws): float64 left to right with fused multiply-adds; float32 draws of one ``factor``
-    as the kernel XLA picks: one draw its matrix-vector loop (``_gemv``), a dot YNNPACK
-    takes in the order of its kernel (``_ynn.dot_tile_k``), a smaller one left to right fused;
-    float32 draws of a batch of factors left to right unfused.  (Not reproduced: n = 1 with
-    several float32 draws, where XLA folds the normal's sqrt(2) into the 1 x 1 factor before
-    its multiply-add with the mean.)"""
-    n = factor.shape[-1]
-    if one_factor and dt == _F32 and m == 1 and n >= 8:
-        plan = ("gemv", 0)
+def _one_by_one(key, mean, factor, shape, dt, folded):
+    """``mean + factor z`` for 1 x 1 factors as XLA:CPU computes it: the dot becomes a
+    product, contracted with the add into one fused multiply-add, ``fma(factor, z, mean)``;
+    several draws of one factor (``folded``) have XLA's simplifier move the normal's sqrt(2)
+    onto the factor, ``fma(erfinv(u), factor sqrt(2), mean)`` for the uniforms u behind the
+    normal."""
+    out_shape = shape + (1,)
+    if folded:
+        bits = _t_bits(key, np.finfo(dt).bits, out_shape)
+        u = _t_uniform_from_bits(bits, dt, np.asarray(_normal_lo(dt)), np.asarray(dt.type(1)))
+        z = _t_erfinv_value(u)
+        f = factor[..., 0] * dt.type(_SQRT2)
     else:
-        tile_k = dot_tile_k(m, n, n) if one_factor and dt == _F32 else 0
-        if tile_k:
-            plan = ("ynn", tile_k)
-        else:
-            plan = ("loop", int(dt == _F64 or (one_factor and (dt == _F32 or m < 8))))
-    return mean + _product(factor, z, plan)
+        z = normal(_key_pair(key), out_shape, dt)
+        f = factor[..., 0]
+    full = np.broadcast_shapes(out_shape, tuple(mean.shape), tuple(f.shape))
+    return fma(_F.broadcast_to(f, full), _F.broadcast_to(z, full), _F.broadcast_to(mean, full))
+
+
+def _batched_product(factor, z, fshape, dt):
+    """``einsum('...ij,...j->...i', factor, z)`` for a batch of factors (``fshape``, before
+    the unit axes were dropped) as XLA:CPU computes JAX's batched dot: the draws of each
+    factor (z's other axes, in order) are the rows of one dot, summed as the dot of one
+    factor (``_plan``)."""
+    n = z.shape[-1]
+    lead = z.ndim - 1 - len(fshape)
+    axes = [lead + i for i, d in enumerate(fshape) if d != 1]
+    free = [a for a in range(z.ndim - 1) if a not in axes]
+    sizes = [z.shape[a] for a in axes + free]
+    b, rows = math.prod(sizes[:len(axes)]), math.prod(sizes[len(axes):])
+    zt = _F.reshape(_F.transpose(z, axes + free + [z.ndim - 1]), (b, rows, n))
+    ft = _F.reshape(factor, (b, 1, n, n))
+    out = _F.reshape(_product(ft, zt, _plan(dt, rows, n)), tuple(sizes) + (n,))
+    return _F.transpose(out, [int(i) for i in np.argsort(axes + free)] + [z.ndim - 1])
+
+
+def _xla_mean_plus_product(mean, factor, z, dt, m):
+    """``mean + einsum('ij,...j->...i', factor, z)`` summed as XLA:CPU sums it (``m`` draws of
+    ``n`` values; see ``_plan``)."""
+    return mean + _product(factor, z, _plan(dt, m, factor.shape[-1]))
+
+
+def _plan(dt, m, n):
+    """The order in which XLA:CPU sums the dot of ``m`` draws (m, n) with a factor's
+    transpose, by the kernel it runs:
+
+    - one draw: its row-major matrix-vector loop (``_gemv``: lanes of one vector register,
+      8 float32 or 4 float64, in tiles of 8 rows);
+    - float32, a dot YNNPACK takes: the order of its kernel (``_ynn.dot_tile_k``);
+    - float64 with m or n at least 8: YNNPACK's float64 kernels, all of ``tile_k`` 1 (left to
+      right, fused multiply-adds, in chunks of 512; a narrow last tile may run its AVX kernel,
+      products rounded: ``_ynn.dot_f64_unfused_tiles``);
+    - n <= 3: XLA's own loop (left to right, fused);
+    - otherwise (m and n below 8) Eigen's contraction: float32 through XLA's custom kernel
+      (left to right, fused), float64 Eigen's own kernel, built without fused multiply-adds
+      (left to right, each product rounded, but for the last row of an odd n: see
+      ``_ordered_product``).
+
+    A batch of factors has each one's dot summed so (1 x 1 factors are ``_one_by_one``'s)."""
+    if m == 1:
+        return ("gemv", 8 if dt == _F32 else 4)
+    if dt == _F32 and dot_tile_k(m, n, n):
+        return ("ynn", dot_tile_k(m, n, n))
+    if dt == _F64 and max(m, n) >= 8:
+        return ("ynn64", m)
+    if dt == _F32 or n <= 3 or max(m, n) >= 8:
+        return ("loop", 1)
+    return ("eigen", m)
 
 
 class _NumPyOps:
@@ -143,44 +216,98 @@ def _ordered_product(ops, factor, z, plan):
     kind, arg = plan
     n = factor.shape[-1]
     if kind == "gemv":
-        return _gemv(ops, factor, z)
+        return _gemv(ops, factor, z, arg)
+    if kind == "ynn64":
+        total = _chunked(ops, factor, z, True)
+        tiles = dot_f64_unfused_tiles(arg, n, n)
+        if tiles:
+            mask = np.zeros(tuple(z.shape), bool)
+            for m0, m1, n0, n1 in tiles:
+                mask.reshape(-1, arg, n)[:, m0:m1, n0:n1] = True
+            total = ops.where(mask, _chunked(ops, factor, z, False), total)
+        return total
     if kind == "ynn":
+        # YNNPACK's chunks of K_CHUNK_TILES tiles of the sum, one kernel call each; a last
+        # partial tile through a call of its own
         main = n - n % arg
-        total = _tile_sum(ops, factor, z, range(main), arg) if main else None
+        total = None
+        for lo in range(0, main, K_CHUNK_TILES * arg):
+            part = _tile_sum(ops, factor, z, range(lo, min(lo + K_CHUNK_TILES * arg, main)), arg)
+            total = part if total is None else part + total
         if main < n:
             tail = _tile_sum(ops, factor, z, range(main, n), arg)
             total = tail if total is None else tail + total
         return total
+    fused = kind == "loop" and arg
     fz = factor[..., :, 0] * z[..., None, 0]
     for j in range(1, n):
-        if arg:
+        if fused:
             fz = ops.fma(factor[..., :, j], z[..., None, j], fz)
         else:
             fz = fz + factor[..., :, j] * z[..., None, j]
+    if kind == "eigen" and n % 2 and arg >= 4:
+        # Eigen's kernel takes the factor's rows by 4 and 2 (its packets of doubles): an odd
+        # n leaves the last row, which it sums over each panel of 4 draws (the first
+        # m - m % 4) with 4 partial sums, ((p0 + p1) + (p2 + p3)) + p4 + ...
+        p = [factor[..., -1, j] * z[..., j] for j in range(n)]
+        last = (p[0] + p[1]) + (p[2] + p[3])
+        for j in range(4, n):
+            last = last + p[j]
+        mask = np.zeros(tuple(z.shape), bool)
+        mask.reshape(-1, arg, n)[:, :arg - arg % 4, -1] = True
+        fz = ops.where(mask, last[..., None], fz)
     return fz
 
 
-def _gemv(ops, factor, z):
-    """``factor @ z`` for one float32 draw as XLA:CPU's row-major matrix-vector loop sums it:
-    8 lanes, lane l the fused multiply-adds of the columns j = l (mod 8) below n - n % 8;
-    each row's lanes summed as a tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) in the
-    tiles of 8 rows and ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) in the last, partial
-    one; the remaining columns' fused multiply-adds (from zero) added last."""
+def _chunked(ops, factor, z, fused):
+    """``factor @ z`` in YNNPACK's chunks of ``K_CHUNK_TILES`` products: each chunk's products
+    summed left to right from zero (with fused multiply-adds, or each product rounded), the
+    chunks' sums added in order."""
+    n = factor.shape[-1]
+    total = None
+    for lo in range(0, n, K_CHUNK_TILES):
+        part = factor[..., :, lo] * z[..., None, lo]
+        for j in range(lo + 1, min(lo + K_CHUNK_TILES, n)):
+            if fused:
+                part = ops.fma(factor[..., :, j], z[..., None, j], part)
+            else:
+                part = part + factor[..., :, j] * z[..., None, j]
+        total = part if total is None else total + part
+    return total
+
+
+def _gemv(ops, factor, z, lanes):
+    """``factor @ z`` for one draw as XLA:CPU's row-major matrix-vector loop sums it: ``lanes``
+    lanes (one vector register: 8 float32, 4 float64), lane l the fused multiply-adds of the
+    columns j = l (mod lanes) below n - n % lanes; each row's lanes summed as a tree, in tiles
+    of 8 rows: pairwise, ((l0 + l1) + (l2 + l3)) + ..., in a tile of as many rows as lanes,
+    else by halves, (l0 + l4) + ... for 8 lanes and (l0 + l2) + (l1 + l3) for 4; the
+    remaining columns' fused multiply-adds (from zero) added last."""
     n, rows = factor.shape[-1], factor.shape[-2]
-    main = n - n % 8
+    main = n - n % lanes
     zero = ops.zeros(tuple(z.shape[:-1]) + (rows,), factor.dtype)
-    a = [zero] * 8
+    a = [zero] * lanes
     for j in range(main):
-        a[j % 8] = ops.fma(factor[..., :, j], z[..., None, j], a[j % 8])
-    full = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+        a[j % lanes] = ops.fma(factor[..., :, j], z[..., None, j], a[j % lanes])
+    full = _tree(a, 8 == lanes)
     last = rows - rows % 8
-    if last < rows:
-        part = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
-        full = ops.where(ops.arange(rows) < last, full, part)
+    if last < rows and (rows - last == lanes) != (8 == lanes):
+        full = ops.where(ops.arange(rows) < last, full, _tree(a, rows - last == lanes))
     tail = zero
     for j in range(main, n):
         tail = ops.fma(factor[..., :, j], z[..., None, j], tail)
     return full + tail
+
+
+def _tree(a, pairwise):
+    """The sum of the lanes ``a`` as XLA's horizontal sums add them: neighbours first
+    (``pairwise``), else the upper half onto the lower one, halving again."""
+    a = list(a)
+    while len(a) > 1:
+        h = len(a) // 2
+        a = [a[2 * i] + a[2 * i + 1] for i in range(h)] if pairwise else \
+            [a[i] + a[i + h] for i in range(h)]
+    return a[0]
 
 
 def _tile_sum(ops, factor, z, cols, tile_k):

@@ -1,4 +1,4 @@
-"""The summation order of XLA:CPU's float32 dot, for multivariate_normal's ``factor @ z``.
+"""The summation order of XLA:CPU's dots in YNNPACK, for multivariate_normal's ``factor @ z``.
 
 XLA:CPU (jax 0.10.2) hands a float32 dot to YNNPACK when neither its m nor its n is 1 and one
 of m, k, n is at least 8; smaller ones it emits as a loop that sums left to right with fused
@@ -10,10 +10,20 @@ summed, and the kernel chosen again at run time keeps that ``tile_k`` (the packe
   multiply-add (each starting from zero); then a pairwise tree: (a0 + a1) for 2,
   (a0 + a1) + (a2 + a3) for 4, ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) for 8;
 - k not a multiple of ``tile_k``: the first ``k - k % tile_k`` products so, then the rest padded
-  with zeros through the same kernel, whose sum is added to the first part's.
+  with zeros through the same kernel, whose sum is added to the first part's;
+- the first part in chunks of ``K_CHUNK_TILES`` (512) tiles, one kernel call each (YNNPACK's
+  split of k), the chunks' sums added in order.
 
 The kernels (their block and tile shapes) are those YNNPACK's generators make for x86; which of
 them exist depends on the processor's features, as in XLA.
+
+A float64 dot (m and n not 1, one of m, n at least 8; m and n below 8 go to Eigen) runs
+YNNPACK's float64 kernels, all of ``tile_k`` 1: each output a chain of fused multiply-adds, left
+to right, in the chunks of 512 products (each from zero, the chunks' sums added in order).
+YNNPACK splits the output into tiles (``_split_factors``, its rule for the task
+size) and picks each tile's kernel by the cost model again, with the tile's m and n: a narrow
+last tile of few rows can get the AVX kernel, built without fused multiply-adds (its products
+rounded before each add): ``dot_f64_unfused_tiles``.
 
 May import: NumPy.
 """
@@ -85,3 +95,61 @@ def dot_tile_k(m: int, n: int, k: int) -> int:
         if c < best:
             best, tile_k = c, tk
     return tile_k
+
+
+# YNNPACK's float64 x86 dot kernels (arch, block_m, block_n, tile_n; block_k and tile_k 1), in
+# its kernel table's order: AVX-512 and FMA3 fused, AVX (no FMA) products rounded
+_F64_KERNELS = (
+    [(_AVX512, m, n, 8) for m, n in ((1, 32), (2, 32), (3, 32), (4, 32), (5, 32), (1, 16),
+                                     (2, 16), (3, 16), (4, 16), (5, 16), (5, 8))]
+    + [(("FMA3", "AVX"), m, n, 4) for m, n in ((1, 16), (2, 16), (1, 8), (2, 8), (3, 8),
+                                               (4, 8), (5, 8), (6, 8), (8, 4))]
+    + [(("AVX",), m, n, 4) for m, n in ((1, 16), (2, 16), (1, 8), (2, 8), (3, 8), (4, 8),
+                                        (4, 4), (6, 4), (8, 4))]
+)
+# the tiles of k (of tile_k products) in one kernel call: YNNPACK's split of k
+K_CHUNK_TILES = 512
+
+
+def _f64_kernel(m, n):
+    """(fused, block_n) of the float64 kernel YNNPACK's cost model picks for an (m, n) output."""
+    feats = _cpu_features()
+    best, pick = float("inf"), (True, 1)
+    for arch, bm, bn, tn in _F64_KERNELS:
+        if not all(f in feats for f in arch):
+            continue
+        c = _cost(m, n, 1, bm, bn, 1, 1, tn, 1)
+        if c < best:
+            best, pick = c, ("FMA3" in arch or arch is _AVX512, bn)
+    return pick
+
+
+def _split_factors(m, n, k, block_n):
+    """(split_m, split_n): the output tile YNNPACK gives one task, grown from (min(m, 16),
+    min(n, block_n)) by doubling until it is big enough (its rule: an area of at least
+    max(min(m, 64) min(n, 64), 256), then until (m + n) k reaches 65,536 or the area 65,536;
+    n grows while it is under a quarter of m's tile or m is whole)."""
+    k = min(k, 1024)
+    min_area = max(min(m, 64) * min(n, 64), 256)
+    sn, sm = min(n, block_n), min(m, 16)
+    while True:
+        if sn * sm >= min_area and ((sm + sn) * k >= 65536 or sm * sn >= 65536):
+            break
+        if (4 * sn <= sm or sm >= m) and sn < n:
+            sn *= 2
+        elif (sm <= 4 * sn or sn >= n) and sm < m:
+            sm *= 2
+        else:
+            break
+    return min(sm, 32768), min(sn, 65536)
+
+
+@functools.lru_cache(maxsize=256)
+def dot_f64_unfused_tiles(m: int, n: int, k: int) -> tuple:
+    """The output tiles (m0, m1, n0, n1) of a float64 (m, k) x (k, n) dot in YNNPACK whose
+    kernel has no fused multiply-adds (see the module docstring); the rest are fused."""
+    block_n = _f64_kernel(_UNKNOWN_M, n)[1]
+    sm, sn = _split_factors(m, n, k, block_n)
+    return tuple((m0, min(m0 + sm, m), n0, min(n0 + sn, n))
+                 for m0 in range(0, m, sm) for n0 in range(0, n, sn)
+                 if not _f64_kernel(min(sm, m - m0), min(sn, n - n0))[0])

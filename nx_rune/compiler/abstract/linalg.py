@@ -42,7 +42,8 @@ def_abstract(P.matrix_power_p, lambda avals, *, n: AbstractValue(avals[0].shape,
 
 # -- decompositions and solves --------------------------------------------------------------------
 
-def_abstract(P.cholesky_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
+def_abstract(P.cholesky_p, lambda avals, *, jaxlib_call=False: AbstractValue(
+    avals[0].shape, avals[0].dtype))
 def_abstract(P.inv_p, lambda avals: AbstractValue(avals[0].shape, avals[0].dtype))
 def_abstract(P.triangular_solve_p,
              lambda avals, *, lower, trans, unit_diagonal, check_singular=True: AbstractValue(
