@@ -45,3 +45,34 @@ def test_cholesky_stack_names_the_first_failure_and_checks_arguments():
     with pytest.raises(ValueError, match="q must be"):
         lapack_loops.qr_f32(np.ones((1, 3, 2), np.float32), np.empty((1, 3, 3), np.float32),
                             np.empty((1, 2, 2), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(8, 8), (5, 3), (3, 5), (40, 40), (1, 1)])
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_stack_is_scipys_gesdd_matrix_by_matrix(dtype, shape, full):
+    m, n = shape
+    k = min(m, n)
+    a = np.random.default_rng(2).standard_normal((3, m, n)).astype(dtype)
+    u = np.empty((3, m, m if full else k), dtype)
+    s = np.empty((3, k), dtype)
+    vt = np.empty((3, n if full else k, n), dtype)
+    gesdd = lapack_loops.gesdd_f32 if dtype == np.float32 else lapack_loops.gesdd_f64
+    assert gesdd(a, u, s, vt) == 0
+    for b in range(3):
+        us, ss, vs = scipy.linalg.svd(a[b], full_matrices=full, lapack_driver="gesdd")
+        np.testing.assert_array_equal(u[b], us)
+        np.testing.assert_array_equal(s[b], ss)
+        np.testing.assert_array_equal(vt[b], vs)
+
+
+@pytest.mark.parametrize("name, dtype", [("gesdd_f32", np.float64), ("gesdd_f64", np.float32)])
+def test_svd_stack_rejects_the_other_dtype_and_bad_shapes(name, dtype):
+    gesdd = getattr(lapack_loops, name)
+    a = np.zeros((1, 3, 3), dtype)
+    with pytest.raises(ValueError, match=f"{name}: a, u, s and vt must be C-contiguous"):
+        gesdd(a, a.copy(), np.zeros((1, 3), dtype), a.copy())
+    good = np.float32 if dtype == np.float64 else np.float64
+    a = np.zeros((1, 3, 3), good)
+    with pytest.raises(ValueError, match="u must be"):
+        gesdd(a, np.zeros((1, 2, 2), good), np.zeros((1, 3), good), a.copy())

@@ -469,6 +469,15 @@ LARGE = [
         0xbfd39f14d37ad372, 0xbffb8cbf40901892, 0xc01192b0912f5565, 0xc00c11dc10c2c3b9,
         0xbfed4107b8cdb94e, 0xbff710b975811c32, 0xbfec2d549b9d43e2, 0xbfe6b3bbfd8329c4,
         0xbffd9dbf791bd966, 0x3fca3ad320277e74, 0x400057aa59c41073, 0x3fef89f5da3f963a]),
+    # float64 svd from about n = 300: jaxlib's dgesdd is SciPy's build (NumPy's rounds otherwise)
+    (True, 300, (), (3,), 'svd', (100, 108), (3, 300),
+     '31697288c697d4f028ac3a90e815e436a9f49b9a66b49bb2fd195c9c505c3dc7', [
+        0xbff7f57c3533f7ca, 0xbfe34d63b1db11d2, 0x3fdee8034e3a3db4, 0xbfd03128fc1ad18c,
+        0xbfe7f34debb75906, 0xc00098b53cca2d64, 0xc00554d0d5e362d9, 0xbf8192b71f5c4110,
+        0xbff7b3e6eda6f1c0, 0x3fe4367160a84f00, 0x3fea9f5553aa9705, 0x3fef2807ea771792,
+        0x3fe6803db9a5f688, 0xbfe13f12d4c3a80c, 0xbfe72e49946062a4, 0x3fe0d236762e0002,
+        0x3fe2033ee6e40b16, 0xbff6c1455b491be8, 0xbff33b674ffed291, 0xc001941474205226,
+        0xc000f74558696d21, 0xc000693e17bba842, 0xc00180b41d2f015f, 0xbfe86efe83bd8157]),
     (False, 1088, (), (3,), 'cholesky', (508, 516), (3, 1088),
      '666cf04fc6383745d6090a97908f6dbc1e8508d33b810f81a4cab9b3ebec8827', [
         0xbf4e7848, 0xbf15924d, 0x3fbfbc08, 0x3fe90856, 0xbf55c8f5, 0xc00131d1, 0xbf4f8eac,

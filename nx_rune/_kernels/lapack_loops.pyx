@@ -2,7 +2,8 @@
 """Stacks of factorizations through SciPy's LAPACK in one C loop (typed Cython module).
 
 The float32 Cholesky (spotrf, lower), QR (sgeqrf + sorgqr), symmetric eigendecomposition
-(ssyevd) and SVD (sgesdd) factors jaxlib computes, and its float64 Cholesky (dpotrf, lower),
+(ssyevd) and SVD (sgesdd) factors jaxlib computes, and its float64 Cholesky (dpotrf, lower)
+and SVD (dgesdd),
 come from SciPy's LAPACK build; NumPy's build (and the upper variant on the transpose)
 rounds differently.  Calling SciPy's routines once per
 matrix through their Python wrappers costs microseconds a matrix, which a stack of small
@@ -30,6 +31,9 @@ ctypedef void (*syevd_t)(char *jobz, char *uplo, int *n, float *a, int *lda, flo
 ctypedef void (*gesdd_t)(char *jobz, int *m, int *n, float *a, int *lda, float *s, float *u,
                          int *ldu, float *vt, int *ldvt, float *work, int *lwork, int *iwork,
                          int *info) noexcept nogil
+ctypedef void (*dgesdd_t)(char *jobz, int *m, int *n, double *a, int *lda, double *s,
+                          double *u, int *ldu, double *vt, int *ldvt, double *work, int *lwork,
+                          int *iwork, int *info) noexcept nogil
 
 cdef potrf_t _spotrf = NULL
 cdef dpotrf_t _dpotrf = NULL
@@ -37,13 +41,14 @@ cdef geqrf_t _sgeqrf = NULL
 cdef orgqr_t _sorgqr = NULL
 cdef syevd_t _ssyevd = NULL
 cdef gesdd_t _sgesdd = NULL
+cdef dgesdd_t _dgesdd = NULL
 cdef bint _loaded = False
 
 
 def available():
-    """Whether SciPy's spotrf, dpotrf, sgeqrf, sorgqr, ssyevd and sgesdd entry points were found
-    (loaded on first use)."""
-    global _spotrf, _dpotrf, _sgeqrf, _sorgqr, _ssyevd, _sgesdd, _loaded
+    """Whether SciPy's spotrf, dpotrf, sgeqrf, sorgqr, ssyevd, sgesdd and dgesdd entry points
+    were found (loaded on first use)."""
+    global _spotrf, _dpotrf, _sgeqrf, _sorgqr, _ssyevd, _sgesdd, _dgesdd, _loaded
     if not _loaded:
         _loaded = True
         try:
@@ -55,6 +60,7 @@ def available():
             _sorgqr = <orgqr_t> blas_entry(capi, "sorgqr")
             _ssyevd = <syevd_t> blas_entry(capi, "ssyevd")
             _sgesdd = <gesdd_t> blas_entry(capi, "sgesdd")
+            _dgesdd = <dgesdd_t> blas_entry(capi, "dgesdd")
         except (ImportError, AttributeError, ValueError):
             _spotrf = NULL
             _dpotrf = NULL
@@ -62,12 +68,19 @@ def available():
             _sorgqr = NULL
             _ssyevd = NULL
             _sgesdd = NULL
-    return _spotrf != NULL and _dpotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL and _ssyevd != NULL \
-        and _sgesdd != NULL
+            _dgesdd = NULL
+    return _spotrf != NULL and _dpotrf != NULL and _sgeqrf != NULL and _sorgqr != NULL \
+        and _ssyevd != NULL and _sgesdd != NULL and _dgesdd != NULL
 
 
 
-cdef inline void _to_fortran(const float *src, float *f, Py_ssize_t m, Py_ssize_t n) noexcept nogil:
+ctypedef fused real_t:
+    float
+    double
+
+
+cdef inline void _to_fortran(const real_t *src, real_t *f, Py_ssize_t m,
+                             Py_ssize_t n) noexcept nogil:
     """The (m, n) C-order matrix at ``src`` into ``f`` in Fortran order (LAPACK's)."""
     cdef Py_ssize_t i, j
     for i in range(m):
@@ -75,7 +88,7 @@ cdef inline void _to_fortran(const float *src, float *f, Py_ssize_t m, Py_ssize_
             f[i + j * m] = src[i * n + j]
 
 
-cdef inline void _from_fortran(const float *f, Py_ssize_t ld, float *dst, Py_ssize_t m,
+cdef inline void _from_fortran(const real_t *f, Py_ssize_t ld, real_t *dst, Py_ssize_t m,
                                Py_ssize_t n) noexcept nogil:
     """The leading (m, n) block of the Fortran-order matrix at ``f`` (leading dimension ``ld``)
     into ``dst`` in C order."""
@@ -283,38 +296,65 @@ def gesdd_f32(cnp.ndarray a, cnp.ndarray u, cnp.ndarray s, cnp.ndarray vt):
     jobz "A", or (B, m, k) and (B, k, n), k = min(m, n), for the reduced ones, jobz "S";
     s (B, k)), by sgesdd with the queried optimal work size and 8 k integers, as jaxlib calls
     it.  Returns the LAPACK info of the first failure, or 0."""
+    _check_gesdd(a, u, s, vt, cnp.NPY_FLOAT32, "gesdd_f32", "float32")
+    return _gesdd(<const float *> cnp.PyArray_DATA(a), <float *> cnp.PyArray_DATA(u),
+                  <float *> cnp.PyArray_DATA(s), <float *> cnp.PyArray_DATA(vt), a.shape[0],
+                  a.shape[1], a.shape[2], u.shape[2], vt.shape[1])
+
+
+def gesdd_f64(cnp.ndarray a, cnp.ndarray u, cnp.ndarray s, cnp.ndarray vt):
+    """gesdd_f32 in float64 (dgesdd, as jaxlib calls it)."""
+    _check_gesdd(a, u, s, vt, cnp.NPY_FLOAT64, "gesdd_f64", "float64")
+    return _gesdd(<const double *> cnp.PyArray_DATA(a), <double *> cnp.PyArray_DATA(u),
+                  <double *> cnp.PyArray_DATA(s), <double *> cnp.PyArray_DATA(vt), a.shape[0],
+                  a.shape[1], a.shape[2], u.shape[2], vt.shape[1])
+
+
+cdef _check_gesdd(cnp.ndarray a, cnp.ndarray u, cnp.ndarray s, cnp.ndarray vt, int typenum,
+                  str name, str dtype):
     if not available():
         raise RuntimeError("SciPy's LAPACK entry points are not available")
     for arr in (a, u, s, vt):
-        if cnp.PyArray_TYPE(arr) != cnp.NPY_FLOAT32 or not cnp.PyArray_IS_C_CONTIGUOUS(arr):
-            raise ValueError("gesdd_f32: a, u, s and vt must be C-contiguous float32")
+        if cnp.PyArray_TYPE(arr) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            raise ValueError(f"{name}: a, u, s and vt must be C-contiguous {dtype}")
     if a.ndim != 3 or u.ndim != 3 or vt.ndim != 3 or s.ndim != 2:
-        raise ValueError("gesdd_f32: a, u and vt must be (B, ., .) and s (B, k)")
+        raise ValueError(f"{name}: a, u and vt must be (B, ., .) and s (B, k)")
     cdef Py_ssize_t nb = a.shape[0], m = a.shape[1], n = a.shape[2], k = min(m, n)
-    cdef Py_ssize_t uc = u.shape[2], vr = vt.shape[1], b, i, j
+    cdef Py_ssize_t uc = u.shape[2], vr = vt.shape[1]
     full = uc == m and vr == n
     if u.shape[0] != nb or vt.shape[0] != nb or s.shape[0] != nb or u.shape[1] != m \
             or vt.shape[2] != n or s.shape[1] != k or not (full or (uc == k and vr == k)):
-        raise ValueError("gesdd_f32: u must be (B, m, m) and vt (B, n, n), or (B, m, k) and "
-                         "(B, k, n)")
+        raise ValueError(f"{name}: u must be (B, m, m) and vt (B, n, n), or (B, m, k) and "
+                         f"(B, k, n)")
+
+
+cdef inline void _gesdd_call(char *jobz, int *m, int *n, real_t *a, int *lda, real_t *s,
+                             real_t *u, int *ldu, real_t *vt, int *ldvt, real_t *work,
+                             int *lwork, int *iwork, int *info) noexcept nogil:
+    if real_t is float:
+        _sgesdd(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info)
+    else:
+        _dgesdd(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info)
+
+
+cdef int _gesdd(const real_t *src, real_t *ud, real_t *sd, real_t *vd, Py_ssize_t nb,
+                Py_ssize_t m, Py_ssize_t n, Py_ssize_t uc, Py_ssize_t vr) except -1:
+    """The loop of gesdd_f32 / gesdd_f64 over arrays they checked."""
+    cdef Py_ssize_t k = min(m, n), b
     if m == 0 or n == 0 or nb == 0:
         return 0
-    cdef char jobz = b'A' if full else b'S'
+    cdef char jobz = b'A' if (uc == m and vr == n) else b'S'
     cdef int mi = <int> m, ni = <int> n, lda = <int> m, ldu = <int> m, ldvt = <int> vr
     cdef int info = 0, lwork = -1
-    cdef float wq = 0, dummy = 0
+    cdef real_t wq = 0, dummy = 0
     cdef int idummy = 0
-    _sgesdd(&jobz, &mi, &ni, &dummy, &lda, &dummy, &dummy, &ldu, &dummy, &ldvt, &wq, &lwork,
-            &idummy, &info)
+    _gesdd_call(&jobz, &mi, &ni, &dummy, &lda, &dummy, &dummy, &ldu, &dummy, &ldvt, &wq,
+                &lwork, &idummy, &info)
     lwork = max(1, <int> wq)
-    cdef const float *src = <const float *> cnp.PyArray_DATA(a)
-    cdef float *ud = <float *> cnp.PyArray_DATA(u)
-    cdef float *sd = <float *> cnp.PyArray_DATA(s)
-    cdef float *vd = <float *> cnp.PyArray_DATA(vt)
-    cdef float *f = <float *> malloc(m * n * sizeof(float))
-    cdef float *fu = <float *> malloc(m * uc * sizeof(float))
-    cdef float *fv = <float *> malloc(vr * n * sizeof(float))
-    cdef float *work = <float *> malloc(lwork * sizeof(float))
+    cdef real_t *f = <real_t *> malloc(m * n * sizeof(real_t))
+    cdef real_t *fu = <real_t *> malloc(m * uc * sizeof(real_t))
+    cdef real_t *fv = <real_t *> malloc(vr * n * sizeof(real_t))
+    cdef real_t *work = <real_t *> malloc(lwork * sizeof(real_t))
     cdef int *iwork = <int *> malloc(8 * k * sizeof(int))
     if f == NULL or fu == NULL or fv == NULL or work == NULL or iwork == NULL:
         free(f)
@@ -327,8 +367,8 @@ def gesdd_f32(cnp.ndarray a, cnp.ndarray u, cnp.ndarray s, cnp.ndarray vt):
         with nogil:
             for b in range(nb):
                 _to_fortran(&src[b * m * n], f, m, n)
-                _sgesdd(&jobz, &mi, &ni, f, &lda, &sd[b * k], fu, &ldu, fv, &ldvt, work,
-                        &lwork, iwork, &info)
+                _gesdd_call(&jobz, &mi, &ni, f, &lda, &sd[b * k], fu, &ldu, fv, &ldvt, work,
+                            &lwork, iwork, &info)
                 if info != 0:
                     break
                 _from_fortran(fu, m, &ud[b * m * uc], m, uc)

@@ -238,20 +238,22 @@ def _eigvalsh(a, *, lower):
 
 
 def svd_values(an, full_matrices):
-    """(u, s, vh) of each matrix of ``an`` (..., m, n): NumPy's svd, but finite float32 through
-    SciPy's sgesdd with jaxlib's job and work sizes (JAX's bits; NumPy's build rounds
-    otherwise).  Also the direct path of nx.linalg.svd."""
-    if an.dtype != np.float32 or an.size == 0 or not np.isfinite(an).all():
+    """(u, s, vh) of each matrix of ``an`` (..., m, n): NumPy's svd, but finite float32 and
+    float64 through SciPy's sgesdd / dgesdd with jaxlib's job and work sizes (JAX's bits;
+    NumPy's build rounds otherwise).  Also the direct path of nx.linalg.svd."""
+    real = an.dtype == np.float32 or an.dtype == np.float64
+    if not real or an.size == 0 or not np.isfinite(an).all():
         return np.linalg.svd(an, full_matrices=full_matrices)
     m, n = an.shape[-2:]
     k = min(m, n)
     uc, vr = (m, n) if full_matrices else (k, k)
     stack = np.ascontiguousarray(an).reshape((-1, m, n))
     nb = stack.shape[0]
-    u = np.empty((nb, m, uc), np.float32)
-    s = np.empty((nb, k), np.float32)
-    vh = np.empty((nb, vr, n), np.float32)
-    if lapack_loops.gesdd_f32(stack, u, s, vh):
+    u = np.empty((nb, m, uc), an.dtype)
+    s = np.empty((nb, k), an.dtype)
+    vh = np.empty((nb, vr, n), an.dtype)
+    gesdd = lapack_loops.gesdd_f32 if an.dtype == np.float32 else lapack_loops.gesdd_f64
+    if gesdd(stack, u, s, vh):
         raise np.linalg.LinAlgError("SVD did not converge")
     batch = an.shape[:-2]
     return u.reshape(batch + (m, uc)), s.reshape(batch + (k,)), vh.reshape(batch + (vr, n))

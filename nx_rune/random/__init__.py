@@ -27,16 +27,15 @@ factor, as the kernel XLA runs: YNNPACK's, with its tiles, kernel choices and ch
 its matrix-vector loop, its own loop or Eigen's float64 contraction, built without fused
 multiply-adds; long row sums as its tree reduction splits them), computed here exactly as XLA
 does (``_xla_math``, the kernels' ``xla_math``, traced as the primitives ``xla_math`` and
-``xla_pow``); float32 eigh, svd, qr and cholesky, and multivariate_normal's float64 Cholesky
-factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster upper one), are
-SciPy's LAPACK as jaxlib calls it. From 4,096 elements of a reduction (``ball``'s row sums,
+``xla_pow``); float32 eigh, svd, qr and cholesky, float64 svd, and multivariate_normal's
+float64 Cholesky factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster upper
+one), are SciPy's LAPACK as jaxlib calls it. From 4,096 elements of a reduction (``ball``'s row sums,
 ``dirichlet``'s softmax, ``maxwell``'s norm; under ``vmap`` the whole batch's) XLA hands it
 with the elementwise operations around it to YNNPACK, whose exp, log, log1p and order of
 summation are reproduced too (``_ynn_math``). Not bit for bit (an ulp in some elements): under
 ``vmap(jit(f))`` nx decides the 4,096 rule by one example's size (``jit`` traced ``f`` alone);
-``multivariate_normal`` where its factor, nx.linalg's, is not jaxlib's: float64 ``svd`` from
-about n = 300 (NumPy's dgesdd, where jaxlib calls SciPy's) and float32 ``eigh`` from about
-n = 600. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws differ between
+``multivariate_normal`` with method ``eigh`` in float32 from about n = 600, where nx.linalg's
+factor (SciPy's ssyevd, as jaxlib calls it) differs from JAX's for a reason not yet found. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws differ between
 processor makers; nx reads the same estimate on the processor it runs on.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
