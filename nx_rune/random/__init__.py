@@ -14,29 +14,30 @@ Exact with JAX: ``key``/``PRNGKey``, ``split``, ``fold_in``, ``bits``, ``uniform
 XLA:CPU's fused multiply-add for a non-default range), ``randint``, ``bernoulli``,
 ``permutation``, ``choice`` and ``threefry_2x32``, and in float32 and float64 every continuous
 sampler but those named below: ``normal`` (JAX's erfinv polynomial, fused as XLA fuses it),
-``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``,
-``cauchy``, ``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``,
-``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet``, ``weibull_min``,
-``generalized_normal``, ``ball``, ``orthogonal``, ``multivariate_normal`` (every method, size and
-batch of covariance matrices, n = 1 included, but for the factors named below): their values go
-through XLA:CPU's own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt``
-(what ``a / sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it
-calls, its contractions into fused multiply-adds (and the sqrt(2) its simplifier moves onto a
-1 x 1 factor) and its reduction orders (multivariate_normal's dots, a batch of them factor by
-factor, as the kernel XLA runs: YNNPACK's, with its tiles, kernel choices and chunks of the sum,
-its matrix-vector loop, its own loop or Eigen's float64 contraction, built without fused
+``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``, ``cauchy``,
+``pareto``, ``lognormal``, ``rayleigh``, ``wald``, ``maxwell``, ``gamma``, ``loggamma``,
+``beta``, ``chisquare``, ``f``, ``t``, ``dirichlet``, ``weibull_min``, ``generalized_normal``,
+``ball``, ``orthogonal``, ``multivariate_normal`` (every method, size and batch of covariance
+matrices, n = 1 included, but for the factors named below): their values go through XLA:CPU's
+own ``exp``, ``log1p``, float32 ``log`` and ``erf`` and its scalar ``rsqrt`` (what ``a /
+sqrt(b)`` becomes), the C library's ``log``, ``tan``, ``pow`` and float64 ``erf`` it calls, its
+contractions into fused multiply-adds (and the sqrt(2) its simplifier moves onto a 1 x 1
+factor) and its reduction orders (multivariate_normal's dots, a batch of them factor by factor,
+as the kernel XLA runs: YNNPACK's, with its tiles, kernel choices and chunks of the sum, its
+matrix-vector loop, its own loop or Eigen's float64 contraction, built without fused
 multiply-adds; long row sums as its tree reduction splits them), computed here exactly as XLA
 does (``_xla_math``, the kernels' ``xla_math``, traced as the primitives ``xla_math`` and
 ``xla_pow``); float32 eigh, svd, qr and cholesky, float64 svd, and multivariate_normal's
-float64 Cholesky factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster upper
-one), are SciPy's LAPACK as jaxlib calls it. From 4,096 elements of a reduction (``ball``'s row sums,
-``dirichlet``'s softmax, ``maxwell``'s norm; under ``vmap`` the whole batch's) XLA hands it
-with the elementwise operations around it to YNNPACK, whose exp, log, log1p and order of
-summation are reproduced too (``_ynn_math``). Not bit for bit (an ulp in some elements): under
-``vmap(jit(f))`` nx decides the 4,096 rule by one example's size (``jit`` traced ``f`` alone);
-``multivariate_normal`` with method ``eigh`` in float32 from about n = 600, where nx.linalg's
-factor (SciPy's ssyevd, as jaxlib calls it) differs from JAX's for a reason not yet found. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws differ between
-processor makers; nx reads the same estimate on the processor it runs on.
+float64 Cholesky factor (dpotrf's lower variant, where nx.linalg.cholesky takes the faster
+upper one), are SciPy's LAPACK as jaxlib calls it. From 4,096 elements of a reduction
+(``ball``'s row sums, ``dirichlet``'s softmax, ``maxwell``'s norm; under ``vmap`` the whole
+batch's) XLA hands it with the elementwise operations around it to YNNPACK, whose exp, log,
+log1p and order of summation are reproduced too (``_ynn_math``). Not bit for bit (an ulp in
+some elements): under ``vmap(jit(f))`` nx decides the 4,096 rule by one example's size (``jit``
+traced ``f`` alone); ``multivariate_normal`` with method ``eigh`` in float32 from about n =
+600, where nx.linalg's factor (SciPy's ssyevd, as jaxlib calls it) differs from JAX's for a
+reason not yet found. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws
+differ between processor makers; nx reads the same estimate on the processor it runs on.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 
