@@ -851,14 +851,30 @@ def xla_math(op, x, y=None):
     which XLA's compiled code calls; "rsqrt" XLA's scalar rsqrt (the processor's estimate refined, see
     ``nx_rt_xla_rsqrt32``); "ynn_exp", "ynn_log" and "ynn_log1p" YNNPACK's, which XLA runs
     in the fusions it hands to YNNPACK (``xla_math_ynn.h``).  ``y``: pow's exponent, an array of x's dtype and shape.  Returns a
-    new array of x's dtype and shape."""
+    new array of x's dtype and shape.
+
+    float16 as XLA:CPU computes it where the processor has no float16 arithmetic (it widens
+    each operation to float32 and rounds the result back): the float32 function of the widened
+    value, rounded once.  XLA's compiled code calls the C library's logf, expf, tanf and powf
+    there, and its own float32 log1p, erf and rsqrt; the float32 functions here round to the
+    same float16 for every float16 argument (XLA's float32 log and exp and the C library's
+    agree to the float16 rounding on all 65,536 of them).  A float16 argument widens to a
+    normal float32, so the flushing of float32 denormals changes no float16 result."""
     if not isinstance(op, str) or op not in _XLA_MATH_OPS:
         raise ValueError(f"op must be one of {sorted(_XLA_MATH_OPS)}, got {op!r}")
-    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"x must be a float32 or float64 NumPy array, got {type(x).__name__}"
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.float16, np.float32, np.float64):
+        raise TypeError(f"x must be a float16, float32 or float64 NumPy array, got "
+                        f"{type(x).__name__}"
                         + (f" of {x.dtype}" if isinstance(x, np.ndarray) else ""))
     if (op == "pow") != (y is not None):
         raise TypeError("y must be given for pow (and only for pow)")
+    if x.dtype == np.float16:
+        if y is not None and (not isinstance(y, np.ndarray) or y.dtype != x.dtype
+                              or y.shape != x.shape):
+            raise TypeError(f"y must be a NumPy array of x's dtype {x.dtype} and shape "
+                            f"{x.shape}")
+        return xla_math(op, x.astype(np.float32),
+                        None if y is None else y.astype(np.float32)).astype(np.float16)
     a = np.asarray(x, order="C")
     b = a
     if y is not None:

@@ -21,7 +21,7 @@ from nx_rune.random._common import (
     _traced,
     _val,
 )
-from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.random._continuous import _float_param, _key_pair, _split_pair, exponential
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
 from nx_rune.random._ynn import dot_tile_k
 from nx_rune.random._ynn_math import (
@@ -310,7 +310,7 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
         e = -ynn_log1p(-uniform(k2, shape, dt))
     else:
         e = exponential(k2, shape, dt)
-    pv = _F.asarray(np.asarray(p, dt))
+    pv = _float_param(p, "p", dt)     # traced p: differentiable, as JAX's
     # p is traced in JAX's sampler, so XLA keeps its pows (the C library's; no rewrite into
     # sqrt/rsqrt at p = 2; from 4,096 values XLA hands them to YNNPACK with the row sums,
     # whose pow is the C library's too)
