@@ -3,7 +3,7 @@
 The golden values come from jax 0.10.2 (CPU, an AMD EPYC with AVX-512 but no float16
 arithmetic), ``jax.random.<name>(PRNGKey(11), ...)`` with the arguments of ``_samplers``, in x32
 mode (and x64 mode, where the weak types of Python scalars change the values), stored as the
-float16 (float32) bit patterns in hex.  XLA:CPU computes float16 by widening every operation to
+bit patterns in hex.  XLA:CPU computes float16 by widening every operation to
 float32 and rounding its result back: arithmetic rounds once per operation (no fused
 multiply-adds), its log, exp, tan and pow call the C library's logf, expf, tanf and powf, and
 log1p, erf and rsqrt are its float32 approximations; JAX sums float16 in float32.  The CRC-32s
@@ -33,6 +33,8 @@ def _samplers(x64):
             "weibull_min": lambda k: nxr.weibull_min(k, 1.5, 0.7, (N,), F16),
             "weibull_min_f32": lambda k: nxr.weibull_min(k, 1.5, 0.7, (N,), np.float32),
             "t": lambda k: nxr.t(k, 4.0, (N,), F16),
+            "lognormal": lambda k: nxr.lognormal(k, 0.8, (N,), F16),
+            "lognormal_f64": lambda k: nxr.lognormal(k, 0.8, (24,), np.float64),
         }
     return {
         "gamma_a2": lambda k: nxr.gamma(k, 2.0, (N,), F16),
@@ -53,10 +55,15 @@ def _samplers(x64):
         "exponential": lambda k: nxr.exponential(k, (N,), F16),
         "pareto": lambda k: nxr.pareto(k, 2.0, (N,), F16),
         "cauchy": lambda k: nxr.cauchy(k, (N,), F16),
+        # XLA folds a broadcast sigma into the normal's factor sqrt(2): every float dtype
+        "lognormal": lambda k: nxr.lognormal(k, 0.8, (N,), F16),
+        "lognormal_f32": lambda k: nxr.lognormal(k, 0.8, (N,), np.float32),
+        "lognormal_f32_rows": lambda k: nxr.lognormal(
+            k, np.array([0.3, 0.7, 1.9], np.float32), (8, 3), np.float32),
     }
 
 
-# jax 0.10.2: (dtype, shape, the values' bits in hex)
+# jax 0.10.2: (dtype, shape, the values' bits in hex); lognormal also float32/float64
 GOLDEN = {False: {
     'gamma_a2': ('float16', (48,),
         'e54549357b362038b53e9736bf3e233ce43c3740cc40233c8f3e303cbd3a7244f343963fdb44a640'
@@ -130,6 +137,20 @@ GOLDEN = {False: {
         'cdb81c3285b20c3be9baa5c59ec8333145c1bdb882c08fb4393a4bc0ca3d6dac703c943c333ce2c3'
         '653d8428924471b3cbaf5ebd9ab1e2c8314754390a471f3d383966b7992e8b38bd561ec2983b6048'
         'f93b8b394a38ab3a09bd36ba223842c0'),
+    'lognormal': ('float16', (48,),
+        '9939833c083b873eef38743463336f3c1d369f398d36b03a3b3eb2360340a73b2a3f413f013f2935'
+        'c73f173c9542e83a663b1f38283b3d33d943e83dc8439b3fdd3d073a453c9e3da248bd35b73e3944'
+        'd93efc3d853d643e3c382139773db736'),
+    'lognormal_f32': ('float32', (48,),
+        'd836063f86de413e67b3cf3fad193a3fd5fe9f3fec7f2c3f76b1473e652f094049037b3facd4ed40'
+        '88bcae3fc46d8e3f8a663d4038703640ace6353f665dd63f615fe63faa2baf3eda6bb73f006b4940'
+        '295c6e3fc250a33ff997e23fcbc97d3f08816e3f6d72303f2ef6e23e86039d3ff3d6e53e371ae33f'
+        '03e0153f7faf8340a3cc693fde3335404a84f13e176fea3e8d1e733f2c95943faaef893ff46c773f'
+        'b038a43effe03c40e6a2173fc407693f29c10d403130343fabfece3fcf326240'),
+    'lognormal_f32_rows': ('float32', (8, 3),
+        '98f1483ff5b36e3e5a0e4a406225633f4c989b3f087bc83e12ae0a3fb56df93f5050743fc1c80740'
+        '9611a83ffaf5a43fff44c03f2e0c2040da68e33e644e9b3f6e0ed63f4b56a03dbe7c923f7b862e40'
+        '8a12583f0f3f8c3f17fbd23f3dc77a3f'),
 }, True: {
     'gamma_a07': ('float16', (48,),
         '87400532a233c5342e2f7231c235e536a53a02339e2d3935a532bf3854315b411340bb210542e330'
@@ -153,18 +174,31 @@ GOLDEN = {False: {
         '4fc12ec10335314069c01cbf492c083eb0b19bb574af0134adb60c44ef41dfaeff38773c0b3a13b1'
         'dd3866bb412ce53aefb61b3b9a25d13c62b013b373bb11b135255b366ac272b80e31df36c12d21be'
         '83bc10b42a40183f48b805c234bc8038'),
+    'lognormal_f64': ('float64', (24,),
+        '8b071ac08915ed3feae2d68cc78308401c20519e860600406a66c56a0930fc3fc3467d419f131540'
+        'ad3d6785a957db3fb7b0d1e92f86d53fed4d792903a5f23fc9b435a23af400409838d7b5f94fc93f'
+        '1c25779499defb3f0fac37859ef2d73f9894a9458e0ed53f0466809775bac93f404cdd1ef15be03f'
+        '086f8a42629e0240bec7a42517a7d83f18a2bea6dc94e73f42437710b8c4e33f8277d441a3c8ed3f'
+        '400650caf2d4f03fc9a1b72680bcfe3f4c22d42f3770ee3f0baaa6b4e8ba0c40'),
+    'lognormal': ('float16', (48,),
+        '9939833c083b873eef38743463336f3c1d369f398d36b03a3b3eb2360340a73b2a3f413f013f2935'
+        'c73f173c9542e83a663b1f38283b3d33d943e83dc8439b3fdd3d073a453c9e3da248bd35b73e3944'
+        'd93efc3d853d643e3c382139773db736'),
 }}
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _golden(x64, name):
     dt, shape, hx = GOLDEN[x64][name]
-    bits = np.frombuffer(bytes.fromhex(hx), np.uint16 if dt == "float16" else np.uint32)
+    bits = np.frombuffer(bytes.fromhex(hx), _UINT[np.dtype(dt).itemsize])
     return bits.view(dt).reshape(shape)
 
 
 def _bits(a):
     a = np.asarray(a)
-    return a.view(np.uint16 if a.dtype == F16 else np.uint32)
+    return a.view(_UINT[a.dtype.itemsize])
 
 
 @pytest.mark.parametrize("x64, name", [(x64, n) for x64 in (False, True) for n in GOLDEN[x64]],

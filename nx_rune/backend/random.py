@@ -670,13 +670,33 @@ def _rayleigh(k, shape, dtype):
     return np.sqrt(_xla_math("log", _uniform(k, shape, dtype)) * dtype.type(-2))
 
 
-# The samplers of threefry_sample by name; the last five take no parameters and are the
-# transcendental part of JAX's samplers of those names, whose XLA functions (log1p, log, tan)
-# only a kernel reproduces (so a traced key draws them through the primitive as well).
+def _erfinv_draws(k, shape, dtype):
+    """JAX's normal draws before their factor sqrt(2): erf_inv of the uniforms on
+    [nextafter(-1, 0), 1) (lognormal's: XLA folds its sigma into that factor).  float32 and
+    float64 in the fused kernels with the factor 1 (exact), float16 in float32 rounded back."""
+    lo, one = np.asarray(_normal_lo(dtype)), np.asarray(dtype.type(1))
+
+    def reference(bits):
+        return _erfinv(_uniform_from_bits(bits, dtype, lo, one), dtype).astype(dtype)
+
+    prm = _range_params(dtype, lo, one)
+    if dtype == _F32:
+        return _fused32(k, shape, reference, "normal", lo=prm[0], span=prm[1], scale=1.0)
+    if dtype == _F64 and not isinstance(k, np.ndarray):
+        x, sq = _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], True, square=True)
+        _K.erfinv_f64(x, _K.xla_math("log1p", sq), scale=1.0)
+        return x.reshape(shape)
+    return reference(_random_bits(k, np.finfo(dtype).bits, shape)).reshape(shape)
+
+
+# The samplers of threefry_sample by name; the last six take no parameters and are the
+# transcendental part of JAX's samplers of those names (erfinv: lognormal's normal before its
+# factor), whose XLA functions (log1p, log, tan, erf_inv) only a kernel reproduces fast (so a
+# traced key draws them through the primitive as well).
 _SAMPLE_DISTS = ("uniform", "normal", "truncated_normal", "gumbel", "exponential", "laplace",
-                 "logistic", "cauchy", "rayleigh")
+                 "logistic", "cauchy", "rayleigh", "erfinv")
 _PLAIN_DISTS = {"exponential": _exponential, "laplace": _laplace, "logistic": _logistic,
-                "cauchy": _cauchy, "rayleigh": _rayleigh}
+                "cauchy": _cauchy, "rayleigh": _rayleigh, "erfinv": _erfinv_draws}
 
 
 def _sample(k, dist, shape, dtype, params):

@@ -24,7 +24,7 @@ XLA_MATH_OPS = ("exp", "log", "log1p", "tan", "rsqrt", "erf", "ynn_exp", "ynn_lo
 def _float_array(t, name):
     a = t._np()
     if a.dtype not in (np.float16, np.float32, np.float64):
-        raise TypeError(f"{name} must be float16, float32 or float64, got {a.dtype}")
+        raise TypeError(f"{name} must be float32 or float64 (or float16), got {a.dtype}")
     return a
 
 

@@ -18,10 +18,10 @@ import math
 import numpy as np
 
 from nx_rune import frontend as _F
-from nx_rune.backend.random import _sample
+from nx_rune.backend.random import _SQRT2, _sample
+from nx_rune.config import x64_enabled
 from nx_rune.dtypes import default_float
 from nx_rune.random._bits import normal, uniform
-from nx_rune.config import x64_enabled
 from nx_rune.random._common import (
     _check_param_shape,
     _dtype,
@@ -155,11 +155,16 @@ def lognormal(key: ArrayLike, sigma: ArrayLike = np.float32(1), shape: ShapeLike
               dtype: DTypeLike = None) -> Array:
     """Log-normal samples ``exp(sigma * n)``: Tensor of ``shape`` (default sigma's), float
     ``dtype``; differentiable in ``sigma``."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "lognormal")
     sigma = _float_param(sigma, "sigma", dt)
     shape = _shape_for("lognormal", shape, sigma)
-    return exp_f(normal(k, shape, dt) * sigma)
+    if tuple(sigma.shape) != shape:
+        # JAX's exp(normal * sigma) with normal = erf_inv(u) * sqrt(2): where sigma is
+        # broadcast, XLA's simplifier folds the two broadcast factors into one,
+        # erf_inv(u) * (sigma * sqrt(2)), each product rounded
+        return exp_f(_draw(k, "erfinv", shape, dt) * (sigma * dt.type(_SQRT2)))
+    return exp_f(normal(_key_pair(k), shape, dt) * sigma)
 
 
 def rayleigh(key: ArrayLike, scale: ArrayLike, shape: ShapeLike | None = None,

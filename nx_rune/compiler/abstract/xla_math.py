@@ -15,8 +15,8 @@ from nx_rune.compiler.abstract._core import register_elementwise
 def _float_dtype(avals, **params):
     for a in avals:
         if np.dtype(a.dtype) not in (np.float16, np.float32, np.float64):
-            raise TypeError(f"xla math: operands must be float16, float32 or float64, got "
-                            f"{a.dtype}")
+            raise TypeError(f"xla math: operands must be float32 or float64 (or float16), "
+                            f"got {a.dtype}")
     if any(a.dtype != avals[0].dtype for a in avals[1:]):
         raise TypeError("xla_pow: x and y must have one dtype, got "
                         f"{avals[0].dtype} and {avals[1].dtype}")
