@@ -35,6 +35,7 @@ def _samplers(x64):
             "t": lambda k: nxr.t(k, 4.0, (N,), F16),
             "lognormal": lambda k: nxr.lognormal(k, 0.8, (N,), F16),
             "lognormal_f64": lambda k: nxr.lognormal(k, 0.8, (24,), np.float64),
+            "ball_p07_f32": lambda k: nxr.ball(k, 3, 0.7, (8,), np.float32),
         }
     return {
         "gamma_a2": lambda k: nxr.gamma(k, 2.0, (N,), F16),
@@ -60,6 +61,10 @@ def _samplers(x64):
         "lognormal_f32": lambda k: nxr.lognormal(k, 0.8, (N,), np.float32),
         "lognormal_f32_rows": lambda k: nxr.lognormal(
             k, np.array([0.3, 0.7, 1.9], np.float32), (8, 3), np.float32),
+        "dirichlet": lambda k: nxr.dirichlet(k, np.array([0.5, 1.5, 3.0], F16), (16,), F16),
+        "dirichlet_wide": lambda k: nxr.dirichlet(k, np.full((40,), 0.1, F16), (2,), F16),
+        "ball": lambda k: nxr.ball(k, 3, 2.0, (16,), F16),
+        "ball_p07": lambda k: nxr.ball(k, 3, 0.7, (16,), F16),
     }
 
 
@@ -151,6 +156,23 @@ GOLDEN = {False: {
         '98f1483ff5b36e3e5a0e4a406225633f4c989b3f087bc83e12ae0a3fb56df93f5050743fc1c80740'
         '9611a83ffaf5a43fff44c03f2e0c2040da68e33e644e9b3f6e0ed63f4b56a03dbe7c923f7b862e40'
         '8a12583f0f3f8c3f17fbd23f3dc77a3f'),
+    'dirichlet': ('float16', (16, 3),
+        'aa384d2bc335a92d11387536de2b2533b839ae25b937ec379c2894346d390f343736b8350334ca31'
+        '8c384d25e129783bcf33fb342037f631d12ea8395d320628293a76259d3485394c1e5a34c739a334'
+        '402fc738f51e643740380d2e4e361738'),
+    'dirichlet_wide': ('float16', (2, 40),
+        'b21e0a276524ad240000e815b102411ac32e05000000260f1100c526ee00d22f912800001c310000'
+        '002f10000e01252d39249e1ef9050a2ad505c900a4240000cf083800a5280000000012310800fd19'
+        '581d1f010200000066053d20030022002a10202e591149228413140100000000f016000001007619'
+        'e004d621d81a1d2c9c224300d302d81c33251038f30f09245f28740840322a0000150000b0015604'),
+    'ball': ('float16', (16, 3),
+        '1b3ae0285997253603af77aeb3b9c2364eb6da3aaab09ab6fb34aeb94b3153af9da85fb23db60130'
+        'c72c4838e6b371b806b913b3ebb77e384336e0385b38d63813a01235f4b2a438d02b593b2db6aa34'
+        '243531ba5bac07b7d2b99236402f8634'),
+    'ball_p07': ('float16', (16, 3),
+        '57352c30bdb04d2fcdb326a0a1b9c828f0a42e35f6b00db0322b2cb5a32feaa2f6a398b4adb56a33'
+        'd5248b3760ac2bacc8b21db158ae183126315c33f02e7b3394b05836a8a3f62df12cc73644b1c82c'
+        '6b3370b4a4ae43aeadb511311a30cf28'),
 }, True: {
     'gamma_a07': ('float16', (48,),
         '87400532a233c5342e2f7231c235e536a53a02339e2d3935a532bf3854315b411340bb210542e330'
@@ -184,6 +206,10 @@ GOLDEN = {False: {
         '9939833c083b873eef38743463336f3c1d369f398d36b03a3b3eb2360340a73b2a3f413f013f2935'
         'c73f173c9542e83a663b1f38283b3d33d943e83dc8439b3fdd3d073a453c9e3da248bd35b73e3944'
         'd93efc3d853d643e3c382139773db736'),
+    'ball_p07_f32': ('float32', (8, 3),
+        '26e4e2bda219913da1f890be76e60a3e66e8173fb5d28f3c2d4adbbde1da3e3ef37189bea40bfb3c'
+        '9e696abed005a3be91968ebda91d96be42dc33bce15ee8be5102fbbc9d47283eb1fe10bd3d8590be'
+        '4277993d73cedb3c9cff2fbeb7e420bd'),
 }}
 
 

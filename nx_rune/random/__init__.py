@@ -43,14 +43,13 @@ log, exp, tan and pow are the C library's logf, expf, tanf and powf, log1p, erf 
 own float32 ones; JAX sums float16 in float32), bit for bit in ``uniform``, ``normal``,
 ``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``, ``cauchy``,
 ``rayleigh``, ``pareto``, ``lognormal``, ``weibull_min``, ``wald``, ``triangular``, ``maxwell``,
-``double_sided_maxwell``, ``gamma``, ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t`` and
-``generalized_normal``; ``1 / p`` of weibull_min and generalized_normal is rounded in the
-parameter's own precision first, as JAX computes it (float32 for a Python float with x64 off);
-a broadcast ``sigma`` of lognormal multiplies erf_inv(u) as ``sigma * sqrt(2)``, the one
-factor XLA folds the two into (every float dtype).
-Not bit for bit in float16 (an ulp in some draws): ``dirichlet`` and ``ball`` (their float16
-sums and softmax).  On a processor with AVX512-FP16 XLA computes float16 natively, which nx
-does not reproduce.
+``double_sided_maxwell``, ``gamma``, ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``,
+``generalized_normal``, ``dirichlet`` and ``ball`` (their row sums in float32, rounded once);
+``1 / p`` of weibull_min, generalized_normal and ball is rounded in the parameter's own
+precision first, as JAX computes it (float32 for a Python float with x64 off); a broadcast
+``sigma`` of lognormal multiplies erf_inv(u) as ``sigma * sqrt(2)``, the one factor XLA folds
+the two into (every float dtype).  On a processor with AVX512-FP16 XLA computes float16
+natively (and contracts its multiply-adds), which nx does not reproduce.
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 
