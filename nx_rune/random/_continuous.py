@@ -9,7 +9,12 @@ key eagerly and a traced one as a primitive, the same kernel; the rest is writte
 operations, so one code path serves concrete keys (eager), traced keys and parameters (jit,
 vmap, grad); exp is XLA's own (``_xla_math.exp_f``) and weibull_min's pow the C library's as
 XLA calls it (the primitive ``xla_pow``).  So all are bit-exact with JAX 0.10.2 on CPU in
-float32 and float64.
+float32 and float64, and in float16 as XLA:CPU computes it without float16 arithmetic (each
+operation widened to float32 and rounded back, the functions as ``nx_rune.backend.random``'s
+``_xla_math``).  Where XLA's simplifier rewrites JAX's chain (lognormal's broadcast sigma
+folded into the normal's sqrt(2)) the chain here is the rewritten one, and where JAX computes
+on a parameter before it meets the sample dtype (weibull_min's ``1 / concentration``, a Python
+float being a weak float32 with x64 off) so does the chain here.
 """
 from __future__ import annotations
 
