@@ -49,6 +49,7 @@ cdef extern from *:
         int op;
         float lo, span;              /* u = max(lo, float32(f * span + lo)) */
         float clip_lo, clip_hi;      /* truncated normal: the final clip */
+        float scale;                 /* normal: scale * erfinv(u) (sqrt(2); 1: erfinv alone) */
     } nx_rt_params32;
 
     typedef struct {
@@ -370,15 +371,16 @@ cdef extern from *:
         return (float)p;
     }
 
-    /* sqrt(2) * erfinv(x) in float32, every branch (the loops take w < 5 and fix the rest). */
+    /* scale * erfinv(x) in float32 (scale sqrt(2): the normal), every branch (the loops take
+       w < 5 and fix the rest). */
     NX_RT_EXACT
-    static float nx_rt_sqrt2_erfinv32(float x, int *hard) {
+    static float nx_rt_sqrt2_erfinv32(float x, int *hard, float scale) {
         float w = nx_rt_neglog1p32(x * -x, hard);
         int large = w >= 5.0f;
         float t = large ? sqrtf(w) - 3.0f : w - 2.5f;
         float p = nx_rt_horner32(t, nx_rt_erfinv32_c[large]);
         float e = fabsf(x) == 1.0f ? x * INFINITY : p * x;
-        return 1.41421356f * e;
+        return scale * e;
     }
 
     static inline float nx_rt_unit32(uint32_t b) {
@@ -398,7 +400,7 @@ cdef extern from *:
     NX_RT_CLONES NX_RT_EXACT
     static Py_ssize_t nx_rt_chunk32(const nx_rt_params32 *prm, const uint32_t *bits, float *out,
                                     Py_ssize_t n, uint8_t *flags) {
-        const float lo = prm->lo, span = prm->span;
+        const float lo = prm->lo, span = prm->span, scale = prm->scale;
         Py_ssize_t j, nf = 0;
         switch (prm->op) {
         case NX_RT_UNIT:
@@ -419,7 +421,7 @@ cdef extern from *:
                 float p = nx_rt_horner32(w - 2.5f, nx_rt_erfinv32_c[0]);
                 float e1 = x * INFINITY, e0 = p * x;
                 float e = nx_rt_self(fabsf(x) == 1.0f, e1, e0);
-                out[j] = 1.41421356f * e;
+                out[j] = scale * e;
                 flags[j] = (uint8_t)(hard | (large << 1));
                 nf += hard | large;
             }
@@ -520,30 +522,30 @@ cdef extern from *:
         return z < b ? z : b;
     }
 
-    /* sqrt(2) * erfinv(x) in float64 from x and l = log1p(x * -x), every branch. */
+    /* scale * erfinv(x) in float64 from x and l = log1p(x * -x), every branch. */
     NX_RT_EXACT
-    static double nx_rt_sqrt2_erfinv64(double x, double l) {
+    static double nx_rt_sqrt2_erfinv64(double x, double l, double scale) {
         double w = -l;
         int row = (w >= 6.25) + (w >= 16.0);
         double root = sqrt(w);
         double t = row == 2 ? root - 5.0 : row == 1 ? root - 3.25 : w - 3.125;
         double p = nx_rt_horner64(t, nx_rt_erfinv64_c[row]);
         double e = fabs(x) == 1.0 ? x * INFINITY : p * x;
-        return 1.4142135623730951 * e;
+        return scale * e;
     }
 
-    /* x[j] <- sqrt(2) * erfinv(x[j]) given l[j] = log1p(x[j] * -x[j]), for n <= 1024; the
+    /* x[j] <- scale * erfinv(x[j]) given l[j] = log1p(x[j] * -x[j]), for n <= 1024; the
        rows with w >= 6.25 (need a sqrt; rare) are done one by one after the loop, which
        vectorizes. */
     NX_RT_CLONES NX_RT_EXACT
-    static void nx_rt_erfinv64(double *x, const double *l, Py_ssize_t n) {
+    static void nx_rt_erfinv64(double *x, const double *l, Py_ssize_t n, double scale) {
         uint8_t large[1024];
         Py_ssize_t j, nlarge = 0;
         for (j = 0; j < n; j++) {
             double w = -l[j], xj = x[j];
             double p = nx_rt_horner64(w - 3.125, nx_rt_erfinv64_c[0]);
             double e1 = xj * INFINITY, e0 = p * xj;
-            double r = 1.4142135623730951 * nx_rt_sel(fabs(xj) == 1.0, e1, e0);
+            double r = scale * nx_rt_sel(fabs(xj) == 1.0, e1, e0);
             uint8_t big = w >= 6.25;
             large[j] = big;
             nlarge += big;
@@ -552,7 +554,7 @@ cdef extern from *:
         if (nlarge)
             for (j = 0; j < n; j++)
                 if (large[j])
-                    x[j] = nx_rt_sqrt2_erfinv64(x[j], l[j]);
+                    x[j] = nx_rt_sqrt2_erfinv64(x[j], l[j], scale);
     }
 
     NX_RT_CLONES NX_RT_EXACT
@@ -585,11 +587,11 @@ cdef extern from *:
     int NX_RT_UNIT, NX_RT_UNIFORM, NX_RT_NORMAL, NX_RT_TRUNCNORM, NX_RT_GUMBEL
     ctypedef struct nx_rt_params32:
         int op
-        float lo, span, clip_lo, clip_hi
+        float lo, span, clip_lo, clip_hi, scale
     ctypedef struct nx_rt_params64:
         double lo, span
         int ranged
-    float nx_rt_sqrt2_erfinv32(float x, int* hard) noexcept nogil
+    float nx_rt_sqrt2_erfinv32(float x, int* hard, float scale) noexcept nogil
     Py_ssize_t nx_rt_chunk32(const nx_rt_params32* prm, const uint32_t* bits, float* out,
                              Py_ssize_t n, uint8_t* flags) noexcept nogil
     void nx_rt_clip_chunk32(float* out, Py_ssize_t n, float a, float b) noexcept nogil
@@ -597,7 +599,7 @@ cdef extern from *:
     float nx_rt_unit32(uint32_t b) noexcept nogil
     void nx_rt_uniform64(const nx_rt_params64* prm, const uint64_t* bits, double* out,
                          double* sq, Py_ssize_t n) noexcept nogil
-    void nx_rt_erfinv64(double* x, const double* l, Py_ssize_t n) noexcept nogil
+    void nx_rt_erfinv64(double* x, const double* l, Py_ssize_t n, double scale) noexcept nogil
     void nx_rt_clip_chunk64(double* out, Py_ssize_t n, double a, double b) noexcept nogil
     void nx_rt_record(int64_t* lst, Py_ssize_t cap, Py_ssize_t* count, int64_t i) noexcept nogil
     void nx_rt_xla_log_array32(const float* x, float* out, Py_ssize_t n, int log1p) noexcept nogil
@@ -638,6 +640,7 @@ ctypedef struct Sample64Job:
     double* out
     double* sq                    # NULL, or where x * -x goes
     const double* l               # erfinv pass: log1p(x * -x)
+    double scale                  # erfinv pass: x <- scale * erfinv(x)
     int clip
     double clip_lo, clip_hi
 
@@ -662,7 +665,7 @@ cdef void _sample32_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept
             for j in range(m):
                 if flags[j] & NX_RT_FLAG_LARGE:
                     x = nx_rt_scale32(nx_rt_unit32(b[j]), job.prm.lo, job.prm.span)
-                    job.out[s + j] = nx_rt_sqrt2_erfinv32(x, &hard)
+                    job.out[s + j] = nx_rt_sqrt2_erfinv32(x, &hard, job.prm.scale)
                 if flags[j] & NX_RT_FLAG_HARD:
                     nx_rt_record(job.hard, HARD_CAP, &job.hard_n, s + j)
         if job.prm.op == NX_RT_TRUNCNORM:
@@ -686,7 +689,7 @@ cdef void _erfinv64_span(const void* ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept
     cdef Py_ssize_t s = lo, m
     while s < hi:
         m = min(<Py_ssize_t>CHUNK, hi - s)
-        nx_rt_erfinv64(job.out + s, job.l + s, m)
+        nx_rt_erfinv64(job.out + s, job.l + s, m, job.scale)
         if job.clip:
             nx_rt_clip_chunk64(job.out + s, m, job.clip_lo, job.clip_hi)
         s += m
@@ -704,9 +707,10 @@ def _check_float(x, name):
     return float(x)
 
 
-cdef object _run32(Sample32Job* job, Py_ssize_t n, op, lo, span, clip_lo, clip_hi):
+cdef object _run32(Sample32Job* job, Py_ssize_t n, op, lo, span, clip_lo, clip_hi, scale):
     """Run the float32 sampler job over n elements: (out, hard indices or None)."""
     job.prm.op = _check_op32(op)
+    job.prm.scale = _check_float(scale, "scale")
     job.prm.lo = _check_float(lo, "lo")
     job.prm.span = _check_float(span, "span")
     job.prm.clip_lo = _check_float(clip_lo, "clip_lo")
@@ -722,12 +726,14 @@ cdef object _run32(Sample32Job* job, Py_ssize_t n, op, lo, span, clip_lo, clip_h
     return out, np.sort(hard[:job.hard_n])
 
 
-def sample_f32(k0, k1, n, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0):
+def sample_f32(k0, k1, n, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0,
+               scale=1.4142135623730951):
     """float32 samples of the iota stream (see ``iota_bits32``) in one pass: (out, hard).
 
     Element i: f = the unit float of bits i (``(b >> 9) | 1.0`` less 1); ``op`` "unit": f;
     "uniform": ``max(lo, float32(f * span + lo))``; "normal" / "truncated_normal":
-    ``sqrt(2) * erfinv(u)`` of that u (then clipped to [clip_lo, clip_hi]); "gumbel":
+    ``scale * erfinv(u)`` of that u (``scale`` float32, sqrt(2) by default; then clipped to
+    [clip_lo, clip_hi]); "gumbel":
     ``-log(-log(u))``, the log and log1p XLA:CPU's float32 ones.  Every step rounds as
     nx_rune.random's NumPy reference does.  ``hard`` (int64, sorted) lists elements for the
     caller to recompute (none with these transforms); None when there were more than 4096.
@@ -739,10 +745,11 @@ def sample_f32(k0, k1, n, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0):
     n = _check_count(n)
     job.start = 0
     job.bits = NULL
-    return _run32(&job, n, op, lo, span, clip_lo, clip_hi)
+    return _run32(&job, n, op, lo, span, clip_lo, clip_hi, scale)
 
 
-def transform_f32(bits, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0):
+def transform_f32(bits, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0,
+                  scale=1.4142135623730951):
     """``sample_f32``'s transform applied to given bits: a 1-D uint32 array.  (out, hard)."""
     _check_u32_array(bits, "bits")
     if bits.ndim != 1:
@@ -752,7 +759,7 @@ def transform_f32(bits, op, lo=0.0, span=0.0, clip_lo=0.0, clip_hi=0.0):
     job.k0 = job.k1 = 0
     job.start = 0
     job.bits = <const uint32_t*>cnp.PyArray_DATA(bits)
-    return _run32(&job, bits.shape[0], op, lo, span, clip_lo, clip_hi)
+    return _run32(&job, bits.shape[0], op, lo, span, clip_lo, clip_hi, scale)
 
 
 def uniform_f64(k0, k1, n, lo=0.0, span=1.0, ranged=False, square=False):
@@ -783,9 +790,10 @@ def _check_f64_vector(x, name):
         raise TypeError(f"{name} must be a 1-D C-contiguous float64 numpy.ndarray")
 
 
-def erfinv_f64(x, l, clip_lo=None, clip_hi=None):
-    """In place: ``x <- sqrt(2) * erfinv(x)`` in float64 given ``l = log1p(x * -x)`` (Giles'
-    three branches, as nx_rune.random evaluates them), then clipped to [clip_lo, clip_hi] when
+def erfinv_f64(x, l, clip_lo=None, clip_hi=None, scale=1.4142135623730951):
+    """In place: ``x <- scale * erfinv(x)`` in float64 given ``l = log1p(x * -x)`` (Giles'
+    three branches, as nx_rune.random evaluates them; ``scale`` sqrt(2) by default: the
+    normal), then clipped to [clip_lo, clip_hi] when
     both are given (TypeError for one alone).  x, l: 1-D C-contiguous float64 arrays of one
     length; l is not modified.
     """
@@ -799,6 +807,7 @@ def erfinv_f64(x, l, clip_lo=None, clip_hi=None):
         raise TypeError("clip_lo and clip_hi must be given together (or neither)")
     cdef Sample64Job job
     job.clip = clip_lo is not None
+    job.scale = _check_float(scale, "scale")
     job.clip_lo = _check_float(clip_lo, "clip_lo") if job.clip else 0.0
     job.clip_hi = _check_float(clip_hi, "clip_hi") if job.clip else 0.0
     job.out = <double*>cnp.PyArray_DATA(x)
@@ -851,14 +860,30 @@ def xla_math(op, x, y=None):
     which XLA's compiled code calls; "rsqrt" XLA's scalar rsqrt (the processor's estimate refined, see
     ``nx_rt_xla_rsqrt32``); "ynn_exp", "ynn_log" and "ynn_log1p" YNNPACK's, which XLA runs
     in the fusions it hands to YNNPACK (``xla_math_ynn.h``).  ``y``: pow's exponent, an array of x's dtype and shape.  Returns a
-    new array of x's dtype and shape."""
+    new array of x's dtype and shape.
+
+    float16 as XLA:CPU computes it where the processor has no float16 arithmetic (it widens
+    each operation to float32 and rounds the result back): the float32 function of the widened
+    value, rounded once.  XLA's compiled code calls the C library's logf, expf, tanf and powf
+    there, and its own float32 log1p, erf and rsqrt; the float32 functions here round to the
+    same float16 for every float16 argument (XLA's float32 log and exp and the C library's
+    agree to the float16 rounding on all 65,536 of them).  A float16 argument widens to a
+    normal float32, so the flushing of float32 denormals changes no float16 result."""
     if not isinstance(op, str) or op not in _XLA_MATH_OPS:
         raise ValueError(f"op must be one of {sorted(_XLA_MATH_OPS)}, got {op!r}")
-    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"x must be a float32 or float64 NumPy array, got {type(x).__name__}"
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.float16, np.float32, np.float64):
+        raise TypeError(f"x must be a float32 or float64 (or float16) NumPy array, got "
+                        f"{type(x).__name__}"
                         + (f" of {x.dtype}" if isinstance(x, np.ndarray) else ""))
     if (op == "pow") != (y is not None):
         raise TypeError("y must be given for pow (and only for pow)")
+    if x.dtype == np.float16:
+        if y is not None and (not isinstance(y, np.ndarray) or y.dtype != x.dtype
+                              or y.shape != x.shape):
+            raise TypeError(f"y must be a NumPy array of x's dtype {x.dtype} and shape "
+                            f"{x.shape}")
+        return xla_math(op, x.astype(np.float32),
+                        None if y is None else y.astype(np.float32)).astype(np.float16)
     a = np.asarray(x, order="C")
     b = a
     if y is not None:

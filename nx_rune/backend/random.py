@@ -98,8 +98,12 @@ def _fma64(a, b, c):
 
 def _fma(a, b, c, dtype):
     """``a * b + c`` rounded once to ``dtype`` (float32/64), as XLA:CPU's fused multiply-add
-    (the C library's fma, in a kernel)."""
+    (the C library's fma, in a kernel); float16 rounded twice, as XLA:CPU computes it."""
     a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype) for v in (a, b, c)))
+    if dtype == np.float16:
+        # XLA widens each float16 operation to float32 on its own and rounds it back: the
+        # product and the sum round separately (nothing to contract)
+        return a * b + c
     return _K.xla_fma(*(np.ascontiguousarray(v) for v in (a, b, c))).reshape(a.shape)
 
 
@@ -292,21 +296,18 @@ def _xla_log32(x):
 
 
 def _xla_math(op, x, y=None):
-    """``op`` ("exp", "log", "log1p", "tan" or "pow" with exponent ``y``) of a float array as
-    JAX computes it on CPU (``nx_rune._kernels.threefry.xla_math``: XLA's own exp and log1p,
-    float32 log, the C library's tan, pow and float64 log, with XLA's flushing of denormals);
-    float16 and other floats: through float64, rounded once."""
+    """``op`` (an op of ``nx_rune._kernels.threefry.xla_math``: "exp", "log", "log1p", "tan",
+    "rsqrt", "erf", "ynn_*", or "pow" with exponent ``y``) of a float16, float32 or float64
+    array as JAX computes it on CPU (XLA's own exp and log1p, float32 log, the C library's
+    tan, pow and float64 log, with XLA's flushing of denormals; float16 through float32, as
+    XLA widens it)."""
     x = np.asarray(x)
-    if x.dtype == _F32 or x.dtype == _F64:
-        if y is not None:
-            x, y = np.broadcast_arrays(x, np.asarray(y, x.dtype))
-            y = np.ascontiguousarray(y)
-        return _K.xla_math(op, np.ascontiguousarray(x), y).reshape(x.shape)
-    f = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "tan": np.tan}.get(op)
-    with np.errstate(all="ignore"):
-        x64 = x.astype(np.float64)
-        r = np.power(x64, np.asarray(y, np.float64)) if op == "pow" else f(x64)
-    return r.astype(x.dtype)
+    if x.dtype != _F16 and x.dtype != _F32 and x.dtype != _F64:
+        raise TypeError(f"x must be a float16, float32 or float64 array, got {x.dtype}")
+    if y is not None:
+        x, y = np.broadcast_arrays(x, np.asarray(y, x.dtype))
+        y = np.ascontiguousarray(y)
+    return _K.xla_math(op, np.ascontiguousarray(x), y).reshape(x.shape)
 
 
 def _xla_log1p32(x):
@@ -429,8 +430,21 @@ def _log(x):
     return _xla_math("log", x)
 
 
+def _tiny_unit_from_bits(b, dtype):
+    """JAX's ``uniform(minval=tiny, maxval=1)`` (gumbel's, logistic's) of bits ``b``.  Its
+    bounds are constants of the compiled sampler: XLA folds ``f * (1 - tiny)`` with a span
+    that rounds to 1 into ``f`` and reassociates ``(bitcast - 1) + tiny`` into
+    ``bitcast + (tiny - 1)``, which in float16 is ``bitcast - 1``: the unit float itself (not
+    ``f + tiny``, which float16's coarse tiny moves in about 6% of draws); float32 and float64
+    give the same values either way."""
+    tiny = np.asarray(np.finfo(dtype).tiny)
+    if dtype == _F16:
+        return np.maximum(tiny, _unit_floats_from_bits(b, dtype))
+    return _uniform_from_bits(b, dtype, tiny, np.asarray(dtype.type(1)))
+
+
 def _gumbel_from_bits(b, dtype):
-    u = _uniform_from_bits(b, dtype, np.asarray(np.finfo(dtype).tiny), np.asarray(dtype.type(1)))
+    u = _tiny_unit_from_bits(b, dtype)
     return -_log(-_log(u))
 
 
@@ -638,7 +652,10 @@ def _laplace(k, shape, dtype):
 
 def _logistic(k, shape, dtype):
     """JAX's logistic: ``log(u) - log1p(-u)`` of u uniform on [tiny, 1)."""
-    u = _uniform(k, shape, dtype, np.asarray(np.finfo(dtype).tiny), np.asarray(dtype.type(1)))
+    if dtype == _F16:
+        u = _tiny_unit_from_bits(_random_bits(k, 16, shape), dtype)
+    else:
+        u = _uniform(k, shape, dtype, np.asarray(np.finfo(dtype).tiny), np.asarray(dtype.type(1)))
     return _xla_math("log", u) - _xla_math("log1p", -u)
 
 
@@ -653,13 +670,33 @@ def _rayleigh(k, shape, dtype):
     return np.sqrt(_xla_math("log", _uniform(k, shape, dtype)) * dtype.type(-2))
 
 
-# The samplers of threefry_sample by name; the last five take no parameters and are the
-# transcendental part of JAX's samplers of those names, whose XLA functions (log1p, log, tan)
-# only a kernel reproduces (so a traced key draws them through the primitive as well).
+def _erfinv_draws(k, shape, dtype):
+    """JAX's normal draws before their factor sqrt(2): erf_inv of the uniforms on
+    [nextafter(-1, 0), 1) (lognormal's: XLA folds its sigma into that factor).  float32 and
+    float64 in the fused kernels with the factor 1 (exact), float16 in float32 rounded back."""
+    lo, one = np.asarray(_normal_lo(dtype)), np.asarray(dtype.type(1))
+
+    def reference(bits):
+        return _erfinv(_uniform_from_bits(bits, dtype, lo, one), dtype).astype(dtype)
+
+    prm = _range_params(dtype, lo, one)
+    if dtype == _F32:
+        return _fused32(k, shape, reference, "normal", lo=prm[0], span=prm[1], scale=1.0)
+    if dtype == _F64 and not isinstance(k, np.ndarray):
+        x, sq = _K.uniform_f64(k[0], k[1], _size(shape), prm[0], prm[1], True, square=True)
+        _K.erfinv_f64(x, _K.xla_math("log1p", sq), scale=1.0)
+        return x.reshape(shape)
+    return reference(_random_bits(k, np.finfo(dtype).bits, shape)).reshape(shape)
+
+
+# The samplers of threefry_sample by name; the last six take no parameters and are the
+# transcendental part of JAX's samplers of those names (erfinv: lognormal's normal before its
+# factor), whose XLA functions (log1p, log, tan, erf_inv) only a kernel reproduces fast (so a
+# traced key draws them through the primitive as well).
 _SAMPLE_DISTS = ("uniform", "normal", "truncated_normal", "gumbel", "exponential", "laplace",
-                 "logistic", "cauchy", "rayleigh")
+                 "logistic", "cauchy", "rayleigh", "erfinv")
 _PLAIN_DISTS = {"exponential": _exponential, "laplace": _laplace, "logistic": _logistic,
-                "cauchy": _cauchy, "rayleigh": _rayleigh}
+                "cauchy": _cauchy, "rayleigh": _rayleigh, "erfinv": _erfinv_draws}
 
 
 def _sample(k, dist, shape, dtype, params):

@@ -9,9 +9,11 @@ import numpy as np
 from nx_rune._kernels import threefry as _K
 from nx_rune.backend._core import IMPLS
 from nx_rune.backend.random import (
+    _F16,
     _F32,
     _F64,
     _U32,
+    _UINT,
     _fma,
     _fused_erfinv,
     _normal_from_bits,
@@ -54,9 +56,11 @@ def _scalar_bits(keys, dtype):
     """The bits of a scalar draw of ``dtype``'s width under each key (counter (0, 0))."""
     y0, y1 = _blocks(keys, 1)
     y0, y1 = y0[:, 0], y1[:, 0]
-    if np.dtype(dtype).itemsize == 8:
+    width = np.dtype(dtype).itemsize
+    if width == 8:
         return (y0.astype(np.uint64) << np.uint64(32)) | y1.astype(np.uint64)
-    return y0 ^ y1
+    # narrower draws keep the low bits of the 32-bit word (XLA's convert)
+    return y0 ^ y1 if width == 4 else (y0 ^ y1).astype(_UINT[8 * width])
 
 
 def _normal_of_bits(b, dtype):
@@ -129,6 +133,9 @@ def _gamma_one(keys, alpha, log_space):
         samples = one - _unit_floats_from_bits(_scalar_bits(sub, dt), dt)
         power = _xla_math("pow", samples, one / alpha)
         out = (d * V) * np.where(boost, one, power)
+        if dt == _F16:
+            # float16 products are float32 ones rounded to float16: its denormals stay
+            return out
         # XLA's arithmetic flushes a denormal product to zero
         return np.where(np.abs(out) < np.finfo(dt).tiny, t(0), out)
 

@@ -1,5 +1,6 @@
 """XLA:CPU's elementwise math as JAX 0.10.2 computes it on CPU, on concrete float32/float64
-arrays: ``xla_math(x, op)`` with op "exp", "log", "log1p", "tan", "rsqrt" or "erf" (and
+arrays (and float16: widened to float32 and rounded back, as XLA:CPU computes it):
+``xla_math(x, op)`` with op "exp", "log", "log1p", "tan", "rsqrt" or "erf" (and
 "ynn_exp", "ynn_log", "ynn_log1p": YNNPACK's, which XLA runs in the fusions it hands to
 YNNPACK), and
 ``xla_pow(x, y)`` (the C library's pow, with XLA's flush-to-zero and denormals-are-zero), all in
@@ -22,8 +23,8 @@ XLA_MATH_OPS = ("exp", "log", "log1p", "tan", "rsqrt", "erf", "ynn_exp", "ynn_lo
 
 def _float_array(t, name):
     a = t._np()
-    if a.dtype not in (np.float32, np.float64):
-        raise TypeError(f"{name} must be float32 or float64, got {a.dtype}")
+    if a.dtype not in (np.float16, np.float32, np.float64):
+        raise TypeError(f"{name} must be float32 or float64 (or float16), got {a.dtype}")
     return a
 
 

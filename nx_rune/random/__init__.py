@@ -38,6 +38,21 @@ traced ``f`` alone); ``multivariate_normal`` with method ``eigh`` in float32 fro
 600, where nx.linalg's factor (SciPy's ssyevd, as jaxlib calls it) differs from JAX's for a
 reason not yet found. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws
 differ between processor makers; nx reads the same estimate on the processor it runs on.
+
+float16 draws are JAX's as XLA:CPU computes float16 on a processor without float16 arithmetic
+(it widens every operation to float32 and rounds the result back: no fused multiply-adds; its
+log, exp, tan and pow are the C library's logf, expf, tanf and powf, log1p, erf and rsqrt its
+own float32 ones; JAX sums float16 in float32), bit for bit in ``uniform``, ``normal``,
+``truncated_normal``, ``gumbel``, ``exponential``, ``laplace``, ``logistic``, ``cauchy``,
+``rayleigh``, ``pareto``, ``lognormal``, ``weibull_min``, ``wald``, ``triangular``, ``maxwell``,
+``double_sided_maxwell``, ``gamma``, ``loggamma``, ``beta``, ``chisquare``, ``f``, ``t``,
+``generalized_normal``, ``dirichlet`` and ``ball`` (their row sums in float32, rounded once);
+``1 / p`` of weibull_min, generalized_normal and ball is rounded in the parameter's own
+precision first, as JAX computes it (float32 for a Python float with x64 off); a broadcast
+``sigma`` of lognormal multiplies erf_inv(u) as ``sigma * sqrt(2)``, the one factor XLA folds
+the two into (every float dtype).  On a processor with AVX512-FP16 XLA computes float16
+natively (and contracts its multiply-adds), which nx does not reproduce.
+
 ``categorical`` and ``choice(p=..., replace=False)`` take an argmax/top-k of Gumbel noise and
 have given JAX's indices in every case checked.
 

@@ -9,7 +9,12 @@ key eagerly and a traced one as a primitive, the same kernel; the rest is writte
 operations, so one code path serves concrete keys (eager), traced keys and parameters (jit,
 vmap, grad); exp is XLA's own (``_xla_math.exp_f``) and weibull_min's pow the C library's as
 XLA calls it (the primitive ``xla_pow``).  So all are bit-exact with JAX 0.10.2 on CPU in
-float32 and float64.
+float32 and float64, and in float16 as XLA:CPU computes it without float16 arithmetic (each
+operation widened to float32 and rounded back, the functions as ``nx_rune.backend.random``'s
+``_xla_math``).  Where XLA's simplifier rewrites JAX's chain (lognormal's broadcast sigma
+folded into the normal's sqrt(2)) the chain here is the rewritten one, and where JAX computes
+on a parameter before it meets the sample dtype (weibull_min's ``1 / concentration``, a Python
+float being a weak float32 with x64 off) so does the chain here.
 """
 from __future__ import annotations
 
@@ -18,10 +23,19 @@ import math
 import numpy as np
 
 from nx_rune import frontend as _F
-from nx_rune.backend.random import _sample
+from nx_rune.backend.random import _SQRT2, _sample
+from nx_rune.config import x64_enabled
 from nx_rune.dtypes import default_float
 from nx_rune.random._bits import normal, uniform
-from nx_rune.random._common import _check_param_shape, _dtype, _key_arg, _shape, _traced, _val
+from nx_rune.random._common import (
+    _check_param_shape,
+    _dtype,
+    _float_dtype_of,
+    _key_arg,
+    _shape,
+    _traced,
+    _val,
+)
 from nx_rune.random._traced import _bind_sample, _cast, _t_split2
 from nx_rune.random._xla_math import exp_f, fma, xla_pow
 from nx_rune.random._ynn_math import offloaded
@@ -45,6 +59,22 @@ def _float_param(x, name, dt):
     """A parameter cast to ``dt``: a Tensor (concrete) or the traced value."""
     v = _cast(_val(x, name), dt)
     return v if _traced(v) else _F.asarray(v)
+
+
+def _reciprocal_param(x, name, dt):
+    """``1 / x`` cast to ``dt``, the quotient rounded in x's own precision first, as JAX's
+    samplers compute ``1 / p`` before the parameter meets the sample dtype: float64 values
+    count as float32 with x64 off (JAX's canonical dtypes: a Python float is a weak float32
+    there), integers as the default float.  (1 / 0.7 rounded to float16 is not
+    1 / float16(0.7).)"""
+    v = _val(x, name)
+    own = np.dtype(v.dtype) if _traced(v) else _float_dtype_of(v)
+    if own.kind != "f":
+        raise TypeError(f"{name} must be a real number or array, got {own}")
+    if own == _F64 and not x64_enabled():
+        own = np.dtype(np.float32)
+    v = _cast(v, own)
+    return _float_param(np.asarray(1, own) / v, name, dt)
 
 
 def _shape_for(fn, shape, *params):
@@ -121,20 +151,25 @@ def weibull_min(key: ArrayLike, scale: ArrayLike, concentration: ArrayLike,
     k = _key_pair(_key_arg(key))
     dt = _float_dtype(dtype, "weibull_min")
     scale = _float_param(scale, "scale", dt)
-    conc = _float_param(concentration, "concentration", dt)
+    inv_conc = _reciprocal_param(concentration, "concentration", dt)
     e = exponential(k, _shape(shape), dt)            # JAX's -log1p(-u) of the same uniform
-    return xla_pow(e, dt.type(1) / conc) * scale
+    return xla_pow(e, inv_conc) * scale
 
 
 def lognormal(key: ArrayLike, sigma: ArrayLike = np.float32(1), shape: ShapeLike | None = None,
               dtype: DTypeLike = None) -> Array:
     """Log-normal samples ``exp(sigma * n)``: Tensor of ``shape`` (default sigma's), float
     ``dtype``; differentiable in ``sigma``."""
-    k = _key_pair(_key_arg(key))
+    k = _key_arg(key)
     dt = _float_dtype(dtype, "lognormal")
     sigma = _float_param(sigma, "sigma", dt)
     shape = _shape_for("lognormal", shape, sigma)
-    return exp_f(normal(k, shape, dt) * sigma)
+    if tuple(sigma.shape) != shape:
+        # JAX's exp(normal * sigma) with normal = erf_inv(u) * sqrt(2): where sigma is
+        # broadcast, XLA's simplifier folds the two broadcast factors into one,
+        # erf_inv(u) * (sigma * sqrt(2)), each product rounded
+        return exp_f(_draw(k, "erfinv", shape, dt) * (sigma * dt.type(_SQRT2)))
+    return exp_f(normal(_key_pair(k), shape, dt) * sigma)
 
 
 def rayleigh(key: ArrayLike, scale: ArrayLike, shape: ShapeLike | None = None,
@@ -195,6 +230,11 @@ def maxwell(key: ArrayLike, shape: ShapeLike = (), dtype: DTypeLike = None) -> A
     shape = _shape(shape)
     n = normal(k, shape + (3,), dt)
     sq = n * n
+    if dt == np.float16:
+        # JAX sums float16 in float32 (jnp.sum's upcast) and rounds the sum once; the three
+        # float16 squares add exactly in float32 but for far-apart magnitudes
+        sq = sq.astype(np.float32)
+        return _F.sqrt(((sq[..., 0] + sq[..., 1]) + sq[..., 2]).astype(dt))
     # JAX's norm(n, axis=-1) as XLA:CPU 0.10.2 compiles it: below 4096 normals (a vmap's
     # whole batch) the squares' reduction is one fused loop (its multiply-adds contracted:
     # float32 from the middle square, float64 left to right), from 4096 on YNNPACK's sum,

@@ -26,7 +26,7 @@ from nx_rune.random._common import (
     _traced,
     _val,
 )
-from nx_rune.random._continuous import _float_param, _split_pair
+from nx_rune.random._continuous import _reciprocal_param, _split_pair
 from nx_rune.random._discrete import rademacher
 from nx_rune.random._xla_math import exp_f, xla_pow
 from nx_rune.typing import Array, ArrayLike, DTypeLike, ShapeLike
@@ -220,11 +220,11 @@ def generalized_normal(key: ArrayLike, p: float, shape: ShapeLike = (),
     dt = _dtype(dtype, default_float(), "f", "generalized_normal")
     shape = _shape(shape)
     k1, k2 = _split_pair(k)
-    pv = _float_param(p, "p", dt)
-    g = _gamma_of(k1, dt.type(1) / pv, shape, dt)
+    inv_p = _reciprocal_param(p, "p", dt)
+    g = _gamma_of(k1, inv_p, shape, dt)
     r = rademacher(k2, shape, dt)
     # XLA calls the C library's pow (p is traced in JAX's sampler: no rewrite into sqrt)
-    return r * xla_pow(g, dt.type(1) / pv)
+    return r * xla_pow(g, inv_p)
 
 
 def poisson(key: ArrayLike, lam: ArrayLike, shape: ShapeLike | None = None,

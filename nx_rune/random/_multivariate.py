@@ -22,7 +22,13 @@ from nx_rune.random._common import (
     _traced,
     _val,
 )
-from nx_rune.random._continuous import _key_pair, _split_pair, exponential
+from nx_rune.random._continuous import (
+    _float_param,
+    _key_pair,
+    _reciprocal_param,
+    _split_pair,
+    exponential,
+)
 from nx_rune.random._traced import (
     _SQRT2,
     _normal_lo,
@@ -386,6 +392,9 @@ def _xla_row_sum(x, n, rows):
     from 4,096 elements YNNPACK's sum (``_ynn_math.ynn_row_sum``)."""
     if n > 1 and np.dtype(x.dtype) in (_F32, _F64) and offloaded(rows * n):
         return ynn_row_sum(x)[..., None]
+    if np.dtype(x.dtype) == np.float16:
+        # JAX sums float16 in float32 (jnp.sum's upcast) and rounds the sum once
+        return _row_sum(x.astype(_F32), n, rows).astype(np.float16)
     return _row_sum(x, n, rows)
 
 
@@ -437,7 +446,8 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
         e = -ynn_log1p(-uniform(k2, shape, dt))
     else:
         e = exponential(k2, shape, dt)
-    pv = _F.asarray(np.asarray(p, dt))
+    pv = _float_param(p, "p", dt)     # traced p: differentiable, as JAX's
+    inv_p = _reciprocal_param(p, "p", dt)
     # p is traced in JAX's sampler, so XLA keeps its pows (the C library's; no rewrite into
     # sqrt/rsqrt at p = 2; from 4,096 values XLA hands them to YNNPACK with the row sums,
     # whose pow is the C library's too)
@@ -449,8 +459,8 @@ def ball(key: ArrayLike, d: int, p: float = 2, shape: ShapeLike = (),
         total = _xla_row_sum(a, d, math.prod(shape))[..., 0]
     if d == 1:
         # (a sum of one: no reduction) g / (total + e) ** (1 / p), the quotient kept
-        return flush_denormals(g / xla_pow(total + e, dt.type(1) / pv)[..., None])
+        return flush_denormals(g / xla_pow(total + e, inv_p)[..., None])
     # g / (total + e) ** (1 / p): XLA rewrites a quotient by a broadcast power into a product
     # with the negated power, A * pow(X, -Y)
-    r = xla_pow(total + e, -(dt.type(1) / pv))
+    r = xla_pow(total + e, -inv_p)
     return flush_denormals(g * r[..., None])

@@ -29,7 +29,7 @@ from nx_rune.backend.random import (
 )
 from nx_rune.random._common import _traced
 
-_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _TINY32 = np.float32(np.finfo(np.float32).tiny)
 
 
@@ -270,10 +270,11 @@ def _xla_log1p64_jvp(primals, tangents):
 
 
 def exp_f(x):
-    """JAX's exp of a float array: XLA:CPU's for float32 and float64 (the fused kernel on a
-    concrete array, ``xla_exp`` traced: the same values), else through float64."""
+    """JAX's exp of a float array: XLA:CPU's for float16, float32 and float64 (the kernel on a
+    concrete array, the ``xla_math`` primitive traced: the same values), else through
+    float64."""
     dt = np.dtype(_F.asarray(x).dtype) if not _traced(x) else np.dtype(x.dtype)
-    if dt not in (_F32, _F64):
+    if dt not in (_F16, _F32, _F64):
         return _F.exp(x.astype(_F64)).astype(dt)
     if _traced(x):
         return xla_unary(x, "exp")
@@ -310,14 +311,15 @@ def _fma_jvp(primals, tangents):
 
 def xla_pow(x, y):
     """JAX's ``x ** y`` of float arrays on CPU: for float32 and float64 the C library's pow with
-    XLA's flush-to-zero (the primitive ``xla_pow``, the same bits eager, under jit and vmap, and
-    differentiable in both operands); other float dtypes through float64 rounded once.
-    ``y`` broadcasts against ``x`` and takes its dtype."""
+    XLA's flush-to-zero, float16 its powf of the widened operands rounded back (the primitive
+    ``xla_pow``, the same bits eager, under jit and vmap, and differentiable in both operands);
+    other float dtypes through float64 rounded once.  ``y`` broadcasts against ``x`` and takes
+    its dtype."""
     x = x if _traced(x) else _F.asarray(x)
     dt = np.dtype(x.dtype)
     y = y if _traced(y) else _F.asarray(np.asarray(y) if not hasattr(y, "shape") else y)
     y = y.astype(dt)
-    if dt not in (_F32, _F64):
+    if dt not in (_F16, _F32, _F64):
         return _F.power(x.astype(_F64), y.astype(_F64)).astype(dt)
     shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     if tuple(x.shape) != shape:
@@ -328,6 +330,6 @@ def xla_pow(x, y):
 
 
 def xla_unary(x, op):
-    """JAX's ``op`` (exp, log, log1p, tan, rsqrt or erf) of a float32 or float64 array on CPU,
-    as the primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
+    """JAX's ``op`` (exp, log, log1p, tan, rsqrt or erf) of a float16, float32 or float64 array
+    on CPU, as the primitive ``xla_math`` (the same bits eager and traced, differentiable)."""
     return _P.bind(_P.xla_math_p, x if _traced(x) else _F.asarray(x), op=op)
