@@ -76,3 +76,29 @@ def test_svd_stack_rejects_the_other_dtype_and_bad_shapes(name, dtype):
     a = np.zeros((1, 3, 3), good)
     with pytest.raises(ValueError, match="u must be"):
         gesdd(a, np.zeros((1, 2, 2), good), np.zeros((1, 3), good), a.copy())
+
+
+def test_factors_flush_subnormals_as_jaxlib_under_xla_but_not_a_tiny_matrix():
+    # XLA runs jaxlib's LAPACK calls with flush-to-zero / denormals-are-zero on; the loops do
+    # too (a covariance whose far entries are float32 subnormals: those read as zero, so the
+    # factor is that of the matrix with them zeroed), except for a matrix whose subnormal entries
+    # carry its significant bits, which keeps them (JAX would return zeros)
+    n = 600       # (at 300 the subnormals happen not to change the factors)
+    i = np.arange(n)
+    cov = (np.exp(-np.abs(i[:, None] - i[None, :]) / 3.0) + 0.5 * np.eye(n)).astype(np.float32)
+    assert ((cov != 0) & (np.abs(cov) < np.finfo(np.float32).tiny)).any()
+    flushed = np.where(np.abs(cov) < np.finfo(np.float32).tiny, np.float32(0), cov)
+    w1, v1 = np.empty((1, n), np.float32), np.empty((1, n, n), np.float32)
+    w2, v2 = np.empty((1, n), np.float32), np.empty((1, n, n), np.float32)
+    assert lapack_loops.syevd_f32(cov[None].copy(), w1, v1, True) == 0
+    assert lapack_loops.syevd_f32(flushed[None].copy(), w2, v2, True) == 0
+    np.testing.assert_array_equal(w1, w2)
+    np.testing.assert_array_equal(v1, v2)
+    tiny = (np.diag([1.0, 2.0, 3.0]) * 1e-39).astype(np.float32)
+    w, v = np.empty((1, 3), np.float32), np.empty((1, 3, 3), np.float32)
+    assert lapack_loops.syevd_f32(tiny[None].copy(), w, v, True) == 0
+    np.testing.assert_array_equal(w[0], np.diag(tiny))
+    s = np.empty((1, 3), np.float32)
+    u, vt = np.empty((1, 3, 3), np.float32), np.empty((1, 3, 3), np.float32)
+    assert lapack_loops.gesdd_f32(tiny[None].copy(), u, s, vt) == 0
+    np.testing.assert_array_equal(s[0], np.diag(tiny)[::-1])

@@ -79,13 +79,53 @@ ctypedef fused real_t:
     double
 
 
-cdef inline void _to_fortran(const real_t *src, real_t *f, Py_ssize_t m,
+cdef extern from *:
+    """
+    #if defined(__x86_64__) || defined(__SSE2__)
+    #include <xmmintrin.h>
+    static inline unsigned int nx_lapack_enter(int keep_subnormals) {
+        unsigned int old = _mm_getcsr();
+        if (!keep_subnormals) _mm_setcsr(old | 0x8040u);   /* flush-to-zero | denormals-are-zero */
+        return old;
+    }
+    static inline void nx_lapack_leave(unsigned int old) { _mm_setcsr(old); }
+    #else
+    static inline unsigned int nx_lapack_enter(int keep_subnormals) { (void)keep_subnormals; return 0; }
+    static inline void nx_lapack_leave(unsigned int old) { (void)old; }
+    #endif
+    """
+    # XLA:CPU runs its custom calls (jaxlib's LAPACK kernels among them) with the processor's
+    # flush-to-zero and denormals-are-zero modes on: a subnormal intermediate is zero there,
+    # which changes the factors' last bits (float32 eigh of a 600 x 600 covariance: 359,418 of
+    # 360,000 eigenvector entries).  The loops call LAPACK the same way, except for a matrix
+    # so small that its subnormal entries carry its significant bits, whose factors are then
+    # computed in full (JAX flushes such a matrix to zero: a wrong answer nx does not copy).
+    unsigned int nx_lapack_enter(int keep_subnormals) noexcept nogil
+    void nx_lapack_leave(unsigned int old) noexcept nogil
+
+
+cdef inline bint _to_fortran(const real_t *src, real_t *f, Py_ssize_t m,
                              Py_ssize_t n) noexcept nogil:
-    """The (m, n) C-order matrix at ``src`` into ``f`` in Fortran order (LAPACK's)."""
+    """The (m, n) C-order matrix at ``src`` into ``f`` in Fortran order (LAPACK's); whether its
+    subnormal entries matter: it holds one and its largest entry is within the dtype's
+    precision of them (flushing them to zero would change the matrix by more than an ulp of
+    that entry)."""
     cdef Py_ssize_t i, j
+    cdef real_t x, top = 0, tiny = 1.1754943508222875e-38 if real_t is float \
+        else 2.2250738585072014e-308
+    cdef real_t wide = tiny * (16777216.0 if real_t is float else 9007199254740992.0)
+    cdef bint subnormal = False
     for i in range(m):
         for j in range(n):
-            f[i + j * m] = src[i * n + j]
+            x = src[i * n + j]
+            f[i + j * m] = x
+            if x < 0:
+                x = -x
+            if x > top:
+                top = x
+            if x != 0 and x < tiny:
+                subnormal = True
+    return subnormal and top < wide
 
 
 cdef inline void _from_fortran(const real_t *f, Py_ssize_t ld, real_t *dst, Py_ssize_t m,
@@ -119,12 +159,14 @@ def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
     cdef Py_ssize_t bad = -1
     if f == NULL:
         raise MemoryError()
+    cdef unsigned int csr
     try:
         with nogil:
             for b in range(nb):
                 # Fortran f[i + j n] = a[i, j]: the matrix itself in column-major order
-                _to_fortran(&src[b * n * n], f, n, n)
+                csr = nx_lapack_enter(_to_fortran(&src[b * n * n], f, n, n))
                 _spotrf(&uplo, &ni, f, &ni, &info)
+                nx_lapack_leave(csr)
                 if info != 0:
                     bad = b
                     break
@@ -156,13 +198,13 @@ def potrf_lower_f64(cnp.ndarray a, cnp.ndarray out):
     cdef Py_ssize_t bad = -1
     if f == NULL:
         raise MemoryError()
+    cdef unsigned int csr
     try:
         with nogil:
             for b in range(nb):
-                for i in range(n):
-                    for j in range(n):
-                        f[i + j * n] = src[b * n * n + i * n + j]
+                csr = nx_lapack_enter(_to_fortran(&src[b * n * n], f, n, n))
                 _dpotrf(&uplo, &ni, f, &ni, &info)
+                nx_lapack_leave(csr)
                 if info != 0:
                     bad = b
                     break
@@ -218,19 +260,20 @@ def qr_f32(cnp.ndarray a, cnp.ndarray q, cnp.ndarray r):
         free(tau)
         free(work)
         raise MemoryError()
+    cdef unsigned int csr
     try:
         with nogil:
             for b in range(nb):
-                _to_fortran(&src[b * m * n], f, m, n)
+                csr = nx_lapack_enter(_to_fortran(&src[b * m * n], f, m, n))
                 _sgeqrf(&mi, &ni, f, &lda, tau, work, &lwork1, &info)
-                if info != 0:
-                    break
-                for i in range(k):
-                    for j in range(n):
-                        rd[b * k * n + i * n + j] = f[i + j * m] if j >= i else 0.0
-                if k > n:     # a complete Q of a tall matrix: the reflectors padded with zeros
-                    memset(&f[n * m], 0, (k - n) * m * sizeof(float))
-                _sorgqr(&mi, &ki, &rk, f, &lda, tau, work, &lwork2, &info)
+                if info == 0:
+                    for i in range(k):
+                        for j in range(n):
+                            rd[b * k * n + i * n + j] = f[i + j * m] if j >= i else 0.0
+                    if k > n:     # a complete Q of a tall matrix: the reflectors padded with 0
+                        memset(&f[n * m], 0, (k - n) * m * sizeof(float))
+                    _sorgqr(&mi, &ki, &rk, f, &lda, tau, work, &lwork2, &info)
+                nx_lapack_leave(csr)
                 if info != 0:
                     break
                 _from_fortran(f, m, &qd[b * m * k], m, k)
@@ -274,12 +317,14 @@ def syevd_f32(cnp.ndarray a, cnp.ndarray w, cnp.ndarray v, bint lower):
         free(work)
         free(iwork)
         raise MemoryError()
+    cdef unsigned int csr
     try:
         with nogil:
             for b in range(nb):
-                _to_fortran(&src[b * n * n], f, n, n)
+                csr = nx_lapack_enter(_to_fortran(&src[b * n * n], f, n, n))
                 _ssyevd(&jobz, &uplo, &ni, f, &ni, &wd[b * n], work, &lwork, iwork, &liwork,
                         &info)
+                nx_lapack_leave(csr)
                 if info != 0:
                     break
                 _from_fortran(f, n, &vd[b * n * n], n, n)
@@ -363,12 +408,14 @@ cdef int _gesdd(const real_t *src, real_t *ud, real_t *sd, real_t *vd, Py_ssize_
         free(work)
         free(iwork)
         raise MemoryError()
+    cdef unsigned int csr
     try:
         with nogil:
             for b in range(nb):
-                _to_fortran(&src[b * m * n], f, m, n)
+                csr = nx_lapack_enter(_to_fortran(&src[b * m * n], f, m, n))
                 _gesdd_call(&jobz, &mi, &ni, f, &lda, &sd[b * k], fu, &ldu, fv, &ldvt, work,
                             &lwork, iwork, &info)
+                nx_lapack_leave(csr)
                 if info != 0:
                     break
                 _from_fortran(fu, m, &ud[b * m * uc], m, uc)
