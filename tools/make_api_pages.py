@@ -122,6 +122,9 @@ DATA = {
                               "default); accepted and read back, with no effect."),
         ("PROMOTION_OPTIONS", "The names of the promotion option (``\"dtype_promotion\"``): "
                               "``\"jax\"`` (the default) or ``\"numpy\"``."),
+        ("DEBUG_OPTIONS", "The NaN / inf checking options (``\"jax_debug_nans\"``, "
+                          "``\"jax_debug_infs\"`` and their short names), each mapped to "
+                          "what it checks (``\"nans\"`` or ``\"infs\"``)."),
     ])],
     "nx_rune.typing": [("Type aliases", [
         ("Array", "The array type in annotations: a :class:`nx_rune.Tensor` or a tracer "

@@ -19,14 +19,14 @@ carry the state through their bodies.
 
 ``errors`` picks the checks (sets of error classes; combine with ``|`` and ``-``):
 
-* ``user_checks`` (the default): the ``check`` calls;
-* ``nan_checks``: an arithmetic primitive whose output holds a NaN (JAX's rule: whatever its
+- ``user_checks`` (the default): the ``check`` calls;
+- ``nan_checks``: an arithmetic primitive whose output holds a NaN (JAX's rule: whatever its
   inputs held; movements, selections, casts and comparisons are not checked);
-* ``div_checks``: a division (``/`` or ``//``) by zero, integer or float;
-* ``index_checks``: an out-of-bounds index of a gather (``x[i]`` with an array index,
+- ``div_checks``: a division (``/`` or ``//``) by zero, integer or float;
+- ``index_checks``: an out-of-bounds index of a gather (``x[i]`` with an array index,
   ``take``) or a scatter (``x.at[i].set``); the gather then reads the clamped index and the
   scatter drops the update, as JAX's do (eagerly nx_rune raises IndexError instead);
-* ``float_checks`` = nan | div, ``automatic_checks`` = float | index, ``all_checks``.
+- ``float_checks`` = nan | div, ``automatic_checks`` = float | index, ``all_checks``.
 
 Where nx_rune differs: an index known when the function is traced (a Python int, a concrete
 array) that is out of bounds raises IndexError at once, as nx_rune does eagerly (an index
