@@ -129,17 +129,18 @@ cdef int _scatter_typed(char* out, const index_t* idx, char* upd, int itemsize, 
 # ----------------------------------------------------------------------------------------
 #
 # A gather may cut any dimension.  A scatter cuts only a dimension along which the target
-# moves (a nonzero OP_ALONG stride): every target element is then written by one span, in
-# the C order of that span, so the result is the single-threaded one bit for bit.  A scatter
-# with no such dimension (a 1-D target: every update may hit any element) in mode "add"
-# cuts the updates into fixed chunks (up to SPANS_PER_THREAD a thread, as many as the target's
-# size pays for: "few bins", a whole number a thread), gives each chunk after the first a private zeroed copy of the
-# target and adds the copies to the target in chunk order.  The chunks are claimed
-# dynamically like any spans (a thread the scheduler holds up delays the call by at most the
-# chunk it holds, where one chunk a thread made the caller wait for the other thread's half),
-# and each chunk's sums go to its own copy whichever thread runs it, so the result depends
-# only on the chunks: that changes the order of floating-point sums against one thread
-# (integers: the same result); for a given thread count it is the same on every run.
+# moves (a nonzero OP_ALONG stride): every target element is then written by one span, in the
+# C order of that span, so the result is the single-threaded one bit for bit.  A scatter with
+# no such dimension (a 1-D target: every update may hit any element) in mode "add" cuts the
+# updates into fixed chunks (up to SPANS_PER_THREAD a thread, as many as the target's size
+# pays for: "few bins", a whole number a thread, rounded up), gives each chunk after the
+# first a private zeroed copy of the target and adds the copies to the target in chunk order.
+# The chunks are claimed dynamically like any spans (a thread the scheduler holds up delays
+# the call by at most the chunk it holds, where one chunk a thread made the caller wait for
+# the other thread's half), and each chunk's sums go to its own copy whichever thread runs
+# it, so the result depends only on the chunks: that changes the order of floating-point sums
+# against one thread (integers: the same result); for a given thread count it is the same on
+# every run.
 #
 # A span that meets a bad index stops; the walk is then run again in one thread to find the
 # first bad index in C order (the error path only: the output is thrown away).
@@ -313,9 +314,11 @@ cdef int _execute(Job* j, out, int64_t* bad) except -1:
             parts = min(threads * SPANS_PER_THREAD, <Py_ssize_t>MAX_SPANS,
                         1 + total // max(out.size * HISTOGRAM_RATIO, 1))
             if parts > threads:
-                # a whole number of chunks a thread: 3 chunks on 2 threads left one thread
-                # adding the third alone (2/3 of the updates on the critical path, not 1/2)
-                parts -= parts % threads
+                # a whole number of chunks a thread, rounded up: 3 chunks on 2 threads left
+                # one thread adding the third alone (2/3 of the updates on the critical path,
+                # not 1/2); 2 left a thread the scheduler holds up with half the updates (4
+                # let the caller take 3 of the 4 chunks then)
+                parts = min(parts + (threads - parts % threads) % threads, <Py_ssize_t>MAX_SPANS)
             threads = min(threads, parts)
             j.split = _longest(w)
             histogram = parts > 1 and w.shape[j.split] >= parts
