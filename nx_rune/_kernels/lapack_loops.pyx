@@ -142,68 +142,53 @@ def potrf_lower_f32(cnp.ndarray a, cnp.ndarray out):
     """``out[b] = L`` with ``L L^T`` the Cholesky factorization of the lower triangle of each
     matrix ``a[b]`` (a and out: C-contiguous float32 (B, n, n)); the strict upper triangle of
     L is zero.  Returns the index of the first matrix that is not positive definite, or -1."""
-    if not available():
-        raise RuntimeError("SciPy's LAPACK entry points are not available")
-    if cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT32 or cnp.PyArray_TYPE(out) != cnp.NPY_FLOAT32 \
-            or a.ndim != 3 or out.ndim != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(a) \
-            or not cnp.PyArray_IS_C_CONTIGUOUS(out) or a.shape[1] != a.shape[2] \
-            or out.shape[0] != a.shape[0] or out.shape[1] != a.shape[1] \
-            or out.shape[2] != a.shape[2]:
-        raise ValueError("potrf_lower_f32: a and out must be C-contiguous float32 (B, n, n)")
-    cdef Py_ssize_t nb = a.shape[0], n = a.shape[1], b, i, j
-    cdef int ni = <int> n, info = 0
-    cdef char uplo = b'L'
-    cdef const float *src = <const float *> cnp.PyArray_DATA(a)
-    cdef float *dst = <float *> cnp.PyArray_DATA(out)
-    cdef float *f = <float *> malloc(max(n * n, 1) * sizeof(float))
-    cdef Py_ssize_t bad = -1
-    if f == NULL:
-        raise MemoryError()
-    cdef unsigned int csr
-    try:
-        with nogil:
-            for b in range(nb):
-                # Fortran f[i + j n] = a[i, j]: the matrix itself in column-major order
-                csr = nx_lapack_enter(_to_fortran(&src[b * n * n], f, n, n))
-                _spotrf(&uplo, &ni, f, &ni, &info)
-                nx_lapack_leave(csr)
-                if info != 0:
-                    bad = b
-                    break
-                for i in range(n):
-                    for j in range(n):
-                        dst[b * n * n + i * n + j] = f[i + j * n] if j <= i else 0.0
-    finally:
-        free(f)
-    return bad
+    _check_potrf(a, out, cnp.NPY_FLOAT32, "potrf_lower_f32", "float32")
+    return _potrf(<const float *> cnp.PyArray_DATA(a), <float *> cnp.PyArray_DATA(out),
+                  a.shape[0], a.shape[1])
 
 
 def potrf_lower_f64(cnp.ndarray a, cnp.ndarray out):
     """``potrf_lower_f32`` for float64 (dpotrf, lower, on each matrix copied into Fortran
     order: the call jaxlib makes)."""
+    _check_potrf(a, out, cnp.NPY_FLOAT64, "potrf_lower_f64", "float64")
+    return _potrf(<const double *> cnp.PyArray_DATA(a), <double *> cnp.PyArray_DATA(out),
+                  a.shape[0], a.shape[1])
+
+
+cdef _check_potrf(cnp.ndarray a, cnp.ndarray out, int typenum, str name, str dtype):
     if not available():
         raise RuntimeError("SciPy's LAPACK entry points are not available")
-    if cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT64 or cnp.PyArray_TYPE(out) != cnp.NPY_FLOAT64 \
+    if cnp.PyArray_TYPE(a) != typenum or cnp.PyArray_TYPE(out) != typenum \
             or a.ndim != 3 or out.ndim != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(a) \
             or not cnp.PyArray_IS_C_CONTIGUOUS(out) or a.shape[1] != a.shape[2] \
             or out.shape[0] != a.shape[0] or out.shape[1] != a.shape[1] \
             or out.shape[2] != a.shape[2]:
-        raise ValueError("potrf_lower_f64: a and out must be C-contiguous float64 (B, n, n)")
-    cdef Py_ssize_t nb = a.shape[0], n = a.shape[1], b, i, j
+        raise ValueError(f"{name}: a and out must be C-contiguous {dtype} (B, n, n)")
+
+
+cdef inline void _potrf_call(char *uplo, int *n, real_t *a, int *lda,
+                             int *info) noexcept nogil:
+    if real_t is float:
+        _spotrf(uplo, n, a, lda, info)
+    else:
+        _dpotrf(uplo, n, a, lda, info)
+
+
+cdef Py_ssize_t _potrf(const real_t *src, real_t *dst, Py_ssize_t nb,
+                       Py_ssize_t n) except -2:
+    """The loop of potrf_lower_f32 / potrf_lower_f64 over arrays they checked."""
+    cdef Py_ssize_t b, i, j, bad = -1
     cdef int ni = <int> n, info = 0
     cdef char uplo = b'L'
-    cdef const double *src = <const double *> cnp.PyArray_DATA(a)
-    cdef double *dst = <double *> cnp.PyArray_DATA(out)
-    cdef double *f = <double *> malloc(max(n * n, 1) * sizeof(double))
-    cdef Py_ssize_t bad = -1
+    cdef unsigned int csr
+    cdef real_t *f = <real_t *> malloc(max(n * n, 1) * sizeof(real_t))
     if f == NULL:
         raise MemoryError()
-    cdef unsigned int csr
     try:
         with nogil:
             for b in range(nb):
                 csr = nx_lapack_enter(_to_fortran(&src[b * n * n], f, n, n))
-                _dpotrf(&uplo, &ni, f, &ni, &info)
+                _potrf_call(&uplo, &ni, f, &ni, &info)
                 nx_lapack_leave(csr)
                 if info != 0:
                     bad = b
