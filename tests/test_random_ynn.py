@@ -314,6 +314,38 @@ def test_the_vmap_batch_counts():
             assert _ynn_math.examples() == 2
 
 
+def test_vmap_of_jit_counts_the_batch_too():
+    # jit traces one example; a function that chose by the batch size (here: 1,000 maxwell
+    # draws, 3,000 squares, under the 4,096 rule alone, over it with the 3 examples) is traced
+    # again under the vmap, which gives JAX's vmap(jit(f)) (jax 0.10.2's values; before: 463
+    # elements an ulp off)
+    keys = nxr.split(nxr.PRNGKey(7), 3)
+    want_head = np.array([
+        0x3f9e8a4d, 0x40257181, 0x3fb0a97c, 0x401beac8, 0x3f89e542, 0x3f550c96, 0x401a9693,
+        0x4013f98a, 0x4005308b, 0x400eb21a, 0x3ff2e86f, 0x40055a3c], np.uint32).view(np.float32)
+    draw = lambda k: nxr.maxwell(k, (1000,))            # noqa: E731
+    for f in (nx.vmap(nx.jit(draw)), nx.jit(nx.vmap(nx.jit(draw))), nx.vmap(draw)):
+        got = np.asarray(f(keys))
+        np.testing.assert_array_equal(got[:, :4].ravel(), want_head)
+        assert hashlib.sha256(got.tobytes()).hexdigest() == \
+            "d969591a68c822bfa44eb67c2fb211fe6f3359c15f9a261dcffafb8565c7ae0f"
+    # only such a function is traced again; any other jitted program is batched as it is
+    calls = []
+
+    def plain(x):
+        calls.append(1)
+        return nx.sum(x * 2.0)
+    nx.vmap(nx.jit(plain))(nx.ones((3, 4)))
+    assert len(calls) == 1
+    calls.clear()
+
+    def sampling(k):
+        calls.append(1)
+        return nxr.maxwell(k, (1000,))
+    nx.vmap(nx.jit(sampling))(keys)
+    assert len(calls) == 2
+
+
 @pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
 @pytest.mark.parametrize("op", ["ynn_exp", "ynn_log", "ynn_log1p"])
 def test_ynn_math_is_ynnpacks(op, x64):

@@ -64,7 +64,13 @@ from nx_rune.compiler.interpret import eval_program
 from nx_rune.compiler.ir import AbstractValue
 from nx_rune.compiler.passes.outputs import rebuild, written_views
 from nx_rune.compiler.stages import Lowered, ShapeDtypeStruct
-from nx_rune.compiler.tracing import JitTracer, Traced, TraceInterpreter, trace
+from nx_rune.compiler.tracing import (
+    JitTracer,
+    Traced,
+    TraceInterpreter,
+    mark_batch_size_choice,
+    trace,
+)
 from nx_rune.config import numpy_promotion, x64_enabled
 from nx_rune.dtypes import scalar_dtype
 from nx_rune.errors import DonatedArrayError, UnexpectedTracerError
@@ -229,6 +235,8 @@ def _concrete_arrays(values):
 def call_traced(traced: Traced, values, executable=None):
     """The outputs (a flat list) of ``traced``'s program on ``values`` (explicit inputs then the
     captured ones) under the active transformations."""
+    if traced.cache.get("batch_size_choice"):
+        mark_batch_size_choice()         # an enclosing trace inherits the choice
     owner = find_owner(values)
     if owner is None:
         if AXIS_KEY.get():
@@ -626,6 +634,14 @@ class JitFunction:
         traced = trace(with_statics, avals, treedef, name="jit", fname=self._name,
                        arg_names=descs, hint=hint, narrow=narrow, write_back=True)
         traced.cache["name"] = self._name
+        if traced.cache.get("batch_size_choice") and not (
+                narrow or traced.writes or traced.captured or traced.layout_assumed):
+            # the function itself, for a vmap to trace again with its batch in view
+            # (compiler/batching.py's call rule)
+            def flat_fun(*leaves):
+                a, kw = tree_unflatten(treedef, list(leaves))
+                return tree_flatten(with_statics(*a, **kw))[0]
+            traced.cache["retrace"] = flat_fun
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
         return _Entry(traced, donate, descs)

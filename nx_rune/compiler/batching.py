@@ -77,12 +77,16 @@ def _per_example(prog, mask, size, axis_name=None):
     """A function of the operands of ``prog`` (batched along axis 0 where ``mask`` says so)
     returning ``prog``'s outputs for every example, each batched along axis 0; the batch axis
     keeps the vmap's ``axis_name`` (the program's collectives refer to it)."""
+    return _per_example_of(lambda *ys: eval_program(prog, list(ys)), mask, size, axis_name)
+
+
+def _per_example_of(fn, mask, size, axis_name=None):
+    """_per_example of a function of flat operands returning a flat list of outputs."""
     dims = [0 if m else None for m in mask]
 
     def run(*xs):
         leaves, td = tree_flatten((tuple(xs), {}))
-        outs = batched_call(lambda *ys: eval_program(prog, list(ys)), leaves, td, dims, size,
-                            "vmap (compiled)", axis_name)
+        outs = batched_call(fn, leaves, td, dims, size, "vmap (compiled)", axis_name)
         return list(outs)
     return run
 
@@ -120,9 +124,14 @@ def call_rule(interp, traced, values):
     key = ("vmap", tuple(mask), size, interp.axis_name)
     fn = traced.cache.get(key)
     if fn is None:
-        fn = traced.cache[key] = api.JitFunction(
-            _per_example(traced.program, mask, size, interp.axis_name),
-            name=f"vmap of {api._fname(traced)}")
+        retrace = traced.cache.get("retrace")
+        # a function that chose by a vmap batch's size it could not see (tracing.py's
+        # mark_batch_size_choice) is traced again under this vmap; any other program is batched
+        per_example = (_per_example_of(retrace, mask, size, interp.axis_name)
+                       if retrace is not None
+                       else _per_example(traced.program, mask, size, interp.axis_name))
+        fn = traced.cache[key] = api.JitFunction(per_example,
+                                                 name=f"vmap of {api._fname(traced)}")
     return _wrap(interp, under(interp.parent, fn, *vals))
 
 

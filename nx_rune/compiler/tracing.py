@@ -20,6 +20,7 @@ is None here.
 """
 from __future__ import annotations
 
+import contextvars
 import operator
 import os
 import sys
@@ -688,6 +689,21 @@ def _out_operand(interp, x, fname, i):
                     f"array; return arrays (or numbers) in tuples, lists and dicts")
 
 
+# Whether the function being traced made a choice by the size of a vmap batch it cannot see
+# (nx.random's samplers follow XLA:CPU, which hands a reduction to YNNPACK from 4,096 elements
+# of the whole batch): a jitted call of it under vmap then traces the function again under the
+# vmap (compiler/batching.py) instead of batching the program traced for one example.
+_SIZE_CHOICE: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "nx_rune_size_choice", default=None)
+
+
+def mark_batch_size_choice() -> None:
+    """Record that the function being traced (if any) chose by the vmap batch's size."""
+    flag = _SIZE_CHOICE.get()
+    if flag is not None:
+        flag[0] = True
+
+
 def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint=None,
           kwargs_tree=None, narrow=None, write_back=False) -> Traced:
     """Trace ``fn(*args)`` where ``args = tree_unflatten(in_tree, leaves)`` and each leaf is a
@@ -719,7 +735,15 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     def run(*args, **kwargs):
         return _relink_output_views(fn(*args, **kwargs), leaves)
 
-    out = call_finishing(interp, run, *args, **kwargs)
+    outer_choice = _SIZE_CHOICE.get()
+    choice = [False]
+    token = _SIZE_CHOICE.set(choice)
+    try:
+        out = call_finishing(interp, run, *args, **kwargs)
+    finally:
+        _SIZE_CHOICE.reset(token)
+    if choice[0] and outer_choice is not None:
+        outer_choice[0] = True
     outs, out_tree = tree_flatten(out)
     out_ops = [_out_operand(interp, o, fname, i) for i, o in enumerate(outs)]
     writes: tuple[int, ...] = ()
@@ -734,6 +758,8 @@ def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint
     prog = Program(in_vars, interp.eqns, out_ops)
     traced = Traced(prog, in_tree, out_tree, list(interp.captured), len(leaves), writes)
     traced.linked = linked
+    if choice[0]:
+        traced.cache["batch_size_choice"] = True
     if interp.wrote and interp.layout_roots:
         traced.layout_assumed = tuple(j for j, t in enumerate(leaves)
                                       if id(t) in interp.layout_roots)

@@ -33,11 +33,10 @@ upper one), are SciPy's LAPACK as jaxlib calls it. From 4,096 elements of a redu
 (``ball``'s row sums, ``dirichlet``'s softmax, ``maxwell``'s norm; under ``vmap`` the whole
 batch's) XLA hands it with the elementwise operations around it to YNNPACK, whose exp, log,
 log1p and order of summation are reproduced too (``_ynn_math``). The LAPACK calls run with
-flush-to-zero on, as XLA runs jaxlib's (a covariance's subnormal entries read as zero). Not bit
-for bit (an ulp in some elements): under ``vmap(jit(f))`` nx decides the 4,096 rule by one
-example's size (``jit`` traced ``f`` alone). XLA's rsqrt starts from the processor's estimate,
-so JAX's gamma draws differ between processor makers; nx reads the same estimate on the
-processor it runs on.
+flush-to-zero on, as XLA runs jaxlib's (a covariance's subnormal entries read as zero). Under
+``vmap(jit(f))`` a function that chose by that size is traced again under the vmap, with the
+whole batch in view. XLA's rsqrt starts from the processor's estimate, so JAX's gamma draws
+differ between processor makers; nx reads the same estimate on the processor it runs on.
 
 float16 draws are JAX's as XLA:CPU computes float16 on a processor without float16 arithmetic
 (it widens every operation to float32 and rounds the result back: no fused multiply-adds; its

@@ -34,6 +34,7 @@ import numpy as np
 
 from nx_rune import frontend as _F
 from nx_rune._kernels import threefry as _K
+from nx_rune.compiler.tracing import mark_batch_size_choice
 from nx_rune.random._common import _traced
 from nx_rune.random._xla_math import xla_unary
 
@@ -68,7 +69,11 @@ def examples() -> int:
 def offloaded(elements) -> bool:
     """Whether XLA:CPU hands a float reduction of ``elements`` operand elements per example to
     YNNPACK (with this call's vmap examples)."""
-    return int(elements) * examples() >= YNN_MIN_ELEMENTS
+    if int(elements) * examples() >= YNN_MIN_ELEMENTS:
+        return True
+    # under a trace that a vmap may batch later, the answer could change with its size
+    mark_batch_size_choice()
+    return False
 
 
 def flush_denormals(x):
