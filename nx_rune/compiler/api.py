@@ -68,6 +68,7 @@ from nx_rune.compiler.tracing import (
     JitTracer,
     Traced,
     TraceInterpreter,
+    flat_function,
     mark_batch_size_choice,
     trace,
 )
@@ -637,11 +638,7 @@ class JitFunction:
         if traced.cache.get("batch_size_choice") and not (
                 narrow or traced.writes or traced.captured or traced.layout_assumed):
             # the function itself, for a vmap to trace again with its batch in view
-            # (compiler/batching.py's call rule)
-            def flat_fun(*leaves):
-                a, kw = tree_unflatten(treedef, list(leaves))
-                return tree_flatten(with_statics(*a, **kw))[0]
-            traced.cache["retrace"] = flat_fun
+            traced.cache["retrace"] = flat_function(with_statics, treedef)
         donate = [j for j, p in enumerate(self._leaf_positions(treedef, positions))
                   if p in self._donate]
         return _Entry(traced, donate, descs)

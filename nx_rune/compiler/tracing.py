@@ -704,6 +704,16 @@ def mark_batch_size_choice() -> None:
         flag[0] = True
 
 
+def flat_function(fn, in_tree):
+    """``fn`` as a function of the leaves of its arguments (``in_tree``: their structure,
+    ``(args, kwargs)``) returning the leaves of its outputs (compiler/batching.py's call rule
+    traces it again under a vmap)."""
+    def flat(*leaves):
+        args, kwargs = tree_unflatten(in_tree, list(leaves))
+        return tree_flatten(fn(*args, **kwargs))[0]
+    return flat
+
+
 def trace(fn, in_avals, in_tree, *, name="jit", fname=None, arg_names=None, hint=None,
           kwargs_tree=None, narrow=None, write_back=False) -> Traced:
     """Trace ``fn(*args)`` where ``args = tree_unflatten(in_tree, leaves)`` and each leaf is a
