@@ -723,6 +723,15 @@ MVN32 = [
 ]
 
 
+def _draw_by(how, draw, key):
+    """``draw(key)`` eagerly, under jit, or as the second of a vmap over two copies of key."""
+    if how == "eager":
+        return draw(key)
+    if how == "jit":
+        return nx.jit(draw)(key)
+    return nx.vmap(draw)(nx.stack([key, key]))[1]
+
+
 @pytest.mark.parametrize("how", ["eager", "jit", "vmap"])
 @pytest.mark.parametrize("case", range(len(MVN32)), ids=[f"n{c[0]}-{c[2]}" for c in MVN32])
 def test_multivariate_normal_float32_dot_order_is_jaxs(case, how):
@@ -731,12 +740,7 @@ def test_multivariate_normal_float32_dot_order_is_jaxs(case, how):
     mean, cov = _mvn_inputs(n)
     draw = lambda k: nxr.multivariate_normal(k, mean, cov, shape, method=method)  # noqa: E731
     key = nxr.PRNGKey(42)
-    if how == "eager":
-        got = draw(key)
-    elif how == "jit":
-        got = nx.jit(draw)(key)
-    else:
-        got = nx.vmap(draw)(nx.stack([key, key]))[1]
+    got = _draw_by(how, draw, key)
     got = np.asarray(got)
     assert got.dtype == np.float32 and got.shape == shape + (n,)
     assert got.reshape(-1, n)[0].view(np.uint32).tolist() == first
@@ -783,12 +787,7 @@ def test_dirichlet_long_rows_are_jaxs(case, how):
         alpha = np.linspace(0.3, 3.0, n).astype(dt)
         draw = lambda k: nxr.dirichlet(k, alpha, shape)      # noqa: E731
         key = nxr.PRNGKey(42)
-        if how == "eager":
-            got = draw(key)
-        elif how == "jit":
-            got = nx.jit(draw)(key)
-        else:
-            got = nx.vmap(draw)(nx.stack([key, key]))[1]
+        got = _draw_by(how, draw, key)
         got = np.asarray(got)
     assert got.dtype == dt and got.shape == shape + (n,)
     assert got.reshape(-1, n)[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
@@ -821,12 +820,7 @@ def test_ball_long_rows_are_jaxs(case, how):
     with nx.enable_x64(x64):
         draw = lambda k: nxr.ball(k, d, p, shape)      # noqa: E731
         key = nxr.PRNGKey(42)
-        if how == "eager":
-            got = draw(key)
-        elif how == "jit":
-            got = nx.jit(draw)(key)
-        else:
-            got = nx.vmap(draw)(nx.stack([key, key]))[1]
+        got = _draw_by(how, draw, key)
         got = np.asarray(got)
     assert got.shape == shape + (d,)
     assert got[0][:6].view(np.uint64 if x64 else np.uint32).tolist() == first
