@@ -236,8 +236,6 @@ def _concrete_arrays(values):
 def call_traced(traced: Traced, values, executable=None):
     """The outputs (a flat list) of ``traced``'s program on ``values`` (explicit inputs then the
     captured ones) under the active transformations."""
-    if traced.cache.get("batch_size_choice"):
-        mark_batch_size_choice()         # an enclosing trace inherits the choice
     owner = find_owner(values)
     if owner is None:
         if AXIS_KEY.get():
@@ -249,6 +247,8 @@ def call_traced(traced: Traced, values, executable=None):
                 return CALL_RULES[type(level)](level, traced, values)
         exe = executable() if executable is not None else compiled(traced)
         return exe(values)
+    if traced.cache.get("batch_size_choice"):
+        mark_batch_size_choice()   # an enclosing trace inherits it (not on the concrete path)
     if isinstance(owner, TraceInterpreter):
         return eval_program(traced.program, values)
     if isinstance(owner, NoGradInterpreter):
