@@ -2,6 +2,7 @@ cimport numpy as cnp
 
 cdef class Buffer:
     cdef void* _raw          # what was allocated (NULL when the memory belongs to _owner)
+    cdef size_t _raw_bytes   # its length
     cdef char* data          # first byte, 64-byte aligned for our own allocations
     cdef readonly Py_ssize_t size       # number of elements
     cdef readonly Py_ssize_t itemsize

@@ -10,6 +10,8 @@ from cpython.mem cimport PyMem_RawCalloc, PyMem_RawFree, PyMem_RawMalloc
 from libc.stdint cimport uintptr_t
 
 cimport numpy as cnp
+import os
+
 import numpy as np
 
 cnp.import_array()
@@ -82,9 +84,12 @@ cdef class Buffer:
         if zero:
             self._raw = PyMem_RawCalloc(nbytes, 1)
         else:
-            self._raw = PyMem_RawMalloc(nbytes)
+            self._raw = _take_cached(nbytes)
+            if self._raw == NULL:
+                self._raw = PyMem_RawMalloc(nbytes)
         if self._raw == NULL:
             raise MemoryError(f"could not allocate {nbytes} bytes for {size} items of {dt}")
+        self._raw_bytes = nbytes
         if nbytes >= HUGE_PAGE_HINT:
             nx_advise_huge_pages(self._raw, nbytes)
         cdef uintptr_t p = <uintptr_t>self._raw
@@ -93,7 +98,7 @@ cdef class Buffer:
 
     def __dealloc__(self):
         if self._raw != NULL:
-            PyMem_RawFree(self._raw)
+            _give_back(self._raw, self._raw_bytes)
             self._raw = NULL
 
     @property
@@ -147,6 +152,146 @@ cdef class Buffer:
                              f"{offset} reaches outside the buffer of {self.size} elements")
         arr = np.ndarray(shape, self.dtype, buffer=self, offset=offset * isz, strides=byte_strides)
         return arr
+
+
+# ---------------------------------------------------------------------------------------------
+# Large blocks are kept for reuse.  The first touch of fresh memory is a page fault per page
+# (per 2 MiB huge page with the hint above) in which the kernel zeroes it: for a 64 MiB output
+# that is ~3 ms on top of the ~3 ms its values take to write, and when two threads of the pool
+# fault at once the time swings from run to run by several times.  A loop that makes an output
+# of the same size on every step (a draw, a copy, an update) then frees the last one gets the
+# last one's block back, already mapped.  Only blocks from CACHE_MIN_BYTES are kept, at most
+# CACHE_SLOTS of them and _cache_limit bytes in all (env NX_RUNE_BUFFER_CACHE_MB, default 256;
+# 0 turns it off); the oldest goes first.  Zeroed buffers (calloc's fresh pages are zero
+# already) never take a cached block.  All of it runs under the GIL (Buffer's own methods).
+# ---------------------------------------------------------------------------------------------
+
+DEF CACHE_SLOTS = 4
+DEF CACHE_MIN_BYTES = 4194304
+
+cdef void* _cache_ptr[CACHE_SLOTS]
+cdef size_t _cache_len[CACHE_SLOTS]
+cdef unsigned long long _cache_age[CACHE_SLOTS]
+cdef unsigned long long _cache_clock = 0
+cdef size_t _cache_total = 0
+
+
+def _default_cache_limit():
+    env = os.environ.get("NX_RUNE_BUFFER_CACHE_MB")
+    if env:
+        try:
+            mb = int(env)
+        except ValueError:
+            raise ValueError(f"NX_RUNE_BUFFER_CACHE_MB: expected a whole number of MiB, got "
+                             f"{env!r}") from None
+        return max(mb, 0) << 20
+    return 256 << 20
+
+
+cdef size_t _cache_limit = _default_cache_limit()
+for _k in range(CACHE_SLOTS):
+    _cache_ptr[_k] = NULL
+    _cache_len[_k] = 0
+
+
+cdef void* _take_cached(size_t nbytes) noexcept:
+    """A kept block of at least ``nbytes`` and at most an eighth more, or NULL."""
+    global _cache_total
+    cdef int k, best = -1
+    if nbytes < CACHE_MIN_BYTES:
+        return NULL
+    for k in range(CACHE_SLOTS):
+        if (_cache_ptr[k] != NULL and nbytes <= _cache_len[k] <= nbytes + nbytes // 8
+                and (best < 0 or _cache_len[k] < _cache_len[best])):
+            best = k
+    if best < 0:
+        return NULL
+    cdef void* p = _cache_ptr[best]
+    _cache_ptr[best] = NULL
+    _cache_total -= _cache_len[best]
+    return p
+
+
+cdef void _give_back(void* raw, size_t nbytes) noexcept:
+    """Keep ``raw`` (``nbytes`` long) for reuse, or free it."""
+    global _cache_total, _cache_clock
+    cdef int k, slot
+    if nbytes < CACHE_MIN_BYTES or nbytes > _cache_limit:
+        PyMem_RawFree(raw)
+        return
+    while True:                   # make room: the oldest blocks go first
+        slot = -1
+        for k in range(CACHE_SLOTS):
+            if _cache_ptr[k] == NULL:
+                slot = k
+                break
+        if slot >= 0 and _cache_total + nbytes <= _cache_limit:
+            break
+        slot = -1
+        for k in range(CACHE_SLOTS):
+            if _cache_ptr[k] != NULL and (slot < 0 or _cache_age[k] < _cache_age[slot]):
+                slot = k
+        PyMem_RawFree(_cache_ptr[slot])
+        _cache_total -= _cache_len[slot]
+        _cache_ptr[slot] = NULL
+    _cache_clock += 1
+    _cache_ptr[slot] = raw
+    _cache_len[slot] = nbytes
+    _cache_age[slot] = _cache_clock
+    _cache_total += nbytes
+
+
+def cached_bytes():
+    """Bytes of freed large buffers kept for reuse (see ``set_cache_limit``)."""
+    return _cache_total
+
+
+def set_cache_limit(Py_ssize_t nbytes):
+    """Keep at most ``nbytes`` of freed large buffers (4 MiB and more) for reuse; 0 keeps none
+    and frees what is kept (env ``NX_RUNE_BUFFER_CACHE_MB`` sets the start value, in MiB).
+    Returns the previous limit."""
+    global _cache_limit
+    if nbytes < 0:
+        raise ValueError(f"nbytes: must be >= 0, got {nbytes}")
+    previous = _cache_limit
+    _cache_limit = <size_t>nbytes
+    _trim()
+    return previous
+
+
+def clear_cache():
+    """Free every kept buffer block (the memory goes back to the allocator)."""
+    cdef size_t saved = _cache_limit
+    set_cache_limit(0)
+    set_cache_limit(saved)
+
+
+def empty(shape, dtype):
+    """``numpy.empty(shape, dtype)`` for a kernel's output (``shape`` an int or a tuple of ints): from
+    CACHE_MIN_BYTES on, its memory is a Buffer's, so it can reuse a kept block (and goes back
+    to the cache with the last array over it)."""
+    dt = np.dtype(dtype)
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= <Py_ssize_t>d
+    if n * dt.itemsize < CACHE_MIN_BYTES:
+        return np.empty(shape, dt)
+    return np.ndarray(shape, dt, buffer=Buffer(n, dt))
+
+
+cdef void _trim() noexcept:
+    global _cache_total
+    cdef int k, oldest
+    while _cache_total > _cache_limit:
+        oldest = -1
+        for k in range(CACHE_SLOTS):
+            if _cache_ptr[k] != NULL and (oldest < 0 or _cache_age[k] < _cache_age[oldest]):
+                oldest = k
+        PyMem_RawFree(_cache_ptr[oldest])
+        _cache_total -= _cache_len[oldest]
+        _cache_ptr[oldest] = NULL
 
 
 # keyed by kind and size, not by dtype.char: NumPy has two chars for some dtypes (uint64 is

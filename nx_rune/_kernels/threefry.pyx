@@ -7,6 +7,8 @@ All arithmetic is on ``uint32_t``, so it wraps modulo 2**32 as the algorithm req
 """
 import numpy as np
 
+from nx_rune._kernels.buffer import empty as _empty
+
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
@@ -339,8 +341,8 @@ def threefry2x32_block(k0, k1, x0, x1, rounds=20):
     if x0.shape != x1.shape:
         raise ValueError(f"x0 and x1 must have the same shape, got {x0.shape} and {x1.shape}")
     rounds = _check_rounds(rounds)
-    y0 = np.empty(x0.shape, dtype=np.uint32)
-    y1 = np.empty(x0.shape, dtype=np.uint32)
+    y0 = _empty(x0.shape, dtype=np.uint32)
+    y1 = _empty(x0.shape, dtype=np.uint32)
     _flat_lanes(np.ascontiguousarray(x0).reshape(-1), np.ascontiguousarray(x1).reshape(-1),
                 y0.reshape(-1), y1.reshape(-1), k0, k1, rounds)
     return y0, y1
@@ -364,7 +366,7 @@ def threefry_2x32(key, count, rounds=20):
     if odd:
         flat = np.concatenate([flat, np.zeros(1, dtype=np.uint32)])
     h = flat.size // 2
-    out = np.empty(2 * h, dtype=np.uint32)
+    out = _empty(2 * h, dtype=np.uint32)
     _flat_lanes(flat[:h], flat[h:], out[:h], out[h:], int(key[0]), int(key[1]), rounds)
     if odd:
         out = out[:out.shape[0] - 1]
@@ -398,8 +400,8 @@ def threefry_2x32_keys(key, count, rounds=20):
     h = (m + odd) // 2
     x0 = np.ascontiguousarray(flat[:, :h])
     x1 = np.ascontiguousarray(flat[:, h:])
-    y0 = np.empty((b, h), dtype=np.uint32)
-    y1 = np.empty((b, h), dtype=np.uint32)
+    y0 = _empty((b, h), dtype=np.uint32)
+    y1 = _empty((b, h), dtype=np.uint32)
     cdef const uint32_t* kp = <const uint32_t*>cnp.PyArray_DATA(keys)
     cdef const uint32_t* x0p = <const uint32_t*>cnp.PyArray_DATA(x0)
     cdef const uint32_t* x1p = <const uint32_t*>cnp.PyArray_DATA(x1)
@@ -422,7 +424,7 @@ def _iota(k0, k1, n, start, rounds, IotaMode mode, dtype, width):
     n = _check_count(n)
     start = _check_start(start, n)
     rounds = _check_rounds(rounds)
-    out = np.empty(n * width, dtype=dtype)
+    out = _empty(n * width, dtype=dtype)
     cdef IotaJob job
     job.k0, job.k1, job.start, job.rounds, job.mode = k0, k1, start, rounds, mode
     job.out = <char*>cnp.PyArray_DATA(out)
@@ -464,7 +466,7 @@ def _iota_keys(key, n, rounds, IotaMode mode, dtype):
     batch = key.shape[:key.ndim - 1]
     keys = np.ascontiguousarray(key).reshape(-1, 2)
     cdef Py_ssize_t b = keys.shape[0], i
-    out = np.empty((b, m), dtype=dtype)
+    out = _empty((b, m), dtype=dtype)
     cdef Py_ssize_t row_bytes = m * out.itemsize
     cdef const uint32_t* kp = <const uint32_t*>cnp.PyArray_DATA(keys)
     cdef char* op = <char*>cnp.PyArray_DATA(out)
