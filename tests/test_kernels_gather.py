@@ -743,6 +743,37 @@ def test_threaded_add_cuts_the_updates_into_more_chunks_than_threads(dtype, thre
             assert_same(scatter(template, idx, upd, 0, "add"), want)
 
 
+
+def _chunked_add_at(template, idx, upd, parts):
+    """NumPy's np.add.at over ``parts`` chunks of the updates (cut as the kernel cuts them),
+    the first into a copy of ``template``, each other into zeros, added in chunk order."""
+    n = len(idx)
+    step = -(-n // parts)
+    step = -(-step // 16) * 16
+    want = template.copy()
+    np.add.at(want, idx[:step], upd[:step])
+    for lo in range(step, n, step):
+        p = np.zeros_like(template)
+        np.add.at(p, idx[lo:lo + step], upd[lo:lo + step])
+        want = want + p
+    return want
+
+
+@pytest.mark.parametrize("bins, parts", [(12000, 2), (6000, 6)])
+def test_threaded_add_rounds_its_chunks_down_to_a_whole_number_a_thread(bins, parts):
+    # 2**17 updates: 1 + n // (bins * 4) is 3 for 12000 bins and 6 for 6000; on 2 threads 3
+    # becomes 2 (every chunk past the first costs a private target), 6 stays 6
+    rng = np.random.default_rng(bins)
+    n = gather_module.THREADED_SIZE
+    template = rng.standard_normal(bins).astype(np.float32)
+    idx = rng.integers(0, bins, n)
+    upd = rng.standard_normal(n).astype(np.float32)
+    assert 1 + n // (bins * gather_module.HISTOGRAM_RATIO) in (3, 6)
+    want = _chunked_add_at(template, idx, upd, parts)
+    assert not np.array_equal(want, _chunked_add_at(template, idx, upd, parts + 2))
+    with threaded(2, size=n):
+        assert_same(scatter(template, idx, upd, 0, "add"), want)
+
 def test_threaded_calls_from_many_python_threads():
     # One call owns the pool at a time; the others run their spans in their own thread (the
     # same spans, so the same private targets and the same float sums).
