@@ -87,6 +87,32 @@ def test_threads_do_not_change_the_values(dtype):
             np.testing.assert_array_equal(out, outs[0])
 
 
+
+@pytest.mark.parametrize("cut", [1, 2])                 # by C's rows, by B's panels
+@pytest.mark.parametrize("m, k, n, a_layout, b_layout", [
+    (128, 784, 256, "c", "c"), (8, 784, 256, "c", "c"), (784, 128, 256, "t", "c"),
+    (37, 300, 100, "c", "t"), (70, 140, 16, "step", "rev"), (300, 700, 90, "tcut", "t")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_either_cut_gives_the_one_thread_bits(dtype, m, k, n, a_layout, b_layout, cut):
+    """A threaded product cut by rows or by columns (each thread packing its own panels of B)
+    computes every tile as one thread does: the same bits, both within the float64 bound."""
+    rng = np.random.default_rng(m + k + n)
+    a, b = _operand(rng, m, k, a_layout, dtype), _operand(rng, k, n, b_layout, dtype)
+    one = np.empty((m, n), dtype)
+    assert PACKED[dtype](a, b, one, 1) is HAS
+    previous = gemm._set_cut(cut)
+    try:
+        for threads in (2, 3):
+            out = np.full((m, n), np.nan, dtype)
+            assert PACKED[dtype](a, b, out, threads) is HAS
+            if HAS:
+                np.testing.assert_array_equal(out, one)
+                _check(a, b, out, threads)
+    finally:
+        gemm._set_cut(previous)
+    with pytest.raises(ValueError, match="mode"):
+        gemm._set_cut(3)
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [70, 10])
 def test_nan_and_inf_reach_exactly_the_elements_they_touch(dtype, n):

@@ -37,6 +37,7 @@ cdef extern from "gemm_avx512.h" nogil:
         int failed
     void nx_sgemm_pack_b(const nx_sgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
     void nx_sgemm_rows(nx_sgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
+    void nx_sgemm_cols(nx_sgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
     int nx_sgemm512_supported()
 
 cdef extern from "gemm_avx512_f64.h" nogil:
@@ -56,6 +57,7 @@ cdef extern from "gemm_avx512_f64.h" nogil:
         int failed
     void nx_dgemm_pack_b(const nx_dgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
     void nx_dgemm_rows(nx_dgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
+    void nx_dgemm_cols(nx_dgemm_job *j, Py_ssize_t lo, Py_ssize_t hi)
 
 cnp.import_array()
 
@@ -146,6 +148,43 @@ cdef void _rows_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
     nx_sgemm_rows(<nx_sgemm_job *> ctx, lo, hi)
 
 
+cdef void _cols_span(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    nx_sgemm_cols(<nx_sgemm_job *> ctx, lo, hi)
+
+
+cdef void _cols_span_d(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    nx_dgemm_cols(<nx_dgemm_job *> ctx, lo, hi)
+
+
+# How a threaded packed product is cut (0: by the rule in _cut_by_columns; 1: rows; 2:
+# columns; a test hook sets it, see _set_cut)
+cdef int _cut = 0
+
+
+def _set_cut(int mode):
+    """Test hook: cut threaded packed products by rule (0), by rows (1) or by columns (2);
+    returns the previous mode."""
+    global _cut
+    if mode not in (0, 1, 2):
+        raise ValueError(f"mode: must be 0, 1 or 2, got {mode}")
+    previous = _cut
+    _cut = mode
+    return previous
+
+
+cdef bint _cut_by_columns(Py_ssize_t npanels, Py_ssize_t threads) noexcept:
+    """Whether a product on ``threads`` threads is cut by B's panels (each thread packs the
+    panels it multiplies, which stay in its cache) rather than by C's rows (B packed by all
+    threads, then read whole by each: half of it from the other core's cache).  By columns
+    whenever each thread gets two spans of panels.  On the 2-core machine, best of 3 rounds
+    in one run, rows -> columns: (128, 784) @ (784, 256) float32 125 -> 116 us (one thread
+    218), (8, 784) @ (784, 256) 28 -> 21 (35), float64 234 -> 218 and 49 -> 38; 512^3 and
+    the MLP's weight gradient 1-5 % faster.  Both cuts give the same bits."""
+    if _cut:
+        return _cut == 2
+    return npanels >= 2 * threads
+
+
 cdef void _pack_b_span_d(const void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     nx_dgemm_pack_b(<const nx_dgemm_job *> ctx, lo, hi)
 
@@ -214,6 +253,12 @@ def matmul_f64_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
         return False
     threads = max(1, threads)
     try:
+        if threads > 1 and _cut_by_columns(job.npanels, threads):
+            count = min(job.npanels, 2 * threads)
+            step = (job.npanels + count - 1) // count
+            run_spans(_cols_span_d, &job, job.npanels, step, (job.npanels + step - 1) // step,
+                      threads)
+            return not job.failed
         count = min(threads, job.npanels)
         step = (job.npanels + count - 1) // count
         run_spans(_pack_b_span_d, &job, job.npanels, step, (job.npanels + step - 1) // step,
@@ -268,6 +313,12 @@ def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
         return False
     threads = max(1, threads)
     try:
+        if threads > 1 and _cut_by_columns(job.npanels, threads):
+            count = min(job.npanels, 2 * threads)
+            step = (job.npanels + count - 1) // count
+            run_spans(_cols_span, &job, job.npanels, step, (job.npanels + step - 1) // step,
+                      threads)
+            return not job.failed
         count = min(threads, job.npanels)
         step = (job.npanels + count - 1) // count
         run_spans(_pack_b_span, &job, job.npanels, step, (job.npanels + step - 1) // step,

@@ -205,12 +205,14 @@ NX_SG_TARGET static inline void nx_sg_tile_narrow(const float *const *arow, ptrd
     }
 }
 
-/* Micro-panels [lo, hi) of C's rows (MR rows each), NX_SG_MB micro-panels at a time: pack
-   those rows of A, then every tile.  The bounded A buffer (at most MB x MR x KC elements) stays
+/* Micro-panels [lo, hi) of C's rows (MR rows each) against B's panels [plo, phi), NX_SG_MB
+   micro-panels at a time: pack those rows of A, then every tile.  A tile's sums do not depend
+   on the ranges (K blocks in order, the first storing), so any cut gives the same bits.  The bounded A buffer (at most MB x MR x KC elements) stays
    in the allocator's heap: a larger one is mapped afresh by each call (128 KiB is glibc's
    threshold), and its page faults cost as much as a small product's arithmetic. */
-NX_SG_TARGET static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
-    if (hi <= lo) return;
+NX_SG_TARGET static void nx_sgemm_tiles(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi,
+                                    ptrdiff_t plo, ptrdiff_t phi) {
+    if (hi <= lo || phi <= plo) return;
     /* A with contiguous rows is read in place (its packing costs as much as the arithmetic
        when B has few columns); other layouts are packed */
     int direct = j->a_cs == 1;
@@ -231,7 +233,7 @@ NX_SG_TARGET static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t 
             ptrdiff_t k0, kcb = nx_sg_kblock(j, kb, &k0);
             if (!direct) nx_sgemm_pack_a(j, r0, rows, k0, kcb, apack);
             const float *bblock = j->bpack + kb * j->kc * j->npanels * NX_SG_NR;
-            for (ptrdiff_t p = 0; p < j->npanels; p++) {
+            for (ptrdiff_t p = plo; p < phi; p++) {
                 ptrdiff_t c0 = p * NX_SG_NR;
                 ptrdiff_t nr = j->n - c0 < NX_SG_NR ? j->n - c0 : NX_SG_NR;
                 const float *bp = bblock + p * kcb * NX_SG_NR;
@@ -274,6 +276,19 @@ NX_SG_TARGET static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t 
     free(apack);
 }
 
+/* Micro-panels [lo, hi) of C's rows against every panel of B (packed beforehand). */
+static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
+    nx_sgemm_tiles(j, lo, hi, 0, j->npanels);
+}
+
+/* Panels [plo, phi) of C's columns: pack those panels of B, then every row's tiles against
+   them.  Cut by columns, each thread reads back only the panels it packed (from its own
+   cache); cut by rows, every thread reads every panel, half of them from the other core's. */
+static void nx_sgemm_cols(nx_sgemm_job *j, ptrdiff_t plo, ptrdiff_t phi) {
+    nx_sgemm_pack_b(j, plo, phi);
+    nx_sgemm_tiles(j, 0, (j->m + NX_SG_MR - 1) / NX_SG_MR, plo, phi);
+}
+
 static int nx_sgemm512_supported(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") ? 1 : 0;
@@ -282,6 +297,10 @@ static int nx_sgemm512_supported(void) {
 #define NX_SG_SIMD 0
 static void nx_sgemm_rows(nx_sgemm_job *j, ptrdiff_t lo, ptrdiff_t hi) {
     (void)lo; (void)hi;
+    j->failed = 1;
+}
+static void nx_sgemm_cols(nx_sgemm_job *j, ptrdiff_t plo, ptrdiff_t phi) {
+    (void)plo; (void)phi;
     j->failed = 1;
 }
 static int nx_sgemm512_supported(void) { return 0; }
