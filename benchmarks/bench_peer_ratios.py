@@ -47,17 +47,30 @@ def _median_time(fn, reps):
     return (time.perf_counter() - t0) / reps
 
 
-def interleaved(mine, peer, rounds=ROUNDS, target=0.02):
+def _settled_time(fn, reps, settle):
+    """``_median_time`` after ``settle`` seconds of sleep and 3 untimed calls: the other
+    side's threads, still spinning after its last call, have gone to sleep, and this side's
+    woken up again."""
+    if settle:
+        time.sleep(settle)
+        _median_time(fn, 3)
+    return _median_time(fn, reps)
+
+
+def interleaved(mine, peer, rounds=ROUNDS, target=0.02, settle=0.0):
     """Alternate ``mine`` and ``peer`` round by round (each round: as many calls as fill
     ``target`` seconds, the mean per call): ``{"nx": (min, median, max), "peer": (...),
-    "ratio": peer median / nx median}``."""
+    "ratio": peer median / nx median}``.  ``settle`` > 0: each side's round starts after that
+    many seconds of sleep (untimed), so that neither side's round meets the other's threads
+    still spinning after its last call (OpenBLAS's spin for ~0.1 s, XLA's and OpenMP's a
+    while too): each side as a program that calls only it sees it."""
     mine(), peer()                    # warm: compile, caches
     reps = max(1, int(target / max(_median_time(mine, 3), 1e-7)))
     preps = max(1, int(target / max(_median_time(peer, 3), 1e-7)))
     ts, tp = [], []
     for _ in range(rounds):
-        ts.append(_median_time(mine, reps))
-        tp.append(_median_time(peer, preps))
+        ts.append(_settled_time(mine, reps, settle))
+        tp.append(_settled_time(peer, preps, settle))
     stats = lambda v: (min(v), float(np.median(v)), max(v))  # noqa: E731
     return {"nx": stats(ts), "peer": stats(tp), "ratio": float(np.median(tp) / np.median(ts))}
 
