@@ -46,6 +46,18 @@ def test_small_buffers_and_much_smaller_requests_do_not_take_a_kept_block():
     del small, half
 
 
+
+def test_a_block_keeps_its_own_length_through_a_smaller_buffer():
+    big = Buffer(9 * MIB // 4, np.float32)                  # 9 MiB
+    address, length = big.address, big.nbytes
+    del big
+    smaller = Buffer(17 * MIB // 8, np.float32)             # 8.5 MiB: takes the 9 MiB block
+    assert smaller.address == address
+    del smaller
+    assert buffer.cached_bytes() >= length                  # kept at its real length
+    again = Buffer(9 * MIB // 4, np.float32)                # so 9 MiB fits it again
+    assert again.address == address
+
 def test_a_zeroed_buffer_never_takes_a_used_block():
     b = Buffer(2 * MIB, np.float64)
     np.asarray(b).view(np.float64)[:] = 7.0          # leave values behind

@@ -81,17 +81,18 @@ cdef class Buffer:
         if size > (<Py_ssize_t>0x7FFFFFFFFFFFFFFF - ALIGNMENT) // self.itemsize:
             raise MemoryError(f"size: {size} items of {dt} do not fit in memory")
         cdef size_t nbytes = <size_t>(size * self.itemsize + ALIGNMENT)
-        if zero:
-            self._raw = PyMem_RawCalloc(nbytes, 1)
-        else:
-            self._raw = _take_cached(nbytes)
-            if self._raw == NULL:
-                self._raw = PyMem_RawMalloc(nbytes)
-        if self._raw == NULL:
-            raise MemoryError(f"could not allocate {nbytes} bytes for {size} items of {dt}")
         self._raw_bytes = nbytes
-        if nbytes >= HUGE_PAGE_HINT:
-            nx_advise_huge_pages(self._raw, nbytes)
+        if not zero:
+            self._raw = _take_cached(&self._raw_bytes)
+        if self._raw == NULL:
+            if zero:
+                self._raw = PyMem_RawCalloc(nbytes, 1)
+            else:
+                self._raw = PyMem_RawMalloc(nbytes)
+            if self._raw == NULL:
+                raise MemoryError(f"could not allocate {nbytes} bytes for {size} items of {dt}")
+            if nbytes >= HUGE_PAGE_HINT:
+                nx_advise_huge_pages(self._raw, nbytes)
         cdef uintptr_t p = <uintptr_t>self._raw
         self.data = <char*>((p + ALIGNMENT - 1) & ~(<uintptr_t>(ALIGNMENT - 1)))
         self.size = size
@@ -194,10 +195,12 @@ for _k in range(CACHE_SLOTS):
     _cache_len[_k] = 0
 
 
-cdef void* _take_cached(size_t nbytes) noexcept:
-    """A kept block of at least ``nbytes`` and at most an eighth more, or NULL."""
+cdef void* _take_cached(size_t* length) noexcept:
+    """A kept block of at least ``length[0]`` bytes and at most an eighth more (its length
+    then in ``length[0]``), or NULL."""
     global _cache_total
     cdef int k, best = -1
+    cdef size_t nbytes = length[0]
     if nbytes < CACHE_MIN_BYTES:
         return NULL
     for k in range(CACHE_SLOTS):
@@ -209,6 +212,7 @@ cdef void* _take_cached(size_t nbytes) noexcept:
     cdef void* p = _cache_ptr[best]
     _cache_ptr[best] = NULL
     _cache_total -= _cache_len[best]
+    length[0] = _cache_len[best]
     return p
 
 
