@@ -2,6 +2,7 @@
 round in one run (pytest-benchmark):
 
     python benchmarks/bench_matmul.py            # the table: min/median/max and the ratio
+    python benchmarks/bench_matmul.py --busy     # the same next to one busy process
     python -m pytest benchmarks/bench_matmul.py --benchmark-only --benchmark-group-by=group
 
 Shapes: an MLP's forward product (128, 784) @ (784, 256), its weight gradient
@@ -21,7 +22,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
 import nx_rune as nx  # noqa: E402
-from bench_peer_ratios import _record, interleaved, run_as_script  # noqa: E402
+from bench_peer_ratios import _record, interleaved, main_with_busy  # noqa: E402
 
 SHAPES = {"128x784@784x256": ((128, 784), (784, 256)),
           "784x128@128x256": ((784, 128), (128, 256)),
@@ -62,4 +63,4 @@ def test_matmul_settled_numpy(benchmark, shape, dtype):
 
 
 if __name__ == "__main__":
-    run_as_script(__file__, sys.argv[1:])
+    main_with_busy(__file__, sys.argv[1:])

@@ -3,6 +3,7 @@
 logsumexp) against HIPS autograd, interleaved round by round in one run:
 
     python benchmarks/bench_mvn.py          # the table: min/median/max and peer/nx
+    python benchmarks/bench_mvn.py --busy   # the same next to one busy process
     python -m pytest benchmarks/bench_mvn.py --benchmark-only
 
 logpdf cases: x (300, 2) and (3000, 2) with a 2 x 2 covariance, and 256 points in d = 16 and
@@ -22,7 +23,7 @@ import scipy.stats
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
 import nx_rune as nx  # noqa: E402
-from bench_peer_ratios import _record, interleaved, run_as_script  # noqa: E402
+from bench_peer_ratios import _record, interleaved, main_with_busy  # noqa: E402
 
 CASES = {"300x2": (300, 2), "3000x2": (3000, 2), "256x16": (256, 16), "256x64": (256, 64)}
 
@@ -92,4 +93,4 @@ def test_gmm_grad_interleaved_autograd(benchmark):
 
 
 if __name__ == "__main__":
-    run_as_script(__file__, sys.argv[1:])
+    main_with_busy(__file__, sys.argv[1:])

@@ -304,15 +304,34 @@ def run_as_script(path, args):
         os.unlink(out)
 
 
+class busy_process:
+    """``with busy_process(on):`` one other process spinning (``while True: pass``) while the
+    block runs, when ``on`` (the scripts' ``--busy``: the loaded machine's rows)."""
+
+    def __init__(self, on=True):
+        self.on = on
+        self.proc = None
+
+    def __enter__(self):
+        if self.on:
+            import subprocess
+            self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+        return False
+
+
+def main_with_busy(path, argv):
+    """A benchmark file's script entry: ``run_as_script`` with its arguments, under
+    ``busy_process`` when ``--busy`` is among them."""
+    args = [a for a in argv if a != "--busy"]
+    with busy_process(len(args) < len(argv)):
+        run_as_script(path, args)
+
+
 if __name__ == "__main__":
-    import subprocess
-    args = [a for a in sys.argv[1:] if a != "--busy"]
-    busy = None
-    if len(args) < len(sys.argv) - 1:
-        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        run_as_script(__file__, args)
-    finally:
-        if busy is not None:
-            busy.kill()
-            busy.wait()
+    main_with_busy(__file__, sys.argv[1:])

@@ -4,7 +4,8 @@ nx_rune, timed in the same run (pytest-benchmark; groups ``program_*``, impl ``n
 
 Run:  OPENBLAS_NUM_THREADS=1 python -m pytest benchmarks/bench_programs.py \
           --benchmark-only --benchmark-group-by=group
-      OPENBLAS_NUM_THREADS=1 python benchmarks/bench_programs.py   (then the interleaved table)
+      OPENBLAS_NUM_THREADS=1 python benchmarks/bench_programs.py   (then the interleaved table;
+                                                              --busy: next to one busy process)
 (one BLAS thread: these programs are dominated by per-operation costs, which a shared
 multi-threaded BLAS only blurs).  Each group also has an ``interleaved_autograd`` row: nx_rune
 and autograd alternated round by round (both see the same load), min / median / max of 9
@@ -27,7 +28,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # as a script
 import nx_rune as nx  # noqa: E402
-from benchmarks.bench_peer_ratios import _record, interleaved, run_as_script  # noqa: E402
+from benchmarks.bench_peer_ratios import _record, interleaved, main_with_busy  # noqa: E402
 from benchmarks.programs import data  # noqa: E402
 
 IMPLS = ["nx", "autograd"]
@@ -128,4 +129,4 @@ def test_interleaved_autograd(benchmark, name):
 
 
 if __name__ == "__main__":
-    run_as_script(__file__, sys.argv[1:])
+    main_with_busy(__file__, sys.argv[1:])

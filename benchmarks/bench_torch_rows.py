@@ -8,6 +8,7 @@ median over nx_rune's: above 1, nx_rune is faster).  Nothing here asserts a time
 
     python benchmarks/bench_torch_rows.py              # the table, torch with 1 thread and
                                                        # with its default threads
+    python benchmarks/bench_torch_rows.py --busy       # the same next to one busy process
     python -m pytest benchmarks/bench_torch_rows.py --benchmark-only   # pytest-benchmark form
 
 Rows (float32 unless named):
@@ -28,7 +29,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]        # bench_peer_ratios, and nx_rune as a script
 import nx_rune as nx  # noqa: E402
-from bench_peer_ratios import ROUNDS, interleaved  # noqa: E402
+from bench_peer_ratios import ROUNDS, busy_process, interleaved  # noqa: E402
 
 
 def _torch():
@@ -177,4 +178,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with busy_process("--busy" in sys.argv[1:]):
+        main()
