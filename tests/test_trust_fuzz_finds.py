@@ -634,6 +634,43 @@ def test_reshape_before_a_write_is_a_view_exactly_where_eager_is(case, layout):
         np.testing.assert_array_equal(np.asarray(x_j), np.asarray(x_e))
 
 
+
+@pytest.mark.parametrize("case", sorted(RESHAPE_AFTER))
+def test_reshape_before_a_write_under_vmap_and_grad_is_a_view_where_eager_is(case):
+    """Fuzzer seed 243, program 2667: ``v = cumlogsumexp(x, reverse=True)`` is eagerly a
+    flipped view, so ``v.reshape(-1)`` copies and a later ``v += x`` does not reach it.  Under
+    vmap, and under a derivative inside jit, the reshape was taken for a view (their values
+    have no single array to look at), so the write reached it.  They now follow the movements
+    back as jit's trace does."""
+    build = RESHAPE_AFTER[case]
+    if case == "padded":
+        xs = np.arange(6, dtype=np.float64).reshape(2, 3)
+    else:
+        xs = np.arange(12, dtype=np.float64).reshape(2, 2, 3)
+    f = _reshape_then_write(build)
+    want = np.stack([np.asarray(f(nx.asarray(x.copy()))) for x in xs])
+    np.testing.assert_array_equal(np.asarray(nx.vmap(f)(nx.asarray(xs.copy()))), want)
+    np.testing.assert_array_equal(np.asarray(nx.jit(nx.vmap(f))(nx.asarray(xs.copy()))), want)
+
+    def loss(x):
+        return nx.sum(f(x) * nx.arange(f(x).size, dtype=x.dtype))
+    x0 = nx.asarray(xs[0].copy())
+    g_eager = np.asarray(nx.grad(loss)(x0))
+    np.testing.assert_array_equal(np.asarray(nx.jit(nx.grad(loss))(nx.asarray(xs[0].copy()))),
+                                  g_eager)
+
+
+def test_reverse_cumlogsumexp_reshaped_then_written_keeps_eager_values():
+    x = np.random.default_rng(0).standard_normal((2, 2, 3)).astype(np.float32)
+
+    def f(x0):
+        v3 = nx.lax.cumlogsumexp(x0, 0, reverse=True)
+        v4 = v3.reshape(-1)
+        v3 += x0
+        return v4
+    want = np.stack([np.asarray(f(nx.asarray(e))) for e in x])
+    np.testing.assert_allclose(np.asarray(nx.vmap(f)(nx.asarray(x))), want, rtol=1e-6)
+
 def test_a_trace_that_assumed_a_layout_serves_both_layouts():
     # one cache entry (same shape and dtype), a C-contiguous then a transposed argument: the
     # second call runs the function eagerly, as the trace's view decision does not hold for it

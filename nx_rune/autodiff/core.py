@@ -203,12 +203,24 @@ def _stale_message(t):
         f"(x = x.at[idx].set(v))")
 
 
+def _note_layout(t):
+    """Tell the jit trace under ``t`` (if any) that a reshape's view-or-copy decision assumed
+    t's value C-contiguous (``note_layout_assumed``; through the derivative levels above it)."""
+    while t is not None:
+        note = getattr(getattr(t, "_interp", None), "note_layout_assumed", None)
+        if note is not None:
+            note(t)
+            return
+        t = getattr(t, "primal", None)
+
+
 def _reshape_is_view(x, params):
-    """Whether ``reshape(x, **params)`` is a view when ``x`` has no value to look at (a jit
-    tracer): x's movements are followed back to the value they start from, assumed
-    C-contiguous (a computed value is), and the View algebra decides as it does on arrays.
-    Where that value is an input of the trace, the answer depends on the input's layout: the
-    interpreter is told (``note_layout_assumed``), so the call can check it."""
+    """Whether ``reshape(x, **params)`` is a view when ``x`` has no single value to look at (a
+    jit tracer, a value batched by vmap, a derivative level over either): x's movements are
+    followed back to the value they start from, assumed C-contiguous (a computed value is, as
+    each example of a batched one), and the View algebra decides as it does on arrays.  Where
+    that value is an input of a jit trace, the answer depends on the input's layout: the
+    trace is told (``note_layout_assumed``), so the call can check it."""
     chain, t = [(P.reshape_p, params)], x
     while True:
         rec = getattr(t, "_recipe", None)
@@ -225,7 +237,7 @@ def _reshape_is_view(x, params):
             break
         t = src
     chain.reverse()
-    x._interp.note_layout_assumed(t)
+    _note_layout(t)
     try:
         return P.view_after(t.shape, chain) is not None
     except LookupError:
@@ -254,10 +266,11 @@ def _link_view(kind, x, params, view):
         return
     if kind is P.reshape_p and not _shares_memory(x, view):
         return                  # a reshape that copied (as on a Tensor): no alias
-    if kind is P.reshape_p and hasattr(x._interp, "note_layout_assumed") \
+    if kind is P.reshape_p and not isinstance(concrete(x), Tensor) \
             and not _reshape_is_view(x, params):
-        return                  # a traced reshape that copies on arrays (a padded or permuted
-                                # value): new memory, which later writes do not reach
+        return                  # a traced or batched reshape that copies on arrays (of a
+                                # flipped, padded or permuted value): new memory, which later
+                                # writes do not reach, as eagerly
     group = getattr(x, "_alias", None)
     if group is None:
         group = x._alias = [weakref.ref(x)]

@@ -156,7 +156,9 @@ class Ctx:
         rng = np.random.default_rng(self.prog.seed + 11)
         vals = self.bvals if batch else self.vals
         tans = [rng.uniform(-1, 1, v.shape) for v in vals]
-        return [self._nudge(t, k + 101) for k, t in enumerate(tans)] if self.nudging else tans
+        if not self.nudging:
+            return tans
+        return [self._nudge(t, 1000 * self.nudging + k + 101) for k, t in enumerate(tans)]
 
     def _nudge(self, arr, salt):
         """``arr`` with each element moved by 4 units in the last place of the program's
@@ -168,13 +170,14 @@ class Ctx:
         return a * (1 + 4 * float(np.finfo(self.dt).eps) * sign)
 
     @contextlib.contextmanager
-    def nudged(self):
-        """Inputs and tangents moved by a few units in the last place while the block runs:
-        a reference computed so shows how much of it is rounding (see ``_within_noise``)."""
+    def nudged(self, trial=1):
+        """Inputs and tangents moved by a few units in the last place while the block runs
+        (``trial`` picks the directions): a reference computed so shows how much of it is
+        rounding (see ``_within_noise``)."""
         vals, bvals = self.vals, self.bvals
-        self.vals = [self._nudge(v, k + 1) for k, v in enumerate(vals)]
-        self.bvals = [self._nudge(v, k + 51) for k, v in enumerate(bvals)]
-        self.nudging = True
+        self.vals = [self._nudge(v, 1000 * trial + k + 1) for k, v in enumerate(vals)]
+        self.bvals = [self._nudge(v, 1000 * trial + k + 51) for k, v in enumerate(bvals)]
+        self.nudging = trial
         try:
             yield
         finally:
@@ -309,7 +312,12 @@ def _writable(o):
 # ---------------------------------------------------------------------------------- modes
 def _fwd_check(ctx, got, mode, want_key="fwd"):
     _, want = ctx.ref(want_key)
-    compare(to_numpy(got), want, exact=ctx.exact, dtype=ctx.prog.dtype)
+    got = to_numpy(got)
+    try:
+        compare(got, want, exact=ctx.exact, dtype=ctx.prog.dtype)
+    except Mismatch as m:
+        if m.kind != "value" or not _within_noise(ctx, want_key, got, want):
+            raise
 
 
 def m_jit(ctx):
@@ -350,7 +358,13 @@ def m_jit_wrap_jit(ctx):
     want = to_numpy(_wrap(f)(*ctx.args()))
     got = to_numpy(ctx.jit(_wrap(ctx.jit(f)))(*ctx.args()))
     ctx.ref("fwd")
-    compare(got, want, exact=ctx.exact, dtype=ctx.prog.dtype)
+    try:
+        compare(got, want, exact=ctx.exact, dtype=ctx.prog.dtype)
+    except Mismatch as m:
+        def again():
+            return to_numpy(_wrap(ctx.make_fn()[0])(*ctx.args()))
+        if m.kind != "value" or not _within_noise(ctx, again, got, want):
+            raise
 
 
 def _twin(ctx, warm):
@@ -439,7 +453,11 @@ def _vmap_mode(wrap):
         got = to_numpy(g(*ctx.batched_args()))
         ctx.ref("fwd")
         st, want = ctx.ref("vfwd")
-        _expect(st, want, got, ctx, exact=ctx.exact)
+        try:
+            _expect(st, want, got, ctx, exact=ctx.exact)
+        except Mismatch as m:
+            if m.kind != "value" or st != "ok" or not _within_noise(ctx, "vfwd", got, want):
+                raise
     return mode
 
 
@@ -489,27 +507,38 @@ def _grad_mode(build, ref="grad"):
 
 
 def _within_noise(ctx, ref, got, want):
-    """Whether ``got`` differs from the reference ``want`` by no more than the reference's
-    own rounding: the reference computed again from inputs and tangents moved by a few units
-    in the last place moves by at least an eighth of that difference, elementwise.  A result
+    """Whether ``got`` differs from the reference ``want`` (a value, or a derivative; ``ref``
+    the name of the Ctx reference that computed it, or a function computing it again) by no
+    more than the reference's own rounding: the reference computed again from inputs and
+    tangents moved by a few units in the last place (three ways) moves by at least an eighth
+    of that difference somewhere among them, elementwise.  A result
     that cancels terms far larger than itself (``sum(p_i (t_i - mean(t))) * 1e300``) is
     rounding in every evaluation order, eager's too; a well-conditioned one moves by a few
     ulps, far less than a wrong rule's difference."""
+    kept = (getattr(ctx, "alias", None), getattr(ctx, "writable", None), ctx.weights)
+    agains = []
     try:
-        with ctx.x64(), ctx.nudged():
-            again = to_numpy(getattr(ctx, "_ref_" + ref)())
+        for trial in (1, 2, 3):
+            with ctx.x64(), ctx.nudged(trial):
+                fn = ref if callable(ref) else getattr(ctx, "_ref_" + ref)
+                agains.append(list(_flat(to_numpy(fn()))))
     except Exception:       # noqa: BLE001 - no second reference: the mismatch stands
         return False
-    gl, wl, al = (list(_flat(x)) for x in (to_numpy(got), want, again))
-    if not len(gl) == len(wl) == len(al):
+    finally:
+        ctx.alias, ctx.writable, ctx.weights = kept     # _ref_fwd sets them
+    gl, wl = list(_flat(to_numpy(got))), list(_flat(want))
+    if not all(len(gl) == len(wl) == len(a) for a in agains):
         return False
-    for g, w, a in zip(gl, wl, al):
-        g, w, a = (np.asarray(x) for x in (g, w, a))
-        if g.shape != w.shape or a.shape != w.shape or w.dtype.kind not in "fc":
+    for i, (g, w) in enumerate(zip(gl, wl)):
+        g, w = np.asarray(g), np.asarray(w)
+        runs = [np.asarray(a[i]) for a in agains]
+        if g.shape != w.shape or any(a.shape != w.shape for a in runs) or \
+                w.dtype.kind not in "fc":
             return False
         with np.errstate(all="ignore"):
             diff = np.abs(g.astype(np.complex128) - w.astype(np.complex128))
-            noise = np.abs(a.astype(np.complex128) - w.astype(np.complex128))
+            noise = np.max([np.abs(a.astype(np.complex128) - w.astype(np.complex128))
+                            for a in runs], axis=0)
         fin = np.isfinite(diff)
         if not np.array_equal(np.isfinite(g), np.isfinite(w)) or \
                 np.any(diff[fin] > 8 * noise[fin]):
