@@ -30,15 +30,21 @@ SHAPES = {"128x784@784x256": ((128, 784), (784, 256)),
           "512^3": ((512, 512), (512, 512))}
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", list(SHAPES))
-def test_matmul_interleaved_numpy(benchmark, shape, dtype):
-    benchmark.group = f"matmul {shape} {dtype}"
+def _operands(shape, dtype):
+    """NumPy's operands of case ``shape`` and nx_rune's arrays of them."""
     rng = np.random.default_rng(0)
     sa, sb = SHAPES[shape]
     a = rng.standard_normal(sa).astype(dtype)
     b = rng.standard_normal(sb).astype(dtype)
-    ta, tb = nx.asarray(a), nx.asarray(b)
+    return a, b, nx.asarray(a), nx.asarray(b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_matmul_interleaved_numpy(benchmark, shape, dtype):
+    benchmark.group = f"matmul {shape} {dtype}"
+    a, b, ta, tb = _operands(shape, dtype)
+    sa = a.shape
     tol = 1e-4 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(np.asarray(ta @ tb), a @ b, rtol=tol, atol=tol * sa[1])
     _record(benchmark, interleaved(lambda: ta @ tb, lambda: a @ b))
@@ -53,11 +59,7 @@ def test_matmul_settled_numpy(benchmark, shape, dtype):
     round, so nx_rune's round runs on one core (its pool sees the worker held up and backs
     off to the calling thread)."""
     benchmark.group = f"matmul {shape} {dtype} settled"
-    rng = np.random.default_rng(0)
-    sa, sb = SHAPES[shape]
-    a = rng.standard_normal(sa).astype(dtype)
-    b = rng.standard_normal(sb).astype(dtype)
-    ta, tb = nx.asarray(a), nx.asarray(b)
+    a, b, ta, tb = _operands(shape, dtype)
     _record(benchmark, interleaved(lambda: ta @ tb, lambda: a @ b, settle=0.15))
     benchmark(lambda: ta @ tb)
 

@@ -231,13 +231,7 @@ cdef void _give_back(void* raw, size_t nbytes) noexcept:
                 break
         if slot >= 0 and _cache_total + nbytes <= _cache_limit:
             break
-        slot = -1
-        for k in range(CACHE_SLOTS):
-            if _cache_ptr[k] != NULL and (slot < 0 or _cache_age[k] < _cache_age[slot]):
-                slot = k
-        PyMem_RawFree(_cache_ptr[slot])
-        _cache_total -= _cache_len[slot]
-        _cache_ptr[slot] = NULL
+        _free_oldest()
     _cache_clock += 1
     _cache_ptr[slot] = raw
     _cache_len[slot] = nbytes
@@ -286,16 +280,20 @@ def empty(shape, dtype):
 
 
 cdef void _trim() noexcept:
-    global _cache_total
-    cdef int k, oldest
     while _cache_total > _cache_limit:
-        oldest = -1
-        for k in range(CACHE_SLOTS):
-            if _cache_ptr[k] != NULL and (oldest < 0 or _cache_age[k] < _cache_age[oldest]):
-                oldest = k
-        PyMem_RawFree(_cache_ptr[oldest])
-        _cache_total -= _cache_len[oldest]
-        _cache_ptr[oldest] = NULL
+        _free_oldest()
+
+
+cdef void _free_oldest() noexcept:
+    """Free the block kept longest (there is one)."""
+    global _cache_total
+    cdef int k, oldest = -1
+    for k in range(CACHE_SLOTS):
+        if _cache_ptr[k] != NULL and (oldest < 0 or _cache_age[k] < _cache_age[oldest]):
+            oldest = k
+    PyMem_RawFree(_cache_ptr[oldest])
+    _cache_total -= _cache_len[oldest]
+    _cache_ptr[oldest] = NULL
 
 
 # keyed by kind and size, not by dtype.char: NumPy has two chars for some dtypes (uint64 is

@@ -14,7 +14,7 @@ cimport numpy as cnp
 
 from libc.stdlib cimport free
 
-from nx_rune._kernels.pool cimport num_threads, run_spans
+from nx_rune._kernels.pool cimport num_threads, run_spans, span_fn
 from nx_rune._kernels.scipy_blas cimport blas_entry, gemm_d, gemm_s
 
 cdef extern from "stdlib.h" nogil:
@@ -224,13 +224,34 @@ cdef bint _packed_operands(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, int ty
     return _element_strides(a, &rs, &cs) and _element_strides(b, &rs, &cs)
 
 
+cdef void _run_phases(void *job, Py_ssize_t npanels, Py_ssize_t nmp, Py_ssize_t threads,
+                      span_fn cols, span_fn pack_b, span_fn rows) noexcept:
+    """A packed product's work on ``threads`` threads of the pool (``npanels`` panels of B,
+    ``nmp`` micro-panels of C's rows): cut by columns (``cols``: each span packs its panels
+    and multiplies every row by them, see _cut_by_columns), or B packed (``pack_b``) then a
+    few groups of rows a thread (``rows``), so that one the scheduler holds up is taken over."""
+    cdef Py_ssize_t count, step
+    threads = max(1, threads)
+    if threads > 1 and _cut_by_columns(npanels, threads):
+        count = min(npanels, 2 * threads)
+        step = (npanels + count - 1) // count
+        run_spans(cols, job, npanels, step, (npanels + step - 1) // step, threads)
+        return
+    count = min(threads, npanels)
+    step = (npanels + count - 1) // count
+    run_spans(pack_b, job, npanels, step, (npanels + step - 1) // step, threads)
+    count = min(nmp, 2 * threads) if threads > 1 else 1
+    step = (nmp + count - 1) // count
+    run_spans(rows, job, nmp, step, (nmp + step - 1) // step, threads)
+
+
 def matmul_f64_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t threads):
     """``out[...] = a @ b`` for 2-D float64 operands, as ``matmul_f32_packed`` does it for
     float32 (gemm_avx512_f64.h: 8 x 16 tiles of doubles): False (nothing promised about
     ``out``) when the CPU lacks AVX-512, the operands do not suit or a buffer could not be
     allocated."""
     cdef nx_dgemm_job job
-    cdef Py_ssize_t m, k, n, nmp, step, count, size
+    cdef Py_ssize_t m, k, n, size
     if not avx512_available() or not NX_DG_SIMD:
         return False
     if not _packed_operands(a, b, out, cnp.NPY_FLOAT64):
@@ -251,22 +272,9 @@ def matmul_f64_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
     job.bpack = <double *> aligned_alloc(64, (size + 63) // 64 * 64)
     if job.bpack == NULL:
         return False
-    threads = max(1, threads)
     try:
-        if threads > 1 and _cut_by_columns(job.npanels, threads):
-            count = min(job.npanels, 2 * threads)
-            step = (job.npanels + count - 1) // count
-            run_spans(_cols_span_d, &job, job.npanels, step, (job.npanels + step - 1) // step,
-                      threads)
-            return not job.failed
-        count = min(threads, job.npanels)
-        step = (job.npanels + count - 1) // count
-        run_spans(_pack_b_span_d, &job, job.npanels, step, (job.npanels + step - 1) // step,
-                  threads)
-        nmp = (m + NX_DG_MR - 1) // NX_DG_MR
-        count = min(nmp, 2 * threads) if threads > 1 else 1
-        step = (nmp + count - 1) // count
-        run_spans(_rows_span_d, &job, nmp, step, (nmp + step - 1) // step, threads)
+        _run_phases(&job, job.npanels, (m + NX_DG_MR - 1) // NX_DG_MR, threads,
+                    _cols_span_d, _pack_b_span_d, _rows_span_d)
     finally:
         free(job.bpack)
     return not job.failed
@@ -280,7 +288,7 @@ def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
     about ``out``) when the CPU lacks AVX-512, the operands do not suit (dtype, shapes,
     overlap with out) or a buffer could not be allocated: the caller then uses NumPy."""
     cdef nx_sgemm_job job
-    cdef Py_ssize_t m, k, n, nmp, step, count, size
+    cdef Py_ssize_t m, k, n, size
     if not avx512_available() or a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
         return False
     f32 = cnp.NPY_FLOAT32
@@ -311,23 +319,9 @@ def matmul_f32_packed(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out, Py_ssize_t 
     job.bpack = <float *> aligned_alloc(64, (size + 63) // 64 * 64)
     if job.bpack == NULL:
         return False
-    threads = max(1, threads)
     try:
-        if threads > 1 and _cut_by_columns(job.npanels, threads):
-            count = min(job.npanels, 2 * threads)
-            step = (job.npanels + count - 1) // count
-            run_spans(_cols_span, &job, job.npanels, step, (job.npanels + step - 1) // step,
-                      threads)
-            return not job.failed
-        count = min(threads, job.npanels)
-        step = (job.npanels + count - 1) // count
-        run_spans(_pack_b_span, &job, job.npanels, step, (job.npanels + step - 1) // step,
-                  threads)
-        # a few groups of rows per thread: one held up by the scheduler is taken over
-        nmp = (m + NX_SG_MR - 1) // NX_SG_MR
-        count = min(nmp, 2 * threads) if threads > 1 else 1
-        step = (nmp + count - 1) // count
-        run_spans(_rows_span, &job, nmp, step, (nmp + step - 1) // step, threads)
+        _run_phases(&job, job.npanels, (m + NX_SG_MR - 1) // NX_SG_MR, threads,
+                    _cols_span, _pack_b_span, _rows_span)
     finally:
         free(job.bpack)
     return not job.failed
