@@ -180,3 +180,30 @@ def test_a_derivative_that_is_rounding_in_every_order_is_not_a_mismatch():
     wrong = [np.asarray(j) * 1.5 + 1.0 for j in jvp]
     assert not R._within_noise(ctx, "jvp", wrong, jvp)
     assert R._within_noise(ctx, "jvp", jvp, jvp) and want is not None
+
+
+def test_fd_check_allows_a_float32_staircase_only_with_float32_rounding(monkeypatch):
+    """A float64 program whose samplers run without x64 rounds their parameters to float32
+    (JAX's canonical dtypes): the sample is a staircase of float32 steps, which differences
+    over h = 1e-5 see (seed 257, program 913): float32's rounding in the noise model."""
+    opts = parse_skip([])
+    prog = program(257, 913, opts)
+    assert check(prog, opts, ["jvp", "hvp", "grad"]) == []
+    monkeypatch.setattr(R, "_fd_eps", lambda ctx: float(np.finfo(np.float64).eps))
+    assert check(prog, opts, ["jvp"]) != []
+
+
+def test_a_nan_derivative_passes_only_where_the_forward_pass_overflowed():
+    """Seed 257, program 916: min over exp(...) where the element min does not select has
+    overflowed; reverse mode gives 0 * inf = NaN there (as JAX), the differences are finite.
+    Accepted because the forward pass overflows (nx.debug_infs); a NaN from nowhere is not."""
+    opts = parse_skip([])
+    assert check(program(257, 916, opts), opts, ["grad", "jvp"]) == []
+
+    def f(h):
+        return np.array([np.sin(0.3 + h)])
+    with pytest.raises(Mismatch):
+        fd_check(np.array([np.nan]), f, 1e-5, "nan")
+    fd_check(np.array([np.nan]), f, 1e-5, "nan", skip_nan=True)
+    ctx = R.Ctx(generate(ReplaySource([])))
+    assert not R._forward_overflows(ctx)

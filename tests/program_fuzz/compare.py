@@ -94,10 +94,16 @@ def _maxdiff(g, w):
         return "n/a"
 
 
-def fd_check(got, fd_fn, h, what):
+F64_EPS = float(np.finfo(np.float64).eps)
+
+
+def fd_check(got, fd_fn, h, what, eps=F64_EPS, skip_nan=False):
     """Compare a directional derivative (an array) with central differences of ``fd_fn``
     (float64 -> array) along the direction, elementwise; elements where the function has a
-    kink (one-sided differences disagree at two step sizes) or is not finite are skipped."""
+    kink (one-sided differences disagree at two step sizes) or is not finite are skipped.
+    ``eps``: the relative rounding of the function's values (float64's, or float32's where
+    the function rounds through float32 on the way); ``skip_nan``: elements where ``got`` is
+    NaN are skipped too (the caller knows why they are)."""
     f0 = np.asarray(fd_fn(0.0), np.float64)
     fp, fm = np.asarray(fd_fn(h), np.float64), np.asarray(fd_fn(-h), np.float64)
     fp2, fm2 = np.asarray(fd_fn(h / 2), np.float64), np.asarray(fd_fn(-h / 2), np.float64)
@@ -112,10 +118,12 @@ def fd_check(got, fd_fn, h, what):
         scale = 1.0 + np.abs(c2)
         # differences cannot be more accurate than the rounding of the values they subtract:
         # a huge constant term in the output (log_ndtr far in its tail) leaves ulp(f) / h
-        noise = 8 * np.finfo(np.float64).eps * np.maximum(np.abs(fp2), np.abs(fm2)) / h
+        noise = 8 * eps * np.maximum(np.abs(fp2), np.abs(fm2)) / h
         ok = (np.isfinite(c1) & np.isfinite(c2) & np.isfinite(f0)
               & (np.abs(c1 - c2) <= 1e-4 * scale + 2 * noise)
               & ~((np.abs(d2) > 0.6 * np.abs(d1)) & (np.abs(d1) > 1e-5 * scale)))
+        if skip_nan:
+            ok &= ~np.isnan(got)
         bad = ok & ~(np.abs(got - c2) <= 1e-4 * scale + noise)
     if np.any(bad):
         i = np.flatnonzero(bad.reshape(-1))[0]
