@@ -241,11 +241,14 @@ def __dir__():
     return sorted(__all__)
 
 
-def view_after(shape, chain):
+def view_after(shape, chain, strides=None):
     """Whether the movement primitives in ``chain`` (``(primitive, params)`` pairs, first to
     last; ``("getitem", index)`` for a basic index) applied to a C-contiguous value of
     ``shape`` give a view of it, as their implementations do on arrays: the View (metadata
     only), or None where one of them copies.  LookupError where one step alone does not decide
     it (an index of a padded view).  The transformations' tracers ask this to link views as
-    arrays share memory, without any memory of their own."""
-    return _chained_view(shape, [(k if isinstance(k, str) else k.name, p) for k, p in chain])
+    arrays share memory, without any memory of their own.  ``strides``: the value's element
+    strides when it is not C-contiguous (an argument of vmap: one example of the caller's
+    array)."""
+    return _chained_view(shape, [(k if isinstance(k, str) else k.name, p) for k, p in chain],
+                         strides)

@@ -660,6 +660,34 @@ def test_reshape_before_a_write_under_vmap_and_grad_is_a_view_where_eager_is(cas
                                   g_eager)
 
 
+
+@pytest.mark.parametrize("shape, axis", [((3, 2, 2), 1), ((2, 3, 2), 2), ((2, 3, 2), 0)])
+def test_reshape_of_a_vmap_argument_follows_the_example_layout(shape, axis):
+    """vmap(f, in_axes=axis)(x)[i] is f of x's i-th slice, a view with x's strides: a reshape
+    of it copies where those strides do not merge (axis 1 of (3, 2, 2)) and is a view where
+    they do (axis 2 of (2, 3, 2): every other element), and a later write shows accordingly.
+    The argument's batched tracer carries the example's strides; computed values are C order."""
+    base = np.arange(12.0).reshape(shape)
+    f = _reshape_then_write(lambda x: nx.reshape(x, (-1,)))
+
+    def example(i):
+        return nx.asarray(base.copy())[(slice(None),) * axis + (i,)]
+    want = np.stack([np.asarray(f(example(i))) for i in range(shape[axis])])
+    for g in (nx.vmap(f, in_axes=axis), nx.jit(nx.vmap(f, in_axes=axis))):
+        np.testing.assert_array_equal(np.asarray(g(nx.asarray(base.copy()))), want)
+
+
+def test_jit_of_vmap_checks_the_layout_it_assumed_for_an_argument():
+    f = _reshape_then_write(lambda x: nx.reshape(x, (-1,)))
+    jf = nx.jit(nx.vmap(f, in_axes=1))
+    c = np.arange(12.0).reshape(3, 2, 2)
+    jf(nx.asarray(c.copy()))                        # traced for a C-ordered argument
+
+    def transposed():
+        return nx.asarray(np.arange(12.0).reshape(2, 2, 3)).transpose(2, 1, 0)
+    want = np.stack([np.asarray(f(transposed()[:, i, :])) for i in range(2)])
+    np.testing.assert_array_equal(np.asarray(jf(transposed())), want)
+
 def test_reverse_cumlogsumexp_reshaped_then_written_keeps_eager_values():
     x = np.random.default_rng(0).standard_normal((2, 2, 3)).astype(np.float32)
 

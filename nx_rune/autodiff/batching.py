@@ -83,13 +83,17 @@ def _call_named(interp, fn, *args, **kwargs):
 class BatchTracer(Tracer):
     """A value batched by ``vmap``: ``primal`` holds every example's value, stacked along
     axis ``bdim``; ``shape`` is one example's shape."""
-    __slots__ = ("bdim",)
+    # example_strides: for an argument of the vmapped function, one example's element
+    # strides in the caller's array (vmap(f)(x)[i] is f(x[i]), a view of x with them), which
+    # a reshape's view-or-copy decision starts from; None for computed values (C order)
+    __slots__ = ("bdim", "example_strides")
     _batched = True
 
     def __init__(self, interp, val, bdim):
         self._interp = interp
         self.primal = val
         self.bdim = bdim
+        self.example_strides = None
         self._alias = self._recipe = None
         s = val.shape
         self.shape = s[1:] if bdim == 0 else s[:bdim] + s[bdim + 1:]
@@ -240,6 +244,25 @@ class BatchInterpreter(Interpreter):
 
 # -- running a function on a batch -----------------------------------------------------------------
 
+def _argument(interp, x, d):
+    """The BatchTracer of argument ``x`` batched along axis ``d``, with one example's strides
+    in x's memory (C order when x has no array of its own: a jit trace assumes and checks
+    that of its inputs)."""
+    t = BatchTracer(interp, x, d)
+    c = x._concrete_tensor() if hasattr(x, "_concrete_tensor") else None
+    arr = c._np() if c is not None else None
+    if arr is not None and arr.ndim == len(x.shape) and all(s % arr.itemsize == 0
+                                                               for s in arr.strides):
+        st = [s // arr.itemsize for s in arr.strides]
+    else:
+        st, acc = [], 1
+        for n in reversed(x.shape):
+            st.insert(0, acc)
+            acc *= n
+    t.example_strides = tuple(s for i, s in enumerate(st) if i != d)
+    return t
+
+
 def batched_call(fn, leaves, treedef, dims, size, name="vmap", axis_name=None):
     """``fn(*args, **kwargs)`` for every example, once: ``(args, kwargs)`` is
     ``tree_unflatten(treedef, leaves)`` with leaf i batched along ``dims[i]`` (None: shared).
@@ -247,7 +270,7 @@ def batched_call(fn, leaves, treedef, dims, size, name="vmap", axis_name=None):
     other leaves (None, Python objects) are returned as they are.  ``axis_name``: the name
     the batch axis is bound to for collectives (the vmap level this call re-issues)."""
     interp = BatchInterpreter(size, name, _var.get(), axis_name)
-    wrapped = [x if d is None else BatchTracer(interp, x, d) for x, d in zip(leaves, dims)]
+    wrapped = [x if d is None else _argument(interp, x, d) for x, d in zip(leaves, dims)]
     args, kwargs = tree_unflatten(treedef, wrapped)
     out = _call_named(interp, fn, *args, **kwargs)
     o_leaves, o_td = tree_flatten(out)
@@ -558,7 +581,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             raise ValueError("vmap: no argument is mapped (every in_axes entry is None); pass "
                              "axis_size to give the number of examples")
         interp = BatchInterpreter(size, "vmap", _var.get(), axis_name)
-        wrapped = [v if ax is None else BatchTracer(interp, v[0], v[1])
+        wrapped = [v if ax is None else _argument(interp, v[0], v[1])
                    for v, ax in zip(vals, axes)]
         it = iter(wrapped)
         new_args = [tree_unflatten(td, [next(it) for _ in range(td.num_leaves)])

@@ -218,7 +218,8 @@ def _reshape_is_view(x, params):
     """Whether ``reshape(x, **params)`` is a view when ``x`` has no single value to look at (a
     jit tracer, a value batched by vmap, a derivative level over either): x's movements are
     followed back to the value they start from, assumed C-contiguous (a computed value is, as
-    each example of a batched one), and the View algebra decides as it does on arrays.  Where
+    each example of a batched one; an argument of vmap has its example's strides in the
+    caller's array), and the View algebra decides as it does on arrays.  Where
     that value is an input of a jit trace, the answer depends on the input's layout: the
     trace is told (``note_layout_assumed``), so the call can check it."""
     chain, t = [(P.reshape_p, params)], x
@@ -237,9 +238,10 @@ def _reshape_is_view(x, params):
             break
         t = src
     chain.reverse()
-    _note_layout(t)
+    strides = getattr(t, "example_strides", None)
+    _note_layout(t)         # a jit trace under a vmap argument: its strides assumed C order
     try:
-        return P.view_after(t.shape, chain) is not None
+        return P.view_after(t.shape, chain, strides) is not None
     except LookupError:
         return True             # an index the view algebra does not decide alone: a view
 

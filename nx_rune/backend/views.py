@@ -155,15 +155,20 @@ def _as_strided(x, *, shape, strides, offset):
     return _on_view(x, View(v.shape, v.strides, v.offset + x.view.offset))
 
 
-def chained_view(shape, chain):
-    """The View that movements give, applied in order to a C-contiguous value of ``shape`` as
-    the implementations above apply them, or None where one of them copies (the result is then
-    new memory, no longer a view of that value).  ``chain``: ``(name, params)`` pairs, name a
-    movement primitive's, or ``"getitem"`` with the index (LookupError where the index or the
-    view is beyond what one basic step decides).  For the tracers of a transformation, which
-    must know whether a
+def chained_view(shape, chain, strides=None):
+    """The View that movements give, applied in order to a C-contiguous value of ``shape``
+    (or one laid out with element ``strides``) as the implementations above apply them, or
+    None where one of them copies (the result is then new memory, no longer a view of that
+    value).  ``chain``: ``(name, params)`` pairs, name a movement primitive's, or
+    ``"getitem"`` with the index (LookupError where the index or the view is beyond what one
+    basic step decides).  For the tracers of a transformation, which must know whether a
     reshape is a view eagerly (a write through one shows in the other) without any memory."""
-    v = View.contiguous(shape)
+    if strides is None:
+        v = View.contiguous(shape)
+    else:
+        # the first element at the lowest address: negative strides start further on
+        v = View(tuple(shape), tuple(strides),
+                 sum(-(n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0))
     for name, p in chain:
         if name == "reshape":
             v = v.reshape(p["shape"])
