@@ -688,6 +688,32 @@ def test_jit_of_vmap_checks_the_layout_it_assumed_for_an_argument():
     want = np.stack([np.asarray(f(transposed()[:, i, :])) for i in range(2)])
     np.testing.assert_array_equal(np.asarray(jf(transposed())), want)
 
+
+@pytest.mark.parametrize("case", ["same_twice", "two_slices_and_whole", "computed_twice"])
+def test_jit_outputs_through_one_copying_reshape_share_it_as_eagerly(case):
+    """Fuzzer seed 269, program 569: ``v = ravel(x.T)[2:]; return v, v``.  Eagerly the
+    reshape copies once and both outputs are that copy's view; jit rebuilt each output from
+    the argument separately, two copies.  Outputs now continue from the step values other
+    outputs already made; two reshapes computed apart stay apart."""
+    def f(x):
+        if case == "same_twice":
+            v = nx.ravel(x.T)[2:]
+            return v, v
+        if case == "two_slices_and_whole":
+            v = nx.ravel(x.T)
+            return v[1:], v[:3], v
+        return nx.ravel(x.T)[2:], nx.ravel(x.T)[2:]
+
+    def arg():
+        return nx.asarray(np.arange(6.0).reshape(2, 3))
+    eager = f(arg())
+    pairs = [(i, k) for i in range(len(eager)) for k in range(i)]
+    for outs in (nx.jit(f)(arg()), nx.jit(f)(arg())):           # the trace, then the cache
+        for a, b in zip(outs, eager):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert [nx.shares_memory(outs[i], outs[k]) for i, k in pairs] == \
+            [nx.shares_memory(eager[i], eager[k]) for i, k in pairs]
+
 def test_reverse_cumlogsumexp_reshaped_then_written_keeps_eager_values():
     x = np.random.default_rng(0).standard_normal((2, 2, 3)).astype(np.float32)
 

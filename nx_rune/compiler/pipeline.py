@@ -54,7 +54,7 @@ class Executable:
         prog = traced.program
         outputs, roots = passes.eager_views(prog)
         if len(roots) == len(outputs) and all(src == ("val", k) and not chain
-                                              for k, (src, chain, _) in enumerate(outputs)):
+                                              for k, (src, chain, _, _) in enumerate(outputs)):
             self.outputs = None         # every output is its own computed value
         else:
             self.outputs = outputs
@@ -79,8 +79,10 @@ class Executable:
 
         def fn(*values):
             computed = raw(*values)
-            return [rebuild(values[src[1]] if src[0] == "in" else computed[src[1]], chain, vmap)
-                    for src, chain, vmap in outputs]
+            made = {}
+            return [rebuild(values[src[1]] if src[0] == "in" else computed[src[1]], chain, vmap,
+                            steps, made)
+                    for src, chain, vmap, steps in outputs]
         fn.source = raw.source
         return fn
 

@@ -41,10 +41,11 @@ EAGER_VIEWS = {P.reshape_p, P.expand_p, P.permute_p, P.shrink_p, P.flip_p, P.as_
 
 def eager_views(prog: Program):
     """``(outputs, roots)``: ``roots`` are the distinct computed roots of ``prog``'s outputs
-    (Vars or Literals, in order of first use); ``outputs`` has one ``(source, chain, map)``
-    per output: ``source`` ``("in", i)`` for input i or ``("val", j)`` for ``roots[j]``,
-    ``chain`` the ``(primitive, params)`` to apply to it, first to last, ``map`` their
-    composition (a ViewMap, or None)."""
+    (Vars or Literals, in order of first use); ``outputs`` has one ``(source, chain, map,
+    steps)`` per output: ``source`` ``("in", i)`` for input i or ``("val", j)`` for
+    ``roots[j]``, ``chain`` the ``(primitive, params)`` to apply to it, first to last, ``map``
+    their composition (a ViewMap, or None), ``steps`` the traced value each step gives (two
+    outputs through the same one share it, as eagerly: see ``rebuild``)."""
     producer = {}
     for e in prog.eqns:
         if e.prim in EAGER_VIEWS and len(e.outs) == 1:
@@ -52,23 +53,25 @@ def eager_views(prog: Program):
     position = {v: i for i, v in enumerate(prog.in_vars)}
     roots, index, outputs = [], {}, []
     for x in prog.outs:
-        chain = []
+        chain, steps = [], []
         while isinstance(x, Var) and x in producer:
             e = producer[x]
             if e.prim is not P.stop_gradient_p:     # eagerly the operand itself
                 chain.append((e.prim, e.params))
+                steps.append(x)
             x = e.ins[0]
         chain.reverse()
+        steps.reverse()
         vmap = compose_views(x.aval.shape, chain) if chain else None
         if isinstance(x, Var) and x in position:
-            outputs.append((("in", position[x]), tuple(chain), vmap))
+            outputs.append((("in", position[x]), tuple(chain), vmap, tuple(steps)))
             continue
         key = id(x.value) if not isinstance(x, Var) else x
         j = index.get(key)
         if j is None:
             j = index[key] = len(roots)
             roots.append(x)
-        outputs.append((("val", j), tuple(chain), vmap))
+        outputs.append((("val", j), tuple(chain), vmap, tuple(steps)))
     return outputs, roots
 
 
@@ -306,11 +309,15 @@ def _prod(shape):
     return out
 
 
-def rebuild(root, chain, vmap):
+def rebuild(root, chain, vmap, steps=None, made=None):
     """An output made from its root tensor (an argument, or a computed value) as eager code
     makes it: the root itself for an empty chain, a view of its memory by ``vmap`` (writeable
     unless the root is read-only or the view broadcasts, as a tensor's views), else the
-    chain's implementations (a padded root or view, a copy where the strides need one)."""
+    chain's implementations (a padded root or view, a copy where the strides need one).
+    ``steps``/``made``: the traced value of each step, and the tensors the other outputs of
+    the call already made for them: an output through a step another one went through
+    continues from that tensor (eagerly both saw the one copy a reshape made), not from a
+    copy of its own."""
     if not chain:
         return root
     if vmap is not None:
@@ -319,7 +326,13 @@ def rebuild(root, chain, vmap):
             out = vmap.array_view(root._np())
             if out is not None:
                 return _Tensor._wrap(out)
-    for prim, params in chain:
+    for k, (prim, params) in enumerate(chain):
+        known = made.get(steps[k]) if made is not None else None
+        if known is not None:
+            root = known
+            continue
         root = prim.impl(root, **params)
+        if made is not None:
+            made[steps[k]] = root
     return root
 
