@@ -333,12 +333,26 @@ def shift_max(x, axes, finite=False):
     large cotangent cancel (an hvp through a logsumexp of 1e18 was 46 % off; JAX's eager hvp
     has the same error)."""
     t = x._concrete_tensor() if x.dtype.kind != "c" else None   # (max raises for complex)
-    if t is not None and not _nested(x):
+    if t is not None:
         v = t._np()
         m = np.max(v, axis=axes, keepdims=True)
         if finite:
             m = np.where(np.isfinite(m), m, m.dtype.type(0))
-        return Tensor._wrap(np.asarray(m, dtype=v.dtype, order="C"))
+        if not _nested(x):
+            return Tensor._wrap(np.asarray(m, dtype=v.dtype, order="C"))
+        if not finite or np.isfinite(m).all():     # the values say no select is needed
+            # the maximum element itself, taken from the value x's own level carries (the
+            # level below): a constant for x's level, whose tape it leaves alone, and
+            # differentiable for the levels above, where the cancellation was
+            inner = x.primal
+            if len(axes) == 1 and v.size:
+                # picked by its (concrete) index: one gather, whose derivatives cost less
+                # than max's (a tie takes the first: the shift's derivative cancels whichever
+                # element it follows)
+                from nx_rune.frontend.indexing import take_along_axis
+                idx = np.argmax(v, axis=axes[0], keepdims=True)
+                return take_along_axis(inner, Tensor._wrap(idx), axes[0])
+            return max(inner, axes, keepdims=True)
     m = max(x, axes, keepdims=True)
     return where(isfinite(m), m, zeros_like_t(m)) if finite else m
 
