@@ -207,3 +207,13 @@ def test_a_nan_derivative_passes_only_where_the_forward_pass_overflowed():
     fd_check(np.array([np.nan]), f, 1e-5, "nan", skip_nan=True)
     ctx = R.Ctx(generate(ReplaySource([])))
     assert not R._forward_overflows(ctx)
+
+
+def test_capture_and_cond_overflow_findings_of_seed_277_are_the_known_behaviour():
+    """Program 2760: the written constants are float32(c) + 1, as m_jit_capture writes them
+    (the reference computed float32(c + 1), an ulp off).  Program 1166: a cond's untaken
+    branch reads exp of a large value, inf: the traced derivative is 0 * inf = NaN (as JAX),
+    accepted because nx.debug_infs shows the forward pass overflowing."""
+    opts = parse_skip([])
+    assert check(program(277, 2760, opts), opts, ["jit:capture"]) == []
+    assert check(program(277, 1166, opts), opts, ["jit(grad)", "vmap(grad)"]) == []
