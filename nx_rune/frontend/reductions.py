@@ -324,14 +324,18 @@ def shift_max(x, axes, finite=False):
     """max(x) over ``axes`` (kept as size 1), as the shift of a stable logsumexp or softmax;
     with ``finite`` a non-finite maximum is replaced by 0.
 
-    Those functions' values do not depend on the shift, so neither do their exact derivatives:
-    for a concrete Tensor, or the values of a first-order eager derivative, the shift is
-    computed with NumPy as a constant (no reduction, comparison and select on the tape; as
-    JAX's stop_gradient of the max).  Under a derivative of a derivative it is the front-end
-    ops' max, as under jit and vmap: the dominant element's ``x - max`` is then 0 with zero
-    derivatives of every order, where with a constant shift the product rule's terms of a
-    large cotangent cancel (an hvp through a logsumexp of 1e18 was 46 % off; JAX's eager hvp
-    has the same error)."""
+    Those functions' values do not depend on the shift, nor do their exact derivatives, but
+    their rounding does: with a constant shift (JAX's stop_gradient of the max) the dominant
+    element's terms cancel.  For a concrete Tensor, or the values of a first-order eager
+    derivative, the shift is NumPy's constant (no reduction on the tape; the cancellation
+    costs there an absolute error of about one rounding of the tangent).  Under a derivative
+    of a derivative, where a large cotangent multiplies that cancellation (an hvp through a
+    logsumexp of 1e18 was 46 % off; JAX's eager hvp has the same error), it is the maximum
+    element itself, picked by its concrete index from the level below x's: a constant for x's
+    own tape, which it leaves alone, differentiable for the levels above, so that the dominant
+    element's ``x - max`` is 0 with zero derivatives there (a tie takes the first, whose
+    derivative cancels in the result).  Abstract or batched values (jit, vmap) take the
+    front-end ops' max."""
     t = x._concrete_tensor() if x.dtype.kind != "c" else None   # (max raises for complex)
     if t is not None:
         v = t._np()
