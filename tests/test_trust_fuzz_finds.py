@@ -572,7 +572,18 @@ def test_harness_accepts_only_that_nan():
         scalar = None
 
     class Ctx:
+        # the program's forward pass (the harness asks it whether it overflows by itself)
         prog = Prog()
+        forward = staticmethod(lambda: nx.ones(2))
+
+        def make_fn(self):
+            return (lambda: self.forward()), {}
+
+        def args(self):
+            return []
+
+        def x64(self):
+            return nx.enable_x64(False)
 
     want = (np.array([2.0, 4.0], np.float32),)
     R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)
@@ -583,6 +594,12 @@ def test_harness_accepts_only_that_nan():
     Prog.tags = {"control:cond"}
     with pytest.raises(R.Mismatch):
         R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)
+    # a cond whose forward pass overflows by itself (an exp of a large value: seed 277,
+    # program 1166): the same 0 * inf, accepted
+    Ctx.forward = staticmethod(lambda: nx.exp(nx.asarray(np.array([1000.0], np.float32))))
+    R._expect("ok", want, (np.array([np.nan, 4.0], np.float32),), Ctx(), derivative=True)
+    with pytest.raises(R.Mismatch):
+        R._expect("ok", want, (np.array([np.nan, 5.0], np.float32),), Ctx(), derivative=True)
     # a loop over values scaled by a huge Python number: the same 0 * inf (seed 51, program
     # 40: hvp of fori_loop(c * c) from x * 1e300 is NaN traced, as in JAX, inf eagerly)
     Prog.tags, Prog.scalar = {"control:fori", "scalar_arg"}, 1e300
