@@ -48,6 +48,7 @@ from nx_rune.frontend.elementwise import (
     subtract,
     where,
 )
+from nx_rune.frontend.indexing import take_along_axis
 from nx_rune.frontend.movement import pad, reshape
 from nx_rune.primitives import bind
 from nx_rune.tensor import Tensor
@@ -353,7 +354,6 @@ def shift_max(x, axes, finite=False):
                 # picked by its (concrete) index: one gather, whose derivatives cost less
                 # than max's (a tie takes the first: the shift's derivative cancels whichever
                 # element it follows)
-                from nx_rune.frontend.indexing import take_along_axis
                 idx = np.argmax(v, axis=axes[0], keepdims=True)
                 return take_along_axis(inner, Tensor._wrap(idx), axes[0])
             return max(inner, axes, keepdims=True)
